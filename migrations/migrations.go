@@ -1,0 +1,181 @@
+package migrations
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed index/*.sql cas/*.sql
+var files embed.FS
+
+// Errors returned by Apply.
+var (
+	// ErrTooNew is wrapped when the database was written by a newer schema
+	// than this binary knows.
+	ErrTooNew = errors.New("database schema is newer than this ckpt")
+)
+
+// Set names one schema set: a directory of numbered SQL files.
+type Set struct {
+	name string
+}
+
+// The schema sets ckpt ships.
+var (
+	// Index is the per-session index: checkpoints, file snapshots,
+	// conversation and rewind journal.
+	Index = Set{name: "index"}
+	// CAS is the blob store's own database.
+	CAS = Set{name: "cas"}
+)
+
+// String returns the set's name.
+func (s Set) String() string { return s.name }
+
+// Migration is one numbered SQL file.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// List returns the set's migrations in version order. It fails if a file is
+// misnamed or two files share a number.
+func (s Set) List() ([]Migration, error) {
+	ents, err := fs.ReadDir(files, s.name)
+	if err != nil {
+		return nil, fmt.Errorf("migrations: read %s: %w", s.name, err)
+	}
+	var out []Migration
+	seen := map[int]string{}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, rest, ok := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 || rest == "" {
+			return nil, fmt.Errorf("migrations: %s/%s: name must be NNNN_name.sql", s.name, name)
+		}
+		if prev, dup := seen[v]; dup {
+			return nil, fmt.Errorf("migrations: %s: %s and %s share version %d", s.name, prev, name, v)
+		}
+		seen[v] = name
+		b, err := files.ReadFile(path.Join(s.name, name))
+		if err != nil {
+			return nil, fmt.Errorf("migrations: read %s/%s: %w", s.name, name, err)
+		}
+		out = append(out, Migration{Version: v, Name: name, SQL: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// Latest returns the highest version the set embeds.
+func (s Set) Latest() int {
+	ms, err := s.List()
+	if err != nil || len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].Version
+}
+
+// Version returns the highest migration version recorded in db, or 0 for a
+// database that has none.
+func Version(ctx context.Context, db *sql.DB) (int, error) {
+	var n int
+	err := db.QueryRowContext(ctx,
+		`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("migrations: version: %w", err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	var v sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("migrations: version: %w", err)
+	}
+	return int(v.Int64), nil
+}
+
+// Apply brings db up to the latest version of set. Each pending migration
+// runs in its own transaction together with the row recording it, so a
+// crash leaves the database at a whole version. It is safe to call from
+// several processes at once: the version is re-read inside each write
+// transaction (the DSN is expected to carry _txlock=immediate), so a
+// migration another process applied first is skipped. It returns an error
+// wrapping ErrTooNew when the database is ahead of the binary.
+func Apply(ctx context.Context, db *sql.DB, set Set) error {
+	ms, err := set.List()
+	if err != nil {
+		return err
+	}
+	latest := 0
+	if len(ms) > 0 {
+		latest = ms[len(ms)-1].Version
+	}
+	cur, err := Version(ctx, db)
+	if err != nil {
+		return err
+	}
+	if cur > latest {
+		return fmt.Errorf("migrations: %s at version %d, this binary knows up to %d: %w", set, cur, latest, ErrTooNew)
+	}
+	if cur == latest {
+		return nil
+	}
+	for _, m := range ms {
+		if m.Version <= cur {
+			continue
+		}
+		if err := applyOne(ctx, db, set, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyOne(ctx context.Context, db *sql.DB, set Set, m Migration) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrations: %s %s: begin: %w", set, m.Name, err)
+	}
+	defer tx.Rollback()
+
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY,
+		name    TEXT NOT NULL,
+		applied INTEGER NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("migrations: %s: create table: %w", set, err)
+	}
+	var done int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&done); err != nil {
+		return fmt.Errorf("migrations: %s %s: %w", set, m.Name, err)
+	}
+	if done > 0 {
+		return nil // another process applied it between our check and our lock
+	}
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return fmt.Errorf("migrations: %s %s: %w", set, m.Name, err)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, strftime('%s','now'))`,
+		m.Version, m.Name); err != nil {
+		return fmt.Errorf("migrations: %s %s: record: %w", set, m.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrations: %s %s: commit: %w", set, m.Name, err)
+	}
+	return nil
+}
