@@ -1,0 +1,122 @@
+package cas
+
+import (
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Blob encodings, the blobs.enc column.
+const (
+	encRaw  = 0
+	encZstd = 1
+)
+
+const (
+	// minCompress is the size below which content is stored raw: zstd's
+	// frame overhead eats any gain.
+	minCompress = 64
+	// level is the zstd level; see doc.go for the measurements behind it.
+	level = zstd.SpeedDefault
+	// maxWindow bounds the memory a decoder may allocate for one frame.
+	// Our encoder never uses more than 8 MiB.
+	maxWindow = 64 << 20
+)
+
+// codec compresses and decompresses blobs. The shared enc and dec serve
+// whole-buffer calls (EncodeAll, DecodeAll), which are safe for concurrent
+// use. A streaming zstd Encoder or Decoder serves one stream at a time and
+// carries window-sized buffers that are costly to allocate per blob, so
+// streams borrow one from a sync.Pool, which also lets the GC drop idle ones.
+type codec struct {
+	enc  *zstd.Encoder
+	dec  *zstd.Decoder
+	encs sync.Pool
+	decs sync.Pool
+}
+
+func newCodec() (*codec, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false))
+	if err != nil {
+		return nil, err
+	}
+	// WithDecodeAllCapLimit makes DecodeAll stop at cap(dst), which decode
+	// sets from the recorded size: a bomb fails after one block.
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxWindow(maxWindow),
+		zstd.WithDecoderMaxMemory(maxWindow), zstd.WithDecodeAllCapLimit(true))
+	if err != nil {
+		enc.Close()
+		return nil, err
+	}
+	c := &codec{enc: enc, dec: dec}
+	// Concurrency 1: synchronous, no goroutines to leak from pooled objects.
+	c.encs.New = func() any {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
+			zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			panic(err) // the options are constant
+		}
+		return e
+	}
+	c.decs.New = func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(maxWindow))
+		if err != nil {
+			panic(err) // the options are constant
+		}
+		return d
+	}
+	return c, nil
+}
+
+func (c *codec) close() {
+	c.enc.Close()
+	c.dec.Close()
+}
+
+// encode returns the bytes to store for b and their encoding: zstd when it
+// saves at least ~3% (1/32), raw otherwise.
+func (c *codec) encode(b []byte) ([]byte, int) {
+	if len(b) < minCompress {
+		return b, encRaw
+	}
+	z := c.enc.EncodeAll(b, make([]byte, 0, len(b)))
+	if len(z) > len(b)-len(b)/32 {
+		return b, encRaw
+	}
+	return z, encZstd
+}
+
+// decode decompresses a whole zstd blob recorded as size bytes. It decodes
+// at most size+1 bytes, so a longer blob is caught by the verifier.
+func (c *codec) decode(z []byte, size int64) ([]byte, error) {
+	return c.dec.DecodeAll(z, make([]byte, 0, size+1))
+}
+
+// encoder returns a pooled streaming encoder writing to w.
+func (c *codec) encoder(w io.Writer) *zstd.Encoder {
+	e := c.encs.Get().(*zstd.Encoder)
+	e.Reset(w)
+	return e
+}
+
+func (c *codec) putEncoder(e *zstd.Encoder) {
+	e.Reset(nil)
+	c.encs.Put(e)
+}
+
+// decoder returns a pooled streaming decoder reading r.
+func (c *codec) decoder(r io.Reader) (*zstd.Decoder, error) {
+	d := c.decs.Get().(*zstd.Decoder)
+	if err := d.Reset(r); err != nil {
+		c.putDecoder(d)
+		return nil, err
+	}
+	return d, nil
+}
+
+func (c *codec) putDecoder(d *zstd.Decoder) {
+	d.Reset(nil)
+	c.decs.Put(d)
+}

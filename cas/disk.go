@@ -1,0 +1,721 @@
+package cas
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/zeebo/blake3"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/ckpt/ckpt/migrations"
+)
+
+const (
+	// inlineMax is the largest content stored inline in blobs.data; larger
+	// content goes to a file under objects/.
+	inlineMax = 1 << 20
+	// walkPage is how many rows Walk reads per query. Walk holds no read
+	// transaction while its callback runs.
+	walkPage = 1000
+)
+
+// dsnParams are set on every pooled connection. busy_timeout comes first
+// so that the others wait out a lock instead of failing. journal_mode is
+// given as the driver's _journal_mode key, which it applies after the
+// _pragma list: page_size must precede it, since a database in WAL mode
+// keeps the page size it was created with.
+const dsnParams = "_pragma=busy_timeout(10000)&_pragma=page_size(512)&_journal_mode=WAL" +
+	"&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
+
+// Disk is a Store in a directory; doc.go describes the layout. It is safe
+// for concurrent use by many goroutines and by many processes sharing the
+// directory.
+type Disk struct {
+	// Clock returns the creation time recorded for new blobs. Set it
+	// before the first Put; nil means time.Now.
+	Clock func() time.Time
+
+	dir     string
+	db      *sql.DB
+	hasStmt *sql.Stmt // prepared: Put asks it once per blob
+	codec   *codec
+	// lock is dir/lock. Holding objMu and an flock on lock serializes,
+	// across goroutines and processes, the moves of object files into
+	// objects/ with the deletes that remove them, so a Delete never
+	// removes a file another Put has just recorded.
+	lock   *os.File
+	objMu  sync.Mutex
+	wmu    sync.Mutex // one write transaction at a time in this process
+	closed atomic.Bool
+}
+
+var _ Store = (*Disk)(nil)
+
+// OpenDisk opens the store in dir, creating it if needed, and removes
+// temp files left by writers that died.
+func OpenDisk(ctx context.Context, dir string) (*Disk, error) {
+	d, err := openDisk(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("cas: open %s: %w", dir, err)
+	}
+	return d, nil
+}
+
+func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, err
+	}
+	for _, sub := range []string{dir, filepath.Join(dir, "tmp"), filepath.Join(dir, "objects")} {
+		if err := mkdir(sub); err != nil {
+			return nil, err
+		}
+	}
+	d := &Disk{dir: dir}
+	defer func() {
+		if err != nil {
+			d.release()
+		}
+	}()
+	if d.lock, err = os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(dir, "blobs.db")), RawQuery: dsnParams}
+	if d.db, err = migrations.Open(ctx, u.String(), migrations.CAS, checkPragmas); err != nil {
+		return nil, err
+	}
+	if d.hasStmt, err = d.db.PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE id = ?)`); err != nil {
+		return nil, err
+	}
+	if d.codec, err = newCodec(); err != nil {
+		return nil, err
+	}
+	if err := cleanTemp(filepath.Join(dir, "tmp")); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// checkPragmas fails unless the DSN's pragmas took effect.
+func checkPragmas(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var mode string
+	var busy, synchronous int
+	if err := conn.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return err
+	}
+	if err := conn.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy); err != nil {
+		return err
+	}
+	if err := conn.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&synchronous); err != nil {
+		return err
+	}
+	if mode != "wal" || busy != 10000 || synchronous != 2 {
+		return fmt.Errorf("sqlite settings did not take: journal_mode=%s busy_timeout=%d synchronous=%d, want wal, 10000, 2 (FULL)",
+			mode, busy, synchronous)
+	}
+	return nil
+}
+
+// Dir returns the store's directory, as an absolute path.
+func (d *Disk) Dir() string { return d.dir }
+
+func (d *Disk) now() time.Time {
+	if d.Clock != nil {
+		return d.Clock()
+	}
+	return time.Now()
+}
+
+func (d *Disk) objectPath(id ID) string {
+	hex := id.String()
+	return filepath.Join(d.dir, "objects", hex[:2], hex)
+}
+
+// pending is a blob ready to be recorded: hashed and encoded, and for a file
+// blob written and synced in tmp/.
+type pending struct {
+	id     ID
+	size   int64
+	stored int64
+	enc    int
+	data   []byte    // inline bytes, never nil; nil for a file blob
+	file   *tempFile // the file blob's temp file
+}
+
+func (p pending) discard() {
+	if p.file != nil {
+		p.file.discard()
+	}
+}
+
+// prepare reads r, hashes it and encodes it, all outside any lock. It
+// reports stored (and keeps nothing) when the content is already recorded.
+func (d *Disk) prepare(ctx context.Context, r io.Reader) (p pending, stored bool, err error) {
+	r = ctxReader{ctx, r}
+	buf := heads.Get().(*bytes.Buffer)
+	defer heads.Put(buf)
+	buf.Reset()
+	if _, err := buf.ReadFrom(io.LimitReader(r, inlineMax+1)); err != nil {
+		return pending{}, false, err
+	}
+	head := buf.Bytes()
+	if len(head) > inlineMax {
+		return d.prepareFile(ctx, head, r)
+	}
+	p = pending{id: Sum(head), size: int64(len(head))}
+	if stored, err = d.has(ctx, p.id); err != nil || stored {
+		return p, stored, err
+	}
+	if p.data, p.enc = d.codec.encode(head); p.enc == encRaw {
+		p.data = append([]byte{}, head...) // head goes back to the pool; an empty blob's data must not be nil either
+	}
+	p.stored = int64(len(p.data))
+	return p, false, nil
+}
+
+// heads holds the buffers prepare reads the first MiB of content into.
+var heads = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// prepareFile streams head and then the rest of r into a temp file, hashing
+// and compressing as it goes. Whether to compress is decided from head, the
+// first MiB: a stream cannot be re-encoded raw at the end without reading it
+// twice.
+func (d *Disk) prepareFile(ctx context.Context, head []byte, r io.Reader) (p pending, stored bool, err error) {
+	t, err := createTemp(filepath.Join(d.dir, "tmp"))
+	if err != nil {
+		return pending{}, false, err
+	}
+	defer func() {
+		if err != nil || stored {
+			t.discard()
+		}
+	}()
+	var w io.Writer = t
+	var z *zstd.Encoder
+	if _, p.enc = d.codec.encode(head); p.enc == encZstd {
+		z = d.codec.encoder(t)
+		defer d.codec.putEncoder(z)
+		w = z
+	}
+	h := blake3.New()
+	write := func(b []byte) error {
+		h.Write(b)
+		p.size += int64(len(b))
+		_, err := w.Write(b)
+		return err
+	}
+	if err := write(head); err != nil {
+		return pending{}, false, err
+	}
+	buf := make([]byte, 256<<10)
+	for {
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if err := write(buf[:n]); err != nil {
+				return pending{}, false, err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return pending{}, false, rerr
+		}
+	}
+	if z != nil {
+		if err := z.Close(); err != nil { // writes the frame's last block
+			return pending{}, false, err
+		}
+	}
+	p.id = ID(h.Sum(nil))
+	if stored, err = d.has(ctx, p.id); err != nil || stored {
+		return p, stored, err
+	}
+	if p.stored, err = t.sync(); err != nil {
+		return pending{}, false, err
+	}
+	p.file = t
+	return p, false, nil
+}
+
+// record makes pending blobs durable and visible: file blobs are moved into
+// objects/ under the objects lock, then one transaction inserts every row.
+// Each temp file is committed or discarded by the time record returns.
+func (d *Disk) record(ctx context.Context, ps []pending) error {
+	if slices.ContainsFunc(ps, func(p pending) bool { return p.file != nil }) {
+		unlock, err := d.lockObjects()
+		if err != nil {
+			for _, p := range ps {
+				p.discard()
+			}
+			return err
+		}
+		defer unlock()
+		if err := d.moveFiles(ctx, ps); err != nil {
+			return err
+		}
+	}
+	created := d.now().UnixNano()
+	return d.update(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx,
+			`INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created) VALUES (?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, p := range ps {
+			if _, err := stmt.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.data, created); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// moveFiles commits each pending temp file to its object path, or drops it
+// when the blob's row already exists. The caller holds the objects lock, so
+// no Delete runs in between. After an error the remaining temp files are
+// discarded.
+func (d *Disk) moveFiles(ctx context.Context, ps []pending) error {
+	var err error
+	for i := range ps {
+		t := ps[i].file
+		if t == nil {
+			continue
+		}
+		ps[i].file = nil
+		var stored bool
+		if err == nil {
+			stored, err = d.has(ctx, ps[i].id)
+		}
+		if err != nil || stored {
+			t.discard()
+			continue
+		}
+		path := d.objectPath(ps[i].id)
+		if err = mkdir(filepath.Dir(path)); err != nil {
+			t.discard()
+			continue
+		}
+		err = t.commit(path)
+	}
+	return err
+}
+
+// lockObjects takes the objects lock; see Disk.lock.
+func (d *Disk) lockObjects() (unlock func(), err error) {
+	d.objMu.Lock()
+	if err := lockFile(d.lock); err != nil {
+		d.objMu.Unlock()
+		return nil, fmt.Errorf("lock objects: %w", err)
+	}
+	return func() {
+		unlockFile(d.lock)
+		d.objMu.Unlock()
+	}, nil
+}
+
+// update runs fn in a write transaction.
+func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (d *Disk) has(ctx context.Context, id ID) (bool, error) {
+	var ok bool
+	err := d.hasStmt.QueryRowContext(ctx, id).Scan(&ok)
+	return ok, err
+}
+
+// Put implements Store.
+func (d *Disk) Put(ctx context.Context, r io.Reader) (ID, int64, error) {
+	if d.closed.Load() {
+		return ID{}, 0, fmt.Errorf("cas: put: %w", ErrClosed)
+	}
+	p, stored, err := d.prepare(ctx, r)
+	if err != nil {
+		return ID{}, 0, fmt.Errorf("cas: put: %w", err)
+	}
+	if !stored {
+		if err := d.record(ctx, []pending{p}); err != nil {
+			return ID{}, 0, fmt.Errorf("cas: put %s: %w", p.id.Short(), err)
+		}
+	}
+	return p.id, p.size, nil
+}
+
+// open looks the blob up and returns its verifying reader; op names the
+// calling operation in errors.
+func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
+	if d.closed.Load() {
+		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), ErrClosed)
+	}
+	var (
+		size, enc int64
+		inFile    bool
+		data      []byte
+	)
+	err := d.db.QueryRowContext(ctx, `SELECT size, enc, data IS NULL, data FROM blobs WHERE id = ?`, id).
+		Scan(&size, &enc, &inFile, &data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), err)
+	}
+	switch {
+	case size < 0 || !inFile && size > inlineMax:
+		return newVerifier(id, 0, nil, nil, fmt.Errorf("impossible recorded size %d", size)), nil
+	case enc != encRaw && enc != encZstd:
+		return newVerifier(id, size, nil, nil, fmt.Errorf("unknown encoding %d", enc)), nil
+	case inFile:
+		v, err := d.openFile(id, size, enc)
+		if err != nil {
+			return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), err)
+		}
+		return v, nil
+	case enc == encZstd:
+		b, err := d.codec.decode(data, size)
+		return newVerifier(id, size, bytes.NewReader(b), nil, err), nil
+	default:
+		return newVerifier(id, size, bytes.NewReader(data), nil, nil), nil
+	}
+}
+
+func (d *Disk) openFile(id ID, size, enc int64) (*verifier, error) {
+	f, err := os.Open(d.objectPath(id))
+	if os.IsNotExist(err) {
+		return newVerifier(id, size, nil, nil, fmt.Errorf("object file missing: %w", err)), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if enc == encRaw {
+		return newVerifier(id, size, f, func() { f.Close() }, nil), nil
+	}
+	z, err := d.codec.decoder(f)
+	if err != nil {
+		f.Close()
+		return newVerifier(id, size, nil, nil, err), nil
+	}
+	return newVerifier(id, size, z, func() {
+		d.codec.putDecoder(z)
+		f.Close()
+	}, nil), nil
+}
+
+// Open implements Store.
+func (d *Disk) Open(ctx context.Context, id ID) (io.ReadCloser, error) {
+	v, err := d.open(ctx, "open", id)
+	if err != nil {
+		return nil, err // not a nil *verifier in a non-nil interface
+	}
+	return v, nil
+}
+
+// Get implements Store.
+func (d *Disk) Get(ctx context.Context, id ID) ([]byte, error) {
+	v, err := d.open(ctx, "get", id)
+	if err != nil {
+		return nil, err
+	}
+	return v.readAll()
+}
+
+// Has implements Store.
+func (d *Disk) Has(ctx context.Context, id ID) (bool, error) {
+	if d.closed.Load() {
+		return false, fmt.Errorf("cas: has %s: %w", id.Short(), ErrClosed)
+	}
+	ok, err := d.has(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("cas: has %s: %w", id.Short(), err)
+	}
+	return ok, nil
+}
+
+// Stat implements Store. Stored counts the bytes of the compressed or raw
+// content, not SQLite's page overhead.
+func (d *Disk) Stat(ctx context.Context, id ID) (Info, error) {
+	if d.closed.Load() {
+		return Info{}, fmt.Errorf("cas: stat %s: %w", id.Short(), ErrClosed)
+	}
+	info := Info{ID: id}
+	var created int64
+	err := d.db.QueryRowContext(ctx, `SELECT size, stored, created FROM blobs WHERE id = ?`, id).
+		Scan(&info.Size, &info.Stored, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Info{}, fmt.Errorf("cas: stat %s: %w", id.Short(), ErrNotFound)
+	}
+	if err != nil {
+		return Info{}, fmt.Errorf("cas: stat %s: %w", id.Short(), err)
+	}
+	info.Created = time.Unix(0, created)
+	return info, nil
+}
+
+// Delete implements Store. It deletes the row, then the object file if the
+// blob has one; a crash in between leaves an orphan file, which is
+// harmless (see doc.go).
+func (d *Disk) Delete(ctx context.Context, id ID) error {
+	if d.closed.Load() {
+		return fmt.Errorf("cas: delete %s: %w", id.Short(), ErrClosed)
+	}
+	if err := d.delete(ctx, id); err != nil {
+		return fmt.Errorf("cas: delete %s: %w", id.Short(), err)
+	}
+	return nil
+}
+
+func (d *Disk) delete(ctx context.Context, id ID) error {
+	unlock, err := d.lockObjects()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var inFile bool
+	err = d.update(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE id = ? RETURNING data IS NULL`, id).Scan(&inFile)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil || !inFile {
+		return err
+	}
+	if err := os.Remove(d.objectPath(id)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+// Walk implements Store. It reads the index a page at a time, so fn runs
+// outside any transaction; blobs added or deleted during the walk may or
+// may not be seen.
+func (d *Disk) Walk(ctx context.Context, fn func(Info) error) error {
+	if d.closed.Load() {
+		return fmt.Errorf("cas: walk: %w", ErrClosed)
+	}
+	after := make([]byte, len(ID{})) // sorts before every ID
+	for {
+		infos, err := d.walkPage(ctx, after)
+		if err != nil {
+			return fmt.Errorf("cas: walk: %w", err)
+		}
+		for _, info := range infos {
+			if err := fn(info); err != nil {
+				return err
+			}
+		}
+		if len(infos) < walkPage {
+			return nil
+		}
+		last := infos[len(infos)-1].ID
+		after = last[:]
+	}
+}
+
+func (d *Disk) walkPage(ctx context.Context, after []byte) ([]Info, error) {
+	rows, err := d.db.QueryContext(ctx,
+		`SELECT id, size, stored, created FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var infos []Info
+	for rows.Next() {
+		var info Info
+		var created int64
+		if err := rows.Scan(&info.ID, &info.Size, &info.Stored, &created); err != nil {
+			return nil, err
+		}
+		info.Created = time.Unix(0, created)
+		infos = append(infos, info)
+	}
+	return infos, rows.Err()
+}
+
+// Close implements Store.
+func (d *Disk) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	if err := d.release(); err != nil {
+		return fmt.Errorf("cas: close %s: %w", d.dir, err)
+	}
+	return nil
+}
+
+func (d *Disk) release() error {
+	var err error
+	if d.hasStmt != nil {
+		d.hasStmt.Close()
+	}
+	if d.db != nil {
+		err = d.db.Close()
+	}
+	if d.codec != nil {
+		d.codec.close()
+	}
+	if d.lock != nil {
+		d.lock.Close()
+	}
+	return err
+}
+
+// NewBatch implements Store.
+func (d *Disk) NewBatch() Batch { return &diskBatch{d: d, seen: map[ID]bool{}} }
+
+// A batch commits early when it holds this much, to bound its memory and
+// its open temp files.
+const (
+	batchBytes = 8 << 20 // inline bytes
+	batchFiles = 64      // file blobs
+)
+
+// diskBatch collects pending blobs. An early commit runs outside mu, so the
+// other goroutines feeding the batch keep hashing and compressing; Commit
+// waits for early commits in flight.
+type diskBatch struct {
+	d        *Disk
+	mu       sync.Mutex
+	pending  []pending
+	bytes    int64
+	files    int
+	seen     map[ID]bool // put in this batch
+	done     bool        // Commit or Abort was called
+	failed   error       // the first early commit's failure
+	flushing sync.WaitGroup
+}
+
+func (b *diskBatch) Put(ctx context.Context, r io.Reader) (ID, int64, error) {
+	if b.d.closed.Load() {
+		return ID{}, 0, fmt.Errorf("cas: batch put: %w", ErrClosed)
+	}
+	p, stored, err := b.d.prepare(ctx, r)
+	if err != nil {
+		return ID{}, 0, fmt.Errorf("cas: batch put: %w", err)
+	}
+	if stored {
+		return p.id, p.size, nil
+	}
+	b.mu.Lock()
+	if b.done || b.failed != nil {
+		b.mu.Unlock()
+		p.discard()
+		return ID{}, 0, fmt.Errorf("cas: batch put %s: %w", p.id.Short(), b.finished())
+	}
+	if b.seen[p.id] {
+		b.mu.Unlock()
+		p.discard()
+		return p.id, p.size, nil
+	}
+	b.seen[p.id] = true
+	b.pending = append(b.pending, p)
+	b.bytes += int64(len(p.data))
+	if p.file != nil {
+		b.files++
+	}
+	var early []pending
+	if b.bytes >= batchBytes || b.files >= batchFiles {
+		early = b.take()
+		b.flushing.Add(1)
+	}
+	b.mu.Unlock()
+	if early != nil {
+		defer b.flushing.Done()
+		if err := b.d.record(ctx, early); err != nil {
+			b.mu.Lock()
+			if b.failed == nil {
+				b.failed = err
+			}
+			b.mu.Unlock()
+			return ID{}, 0, fmt.Errorf("cas: batch put %s: %w", p.id.Short(), err)
+		}
+	}
+	return p.id, p.size, nil
+}
+
+// finished returns the error for using a finished or failed batch. The
+// caller holds mu.
+func (b *diskBatch) finished() error {
+	if b.failed != nil {
+		return fmt.Errorf("batch failed earlier: %w", b.failed)
+	}
+	return ErrClosed
+}
+
+// take empties the batch and returns what it held. The caller holds mu.
+func (b *diskBatch) take() []pending {
+	ps := b.pending
+	b.pending, b.bytes, b.files = nil, 0, 0
+	return ps
+}
+
+func (b *diskBatch) Commit(ctx context.Context) error {
+	b.mu.Lock()
+	if b.done {
+		b.mu.Unlock()
+		return fmt.Errorf("cas: batch commit: %w", ErrClosed)
+	}
+	b.done = true
+	ps := b.take()
+	b.mu.Unlock()
+	var err error
+	if b.d.closed.Load() {
+		err = ErrClosed
+		for _, p := range ps {
+			p.discard()
+		}
+	} else {
+		err = b.d.record(ctx, ps)
+	}
+	b.flushing.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err == nil && b.failed != nil {
+		err = b.finished()
+	}
+	if err != nil {
+		return fmt.Errorf("cas: batch commit: %w", err)
+	}
+	return nil
+}
+
+func (b *diskBatch) Abort() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done = true
+	for _, p := range b.take() {
+		p.discard()
+	}
+}
