@@ -1,0 +1,177 @@
+package checkpoints
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/migrations"
+)
+
+// FileName is the index's file name inside the session directory.
+const FileName = "index.db"
+
+// busyTimeout is how long a writer waits for another process's write
+// transaction before giving up. Agent hooks run in parallel, so it is long.
+const busyTimeout = 30 * time.Second
+
+// Index is one session's index. It is safe for concurrent use.
+type Index struct {
+	db  *sql.DB
+	dir string
+	now func() time.Time
+}
+
+// Option configures Open.
+type Option func(*Index)
+
+// WithClock sets the clock used for turn, message and op times (tests).
+func WithClock(now func() time.Time) Option { return func(x *Index) { x.now = now } }
+
+// DSN returns the connection string for the SQLite file at path: WAL,
+// busy_timeout, synchronous NORMAL, foreign keys and immediate write
+// transactions, set per connection so every pooled connection has them.
+func DSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the index in dir and brings its schema up
+// to date. It fails with an error wrapping migrations.ErrTooNew when the
+// index was written by a newer ckpt.
+func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
+	}
+	db, err := migrations.Open(ctx, DSN(filepath.Join(dir, FileName)), migrations.Index, checkPragmas)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
+	}
+	x := &Index{db: db, dir: dir, now: time.Now}
+	for _, o := range opts {
+		o(x)
+	}
+	return x, nil
+}
+
+// checkPragmas verifies that the pragmas of the DSN took effect.
+func checkPragmas(ctx context.Context, db *sql.DB) error {
+	var mode string
+	if err := db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		return err
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal", mode)
+	}
+	var ms int64
+	if err := db.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&ms); err != nil {
+		return err
+	}
+	if ms != busyTimeout.Milliseconds() {
+		return fmt.Errorf("busy_timeout is %d ms, want %d", ms, busyTimeout.Milliseconds())
+	}
+	return nil
+}
+
+// Dir returns the session directory.
+func (x *Index) Dir() string { return x.dir }
+
+// Close closes the database.
+func (x *Index) Close() error { return x.db.Close() }
+
+// write runs fn in one write transaction.
+func (x *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := x.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// read runs fn in one read transaction (a consistent snapshot under WAL).
+func (x *Index) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := x.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// tick advances the clock and returns the new value.
+func tick(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var n int64
+	err := tx.QueryRowContext(ctx, `UPDATE clock SET n = n + 1 WHERE id = 1 RETURNING n`).Scan(&n)
+	return n, err
+}
+
+// notFound turns sql.ErrNoRows into ErrNotFound.
+func notFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// Meta returns the value stored under key, or ErrNotFound.
+func (x *Index) Meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := x.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if err != nil {
+		return "", fmt.Errorf("checkpoints: meta %s: %w", key, notFound(err))
+	}
+	return v, nil
+}
+
+// InitMeta stores value under key unless a value is there already, and
+// returns the value in force.
+func (x *Index) InitMeta(ctx context.Context, key, value string) (string, error) {
+	var v string
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)`, key, value); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	})
+	if err != nil {
+		return "", fmt.Errorf("checkpoints: meta %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// blobArg converts an optional id to a SQL argument (NULL for nil).
+func blobArg(id *cas.ID) any {
+	if id == nil {
+		return nil
+	}
+	return id[:]
+}
+
+// scanBlob converts a nullable BLOB column to an optional id.
+func scanBlob(b []byte) (*cas.ID, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if len(b) != len(cas.ID{}) {
+		return nil, fmt.Errorf("blob id has %d bytes, want %d", len(b), len(cas.ID{}))
+	}
+	var id cas.ID
+	copy(id[:], b)
+	return &id, nil
+}

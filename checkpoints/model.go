@@ -1,0 +1,141 @@
+package checkpoints
+
+import (
+	"errors"
+	"io/fs"
+	"time"
+
+	"github.com/ckpt/ckpt/cas"
+)
+
+// Errors returned by the index. Callers test them with errors.Is.
+var (
+	// ErrNotFound is wrapped when a turn, op or message does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrNoOpenTurn is wrapped when an operation needs an open turn and the
+	// session has none (no turn was ever opened, or all were rewound).
+	ErrNoOpenTurn = errors.New("no open turn: open one with `ckpt turn PROMPT` first")
+	// ErrNothingToUndo is wrapped by LastRewind when no rewind is left to undo.
+	ErrNothingToUndo = errors.New("nothing to undo")
+	// ErrBadRole is wrapped when a message role is not one of Roles.
+	ErrBadRole = errors.New("role must be user, assistant, tool or system")
+)
+
+// Roles are the message roles the conversation accepts.
+var Roles = []string{"user", "assistant", "tool", "system"}
+
+// State is one path's state: Content nil means the path did not exist.
+type State struct {
+	Content *cas.ID
+	Mode    fs.FileMode
+	Size    int64
+	// Dirs, for an absent path only, lists the ancestor directories
+	// (workspace-relative, deepest first) that were absent too. Restoring
+	// the absent state removes them again when they are empty: the index
+	// proves they were created later.
+	Dirs []string
+}
+
+// Exists reports whether the state is a file rather than absence.
+func (s State) Exists() bool { return s.Content != nil }
+
+// Equal reports whether two states hold the same bytes and mode (absence
+// equals absence).
+func (s State) Equal(o State) bool {
+	if s.Content == nil || o.Content == nil {
+		return s.Content == nil && o.Content == nil
+	}
+	return *s.Content == *o.Content && s.Mode.Perm() == o.Mode.Perm()
+}
+
+// FileSnap is a path's state at the start of a turn.
+type FileSnap struct {
+	Path    string      // workspace-relative, slash-separated, cleaned
+	Content *cas.ID     // nil: the file did not exist (a rewind deletes it)
+	Mode    fs.FileMode // permission bits, executable bit included
+	Size    int64
+	Dirs    []string // for Content nil: ancestors that were absent too (see State)
+	// End is the state found when the next turn opened; nil while the turn
+	// is open or when it was not recorded.
+	End *State
+}
+
+// State returns the snapshot as a State.
+func (f FileSnap) State() State {
+	return State{Content: f.Content, Mode: f.Mode, Size: f.Size, Dirs: f.Dirs}
+}
+
+// Checkpoint is the record of one turn.
+type Checkpoint struct {
+	Turn   int
+	Time   time.Time
+	Prompt string
+	Files  []FileSnap // sorted by path
+
+	ID  int64 // stable internal id; turn numbers are reused after a rewind
+	Seq int64 // clock value when the turn opened
+}
+
+// Message is one conversation message.
+type Message struct {
+	ID   int64
+	Turn int
+	Role string
+	Text string
+	Time time.Time
+}
+
+// Scope says what a rewind restores.
+type Scope string
+
+// The scopes.
+const (
+	ScopeCode         Scope = "code"
+	ScopeConversation Scope = "conversation"
+	ScopeBoth         Scope = "both"
+)
+
+// ParseScope accepts "code", "conversation" or "both".
+func ParseScope(s string) (Scope, error) {
+	switch Scope(s) {
+	case ScopeCode, ScopeConversation, ScopeBoth:
+		return Scope(s), nil
+	}
+	return "", errors.New(`scope must be "code", "conversation" or "both"`)
+}
+
+// Code reports whether the scope restores files.
+func (s Scope) Code() bool { return s == ScopeCode || s == ScopeBoth }
+
+// Conversation reports whether the scope cuts the conversation.
+func (s Scope) Conversation() bool { return s == ScopeConversation || s == ScopeBoth }
+
+// OpKind is "rewind" or "undo".
+type OpKind string
+
+// The op kinds.
+const (
+	OpRewind OpKind = "rewind"
+	OpUndo   OpKind = "undo"
+)
+
+// OpFile is one path an op rewrites.
+type OpFile struct {
+	Path   string
+	Before State // what was there before the op (restored by undo)
+	After  State // what the op puts there
+}
+
+// Op is a rewind or an undo.
+type Op struct {
+	ID     int64
+	Seq    int64
+	Kind   OpKind
+	Turn   int // the target turn number (for an undo, the rewind's)
+	Scope  Scope
+	State  string // "planned", "done" or "undone"
+	Undoes int64  // for an undo: the rewind's id
+	Prompt string // prompt handed back by a conversation rewind
+	Time   time.Time
+	Files  []OpFile
+}

@@ -1,0 +1,263 @@
+package checkpoints
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+)
+
+// Earliest returns, for every path with an event after seq (a capture in
+// any turn opened since, hidden or not, or a path rewritten by a finished
+// rewind or undo), the state before its first such event: the path's state
+// at clock value seq. Paths without an event are absent from the map.
+func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, error) {
+	out := map[string]State{}
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		// SQLite fills the bare columns from the row holding min(seq).
+		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, dirs, min(seq) FROM (
+			SELECT path, seq, blob, mode, size, dirs FROM snaps WHERE seq > ?1
+			UNION ALL
+			SELECT f.path, f.seq, f.before_blob, f.before_mode, f.before_size, f.before_dirs
+			FROM op_files f JOIN ops o ON o.id = f.op_id
+			WHERE f.seq > ?1 AND o.state != 'planned'
+		) GROUP BY path`, seq)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var path string
+			var blob []byte
+			var mode uint32
+			var size, min int64
+			var dirs string
+			if err := rows.Scan(&path, &blob, &mode, &size, &dirs, &min); err != nil {
+				return err
+			}
+			id, err := scanBlob(blob)
+			if err != nil {
+				return err
+			}
+			out[path] = State{Content: id, Mode: fs.FileMode(mode), Size: size, Dirs: splitDirs(dirs)}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: earliest since %d: %w", seq, err)
+	}
+	return out, nil
+}
+
+// PlanOp records op in state "planned" with all its files, before any file
+// is touched, and returns it with ID, Seq and Time set. Every file gets its
+// own clock value, after the op's.
+func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
+	now := x.now()
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		var pending int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM ops WHERE state = 'planned'`).Scan(&pending); err != nil {
+			return err
+		}
+		if pending > 0 {
+			return fmt.Errorf("another rewind or undo is unfinished")
+		}
+		seq, err := tick(ctx, tx)
+		if err != nil {
+			return err
+		}
+		var undoes any
+		if op.Undoes != 0 {
+			undoes = op.Undoes
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO ops (seq, kind, turn, scope, state, undoes, prompt, time)
+			VALUES (?, ?, ?, ?, 'planned', ?, ?, ?)`, seq, op.Kind, op.Turn, op.Scope, undoes, op.Prompt, now.UnixNano())
+		if err != nil {
+			return err
+		}
+		if op.ID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		op.Seq, op.State, op.Time = seq, "planned", time.Unix(0, now.UnixNano())
+		st, err := tx.PrepareContext(ctx, `INSERT INTO op_files (op_id, path, seq, before_blob, before_mode, before_size,
+			after_blob, after_mode, after_size, before_dirs, after_dirs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, f := range op.Files {
+			fseq, err := tick(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if _, err := st.ExecContext(ctx, op.ID, f.Path, fseq,
+				blobArg(f.Before.Content), uint32(f.Before.Mode), f.Before.Size,
+				blobArg(f.After.Content), uint32(f.After.Mode), f.After.Size,
+				joinDirs(f.Before.Dirs), joinDirs(f.After.Dirs)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Op{}, fmt.Errorf("checkpoints: plan %s: %w", op.Kind, err)
+	}
+	return op, nil
+}
+
+// Done is what FinishOp learns from the controller once the files are in
+// place.
+type Done struct {
+	// Skipped paths were left alone; their op_files rows are dropped so they
+	// are neither history nor undone later.
+	Skipped []string
+}
+
+// FinishOp marks a planned op done and, in the same transaction, applies
+// its conversation change: a rewind with a conversation scope hides the
+// active turns numbered Turn and above; an undo marks its rewind undone,
+// hides the turns opened since that rewind and unhides the ones it hid.
+func (x *Index) FinishOp(ctx context.Context, id int64, d Done) error {
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		op, err := getOp(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if op.State != "planned" {
+			return fmt.Errorf("op %d is %s, not planned", id, op.State)
+		}
+		for _, p := range d.Skipped {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM op_files WHERE op_id = ? AND path = ?`, id, p); err != nil {
+				return err
+			}
+		}
+		switch op.Kind {
+		case OpRewind:
+			if op.Scope.Conversation() {
+				if _, err := tx.ExecContext(ctx, `UPDATE turns SET hidden_by = ? WHERE hidden_by IS NULL AND number >= ?`, id, op.Turn); err != nil {
+					return err
+				}
+			}
+		case OpUndo:
+			rw, err := getOp(ctx, tx, op.Undoes)
+			if err != nil {
+				return err
+			}
+			if rw.Scope.Conversation() {
+				if _, err := tx.ExecContext(ctx, `UPDATE turns SET hidden_by = ? WHERE hidden_by IS NULL AND seq > ?`, id, rw.Seq); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE turns SET hidden_by = NULL WHERE hidden_by = ?`, rw.ID); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE ops SET state = 'undone' WHERE id = ?`, rw.ID); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE ops SET state = 'done' WHERE id = ?`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoints: finish op %d: %w", id, err)
+	}
+	return nil
+}
+
+// PendingOp returns the planned op a crash left unfinished, with its files,
+// or an error wrapping ErrNotFound when there is none.
+func (x *Index) PendingOp(ctx context.Context) (Op, error) {
+	return x.oneOp(ctx, `SELECT id FROM ops WHERE state = 'planned' ORDER BY id LIMIT 1`, "pending op")
+}
+
+// LastRewind returns the most recent rewind that is done and not undone,
+// with its files, or an error wrapping ErrNothingToUndo.
+func (x *Index) LastRewind(ctx context.Context) (Op, error) {
+	op, err := x.oneOp(ctx, `SELECT id FROM ops WHERE kind = 'rewind' AND state = 'done' ORDER BY id DESC LIMIT 1`, "last rewind")
+	if errors.Is(err, ErrNotFound) {
+		return Op{}, fmt.Errorf("checkpoints: last rewind: %w", ErrNothingToUndo)
+	}
+	return op, err
+}
+
+func (x *Index) oneOp(ctx context.Context, query, what string) (Op, error) {
+	var op Op
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		var id int64
+		if err := tx.QueryRowContext(ctx, query).Scan(&id); err != nil {
+			return notFound(err)
+		}
+		var err error
+		op, err = getOp(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return Op{}, fmt.Errorf("checkpoints: %s: %w", what, err)
+	}
+	return op, nil
+}
+
+func getOp(ctx context.Context, tx *sql.Tx, id int64) (Op, error) {
+	var op Op
+	var undoes sql.NullInt64
+	var t int64
+	err := tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time FROM ops WHERE id = ?`, id).
+		Scan(&op.ID, &op.Seq, &op.Kind, &op.Turn, &op.Scope, &op.State, &undoes, &op.Prompt, &t)
+	if err != nil {
+		return Op{}, notFound(err)
+	}
+	op.Undoes, op.Time = undoes.Int64, time.Unix(0, t)
+	rows, err := tx.QueryContext(ctx, `SELECT path, before_blob, before_mode, before_size, after_blob, after_mode, after_size, before_dirs, after_dirs
+		FROM op_files WHERE op_id = ? ORDER BY path`, id)
+	if err != nil {
+		return Op{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f OpFile
+		var bb, ab []byte
+		var bm, am uint32
+		var bd, ad string
+		if err := rows.Scan(&f.Path, &bb, &bm, &f.Before.Size, &ab, &am, &f.After.Size, &bd, &ad); err != nil {
+			return Op{}, err
+		}
+		if f.Before.Content, err = scanBlob(bb); err != nil {
+			return Op{}, err
+		}
+		if f.After.Content, err = scanBlob(ab); err != nil {
+			return Op{}, err
+		}
+		f.Before.Mode, f.After.Mode = fs.FileMode(bm), fs.FileMode(am)
+		f.Before.Dirs, f.After.Dirs = splitDirs(bd), splitDirs(ad)
+		op.Files = append(op.Files, f)
+	}
+	return op, rows.Err()
+}
+
+func joinDirs(d []string) string { return strings.Join(d, "\n") }
+
+func splitDirs(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// AbortOp deletes a planned op that changed nothing (or was rolled back),
+// with its files.
+func (x *Index) AbortOp(ctx context.Context, id int64) error {
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM op_files WHERE op_id = ? AND EXISTS (SELECT 1 FROM ops WHERE id = ? AND state = 'planned')`, id, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM ops WHERE id = ? AND state = 'planned'`, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoints: abort op %d: %w", id, err)
+	}
+	return nil
+}

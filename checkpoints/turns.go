@@ -1,0 +1,341 @@
+package checkpoints
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// PathEnd is the state a path had when the turn that captured it ended.
+type PathEnd struct {
+	Path  string
+	State State
+}
+
+// BeginTurn opens the next turn (number = count of active turns) with the
+// given prompt, records prompt as the turn's user message, and stores ends
+// as the end state of the previous open turn's snapshots (the caller reads
+// them from disk for the paths OpenTurn reported). It returns the new turn.
+func (x *Index) BeginTurn(ctx context.Context, prompt string, ends []PathEnd) (Checkpoint, error) {
+	now := x.now()
+	var cp Checkpoint
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		prev, err := openTurn(ctx, tx)
+		switch {
+		case err == nil:
+			if err := setEnds(ctx, tx, prev.ID, ends); err != nil {
+				return err
+			}
+		case err != ErrNoOpenTurn:
+			return err
+		}
+		seq, err := tick(ctx, tx)
+		if err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(number) + 1, 0) FROM turns WHERE hidden_by IS NULL`).Scan(&n); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO turns (seq, number, prompt, time) VALUES (?, ?, ?, ?)`,
+			seq, n, prompt, now.UnixNano())
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (turn_id, role, text, time) VALUES (?, 'user', ?, ?)`,
+			id, prompt, now.UnixNano()); err != nil {
+			return err
+		}
+		cp = Checkpoint{Turn: n, Time: time.Unix(0, now.UnixNano()), Prompt: prompt, ID: id, Seq: seq}
+		return nil
+	})
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoints: begin turn: %w", err)
+	}
+	return cp, nil
+}
+
+func setEnds(ctx context.Context, tx *sql.Tx, turnID int64, ends []PathEnd) error {
+	if len(ends) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `UPDATE snaps SET end_state = ?, end_blob = ?, end_mode = ? WHERE turn_id = ? AND path = ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, e := range ends {
+		state := 2
+		if e.State.Exists() {
+			state = 1
+		}
+		if _, err := st.ExecContext(ctx, state, blobArg(e.State.Content), uint32(e.State.Mode), turnID, e.Path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// OpenTurn returns the open turn (the active turn with the highest number)
+// without its snapshots (see Turn and Snap), or an error wrapping
+// ErrNoOpenTurn. It is one indexed query, for the capture hot path.
+func (x *Index) OpenTurn(ctx context.Context) (Checkpoint, error) {
+	var cp Checkpoint
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		cp, err = openTurn(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoints: open turn: %w", err)
+	}
+	return cp, nil
+}
+
+// Turn returns the active turn numbered n with its snapshots, or an error
+// wrapping ErrNotFound.
+func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
+	var cp Checkpoint
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		row := tx.QueryRowContext(ctx, `SELECT id, seq, number, prompt, time FROM turns WHERE hidden_by IS NULL AND number = ?`, n)
+		var err error
+		if cp, err = scanTurn(row); err != nil {
+			return notFound(err)
+		}
+		cp.Files, err = snapsOf(ctx, tx, cp.ID)
+		return err
+	})
+	if err != nil {
+		return Checkpoint{}, fmt.Errorf("checkpoints: turn %d: %w", n, err)
+	}
+	return cp, nil
+}
+
+func openTurn(ctx context.Context, tx *sql.Tx) (Checkpoint, error) {
+	row := tx.QueryRowContext(ctx, `SELECT id, seq, number, prompt, time FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`)
+	cp, err := scanTurn(row)
+	if err == sql.ErrNoRows {
+		return Checkpoint{}, ErrNoOpenTurn
+	}
+	return cp, err
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanTurn(s scanner) (Checkpoint, error) {
+	var cp Checkpoint
+	var t int64
+	if err := s.Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t); err != nil {
+		return Checkpoint{}, err
+	}
+	cp.Time = time.Unix(0, t)
+	return cp, nil
+}
+
+const snapCols = `path, blob, mode, size, dirs, end_state, end_blob, end_mode`
+
+func scanSnap(s scanner, extra ...any) (FileSnap, error) {
+	var f FileSnap
+	var blob, endBlob []byte
+	var mode, endMode uint32
+	var endState int
+	var dirs string
+	dst := append([]any{&f.Path, &blob, &mode, &f.Size, &dirs, &endState, &endBlob, &endMode}, extra...)
+	if err := s.Scan(dst...); err != nil {
+		return FileSnap{}, err
+	}
+	var err error
+	if f.Content, err = scanBlob(blob); err != nil {
+		return FileSnap{}, err
+	}
+	f.Mode, f.Dirs = fs.FileMode(mode), splitDirs(dirs)
+	switch endState {
+	case 1:
+		id, err := scanBlob(endBlob)
+		if err != nil {
+			return FileSnap{}, err
+		}
+		f.End = &State{Content: id, Mode: fs.FileMode(endMode)}
+	case 2:
+		f.End = &State{}
+	}
+	return f, nil
+}
+
+func snapsOf(ctx context.Context, tx *sql.Tx, turnID int64) ([]FileSnap, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+snapCols+` FROM snaps WHERE turn_id = ? ORDER BY path`, turnID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []FileSnap
+	for rows.Next() {
+		f, err := scanSnap(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// Snap returns turnID's snapshot of path, and whether there is one (a
+// capture of path into that turn would be a no-op).
+func (x *Index) Snap(ctx context.Context, turnID int64, path string) (FileSnap, bool, error) {
+	row := x.db.QueryRowContext(ctx, `SELECT `+snapCols+` FROM snaps WHERE turn_id = ? AND path = ?`, turnID, path)
+	f, err := scanSnap(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return FileSnap{}, false, nil
+	}
+	if err != nil {
+		return FileSnap{}, false, fmt.Errorf("checkpoints: snap %s: %w", path, err)
+	}
+	return f, true, nil
+}
+
+// AddSnap records f as the state of f.Path at the start of turn turnID,
+// unless the turn already has one for that path (the first capture wins).
+// It reports whether f was recorded. The turn must still be active:
+// capturing into a turn a rewind has hidden fails with ErrNoOpenTurn.
+func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, error) {
+	var added bool
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		var hidden sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
+			return notFound(err)
+		}
+		if hidden.Valid {
+			return ErrNoOpenTurn
+		}
+		seq, err := tick(ctx, tx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode, size, dirs) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			turnID, f.Path, seq, blobArg(f.Content), uint32(f.Mode), f.Size, joinDirs(f.Dirs))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		added = n > 0
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("checkpoints: add snap %s: %w", f.Path, err)
+	}
+	return added, nil
+}
+
+// Checkpoints returns the active turns, oldest first, each with its
+// snapshots sorted by path. It runs two queries whatever the count, so
+// listing 10,000 turns stays fast.
+func (x *Index) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
+	var out []Checkpoint
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id, seq, number, prompt, time FROM turns WHERE hidden_by IS NULL ORDER BY number`)
+		if err != nil {
+			return err
+		}
+		byID := map[int64]int{}
+		for rows.Next() {
+			cp, err := scanTurn(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			byID[cp.ID] = len(out)
+			out = append(out, cp)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM snaps s JOIN turns t ON t.id = s.turn_id
+			WHERE t.hidden_by IS NULL ORDER BY s.turn_id, s.path`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var turnID int64
+			f, err := scanSnap(rows, &turnID)
+			if err != nil {
+				return err
+			}
+			if i, ok := byID[turnID]; ok {
+				out[i].Files = append(out[i].Files, f)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: list: %w", err)
+	}
+	return out, nil
+}
+
+// AppendMessage appends a message to the open turn.
+func (x *Index) AppendMessage(ctx context.Context, role, text string) (Message, error) {
+	if !validRole(role) {
+		return Message{}, fmt.Errorf("checkpoints: message: %q: %w", role, ErrBadRole)
+	}
+	now := x.now()
+	var m Message
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		cp, err := openTurn(ctx, tx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO messages (turn_id, role, text, time) VALUES (?, ?, ?, ?)`,
+			cp.ID, role, text, now.UnixNano())
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		m = Message{ID: id, Turn: cp.Turn, Role: role, Text: text, Time: time.Unix(0, now.UnixNano())}
+		return err
+	})
+	if err != nil {
+		return Message{}, fmt.Errorf("checkpoints: message: %w", err)
+	}
+	return m, nil
+}
+
+func validRole(r string) bool {
+	for _, v := range Roles {
+		if r == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Conversation returns the active history's messages in order.
+func (x *Index) Conversation(ctx context.Context) ([]Message, error) {
+	rows, err := x.db.QueryContext(ctx, `SELECT m.id, t.number, m.role, m.text, m.time FROM messages m
+		JOIN turns t ON t.id = m.turn_id WHERE t.hidden_by IS NULL ORDER BY t.number, m.id`)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: conversation: %w", err)
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		var m Message
+		var t int64
+		if err := rows.Scan(&m.ID, &m.Turn, &m.Role, &m.Text, &t); err != nil {
+			return nil, fmt.Errorf("checkpoints: conversation: %w", err)
+		}
+		m.Time = time.Unix(0, t)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("checkpoints: conversation: %w", err)
+	}
+	return out, nil
+}
