@@ -1,0 +1,65 @@
+package migrations
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// openRetry bounds how long Open waits out other processes setting up the
+// same database file.
+const openRetry = 30 * time.Second
+
+// Open opens the SQLite database named by dsn (driver "sqlite"), runs check
+// (which should verify that the DSN's pragmas took effect) and applies set.
+// Switching a new file to WAL needs an exclusive lock and fails at once with
+// SQLITE_BUSY, without waiting on busy_timeout, when several processes
+// open the same new file together (agent hooks do); Open retries such
+// failures with a growing pause for up to 30 s. The pool closes on error.
+func Open(ctx context.Context, dsn string, set Set, check func(context.Context, *sql.DB) error) (*sql.DB, error) {
+	deadline := time.Now().Add(openRetry)
+	pause := time.Millisecond
+	for {
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, err
+		}
+		err = check(ctx, db)
+		if err == nil {
+			err = Apply(ctx, db, set)
+		}
+		if err == nil {
+			return db, nil
+		}
+		db.Close()
+		if !IsBusy(err) || time.Now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (while waiting: %v)", ctx.Err(), err)
+		case <-time.After(pause):
+		}
+		if pause < 50*time.Millisecond {
+			pause *= 2
+		}
+	}
+}
+
+// IsBusy reports whether err is SQLite's "database is locked" or "table is
+// locked" (SQLITE_BUSY, SQLITE_LOCKED and their extended codes).
+func IsBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
+		return true
+	}
+	return false
+}
