@@ -1,0 +1,109 @@
+package capture
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// Capturer records paths into a session's open turn. It is safe for
+// concurrent use, and several processes may capture into one session.
+type Capturer struct {
+	ws    *Workspace
+	idx   *checkpoints.Index
+	store cas.Store
+	// open opens a regular file for reading; a seam so tests can make a
+	// read fail as an unprivileged user would see it (tests run as root).
+	open func(rel string) (*os.File, fs.FileInfo, error)
+}
+
+// New returns a Capturer for the workspace, session index and blob store.
+func New(ws *Workspace, idx *checkpoints.Index, store cas.Store) *Capturer {
+	return &Capturer{ws: ws, idx: idx, store: store, open: ws.OpenFile}
+}
+
+// Result says what Capture did.
+type Result struct {
+	Path     string // canonical workspace-relative path
+	Turn     int
+	Recorded bool // false: the turn already had this path (first capture wins)
+	Snap     checkpoints.FileSnap
+}
+
+// Capture records p's current state into the open turn. p is absolute or
+// relative to the workspace root. It fails with an error wrapping
+// checkpoints.ErrNoOpenTurn, ErrOutsideWorkspace, ErrVCSDir, ErrSymlink or
+// ErrNotRegular, or the read error for a file it cannot read; on any error
+// nothing is recorded.
+func (c *Capturer) Capture(ctx context.Context, p string) (Result, error) {
+	rel, err := c.ws.Rel(p)
+	if err != nil {
+		return Result{}, err
+	}
+	turn, snap, err := c.idx.Capturing(ctx, rel)
+	if err != nil {
+		return Result{}, fmt.Errorf("capture: %s: %w", rel, err)
+	}
+	res := Result{Path: rel, Turn: turn.Turn}
+	if snap != nil {
+		res.Snap = *snap
+		return res, nil
+	}
+	st, err := c.State(ctx, rel)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Snap = checkpoints.FileSnap{Path: rel, Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs}
+	if res.Recorded, err = c.idx.AddSnap(ctx, turn.ID, res.Snap); err != nil {
+		return Result{}, fmt.Errorf("capture: %s: %w", rel, err)
+	}
+	return res, nil
+}
+
+// PutFunc stores content and returns its id and size: cas.Store.Put,
+// cas.Batch.Put, or Hash to store nothing.
+type PutFunc func(context.Context, io.Reader) (cas.ID, int64, error)
+
+// Hash is a PutFunc that only hashes.
+func Hash(_ context.Context, r io.Reader) (cas.ID, int64, error) { return cas.SumReader(r) }
+
+// State reads the canonical path rel and stores its bytes in the blob
+// store: the state a rewind can later put back. An absent path is a State
+// with nil Content and the missing ancestors in Dirs. A symlink or other
+// non-regular file is an error wrapping ErrSymlink or ErrNotRegular.
+func (c *Capturer) State(ctx context.Context, rel string) (checkpoints.State, error) {
+	return c.StateWith(ctx, rel, c.store.Put)
+}
+
+// StateWith is State with the bytes handed to put instead of the store:
+// a batch's Put for many files, or Hash for comparisons and dry runs.
+func (c *Capturer) StateWith(ctx context.Context, rel string, put PutFunc) (checkpoints.State, error) {
+	e, err := c.ws.Inspect(rel)
+	if err != nil {
+		return checkpoints.State{}, err
+	}
+	switch e.Kind {
+	case Absent:
+		return checkpoints.State{Dirs: e.Missing}, nil
+	case Unsafe:
+		return checkpoints.State{}, fmt.Errorf("capture: %s: %w", rel, e.Reason)
+	}
+	f, fi, err := c.open(rel)
+	if err != nil {
+		return checkpoints.State{}, err
+	}
+	defer f.Close()
+	id, n, err := put(ctx, f)
+	if err != nil {
+		return checkpoints.State{}, fmt.Errorf("capture: %s: %w", rel, err)
+	}
+	if n != fi.Size() {
+		return checkpoints.State{}, fmt.Errorf("capture: %s: file changed while it was read (%d bytes, then %d)", rel, fi.Size(), n)
+	}
+	return checkpoints.State{Content: &id, Mode: fi.Mode().Perm(), Size: n}, nil
+}

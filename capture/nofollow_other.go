@@ -1,0 +1,7 @@
+//go:build !unix
+
+package capture
+
+const oNoFollow = 0
+
+func isLoop(error) bool { return false }
