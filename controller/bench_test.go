@@ -1,0 +1,124 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
+)
+
+// sourceLike returns n bytes that compress like source code.
+func sourceLike(seed int64, n int) []byte {
+	r := rand.New(rand.NewSource(seed))
+	words := []string{"func", "return", "if", "err", "!=", "nil", "{", "}", "ctx", "context.Context", "string", "int", "for", ":=", "range", "x", "y", "fmt.Errorf", "\n\t", "\n"}
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(words[r.Intn(len(words))])
+		b.WriteByte(' ')
+		if r.Intn(7) == 0 {
+			fmt.Fprintf(&b, "v%d ", r.Intn(1000))
+		}
+	}
+	return []byte(b.String()[:n])
+}
+
+// BenchmarkCapture is one in-process Capture of a fresh 8 KiB file
+// (target ≤ 0.5 ms), blob and index row durable on return.
+func BenchmarkCapture(b *testing.B) {
+	ctx := context.Background()
+	e := newEnv(b)
+	e.turn("bench")
+	paths := make([]string, b.N)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("f%06d.go", i)
+		if err := os.WriteFile(filepath.Join(e.ws, paths[i]), sourceLike(int64(i), 8<<10), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(8 << 10)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.c.Capture(ctx, paths[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRewind1000 rewinds 1,000 modified 8 KiB files (target ≤ 1.5 s)
+// and, in the same run, times `git checkout` of the same change in a
+// scratch repository (reported as git-ms and the ratio ckpt/git).
+func BenchmarkRewind1000(b *testing.B) {
+	const n = 1000
+	ctx := context.Background()
+	var ckptTotal, gitTotal time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := newEnv(b)
+		for j := 0; j < n; j++ {
+			e.write(fmt.Sprintf("d%02d/f%04d.go", j%20, j), string(sourceLike(int64(j), 8<<10)))
+		}
+		e.turn("edit everything")
+		for j := 0; j < n; j++ {
+			e.edit(fmt.Sprintf("d%02d/f%04d.go", j%20, j), string(sourceLike(int64(j+n), 8<<10)))
+		}
+		b.StartTimer()
+		start := time.Now()
+		res, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+		ckptTotal += time.Since(start)
+		b.StopTimer()
+		if err != nil || len(res.Restored) != n {
+			b.Fatalf("rewind: %d restored, %v", len(res.Restored), err)
+		}
+		if d, ok := gitCheckout(b, n); ok {
+			gitTotal += d
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(ckptTotal.Milliseconds())/float64(b.N), "ckpt-ms")
+	if gitTotal > 0 {
+		b.ReportMetric(float64(gitTotal.Milliseconds())/float64(b.N), "git-ms")
+		b.ReportMetric(float64(ckptTotal)/float64(gitTotal), "ckpt/git")
+	}
+}
+
+// gitCheckout builds the same change in a scratch git repository and times
+// `git checkout -- .` undoing it. It reports false when git is missing.
+func gitCheckout(b *testing.B, n int) (time.Duration, bool) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return 0, false
+	}
+	dir := b.TempDir()
+	git := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@b", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@b")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(seedOff int) {
+		for j := 0; j < n; j++ {
+			p := filepath.Join(dir, fmt.Sprintf("d%02d/f%04d.go", j%20, j))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, sourceLike(int64(j+seedOff), 8<<10), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	git("init", "-q")
+	write(0)
+	git("add", "-A")
+	git("commit", "-qm", "base")
+	write(n)
+	start := time.Now()
+	git("checkout", "--", ".")
+	return time.Since(start), true
+}

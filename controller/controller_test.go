@@ -1,0 +1,267 @@
+package controller_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
+)
+
+type env struct {
+	t     testing.TB
+	ws    string
+	store string
+	c     *controller.Controller
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	e := &env{t: t, ws: t.TempDir(), store: t.TempDir()}
+	e.reopen()
+	return e
+}
+
+func (e *env) reopen() {
+	e.t.Helper()
+	if e.c != nil {
+		e.c.Close()
+	}
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.c = c
+	e.t.Cleanup(func() { c.Close() })
+}
+
+func (e *env) write(rel, content string) {
+	e.t.Helper()
+	p := filepath.Join(e.ws, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// edit is an agent's edit tool: capture, then write.
+func (e *env) edit(rel, content string) {
+	e.t.Helper()
+	if _, err := e.c.Capture(context.Background(), rel); err != nil {
+		e.t.Fatal(err)
+	}
+	e.write(rel, content)
+}
+
+func (e *env) turn(prompt string) checkpoints.Checkpoint {
+	e.t.Helper()
+	cp, err := e.c.BeginTurn(context.Background(), prompt)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return cp
+}
+
+func (e *env) read(rel string) string {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.ws, rel))
+	if errors.Is(err, os.ErrNotExist) {
+		return "<absent>"
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (e *env) want(rel, content string) {
+	e.t.Helper()
+	if got := e.read(rel); got != content {
+		e.t.Errorf("%s = %q, want %q", rel, got, content)
+	}
+}
+
+func TestConversationOnlyRewindKeepsHiddenTurnHistory(t *testing.T) {
+	// Turn 1's edit survives a conversation-only rewind; a later code
+	// rewind to turn 0 must still undo it although turn 1 is hidden.
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("q.txt", "X")
+	e.turn("t0")
+	e.edit("p.txt", "B")
+	e.turn("t1")
+	e.edit("q.txt", "Y")
+	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.want("q.txt", "Y")
+	e.turn("t1 again")
+	e.edit("p.txt", "C")
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.want("p.txt", "<absent>")
+	e.want("q.txt", "X")
+}
+
+func TestRewindAfterRewindUsesRewindAsHistory(t *testing.T) {
+	// A code rewind is itself an event: rewinding to a later turn after it
+	// restores the state that turn really began with.
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("p.txt", "A")
+	e.turn("t0")
+	e.edit("p.txt", "B")
+	e.turn("t1") // p.txt is B when t1 begins; t1 does not touch it
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.want("p.txt", "A")
+	res, err := e.c.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.want("p.txt", "B")
+	if len(res.Restored) != 1 {
+		t.Errorf("restored %v, want [p.txt]", res.Restored)
+	}
+}
+
+func TestCrashAfterPlanIsFinishedOnOpen(t *testing.T) {
+	// Simulate a crash after the plan was recorded and one file was moved
+	// into place: the next Open completes the rewind.
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("a.txt", "a0")
+	e.write("b.txt", "b0")
+	e.turn("t0")
+	e.edit("a.txt", "a1")
+	e.edit("b.txt", "b1")
+	e.edit("c.txt", "c1")
+	targets, err := e.c.Index().Earliest(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []checkpoints.OpFile
+	for _, p := range []string{"a.txt", "b.txt", "c.txt"} {
+		cur, err := capture.New(e.c.Workspace(), e.c.Index(), e.c.Store()).State(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, checkpoints.OpFile{Path: p, Before: cur, After: targets[p]})
+	}
+	op, err := e.c.Index().PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: 0, Scope: checkpoints.ScopeCode, Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = op
+	e.write("a.txt", "a0") // the crash came after a.txt was renamed into place
+	e.reopen()
+	e.want("a.txt", "a0")
+	e.want("b.txt", "b0")
+	e.want("c.txt", "<absent>")
+	if _, err := e.c.Index().PendingOp(ctx); !errors.Is(err, checkpoints.ErrNotFound) {
+		t.Fatalf("op still pending after reopen: %v", err)
+	}
+	// And the finished rewind undoes like any other.
+	if _, err := e.c.Undo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.want("a.txt", "a1")
+	e.want("b.txt", "b1")
+	e.want("c.txt", "c1")
+}
+
+func TestCorruptBlobAbortsBeforeTouchingFiles(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("a.txt", "a0")
+	e.write("b.txt", "b0")
+	e.turn("t0")
+	e.edit("a.txt", "a1")
+	e.edit("b.txt", "b1")
+	cps, _ := e.c.Index().Checkpoints(ctx)
+	// Delete b's original blob from the store behind ckpt's back.
+	for _, f := range cps[0].Files {
+		if f.Path == "b.txt" {
+			if err := e.c.Store().Delete(ctx, *f.Content); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	if err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("rewind with a missing blob: %v, want an error naming it", err)
+	}
+	e.want("a.txt", "a1")
+	e.want("b.txt", "b1")
+	if _, err := e.c.Undo(ctx); !errors.Is(err, checkpoints.ErrNothingToUndo) {
+		t.Fatalf("a failed rewind left something to undo: %v", err)
+	}
+}
+
+func TestEventsReachSubscribers(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	var got []controller.EventKind
+	cancel := e.c.Subscribe(func(ev controller.Event) { got = append(got, ev.Kind) })
+	e.turn("t0")
+	e.edit("a.txt", "x")
+	e.c.AppendMessage(ctx, "assistant", "ok")
+	e.c.Rewind(ctx, 0, checkpoints.ScopeBoth, controller.RewindOptions{})
+	e.c.Undo(ctx)
+	cancel()
+	e.turn("t1")
+	want := []controller.EventKind{controller.EventTurnOpened, controller.EventCaptured, controller.EventMessage, controller.EventRewound, controller.EventUndone}
+	if len(got) != len(want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("events %v, want %v", got, want)
+		}
+	}
+}
+
+func TestWorkspaceMismatchAndBadSession(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	_, err := controller.Open(ctx, controller.Options{Workspace: t.TempDir(), Store: e.store})
+	if !errors.Is(err, controller.ErrWorkspaceMismatch) {
+		t.Fatalf("other workspace, same session: %v", err)
+	}
+	for _, id := range []string{"../x", "a/b", ".hidden", "", strings.Repeat("x", 200)} {
+		if id == "" {
+			continue // empty means the default session
+		}
+		if _, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Session: id}); !errors.Is(err, controller.ErrBadSession) {
+			t.Errorf("session %q: %v, want ErrBadSession", id, err)
+		}
+	}
+}
+
+func TestDiffShowsCurrentToRewound(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("a.txt", "old line\n")
+	e.turn("t0")
+	e.edit("a.txt", "new line\n")
+	diffs, _, err := e.c.Diff(ctx, 0)
+	if err != nil || len(diffs) != 1 {
+		t.Fatalf("Diff = %v, %v", diffs, err)
+	}
+	if !strings.Contains(diffs[0].Unified, "-new line") || !strings.Contains(diffs[0].Unified, "+old line") {
+		t.Errorf("diff:\n%s\nwant -new line / +old line", diffs[0].Unified)
+	}
+	if !bytes.Equal([]byte(e.read("a.txt")), []byte("new line\n")) {
+		t.Errorf("Diff changed the file")
+	}
+}

@@ -1,0 +1,113 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// maxDiffBytes bounds the size of a file Diff renders as text.
+const maxDiffBytes = 4 << 20
+
+// FileDiff is what a code rewind would do to one path.
+type FileDiff struct {
+	Path   string `json:"path"`
+	Action string `json:"action"` // "restore" or "delete"
+	// Unified is the unified diff from the current content (a/) to the
+	// rewound content (b/); empty for binary or oversized files, for which
+	// Note says why.
+	Unified string `json:"unified"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Diff returns what Rewind(turn, code) would change, path by path, and the
+// paths it would skip. It changes nothing.
+func (c *Controller) Diff(ctx context.Context, turn int) ([]FileDiff, []Skip, error) {
+	cp, err := c.idx.Turn(ctx, turn)
+	if errors.Is(err, checkpoints.ErrNotFound) {
+		return nil, nil, fmt.Errorf("controller: diff turn %d: %w", turn, ErrNoTurn)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, err := c.idx.Earliest(ctx, cp.Seq)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, skipped, err := c.plan(ctx, targets, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("controller: diff turn %d: %w", turn, err)
+	}
+	out := make([]FileDiff, 0, len(files))
+	for _, f := range files {
+		d, err := c.fileDiff(ctx, f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("controller: diff turn %d: %w", turn, err)
+		}
+		out = append(out, d)
+	}
+	return out, skipped, nil
+}
+
+func (c *Controller) fileDiff(ctx context.Context, f checkpoints.OpFile) (FileDiff, error) {
+	d := FileDiff{Path: f.Path, Action: "restore"}
+	if !f.After.Exists() {
+		d.Action = "delete"
+	}
+	if f.Before.Size > maxDiffBytes || f.After.Size > maxDiffBytes {
+		d.Note = "file too large to diff"
+		return d, nil
+	}
+	before, err := c.read(ctx, f.Path, f.Before)
+	if err != nil {
+		return d, err
+	}
+	after, err := c.read(ctx, f.Path, f.After)
+	if err != nil {
+		return d, err
+	}
+	if !isText(before) || !isText(after) {
+		d.Note = "binary files differ"
+		return d, nil
+	}
+	oldLabel, newLabel := "a/"+f.Path, "b/"+f.Path
+	if !f.Before.Exists() {
+		oldLabel = "/dev/null"
+	}
+	if !f.After.Exists() {
+		newLabel = "/dev/null"
+	}
+	d.Unified = udiff.Unified(oldLabel, newLabel, string(before), string(after))
+	if d.Unified == "" && f.Before.Mode != f.After.Mode {
+		d.Note = fmt.Sprintf("mode %v → %v", f.Before.Mode.Perm(), f.After.Mode.Perm())
+	}
+	return d, nil
+}
+
+// read returns the bytes of a state: from the store when it has a blob id
+// (after a dry-run plan the current file's id may not be stored, so the
+// workspace is read instead when the store lacks it).
+func (c *Controller) read(ctx context.Context, path string, s checkpoints.State) ([]byte, error) {
+	if !s.Exists() {
+		return nil, nil
+	}
+	if ok, err := c.store.Has(ctx, *s.Content); err == nil && ok {
+		return c.store.Get(ctx, *s.Content)
+	}
+	f, _, err := c.ws.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxDiffBytes+1))
+}
+
+func isText(b []byte) bool {
+	return !bytes.ContainsRune(b, 0) && utf8.Valid(b)
+}

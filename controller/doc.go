@@ -1,0 +1,36 @@
+// Package controller is the one API every ckpt front-end drives: the CLI,
+// agent hooks, a TUI or an HTTP server. No rewind logic lives anywhere else.
+//
+// A Controller opens one session of one workspace: the session's index at
+// STORE/sessions/ID/index.db and the blob store shared by all sessions at
+// STORE/blobs. It opens turns, captures paths (through package capture),
+// appends messages, lists checkpoints, diffs, rewinds and undoes, and tells
+// subscribers about each of those as an Event.
+//
+// Rewind semantics (DESIGN.md):
+//   - code: every path with a recorded event since turn T opened (a capture
+//     in any later turn, or a path a later rewind or undo rewrote) is put back
+//     to its state at T's start: the before-state of its first such event.
+//     Content and permission bits are written; a path whose state was "did
+//     not exist" is deleted, with the directories the index proves were
+//     created after it, when empty. Paths never recorded are untouched.
+//   - conversation: turns T.. leave the active history (hidden, never
+//     deleted), T's prompt is handed back, and the next turn opened is T.
+//   - both: code then conversation as one op.
+//
+// Nothing is lost: before a rewind touches a file it stores the file's
+// current bytes and records the whole plan (op "planned"); Undo reverses the
+// last rewind not yet undone, and repeats walk further back. Files are
+// written in two phases: every new content is first staged as a temp file
+// next to its target (verifying the blob's hash while writing), and only
+// when all are staged are they renamed into place. A failure while staging
+// changes nothing; a crash after the plan is recorded leaves an op that the
+// next Open finishes (or, if a blob can no longer be read, rolls back).
+//
+// Safety: paths whose parent is a symlink or not a directory, and paths
+// that are now a symlink, directory or special file, are skipped and
+// reported, never written or deleted through; everything else is restored.
+// Nothing under .git is ever read or written. A Controller is safe for
+// concurrent use; rewinds and undos of one session are serialised across
+// processes by a lock file, captures from several processes may run at once.
+package controller

@@ -1,0 +1,337 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// RewindOptions modify a rewind.
+type RewindOptions struct {
+	// DryRun computes what would change and changes nothing.
+	DryRun bool
+}
+
+// Skip is a path a rewind or undo left alone, and why.
+type Skip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Result says what a rewind or undo did (or, for a dry run, would do).
+type Result struct {
+	Turn     int               `json:"turn"`
+	Scope    checkpoints.Scope `json:"scope"`
+	Restored []string          `json:"restored"` // written back (content and mode)
+	Deleted  []string          `json:"deleted"`  // removed: they did not exist at the target
+	Skipped  []Skip            `json:"skipped"`
+	Prompt   string            `json:"prompt"` // the prompt handed back by a conversation scope
+	DryRun   bool              `json:"dry_run"`
+	// Changed is false when there was nothing to do.
+	Changed bool `json:"changed"`
+}
+
+// Rewind puts the session back to the start of turn: its files, its
+// conversation, or both (see the package doc). It fails before touching
+// anything when the turn is not in the active history (ErrNoTurn) or when a
+// blob it needs cannot be read.
+func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Scope, o RewindOptions) (Result, error) {
+	if _, err := checkpoints.ParseScope(string(scope)); err != nil {
+		return Result{}, fmt.Errorf("controller: rewind: %w", err)
+	}
+	res := Result{Turn: turn, Scope: scope, DryRun: o.DryRun, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}}
+	err := c.withLock(ctx, func() error {
+		cp, err := c.idx.Turn(ctx, turn)
+		if errors.Is(err, checkpoints.ErrNotFound) {
+			return fmt.Errorf("turn %d: %w", turn, ErrNoTurn)
+		}
+		if err != nil {
+			return err
+		}
+		var files []checkpoints.OpFile
+		if scope.Code() {
+			targets, err := c.idx.Earliest(ctx, cp.Seq)
+			if err != nil {
+				return err
+			}
+			if files, res.Skipped, err = c.plan(ctx, targets, o.DryRun); err != nil {
+				return err
+			}
+		}
+		if scope.Conversation() {
+			res.Prompt = cp.Prompt
+		}
+		res.fill(files)
+		res.Changed = len(files) > 0 || scope.Conversation()
+		if o.DryRun || !res.Changed {
+			return nil
+		}
+		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: scope, Prompt: cp.Prompt, Files: files})
+		if err != nil {
+			return err
+		}
+		return c.run(ctx, op, &res)
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("controller: rewind to turn %d: %w", turn, err)
+	}
+	if !o.DryRun && res.Changed {
+		c.emit(Event{Kind: EventRewound, Turn: turn, Result: &res})
+	}
+	return res, nil
+}
+
+// Undo reverses the most recent rewind that is not undone yet: the files it
+// rewrote get the bytes they had just before it (including edits made by
+// hand), and its conversation cut is reverted. It fails with an error
+// wrapping checkpoints.ErrNothingToUndo when there is none.
+func (c *Controller) Undo(ctx context.Context) (Result, error) {
+	var res Result
+	err := c.withLock(ctx, func() error {
+		rw, err := c.idx.LastRewind(ctx)
+		if err != nil {
+			return err
+		}
+		res = Result{Turn: rw.Turn, Scope: rw.Scope, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Changed: true}
+		targets := map[string]checkpoints.State{}
+		for _, f := range rw.Files {
+			targets[f.Path] = f.Before
+		}
+		files, skipped, err := c.plan(ctx, targets, false)
+		if err != nil {
+			return err
+		}
+		res.Skipped = skipped
+		res.fill(files)
+		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpUndo, Turn: rw.Turn, Scope: rw.Scope, Undoes: rw.ID, Files: files})
+		if err != nil {
+			return err
+		}
+		return c.run(ctx, op, &res)
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("controller: undo: %w", err)
+	}
+	c.emit(Event{Kind: EventUndone, Turn: res.Turn, Result: &res})
+	return res, nil
+}
+
+func (r *Result) fill(files []checkpoints.OpFile) {
+	for _, f := range files {
+		if f.After.Exists() {
+			r.Restored = append(r.Restored, f.Path)
+		} else {
+			r.Deleted = append(r.Deleted, f.Path)
+		}
+	}
+}
+
+// plan compares each target with what is on disk now. Paths that already
+// match are dropped; unsafe paths are skipped with the reason; for the rest
+// the current bytes are stored (unless dryRun), durably before plan
+// returns, so the op can be undone. Every target blob must be present, or
+// nothing is planned. Files are read by two workers (hashing and
+// compressing is CPU work) and their bytes go into one batch commit.
+func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.State, dryRun bool) ([]checkpoints.OpFile, []Skip, error) {
+	paths := make([]string, 0, len(targets))
+	for p := range targets {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	put := capture.PutFunc(capture.Hash)
+	var batch cas.Batch
+	if !dryRun {
+		batch = c.store.NewBatch()
+		defer batch.Abort()
+		put = batch.Put
+	}
+	type found struct {
+		cur checkpoints.State
+		err error
+	}
+	cur := make([]found, len(paths))
+	parallel(len(paths), func(i int) {
+		cur[i].cur, cur[i].err = c.cap.StateWith(ctx, paths[i], put)
+	})
+	var files []checkpoints.OpFile
+	skipped := []Skip{}
+	for i, p := range paths {
+		target := targets[p]
+		if err := cur[i].err; errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
+			skipped = append(skipped, Skip{Path: p, Reason: err.Error()})
+			continue
+		} else if err != nil {
+			return nil, nil, err
+		}
+		if cur[i].cur.Equal(target) {
+			continue
+		}
+		if target.Exists() {
+			ok, err := c.store.Has(ctx, *target.Content)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
+				return nil, nil, fmt.Errorf("%s: blob %s is missing from the store; run ckpt verify", p, target.Content.Short())
+			}
+		}
+		files = append(files, checkpoints.OpFile{Path: p, Before: cur[i].cur, After: target})
+	}
+	if batch != nil {
+		if err := batch.Commit(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	return files, skipped, nil
+}
+
+// workers is how many files are read or staged at once: the machines ckpt
+// targets have two cores, and the work is hashing, compressing and fsync.
+const workers = 2
+
+// parallel calls fn(0..n-1) on workers goroutines.
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// run applies a planned op's files and finishes it. If staging fails,
+// nothing has been renamed yet: the op is dropped and the error returned.
+func (c *Controller) run(ctx context.Context, op checkpoints.Op, res *Result) error {
+	skipped, err := c.apply(ctx, op)
+	if err != nil {
+		if aerr := c.idx.AbortOp(ctx, op.ID); aerr != nil {
+			return errors.Join(err, aerr)
+		}
+		return err
+	}
+	for _, s := range skipped {
+		res.Skipped = append(res.Skipped, s)
+		res.Restored = remove(res.Restored, s.Path)
+		res.Deleted = remove(res.Deleted, s.Path)
+	}
+	paths := make([]string, len(skipped))
+	for i, s := range skipped {
+		paths[i] = s.Path
+	}
+	return c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths})
+}
+
+// apply puts every file of op in its After state: first it stages all new
+// contents as verified temp files (any error: temps removed, nothing
+// changed), then renames them into place and deletes what must go. A path
+// that turned unsafe between plan and rename is skipped, not written.
+func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, error) {
+	tag := strconv.FormatInt(op.ID, 10)
+	errs := make([]error, len(op.Files))
+	parallel(len(op.Files), func(i int) {
+		if op.Files[i].After.Exists() {
+			errs[i] = c.stage(ctx, op.Files[i], tag)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		for _, f := range op.Files {
+			c.ws.Discard(f.Path, tag)
+		}
+		return nil, err
+	}
+	var skipped []Skip
+	for _, f := range op.Files {
+		var err error
+		if f.After.Exists() {
+			err = c.ws.Commit(f.Path, tag)
+		} else {
+			err = c.ws.Remove(f.Path, f.After.Dirs)
+		}
+		if err != nil {
+			skipped = append(skipped, Skip{Path: f.Path, Reason: err.Error()})
+		}
+	}
+	return skipped, nil
+}
+
+func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string) error {
+	r, err := c.store.Open(ctx, *f.After.Content)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Path, err)
+	}
+	defer r.Close()
+	return c.ws.Stage(f.Path, tag, r, f.After.Mode)
+}
+
+// recoverPending finishes an op a crash interrupted: it re-applies the
+// files not yet in their After state. If a blob can no longer be read it
+// rolls the op back instead, putting every file back to its Before state.
+func (c *Controller) recoverPending(ctx context.Context) error {
+	if _, err := c.idx.PendingOp(ctx); errors.Is(err, checkpoints.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return c.withLock(ctx, func() error {
+		op, err := c.idx.PendingOp(ctx) // again, under the lock
+		if errors.Is(err, checkpoints.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		todo := op
+		todo.Files = nil
+		for _, f := range op.Files {
+			cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
+			if err == nil && cur.Equal(f.After) {
+				c.ws.Discard(f.Path, strconv.FormatInt(op.ID, 10))
+				continue
+			}
+			todo.Files = append(todo.Files, f)
+		}
+		skipped, err := c.apply(ctx, todo)
+		if err != nil {
+			back := op
+			for i := range back.Files {
+				back.Files[i].After = back.Files[i].Before
+			}
+			if _, berr := c.apply(ctx, back); berr != nil {
+				return fmt.Errorf("an interrupted rewind can neither be finished nor rolled back: %w", errors.Join(err, berr))
+			}
+			return c.idx.AbortOp(ctx, op.ID)
+		}
+		paths := make([]string, len(skipped))
+		for i, s := range skipped {
+			paths[i] = s.Path
+		}
+		return c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths})
+	})
+}
+
+func remove(list []string, s string) []string {
+	out := list[:0]
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
