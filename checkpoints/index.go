@@ -24,9 +24,10 @@ const busyTimeout = 30 * time.Second
 
 // Index is one session's index. It is safe for concurrent use.
 type Index struct {
-	db  *sql.DB
-	dir string
-	now func() time.Time
+	db    *sql.DB
+	dir   string
+	now   func() time.Time
+	stmts struct{ capturing, addSnap *sql.Stmt } // prepared once: the capture hot path
 }
 
 // Option configures Open.
@@ -62,6 +63,15 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 	x := &Index{db: db, dir: dir, now: time.Now}
 	for _, o := range opts {
 		o(x)
+	}
+	for _, p := range []struct {
+		dst   **sql.Stmt
+		query string
+	}{{&x.stmts.capturing, capturingSQL}, {&x.stmts.addSnap, addSnapSQL}} {
+		if *p.dst, err = db.PrepareContext(ctx, p.query); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
+		}
 	}
 	return x, nil
 }

@@ -87,12 +87,10 @@ func setEnds(ctx context.Context, tx *sql.Tx, turnID int64, ends []PathEnd) erro
 // without its snapshots (see Turn and Snap), or an error wrapping
 // ErrNoOpenTurn. It is one indexed query, for the capture hot path.
 func (x *Index) OpenTurn(ctx context.Context) (Checkpoint, error) {
-	var cp Checkpoint
-	err := x.read(ctx, func(tx *sql.Tx) error {
-		var err error
-		cp, err = openTurn(ctx, tx)
-		return err
-	})
+	cp, err := scanTurn(x.db.QueryRowContext(ctx, openTurnSQL))
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNoOpenTurn
+	}
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoints: open turn: %w", err)
 	}
@@ -118,9 +116,10 @@ func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
 	return cp, nil
 }
 
+const openTurnSQL = `SELECT id, seq, number, prompt, time FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`
+
 func openTurn(ctx context.Context, tx *sql.Tx) (Checkpoint, error) {
-	row := tx.QueryRowContext(ctx, `SELECT id, seq, number, prompt, time FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`)
-	cp, err := scanTurn(row)
+	cp, err := scanTurn(tx.QueryRowContext(ctx, openTurnSQL))
 	if err == sql.ErrNoRows {
 		return Checkpoint{}, ErrNoOpenTurn
 	}
@@ -142,20 +141,24 @@ func scanTurn(s scanner) (Checkpoint, error) {
 const snapCols = `path, blob, mode, size, dirs, end_state, end_blob, end_mode`
 
 func scanSnap(s scanner, extra ...any) (FileSnap, error) {
-	var f FileSnap
+	var path, dirs string
 	var blob, endBlob []byte
 	var mode, endMode uint32
+	var size int64
 	var endState int
-	var dirs string
-	dst := append([]any{&f.Path, &blob, &mode, &f.Size, &dirs, &endState, &endBlob, &endMode}, extra...)
+	dst := append([]any{&path, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode}, extra...)
 	if err := s.Scan(dst...); err != nil {
 		return FileSnap{}, err
 	}
+	return snapFrom(path, blob, mode, size, dirs, endState, endBlob, endMode)
+}
+
+func snapFrom(path string, blob []byte, mode uint32, size int64, dirs string, endState int, endBlob []byte, endMode uint32) (FileSnap, error) {
+	f := FileSnap{Path: path, Mode: fs.FileMode(mode), Size: size, Dirs: splitDirs(dirs)}
 	var err error
 	if f.Content, err = scanBlob(blob); err != nil {
 		return FileSnap{}, err
 	}
-	f.Mode, f.Dirs = fs.FileMode(mode), splitDirs(dirs)
 	switch endState {
 	case 1:
 		id, err := scanBlob(endBlob)
@@ -186,19 +189,40 @@ func snapsOf(ctx context.Context, tx *sql.Tx, turnID int64) ([]FileSnap, error) 
 	return out, rows.Err()
 }
 
-// Snap returns turnID's snapshot of path, and whether there is one (a
-// capture of path into that turn would be a no-op).
-func (x *Index) Snap(ctx context.Context, turnID int64, path string) (FileSnap, bool, error) {
-	row := x.db.QueryRowContext(ctx, `SELECT `+snapCols+` FROM snaps WHERE turn_id = ? AND path = ?`, turnID, path)
-	f, err := scanSnap(row)
+// Capturing returns the open turn and its snapshot of path, if it has one
+// (a capture of path would then be a no-op), in one query: the capture hot
+// path. It fails with an error wrapping ErrNoOpenTurn.
+func (x *Index) Capturing(ctx context.Context, path string) (Checkpoint, *FileSnap, error) {
+	var cp Checkpoint
+	var t int64
+	var sp sql.NullString
+	var blob, endBlob []byte
+	var mode, endMode sql.NullInt64
+	var size sql.NullInt64
+	var dirs sql.NullString
+	var endState sql.NullInt64
+	err := x.stmts.capturing.QueryRowContext(ctx, path).Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t,
+		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode)
 	if errors.Is(err, sql.ErrNoRows) {
-		return FileSnap{}, false, nil
+		err = ErrNoOpenTurn
 	}
 	if err != nil {
-		return FileSnap{}, false, fmt.Errorf("checkpoints: snap %s: %w", path, err)
+		return Checkpoint{}, nil, fmt.Errorf("checkpoints: open turn: %w", err)
 	}
-	return f, true, nil
+	cp.Time = time.Unix(0, t)
+	if !sp.Valid {
+		return cp, nil, nil
+	}
+	f, err := snapFrom(sp.String, blob, uint32(mode.Int64), size.Int64, dirs.String, int(endState.Int64), endBlob, uint32(endMode.Int64))
+	if err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("checkpoints: snap %s: %w", path, err)
+	}
+	return cp, &f, nil
 }
+
+const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time,
+	s.path, s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode
+	FROM (` + openTurnSQL + `) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path = ?`
 
 // AddSnap records f as the state of f.Path at the start of turn turnID,
 // unless the turn already has one for that path (the first capture wins).
@@ -207,6 +231,22 @@ func (x *Index) Snap(ctx context.Context, turnID int64, path string) (FileSnap, 
 func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, error) {
 	var added bool
 	err := x.write(ctx, func(tx *sql.Tx) error {
+		seq, err := tick(ctx, tx)
+		if err != nil {
+			return err
+		}
+		res, err := tx.StmtContext(ctx, x.stmts.addSnap).ExecContext(ctx,
+			turnID, f.Path, seq, blobArg(f.Content), uint32(f.Mode), f.Size, joinDirs(f.Dirs), turnID)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n > 0 {
+			added = n > 0
+			return err
+		}
+		// Nothing inserted: the path was captured already, or the turn is
+		// gone from the active history.
 		var hidden sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
 			return notFound(err)
@@ -214,24 +254,16 @@ func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, er
 		if hidden.Valid {
 			return ErrNoOpenTurn
 		}
-		seq, err := tick(ctx, tx)
-		if err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode, size, dirs) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			turnID, f.Path, seq, blobArg(f.Content), uint32(f.Mode), f.Size, joinDirs(f.Dirs))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		added = n > 0
-		return err
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("checkpoints: add snap %s: %w", f.Path, err)
 	}
 	return added, nil
 }
+
+const addSnapSQL = `INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode, size, dirs)
+	SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ? AND hidden_by IS NULL)`
 
 // Checkpoints returns the active turns, oldest first, each with its
 // snapshots sorted by path. It runs two queries whatever the count, so
