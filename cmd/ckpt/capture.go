@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+type captureJSON struct {
+	Path     string `json:"path"`
+	Turn     int    `json:"turn"`
+	Recorded bool   `json:"recorded"`
+	Existed  bool   `json:"existed"`
+}
+
+func newCaptureCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "capture PATH...",
+		Short: "Record PATHs' current state into the open turn, before a tool changes them",
+		Long: `Record each PATH's current bytes and mode into the open turn. Call it before a
+tool writes, renames or deletes PATH. The first capture of a path in a turn
+wins; later ones are no-ops. A PATH that does not exist is recorded as
+created, so a rewind deletes it. Relative PATHs are relative to the current
+directory. A PATH outside the workspace, inside .git, a symlink, a directory
+or a file that cannot be read is refused (exit 1) and nothing is recorded
+for it; the other PATHs are still captured.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("capture takes one or more PATHs (see ckpt capture --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			c, err := a.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			out := []captureJSON{}
+			failed := 0
+			for _, p := range args {
+				abs, err := filepath.Abs(p)
+				if err == nil {
+					res, cerr := c.Capture(ctx, abs)
+					if err = cerr; err == nil {
+						out = append(out, captureJSON{Path: res.Path, Turn: res.Turn, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
+						if !a.json {
+							state := "captured"
+							if !res.Recorded {
+								state = "already captured"
+							} else if res.Snap.Content == nil {
+								state = "captured (absent: a rewind deletes it)"
+							}
+							fmt.Fprintf(a.stdout, "turn %d: %s %s\n", res.Turn, state, res.Path)
+						}
+						continue
+					}
+				}
+				if len(args) == 1 {
+					return err
+				}
+				failed++
+				a.say("ckpt: %s", oneLine(err))
+			}
+			if a.json {
+				if err := a.printJSON(out); err != nil {
+					return err
+				}
+			}
+			if failed > 0 {
+				return silentError{exitFail}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newDiffCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff TURN",
+		Short: "Show the unified diff of what `rewind TURN --scope code` would change",
+		Long: `Show, as a unified diff from the current files (a/) to the rewound ones (b/),
+what "ckpt rewind TURN --scope code" would change. Nothing is changed.`,
+		Args: exactArgs(1, "one TURN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			turn, err := parseTurn(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			diffs, skipped, err := c.Diff(cmd.Context(), turn)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(map[string]any{"turn": turn, "files": diffs, "skipped": skipped})
+			}
+			for _, d := range diffs {
+				switch {
+				case d.Unified != "":
+					fmt.Fprint(a.stdout, d.Unified)
+				case d.Note != "":
+					fmt.Fprintf(a.stdout, "%s %s: %s\n", d.Action, d.Path, d.Note)
+				}
+			}
+			for _, s := range skipped {
+				a.say("skip %s: %s", s.Path, s.Reason)
+			}
+			if len(diffs) == 0 {
+				a.say("rewinding code to turn %d would change nothing", turn)
+			}
+			return nil
+		},
+	}
+}

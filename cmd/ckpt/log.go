@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+type messageJSON struct {
+	Turn int    `json:"turn"`
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+func newLogCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "log",
+		Short: "Print the active conversation",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			msgs, err := c.Conversation(cmd.Context())
+			if err != nil {
+				return err
+			}
+			out := make([]messageJSON, len(msgs))
+			for i, m := range msgs {
+				out[i] = messageJSON{Turn: m.Turn, Role: m.Role, Text: m.Text}
+			}
+			if a.json {
+				return a.printJSON(out)
+			}
+			if len(out) == 0 {
+				a.say("the conversation is empty")
+			}
+			for _, m := range out {
+				text := strings.ReplaceAll(m.Text, "\n", "\n"+strings.Repeat(" ", 16))
+				fmt.Fprintf(a.stdout, "[%d] %-11s %s\n", m.Turn, m.Role+":", text)
+			}
+			return nil
+		},
+	}
+}

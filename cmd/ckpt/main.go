@@ -1,0 +1,24 @@
+// Command ckpt is the rewind safety net for coding agents: it captures files
+// before an agent edits them and rewinds code, conversation or both to any
+// earlier turn, undoably. Run `ckpt --help`, or `ckpt demo` for a tour.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+func main() {
+	// A ckpt process lives for milliseconds: collecting garbage at 4x the
+	// live heap instead of 2x saves ~15% of `ckpt list` on 10,000 turns.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func newMessageCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "message ROLE TEXT",
+		Short: "Append a message (user|assistant|tool|system) to the open turn",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("message takes ROLE and TEXT (see ckpt message --help)")
+			}
+			switch args[0] {
+			case "user", "assistant", "tool", "system":
+				return nil
+			}
+			return usagef("role must be user, assistant, tool or system, got %q", args[0])
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			m, err := c.AppendMessage(cmd.Context(), args[0], strings.Join(args[1:], " "))
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(map[string]any{"turn": m.Turn, "role": m.Role})
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
+	"github.com/spf13/cobra"
+)
+
+type rewindJSON struct {
+	Turn     int               `json:"turn"`
+	Scope    string            `json:"scope"`
+	Restored []string          `json:"restored"`
+	Deleted  []string          `json:"deleted"`
+	Skipped  []controller.Skip `json:"skipped"`
+	Prompt   string            `json:"prompt"`
+	DryRun   bool              `json:"dry_run"`
+	Changed  bool              `json:"changed"`
+}
+
+func newRewindCmd(a *app) *cobra.Command {
+	var scope string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "rewind TURN",
+		Short: "Rewind code, conversation or both to the start of TURN (undo with `ckpt undo`)",
+		Long: `Put the session back to the start of TURN.
+
+  --scope code          files the agent touched since TURN get the bytes and mode
+                        they had when TURN began; files created since are deleted
+  --scope conversation  turns TURN.. leave the conversation; TURN's prompt is
+                        printed so you can edit and resend it
+  --scope both          both, as one operation (the default)
+
+Before any file changes, its current content is stored: "ckpt undo" reverses
+the rewind exactly, including edits you made by hand. Symlinks are never
+followed; paths that are now symlinks or directories are skipped and listed.`,
+		Args: exactArgs(1, "one TURN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			turn, err := parseTurn(args[0])
+			if err != nil {
+				return err
+			}
+			sc, err := checkpoints.ParseScope(scope)
+			if err != nil {
+				return usageError{err}
+			}
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Rewind(cmd.Context(), turn, sc, controller.RewindOptions{DryRun: dryRun})
+			if err != nil {
+				return err
+			}
+			return a.printResult(res, "rewind")
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", "both", "what to rewind: code, conversation or both")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
+	return cmd
+}
+
+// printResult prints a rewind or undo result: JSON, or a summary on stderr
+// with the handed-back prompt on stdout.
+func (a *app) printResult(res controller.Result, verb string) error {
+	if a.json {
+		return a.printJSON(rewindJSON{Turn: res.Turn, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
+			Skipped: res.Skipped, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed})
+	}
+	would := ""
+	if res.DryRun {
+		would = "would "
+	}
+	for _, p := range res.Restored {
+		a.say("  %srestore %s", would, p)
+	}
+	for _, p := range res.Deleted {
+		a.say("  %sdelete  %s", would, p)
+	}
+	for _, s := range res.Skipped {
+		a.say("  skip    %s: %s", s.Path, s.Reason)
+	}
+	what := map[checkpoints.Scope]string{
+		checkpoints.ScopeCode:         "code",
+		checkpoints.ScopeConversation: "conversation",
+		checkpoints.ScopeBoth:         "code and conversation",
+	}[res.Scope]
+	counts := ""
+	if res.Scope.Code() {
+		counts = fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
+		if len(res.Skipped) > 0 {
+			counts += fmt.Sprintf(", %d skipped", len(res.Skipped))
+		}
+	}
+	switch {
+	case !res.Changed:
+		a.say("nothing to %s: the files already match turn %d", verb, res.Turn)
+	case verb == "undo":
+		a.say("undid the rewind of %s to turn %d%s", what, res.Turn, counts)
+	case res.DryRun:
+		a.say("dry run: nothing changed; rewinding %s to turn %d would do the above%s", what, res.Turn, counts)
+	default:
+		a.say("rewound %s to turn %d%s (undo with `ckpt undo`)", what, res.Turn, counts)
+	}
+	if res.Scope.Conversation() && verb == "rewind" {
+		if !res.DryRun {
+			a.say("conversation cut before turn %d; its prompt, to edit and resend:", res.Turn)
+		}
+		fmt.Fprintln(a.stdout, res.Prompt)
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ckpt/ckpt/controller"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of the CLI contract.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// usageError marks an error as the caller's mistake (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// silentError carries an exit code for failures already reported on stderr.
+type silentError struct{ code int }
+
+func (e silentError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// app is what every command shares: the global flags and the streams.
+type app struct {
+	workspace string
+	session   string
+	store     string
+	json      bool
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// open opens the controller for the global flags.
+func (a *app) open(ctx context.Context) (*controller.Controller, error) {
+	return controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store})
+}
+
+// printJSON writes v as one indented JSON document on stdout.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// say writes a message for people on stderr.
+func (a *app) say(format string, args ...any) {
+	fmt.Fprintf(a.stderr, format+"\n", args...)
+}
+
+// run is the whole CLI: it parses args, runs the command and maps its error
+// to an exit code and one line on stderr.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(a)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var silent silentError
+	if errors.As(err, &silent) {
+		return silent.code
+	}
+	fmt.Fprintln(stderr, "ckpt: "+oneLine(err))
+	var usage usageError
+	if errors.As(err, &usage) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitFail
+}
+
+// pkgPrefixes are the package names library errors start their layers
+// with; useful in logs, noise on a terminal.
+var pkgPrefixes = strings.NewReplacer("controller: ", "", "checkpoints: ", "", "capture: ", "", "cas: ", "", "migrations: ", "")
+
+// oneLine flattens an error (errors.Join uses newlines) to one line for
+// people, without the package prefixes of each layer.
+func oneLine(err error) string {
+	return pkgPrefixes.Replace(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
+}
+
+// isCobraUsage recognises cobra's own argument errors, which it does not
+// type.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires at most"} {
+		if strings.HasPrefix(s, p) || strings.Contains(s, " "+p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ckpt",
+		Short: "Rewind code, conversation or both to any earlier agent turn — undoably, without git",
+		Long: `ckpt stores what a file held before an agent edits it, and rewinds the code,
+the conversation, or both to any earlier turn. Every rewind can be undone.
+It needs no git and never touches .git.
+
+A turn is one user prompt and everything the agent did in answer; turns are
+numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return a.resolveGlobals()
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	f := root.PersistentFlags()
+	f.StringVar(&a.workspace, "workspace", "", "workspace directory (default $CKPT_WORKSPACE, else the current directory)")
+	f.StringVar(&a.session, "session", "", `session id (default $CKPT_SESSION, else "default")`)
+	f.StringVar(&a.store, "store", "", "store directory (default $CKPT_HOME, else $XDG_DATA_HOME/ckpt or ~/.local/share/ckpt)")
+	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
+	root.AddCommand(
+		newTurnCmd(a), newCaptureCmd(a), newMessageCmd(a), newListCmd(a), newLogCmd(a),
+		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newDemoCmd(a),
+	)
+	return root
+}
+
+// resolveGlobals fills the global flags' defaults from the environment.
+func (a *app) resolveGlobals() error {
+	if a.workspace == "" {
+		a.workspace = os.Getenv("CKPT_WORKSPACE")
+	}
+	if a.workspace == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("current directory: %w", err)
+		}
+		a.workspace = wd
+	}
+	if a.session == "" {
+		a.session = os.Getenv("CKPT_SESSION")
+	}
+	if a.session == "" {
+		a.session = controller.DefaultSession
+	}
+	if !controller.ValidSession(a.session) {
+		return usageError{fmt.Errorf("session %q: %w", a.session, controller.ErrBadSession)}
+	}
+	if a.store == "" {
+		a.store = defaultStore()
+	}
+	if a.store == "" {
+		return usagef("no store directory: set --store, $CKPT_HOME or $HOME")
+	}
+	return nil
+}
+
+func defaultStore() string {
+	if d := os.Getenv("CKPT_HOME"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "ckpt")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "ckpt")
+	}
+	return ""
+}
+
+// parseTurn parses a TURN argument.
+func parseTurn(s string) (int, error) {
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n < 0 || fmt.Sprint(n) != s {
+		return 0, usagef("turn must be a whole number ≥ 0, got %q", s)
+	}
+	return n, nil
+}
+
+// exactArgs is cobra.ExactArgs with a usage error and a clearer message.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %s (see ckpt %s --help)", cmd.Name(), what, cmd.Name())
+		}
+		return nil
+	}
+}

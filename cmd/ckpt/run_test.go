@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ckptRun runs the CLI in-process with a fresh store and workspace.
+func ckptRun(t *testing.T, ws, store string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	full := append([]string{"--workspace", ws, "--store", store}, args...)
+	code = run(context.Background(), full, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodesAndOneLineErrors(t *testing.T) {
+	ws, store := t.TempDir(), t.TempDir()
+	if code, _, _ := ckptRun(t, ws, store, "turn", "t0"); code != exitOK {
+		t.Fatalf("turn exited %d", code)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"rewind", "5"}, exitFail, "no such turn"},
+		{[]string{"rewind"}, exitUsage, "rewind takes one TURN"},
+		{[]string{"rewind", "abc"}, exitUsage, "whole number"},
+		{[]string{"rewind", "0", "--scope", "all"}, exitUsage, "scope must be"},
+		{[]string{"rewind", "0", "--bogus"}, exitUsage, "unknown flag"},
+		{[]string{"frobnicate"}, exitUsage, "unknown command"},
+		{[]string{"capture"}, exitUsage, "one or more PATHs"},
+		{[]string{"capture", "/etc/passwd"}, exitFail, "outside the workspace"},
+		{[]string{"message", "robot", "x"}, exitUsage, "role must be"},
+		{[]string{"--session", "../evil", "list"}, exitUsage, "session id must be"},
+		{[]string{"undo"}, exitFail, "nothing to undo"},
+		{[]string{"list", "extra"}, exitUsage, "no arguments"},
+	} {
+		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
+			code, _, stderr := ckptRun(t, ws, store, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr)
+			}
+			if !strings.HasPrefix(stderr, "ckpt: ") || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.msg) {
+				t.Errorf("stderr %q, want one line 'ckpt: ...%s...'", stderr, tc.msg)
+			}
+		})
+	}
+}
+
+func TestWorkspaceAndSessionFromEnvironment(t *testing.T) {
+	ws, store := t.TempDir(), t.TempDir()
+	t.Setenv("CKPT_WORKSPACE", ws)
+	t.Setenv("CKPT_SESSION", "env-session")
+	t.Setenv("CKPT_HOME", store)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"turn", "hi"}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if _, err := os.Stat(filepath.Join(store, "sessions", "env-session", "index.db")); err != nil {
+		t.Errorf("session index not where CKPT_HOME and CKPT_SESSION say: %v", err)
+	}
+}
+
+func TestDemoRuns(t *testing.T) {
+	var out bytes.Buffer
+	if err := playDemo(context.Background(), &out, t.TempDir()); err != nil {
+		t.Fatalf("demo: %v\n%s", err, out.String())
+	}
+	s := out.String()
+	for _, want := range []string{"$ ckpt list", "$ ckpt diff 1", "$ ckpt rewind 1 --scope code", "$ ckpt undo", "README.md", "(empty)"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary act as the real ckpt binary: testscript runs
+// "ckpt" in scripts as a separate process executing main.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"ckpt": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the end-to-end scripts in testdata/script against the
+// real binary in temp workspaces. Each script's store is a separate temp
+// directory outside its workspace.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("CKPT_HOME", env.T().(testing.TB).TempDir())
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"writebytes": cmdWriteBytes,
+			"jsonhas":    cmdJSONHas,
+			"isexec":     cmdIsExec,
+		},
+	})
+}
+
+// writebytes FILE KIND writes fixed non-text content: "binary" (every byte
+// 0-255), "crlf" (Windows line ends), "latin1" (invalid UTF-8).
+func cmdWriteBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: writebytes FILE binary|crlf|latin1")
+	}
+	var b []byte
+	switch args[1] {
+	case "binary":
+		for i := 0; i < 256; i++ {
+			b = append(b, byte(i))
+		}
+	case "crlf":
+		b = []byte("line one\r\nline two\r\n\r\nno newline at end")
+	case "latin1":
+		b = []byte("caf\xe9 cr\xe8me br\xfbl\xe9e\n")
+	default:
+		ts.Fatalf("unknown kind %q", args[1])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
+}
+
+// jsonhas checks that stdout of the last command is JSON and that each
+// PATH=VALUE holds, PATH being dot-separated keys and indexes (e.g.
+// 0.files.1.kind=created; an empty PATH is the document). For an array the
+// VALUE is its length. PATH alone only asserts the key exists.
+func cmdJSONHas(ts *testscript.TestScript, neg bool, args []string) {
+	var doc any
+	if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &doc); err != nil {
+		ts.Fatalf("stdout is not JSON: %v", err)
+	}
+	for _, a := range args {
+		path, want, hasWant := strings.Cut(a, "=")
+		cur := doc
+		keys := strings.Split(path, ".")
+		if path == "" {
+			keys = nil // the document itself
+		}
+		for _, k := range keys {
+			switch v := cur.(type) {
+			case map[string]any:
+				var ok bool
+				if cur, ok = v[k]; !ok {
+					ts.Fatalf("%s: no key %q", path, k)
+				}
+			case []any:
+				var i int
+				if _, err := fmt.Sscan(k, &i); err != nil || i < 0 || i >= len(v) {
+					ts.Fatalf("%s: no index %q (len %d)", path, k, len(v))
+				}
+				cur = v[i]
+			default:
+				ts.Fatalf("%s: cannot index %T with %q", path, cur, k)
+			}
+		}
+		if !hasWant {
+			continue
+		}
+		var got string
+		switch v := cur.(type) {
+		case string:
+			got = v
+		case []any:
+			got = fmt.Sprint(len(v))
+		default:
+			b, _ := json.Marshal(v)
+			got = string(b)
+		}
+		if (got == want) == neg {
+			ts.Fatalf("%s = %s, want %s%s", path, got, map[bool]string{true: "not ", false: ""}[neg], want)
+		}
+	}
+}
+
+// isexec FILE checks that FILE has its owner-executable bit set.
+func cmdIsExec(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: isexec FILE")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if (fi.Mode()&0o100 != 0) == neg {
+		ts.Fatalf("%s mode %v: exec bit set = %v", args[0], fi.Mode(), !neg)
+	}
+}
