@@ -13,7 +13,10 @@ import (
 // the kernel drops them when the process dies.
 func lockFile(f *os.File) error { return flock(f, syscall.LOCK_EX) }
 
-// unlockFile releases lockFile's lock.
+// lockFileShared takes a shared flock on f, waiting for any exclusive one.
+func lockFileShared(f *os.File) error { return flock(f, syscall.LOCK_SH) }
+
+// unlockFile releases lockFile's or lockFileShared's lock.
 func unlockFile(f *os.File) error { return flock(f, syscall.LOCK_UN) }
 
 // tryLockFile takes an exclusive flock on f if no one holds one.

@@ -12,6 +12,8 @@ import (
 
 func lockFile(f *os.File) error { return nil }
 
+func lockFileShared(f *os.File) error { return nil }
+
 func unlockFile(f *os.File) error { return nil }
 
 // staleAge is how old a temp file must be before the cleaner takes it for

@@ -59,6 +59,13 @@ type Store interface {
 	Walk(ctx context.Context, fn func(Info) error) error
 	// NewBatch starts a batch of Puts committed together.
 	NewBatch() Batch
+	// Hold keeps a collector (Disk.Collect) from deleting any blob until
+	// release is called. Hold it from a Put whose id will be referenced
+	// until that reference is committed: the collector then cannot sweep
+	// the blob in between, even when the Put found it already stored and
+	// unreferenced, and did nothing. Holds are shared, by goroutines and
+	// processes alike; calling release again is a no-op.
+	Hold(ctx context.Context) (release func(), err error)
 	// Close releases the store. Calls after Close fail with ErrClosed;
 	// calling Close again returns nil. Close does not wait for calls in
 	// flight.

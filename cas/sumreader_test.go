@@ -16,3 +16,5 @@ func TestSumReaderMatchesSum(t *testing.T) {
 		}
 	}
 }
+
+func stringsReader(s string) *bytes.Reader { return bytes.NewReader([]byte(s)) }
