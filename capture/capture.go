@@ -54,6 +54,13 @@ func (c *Capturer) Capture(ctx context.Context, p string) (Result, error) {
 		res.Snap = *snap
 		return res, nil
 	}
+	// Hold the store from its collector from the Put until the snapshot
+	// row is committed, so the blob cannot be swept in between.
+	release, err := c.store.Hold(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
 	st, err := c.State(ctx, rel)
 	if err != nil {
 		return Result{}, err

@@ -19,6 +19,9 @@ var (
 	ErrNothingToUndo = errors.New("nothing to undo")
 	// ErrBadRole is wrapped when a message role is not one of Roles.
 	ErrBadRole = errors.New("role must be user, assistant, tool or system")
+	// ErrPruned is wrapped when a code rewind targets a turn whose file
+	// snapshots retention has pruned.
+	ErrPruned = errors.New("turn was pruned by retention: its files can no longer be restored")
 )
 
 // Roles are the message roles the conversation accepts.
@@ -34,6 +37,9 @@ type State struct {
 	// the absent state removes them again when they are empty: the index
 	// proves they were created later.
 	Dirs []string
+	// Lost is set when verify --repair found this state's blob missing or
+	// corrupt: nothing can restore it, and a rewind skips the path.
+	Lost bool
 }
 
 // Exists reports whether the state is a file rather than absence.
@@ -74,6 +80,10 @@ type Checkpoint struct {
 
 	ID  int64 // stable internal id; turn numbers are reused after a rewind
 	Seq int64 // clock value when the turn opened
+
+	Pinned bool   // exempt from retention
+	Label  string // a name given when pinning
+	Pruned bool   // retention dropped its file snapshots
 }
 
 // Message is one conversation message.

@@ -18,10 +18,10 @@ func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, erro
 	out := map[string]State{}
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		// SQLite fills the bare columns from the row holding min(seq).
-		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, dirs, min(seq) FROM (
-			SELECT path, seq, blob, mode, size, dirs FROM snaps WHERE seq > ?1
+		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, dirs, lost, min(seq) FROM (
+			SELECT path, seq, blob, mode, size, dirs, lost FROM snaps WHERE seq > ?1
 			UNION ALL
-			SELECT f.path, f.seq, f.before_blob, f.before_mode, f.before_size, f.before_dirs
+			SELECT f.path, f.seq, f.before_blob, f.before_mode, f.before_size, f.before_dirs, f.lost
 			FROM op_files f JOIN ops o ON o.id = f.op_id
 			WHERE f.seq > ?1 AND o.state != 'planned'
 		) GROUP BY path`, seq)
@@ -35,14 +35,15 @@ func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, erro
 			var mode uint32
 			var size, min int64
 			var dirs string
-			if err := rows.Scan(&path, &blob, &mode, &size, &dirs, &min); err != nil {
+			var lost bool
+			if err := rows.Scan(&path, &blob, &mode, &size, &dirs, &lost, &min); err != nil {
 				return err
 			}
 			id, err := scanBlob(blob)
 			if err != nil {
 				return err
 			}
-			out[path] = State{Content: id, Mode: fs.FileMode(mode), Size: size, Dirs: splitDirs(dirs)}
+			out[path] = State{Content: id, Mode: fs.FileMode(mode), Size: size, Dirs: splitDirs(dirs), Lost: lost}
 		}
 		return rows.Err()
 	})
@@ -210,7 +211,7 @@ func getOp(ctx context.Context, tx *sql.Tx, id int64) (Op, error) {
 		return Op{}, notFound(err)
 	}
 	op.Undoes, op.Time = undoes.Int64, time.Unix(0, t)
-	rows, err := tx.QueryContext(ctx, `SELECT path, before_blob, before_mode, before_size, after_blob, after_mode, after_size, before_dirs, after_dirs
+	rows, err := tx.QueryContext(ctx, `SELECT path, before_blob, before_mode, before_size, after_blob, after_mode, after_size, before_dirs, after_dirs, lost
 		FROM op_files WHERE op_id = ? ORDER BY path`, id)
 	if err != nil {
 		return Op{}, err
@@ -221,7 +222,8 @@ func getOp(ctx context.Context, tx *sql.Tx, id int64) (Op, error) {
 		var bb, ab []byte
 		var bm, am uint32
 		var bd, ad string
-		if err := rows.Scan(&f.Path, &bb, &bm, &f.Before.Size, &ab, &am, &f.After.Size, &bd, &ad); err != nil {
+		var lost bool
+		if err := rows.Scan(&f.Path, &bb, &bm, &f.Before.Size, &ab, &am, &f.After.Size, &bd, &ad, &lost); err != nil {
 			return Op{}, err
 		}
 		if f.Before.Content, err = scanBlob(bb); err != nil {
@@ -232,6 +234,7 @@ func getOp(ctx context.Context, tx *sql.Tx, id int64) (Op, error) {
 		}
 		f.Before.Mode, f.After.Mode = fs.FileMode(bm), fs.FileMode(am)
 		f.Before.Dirs, f.After.Dirs = splitDirs(bd), splitDirs(ad)
+		f.Before.Lost = lost // lost is recorded for the before state: the one undo restores
 		op.Files = append(op.Files, f)
 	}
 	return op, rows.Err()

@@ -102,7 +102,7 @@ func (x *Index) OpenTurn(ctx context.Context) (Checkpoint, error) {
 func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
 	var cp Checkpoint
 	err := x.read(ctx, func(tx *sql.Tx) error {
-		row := tx.QueryRowContext(ctx, `SELECT id, seq, number, prompt, time FROM turns WHERE hidden_by IS NULL AND number = ?`, n)
+		row := tx.QueryRowContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned FROM turns WHERE hidden_by IS NULL AND number = ?`, n)
 		var err error
 		if cp, err = scanTurn(row); err != nil {
 			return notFound(err)
@@ -116,7 +116,7 @@ func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
 	return cp, nil
 }
 
-const openTurnSQL = `SELECT id, seq, number, prompt, time FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`
+const openTurnSQL = `SELECT id, seq, number, prompt, time, pinned, label, pruned FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`
 
 func openTurn(ctx context.Context, tx *sql.Tx) (Checkpoint, error) {
 	cp, err := scanTurn(tx.QueryRowContext(ctx, openTurnSQL))
@@ -131,7 +131,7 @@ type scanner interface{ Scan(...any) error }
 func scanTurn(s scanner) (Checkpoint, error) {
 	var cp Checkpoint
 	var t int64
-	if err := s.Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t); err != nil {
+	if err := s.Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned); err != nil {
 		return Checkpoint{}, err
 	}
 	cp.Time = time.Unix(0, t)
@@ -201,7 +201,7 @@ func (x *Index) Capturing(ctx context.Context, path string) (Checkpoint, *FileSn
 	var size sql.NullInt64
 	var dirs sql.NullString
 	var endState sql.NullInt64
-	err := x.stmts.capturing.QueryRowContext(ctx, path).Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t,
+	err := x.stmts.capturing.QueryRowContext(ctx, path).Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned,
 		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNoOpenTurn
@@ -220,7 +220,7 @@ func (x *Index) Capturing(ctx context.Context, path string) (Checkpoint, *FileSn
 	return cp, &f, nil
 }
 
-const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time,
+const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned,
 	s.path, s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode
 	FROM (` + openTurnSQL + `) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path = ?`
 
@@ -271,7 +271,7 @@ const addSnapSQL = `INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode,
 func (x *Index) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	var out []Checkpoint
 	err := x.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, seq, number, prompt, time FROM turns WHERE hidden_by IS NULL ORDER BY number`)
+		rows, err := tx.QueryContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned FROM turns WHERE hidden_by IS NULL ORDER BY number`)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,56 @@
+package checkpoints
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+)
+
+// A store directory holds the blob store shared by all sessions and one
+// index directory per session:
+//
+//	STORE/blobs/                the cas.Disk
+//	STORE/sessions/ID/index.db  each session's Index
+//	STORE/config.json           retention settings (package retention)
+
+// ErrBadSession is wrapped when a session id is not a safe name.
+var ErrBadSession = errors.New("session id must be 1-128 letters, digits, '.', '_' or '-', not starting with '.'")
+
+var sessionRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
+
+// ValidSession reports whether id is usable as a session id: it names a
+// directory, so it cannot hold a separator or be "." or "..".
+func ValidSession(id string) bool { return sessionRE.MatchString(id) }
+
+// SessionDir returns the directory of session id in store.
+func SessionDir(store, id string) string { return filepath.Join(store, "sessions", id) }
+
+// BlobDir returns the blob store's directory in store.
+func BlobDir(store string) string { return filepath.Join(store, "blobs") }
+
+// Sessions lists the ids of the sessions in store that have an index,
+// sorted. A store with no sessions yet gives an empty list.
+func Sessions(store string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(store, "sessions"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: sessions: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || !ValidSession(e.Name()) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(store, "sessions", e.Name(), FileName)); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
