@@ -1,0 +1,43 @@
+// Package retention keeps a ckpt store's disk use bounded: it decides which
+// checkpoints to prune (a pure function that explains every decision),
+// removes whole sessions, collects blobs nothing references, and verifies
+// that every referenced blob is there and intact.
+//
+// # What pruning means
+//
+// Pruning a turn drops its file snapshots; its conversation stays, and the
+// turn can no longer be rewound in code. A code rewind to turn T needs the
+// snapshots of T and of every turn opened after it, so retention only ever
+// prunes a prefix of a session's turns (hidden ones included, in the order
+// they were opened): the first turn a rule keeps keeps every later one.
+// Undo records (the before and after states of rewinds and undos) are never
+// pruned, and neither is a pinned turn, nor the session's open turn.
+//
+// The rules: MaxAge prunes turns opened longer ago (default 30 days),
+// KeepTurns keeps only the newest N turns of each session, and MaxBytes
+// (off by default) prunes the oldest turns of the whole store, across
+// sessions, until the bytes only they reference bring the store under the
+// quota. A session not used for MaxAge, with nothing pinned, is removed
+// whole.
+//
+// # Why collection is safe while others capture
+//
+// A writer (capture, opening a turn, planning a rewind) stores a blob and
+// then commits an index row that references it. Between the two the blob
+// is unreferenced, and a plain mark-and-sweep could delete it; worse, a Put
+// of content already stored is a no-op, so even an old, unreferenced blob
+// can be about to gain a reference (dedup resurrection), which no grace
+// period measured on the blob's age can see. ckpt uses a lock instead: every
+// writer holds the store's shared hold (cas.Store.Hold, an flock on
+// blobs/gc.lock) from its Put until its row commits, and the collector
+// marks and sweeps under the exclusive lock (cas.Disk.Collect). While the
+// collector runs, no write is half done, so every reference that will exist
+// is already committed and visible to the mark; after it, a Put of swept
+// content stores it again. Writers wait at most one collection; the
+// collector waits for in-flight captures (milliseconds). An optional grace
+// period (Policy.Grace, default 0) also spares blobs younger than it, as a
+// second line for writers outside this protocol.
+//
+// An empty or unreadable live set never deletes anything: if any session's
+// index cannot be read, collection stops before deleting.
+package retention

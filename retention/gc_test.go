@@ -1,0 +1,205 @@
+package retention_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
+)
+
+// fixture is one session of a real store in temp directories.
+type fixture struct {
+	t         testing.TB
+	ws, store string
+	c         *controller.Controller
+}
+
+func newFixture(t testing.TB, store, session string) *fixture {
+	t.Helper()
+	if store == "" {
+		store = t.TempDir()
+	}
+	f := &fixture{t: t, ws: t.TempDir(), store: store}
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: f.ws, Store: store, Session: session, NoAutoRetention: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.c = c
+	t.Cleanup(func() { c.Close() })
+	return f
+}
+
+func (f *fixture) write(rel, content string) {
+	f.t.Helper()
+	p := filepath.Join(f.ws, rel)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) edit(rel, content string) {
+	f.t.Helper()
+	if _, err := f.c.Capture(context.Background(), rel); err != nil {
+		f.t.Fatal(err)
+	}
+	f.write(rel, content)
+}
+
+func (f *fixture) turn(p string) {
+	f.t.Helper()
+	if _, err := f.c.BeginTurn(context.Background(), p); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) want(rel, content string) {
+	f.t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.ws, rel))
+	if err != nil || string(b) != content {
+		f.t.Errorf("%s = %q, %v; want %q", rel, b, err, content)
+	}
+}
+
+func has(t testing.TB, s cas.Store, content string) bool {
+	t.Helper()
+	ok, err := s.Has(context.Background(), cas.Sum([]byte(content)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "", "")
+	f.write("a.txt", "X")
+	f.write("b.txt", "only turn 0 knew me")
+	f.turn("t0")
+	f.edit("a.txt", "Y")
+	f.edit("b.txt", "b now")
+	f.turn("t1")
+	f.edit("a.txt", "X") // X again: turn 2 will capture it too
+	f.turn("t2")
+	f.edit("a.txt", "Z")
+
+	st := f.c.StoreOf()
+	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(plan, "default"); got != "ppk" {
+		t.Fatalf("actions %s, want ppk", got)
+	}
+	if rep.Deleted == 0 {
+		t.Errorf("gc deleted nothing; b.txt's original was referenced only by a pruned turn")
+	}
+	if has(t, f.c.Store(), "only turn 0 knew me") {
+		t.Errorf("blob of the pruned turn survived gc")
+	}
+	if !has(t, f.c.Store(), "X") {
+		t.Fatalf("gc deleted X, which the kept turn 2 still references")
+	}
+	if _, err := f.c.Rewind(ctx, 2, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.want("a.txt", "X")
+	if _, err := f.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrPruned) {
+		t.Errorf("code rewind to a pruned turn: %v, want ErrPruned", err)
+	}
+}
+
+func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, "", "")
+	f.write("a.txt", "v0")
+	f.turn("t0")
+	f.edit("a.txt", "v1")
+	f.turn("t1")
+	f.edit("a.txt", "v2")
+	f.write("a.txt", "hand edit") // a person edits after the agent
+	if _, err := f.c.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.turn("t2")
+	f.turn("t3")
+	if err := f.c.Pin(ctx, 0, true, "baseline"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []retention.Policy{{KeepTurns: 1}, {MaxAge: 1}, {MaxBytes: 1}} {
+		plan, _, err := f.c.StoreOf().Retain(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := actions(plan, "default"); got != "kkkk" {
+			t.Fatalf("policy %+v: actions %s; a pinned turn 0 keeps every turn", p, got)
+		}
+	}
+	if err := f.c.Pin(ctx, 0, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	plan, _, err := f.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(plan, "default"); got != "pppk" {
+		t.Fatalf("unpinned: actions %s, want pppk", got)
+	}
+	// The undo record of the rewind survived pruning and gc: undo brings
+	// the hand edit back byte-exact.
+	if _, err := f.c.Undo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.want("a.txt", "hand edit")
+}
+
+func TestGCRefusesEmptyOrUnreadableLiveSet(t *testing.T) {
+	ctx := context.Background()
+	store := t.TempDir()
+	s, err := controller.OpenStore(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blobs.Close()
+	for _, c := range []string{"one", "two"} {
+		if _, _, err := blobs.Put(ctx, bytesReader(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No session at all: an empty live set deletes nothing.
+	if _, err := s.Collect(ctx, retention.CollectOptions{}); !errors.Is(err, retention.ErrEmptyLiveSet) {
+		t.Fatalf("collect with no sessions: %v, want ErrEmptyLiveSet", err)
+	}
+	// A session whose index cannot be read: nothing deleted either.
+	f := newFixture(t, store, "good")
+	f.write("a.txt", "referenced")
+	f.turn("t")
+	f.edit("a.txt", "x")
+	bad := checkpoints.SessionDir(store, "bad")
+	os.MkdirAll(bad, 0o700)
+	if err := os.WriteFile(filepath.Join(bad, checkpoints.FileName), []byte("this is not a database, it is garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Collect(ctx, retention.CollectOptions{}); err == nil {
+		t.Fatal("collect succeeded with an unreadable session index")
+	}
+	if !has(t, blobs, "one") || !has(t, blobs, "two") {
+		t.Fatal("a collection that could not read every session deleted blobs")
+	}
+	os.RemoveAll(bad)
+	rep, err := s.Collect(ctx, retention.CollectOptions{})
+	if err != nil || rep.Deleted != 2 {
+		t.Fatalf("collect = %+v, %v; want the two unreferenced blobs deleted", rep, err)
+	}
+}

@@ -1,0 +1,262 @@
+package retention
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// Policy says what to keep. The zero value keeps everything.
+type Policy struct {
+	MaxAge    time.Duration // prune turns older; remove sessions unused longer (0: no limit)
+	KeepTurns int           // keep only the newest N turns per session (0: no limit)
+	MaxBytes  int64         // store quota in stored bytes (0: none)
+	Grace     time.Duration // collection spares blobs younger than this
+}
+
+// DefaultPolicy keeps 30 days, with no count limit and no quota.
+func DefaultPolicy() Policy { return Policy{MaxAge: 30 * 24 * time.Hour} }
+
+// Session is what Evaluate needs to know of one session.
+type Session struct {
+	ID      string
+	LastUse time.Time
+	Turns   []checkpoints.TurnRecord // in the order they were opened
+	// Undo holds the blobs of the session's undo records: never pruned.
+	Undo []cas.ID
+}
+
+// Decision is the verdict on one turn, with the reason in words.
+type Decision struct {
+	Session string `json:"session"`
+	Turn    int    `json:"turn"`
+	Hidden  bool   `json:"hidden"` // rewound out of the conversation
+	Action  string `json:"action"` // "keep" or "prune"
+	Reason  string `json:"reason"`
+	TurnID  int64  `json:"-"`
+}
+
+// SessionDecision is the verdict on a whole session.
+type SessionDecision struct {
+	Session string `json:"session"`
+	Action  string `json:"action"` // "keep" or "remove"
+	Reason  string `json:"reason"`
+}
+
+// Plan is what a policy decides for a store.
+type Plan struct {
+	Sessions   []SessionDecision `json:"sessions"`
+	Turns      []Decision        `json:"turns"` // turns already pruned are left out
+	StoreBytes int64             `json:"store_bytes"`
+	// FreedBytes estimates what collection frees after the plan: the
+	// stored size of blobs no longer referenced by anything kept.
+	FreedBytes int64 `json:"freed_bytes"`
+	// OverQuota is set when even the plan cannot bring the store under
+	// MaxBytes (pinned turns, open turns and undo records are kept).
+	OverQuota bool `json:"over_quota"`
+}
+
+// Prunes returns the turns the plan prunes, by session.
+func (p Plan) Prunes() map[string][]int64 {
+	out := map[string][]int64{}
+	for _, d := range p.Turns {
+		if d.Action == "prune" {
+			out[d.Session] = append(out[d.Session], d.TurnID)
+		}
+	}
+	return out
+}
+
+// Removes returns the sessions the plan removes whole.
+func (p Plan) Removes() []string {
+	var out []string
+	for _, s := range p.Sessions {
+		if s.Action == "remove" {
+			out = append(out, s.Session)
+		}
+	}
+	return out
+}
+
+// Evaluate applies the policy at time now to the sessions. blobs gives the
+// stored size of every blob in the store (from cas Walk). It changes
+// nothing, and explains every decision.
+func Evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int64) Plan {
+	var plan Plan
+	for _, size := range blobs {
+		plan.StoreBytes += size
+	}
+	refs := map[cas.ID]int{} // references from everything not yet pruned
+	ref := func(ids []cas.ID, d int) {
+		for _, id := range ids {
+			refs[id] += d
+		}
+	}
+	type cand struct {
+		session int
+		turn    int
+	}
+	firstKept := make([]int, len(sessions)) // per session: index of the first turn kept
+	decisions := make([][]Decision, len(sessions))
+	for si, s := range sessions {
+		ref(s.Undo, 1)
+		removeWhole := p.MaxAge > 0 && !s.LastUse.IsZero() && now.Sub(s.LastUse) > p.MaxAge && !anyPinned(s.Turns)
+		if removeWhole {
+			plan.Sessions = append(plan.Sessions, SessionDecision{Session: s.ID, Action: "remove",
+				Reason: fmt.Sprintf("unused for %s, longer than max age %s, nothing pinned", days(now.Sub(s.LastUse)), days(p.MaxAge))})
+			ref(s.Undo, -1)
+			firstKept[si] = len(s.Turns)
+			for _, t := range s.Turns {
+				if !t.Pruned {
+					decisions[si] = append(decisions[si], Decision{Session: s.ID, Turn: t.Number, Hidden: t.Hidden, TurnID: t.ID,
+						Action: "prune", Reason: "its session is removed"})
+				}
+			}
+			continue
+		}
+		plan.Sessions = append(plan.Sessions, SessionDecision{Session: s.ID, Action: "keep", Reason: "in use"})
+		first, reasons := keepFrom(p, now, s.Turns)
+		firstKept[si] = first
+		for i, t := range s.Turns {
+			if t.Pruned {
+				continue
+			}
+			d := Decision{Session: s.ID, Turn: t.Number, Hidden: t.Hidden, TurnID: t.ID, Reason: reasons[i]}
+			if i < first {
+				d.Action = "prune"
+			} else {
+				d.Action = "keep"
+				ref(t.Blobs, 1)
+			}
+			decisions[si] = append(decisions[si], d)
+		}
+	}
+	live := func() int64 {
+		var n int64
+		for id, c := range refs {
+			if c > 0 {
+				n += blobs[id]
+			}
+		}
+		return n
+	}
+	// Quota: prune the oldest kept turns of the whole store until what
+	// stays referenced fits. Candidates are turns before each session's
+	// protected tail (pinned turn, open turn), oldest first.
+	if p.MaxBytes > 0 && live() > p.MaxBytes {
+		var cands []cand
+		for si, s := range sessions {
+			limit := protectedFrom(s.Turns)
+			for i := firstKept[si]; i < limit; i++ {
+				cands = append(cands, cand{si, i})
+			}
+		}
+		sort.SliceStable(cands, func(a, b int) bool {
+			return sessions[cands[a].session].Turns[cands[a].turn].Time.Before(sessions[cands[b].session].Turns[cands[b].turn].Time)
+		})
+		used := live()
+		for _, c := range cands {
+			if used <= p.MaxBytes {
+				break
+			}
+			s := sessions[c.session]
+			// Keep the prefix rule: prune every earlier kept turn too.
+			for i := firstKept[c.session]; i <= c.turn; i++ {
+				t := s.Turns[i]
+				for _, id := range t.Blobs {
+					refs[id]--
+					if refs[id] == 0 {
+						used -= blobs[id]
+					}
+				}
+				for j := range decisions[c.session] {
+					if decisions[c.session][j].TurnID == t.ID {
+						decisions[c.session][j].Action = "prune"
+						decisions[c.session][j].Reason = fmt.Sprintf("store over quota %s: oldest turns go first", FormatBytes(p.MaxBytes))
+					}
+				}
+			}
+			if c.turn+1 > firstKept[c.session] {
+				firstKept[c.session] = c.turn + 1
+			}
+		}
+		plan.OverQuota = used > p.MaxBytes
+	}
+	for _, ds := range decisions {
+		plan.Turns = append(plan.Turns, ds...)
+	}
+	plan.FreedBytes = plan.StoreBytes - live()
+	return plan
+}
+
+// keepFrom returns the index of the first turn the age and count rules keep
+// (every later one is kept too) and the reason for each turn.
+func keepFrom(p Policy, now time.Time, turns []checkpoints.TurnRecord) (int, []string) {
+	n := len(turns)
+	reasons := make([]string, n)
+	first := 0
+	if p.MaxAge > 0 {
+		for first < n && now.Sub(turns[first].Time) > p.MaxAge {
+			first++
+		}
+	}
+	ageFirst := first
+	if p.KeepTurns > 0 && n-p.KeepTurns > first {
+		first = n - p.KeepTurns
+	}
+	protect := protectedFrom(turns)
+	if first > protect {
+		first = protect
+	}
+	for i, t := range turns {
+		switch {
+		case i >= first && t.Pinned:
+			reasons[i] = "pinned"
+		case i >= protect && i == n-1:
+			reasons[i] = "the open turn"
+		case i >= protect:
+			reasons[i] = "needed to rewind to a pinned turn"
+		case i >= first:
+			reasons[i] = "within max age and keep count"
+		case i < ageFirst:
+			reasons[i] = fmt.Sprintf("older than max age %s", days(p.MaxAge))
+		default:
+			reasons[i] = fmt.Sprintf("beyond the newest %d turns", p.KeepTurns)
+		}
+	}
+	return first, reasons
+}
+
+// protectedFrom returns the index from which turns are never pruned: the
+// first pinned turn (rewinding to it needs every later snapshot) or the
+// last turn, whichever comes first.
+func protectedFrom(turns []checkpoints.TurnRecord) int {
+	for i, t := range turns {
+		if t.Pinned {
+			return i
+		}
+	}
+	if len(turns) == 0 {
+		return 0
+	}
+	return len(turns) - 1
+}
+
+func anyPinned(turns []checkpoints.TurnRecord) bool {
+	for _, t := range turns {
+		if t.Pinned {
+			return true
+		}
+	}
+	return false
+}
+
+func days(d time.Duration) string {
+	if d >= 48*time.Hour {
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+	return d.Round(time.Minute).String()
+}

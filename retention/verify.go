@@ -1,0 +1,178 @@
+package retention
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// FindingKind classifies what verify found.
+type FindingKind string
+
+// The finding kinds. Missing and corrupt blobs are losses; an orphan is a
+// blob nothing references (collection removes it), not a loss.
+const (
+	Missing FindingKind = "missing"
+	Corrupt FindingKind = "corrupt"
+	Orphan  FindingKind = "orphan"
+)
+
+// Use is one place that references a blob.
+type Use struct {
+	Session string              `json:"session"`
+	Kind    checkpoints.RefKind `json:"kind"`
+	Turn    int                 `json:"turn"`
+	Path    string              `json:"path"`
+}
+
+// Finding is one problem with one blob.
+type Finding struct {
+	Kind  FindingKind `json:"kind"`
+	Blob  cas.ID      `json:"blob"`
+	Error string      `json:"error,omitempty"`
+	Uses  []Use       `json:"uses,omitempty"` // who loses what (not for orphans)
+}
+
+// VerifyReport is what Verify found and did.
+type VerifyReport struct {
+	Blobs    int       `json:"blobs"`    // in the store
+	Checked  int       `json:"checked"`  // referenced blobs read and hashed
+	Findings []Finding `json:"findings"` // sorted: losses first
+	Repaired int       `json:"repaired"` // references marked lost by repair
+}
+
+// OK reports whether nothing referenced is missing or corrupt.
+func (r VerifyReport) OK() bool {
+	for _, f := range r.Findings {
+		if f.Kind != Orphan {
+			return false
+		}
+	}
+	return true
+}
+
+// Verify reads and hashes every blob any session references, and lists the
+// blobs that are missing or corrupt (with what each loss costs) and the
+// blobs nothing references. References a repair already marked lost are
+// not reported again. With repair, each loss is first reported through
+// before (so the caller can say what is lost), then every reference to it
+// is marked lost in its session (a rewind skips such paths, saying why,
+// instead of restoring anything else) and a corrupt blob is deleted so that
+// capturing the same content again stores it afresh.
+func Verify(ctx context.Context, store string, blobs cas.Store, repair bool, before func(Finding), progress func(done, total int)) (VerifyReport, error) {
+	var rep VerifyReport
+	uses := map[cas.ID][]Use{}
+	err := eachSession(ctx, store, func(id string, x *checkpoints.Index) error {
+		return x.Refs(ctx, func(r checkpoints.Ref) error {
+			if _, seen := uses[r.Blob]; !seen {
+				uses[r.Blob] = nil
+			}
+			if !r.Lost {
+				uses[r.Blob] = append(uses[r.Blob], Use{Session: id, Kind: r.Kind, Turn: r.Turn, Path: r.Path})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return rep, fmt.Errorf("retention: verify: %w", err)
+	}
+	ids := make([]cas.ID, 0, len(uses))
+	for id, u := range uses {
+		if len(u) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		rep.Checked++
+		if progress != nil && rep.Checked%256 == 0 {
+			progress(rep.Checked, len(ids))
+		}
+		kind, msg, err := check(ctx, blobs, id)
+		if err != nil {
+			return rep, fmt.Errorf("retention: verify %s: %w", id.Short(), err)
+		}
+		if kind != "" {
+			rep.Findings = append(rep.Findings, Finding{Kind: kind, Blob: id, Error: msg, Uses: uses[id]})
+		}
+	}
+	err = blobs.Walk(ctx, func(i cas.Info) error {
+		rep.Blobs++
+		if _, ok := uses[i.ID]; !ok {
+			rep.Findings = append(rep.Findings, Finding{Kind: Orphan, Blob: i.ID})
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("retention: verify: %w", err)
+	}
+	if repair {
+		if err := doRepair(ctx, store, blobs, &rep, before); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// check reads one blob whole, verifying it, and classifies the outcome.
+// Errors other than missing or corrupt (I/O, a closed store) are returned.
+func check(ctx context.Context, blobs cas.Store, id cas.ID) (FindingKind, string, error) {
+	r, err := blobs.Open(ctx, id)
+	if errors.Is(err, cas.ErrNotFound) {
+		return Missing, err.Error(), nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	defer r.Close()
+	_, err = io.Copy(io.Discard, r)
+	switch {
+	case errors.Is(err, cas.ErrCorrupt):
+		return Corrupt, err.Error(), nil
+	case err != nil:
+		return "", "", err
+	}
+	return "", "", nil
+}
+
+func doRepair(ctx context.Context, store string, blobs cas.Store, rep *VerifyReport, before func(Finding)) error {
+	bySession := map[string][]cas.ID{}
+	for _, f := range rep.Findings {
+		if f.Kind == Orphan {
+			continue
+		}
+		if before != nil {
+			before(f)
+		}
+		for _, u := range f.Uses {
+			bySession[u.Session] = append(bySession[u.Session], f.Blob)
+		}
+	}
+	err := eachSession(ctx, store, func(id string, x *checkpoints.Index) error {
+		if len(bySession[id]) == 0 {
+			return nil
+		}
+		n, err := x.MarkLost(ctx, bySession[id])
+		rep.Repaired += n
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("retention: repair: %w", err)
+	}
+	for _, f := range rep.Findings {
+		if f.Kind == Corrupt {
+			if err := blobs.Delete(ctx, f.Blob); err != nil && !errors.Is(err, cas.ErrNotFound) {
+				return fmt.Errorf("retention: repair: drop corrupt %s: %w", f.Blob.Short(), err)
+			}
+		}
+	}
+	return nil
+}
