@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"time"
 
@@ -22,8 +21,6 @@ var (
 	// ErrNoTurn is wrapped when a rewind or diff names a turn that is not
 	// in the active history.
 	ErrNoTurn = errors.New("no such turn")
-	// ErrBadSession is wrapped when a session id is not a safe name.
-	ErrBadSession = errors.New("session id must be 1-128 letters, digits, '.', '_' or '-', not starting with '.'")
 	// ErrWorkspaceMismatch is wrapped when a session is opened for a
 	// workspace other than the one it was created for.
 	ErrWorkspaceMismatch = errors.New("session belongs to another workspace")
@@ -35,11 +32,6 @@ var (
 // DefaultSession is the session id used when none is given.
 const DefaultSession = "default"
 
-var sessionRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
-
-// ValidSession reports whether id is usable as a session id.
-func ValidSession(id string) bool { return sessionRE.MatchString(id) }
-
 // Options says what to open.
 type Options struct {
 	Workspace string // the workspace root; required
@@ -47,27 +39,26 @@ type Options struct {
 	Store     string // the store directory holding blobs/ and sessions/; required
 	// Clock overrides time.Now (tests).
 	Clock func() time.Time
+	// NoAutoRetention turns off the retention the store's config.json asks
+	// for (a daily sweep at Open, quota enforcement when a turn opens).
+	NoAutoRetention bool
 }
 
 // Controller drives one session. It is safe for concurrent use.
 type Controller struct {
+	st      *Store
 	session string
 	ws      *capture.Workspace
-	store   *cas.Disk
+	store   *cas.Disk // st.blobs
 	idx     *checkpoints.Index
 	cap     *capture.Capturer
 	lock    *flock.Flock
+	noAuto  bool
 
 	mu   sync.Mutex
 	subs map[int]func(Event)
 	next int
 }
-
-// SessionDir returns the directory of session id in store.
-func SessionDir(store, id string) string { return filepath.Join(store, "sessions", id) }
-
-// BlobDir returns the blob store's directory in store.
-func BlobDir(store string) string { return filepath.Join(store, "blobs") }
 
 // Open opens (creating on first use) the session for the workspace. A rewind
 // or undo that a crash left unfinished is completed before Open returns.
@@ -75,8 +66,8 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	if o.Session == "" {
 		o.Session = DefaultSession
 	}
-	if !ValidSession(o.Session) {
-		return nil, fmt.Errorf("controller: session %q: %w", o.Session, ErrBadSession)
+	if !checkpoints.ValidSession(o.Session) {
+		return nil, fmt.Errorf("controller: session %q: %w", o.Session, checkpoints.ErrBadSession)
 	}
 	if o.Store == "" || o.Workspace == "" {
 		return nil, errors.New("controller: workspace and store directories are required")
@@ -85,25 +76,28 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := cas.OpenDisk(ctx, BlobDir(o.Store))
+	st, err := OpenStore(ctx, o.Store)
 	if err != nil {
 		return nil, err
 	}
+	store := st.blobs
 	var opts []checkpoints.Option
 	if o.Clock != nil {
 		opts = append(opts, checkpoints.WithClock(o.Clock))
 	}
-	dir := SessionDir(o.Store, o.Session)
+	dir := checkpoints.SessionDir(o.Store, o.Session)
 	idx, err := checkpoints.Open(ctx, dir, opts...)
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	c := &Controller{
+		st:      st,
 		session: o.Session, ws: ws, store: store, idx: idx,
-		cap:  capture.New(ws, idx, store),
-		lock: flock.New(filepath.Join(dir, "ops.lock")),
-		subs: map[int]func(Event){},
+		cap:    capture.New(ws, idx, store),
+		lock:   flock.New(filepath.Join(dir, "ops.lock")),
+		noAuto: o.NoAutoRetention,
+		subs:   map[int]func(Event){},
 	}
 	root, err := idx.InitMeta(ctx, "workspace", ws.Root())
 	if err == nil && root != ws.Root() {
@@ -115,6 +109,9 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	if err != nil {
 		c.Close()
 		return nil, err
+	}
+	if !c.noAuto {
+		c.st.autoRetain(ctx)
 	}
 	return c, nil
 }
@@ -133,12 +130,20 @@ func (c *Controller) Workspace() *capture.Workspace { return c.ws }
 // Store returns the blob store.
 func (c *Controller) Store() cas.Store { return c.store }
 
+// StoreOf returns the store the session lives in, for store-wide work.
+func (c *Controller) StoreOf() *Store { return c.st }
+
 // Index returns the session index.
 func (c *Controller) Index() *checkpoints.Index { return c.idx }
 
 // BeginTurn opens the next turn with prompt (recorded as its user message)
 // after recording the state the previous turn left its captured paths in.
 func (c *Controller) BeginTurn(ctx context.Context, prompt string) (checkpoints.Checkpoint, error) {
+	release, err := c.store.Hold(ctx) // the end states' blobs until their rows commit
+	if err != nil {
+		return checkpoints.Checkpoint{}, err
+	}
+	defer release()
 	var ends []checkpoints.PathEnd
 	prev, err := c.idx.OpenTurn(ctx)
 	if err == nil {
@@ -156,8 +161,12 @@ func (c *Controller) BeginTurn(ctx context.Context, prompt string) (checkpoints.
 		return checkpoints.Checkpoint{}, err
 	}
 	cp, err := c.idx.BeginTurn(ctx, prompt, ends)
+	release() // before enforceQuota, whose collector waits for every hold
 	if err != nil {
 		return checkpoints.Checkpoint{}, err
+	}
+	if !c.noAuto {
+		c.st.enforceQuota(ctx)
 	}
 	c.emit(Event{Kind: EventTurnOpened, Turn: cp.Turn})
 	return cp, nil
@@ -184,6 +193,16 @@ func (c *Controller) AppendMessage(ctx context.Context, role, text string) (chec
 	}
 	c.emit(Event{Kind: EventMessage, Turn: m.Turn})
 	return m, nil
+}
+
+// Pin exempts the active turn numbered turn from retention (or, with pin
+// false, lets retention prune it again). label names it.
+func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) error {
+	err := c.idx.Pin(ctx, turn, pin, label)
+	if errors.Is(err, checkpoints.ErrNotFound) {
+		return fmt.Errorf("controller: pin turn %d: %w", turn, ErrNoTurn)
+	}
+	return err
 }
 
 // Conversation returns the active conversation.

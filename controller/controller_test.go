@@ -242,7 +242,7 @@ func TestWorkspaceMismatchAndBadSession(t *testing.T) {
 		if id == "" {
 			continue // empty means the default session
 		}
-		if _, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Session: id}); !errors.Is(err, controller.ErrBadSession) {
+		if _, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Session: id}); !errors.Is(err, checkpoints.ErrBadSession) {
 			t.Errorf("session %q: %v, want ErrBadSession", id, err)
 		}
 	}

@@ -48,6 +48,11 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 	}
 	res := Result{Turn: turn, Scope: scope, DryRun: o.DryRun, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}}
 	err := c.withLock(ctx, func() error {
+		release, err := c.store.Hold(ctx) // before-states' blobs until the plan commits
+		if err != nil {
+			return err
+		}
+		defer release()
 		cp, err := c.idx.Turn(ctx, turn)
 		if errors.Is(err, checkpoints.ErrNotFound) {
 			return fmt.Errorf("turn %d: %w", turn, ErrNoTurn)
@@ -56,6 +61,9 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 			return err
 		}
 		var files []checkpoints.OpFile
+		if scope.Code() && cp.Pruned {
+			return fmt.Errorf("turn %d: %w", turn, checkpoints.ErrPruned)
+		}
 		if scope.Code() {
 			targets, err := c.idx.Earliest(ctx, cp.Seq)
 			if err != nil {
@@ -95,6 +103,11 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 func (c *Controller) Undo(ctx context.Context) (Result, error) {
 	var res Result
 	err := c.withLock(ctx, func() error {
+		release, err := c.store.Hold(ctx) // before-states' blobs until the plan commits
+		if err != nil {
+			return err
+		}
+		defer release()
 		rw, err := c.idx.LastRewind(ctx)
 		if err != nil {
 			return err
@@ -164,6 +177,10 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 	skipped := []Skip{}
 	for i, p := range paths {
 		target := targets[p]
+		if target.Lost {
+			skipped = append(skipped, Skip{Path: p, Reason: "its recorded content is lost (verify --repair found the blob missing or corrupt)"})
+			continue
+		}
 		if err := cur[i].err; errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
 			skipped = append(skipped, Skip{Path: p, Reason: err.Error()})
 			continue

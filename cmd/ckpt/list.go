@@ -21,6 +21,9 @@ type checkpointJSON struct {
 	Time   string     `json:"time"`
 	Prompt string     `json:"prompt"`
 	Files  []fileJSON `json:"files"`
+	Pinned bool       `json:"pinned"`
+	Label  string     `json:"label,omitempty"`
+	Pruned bool       `json:"pruned"` // retention dropped its files: conversation rewinds only
 }
 
 func newListCmd(a *app) *cobra.Command {
@@ -41,7 +44,8 @@ func newListCmd(a *app) *cobra.Command {
 			if a.json {
 				out := make([]checkpointJSON, len(cps))
 				for i, cp := range cps {
-					out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{}}
+					out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
+						Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
 					for j, f := range cp.Files {
 						out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, Kind: string(cp.Kinds[j])})
 					}
@@ -62,7 +66,16 @@ func newListCmd(a *app) *cobra.Command {
 				}
 				line = cp.Time.Local().AppendFormat(line, "2006-01-02 15:04:05")
 				line = append(line, "  "...)
-				line = append(line, shorten(cp.Prompt, 48)...)
+				prompt := cp.Prompt
+				switch {
+				case cp.Pinned && cp.Label != "":
+					prompt = "[pinned: " + cp.Label + "] " + prompt
+				case cp.Pinned:
+					prompt = "[pinned] " + prompt
+				case cp.Pruned:
+					prompt = "[pruned] " + prompt
+				}
+				line = append(line, shorten(prompt, 48)...)
 				for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
 					line = append(line, ' ')
 				}

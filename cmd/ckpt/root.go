@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
@@ -135,6 +136,7 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 	root.AddCommand(
 		newTurnCmd(a), newCaptureCmd(a), newMessageCmd(a), newListCmd(a), newLogCmd(a),
 		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newDemoCmd(a),
+		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
 	)
 	return root
 }
@@ -157,8 +159,8 @@ func (a *app) resolveGlobals() error {
 	if a.session == "" {
 		a.session = controller.DefaultSession
 	}
-	if !controller.ValidSession(a.session) {
-		return usageError{fmt.Errorf("session %q: %w", a.session, controller.ErrBadSession)}
+	if !checkpoints.ValidSession(a.session) {
+		return usageError{fmt.Errorf("session %q: %w", a.session, checkpoints.ErrBadSession)}
 	}
 	if a.store == "" {
 		a.store = defaultStore()

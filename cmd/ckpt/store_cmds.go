@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+)
+
+// openStore opens the store for store-wide commands, which need no
+// workspace or session.
+func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
+	return controller.OpenStore(ctx, a.store)
+}
+
+// progress returns a function that shows a count on stderr when stderr is
+// a terminal, and nil otherwise.
+func (a *app) progress(what string) func(done int) {
+	f, ok := a.stderr.(*os.File)
+	if !ok || !isatty.IsTerminal(f.Fd()) {
+		return nil
+	}
+	return func(done int) { fmt.Fprintf(f, "\r%s %d…", what, done) }
+}
+
+// policyFlags are the retention flags prune shares; unset ones take the
+// store's config.json (or the defaults).
+type policyFlags struct {
+	maxAge, maxBytes, grace string
+	keep                    int
+}
+
+func (pf *policyFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&pf.maxAge, "max-age", "", `prune turns older than this, e.g. 30d or 12h; 0 keeps all (default: config.json, else 30d)`)
+	cmd.Flags().IntVar(&pf.keep, "keep", -1, "keep only the newest N turns of each session; 0 keeps all (default: config.json, else 0)")
+	cmd.Flags().StringVar(&pf.maxBytes, "max-bytes", "", "store quota, e.g. 2GiB: prune oldest turns until under it; 0 is none (default: config.json, else none)")
+	cmd.Flags().StringVar(&pf.grace, "grace", "", "collection spares blobs younger than this (default: config.json, else 0)")
+}
+
+func (pf *policyFlags) policy(s *controller.Store) (retention.Policy, error) {
+	p, _, err := s.Policy()
+	if err != nil {
+		return p, err
+	}
+	c := retention.Config{MaxAge: pf.maxAge, MaxBytes: pf.maxBytes, Grace: pf.grace}
+	if pf.keep >= 0 {
+		c.KeepTurns = &pf.keep
+	}
+	p, err = c.Apply(p)
+	if err != nil {
+		return p, usageError{err}
+	}
+	return p, nil
+}
+
+func newPruneCmd(a *app) *cobra.Command {
+	var pf policyFlags
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Apply the retention policy to every session of the store, then collect freed blobs",
+		Long: `Prune checkpoints by the retention policy, across every session of the store,
+then delete the blobs nothing references any more.
+
+A pruned turn keeps its conversation but can no longer be rewound in code.
+Only the oldest turns of a session are pruned (a rewind to a kept turn needs
+every later one); pinned turns (ckpt pin), the open turn and undo records are
+never pruned. Sessions unused for longer than the max age, with nothing
+pinned, are removed whole. With --session ID, remove that one session whole.
+
+The policy comes from STORE/config.json, e.g.
+  {"max_age": "30d", "keep_turns": 100, "max_bytes": "2GiB", "grace": "0s", "auto": true}
+and the flags override it. --dry-run --json shows every decision and why.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if cmd.Flags().Changed("session") {
+				return a.removeSession(ctx, s, dryRun)
+			}
+			p, err := pf.policy(s)
+			if err != nil {
+				return err
+			}
+			if dryRun {
+				plan, err := s.Plan(ctx, p)
+				if err != nil {
+					return err
+				}
+				return a.printPlan(plan, nil)
+			}
+			plan, rep, err := s.Retain(ctx, p)
+			if err != nil {
+				return err
+			}
+			return a.printPlan(plan, &rep)
+		},
+	}
+	pf.add(cmd)
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be pruned and why; change nothing")
+	return cmd
+}
+
+func (a *app) removeSession(ctx context.Context, s *controller.Store, dryRun bool) error {
+	if dryRun {
+		if a.json {
+			return a.printJSON(map[string]any{"session": a.session, "action": "remove", "dry_run": true})
+		}
+		a.say("would remove session %s whole", a.session)
+		return nil
+	}
+	if err := s.RemoveSession(ctx, a.session); err != nil {
+		return err
+	}
+	rep, err := s.Collect(ctx, retention.CollectOptions{AllowEmpty: true, Progress: a.progress("collecting")})
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(map[string]any{"session": a.session, "action": "remove", "dry_run": false, "gc": rep})
+	}
+	a.say("removed session %s; freed %s in %d blobs", a.session, retention.FormatBytes(rep.FreedBytes), rep.Deleted)
+	return nil
+}
+
+func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
+	if a.json {
+		return a.printJSON(map[string]any{"dry_run": rep == nil, "plan": plan, "gc": rep})
+	}
+	w := bufio.NewWriter(a.stdout)
+	pruned := 0
+	for _, s := range plan.Sessions {
+		if s.Action == "remove" {
+			fmt.Fprintf(w, "remove session %s: %s\n", s.Session, s.Reason)
+		}
+	}
+	for _, d := range plan.Turns {
+		if d.Action == "prune" {
+			pruned++
+			fmt.Fprintf(w, "prune  %s turn %d: %s\n", d.Session, d.Turn, d.Reason)
+		}
+	}
+	w.Flush()
+	verb := "pruned"
+	if rep == nil {
+		verb = "would prune"
+	}
+	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, retention.FormatBytes(plan.StoreBytes), retention.FormatBytes(plan.FreedBytes))
+	if plan.OverQuota {
+		a.say("warning: still over the quota: pinned turns, open turns and undo records are kept")
+	}
+	if rep != nil {
+		a.say("collected %d blobs, %s", rep.Deleted, retention.FormatBytes(rep.FreedBytes))
+	}
+	return nil
+}
+
+func newGCCmd(a *app) *cobra.Command {
+	var grace string
+	var allowEmpty bool
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Delete blobs no session references; reports bytes and blobs freed",
+		Long: `Delete every blob that no checkpoint, undo record or session of the store
+references. It is safe while other processes capture: they hold the store
+while a blob they wrote is not yet referenced, and gc waits for them.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			p, _, err := s.Policy()
+			if err != nil {
+				return err
+			}
+			if grace != "" {
+				if p.Grace, err = retention.ParseAge(grace); err != nil {
+					return usageError{fmt.Errorf("--grace: %w", err)}
+				}
+			}
+			start := time.Now()
+			rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: a.progress("scanned")})
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(rep)
+			}
+			a.say("scanned %d blobs in %s: %d live, %d deleted (%s freed), %d spared by the grace period",
+				rep.Scanned, time.Since(start).Round(time.Millisecond), rep.Live, rep.Deleted, retention.FormatBytes(rep.FreedBytes), rep.Spared)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&grace, "grace", "", "spare blobs younger than this, e.g. 10m (default: config.json, else 0)")
+	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "delete every blob when no session references any (refused by default: it looks like a wrong --store)")
+	return cmd
+}
+
+func newVerifyCmd(a *app) *cobra.Command {
+	var repair bool
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check every referenced blob exists and hashes right; exit 1 if any is missing or corrupt",
+		Long: `Read and hash every blob a checkpoint or undo record references, and report
+missing and corrupt blobs (with every turn and path that loses content) and
+orphaned blobs (referenced by nothing; gc removes them; not an error).
+Exit 1 when anything referenced is missing or corrupt.
+
+--repair first prints what is lost, then marks those references lost in
+their sessions (a rewind then skips such a path and says why, instead of
+restoring anything else) and drops corrupt blobs so that capturing the same
+content again stores it afresh.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			before := func(f retention.Finding) {
+				for _, u := range f.Uses {
+					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, u.Path, u.Kind, f.Blob.Short(), f.Kind)
+				}
+			}
+			var prog func(done, total int)
+			if p := a.progress("verified"); p != nil {
+				prog = func(done, total int) { p(done) }
+			}
+			rep, err := s.Verify(ctx, repair, before, prog)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				if err := a.printJSON(map[string]any{"ok": rep.OK(), "report": rep}); err != nil {
+					return err
+				}
+			} else {
+				w := bufio.NewWriter(a.stdout)
+				for _, f := range rep.Findings {
+					fmt.Fprintf(w, "%-8s %s", f.Kind, f.Blob)
+					for _, u := range f.Uses {
+						fmt.Fprintf(w, "  %s turn %d %s", u.Session, u.Turn, u.Path)
+					}
+					fmt.Fprintln(w)
+				}
+				w.Flush()
+				a.say("checked %d referenced blobs of %d stored: %d findings", rep.Checked, rep.Blobs, len(rep.Findings))
+				if repair && rep.Repaired > 0 {
+					a.say("repaired: %d references marked lost", rep.Repaired)
+				}
+			}
+			if !rep.OK() && !repair {
+				return silentError{exitFail}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&repair, "repair", false, "mark what is missing or corrupt as lost in the index, after saying what is lost")
+	return cmd
+}
+
+func newSessionsCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "sessions",
+		Short: "List the store's sessions with their size, turns and last use",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			infos, err := s.Sessions(ctx)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(infos)
+			}
+			w := bufio.NewWriter(a.stdout)
+			fmt.Fprintf(w, "%-24s %6s %10s  %-19s  %s\n", "SESSION", "TURNS", "SIZE", "LAST USE", "WORKSPACE")
+			for _, i := range infos {
+				last := "-"
+				if !i.LastUse.IsZero() {
+					last = i.LastUse.Local().Format("2006-01-02 15:04:05")
+				}
+				fmt.Fprintf(w, "%-24s %6d %10s  %-19s  %s\n", i.ID, i.Turns, retention.FormatBytes(i.Bytes), last, i.Workspace)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func newPinCmd(a *app, pin bool) *cobra.Command {
+	var label string
+	use, short := "pin TURN", "Exempt TURN (and the turns after it) from retention"
+	if !pin {
+		use, short = "unpin TURN", "Let retention prune TURN again"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  exactArgs(1, "one TURN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			turn, err := parseTurn(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := c.Pin(cmd.Context(), turn, pin, label); err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(map[string]any{"turn": turn, "pinned": pin, "label": label})
+			}
+			return nil
+		},
+	}
+	if pin {
+		cmd.Flags().StringVar(&label, "label", "", "a name for the pinned turn, shown by list")
+	}
+	return cmd
+}

@@ -1,0 +1,196 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/retention"
+	"github.com/gofrs/flock"
+)
+
+// Automatic retention: at most once a day, at Open, and whenever a new turn
+// finds the store over its quota.
+const (
+	autoEvery  = 24 * time.Hour
+	autoBudget = 2 * time.Second  // the daily sweep
+	quotaLimit = 30 * time.Second // enforcing a quota that is exceeded
+)
+
+// Store is a whole store directory, for the work that spans its sessions:
+// retention, collection, verification and listing sessions. It needs no
+// workspace. It is safe for concurrent use.
+type Store struct {
+	dir   string
+	blobs *cas.Disk
+}
+
+// OpenStore opens the store directory (creating it on first use).
+func OpenStore(ctx context.Context, dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("controller: a store directory is required")
+	}
+	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(dir))
+	if err != nil {
+		return nil, err
+	}
+	return &Store{dir: dir, blobs: blobs}, nil
+}
+
+// Close releases the blob store.
+func (s *Store) Close() error { return s.blobs.Close() }
+
+// Dir returns the store directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Policy returns the store's retention policy (config.json, or defaults)
+// and whether automatic retention is on.
+func (s *Store) Policy() (retention.Policy, bool, error) { return retention.LoadConfig(s.dir) }
+
+// Plan evaluates the policy on the store as it is now, changing nothing.
+func (s *Store) Plan(ctx context.Context, p retention.Policy) (retention.Plan, error) {
+	return retention.PlanFor(ctx, s.dir, s.blobs, p, time.Now())
+}
+
+// Retain applies the policy now: prunes and removes what it says across
+// all sessions, then collects unreferenced blobs.
+func (s *Store) Retain(ctx context.Context, p retention.Policy) (retention.Plan, retention.GCReport, error) {
+	plan, err := s.Plan(ctx, p)
+	if err != nil {
+		return plan, retention.GCReport{}, err
+	}
+	if err := retention.Apply(ctx, s.dir, plan); err != nil {
+		return plan, retention.GCReport{}, err
+	}
+	// Removing the last session on purpose may leave nothing referenced.
+	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0})
+	return plan, rep, err
+}
+
+// Collect deletes every blob no session references (see retention.Collect).
+func (s *Store) Collect(ctx context.Context, o retention.CollectOptions) (retention.GCReport, error) {
+	return retention.Collect(ctx, s.dir, s.blobs, o)
+}
+
+// Verify checks every referenced blob (see retention.Verify).
+func (s *Store) Verify(ctx context.Context, repair bool, before func(retention.Finding), progress func(done, total int)) (retention.VerifyReport, error) {
+	return retention.Verify(ctx, s.dir, s.blobs, repair, before, progress)
+}
+
+// RemoveSession deletes session id whole: its turns, conversation and undo
+// records. Its blobs go at the next collection.
+func (s *Store) RemoveSession(ctx context.Context, id string) error {
+	if !checkpoints.ValidSession(id) {
+		return fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
+	}
+	if _, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName)); err != nil {
+		return fmt.Errorf("controller: session %s: %w", id, checkpoints.ErrNotFound)
+	}
+	return retention.Apply(ctx, s.dir, retention.Plan{Sessions: []retention.SessionDecision{{Session: id, Action: "remove", Reason: "asked for"}}})
+}
+
+// SessionInfo describes one session of the store.
+type SessionInfo struct {
+	ID        string    `json:"id"`
+	Workspace string    `json:"workspace"`
+	Turns     int       `json:"turns"` // in the active history
+	Bytes     int64     `json:"bytes"` // stored bytes its references hold (shared blobs counted in each session)
+	LastUse   time.Time `json:"last_use"`
+}
+
+// Sessions lists the store's sessions.
+func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
+	sizes, err := retention.BlobSizes(ctx, s.blobs)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := checkpoints.Sessions(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	out := []SessionInfo{}
+	for _, id := range ids {
+		x, err := checkpoints.Open(ctx, checkpoints.SessionDir(s.dir, id))
+		if err != nil {
+			return nil, err
+		}
+		info := SessionInfo{ID: id}
+		info.Workspace, _ = x.Meta(ctx, "workspace")
+		seen := map[cas.ID]bool{}
+		err = x.Refs(ctx, func(r checkpoints.Ref) error {
+			if !seen[r.Blob] {
+				seen[r.Blob] = true
+				info.Bytes += sizes[r.Blob]
+			}
+			return nil
+		})
+		if err == nil {
+			var cps []checkpoints.Checkpoint
+			cps, err = x.Checkpoints(ctx)
+			info.Turns = len(cps)
+		}
+		if err == nil {
+			info.LastUse, err = x.LastUse(ctx)
+		}
+		x.Close()
+		if err != nil {
+			return nil, fmt.Errorf("controller: session %s: %w", id, err)
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// autoRetain runs the daily sweep if it is due and no other process is
+// running it, within a small time budget. Its errors are not the caller's:
+// the next run, or `ckpt gc`, reports them.
+func (s *Store) autoRetain(ctx context.Context) {
+	p, auto, err := s.Policy()
+	if err != nil || !auto {
+		return
+	}
+	if fi, err := os.Stat(s.stamp()); err == nil && time.Since(fi.ModTime()) < autoEvery {
+		return
+	}
+	s.retainOnce(ctx, p, autoBudget)
+}
+
+// enforceQuota runs retention when the store holds more than the policy's
+// quota.
+func (s *Store) enforceQuota(ctx context.Context) {
+	p, auto, err := s.Policy()
+	if err != nil || !auto || p.MaxBytes <= 0 {
+		return
+	}
+	if _, stored, err := s.blobs.Usage(ctx); err != nil || stored <= p.MaxBytes {
+		return
+	}
+	s.retainOnce(ctx, p, quotaLimit)
+}
+
+func (s *Store) stamp() string { return filepath.Join(s.dir, "retention.stamp") }
+
+// retainOnce runs Retain if it can take the store's retention lock at once
+// (one process at a time; the others go on without waiting), then touches
+// the stamp.
+func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.Duration) {
+	lock := flock.New(filepath.Join(s.dir, "retention.lock"))
+	if ok, err := lock.TryLock(); err != nil || !ok {
+		return
+	}
+	defer lock.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	_, _, err := s.Retain(ctx, p)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		now := time.Now()
+		if os.Chtimes(s.stamp(), now, now) != nil {
+			os.WriteFile(s.stamp(), nil, 0o600)
+		}
+	}
+}
