@@ -33,7 +33,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { idx.Close() })
-	turn, err := idx.BeginTurn(ctx, "t", nil)
+	turn, err := idx.BeginTurn(ctx, "t", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestInspectAndRestoreRefuseSymlinks(t *testing.T) {
 	if err != nil || e.Kind != Unsafe || !errors.Is(e.Reason, ErrSymlink) {
 		t.Fatalf("Inspect through a symlinked parent = %+v, %v; want Unsafe/ErrSymlink", e, err)
 	}
-	if err := f.ws.Stage("out/victim", "t", nil, 0o644); !errors.Is(err, ErrSymlink) {
+	if _, err := f.ws.Stage("out/victim", "t", nil, 0o644); !errors.Is(err, ErrSymlink) {
 		t.Errorf("Stage through a symlinked parent = %v, want ErrSymlink", err)
 	}
 	if err := f.ws.Remove("out/victim", nil); !errors.Is(err, ErrSymlink) {
@@ -205,8 +205,8 @@ func TestInspectAndRestoreRefuseSymlinks(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(outside, "victim")); string(b) != "keep" {
 		t.Errorf("file outside the workspace changed: %q", b)
 	}
-	if _, err := os.Stat(filepath.Join(outside, TempName("victim", "t"))); err == nil {
-		t.Errorf("a temp file was written outside the workspace")
+	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+		t.Errorf("files appeared outside the workspace: %v", ents)
 	}
 }
 

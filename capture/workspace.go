@@ -221,26 +221,31 @@ func (w *Workspace) OpenFile(rel string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
-// TempName is the name WriteFile stages rel's new content under; tag makes
-// it unique per operation so a crashed operation's leftovers can be found.
-func TempName(rel, tag string) string {
-	dir, base := path.Split(rel)
-	return dir + ".ckpt-" + tag + "-" + base + ".tmp"
+// tempPrefix starts the name of every file a rewind stages; tag names the
+// operation, so a crashed operation's leftovers can be found (CleanStaged).
+func tempPrefix(tag string) string { return ".ckpt-" + tag + "-" }
+
+// Staged is a temp file Stage wrote: rel's new content, not yet in place.
+type Staged struct {
+	Rel  string
+	name string // absolute path of the temp file
 }
 
-// Stage writes r to the temp file TempName(rel, tag) with the given
-// permission bits and fsyncs it, creating missing parent directories. It
-// re-checks the parents first and fails (wrapping ErrSymlink or
-// ErrNotRegular) rather than write through a link.
-func (w *Workspace) Stage(rel, tag string, r io.Reader, mode fs.FileMode) error {
+// Stage writes r to a new temp file next to rel (a name no one can
+// predict, created exclusively, so nothing planted there is followed or
+// truncated) with the given permission bits, and fsyncs it. It creates
+// rel's missing parent directories, refusing (ErrSymlink, ErrNotRegular) to
+// pass through a symlink or a non-directory.
+func (w *Workspace) Stage(rel, tag string, r io.Reader, mode fs.FileMode) (Staged, error) {
 	if err := w.mkdirs(rel); err != nil {
-		return err
+		return Staged{}, err
 	}
-	tmp := w.Abs(TempName(rel, tag))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|oNoFollow, 0o600)
+	dir := filepath.Dir(w.Abs(rel))
+	f, err := os.CreateTemp(dir, tempPrefix(tag)+"*.tmp")
 	if err != nil {
-		return fmt.Errorf("capture: stage %s: %w", rel, err)
+		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
 	}
+	st := Staged{Rel: rel, name: f.Name()}
 	_, err = io.Copy(f, r)
 	if err == nil {
 		err = f.Chmod(mode.Perm())
@@ -252,33 +257,54 @@ func (w *Workspace) Stage(rel, tag string, r io.Reader, mode fs.FileMode) error 
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("capture: stage %s: %w", rel, err)
+		os.Remove(st.name)
+		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
 	}
-	return nil
+	return st, nil
 }
 
-// Commit renames the staged temp file into place at rel, after checking
-// once more that the parents are real directories and rel is not a symlink
-// or directory.
-func (w *Workspace) Commit(rel, tag string) error {
-	e, err := w.Inspect(rel)
+// Commit renames the staged file into place, after checking once more that
+// the parents are real directories and rel is not a symlink or directory.
+func (w *Workspace) Commit(s Staged) error {
+	e, err := w.Inspect(s.Rel)
 	if err != nil {
 		return err
 	}
 	if e.Kind == Unsafe {
-		w.Discard(rel, tag)
-		return fmt.Errorf("capture: %s: %w", rel, e.Reason)
+		w.Discard(s)
+		return fmt.Errorf("capture: %s: %w", s.Rel, e.Reason)
 	}
-	if err := os.Rename(w.Abs(TempName(rel, tag)), w.Abs(rel)); err != nil {
-		return fmt.Errorf("capture: commit %s: %w", rel, err)
+	if err := os.Rename(s.name, w.Abs(s.Rel)); err != nil {
+		return fmt.Errorf("capture: commit %s: %w", s.Rel, err)
 	}
 	return nil
 }
 
-// Discard removes a staged temp file, if any.
-func (w *Workspace) Discard(rel, tag string) {
-	os.Remove(w.Abs(TempName(rel, tag)))
+// Discard removes a staged file that will not be committed.
+func (w *Workspace) Discard(s Staged) {
+	if s.name != "" {
+		os.Remove(s.name)
+	}
+}
+
+// CleanStaged removes the temp files an operation tagged tag staged next to
+// rel and never committed (it crashed): regular files whose name only
+// Stage makes. A hard link there only loses that name.
+func (w *Workspace) CleanStaged(rel, tag string) {
+	if e, err := w.Inspect(rel); err != nil || e.Kind == Unsafe {
+		return // never look through a symlinked parent
+	}
+	dir := filepath.Dir(w.Abs(rel))
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasPrefix(n, tempPrefix(tag)) && strings.HasSuffix(n, ".tmp") {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
 }
 
 // Remove deletes the regular file at rel (absent is fine) and then each of

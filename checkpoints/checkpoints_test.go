@@ -34,7 +34,7 @@ func TestTurnsSnapsAndFirstCaptureWins(t *testing.T) {
 	if _, err := x.OpenTurn(ctx); !errors.Is(err, checkpoints.ErrNoOpenTurn) {
 		t.Fatalf("OpenTurn on empty index: got %v, want ErrNoOpenTurn", err)
 	}
-	t0, err := x.BeginTurn(ctx, "first", nil)
+	t0, err := x.BeginTurn(ctx, "first", nil, nil)
 	if err != nil || t0.Turn != 0 {
 		t.Fatalf("BeginTurn = %+v, %v; want turn 0", t0, err)
 	}
@@ -49,7 +49,7 @@ func TestTurnsSnapsAndFirstCaptureWins(t *testing.T) {
 	if _, err := x.AddSnap(ctx, t0.ID, checkpoints.FileSnap{Path: "new/b.txt", Dirs: []string{"new"}}); err != nil {
 		t.Fatal(err)
 	}
-	t1, err := x.BeginTurn(ctx, "second", []checkpoints.PathEnd{{Path: "a.txt", State: checkpoints.State{}}})
+	t1, err := x.BeginTurn(ctx, "second", []checkpoints.PathEnd{{Path: "a.txt", State: checkpoints.State{}}}, nil)
 	if err != nil || t1.Turn != 1 {
 		t.Fatalf("BeginTurn = %+v, %v; want turn 1", t1, err)
 	}
@@ -79,9 +79,9 @@ func TestTurnsSnapsAndFirstCaptureWins(t *testing.T) {
 func TestEarliestAcrossTurnsAndOps(t *testing.T) {
 	ctx := context.Background()
 	x := open(t, t.TempDir())
-	t0, _ := x.BeginTurn(ctx, "t0", nil)
+	t0, _ := x.BeginTurn(ctx, "t0", nil, nil)
 	x.AddSnap(ctx, t0.ID, checkpoints.FileSnap{Path: "f", Content: id("v0")})
-	t1, _ := x.BeginTurn(ctx, "t1", nil)
+	t1, _ := x.BeginTurn(ctx, "t1", nil, nil)
 	x.AddSnap(ctx, t1.ID, checkpoints.FileSnap{Path: "f", Content: id("v1")})
 	x.AddSnap(ctx, t1.ID, checkpoints.FileSnap{Path: "g"}) // created in t1
 
@@ -131,7 +131,7 @@ func TestConversationRewindAndUndo(t *testing.T) {
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	for i := 0; i < 3; i++ {
-		x.BeginTurn(ctx, fmt.Sprintf("p%d", i), nil)
+		x.BeginTurn(ctx, fmt.Sprintf("p%d", i), nil, nil)
 		x.AppendMessage(ctx, "assistant", fmt.Sprintf("a%d", i))
 	}
 	rw, err := x.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: 1, Scope: checkpoints.ScopeConversation, Prompt: "p1"})
@@ -146,7 +146,7 @@ func TestConversationRewindAndUndo(t *testing.T) {
 		t.Fatalf("after rewind to 1: %+v; want p0, a0", msgs)
 	}
 	// The next turn gets number 1.
-	nt, err := x.BeginTurn(ctx, "p1-bis", nil)
+	nt, err := x.BeginTurn(ctx, "p1-bis", nil, nil)
 	if err != nil || nt.Turn != 1 {
 		t.Fatalf("next turn = %+v, %v; want number 1", nt, err)
 	}
@@ -204,7 +204,7 @@ func TestOpenVerifiesPragmasAndReopens(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	x := open(t, dir)
-	x.BeginTurn(ctx, "kept", nil)
+	x.BeginTurn(ctx, "kept", nil, nil)
 	x.Close()
 	y := open(t, dir)
 	cps, err := y.Checkpoints(ctx)
@@ -222,7 +222,7 @@ func TestConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	a, b := open(t, dir), open(t, dir)
-	cp, err := a.BeginTurn(ctx, "t", nil)
+	cp, err := a.BeginTurn(ctx, "t", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func BenchmarkList10000(b *testing.B) {
 	}
 	defer x.Close()
 	for i := 0; i < 10000; i++ {
-		cp, err := x.BeginTurn(ctx, fmt.Sprintf("prompt %d", i), nil)
+		cp, err := x.BeginTurn(ctx, fmt.Sprintf("prompt %d", i), nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -114,6 +114,31 @@ func (x *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// writeDurable is write with synchronous=FULL for this one transaction:
+// its commit is fsynced, where the DSN's NORMAL would leave it to the next
+// checkpoint. Rewind and undo records use it, so a power cut can never keep
+// files a rewind moved while losing the record that undoes them.
+func (x *Index) writeDurable(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	conn, err := x.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = FULL`); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = NORMAL`)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 // read runs fn in one read transaction (a consistent snapshot under WAL).
 func (x *Index) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := x.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -163,6 +188,14 @@ func (x *Index) InitMeta(ctx context.Context, key, value string) (string, error)
 		return "", fmt.Errorf("checkpoints: meta %s: %w", key, err)
 	}
 	return v, nil
+}
+
+// SetMeta stores value under key, replacing any value there.
+func (x *Index) SetMeta(ctx context.Context, key, value string) error {
+	if _, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, key, value); err != nil {
+		return fmt.Errorf("checkpoints: meta %s: %w", key, err)
+	}
+	return nil
 }
 
 // blobArg converts an optional id to a SQL argument (NULL for nil).

@@ -81,9 +81,10 @@ type Checkpoint struct {
 	ID  int64 // stable internal id; turn numbers are reused after a rewind
 	Seq int64 // clock value when the turn opened
 
-	Pinned bool   // exempt from retention
-	Label  string // a name given when pinning
-	Pruned bool   // retention dropped its file snapshots
+	Pinned  bool   // exempt from retention
+	Label   string // a name given when pinning
+	Pruned  bool   // retention dropped its file snapshots
+	Scanned bool   // a manifest of the whole workspace was taken when it opened
 }
 
 // Message is one conversation message.

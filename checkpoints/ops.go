@@ -11,15 +11,20 @@ import (
 )
 
 // Earliest returns, for every path with an event after seq (a capture in
-// any turn opened since, hidden or not, or a path rewritten by a finished
-// rewind or undo), the state before its first such event: the path's state
-// at clock value seq. Paths without an event are absent from the map.
+// any turn opened since, hidden or not, a path rewritten by a finished
+// rewind or undo, or a manifest entry of a turn opened at or after seq),
+// the state before its first such event: the path's state at clock value
+// seq. A manifest is taken as the turn opens, before any capture in it.
+// Paths without an event are absent from the map.
 func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, error) {
 	out := map[string]State{}
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		// SQLite fills the bare columns from the row holding min(seq).
 		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, dirs, lost, min(seq) FROM (
 			SELECT path, seq, blob, mode, size, dirs, lost FROM snaps WHERE seq > ?1
+			UNION ALL
+			SELECT m.path, t.seq, m.blob, m.mode, m.size, '', m.lost
+			FROM manifest m JOIN turns t ON t.id = m.turn_id WHERE t.seq >= ?1
 			UNION ALL
 			SELECT f.path, f.seq, f.before_blob, f.before_mode, f.before_size, f.before_dirs, f.lost
 			FROM op_files f JOIN ops o ON o.id = f.op_id
@@ -58,7 +63,7 @@ func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, erro
 // own clock value, after the op's.
 func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
 	now := x.now()
-	err := x.write(ctx, func(tx *sql.Tx) error {
+	err := x.writeDurable(ctx, func(tx *sql.Tx) error {
 		var pending int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM ops WHERE state = 'planned'`).Scan(&pending); err != nil {
 			return err
@@ -122,7 +127,7 @@ type Done struct {
 // active turns numbered Turn and above; an undo marks its rewind undone,
 // hides the turns opened since that rewind and unhides the ones it hid.
 func (x *Index) FinishOp(ctx context.Context, id int64, d Done) error {
-	err := x.write(ctx, func(tx *sql.Tx) error {
+	err := x.writeDurable(ctx, func(tx *sql.Tx) error {
 		op, err := getOp(ctx, tx, id)
 		if err != nil {
 			return err
@@ -252,7 +257,7 @@ func splitDirs(s string) []string {
 // AbortOp deletes a planned op that changed nothing (or was rolled back),
 // with its files.
 func (x *Index) AbortOp(ctx context.Context, id int64) error {
-	err := x.write(ctx, func(tx *sql.Tx) error {
+	err := x.writeDurable(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM op_files WHERE op_id = ? AND EXISTS (SELECT 1 FROM ops WHERE id = ? AND state = 'planned')`, id, id); err != nil {
 			return err
 		}

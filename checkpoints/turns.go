@@ -19,7 +19,10 @@ type PathEnd struct {
 // given prompt, records prompt as the turn's user message, and stores ends
 // as the end state of the previous open turn's snapshots (the caller reads
 // them from disk for the paths OpenTurn reported). It returns the new turn.
-func (x *Index) BeginTurn(ctx context.Context, prompt string, ends []PathEnd) (Checkpoint, error) {
+//
+// With a manifest (scan mode) the turn is recorded as scanned, in the same
+// transaction: the manifest is the workspace as the turn found it.
+func (x *Index) BeginTurn(ctx context.Context, prompt string, ends []PathEnd, manifest *Manifest) (Checkpoint, error) {
 	now := x.now()
 	var cp Checkpoint
 	err := x.write(ctx, func(tx *sql.Tx) error {
@@ -53,7 +56,10 @@ func (x *Index) BeginTurn(ctx context.Context, prompt string, ends []PathEnd) (C
 			id, prompt, now.UnixNano()); err != nil {
 			return err
 		}
-		cp = Checkpoint{Turn: n, Time: time.Unix(0, now.UnixNano()), Prompt: prompt, ID: id, Seq: seq}
+		cp = Checkpoint{Turn: n, Time: time.Unix(0, now.UnixNano()), Prompt: prompt, ID: id, Seq: seq, Scanned: manifest != nil}
+		if manifest != nil {
+			return insertManifest(ctx, tx, id, manifest)
+		}
 		return nil
 	})
 	if err != nil {
@@ -66,7 +72,7 @@ func setEnds(ctx context.Context, tx *sql.Tx, turnID int64, ends []PathEnd) erro
 	if len(ends) == 0 {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, `UPDATE snaps SET end_state = ?, end_blob = ?, end_mode = ? WHERE turn_id = ? AND path = ?`)
+	st, err := tx.PrepareContext(ctx, `UPDATE snaps SET end_state = ?, end_blob = ?, end_mode = ? WHERE turn_id = ? AND path = ? AND end_state = 0`)
 	if err != nil {
 		return err
 	}
@@ -102,7 +108,7 @@ func (x *Index) OpenTurn(ctx context.Context) (Checkpoint, error) {
 func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
 	var cp Checkpoint
 	err := x.read(ctx, func(tx *sql.Tx) error {
-		row := tx.QueryRowContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned FROM turns WHERE hidden_by IS NULL AND number = ?`, n)
+		row := tx.QueryRowContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned, scanned FROM turns WHERE hidden_by IS NULL AND number = ?`, n)
 		var err error
 		if cp, err = scanTurn(row); err != nil {
 			return notFound(err)
@@ -116,7 +122,7 @@ func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
 	return cp, nil
 }
 
-const openTurnSQL = `SELECT id, seq, number, prompt, time, pinned, label, pruned FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`
+const openTurnSQL = `SELECT id, seq, number, prompt, time, pinned, label, pruned, scanned FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`
 
 func openTurn(ctx context.Context, tx *sql.Tx) (Checkpoint, error) {
 	cp, err := scanTurn(tx.QueryRowContext(ctx, openTurnSQL))
@@ -131,7 +137,7 @@ type scanner interface{ Scan(...any) error }
 func scanTurn(s scanner) (Checkpoint, error) {
 	var cp Checkpoint
 	var t int64
-	if err := s.Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned); err != nil {
+	if err := s.Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned); err != nil {
 		return Checkpoint{}, err
 	}
 	cp.Time = time.Unix(0, t)
@@ -201,7 +207,7 @@ func (x *Index) Capturing(ctx context.Context, path string) (Checkpoint, *FileSn
 	var size sql.NullInt64
 	var dirs sql.NullString
 	var endState sql.NullInt64
-	err := x.stmts.capturing.QueryRowContext(ctx, path).Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned,
+	err := x.stmts.capturing.QueryRowContext(ctx, path).Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
 		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNoOpenTurn
@@ -220,7 +226,7 @@ func (x *Index) Capturing(ctx context.Context, path string) (Checkpoint, *FileSn
 	return cp, &f, nil
 }
 
-const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned,
+const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned, t.scanned,
 	s.path, s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode
 	FROM (` + openTurnSQL + `) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path = ?`
 
@@ -271,7 +277,7 @@ const addSnapSQL = `INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode,
 func (x *Index) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	var out []Checkpoint
 	err := x.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned FROM turns WHERE hidden_by IS NULL ORDER BY number`)
+		rows, err := tx.QueryContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned, scanned FROM turns WHERE hidden_by IS NULL ORDER BY number`)
 		if err != nil {
 			return err
 		}

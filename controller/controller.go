@@ -54,6 +54,8 @@ type Controller struct {
 	cap     *capture.Capturer
 	lock    *flock.Flock
 	noAuto  bool
+	// recovered says what Open did about an op a crash left unfinished.
+	recovered string
 
 	mu   sync.Mutex
 	subs map[int]func(Event)
@@ -121,6 +123,10 @@ func (c *Controller) Close() error {
 	return errors.Join(c.idx.Close(), c.store.Close())
 }
 
+// Recovered says what Open did about a rewind or undo a crash (or Ctrl-C)
+// left unfinished: finished or rolled back it. Empty when there was none.
+func (c *Controller) Recovered() string { return c.recovered }
+
 // Session returns the session id.
 func (c *Controller) Session() string { return c.session }
 
@@ -136,12 +142,39 @@ func (c *Controller) StoreOf() *Store { return c.st }
 // Index returns the session index.
 func (c *Controller) Index() *checkpoints.Index { return c.idx }
 
-// BeginTurn opens the next turn with prompt (recorded as its user message)
-// after recording the state the previous turn left its captured paths in.
+// TurnOptions modify BeginTurnWith.
+type TurnOptions struct {
+	// Scan takes a manifest of the whole workspace as the turn opens, so a
+	// code rewind to it also undoes shell side effects (scan mode). The
+	// session setting (SetScan) turns it on for every turn.
+	Scan bool
+}
+
+// TurnResult is what BeginTurnWith did.
+type TurnResult struct {
+	checkpoints.Checkpoint
+	// Scan describes the scan, when one ran and finished.
+	Scan *capture.ScanResult
+	// Warning is set when a scan was asked for and could not be done (over
+	// its time budget, or a home directory or filesystem root): the turn is
+	// open without a manifest, and edit-tool captures work as ever.
+	Warning string
+}
+
+// BeginTurn opens the next turn with prompt (see BeginTurnWith).
 func (c *Controller) BeginTurn(ctx context.Context, prompt string) (checkpoints.Checkpoint, error) {
-	release, err := c.store.Hold(ctx) // the end states' blobs until their rows commit
+	res, err := c.BeginTurnWith(ctx, prompt, TurnOptions{})
+	return res.Checkpoint, err
+}
+
+// BeginTurnWith opens the next turn with prompt (recorded as its user
+// message) after recording the state the previous turn left its captured
+// paths in; in scan mode it first takes the workspace's manifest.
+func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOptions) (TurnResult, error) {
+	var res TurnResult
+	release, err := c.store.Hold(ctx) // new blobs until the rows naming them commit
 	if err != nil {
-		return checkpoints.Checkpoint{}, err
+		return res, err
 	}
 	defer release()
 	var ends []checkpoints.PathEnd
@@ -158,18 +191,32 @@ func (c *Controller) BeginTurn(ctx context.Context, prompt string) (checkpoints.
 			ends = append(ends, checkpoints.PathEnd{Path: f.Path, State: st})
 		}
 	} else if !errors.Is(err, checkpoints.ErrNoOpenTurn) {
-		return checkpoints.Checkpoint{}, err
+		return res, err
 	}
-	cp, err := c.idx.BeginTurn(ctx, prompt, ends)
+	var manifest *checkpoints.Manifest
+	if scan, err := c.scanOn(ctx, o); err != nil {
+		return res, err
+	} else if scan {
+		sr, warning, err := c.scanForTurn(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.Warning = warning
+		if sr != nil {
+			res.Scan, manifest = sr, &sr.Manifest
+		}
+	}
+	cp, err := c.idx.BeginTurn(ctx, prompt, ends, manifest)
 	release() // before enforceQuota, whose collector waits for every hold
 	if err != nil {
-		return checkpoints.Checkpoint{}, err
+		return res, err
 	}
+	res.Checkpoint = cp
 	if !c.noAuto {
 		c.st.enforceQuota(ctx)
 	}
 	c.emit(Event{Kind: EventTurnOpened, Turn: cp.Turn})
-	return cp, nil
+	return res, nil
 }
 
 // Capture records path's current state into the open turn (see

@@ -172,7 +172,7 @@ func TestCrashAfterPlanIsFinishedOnOpen(t *testing.T) {
 		t.Fatalf("op still pending after reopen: %v", err)
 	}
 	// And the finished rewind undoes like any other.
-	if _, err := e.c.Undo(ctx); err != nil {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "a1")
@@ -203,7 +203,7 @@ func TestCorruptBlobAbortsBeforeTouchingFiles(t *testing.T) {
 	}
 	e.want("a.txt", "a1")
 	e.want("b.txt", "b1")
-	if _, err := e.c.Undo(ctx); !errors.Is(err, checkpoints.ErrNothingToUndo) {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
 		t.Fatalf("a failed rewind left something to undo: %v", err)
 	}
 }
@@ -217,7 +217,7 @@ func TestEventsReachSubscribers(t *testing.T) {
 	e.edit("a.txt", "x")
 	e.c.AppendMessage(ctx, "assistant", "ok")
 	e.c.Rewind(ctx, 0, checkpoints.ScopeBoth, controller.RewindOptions{})
-	e.c.Undo(ctx)
+	e.c.Undo(ctx, controller.RewindOptions{})
 	cancel()
 	e.turn("t1")
 	want := []controller.EventKind{controller.EventTurnOpened, controller.EventCaptured, controller.EventMessage, controller.EventRewound, controller.EventUndone}
@@ -263,5 +263,60 @@ func TestDiffShowsCurrentToRewound(t *testing.T) {
 	}
 	if !bytes.Equal([]byte(e.read("a.txt")), []byte("new line\n")) {
 		t.Errorf("Diff changed the file")
+	}
+}
+
+func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("a.txt", "v0")
+	e.turn("p0")
+	e.edit("a.txt", "v1")
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.turn("p1")
+	e.edit("a.txt", "work done after the rewind")
+	_, err := e.c.Undo(ctx, controller.RewindOptions{})
+	if !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "a.txt") {
+		t.Fatalf("undo over later work: %v, want ErrUndoConflict naming a.txt", err)
+	}
+	e.want("a.txt", "work done after the rewind")
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	e.want("a.txt", "v1")
+
+	// A conversation rewind followed by a new turn: undo would hide it.
+	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.turn("p1, resent")
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "p1, resent") {
+		t.Fatalf("undo hiding a newer turn: %v, want ErrUndoConflict naming the turn", err)
+	}
+}
+
+func TestListKindsSurviveConversationRewind(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("a.txt", "v0")
+	e.turn("p0")
+	e.edit("a.txt", "v1")
+	e.turn("p1")
+	if _, err := e.c.Capture(ctx, "a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(e.ws, "a.txt"))
+	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.turn("p1 again") // must not rewrite how turn 0 ended
+	cps, err := e.c.Checkpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cps[0].Kinds[0]; got != controller.Modified {
+		t.Errorf("turn 0 a.txt kind = %s, want modified (it existed when turn 0 ended)", got)
 	}
 }

@@ -40,7 +40,7 @@ func TestCrashHelperProcess(t *testing.T) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
-		if _, err := c.Undo(ctx); err != nil {
+		if _, err := c.Undo(ctx, controller.RewindOptions{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
@@ -59,7 +59,12 @@ func TestCrashRewind(t *testing.T) {
 	}
 	ctx := context.Background()
 	interrupted := 0 // rounds killed between an op's plan and its finish
-	defer func() { t.Logf("%d of %d kills interrupted an op in flight", interrupted, rounds) }()
+	defer func() {
+		t.Logf("%d of %d kills interrupted an op in flight", interrupted, rounds)
+		if interrupted == 0 && !t.Failed() {
+			t.Errorf("no kill landed while an op was in flight: the test exercised no recovery")
+		}
+	}()
 	for round := 0; round < rounds; round++ {
 		e := newEnv(t)
 		for i := 0; i < crashFiles; i++ {
@@ -102,7 +107,7 @@ func TestCrashRewind(t *testing.T) {
 		}
 		e.checkAll(t, round, version)
 		if version == 0 {
-			if _, err := e.c.Undo(ctx); err != nil {
+			if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 				t.Fatalf("round %d: undo after recovery: %v", round, err)
 			}
 			e.checkAll(t, round, 1)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/ckpt/ckpt/capture"
@@ -13,11 +14,20 @@ import (
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
-// RewindOptions modify a rewind.
+// RewindOptions modify a rewind or an undo.
 type RewindOptions struct {
 	// DryRun computes what would change and changes nothing.
 	DryRun bool
+	// Force lets Undo overwrite work done since the rewind (see
+	// ErrUndoConflict); what it overwrites stays in the undo record.
+	Force bool
 }
+
+// ErrUndoConflict is wrapped by Undo when work was done since the rewind it
+// would reverse: a file it would overwrite changed since (an edit in a
+// later turn, or by hand), or turns were opened since (an undo of a
+// conversation rewind hides them). Undo then changes nothing unless forced.
+var ErrUndoConflict = errors.New("work was done since that rewind; undo would overwrite it (force to undo anyway)")
 
 // Skip is a path a rewind or undo left alone, and why.
 type Skip struct {
@@ -65,7 +75,7 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 			return fmt.Errorf("turn %d: %w", turn, checkpoints.ErrPruned)
 		}
 		if scope.Code() {
-			targets, err := c.idx.Earliest(ctx, cp.Seq)
+			targets, err := c.targets(ctx, cp)
 			if err != nil {
 				return err
 			}
@@ -99,8 +109,10 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 // Undo reverses the most recent rewind that is not undone yet: the files it
 // rewrote get the bytes they had just before it (including edits made by
 // hand), and its conversation cut is reverted. It fails with an error
-// wrapping checkpoints.ErrNothingToUndo when there is none.
-func (c *Controller) Undo(ctx context.Context) (Result, error) {
+// wrapping checkpoints.ErrNothingToUndo when there is none, and with one
+// wrapping ErrUndoConflict (naming what would be lost) when work was done
+// since the rewind, unless o.Force.
+func (c *Controller) Undo(ctx context.Context, o RewindOptions) (Result, error) {
 	var res Result
 	err := c.withLock(ctx, func() error {
 		release, err := c.store.Hold(ctx) // before-states' blobs until the plan commits
@@ -121,6 +133,11 @@ func (c *Controller) Undo(ctx context.Context) (Result, error) {
 		if err != nil {
 			return err
 		}
+		if !o.Force {
+			if err := c.undoConflicts(ctx, rw, files); err != nil {
+				return err
+			}
+		}
 		res.Skipped = skipped
 		res.fill(files)
 		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpUndo, Turn: rw.Turn, Scope: rw.Scope, Undoes: rw.ID, Files: files})
@@ -134,6 +151,60 @@ func (c *Controller) Undo(ctx context.Context) (Result, error) {
 	}
 	c.emit(Event{Kind: EventUndone, Turn: res.Turn, Result: &res})
 	return res, nil
+}
+
+// targets returns what a code rewind to cp puts each path back to: the
+// state at cp's start of every path with a recorded event since, and, for a
+// scanned turn, "absent" for the files created since.
+func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, error) {
+	targets, err := c.idx.Earliest(ctx, cp.Seq)
+	if err != nil {
+		return nil, err
+	}
+	if cp.Scanned {
+		if err := c.createdSince(ctx, cp, targets); err != nil {
+			return nil, err
+		}
+	}
+	return targets, nil
+}
+
+// undoConflicts lists what undoing rw would overwrite or hide: files whose
+// current state is not what rw left, and turns opened since rw.
+func (c *Controller) undoConflicts(ctx context.Context, rw checkpoints.Op, files []checkpoints.OpFile) error {
+	left := map[string]checkpoints.State{}
+	for _, f := range rw.Files {
+		left[f.Path] = f.After
+	}
+	var what []string
+	for _, f := range files {
+		if !f.Before.Equal(left[f.Path]) {
+			what = append(what, f.Path)
+		}
+	}
+	if rw.Scope.Conversation() {
+		cps, err := c.idx.Checkpoints(ctx)
+		if err != nil {
+			return err
+		}
+		for _, cp := range cps {
+			if cp.Seq > rw.Seq {
+				what = append(what, fmt.Sprintf("turn %d (%s)", cp.Turn, shortPrompt(cp.Prompt)))
+			}
+		}
+	}
+	if len(what) > 0 {
+		return fmt.Errorf("%w: %s", ErrUndoConflict, strings.Join(what, ", "))
+	}
+	return nil
+}
+
+func shortPrompt(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:39]) + "…"
+	}
+	return s
 }
 
 func (r *Result) fill(files []checkpoints.OpFile) {
@@ -182,7 +253,7 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 			continue
 		}
 		if err := cur[i].err; errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
-			skipped = append(skipped, Skip{Path: p, Reason: err.Error()})
+			skipped = append(skipped, Skip{Path: p, Reason: reason(err)})
 			continue
 		} else if err != nil {
 			return nil, nil, err
@@ -235,8 +306,11 @@ func parallel(n int, fn func(i int)) {
 
 // run applies a planned op's files and finishes it. If staging fails,
 // nothing has been renamed yet: the op is dropped and the error returned.
+// Dropping and finishing do not heed ctx: once files may have moved, the
+// record must be written even if the caller gave up (Ctrl-C).
 func (c *Controller) run(ctx context.Context, op checkpoints.Op, res *Result) error {
 	skipped, err := c.apply(ctx, op)
+	ctx = context.WithoutCancel(ctx)
 	if err != nil {
 		if aerr := c.idx.AbortOp(ctx, op.ID); aerr != nil {
 			return errors.Join(err, aerr)
@@ -256,42 +330,68 @@ func (c *Controller) run(ctx context.Context, op checkpoints.Op, res *Result) er
 }
 
 // apply puts every file of op in its After state: first it stages all new
-// contents as verified temp files (any error: temps removed, nothing
-// changed), then renames them into place and deletes what must go. A path
-// that turned unsafe between plan and rename is skipped, not written.
+// contents as verified temp files (any error: temps and the directories
+// staging created removed, nothing changed), then renames them into place
+// and deletes what must go. A path that turned unsafe between plan and
+// rename is skipped, not written.
 func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, error) {
 	tag := strconv.FormatInt(op.ID, 10)
+	staged := make([]capture.Staged, len(op.Files))
 	errs := make([]error, len(op.Files))
 	parallel(len(op.Files), func(i int) {
 		if op.Files[i].After.Exists() {
-			errs[i] = c.stage(ctx, op.Files[i], tag)
+			staged[i], errs[i] = c.stage(ctx, op.Files[i], tag)
 		}
 	})
-	if err := errors.Join(errs...); err != nil {
-		for _, f := range op.Files {
-			c.ws.Discard(f.Path, tag)
+	if err := firstOf(errs); err != nil {
+		for i, f := range op.Files {
+			c.ws.Discard(staged[i])
+			if !f.Before.Exists() {
+				c.ws.Remove(f.Path, f.Before.Dirs) // only empty directories staging made
+			}
 		}
 		return nil, err
 	}
 	var skipped []Skip
-	for _, f := range op.Files {
+	for i, f := range op.Files {
 		var err error
 		if f.After.Exists() {
-			err = c.ws.Commit(f.Path, tag)
+			err = c.ws.Commit(staged[i])
 		} else {
 			err = c.ws.Remove(f.Path, f.After.Dirs)
 		}
 		if err != nil {
-			skipped = append(skipped, Skip{Path: f.Path, Reason: err.Error()})
+			skipped = append(skipped, Skip{Path: f.Path, Reason: reason(err)})
 		}
 	}
 	return skipped, nil
 }
 
-func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string) error {
+// firstOf returns the first non-nil error, with how many others there were.
+func firstOf(errs []error) error {
+	var first error
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("%w (and %d more errors)", first, n-1)
+	}
+	return first
+}
+
+// reason words an error for a Skip: without the package prefixes.
+func reason(err error) string { return strings.TrimPrefix(err.Error(), "capture: ") }
+
+func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string) (capture.Staged, error) {
 	r, err := c.store.Open(ctx, *f.After.Content)
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.Path, err)
+		return capture.Staged{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	defer r.Close()
 	return c.ws.Stage(f.Path, tag, r, f.After.Mode)
@@ -318,14 +418,17 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 		todo.Files = nil
 		for _, f := range op.Files {
 			cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
+			c.ws.CleanStaged(f.Path, strconv.FormatInt(op.ID, 10))
 			if err == nil && cur.Equal(f.After) {
-				c.ws.Discard(f.Path, strconv.FormatInt(op.ID, 10))
 				continue
 			}
 			todo.Files = append(todo.Files, f)
 		}
+		c.recovered = fmt.Sprintf("finished an interrupted %s of turn %d (scope %s)", op.Kind, op.Turn, op.Scope)
 		skipped, err := c.apply(ctx, todo)
+		ctx = context.WithoutCancel(ctx)
 		if err != nil {
+			c.recovered = fmt.Sprintf("rolled back an interrupted %s of turn %d (scope %s)", op.Kind, op.Turn, op.Scope)
 			back := op
 			for i := range back.Files {
 				back.Files[i].After = back.Files[i].Before

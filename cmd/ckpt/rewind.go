@@ -96,6 +96,8 @@ func (a *app) printResult(res controller.Result, verb string) error {
 		}
 	}
 	switch {
+	case !res.Changed && len(res.Skipped) > 0:
+		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "undo": "undone"}[verb])
 	case !res.Changed:
 		a.say("nothing to %s: the files already match turn %d", verb, res.Turn)
 	case verb == "undo":

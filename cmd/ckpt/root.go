@@ -48,7 +48,11 @@ type app struct {
 
 // open opens the controller for the global flags.
 func (a *app) open(ctx context.Context) (*controller.Controller, error) {
-	return controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store})
+	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store})
+	if err == nil && c.Recovered() != "" {
+		a.say("ckpt: %s", c.Recovered())
+	}
+	return c, err
 }
 
 // printJSON writes v as one indented JSON document on stdout.
@@ -137,6 +141,7 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 		newTurnCmd(a), newCaptureCmd(a), newMessageCmd(a), newListCmd(a), newLogCmd(a),
 		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newDemoCmd(a),
 		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
+		newScanCmd(a), newStatusCmd(a),
 	)
 	return root
 }
