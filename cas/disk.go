@@ -780,3 +780,58 @@ func (d *Disk) Usage(ctx context.Context) (int64, int64, error) {
 	}
 	return n, stored, nil
 }
+
+// SweepObjects deletes object files that no row names: what a crash
+// between moving a file in and committing its row, or between a delete's
+// commit and its unlink, leaves behind. It holds the objects lock, under
+// which every Put moves its file and commits its row, so no live file can
+// look rowless to it. It returns the files removed and their bytes.
+func (d *Disk) SweepObjects(ctx context.Context) (int, int64, error) {
+	if d.closed.Load() {
+		return 0, 0, fmt.Errorf("cas: sweep: %w", ErrClosed)
+	}
+	unlock, err := d.lockObjects()
+	if err != nil {
+		return 0, 0, fmt.Errorf("cas: sweep: %w", err)
+	}
+	defer unlock()
+	root := filepath.Join(d.dir, "objects")
+	subs, err := os.ReadDir(root)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cas: sweep: %w", err)
+	}
+	var n int
+	var freed int64
+	for _, sub := range subs {
+		if !sub.IsDir() {
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Join(root, sub.Name()))
+		if err != nil {
+			return n, freed, fmt.Errorf("cas: sweep: %w", err)
+		}
+		for _, e := range ents {
+			id, err := ParseID(e.Name())
+			if err != nil || !e.Type().IsRegular() {
+				continue // not ours to judge
+			}
+			ok, err := d.has(ctx, id)
+			if err != nil {
+				return n, freed, fmt.Errorf("cas: sweep: %w", err)
+			}
+			if ok {
+				continue
+			}
+			p := filepath.Join(root, sub.Name(), e.Name())
+			var size int64
+			if fi, err := e.Info(); err == nil {
+				size = fi.Size()
+			}
+			if err := os.Remove(p); err == nil {
+				n++
+				freed += size
+			}
+		}
+	}
+	return n, freed, nil
+}

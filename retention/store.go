@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
@@ -137,6 +138,17 @@ func removeSession(store, id string) error {
 	return os.RemoveAll(trash)
 }
 
+// cleanRemoved deletes what a crash in the middle of removing a session
+// left: directories renamed to sessions/.removed-ID, no longer sessions.
+func cleanRemoved(store string) {
+	ents, _ := os.ReadDir(filepath.Join(store, "sessions"))
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), ".removed-") {
+			os.RemoveAll(filepath.Join(store, "sessions", e.Name()))
+		}
+	}
+}
+
 // GCReport says what a collection did.
 type GCReport struct {
 	Scanned    int   `json:"scanned"`     // blobs in the store
@@ -211,5 +223,12 @@ func Collect(ctx context.Context, store string, blobs *cas.Disk, o CollectOption
 	if err != nil {
 		return rep, fmt.Errorf("retention: collect: %w", err)
 	}
+	n, freed, err := blobs.SweepObjects(ctx)
+	rep.Deleted += n
+	rep.FreedBytes += freed
+	if err != nil {
+		return rep, fmt.Errorf("retention: collect: %w", err)
+	}
+	cleanRemoved(store)
 	return rep, nil
 }
