@@ -65,7 +65,8 @@ func (x *Index) TurnRecords(ctx context.Context) ([]TurnRecord, error) {
 			return err
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT turn_id, blob FROM snaps WHERE blob IS NOT NULL
-			UNION ALL SELECT turn_id, end_blob FROM snaps WHERE end_blob IS NOT NULL`)
+			UNION ALL SELECT turn_id, end_blob FROM snaps WHERE end_blob IS NOT NULL
+			UNION ALL SELECT turn_id, blob FROM manifest`)
 		if err != nil {
 			return err
 		}
@@ -102,8 +103,11 @@ func (x *Index) Prune(ctx context.Context, turnIDs []int64) error {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM snaps WHERE turn_id = ?`, id); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE turns SET pruned = 1 WHERE id = ?`, id); err != nil {
-				return err
+			for _, q := range []string{`DELETE FROM manifest WHERE turn_id = ?`, `DELETE FROM manifest_skips WHERE turn_id = ?`,
+				`UPDATE turns SET pruned = 1, scanned = 0 WHERE id = ?`} {
+				if _, err := tx.ExecContext(ctx, q, id); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -119,9 +123,11 @@ type RefKind string
 
 // The reference kinds.
 const (
-	RefSnap RefKind = "snapshot" // a turn's start state
-	RefEnd  RefKind = "end"      // a turn's end state (for conflict checks)
-	RefUndo RefKind = "undo"     // an op's before or after state
+	RefSnap     RefKind = "snapshot" // a turn's start state
+	RefEnd      RefKind = "end"      // a turn's end state (for conflict checks)
+	RefUndo     RefKind = "undo"     // an op's before or after state
+	RefManifest RefKind = "manifest" // a scanned turn's manifest entry
+	RefCache    RefKind = "cache"    // the stat cache (live, so a cache hit never names a swept blob)
 )
 
 // Ref is one reference from the index to a blob.
@@ -141,7 +147,9 @@ func (x *Index) Refs(ctx context.Context, fn func(Ref) error) error {
 			SELECT s.blob, 'snapshot', t.number, s.path, s.lost FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.blob IS NOT NULL
 			UNION ALL SELECT s.end_blob, 'end', t.number, s.path, 0 FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.end_blob IS NOT NULL
 			UNION ALL SELECT f.before_blob, 'undo', o.turn, f.path, f.lost FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.before_blob IS NOT NULL
-			UNION ALL SELECT f.after_blob, 'undo', o.turn, f.path, 0 FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.after_blob IS NOT NULL`)
+			UNION ALL SELECT f.after_blob, 'undo', o.turn, f.path, 0 FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.after_blob IS NOT NULL
+			UNION ALL SELECT m.blob, 'manifest', t.number, m.path, m.lost FROM manifest m JOIN turns t ON t.id = m.turn_id
+			UNION ALL SELECT blob, 'cache', -1, path, 0 FROM statcache`)
 		if err != nil {
 			return err
 		}
@@ -181,6 +189,8 @@ func (x *Index) MarkLost(ctx context.Context, blobs []cas.ID) (int, error) {
 				`UPDATE snaps SET lost = 1 WHERE blob = ? AND lost = 0`,
 				`UPDATE snaps SET end_state = 0, end_blob = NULL WHERE end_blob = ?`,
 				`UPDATE op_files SET lost = 1 WHERE before_blob = ? AND lost = 0`,
+				`UPDATE manifest SET lost = 1 WHERE blob = ? AND lost = 0`,
+				`DELETE FROM statcache WHERE blob = ?`,
 			} {
 				res, err := tx.ExecContext(ctx, q, id[:])
 				if err != nil {

@@ -36,7 +36,10 @@ func (c *Controller) Diff(ctx context.Context, turn int) ([]FileDiff, []Skip, er
 	if err != nil {
 		return nil, nil, err
 	}
-	targets, err := c.idx.Earliest(ctx, cp.Seq)
+	if cp.Pruned {
+		return nil, nil, fmt.Errorf("controller: diff turn %d: %w", turn, checkpoints.ErrPruned)
+	}
+	targets, err := c.targets(ctx, cp)
 	if err != nil {
 		return nil, nil, err
 	}

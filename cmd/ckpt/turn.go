@@ -4,15 +4,23 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
 
 func newTurnCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var scan bool
+	cmd := &cobra.Command{
 		Use:   "turn PROMPT",
 		Short: "Open the next turn with the user's prompt; prints its number",
 		Long: `Open the next turn. PROMPT is the user's message that starts it; it is recorded
-as the turn's first message and handed back by a conversation rewind.`,
+as the turn's first message and handed back by a conversation rewind.
+
+With --scan (or after "ckpt scan on" for the session) the turn first records a
+manifest of every file the ignore rules let through (.gitignore at every
+level, .ckptignore, and built-in defaults such as node_modules), so a code
+rewind to it also undoes what shell commands changed, and deletes files
+created since. Unchanged files are not re-read (a stat cache).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("turn takes a PROMPT (see ckpt turn --help)")
@@ -25,15 +33,25 @@ as the turn's first message and handed back by a conversation rewind.`,
 				return err
 			}
 			defer c.Close()
-			cp, err := c.BeginTurn(cmd.Context(), strings.Join(args, " "))
+			res, err := c.BeginTurnWith(cmd.Context(), strings.Join(args, " "), controller.TurnOptions{Scan: scan})
 			if err != nil {
 				return err
 			}
-			if a.json {
-				return a.printJSON(map[string]int{"turn": cp.Turn})
+			if res.Warning != "" {
+				a.say("ckpt: warning: %s", res.Warning)
 			}
-			fmt.Fprintln(a.stdout, cp.Turn)
+			if a.json {
+				out := map[string]any{"turn": res.Turn, "scanned": res.Scanned}
+				if res.Scan != nil {
+					out["scan"] = map[string]any{"files": len(res.Scan.Manifest.Files), "read": res.Scan.Read,
+						"reused": res.Scan.Reused, "skipped": res.Scan.Manifest.Skips}
+				}
+				return a.printJSON(out)
+			}
+			fmt.Fprintln(a.stdout, res.Turn)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&scan, "scan", false, "record a manifest of the whole workspace first (scan mode)")
+	return cmd
 }

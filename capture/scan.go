@@ -1,0 +1,266 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// Scan defaults.
+const (
+	DefaultMaxFileSize   = 10 << 20 // files over this are skipped, never deleted
+	DefaultMaxDirEntries = 5000     // directories with more entries are skipped whole
+	DefaultScanBudget    = 30 * time.Second
+)
+
+// ErrScanBudget is wrapped when a scan runs past its time budget; the
+// turn then goes on without a manifest (edit-tool captures still work).
+var ErrScanBudget = errors.New("scan stopped: over its time budget")
+
+// ScanOptions tune Scan. Zero fields take the defaults.
+type ScanOptions struct {
+	MaxFileSize   int64
+	MaxDirEntries int
+	Budget        time.Duration
+	// Ignore decides what the scan leaves out; nil means the workspace's
+	// rules (.gitignore files, .ckptignore, built-in defaults).
+	Ignore Matcher
+}
+
+// Matcher says whether a workspace-relative path is ignored.
+type Matcher interface {
+	Match(rel string, isDir bool) (bool, error)
+}
+
+// workspaceRules returns the ignore rules of a workspace root.
+func workspaceRules(root string) Matcher { return NewIgnore(root) }
+
+func (o ScanOptions) withDefaults(root string) ScanOptions {
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.MaxDirEntries <= 0 {
+		o.MaxDirEntries = DefaultMaxDirEntries
+	}
+	if o.Budget <= 0 {
+		o.Budget = DefaultScanBudget
+	}
+	if o.Ignore == nil {
+		o.Ignore = workspaceRules(root)
+	}
+	return o
+}
+
+// ScanResult is what a scan saw: the manifest (files and skips) and the
+// stat cache entries for the next scan.
+type ScanResult struct {
+	Manifest checkpoints.Manifest
+	Stats    []checkpoints.StatEntry
+	Read     int // files read (cache misses)
+	Reused   int // files whose blob id came from the stat cache
+}
+
+// Scan records every regular file of the workspace that the ignore rules
+// let through: its blob id (through put: a batch's Put to store, Hash to
+// only compare), mode and size. Ignored directories are pruned as the walk
+// reaches them; symlinks are never followed (nor recorded: a rewind never
+// touches them); files over MaxFileSize and directories with more than
+// MaxDirEntries entries are skipped and listed in Manifest.Skips. A file
+// whose size, mtime, ctime, inode and mode match its cache entry, and whose
+// entry is not racy, is not read again. Files are hashed by two workers.
+func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]checkpoints.StatEntry, put PutFunc) (ScanResult, error) {
+	o = o.withDefaults(c.ws.root)
+	ctx, cancel := context.WithTimeout(ctx, o.Budget)
+	defer cancel()
+
+	type job struct {
+		rel string
+		fi  fs.FileInfo
+		at  int64
+	}
+	jobs := make(chan job, 256)
+	var (
+		mu  sync.Mutex
+		res ScanResult
+		wg  sync.WaitGroup
+	)
+	var firstErr error
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+		mu.Unlock()
+	}
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				e, st, read, err := c.scanFile(ctx, j.rel, j.fi, j.at, cache, put)
+				if err != nil {
+					fail(err)
+					continue
+				}
+				mu.Lock()
+				if e != nil {
+					res.Manifest.Files = append(res.Manifest.Files, *e)
+					res.Stats = append(res.Stats, st)
+					if read {
+						res.Read++
+					} else {
+						res.Reused++
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	skip := func(rel, reason string) {
+		mu.Lock()
+		res.Manifest.Skips = append(res.Manifest.Skips, checkpoints.ScanSkip{Path: rel, Reason: reason})
+		mu.Unlock()
+	}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ents, err := os.ReadDir(filepath.Join(c.ws.root, filepath.FromSlash(dir)))
+		if err != nil {
+			return fmt.Errorf("capture: scan %s: %w", dir, err)
+		}
+		if len(ents) > o.MaxDirEntries {
+			skip(dir, fmt.Sprintf("directory has %d entries, over the limit of %d", len(ents), o.MaxDirEntries))
+			return nil
+		}
+		for _, e := range ents {
+			rel := path.Join(dir, e.Name())
+			if dir == "" {
+				rel = e.Name()
+			}
+			switch t := e.Type(); {
+			case t&fs.ModeSymlink != 0:
+				continue // never followed, never recorded
+			case t.IsDir():
+				if vcsDirs[e.Name()] {
+					continue
+				}
+				ign, err := o.Ignore.Match(rel, true)
+				if err != nil {
+					return err
+				}
+				if !ign {
+					if err := walk(rel); err != nil {
+						return err
+					}
+				}
+			case t.IsRegular():
+				ign, err := o.Ignore.Match(rel, false)
+				if err != nil {
+					return err
+				}
+				if ign {
+					continue
+				}
+				at := time.Now().UnixNano()
+				fi, err := e.Info()
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // gone since the directory was read
+				}
+				if err != nil {
+					return fmt.Errorf("capture: scan %s: %w", rel, err)
+				}
+				if fi.Size() > o.MaxFileSize {
+					skip(rel, fmt.Sprintf("%d bytes, over the size limit of %d", fi.Size(), o.MaxFileSize))
+					continue
+				}
+				if e, st, ok := cached(rel, fi, cache); ok { // most files of a re-scan: no hand-off
+					mu.Lock()
+					res.Manifest.Files = append(res.Manifest.Files, e)
+					res.Stats = append(res.Stats, st)
+					res.Reused++
+					mu.Unlock()
+					continue
+				}
+				select {
+				case jobs <- job{rel, fi, at}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		}
+		return nil
+	}
+	werr := walk("")
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		werr = firstErr
+	}
+	if werr != nil {
+		if errors.Is(werr, context.DeadlineExceeded) {
+			return ScanResult{}, fmt.Errorf("capture: %w (%s)", ErrScanBudget, o.Budget)
+		}
+		return ScanResult{}, werr
+	}
+	sort.Slice(res.Manifest.Files, func(i, j int) bool { return res.Manifest.Files[i].Path < res.Manifest.Files[j].Path })
+	sort.Slice(res.Manifest.Skips, func(i, j int) bool { return res.Manifest.Skips[i].Path < res.Manifest.Skips[j].Path })
+	return res, nil
+}
+
+// scanFile returns the manifest entry and fresh stat entry of one file,
+// from the cache when its stat matches and is not racy, otherwise by
+// reading it. A file that vanished since the walk saw it gives nil.
+func (c *Capturer) scanFile(ctx context.Context, rel string, fi fs.FileInfo, at int64, cache map[string]checkpoints.StatEntry, put PutFunc) (*checkpoints.ManifestEntry, checkpoints.StatEntry, bool, error) {
+	if e, st, ok := cached(rel, fi, cache); ok {
+		return &e, st, false, nil
+	}
+	var st checkpoints.StatEntry
+	f, ofi, err := c.open(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, st, false, nil
+	}
+	if errors.Is(err, ErrSymlink) || errors.Is(err, ErrNotRegular) {
+		return nil, st, false, nil // replaced since the walk saw it
+	}
+	if err != nil {
+		return nil, st, false, err
+	}
+	defer f.Close()
+	id, n, err := put(ctx, f)
+	if err != nil {
+		return nil, st, false, fmt.Errorf("capture: scan %s: %w", rel, err)
+	}
+	// Describe what was read: the open descriptor's stat.
+	mtime, ctime, inode := statKey(ofi)
+	st = checkpoints.StatEntry{Path: rel, Size: n, MTime: mtime, CTime: ctime, Inode: inode, Mode: ofi.Mode().Perm(), Blob: id, Checked: at}
+	if n != ofi.Size() {
+		st.Checked = mtime // changed while read: racy, so the next scan reads it again
+	}
+	return &checkpoints.ManifestEntry{Path: rel, Blob: id, Mode: st.Mode, Size: n}, st, true, nil
+}
+
+// cached returns the manifest and stat entries of a file whose stat matches
+// a cache entry that is not racy: its content is the cached blob.
+func cached(rel string, fi fs.FileInfo, cache map[string]checkpoints.StatEntry) (checkpoints.ManifestEntry, checkpoints.StatEntry, bool) {
+	e, ok := cache[rel]
+	if !ok || e.Racy() {
+		return checkpoints.ManifestEntry{}, checkpoints.StatEntry{}, false
+	}
+	mtime, ctime, inode := statKey(fi)
+	if e.Size != fi.Size() || e.MTime != mtime || e.CTime != ctime || e.Inode != inode || e.Mode != fi.Mode().Perm() {
+		return checkpoints.ManifestEntry{}, checkpoints.StatEntry{}, false
+	}
+	return checkpoints.ManifestEntry{Path: rel, Blob: e.Blob, Mode: e.Mode, Size: e.Size}, e, true
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package capture
+
+import "io/fs"
+
+// statKey falls back to the modification time where ctime and inode are
+// not read; the racy rule still re-reads recently changed files.
+func statKey(fi fs.FileInfo) (mtime, ctime int64, inode uint64) {
+	t := fi.ModTime().UnixNano()
+	return t, t, 0
+}

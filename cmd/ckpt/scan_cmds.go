@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newScanCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "scan on|off|status",
+		Short: "Turn scan mode on or off for every turn of the session",
+		Long: `In scan mode every turn opens with a manifest of the workspace, so a code
+rewind also undoes shell side effects (rm, mv, sed -i, redirections) and
+deletes files created since. Ignored files, files over 10 MiB and
+directories with more than 5,000 entries are never recorded, changed or
+deleted. Refused in a home directory or a filesystem root.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 || (args[0] != "on" && args[0] != "off" && args[0] != "status") {
+				return usagef("scan takes on, off or status")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if args[0] != "status" {
+				if err := c.SetScan(cmd.Context(), args[0] == "on"); err != nil {
+					return err
+				}
+			}
+			on, err := c.ScanSetting(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(map[string]bool{"scan": on})
+			}
+			state := map[bool]string{true: "on", false: "off"}[on]
+			fmt.Fprintf(a.stdout, "scan mode %s\n", state)
+			return nil
+		},
+	}
+}
+
+func newStatusCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "What changed in the workspace since the open turn started",
+		Long: `List the files added (+), modified (~) and deleted (-) since the open turn
+started: every file, for a scanned turn; the captured files otherwise.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			changes, err := c.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if a.json {
+				if changes == nil {
+					return a.printJSON([]any{})
+				}
+				return a.printJSON(changes)
+			}
+			for _, ch := range changes {
+				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-"}[ch.Kind]
+				fmt.Fprintf(a.stdout, "%s %s\n", mark, ch.Path)
+			}
+			if len(changes) == 0 {
+				a.say("nothing changed since the open turn started")
+			}
+			return nil
+		},
+	}
+}
