@@ -103,15 +103,7 @@ func (x *Index) Close() error { return x.db.Close() }
 
 // write runs fn in one write transaction.
 func (x *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := x.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return inTx(ctx, x.db, nil, fn)
 }
 
 // writeDurable is write with synchronous=FULL for this one transaction:
@@ -128,7 +120,20 @@ func (x *Index) writeDurable(ctx context.Context, fn func(tx *sql.Tx) error) err
 		return err
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = NORMAL`)
-	tx, err := conn.BeginTx(ctx, nil)
+	return inTx(ctx, conn, nil, fn)
+}
+
+// read runs fn in one read transaction (a consistent snapshot under WAL).
+func (x *Index) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return inTx(ctx, x.db, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+// inTx runs fn in a transaction of db (a pool or one connection): begin,
+// roll back on any error, commit.
+func inTx(ctx context.Context, db interface {
+	BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+}, opts *sql.TxOptions, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -137,16 +142,6 @@ func (x *Index) writeDurable(ctx context.Context, fn func(tx *sql.Tx) error) err
 		return err
 	}
 	return tx.Commit()
-}
-
-// read runs fn in one read transaction (a consistent snapshot under WAL).
-func (x *Index) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := x.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	return fn(tx)
 }
 
 // tick advances the clock and returns the new value.
