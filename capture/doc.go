@@ -20,7 +20,15 @@
 // later ones are no-ops. A file that cannot be read is an error and records
 // nothing: unreadable never means absent.
 //
-// The restore side (WriteFile, Remove, Inspect) writes only regular files,
-// atomically (a temp file in the same directory, fsync, rename), never
-// through a symlink, and re-checks every parent just before it writes.
+// The restore side (Stage, Commit, Remove, Inspect) writes only regular
+// files, atomically (a temp file created exclusively in the same directory,
+// fsync, rename), never through a symlink, and re-checks every parent just
+// before it writes.
+//
+// Scan mode: Scan walks the workspace under the ignore rules of Ignore (a
+// port of git's matching: .gitignore at every level, .ckptignore, built-in
+// dependency/cache/VCS directories), pruning ignored directories as it
+// goes, never following a symlink, skipping files over a size limit and
+// crowded directories, and reusing the blob id of files whose stat matches
+// the stat cache (git's racy rule applies).
 package capture

@@ -27,6 +27,13 @@
 // changes nothing; a crash after the plan is recorded leaves an op that the
 // next Open finishes (or, if a blob can no longer be read, rolls back).
 //
+// Scan mode: a turn opened with TurnOptions.Scan (or in a session with
+// SetScan) records a manifest of the workspace first; a manifest entry is
+// an event at the turn's start, and a code rewind to a scanned turn also
+// deletes the files a fresh scan finds that the manifest lacks, except
+// under paths that scan skipped. Undo refuses (ErrUndoConflict) to
+// overwrite work done since the rewind unless forced.
+//
 // Safety: paths whose parent is a symlink or not a directory, and paths
 // that are now a symlink, directory or special file, are skipped and
 // reported, never written or deleted through; everything else is restored.
