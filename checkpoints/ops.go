@@ -24,7 +24,7 @@ func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, erro
 			SELECT path, seq, blob, mode, size, dirs, lost FROM snaps WHERE seq > ?1
 			UNION ALL
 			SELECT m.path, t.seq, m.blob, m.mode, m.size, '', m.lost
-			FROM manifest m JOIN turns t ON t.id = m.turn_id WHERE t.seq >= ?1
+			FROM manifest_files m JOIN turns t ON t.manifest_id = m.manifest_id WHERE t.seq >= ?1
 			UNION ALL
 			SELECT f.path, f.seq, f.before_blob, f.before_mode, f.before_size, f.before_dirs, f.lost
 			FROM op_files f JOIN ops o ON o.id = f.op_id

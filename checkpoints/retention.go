@@ -66,7 +66,7 @@ func (x *Index) TurnRecords(ctx context.Context) ([]TurnRecord, error) {
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT turn_id, blob FROM snaps WHERE blob IS NOT NULL
 			UNION ALL SELECT turn_id, end_blob FROM snaps WHERE end_blob IS NOT NULL
-			UNION ALL SELECT turn_id, blob FROM manifest`)
+			UNION ALL SELECT t.id, m.blob FROM manifest_files m JOIN turns t ON t.manifest_id = m.manifest_id`)
 		if err != nil {
 			return err
 		}
@@ -103,14 +103,11 @@ func (x *Index) Prune(ctx context.Context, turnIDs []int64) error {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM snaps WHERE turn_id = ?`, id); err != nil {
 				return err
 			}
-			for _, q := range []string{`DELETE FROM manifest WHERE turn_id = ?`, `DELETE FROM manifest_skips WHERE turn_id = ?`,
-				`UPDATE turns SET pruned = 1, scanned = 0 WHERE id = ?`} {
-				if _, err := tx.ExecContext(ctx, q, id); err != nil {
-					return err
-				}
+			if _, err := tx.ExecContext(ctx, `UPDATE turns SET pruned = 1, manifest_id = NULL WHERE id = ?`, id); err != nil {
+				return err
 			}
 		}
-		return nil
+		return dropUnusedManifests(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoints: prune: %w", err)
@@ -148,8 +145,9 @@ func (x *Index) Refs(ctx context.Context, fn func(Ref) error) error {
 			UNION ALL SELECT s.end_blob, 'end', t.number, s.path, 0 FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.end_blob IS NOT NULL
 			UNION ALL SELECT f.before_blob, 'undo', o.turn, f.path, f.lost FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.before_blob IS NOT NULL
 			UNION ALL SELECT f.after_blob, 'undo', o.turn, f.path, 0 FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.after_blob IS NOT NULL
-			UNION ALL SELECT m.blob, 'manifest', t.number, m.path, m.lost FROM manifest m JOIN turns t ON t.id = m.turn_id
-			UNION ALL SELECT blob, 'cache', -1, path, 0 FROM statcache`)
+			UNION ALL SELECT m.blob, 'manifest', u.n, m.path, m.lost FROM manifest_files m JOIN (
+				SELECT manifest_id, min(number) AS n FROM turns WHERE manifest_id IS NOT NULL GROUP BY manifest_id) u
+				ON u.manifest_id = m.manifest_id`)
 		if err != nil {
 			return err
 		}
@@ -169,7 +167,19 @@ func (x *Index) Refs(ctx context.Context, fn func(Ref) error) error {
 				return err
 			}
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		cache, err := statCache(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, e := range cache {
+			if err := fn(Ref{Blob: e.Blob, Kind: RefCache, Turn: -1, Path: e.Path}); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoints: refs: %w", err)
@@ -189,8 +199,7 @@ func (x *Index) MarkLost(ctx context.Context, blobs []cas.ID) (int, error) {
 				`UPDATE snaps SET lost = 1 WHERE blob = ? AND lost = 0`,
 				`UPDATE snaps SET end_state = 0, end_blob = NULL WHERE end_blob = ?`,
 				`UPDATE op_files SET lost = 1 WHERE before_blob = ? AND lost = 0`,
-				`UPDATE manifest SET lost = 1 WHERE blob = ? AND lost = 0`,
-				`DELETE FROM statcache WHERE blob = ?`,
+				`UPDATE manifest_files SET lost = 1 WHERE blob = ? AND lost = 0`,
 			} {
 				res, err := tx.ExecContext(ctx, q, id[:])
 				if err != nil {
@@ -200,7 +209,10 @@ func (x *Index) MarkLost(ctx context.Context, blobs []cas.ID) (int, error) {
 				n += int(k)
 			}
 		}
-		return nil
+		// The stat cache is advisory: drop it rather than let it vouch for
+		// a lost blob.
+		_, err := tx.ExecContext(ctx, `DELETE FROM statcache`)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("checkpoints: mark lost: %w", err)

@@ -108,7 +108,7 @@ func (x *Index) OpenTurn(ctx context.Context) (Checkpoint, error) {
 func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
 	var cp Checkpoint
 	err := x.read(ctx, func(tx *sql.Tx) error {
-		row := tx.QueryRowContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned, scanned FROM turns WHERE hidden_by IS NULL AND number = ?`, n)
+		row := tx.QueryRowContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned, manifest_id IS NOT NULL AS scanned FROM turns WHERE hidden_by IS NULL AND number = ?`, n)
 		var err error
 		if cp, err = scanTurn(row); err != nil {
 			return notFound(err)
@@ -122,7 +122,7 @@ func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
 	return cp, nil
 }
 
-const openTurnSQL = `SELECT id, seq, number, prompt, time, pinned, label, pruned, scanned FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`
+const openTurnSQL = `SELECT id, seq, number, prompt, time, pinned, label, pruned, manifest_id IS NOT NULL AS scanned FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`
 
 func openTurn(ctx context.Context, tx *sql.Tx) (Checkpoint, error) {
 	cp, err := scanTurn(tx.QueryRowContext(ctx, openTurnSQL))
@@ -277,7 +277,7 @@ const addSnapSQL = `INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode,
 func (x *Index) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	var out []Checkpoint
 	err := x.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned, scanned FROM turns WHERE hidden_by IS NULL ORDER BY number`)
+		rows, err := tx.QueryContext(ctx, `SELECT id, seq, number, prompt, time, pinned, label, pruned, manifest_id IS NOT NULL AS scanned FROM turns WHERE hidden_by IS NULL ORDER BY number`)
 		if err != nil {
 			return err
 		}
