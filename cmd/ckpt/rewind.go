@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+
+	"github.com/mattn/go-isatty"
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
@@ -36,8 +39,19 @@ func newRewindCmd(a *app) *cobra.Command {
 Before any file changes, its current content is stored: "ckpt undo" reverses
 the rewind exactly, including edits you made by hand. Symlinks are never
 followed; paths that are now symlinks or directories are skipped and listed.`,
-		Args: exactArgs(1, "one TURN"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("rewind takes one TURN (see ckpt rewind --help)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				if picker == nil || !a.interactive() {
+					return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
+				}
+				return picker(cmd, a)
+			}
 			turn, err := parseTurn(args[0])
 			if err != nil {
 				return err
@@ -61,6 +75,17 @@ followed; paths that are now symlinks or directories are skipped and listed.`,
 	cmd.Flags().StringVar(&scope, "scope", "both", "what to rewind: code, conversation or both")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
 	return cmd
+}
+
+// picker, when set (by the interactive picker's file), runs `ckpt rewind`
+// without TURN on a terminal.
+var picker func(cmd *cobra.Command, a *app) error
+
+// interactive reports whether stdin and stdout are both terminals.
+func (a *app) interactive() bool {
+	in, ok1 := a.stdin.(*os.File)
+	out, ok2 := a.stdout.(*os.File)
+	return ok1 && ok2 && isatty.IsTerminal(in.Fd()) && isatty.IsTerminal(out.Fd())
 }
 
 // printResult prints a rewind or undo result: JSON, or a summary on stderr

@@ -143,8 +143,14 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
 		newScanCmd(a), newStatusCmd(a),
 	)
+	for _, add := range extraCommands {
+		root.AddCommand(add(a))
+	}
 	return root
 }
+
+// extraCommands are commands whose files register themselves in init.
+var extraCommands []func(*app) *cobra.Command
 
 // resolveGlobals fills the global flags' defaults from the environment.
 func (a *app) resolveGlobals() error {
