@@ -269,3 +269,96 @@ func (x *Index) AbortOp(ctx context.Context, id int64) error {
 	}
 	return nil
 }
+
+// LastKnown returns the state ckpt last saw path left in by the agent or by
+// ckpt itself: the end state of the last turn that captured it (recorded
+// when the next turn opened), or the state a later rewind or undo wrote.
+// known is false when there is none, or when the latest is a turn still
+// open (the agent may still be working on the file) or an end that was not
+// recorded. A file whose current state differs from a known one was
+// changed by someone else: a person, or another session.
+func (x *Index) LastKnown(ctx context.Context, path string) (st State, known bool, err error) {
+	var best int64 = -1
+	err = x.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT s.end_state, s.end_blob, s.end_mode,
+			(SELECT min(t2.seq) FROM turns t2 WHERE t2.seq > t.seq)
+			FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.path = ?`, path)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var endState int
+			var blob []byte
+			var mode uint32
+			var endSeq sql.NullInt64
+			if err := rows.Scan(&endState, &blob, &mode, &endSeq); err != nil {
+				rows.Close()
+				return err
+			}
+			seq := endSeq.Int64
+			if !endSeq.Valid {
+				seq = 1<<62 - 1 // the open turn: later than everything
+			}
+			if seq <= best {
+				continue
+			}
+			best, known = seq, endSeq.Valid && endState != 0
+			st = State{}
+			if endState == 1 {
+				id, err := scanBlob(blob)
+				if err != nil {
+					rows.Close()
+					return err
+				}
+				st = State{Content: id, Mode: fs.FileMode(mode)}
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT f.after_blob, f.after_mode, f.seq FROM op_files f
+			JOIN ops o ON o.id = f.op_id WHERE f.path = ? AND o.state != 'planned'`, path)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var blob []byte
+			var mode uint32
+			var seq int64
+			if err := rows.Scan(&blob, &mode, &seq); err != nil {
+				return err
+			}
+			if seq <= best {
+				continue
+			}
+			id, err := scanBlob(blob)
+			if err != nil {
+				return err
+			}
+			best, known, st = seq, true, State{Content: id, Mode: fs.FileMode(mode)}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return State{}, false, fmt.Errorf("checkpoints: last known %s: %w", path, err)
+	}
+	return st, known, nil
+}
+
+// ChangedAfter reports which of paths a turn opened after seq captured.
+func (x *Index) ChangedAfter(ctx context.Context, seq int64, paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		var n int
+		err := x.db.QueryRowContext(ctx, `SELECT count(*) FROM snaps s JOIN turns t ON t.id = s.turn_id
+			WHERE s.path = ? AND t.seq > ?`, p, seq).Scan(&n)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoints: changed after: %w", err)
+		}
+		if n > 0 {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

@@ -18,10 +18,23 @@ import (
 type RewindOptions struct {
 	// DryRun computes what would change and changes nothing.
 	DryRun bool
-	// Force lets Undo overwrite work done since the rewind (see
-	// ErrUndoConflict); what it overwrites stays in the undo record.
+	// Force lets a rewind or revert overwrite files someone else changed
+	// since the agent (see ErrConflict; undo brings them back), and Undo
+	// overwrite work done since the rewind (see ErrUndoConflict).
 	Force bool
+	// Only restricts a code rewind to these paths (absolute, or relative
+	// to the workspace root).
+	Only []string
 }
+
+// ErrConflict is wrapped when a code rewind would overwrite files changed
+// since the agent left them (by a person, or another session); the Result
+// lists them. Nothing is changed unless forced.
+var ErrConflict = errors.New("files changed since the agent left them (force to overwrite; undo brings them back)")
+
+// ErrLaterChanges is wrapped by Revert when a later turn changed a file the
+// reverted turn changed too: reverting would lose that later change.
+var ErrLaterChanges = errors.New("a later turn changed these files too")
 
 // ErrUndoConflict is wrapped by Undo when work was done since the rewind it
 // would reverse: a file it would overwrite changed since (an edit in a
@@ -43,7 +56,10 @@ type Result struct {
 	Deleted  []string          `json:"deleted"`  // removed: they did not exist at the target
 	Skipped  []Skip            `json:"skipped"`
 	Prompt   string            `json:"prompt"` // the prompt handed back by a conversation scope
-	DryRun   bool              `json:"dry_run"`
+	// Conflicts lists files changed since the agent left them (by a person,
+	// another session): a rewind refuses them unless forced.
+	Conflicts []string `json:"conflicts"`
+	DryRun    bool     `json:"dry_run"`
 	// Changed is false when there was nothing to do.
 	Changed bool `json:"changed"`
 }
@@ -56,7 +72,7 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 	if _, err := checkpoints.ParseScope(string(scope)); err != nil {
 		return Result{}, fmt.Errorf("controller: rewind: %w", err)
 	}
-	res := Result{Turn: turn, Scope: scope, DryRun: o.DryRun, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}}
+	res := Result{Turn: turn, Scope: scope, DryRun: o.DryRun, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
 	err := c.withLock(ctx, func() error {
 		release, err := c.store.Hold(ctx) // before-states' blobs until the plan commits
 		if err != nil {
@@ -79,8 +95,17 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 			if err != nil {
 				return err
 			}
+			if targets, err = c.only(targets, o.Only); err != nil {
+				return err
+			}
 			if files, res.Skipped, err = c.plan(ctx, targets, o.DryRun); err != nil {
 				return err
+			}
+			if res.Conflicts, err = c.conflicts(ctx, files); err != nil {
+				return err
+			}
+			if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
+				return fmt.Errorf("%w: %s", ErrConflict, strings.Join(res.Conflicts, ", "))
 			}
 		}
 		if scope.Conversation() {
@@ -98,7 +123,111 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 		return c.run(ctx, op, &res)
 	})
 	if err != nil {
-		return Result{}, fmt.Errorf("controller: rewind to turn %d: %w", turn, err)
+		return Result{Turn: turn, Scope: scope, Conflicts: res.Conflicts}, fmt.Errorf("controller: rewind to turn %d: %w", turn, err)
+	}
+	if !o.DryRun && res.Changed {
+		c.emit(Event{Kind: EventRewound, Turn: turn, Result: &res})
+	}
+	return res, nil
+}
+
+// only keeps the targets named by paths (all of them when paths is empty).
+func (c *Controller) only(targets map[string]checkpoints.State, paths []string) (map[string]checkpoints.State, error) {
+	if len(paths) == 0 {
+		return targets, nil
+	}
+	out := map[string]checkpoints.State{}
+	for _, p := range paths {
+		rel, err := c.ws.Rel(p)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok := targets[rel]; ok {
+			out[rel] = st
+		}
+	}
+	return out, nil
+}
+
+// conflicts lists the planned files whose current state (Before) is not
+// the state ckpt last saw the agent or ckpt leave them in.
+func (c *Controller) conflicts(ctx context.Context, files []checkpoints.OpFile) ([]string, error) {
+	out := []string{}
+	for _, f := range files {
+		last, known, err := c.idx.LastKnown(ctx, f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if known && !last.Equal(f.Before) {
+			out = append(out, f.Path)
+		}
+	}
+	return out, nil
+}
+
+// Revert undoes the changes of one turn only: every file the turn captured
+// goes back to its state when the turn began, while later turns' changes
+// to other files stay. It refuses (ErrLaterChanges, naming them) when a
+// later turn changed one of the same files, and (ErrConflict) when someone
+// changed one since the agent, unless forced. It is undoable like a rewind.
+func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Result, error) {
+	res := Result{Turn: turn, Scope: checkpoints.ScopeCode, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}, DryRun: o.DryRun}
+	err := c.withLock(ctx, func() error {
+		release, err := c.store.Hold(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		cp, err := c.idx.Turn(ctx, turn)
+		if errors.Is(err, checkpoints.ErrNotFound) {
+			return fmt.Errorf("turn %d: %w", turn, ErrNoTurn)
+		}
+		if err != nil {
+			return err
+		}
+		if cp.Pruned {
+			return fmt.Errorf("turn %d: %w", turn, checkpoints.ErrPruned)
+		}
+		targets := map[string]checkpoints.State{}
+		var paths []string
+		for _, f := range cp.Files {
+			targets[f.Path] = f.State()
+			paths = append(paths, f.Path)
+		}
+		later, err := c.idx.ChangedAfter(ctx, cp.Seq, paths)
+		if err != nil {
+			return err
+		}
+		if len(later) > 0 {
+			return fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
+		}
+		if targets, err = c.only(targets, o.Only); err != nil {
+			return err
+		}
+		files, skipped, err := c.plan(ctx, targets, o.DryRun)
+		if err != nil {
+			return err
+		}
+		res.Skipped = skipped
+		if res.Conflicts, err = c.conflicts(ctx, files); err != nil {
+			return err
+		}
+		if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
+			return fmt.Errorf("%w: %s", ErrConflict, strings.Join(res.Conflicts, ", "))
+		}
+		res.fill(files)
+		res.Changed = len(files) > 0
+		if o.DryRun || !res.Changed {
+			return nil
+		}
+		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: checkpoints.ScopeCode, Files: files})
+		if err != nil {
+			return err
+		}
+		return c.run(ctx, op, &res)
+	})
+	if err != nil {
+		return Result{Turn: turn, Scope: checkpoints.ScopeCode, Conflicts: res.Conflicts}, fmt.Errorf("controller: revert turn %d: %w", turn, err)
 	}
 	if !o.DryRun && res.Changed {
 		c.emit(Event{Kind: EventRewound, Turn: turn, Result: &res})
@@ -124,7 +253,7 @@ func (c *Controller) Undo(ctx context.Context, o RewindOptions) (Result, error) 
 		if err != nil {
 			return err
 		}
-		res = Result{Turn: rw.Turn, Scope: rw.Scope, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Changed: true}
+		res = Result{Turn: rw.Turn, Scope: rw.Scope, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}, Changed: true}
 		targets := map[string]checkpoints.State{}
 		for _, f := range rw.Files {
 			targets[f.Path] = f.Before

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/mattn/go-isatty"
 
@@ -12,19 +13,20 @@ import (
 )
 
 type rewindJSON struct {
-	Turn     int               `json:"turn"`
-	Scope    string            `json:"scope"`
-	Restored []string          `json:"restored"`
-	Deleted  []string          `json:"deleted"`
-	Skipped  []controller.Skip `json:"skipped"`
-	Prompt   string            `json:"prompt"`
-	DryRun   bool              `json:"dry_run"`
-	Changed  bool              `json:"changed"`
+	Turn      int               `json:"turn"`
+	Scope     string            `json:"scope"`
+	Restored  []string          `json:"restored"`
+	Deleted   []string          `json:"deleted"`
+	Skipped   []controller.Skip `json:"skipped"`
+	Conflicts []string          `json:"conflicts"`
+	Prompt    string            `json:"prompt"`
+	DryRun    bool              `json:"dry_run"`
+	Changed   bool              `json:"changed"`
 }
 
 func newRewindCmd(a *app) *cobra.Command {
 	var scope string
-	var dryRun bool
+	var dryRun, force, only bool
 	cmd := &cobra.Command{
 		Use:   "rewind TURN",
 		Short: "Rewind code, conversation or both to the start of TURN (undo with `ckpt undo`)",
@@ -40,7 +42,10 @@ Before any file changes, its current content is stored: "ckpt undo" reverses
 the rewind exactly, including edits you made by hand. Symlinks are never
 followed; paths that are now symlinks or directories are skipped and listed.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 {
+			if only && len(args) < 2 {
+				return usagef("rewind TURN --only takes one or more PATHs")
+			}
+			if !only && len(args) > 1 {
 				return usagef("rewind takes one TURN (see ckpt rewind --help)")
 			}
 			return nil
@@ -65,7 +70,13 @@ followed; paths that are now symlinks or directories are skipped and listed.`,
 				return err
 			}
 			defer c.Close()
-			res, err := c.Rewind(cmd.Context(), turn, sc, controller.RewindOptions{DryRun: dryRun})
+			o := controller.RewindOptions{DryRun: dryRun, Force: force}
+			if only {
+				if o.Only, err = absPaths(args[1:]); err != nil {
+					return err
+				}
+			}
+			res, err := c.Rewind(cmd.Context(), turn, sc, o)
 			if err != nil {
 				return err
 			}
@@ -74,6 +85,53 @@ followed; paths that are now symlinks or directories are skipped and listed.`,
 	}
 	cmd.Flags().StringVar(&scope, "scope", "both", "what to rewind: code, conversation or both")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite files changed since the agent left them (undo brings them back)")
+	cmd.Flags().BoolVar(&only, "only", false, "restore only the PATHs given after TURN")
+	return cmd
+}
+
+// absPaths makes command-line paths absolute (relative to the current
+// directory, like every other tool).
+func absPaths(paths []string) ([]string, error) {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = abs
+	}
+	return out, nil
+}
+
+func newRevertCmd(a *app) *cobra.Command {
+	var dryRun, force bool
+	cmd := &cobra.Command{
+		Use:   "revert TURN",
+		Short: "Undo the changes of one turn only, keeping later turns' changes to other files",
+		Long: `Put every file TURN changed back to its state when TURN began, and leave the
+changes later turns made to other files alone. Refused, with the list, when a
+later turn changed one of the same files. Undoable with ckpt undo.`,
+		Args: exactArgs(1, "one TURN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			turn, err := parseTurn(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Revert(cmd.Context(), turn, controller.RewindOptions{DryRun: dryRun, Force: force})
+			if err != nil {
+				return err
+			}
+			return a.printResult(res, "rewind")
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite files changed since the agent left them")
 	return cmd
 }
 
@@ -93,7 +151,7 @@ func (a *app) interactive() bool {
 func (a *app) printResult(res controller.Result, verb string) error {
 	if a.json {
 		return a.printJSON(rewindJSON{Turn: res.Turn, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
-			Skipped: res.Skipped, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed})
+			Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed})
 	}
 	would := ""
 	if res.DryRun {
@@ -107,6 +165,9 @@ func (a *app) printResult(res controller.Result, verb string) error {
 	}
 	for _, s := range res.Skipped {
 		a.say("  skip    %s: %s", s.Path, s.Reason)
+	}
+	for _, p := range res.Conflicts {
+		a.say("  changed since the agent: %s", p)
 	}
 	what := map[checkpoints.Scope]string{
 		checkpoints.ScopeCode:         "code",
