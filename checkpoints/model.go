@@ -149,4 +149,23 @@ type Op struct {
 	Prompt string // prompt handed back by a conversation rewind
 	Time   time.Time
 	Files  []OpFile
+	// Action is ActionRewind for rewinds and undos, or one of the
+	// summarize actions: a conversation op that hides messages and adds
+	// Prompt as one summary message instead of hiding turns.
+	Action Action
+}
+
+// Action says what a conversation op does; see Op.Action.
+type Action string
+
+// The actions. The empty Action means ActionRewind.
+const (
+	ActionRewind        Action = "rewind"
+	ActionSummarizeFrom Action = "summarize_from"  // messages of turns Turn.. replaced
+	ActionSummarizeUpTo Action = "summarize_up_to" // messages of turns before Turn replaced
+)
+
+// Summarizes reports whether the op is a summarize.
+func (o Op) Summarizes() bool {
+	return o.Action == ActionSummarizeFrom || o.Action == ActionSummarizeUpTo
 }

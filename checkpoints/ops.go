@@ -79,8 +79,11 @@ func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
 		if op.Undoes != 0 {
 			undoes = op.Undoes
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO ops (seq, kind, turn, scope, state, undoes, prompt, time)
-			VALUES (?, ?, ?, ?, 'planned', ?, ?, ?)`, seq, op.Kind, op.Turn, op.Scope, undoes, op.Prompt, now.UnixNano())
+		if op.Action == "" {
+			op.Action = ActionRewind
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO ops (seq, kind, turn, scope, state, undoes, prompt, time, action)
+			VALUES (?, ?, ?, ?, 'planned', ?, ?, ?, ?)`, seq, op.Kind, op.Turn, op.Scope, undoes, op.Prompt, now.UnixNano(), op.Action)
 		if err != nil {
 			return err
 		}
@@ -124,8 +127,10 @@ type Done struct {
 
 // FinishOp marks a planned op done and, in the same transaction, applies
 // its conversation change: a rewind with a conversation scope hides the
-// active turns numbered Turn and above; an undo marks its rewind undone,
-// hides the turns opened since that rewind and unhides the ones it hid.
+// active turns numbered Turn and above; a summarize hides messages and adds
+// its summary (see Op.Action); an undo marks its rewind undone, hides the
+// turns opened since that rewind and unhides the ones it hid (for a
+// summarize: unhides the messages it hid and hides its summary).
 func (x *Index) FinishOp(ctx context.Context, id int64, d Done) error {
 	err := x.writeDurable(ctx, func(tx *sql.Tx) error {
 		op, err := getOp(ctx, tx, id)
@@ -140,19 +145,27 @@ func (x *Index) FinishOp(ctx context.Context, id int64, d Done) error {
 				return err
 			}
 		}
-		switch op.Kind {
-		case OpRewind:
+		switch {
+		case op.Kind == OpRewind && op.Summarizes():
+			if err := summarize(ctx, tx, op); err != nil {
+				return err
+			}
+		case op.Kind == OpRewind:
 			if op.Scope.Conversation() {
 				if _, err := tx.ExecContext(ctx, `UPDATE turns SET hidden_by = ? WHERE hidden_by IS NULL AND number >= ?`, id, op.Turn); err != nil {
 					return err
 				}
 			}
-		case OpUndo:
+		case op.Kind == OpUndo:
 			rw, err := getOp(ctx, tx, op.Undoes)
 			if err != nil {
 				return err
 			}
-			if rw.Scope.Conversation() {
+			if rw.Summarizes() {
+				if err := unsummarize(ctx, tx, rw, id); err != nil {
+					return err
+				}
+			} else if rw.Scope.Conversation() {
 				if _, err := tx.ExecContext(ctx, `UPDATE turns SET hidden_by = ? WHERE hidden_by IS NULL AND seq > ?`, id, rw.Seq); err != nil {
 					return err
 				}
@@ -210,8 +223,8 @@ func getOp(ctx context.Context, tx *sql.Tx, id int64) (Op, error) {
 	var op Op
 	var undoes sql.NullInt64
 	var t int64
-	err := tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time FROM ops WHERE id = ?`, id).
-		Scan(&op.ID, &op.Seq, &op.Kind, &op.Turn, &op.Scope, &op.State, &undoes, &op.Prompt, &t)
+	err := tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time, action FROM ops WHERE id = ?`, id).
+		Scan(&op.ID, &op.Seq, &op.Kind, &op.Turn, &op.Scope, &op.State, &undoes, &op.Prompt, &t, &op.Action)
 	if err != nil {
 		return Op{}, notFound(err)
 	}

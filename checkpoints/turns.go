@@ -357,7 +357,7 @@ func validRole(r string) bool {
 // Conversation returns the active history's messages in order.
 func (x *Index) Conversation(ctx context.Context) ([]Message, error) {
 	rows, err := x.db.QueryContext(ctx, `SELECT m.id, t.number, m.role, m.text, m.time FROM messages m
-		JOIN turns t ON t.id = m.turn_id WHERE t.hidden_by IS NULL ORDER BY t.number, m.id`)
+		JOIN turns t ON t.id = m.turn_id WHERE t.hidden_by IS NULL AND m.hidden_by IS NULL ORDER BY t.number, m.id`)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: conversation: %w", err)
 	}

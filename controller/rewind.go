@@ -311,7 +311,7 @@ func (c *Controller) undoConflicts(ctx context.Context, rw checkpoints.Op, files
 			what = append(what, f.Path)
 		}
 	}
-	if rw.Scope.Conversation() {
+	if rw.Scope.Conversation() && !rw.Summarizes() { // a summarize hides no turns, so its undo hides none
 		cps, err := c.idx.Checkpoints(ctx)
 		if err != nil {
 			return err

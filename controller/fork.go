@@ -1,0 +1,205 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// Events for fork and summarize (see Event).
+const (
+	// EventForked is emitted by the original session's Controller after a
+	// fork; Path holds the new session's id.
+	EventForked EventKind = "forked"
+	// EventSummarized is emitted after a summarize; Result is set.
+	EventSummarized EventKind = "summarized"
+)
+
+// Errors returned by Fork and Summarize.
+var (
+	// ErrSessionExists is wrapped when a fork names a session that exists.
+	ErrSessionExists = errors.New("session already exists")
+	// ErrEmptySummary is wrapped when a summarize has no text.
+	ErrEmptySummary = errors.New("summary text is empty")
+)
+
+// ForkOptions modify ForkWith.
+type ForkOptions struct {
+	// To is the new session's id; empty picks "<session>-fork-<n>".
+	To string
+	// Restore also puts the workspace's files back to turn's start, in the
+	// fork, as an undoable code rewind.
+	Restore bool
+	// Force lets Restore overwrite files changed since the agent left them.
+	Force bool
+}
+
+// ForkResult says what ForkWith did.
+type ForkResult struct {
+	Session string `json:"session"` // the new session's id
+	// Rewind is the fork's own rewind to turn: its conversation cut (whose
+	// Prompt is turn's prompt, to edit and resend) and, with Restore, the
+	// files it put back.
+	Rewind Result `json:"rewind"`
+}
+
+// Fork creates a new session from the start of turn (see ForkWith) and
+// returns its id.
+func (c *Controller) Fork(ctx context.Context, turn int, newID string, restoreFiles bool) (string, error) {
+	res, err := c.ForkWith(ctx, turn, ForkOptions{To: newID, Restore: restoreFiles})
+	return res.Session, err
+}
+
+// ForkWith creates a new session in the same store and workspace whose
+// active history is this session's turns before turn (turn itself is not
+// in it: the fork's next turn gets number turn, and turn's prompt is handed
+// back), with their checkpoints and conversation. The fork is a copy of the
+// whole index, blob ids and not blob bytes, followed by a conversation
+// rewind of the fork to turn (scope both with o.Restore): so the fork
+// rewinds and undoes on its own, with every earlier state it needs, and
+// `undo` in the fork brings back the later turns it hid. This session is
+// not changed. It fails with ErrNoTurn for a turn not in the active
+// history and ErrSessionExists when o.To names an existing session; if the
+// fork's rewind fails (a conflict, unless forced), the fork is removed.
+func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (ForkResult, error) {
+	fail := func(err error) (ForkResult, error) {
+		return ForkResult{}, fmt.Errorf("controller: fork turn %d: %w", turn, err)
+	}
+	if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
+		return fail(fmt.Errorf("turn %d: %w", turn, ErrNoTurn))
+	} else if err != nil {
+		return fail(err)
+	}
+	id := o.To
+	if id == "" {
+		id = c.forkID()
+	}
+	if !checkpoints.ValidSession(id) {
+		return fail(fmt.Errorf("session %q: %w", id, checkpoints.ErrBadSession))
+	}
+	dir := checkpoints.SessionDir(c.st.Dir(), id)
+	if _, err := os.Stat(filepath.Join(dir, checkpoints.FileName)); err == nil {
+		return fail(fmt.Errorf("%s: %w", id, ErrSessionExists))
+	}
+	created := false
+	if _, err := os.Stat(dir); err != nil {
+		created = true
+	}
+	err := c.withLock(ctx, func() error { return c.idx.CopyTo(ctx, dir) })
+	if errors.Is(err, checkpoints.ErrExists) {
+		return fail(fmt.Errorf("%s: %w", id, ErrSessionExists))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	cleanup := func() {
+		if created {
+			os.RemoveAll(dir)
+		} else {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(filepath.Join(dir, checkpoints.FileName+suffix))
+			}
+		}
+	}
+	f, err := Open(ctx, Options{Workspace: c.ws.Root(), Session: id, Store: c.st.Dir(), NoAutoRetention: true})
+	if err != nil {
+		cleanup()
+		return fail(err)
+	}
+	scope := checkpoints.ScopeConversation
+	if o.Restore {
+		scope = checkpoints.ScopeBoth
+	}
+	res, err := f.Rewind(ctx, turn, scope, RewindOptions{Force: o.Force})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		cleanup()
+		return fail(err)
+	}
+	c.emit(Event{Kind: EventForked, Turn: turn, Path: id})
+	return ForkResult{Session: id, Rewind: res}, nil
+}
+
+// forkID returns the first free "<session>-fork-<n>".
+func (c *Controller) forkID() string {
+	base := c.session
+	if len(base) > 100 {
+		base = base[:100]
+	}
+	base = strings.TrimRight(base, ".") + "-fork-"
+	for n := 1; ; n++ {
+		id := base + strconv.Itoa(n)
+		if _, err := os.Stat(checkpoints.SessionDir(c.st.Dir(), id)); err != nil {
+			return id
+		}
+	}
+}
+
+// Direction says which part of the conversation Summarize replaces.
+type Direction string
+
+// The directions.
+const (
+	From Direction = "from"  // turn and every later turn
+	UpTo Direction = "up_to" // every turn before turn
+)
+
+// Summarize replaces part of the active conversation with one system
+// message holding summary, written by the caller (ckpt calls no model):
+// with From the messages of turn and later turns, with UpTo the messages
+// of the turns before turn (turn must then be at least 1). The summary
+// takes the place of the first (From) or last (UpTo) summarized turn's
+// messages. Turns and file checkpoints are unchanged; the messages are
+// hidden, not deleted. It is recorded as a conversation rewind, so Undo
+// reverses it exactly: the messages come back and the summary goes. It
+// fails with ErrNoTurn when turn (or, for UpTo, turn-1) is not in the
+// active history (or, for UpTo, is 0), and with ErrEmptySummary for an empty summary.
+func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction, summary string) (Result, error) {
+	res := Result{Turn: turn, Scope: checkpoints.ScopeConversation, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}, Changed: true}
+	err := c.withLock(ctx, func() error {
+		var action checkpoints.Action
+		switch dir {
+		case From:
+			action = checkpoints.ActionSummarizeFrom
+		case UpTo:
+			action = checkpoints.ActionSummarizeUpTo
+			if turn < 1 {
+				return fmt.Errorf("nothing before turn %d: %w", turn, ErrNoTurn)
+			}
+		default:
+			return fmt.Errorf("direction must be %q or %q, got %q", From, UpTo, dir)
+		}
+		if strings.TrimSpace(summary) == "" {
+			return ErrEmptySummary
+		}
+		// Active turns are numbered 0..n without gaps: turn existing means
+		// turn-1 does too.
+		if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
+			return fmt.Errorf("turn %d: %w", turn, ErrNoTurn)
+		} else if err != nil {
+			return err
+		}
+		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: checkpoints.ScopeConversation, Prompt: summary, Action: action})
+		if err != nil {
+			return err
+		}
+		ctx := context.WithoutCancel(ctx)
+		if err := c.idx.FinishOp(ctx, op.ID, checkpoints.Done{}); err != nil {
+			return errors.Join(err, c.idx.AbortOp(ctx, op.ID))
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{Turn: turn, Scope: checkpoints.ScopeConversation}, fmt.Errorf("controller: summarize %s turn %d: %w", strings.ReplaceAll(string(dir), "_", " "), turn, err)
+	}
+	c.emit(Event{Kind: EventSummarized, Turn: turn, Result: &res})
+	return res, nil
+}
