@@ -587,6 +587,7 @@ func (d *Disk) release() error {
 	if d.codec != nil {
 		d.codec.close()
 	}
+	d.gc.close()
 	if d.lock != nil {
 		d.lock.Close()
 	}

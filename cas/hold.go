@@ -21,8 +21,17 @@ type holdLock struct {
 	holders int
 }
 
-func (l *holdLock) open() (*os.File, error) {
-	return os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600)
+// file opens dir/gc.lock once and keeps it for the store's life: a hold
+// is then two flock calls, not an open and a close as well.
+func (l *holdLock) file() (*os.File, error) {
+	if l.f == nil {
+		f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		l.f = f
+	}
+	return l.f, nil
 }
 
 func (l *holdLock) hold() (func(), error) {
@@ -30,17 +39,14 @@ func (l *holdLock) hold() (func(), error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.holders == 0 {
-		f, err := l.open()
+		f, err := l.file()
 		if err == nil {
-			if err = lockFileShared(f); err != nil {
-				f.Close()
-			}
+			err = lockFileShared(f)
 		}
 		if err != nil {
 			l.rw.RUnlock()
 			return nil, err
 		}
-		l.f = f
 	}
 	l.holders++
 	var once sync.Once
@@ -48,9 +54,8 @@ func (l *holdLock) hold() (func(), error) {
 		once.Do(func() {
 			l.mu.Lock()
 			l.holders--
-			if l.holders == 0 {
-				l.f.Close() // closing drops the flock
-				l.f = nil
+			if l.holders == 0 && l.f != nil { // nil: the store was closed meanwhile
+				unlockFile(l.f)
 			}
 			l.mu.Unlock()
 			l.rw.RUnlock()
@@ -58,13 +63,15 @@ func (l *holdLock) hold() (func(), error) {
 	}, nil
 }
 
+// exclusive takes the lock for a collector. No hold is held in this
+// process once rw is locked, so the shared file can carry LOCK_EX.
 func (l *holdLock) exclusive() (func(), error) {
 	l.rw.Lock()
-	f, err := l.open()
+	l.mu.Lock()
+	f, err := l.file()
+	l.mu.Unlock()
 	if err == nil {
-		if err = lockFile(f); err != nil {
-			f.Close()
-		}
+		err = lockFile(f)
 	}
 	if err != nil {
 		l.rw.Unlock()
@@ -73,10 +80,20 @@ func (l *holdLock) exclusive() (func(), error) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			f.Close()
+			unlockFile(f)
 			l.rw.Unlock()
 		})
 	}, nil
+}
+
+// close releases the lock file.
+func (l *holdLock) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
 }
 
 // Hold implements Store.Hold with a shared flock on dir/gc.lock.
