@@ -143,7 +143,7 @@ func (s *server) handler() http.Handler {
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
-	return s.auth(m)
+	return withWeb(s.auth(m))
 }
 
 // auth refuses requests without the token.

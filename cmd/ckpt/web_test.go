@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// TestWebPageServedWithoutAuth: the page itself needs no token; the API still does.
+func TestWebPageServedWithoutAuth(t *testing.T) {
+	_, _, url := serveFixture(t)
+	for _, p := range []string{"/", "/app.js", "/style.css"} {
+		resp, err := http.Get(url + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s: %d", p, resp.StatusCode)
+		}
+	}
+	if code, _, _ := call(t, "GET", url+"/api/checkpoints", "", ""); code != http.StatusUnauthorized {
+		t.Errorf("API without token: %d", code)
+	}
+	if code, _, _ := call(t, "GET", url+"/api/nope", testToken, ""); code != http.StatusNotFound {
+		t.Errorf("unknown API path: %d", code)
+	}
+}
+
+// TestWebRewindInChromium drives the page in real headless Chromium: it shows
+// the turns, rewinds the code of one after showing its diff, and the file on
+// disk and the page both change.
+func TestWebRewindInChromium(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("no %s: %v", chromiumPath, err)
+	}
+	ws, _, url := serveFixture(t)
+	a := filepath.Join(ws, "a.txt")
+
+	// Not t.TempDir: Chromium's helpers may still write to its profile while
+	// the test's cleanup runs, which t.TempDir reports as a failure.
+	profile, err := os.MkdirTemp("", "ckpt-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(profile) })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1200, 900),
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	defer bcancel()
+
+	var count, diffText, status string
+	var shot []byte
+	artifacts := os.Getenv("CKPT_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = t.TempDir()
+	} else if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	saveShot := func(name string) {
+		if len(shot) == 0 {
+			return
+		}
+		p := filepath.Join(artifacts, name)
+		if err := os.WriteFile(p, shot, 0o644); err != nil {
+			t.Errorf("screenshot: %v", err)
+			return
+		}
+		t.Logf("screenshot: %s", p)
+	}
+	defer func() {
+		if t.Failed() {
+			// best effort: what the page looked like when it failed
+			sctx, c := context.WithTimeout(bctx, 5*time.Second)
+			defer c()
+			if chromedp.Run(sctx, chromedp.FullScreenshot(&shot, 100)) == nil {
+				saveShot("ckpt-web-failure.png")
+			}
+		}
+	}()
+
+	err = chromedp.Run(bctx,
+		chromedp.Navigate(url+"/#token="+testToken),
+		chromedp.WaitVisible(`#turn-0`, chromedp.ByID),
+		chromedp.WaitVisible(`#turn-2`, chromedp.ByID),
+		chromedp.AttributeValue(`#timeline`, "data-count", &count, nil, chromedp.ByID),
+	)
+	if err != nil {
+		t.Fatalf("open page: %v", err)
+	}
+	if count != "3" {
+		t.Fatalf("timeline shows %q turns, want 3", count)
+	}
+	var prompt1 string
+	if err := chromedp.Run(bctx, chromedp.Text(`#turn-1 .prompt`, &prompt1, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	if prompt1 != "change a" {
+		t.Errorf("turn 1 prompt %q", prompt1)
+	}
+
+	// Select turn 1 and ask to rewind the code: the diff shows a/ v2 → v1.
+	err = chromedp.Run(bctx,
+		chromedp.Click(`#turn-1`, chromedp.ByID),
+		chromedp.WaitVisible(`#rewind-code`, chromedp.ByID),
+		chromedp.Click(`#rewind-code`, chromedp.ByID),
+		chromedp.WaitVisible(`#confirm[data-state="ready"]`, chromedp.ByQuery),
+		chromedp.Text(`#diff`, &diffText, chromedp.ByID),
+	)
+	if err != nil {
+		t.Fatalf("open the rewind dialog: %v", err)
+	}
+	if !strings.Contains(diffText, "a.txt") || !strings.Contains(diffText, "-v2") || !strings.Contains(diffText, "+v1") {
+		t.Errorf("diff view: %q", diffText)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "v2\n" {
+		t.Fatalf("a.txt changed before confirming: %q", b)
+	}
+	var focused string
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`document.activeElement.id`, &focused)); err != nil {
+		t.Fatal(err)
+	}
+	if focused != "confirm-cancel" {
+		t.Errorf("focused %q, want Cancel as the default", focused)
+	}
+
+	// Confirm: the file goes back to v1 and the page says so.
+	err = chromedp.Run(bctx,
+		chromedp.Click(`#confirm-ok`, chromedp.ByID),
+		chromedp.WaitVisible(`#status[data-kind="ok"]`, chromedp.ByQuery),
+		chromedp.WaitNotVisible(`#confirm`, chromedp.ByID),
+		chromedp.Text(`#status`, &status, chromedp.ByID),
+		chromedp.FullScreenshot(&shot, 100),
+	)
+	if err != nil {
+		t.Fatalf("confirm the rewind: %v", err)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "v1\n" {
+		t.Errorf("a.txt after rewinding code to turn 1: %q, want v1", b)
+	}
+	if !strings.Contains(status, "Rewound code to turn #1") {
+		t.Errorf("status line: %q", status)
+	}
+	var undoDisabled bool
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`document.getElementById("undo").disabled`, &undoDisabled)); err != nil {
+		t.Fatal(err)
+	}
+	if undoDisabled {
+		t.Error("undo button disabled after a rewind")
+	}
+	saveShot("ckpt-web-rewind.png")
+}
