@@ -120,8 +120,9 @@ exactly.`,
 				return err
 			}
 			if a.json {
-				return a.printJSON(rewindJSON{Turn: res.Turn, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
-					Skipped: res.Skipped, Conflicts: res.Conflicts, Changed: res.Changed})
+				j := resultJSON(res)
+				j.Prompt = "" // a summarize keeps its text in the op, not a prompt to hand back
+				return a.printJSON(j)
 			}
 			what := map[controller.Direction]string{controller.From: "from", controller.UpTo: "before"}[dir]
 			a.say("summarized the conversation %s turn %d (undo with `ckpt undo`)", what, turn)

@@ -146,12 +146,31 @@ func (a *app) interactive() bool {
 	return ok1 && ok2 && isatty.IsTerminal(in.Fd()) && isatty.IsTerminal(out.Fd())
 }
 
+// resultJSON is the one JSON form of a rewind, undo or revert result (CLI
+// and HTTP alike), with empty lists rather than null.
+func resultJSON(res controller.Result) rewindJSON {
+	j := rewindJSON{Turn: res.Turn, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
+		Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed}
+	if j.Restored == nil {
+		j.Restored = []string{}
+	}
+	if j.Deleted == nil {
+		j.Deleted = []string{}
+	}
+	if j.Skipped == nil {
+		j.Skipped = []controller.Skip{}
+	}
+	if j.Conflicts == nil {
+		j.Conflicts = []string{}
+	}
+	return j
+}
+
 // printResult prints a rewind or undo result: JSON, or a summary on stderr
 // with the handed-back prompt on stdout.
 func (a *app) printResult(res controller.Result, verb string) error {
 	if a.json {
-		return a.printJSON(rewindJSON{Turn: res.Turn, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
-			Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed})
+		return a.printJSON(resultJSON(res))
 	}
 	would := ""
 	if res.DryRun {

@@ -295,24 +295,6 @@ func (s *server) diff(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"turn": turn, "files": diffs, "skipped": skipped})
 }
 
-func resultJSON(res controller.Result) rewindJSON {
-	j := rewindJSON{Turn: res.Turn, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
-		Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed}
-	if j.Restored == nil {
-		j.Restored = []string{}
-	}
-	if j.Deleted == nil {
-		j.Deleted = []string{}
-	}
-	if j.Skipped == nil {
-		j.Skipped = []controller.Skip{}
-	}
-	if j.Conflicts == nil {
-		j.Conflicts = []string{}
-	}
-	return j
-}
-
 func (s *server) rewind(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Turn   *int   `json:"turn"`
