@@ -320,3 +320,13 @@ func TestListKindsSurviveConversationRewind(t *testing.T) {
 		t.Errorf("turn 0 a.txt kind = %s, want modified (it existed when turn 0 ended)", got)
 	}
 }
+
+// session is the id of the env's session: its workspace's default.
+func (e *env) session() string {
+	e.t.Helper()
+	root, err := filepath.EvalSymlinks(e.ws)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return controller.WorkspaceSession(root)
+}

@@ -304,7 +304,7 @@ func TestPickerModel(t *testing.T) {
 	write("\x00binary")
 
 	ctx := context.Background()
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: controller.DefaultSession, Store: store})
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
