@@ -35,11 +35,11 @@ what "ckpt rewind TURN --scope code" would change. Nothing is changed.`,
 				case d.Unified != "":
 					fmt.Fprint(a.stdout, d.Unified)
 				case d.Note != "":
-					fmt.Fprintf(a.stdout, "%s %s: %s\n", d.Action, d.Path, d.Note)
+					fmt.Fprintf(a.stdout, "%s %s: %s\n", d.Action, qpath(d.Path), d.Note)
 				}
 			}
 			for _, s := range skipped {
-				a.say("skip %s: %s", s.Path, s.Reason)
+				a.say("skip %s: %s", qpath(s.Path), s.Reason)
 			}
 			if len(diffs) == 0 {
 				a.say("rewinding code to turn %d would change nothing", turn)

@@ -177,16 +177,16 @@ func (a *app) printResult(res controller.Result, verb string) error {
 		would = "would "
 	}
 	for _, p := range res.Restored {
-		a.say("  %srestore %s", would, p)
+		a.say("  %srestore %s", would, qpath(p))
 	}
 	for _, p := range res.Deleted {
-		a.say("  %sdelete  %s", would, p)
+		a.say("  %sdelete  %s", would, qpath(p))
 	}
 	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", s.Path, s.Reason)
+		a.say("  skip    %s: %s", qpath(s.Path), s.Reason)
 	}
 	for _, p := range res.Conflicts {
-		a.say("  changed since the agent: %s", p)
+		a.say("  changed since the agent: %s", qpath(p))
 	}
 	what := map[checkpoints.Scope]string{
 		checkpoints.ScopeCode:         "code",
