@@ -32,6 +32,11 @@ for it; the other PATHs are still captured.`,
 			if len(args) == 0 {
 				return usagef("capture takes one or more PATHs (see ckpt capture --help)")
 			}
+			for _, p := range args {
+				if p == "" {
+					return usagef("capture: a PATH is empty")
+				}
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {

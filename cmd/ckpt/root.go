@@ -181,8 +181,10 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 		newTurnCmd(a), newCaptureCmd(a), newMessageCmd(a), newListCmd(a), newLogCmd(a),
 		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newDemoCmd(a),
 		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
-		newScanCmd(a), newStatusCmd(a), newRevertCmd(a),
+		newScanCmd(a), newStatusCmd(a), newRevertCmd(a), newVersionCmd(a),
 	)
+	root.Version = buildVersion().String()
+	root.SetVersionTemplate("ckpt {{.Version}}\n")
 	for _, add := range extraCommands {
 		root.AddCommand(add(a))
 	}

@@ -40,6 +40,10 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{[]string{"--session", "../evil", "list"}, exitUsage, "session id must be"},
 		{[]string{"undo"}, exitFail, "nothing to undo"},
 		{[]string{"list", "extra"}, exitUsage, "no arguments"},
+		{[]string{"turn", ""}, exitUsage, "the prompt is empty"},
+		{[]string{"message", "user", " "}, exitUsage, "the message is empty"},
+		{[]string{"capture", ""}, exitUsage, "a PATH is empty"},
+		{[]string{"--session", "", "list"}, exitUsage, `session ""`},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			code, _, stderr := ckptRun(t, ws, store, tc.args...)
