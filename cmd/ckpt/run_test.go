@@ -44,6 +44,7 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{[]string{"message", "user", " "}, exitUsage, "the message is empty"},
 		{[]string{"capture", ""}, exitUsage, "a PATH is empty"},
 		{[]string{"--session", "", "list"}, exitUsage, `session ""`},
+		{[]string{"fork", "0", "--to", "bad id!"}, exitUsage, "--to \"bad id!\""},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			code, _, stderr := ckptRun(t, ws, store, tc.args...)
