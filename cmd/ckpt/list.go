@@ -101,6 +101,8 @@ func kindMark(kind string) string {
 		return "+"
 	case "deleted":
 		return "-"
+	case "unchanged":
+		return "="
 	}
 	return "~"
 }
