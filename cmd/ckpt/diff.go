@@ -31,6 +31,9 @@ what "ckpt rewind TURN --scope code" would change. Nothing is changed.`,
 				return a.printJSON(map[string]any{"turn": turn, "files": diffs, "skipped": skipped})
 			}
 			for _, d := range diffs {
+				// A git-style header: the path, and mode lines when the
+				// mode changes (old mode 100644 / new mode 100755).
+				fmt.Fprintf(a.stdout, "diff --git %s %s\n%s", qpath("a/"+d.Path), qpath("b/"+d.Path), d.Header())
 				switch {
 				case d.Unified != "":
 					fmt.Fprint(a.stdout, d.Unified)
