@@ -243,11 +243,16 @@ func (c *Controller) AppendMessage(ctx context.Context, role, text string) (chec
 }
 
 // Pin exempts the active turn numbered turn from retention (or, with pin
-// false, lets retention prune it again). label names it.
+// false, lets retention prune it again). A non-empty label names it; an
+// empty one keeps the name it has.
 func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) error {
 	err := c.idx.Pin(ctx, turn, pin, label)
 	if errors.Is(err, checkpoints.ErrNotFound) {
-		return fmt.Errorf("controller: pin turn %d: %w", turn, ErrNoTurn)
+		verb := "pin"
+		if !pin {
+			verb = "unpin"
+		}
+		return fmt.Errorf("controller: %s turn %d: %w", verb, turn, ErrNoTurn)
 	}
 	return err
 }

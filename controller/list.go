@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -76,4 +78,14 @@ func (c *Controller) kind(ctx context.Context, f checkpoints.FileSnap, open bool
 		return Deleted
 	}
 	return Modified
+}
+
+// Turn returns the active turn numbered n with its file snapshots, or an
+// error wrapping ErrNoTurn.
+func (c *Controller) Turn(ctx context.Context, n int) (checkpoints.Checkpoint, error) {
+	cp, err := c.idx.Turn(ctx, n)
+	if errors.Is(err, checkpoints.ErrNotFound) {
+		return checkpoints.Checkpoint{}, fmt.Errorf("controller: turn %d: %w", n, ErrNoTurn)
+	}
+	return cp, err
 }

@@ -128,7 +128,7 @@ later turn changed one of the same files. Undoable with ckpt undo.`,
 			if err != nil {
 				return a.refused(res, err)
 			}
-			return a.printResult(res, "rewind")
+			return a.printResult(res, "revert")
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
@@ -221,11 +221,17 @@ func (a *app) printResult(res controller.Result, verb string) error {
 	}
 	switch {
 	case !res.Changed && len(res.Skipped) > 0:
-		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "undo": "undone"}[verb])
+		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "undo": "undone", "revert": "reverted"}[verb])
+	case !res.Changed && verb == "revert":
+		a.say("nothing to revert: the files turn %d changed already hold what they held before it", res.Turn)
 	case !res.Changed:
 		a.say("nothing to %s: the files already match turn %d", verb, res.Turn)
 	case verb == "undo":
 		a.say("undid the rewind of %s to turn %d%s", what, res.Turn, counts)
+	case verb == "revert" && res.DryRun:
+		a.say("dry run: nothing changed; reverting turn %d would do the above%s", res.Turn, counts)
+	case verb == "revert":
+		a.say("reverted turn %d%s (undo with `ckpt undo`)", res.Turn, counts)
 	case res.DryRun:
 		a.say("dry run: nothing changed; rewinding %s to turn %d would do the above%s", what, res.Turn, counts)
 	default:

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
@@ -124,12 +125,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	fmt.Fprintln(stderr, "ckpt: "+oneLine(err))
+	fmt.Fprintln(stderr, "ckpt: "+oneLine(err)+hint(err))
 	var usage usageError
 	if errors.As(err, &usage) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitFail
+}
+
+// hint is what to do about a library error, for people at a terminal: the
+// libraries say what happened, the CLI says which command helps.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, checkpoints.ErrNoOpenTurn):
+		return " (open one with `ckpt turn PROMPT` first)"
+	case errors.Is(err, controller.ErrNoTurn):
+		return " (`ckpt list` shows the turns)"
+	case errors.Is(err, cas.ErrNotFound):
+		return " (`ckpt verify` checks the store)"
+	}
+	return ""
 }
 
 // pkgPrefixes are the package names library errors start their layers
