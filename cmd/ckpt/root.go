@@ -203,6 +203,7 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 	for _, add := range extraCommands {
 		root.AddCommand(add(a))
 	}
+	addHelpTopics(root)
 	return root
 }
 
