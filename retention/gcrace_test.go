@@ -94,7 +94,7 @@ func raceRoundAPI(ctx context.Context, t testing.TB, ctl *controller.Controller,
 		if _, err := ctl.Rewind(ctx, r/2, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 			return err
 		}
-		if _, err := ctl.Undo(ctx, controller.RewindOptions{}); err != nil {
+		if _, err := ctl.Undo(ctx, controller.UndoOptions{}); err != nil {
 			return err
 		}
 	}

@@ -352,7 +352,7 @@ func (s *server) undo(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res, err := s.c.Undo(r.Context(), controller.RewindOptions{Force: req.Force})
+	res, err := s.c.Undo(r.Context(), controller.UndoOptions{Force: req.Force})
 	if err != nil {
 		fail(w, err)
 		return

@@ -24,7 +24,7 @@ turns were opened since a conversation rewind), undo refuses and names it;
 				return err
 			}
 			defer c.Close()
-			res, err := c.Undo(cmd.Context(), controller.RewindOptions{Force: force})
+			res, err := c.Undo(cmd.Context(), controller.UndoOptions{Force: force})
 			if err != nil {
 				return err
 			}
