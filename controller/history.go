@@ -27,9 +27,10 @@ import (
 // most recently undone op by undoing the undo that reversed it, and
 // repeating it walks forward again; a new rewind or summarize ends the redo
 // chain, as in an editor (see nextRedo). UndoOptions.Op names any op: Undo
-// reverses it if it is in effect (`ckpt undo --op ID`), Redo re-applies it
-// if the undo that reversed it is in effect (`ckpt redo --op ID`); so a
-// chain that is not the newest stays reachable.
+// takes its effect out if it is in effect (`ckpt undo --op ID`), Redo
+// brings it back if it was undone (`ckpt redo --op ID`), by reversing
+// whichever op of its chain is in effect; so a chain that is not the
+// newest stays reachable.
 //
 // Reversing op X puts back X's before state: for each path X rewrote, the
 // bytes and mode it held just before X (for a forced op: what X overwrote),
@@ -65,9 +66,10 @@ type UndoOptions struct {
 	// ErrUndoConflict, ErrRedoConflict); what it overwrites is kept as the
 	// new op's before state, so undoing the new op brings it back.
 	Force bool
-	// Op, when not 0, names the op to undo (Undo: an op in effect) or to
-	// re-apply (Redo: an undone op whose undo is in effect), by its history
-	// id, instead of the newest one.
+	// Op, when not 0, names by its history id the op whose effect Undo
+	// takes out (it must be in effect) or Redo brings back (it must have
+	// been undone), instead of the newest one. Either reverses the op of
+	// its chain (the op, its undo, the redo, ...) that is in effect.
 	Op int64
 }
 
@@ -116,10 +118,10 @@ type HistoryEntry struct {
 	// they were recorded).
 	HiddenTurns []int `json:"hidden_turns"`
 	ShownTurns  []int `json:"shown_turns"`
-	// CanUndo: it is in effect, and Undo with Op: ID reverses it.
+	// CanUndo: its effect is in effect (it is, or a redo re-applied it),
+	// and Undo with Op: ID takes it out.
 	CanUndo bool `json:"can_undo"`
-	// CanRedo: it is undone and the undo is in effect; Redo with Op: ID
-	// re-applies it.
+	// CanRedo: its effect was undone, and Redo with Op: ID brings it back.
 	CanRedo bool `json:"can_redo"`
 	// NextUndo marks the op a plain Undo reverses; NextRedo the op a plain
 	// Redo re-applies.
@@ -310,20 +312,32 @@ func (j *journal) pick(id int64, redo bool) (checkpoints.Entry, error) {
 	if !ok {
 		return checkpoints.Entry{}, fmt.Errorf("op %d: %w", id, checkpoints.ErrNotFound)
 	}
-	if !redo {
-		if e.State != "done" {
-			return checkpoints.Entry{}, fmt.Errorf("op %d is %s (redo --op %d re-applies an undone op): %w", id, e.State, id, ErrNotInEffect)
+	t, inEffect, ok := j.tip(e)
+	switch {
+	case !ok:
+		return checkpoints.Entry{}, fmt.Errorf("op %d is unfinished: %w", id, ErrNotInEffect)
+	case !redo && !inEffect:
+		return checkpoints.Entry{}, fmt.Errorf("op %d is undone already (redo --op %d re-applies it): %w", id, id, ErrNotInEffect)
+	case redo && inEffect:
+		return checkpoints.Entry{}, fmt.Errorf("op %d is in effect (undo --op %d reverses it): %w", id, id, ErrNotInEffect)
+	}
+	return t, nil
+}
+
+// tip follows the undo links from e (e, the op that undid it, the op that
+// undid that, ...) to the one in effect: reversing the tip is how e's
+// effect is taken out (when inEffect) or brought back. ok is false when
+// the chain ends in an unfinished op.
+func (j *journal) tip(e checkpoints.Entry) (t checkpoints.Entry, inEffect, ok bool) {
+	links := 0
+	for e.State == "undone" && links <= len(j.ops) {
+		u, found := j.get(j.undid[e.ID])
+		if !found {
+			return e, false, false
 		}
-		return e, nil
+		e, links = u, links+1
 	}
-	if e.State != "undone" {
-		return checkpoints.Entry{}, fmt.Errorf("op %d is %s, not undone (undo --op %d reverses an op in effect): %w", id, e.State, id, ErrNotInEffect)
-	}
-	u, ok := j.get(j.undid[id])
-	if !ok || u.State != "done" {
-		return checkpoints.Entry{}, fmt.Errorf("op %d: the undo that reversed it (op %d) is itself undone; its effect is back already: %w", id, j.undid[id], ErrNotInEffect)
-	}
-	return u, nil
+	return e, links%2 == 0, e.State == "done"
 }
 
 // reverse undoes one op (redo: the default pick and the meaning of o.Op
@@ -534,9 +548,8 @@ func (c *Controller) History(ctx context.Context) ([]HistoryEntry, error) {
 				h.ShownTurns = append(h.ShownTurns, number[v.ID])
 			}
 		}
-		h.CanUndo = e.State == "done" && j.reversible(e)
-		if u, ok := j.get(j.undid[e.ID]); ok && e.State == "undone" && u.State == "done" {
-			h.CanRedo = j.reversible(u)
+		if t, inEffect, ok := j.tip(e); ok && j.reversible(t) {
+			h.CanUndo, h.CanRedo = inEffect, !inEffect
 		}
 		h.NextUndo = hasNU && nu.ID == e.ID
 		h.NextRedo = hasNR && nr.Undoes == e.ID
