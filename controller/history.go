@@ -371,6 +371,9 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 		reapplies = depth%2 == 1 // x is an undo: reversing it re-applies the base
 		res = Result{Turn: base.Turn, Scope: base.Scope, DryRun: o.DryRun, Changed: true,
 			Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
+		if reapplies && base.Scope.Conversation() && !base.Summarizes() {
+			res.Prompt = base.Prompt // the cut is back: its prompt is handed back again
+		}
 		targets := map[string]checkpoints.State{}
 		left := map[string]checkpoints.State{}
 		for _, f := range x.Files {

@@ -39,6 +39,10 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{[]string{"message", "robot", "x"}, exitUsage, "role must be"},
 		{[]string{"--session", "../evil", "list"}, exitUsage, "session id must be"},
 		{[]string{"undo"}, exitFail, "nothing to undo"},
+		{[]string{"redo"}, exitFail, "nothing to redo"},
+		{[]string{"undo", "--op", "-3"}, exitUsage, "--op must be an op ID"},
+		{[]string{"redo", "--op", "7"}, exitFail, "op 7: not found"},
+		{[]string{"history", "extra"}, exitUsage, "no arguments"},
 		{[]string{"list", "extra"}, exitUsage, "no arguments"},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
