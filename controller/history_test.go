@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"io/fs"
 	"os"
@@ -405,4 +406,65 @@ func TestHistoryEntries(t *testing.T) {
 			t.Errorf("b.txt in the rewind: %+v, want present before, absent after", f)
 		}
 	}
+}
+
+// forgetConvRecords makes the session's ops look finished before
+// migration 0005: no recorded conversation changes.
+func (e *env) forgetConvRecords() {
+	e.t.Helper()
+	e.c.Close()
+	e.c = nil
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(checkpoints.SessionDir(e.store, controller.DefaultSession), checkpoints.FileName))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM op_conv; UPDATE ops SET conv_recorded = 0`); err != nil {
+		e.t.Fatal(err)
+	}
+	e.reopen()
+}
+
+func TestOpsFromBeforeTheConversationRecord(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	start := e.state()
+	e.rewind(2, checkpoints.ScopeConversation, controller.RewindOptions{})
+	mid := e.state()
+	e.rewind(1, checkpoints.ScopeBoth, controller.RewindOptions{})
+	e.forgetConvRecords()
+
+	// Undoing the newest old rewind works as it always did; an older one
+	// out of order would need the record, and is refused.
+	h := e.history()
+	if !h[0].CanUndo || h[1].CanUndo {
+		t.Errorf("can_undo of old ops: newest %v, older %v; want true, false", h[0].CanUndo, h[1].CanUndo)
+	}
+	if _, err := e.c.Undo(ctx, controller.UndoOptions{Op: h[1].ID}); !errors.Is(err, controller.ErrNotReversible) {
+		t.Fatalf("undo --op of an older unrecorded conversation rewind: %v, want ErrNotReversible", err)
+	}
+	e.undo(controller.UndoOptions{})
+	e.wantState("after undo of the old rewind", mid)
+	e.undo(controller.UndoOptions{})
+	e.wantState("after undo of the older rewind", start)
+	// Those undos are recorded: redo is exact.
+	e.redo(controller.UndoOptions{})
+	e.wantState("after redo", mid)
+
+	// An undo finished before the record cannot be redone exactly.
+	e.undo(controller.UndoOptions{})
+	e.forgetConvRecords()
+	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrNotReversible) {
+		t.Fatalf("redo of an unrecorded undo: %v, want ErrNotReversible", err)
+	}
+	e.wantState("after the refused redo", start)
+	for _, x := range e.history() {
+		if x.CanRedo {
+			t.Errorf("entry %d (%s) claims it can be redone", x.ID, x.Kind)
+		}
+	}
+	// The state stays reachable by rewinding again.
+	e.rewind(2, checkpoints.ScopeConversation, controller.RewindOptions{})
+	e.wantState("after rewinding again", mid)
 }
