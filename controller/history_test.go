@@ -468,3 +468,43 @@ func TestOpsFromBeforeTheConversationRecord(t *testing.T) {
 	e.rewind(2, checkpoints.ScopeConversation, controller.RewindOptions{})
 	e.wantState("after rewinding again", mid)
 }
+
+func TestForcedRedoOutOfOrderInTheConversation(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{})
+	e.turn("1b")
+	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrUndoConflict) {
+		t.Fatalf("undo hiding turn 1b: %v, want ErrUndoConflict", err)
+	}
+	e.undo(controller.UndoOptions{Force: true}) // hides 1b, shows 1 and 2
+	first := e.history()[1].ID                   // the first rewind
+	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{})
+	e.turn("1c")
+	prompts := func() []string {
+		var out []string
+		for _, cp := range e.state().sess.list {
+			out = append(out, cp.Prompt)
+		}
+		return out
+	}
+	before := prompts()
+	// Re-applying the first rewind now would hide 1c, opened since.
+	_, err := e.c.Redo(ctx, controller.UndoOptions{Op: first})
+	if !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "1c") {
+		t.Fatalf("redo --op over a newer turn: %v, want ErrRedoConflict naming 1c", err)
+	}
+	if got := prompts(); !reflect.DeepEqual(got, before) {
+		t.Fatalf("refused redo changed turns: %v, want %v", got, before)
+	}
+	e.redo(controller.UndoOptions{Op: first, Force: true})
+	if got, want := prompts(), []string{"first", "1b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after the forced redo: turns %v, want %v", got, want)
+	}
+	// And undoing that redo brings back 1c, hidden by it.
+	e.undo(controller.UndoOptions{})
+	if got := prompts(); !reflect.DeepEqual(got, before) {
+		t.Errorf("after undoing the forced redo: %v, want %v", got, before)
+	}
+}
