@@ -479,7 +479,7 @@ func TestForcedRedoOutOfOrderInTheConversation(t *testing.T) {
 		t.Fatalf("undo hiding turn 1b: %v, want ErrUndoConflict", err)
 	}
 	e.undo(controller.UndoOptions{Force: true}) // hides 1b, shows 1 and 2
-	first := e.history()[1].ID                   // the first rewind
+	first := e.history()[1].ID                  // the first rewind
 	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{})
 	e.turn("1c")
 	prompts := func() []string {
