@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 )
 
 // The op journal read as a history. Every op (rewind, summarize, undo, and
@@ -46,9 +47,10 @@ type ConvState struct {
 	HiddenMessages map[int64]bool // messages hidden by an op (summarize)
 }
 
-// Journal returns every op, oldest first, with its files and its recorded
-// conversation changes. It reads one consistent snapshot.
-func (x *Index) Journal(ctx context.Context) ([]Entry, error) {
+// Journal returns every op, oldest first, with its recorded conversation
+// changes and, when files is true, its files (Entry reads one op's). It
+// reads one consistent snapshot.
+func (x *Index) Journal(ctx context.Context, files bool) ([]Entry, error) {
 	var out []Entry
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id, conv_recorded FROM ops ORDER BY id`)
@@ -71,12 +73,8 @@ func (x *Index) Journal(ctx context.Context) ([]Entry, error) {
 			return err
 		}
 		for _, id := range ids {
-			op, err := getOp(ctx, tx, id)
+			e, err := entry(ctx, tx, id, rec[id], files)
 			if err != nil {
-				return err
-			}
-			e := Entry{Op: op, Recorded: rec[id]}
-			if e.Changes, err = convChanges(ctx, tx, id); err != nil {
 				return err
 			}
 			out = append(out, e)
@@ -87,6 +85,45 @@ func (x *Index) Journal(ctx context.Context) ([]Entry, error) {
 		return nil, fmt.Errorf("checkpoints: journal: %w", err)
 	}
 	return out, nil
+}
+
+// Entry returns one op of the journal with its files and conversation
+// changes, or an error wrapping ErrNotFound.
+func (x *Index) Entry(ctx context.Context, id int64) (Entry, error) {
+	var e Entry
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		var rec bool
+		if err := tx.QueryRowContext(ctx, `SELECT conv_recorded FROM ops WHERE id = ?`, id).Scan(&rec); err != nil {
+			return notFound(err)
+		}
+		var err error
+		e, err = entry(ctx, tx, id, rec, true)
+		return err
+	})
+	if err != nil {
+		return Entry{}, fmt.Errorf("checkpoints: op %d: %w", id, err)
+	}
+	return e, nil
+}
+
+func entry(ctx context.Context, tx *sql.Tx, id int64, recorded, files bool) (Entry, error) {
+	var op Op
+	var err error
+	if files {
+		op, err = getOp(ctx, tx, id)
+	} else {
+		var undoes sql.NullInt64
+		var t int64
+		err = tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time, action FROM ops WHERE id = ?`, id).
+			Scan(&op.ID, &op.Seq, &op.Kind, &op.Turn, &op.Scope, &op.State, &undoes, &op.Prompt, &t, &op.Action)
+		op.Undoes, op.Time = undoes.Int64, time.Unix(0, t)
+	}
+	if err != nil {
+		return Entry{}, notFound(err)
+	}
+	e := Entry{Op: op, Recorded: recorded}
+	e.Changes, err = convChanges(ctx, tx, id)
+	return e, err
 }
 
 func convChanges(ctx context.Context, tx *sql.Tx, id int64) ([]Visibility, error) {

@@ -67,7 +67,7 @@ func TestJournalRecordsConversationChangesAndRedoes(t *testing.T) {
 		t.Fatalf("after undoing the redo: %s, want %s", got, original)
 	}
 
-	j, err := x.Journal(ctx)
+	j, err := x.Journal(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestJournalRecordsSummarize(t *testing.T) {
 	if got := texts(t, x); got != summarized {
 		t.Fatalf("after redo: %s, want %s", got, summarized)
 	}
-	j, err := x.Journal(ctx)
+	j, err := x.Journal(ctx, true)
 	if err != nil {
 		t.Fatal(err)
 	}

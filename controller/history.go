@@ -355,13 +355,16 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 			return err
 		}
 		defer release()
-		ops, err := c.idx.Journal(ctx)
+		ops, err := c.idx.Journal(ctx, false)
 		if err != nil {
 			return err
 		}
 		j := newJournal(ops)
 		x, err := j.pick(o.Op, redo)
 		if err != nil {
+			return err
+		}
+		if x, err = c.idx.Entry(ctx, x.ID); err != nil { // with its files
 			return err
 		}
 		if !j.reversible(x) {
@@ -504,7 +507,7 @@ func (c *Controller) convConflicts(ctx context.Context, j *journal, x checkpoint
 // History returns the session's op journal, newest first (see the comment
 // at the top of history.go). Lists in entries are never nil.
 func (c *Controller) History(ctx context.Context) ([]HistoryEntry, error) {
-	ops, err := c.idx.Journal(ctx)
+	ops, err := c.idx.Journal(ctx, true)
 	if err != nil {
 		return nil, fmt.Errorf("controller: history: %w", err)
 	}
