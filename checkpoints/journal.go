@@ -53,27 +53,24 @@ type ConvState struct {
 func (x *Index) Journal(ctx context.Context, files bool) ([]Entry, error) {
 	var out []Entry
 	err := x.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, conv_recorded FROM ops ORDER BY id`)
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM ops ORDER BY id`)
 		if err != nil {
 			return err
 		}
 		var ids []int64
-		rec := map[int64]bool{}
 		for rows.Next() {
 			var id int64
-			var r bool
-			if err := rows.Scan(&id, &r); err != nil {
+			if err := rows.Scan(&id); err != nil {
 				rows.Close()
 				return err
 			}
 			ids = append(ids, id)
-			rec[id] = r
 		}
 		if err := rows.Close(); err != nil {
 			return err
 		}
 		for _, id := range ids {
-			e, err := entry(ctx, tx, id, rec[id], files)
+			e, err := entry(ctx, tx, id, files)
 			if err != nil {
 				return err
 			}
@@ -92,12 +89,8 @@ func (x *Index) Journal(ctx context.Context, files bool) ([]Entry, error) {
 func (x *Index) Entry(ctx context.Context, id int64) (Entry, error) {
 	var e Entry
 	err := x.read(ctx, func(tx *sql.Tx) error {
-		var rec bool
-		if err := tx.QueryRowContext(ctx, `SELECT conv_recorded FROM ops WHERE id = ?`, id).Scan(&rec); err != nil {
-			return notFound(err)
-		}
 		var err error
-		e, err = entry(ctx, tx, id, rec, true)
+		e, err = entry(ctx, tx, id, true)
 		return err
 	})
 	if err != nil {
@@ -106,22 +99,23 @@ func (x *Index) Entry(ctx context.Context, id int64) (Entry, error) {
 	return e, nil
 }
 
-func entry(ctx context.Context, tx *sql.Tx, id int64, recorded, files bool) (Entry, error) {
-	var op Op
+func entry(ctx context.Context, tx *sql.Tx, id int64, files bool) (Entry, error) {
+	var e Entry
 	var err error
 	if files {
-		op, err = getOp(ctx, tx, id)
-	} else {
-		var undoes sql.NullInt64
-		var t int64
-		err = tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time, action FROM ops WHERE id = ?`, id).
-			Scan(&op.ID, &op.Seq, &op.Kind, &op.Turn, &op.Scope, &op.State, &undoes, &op.Prompt, &t, &op.Action)
-		op.Undoes, op.Time = undoes.Int64, time.Unix(0, t)
+		e.Op, err = getOp(ctx, tx, id)
+		if err != nil {
+			return Entry{}, err
+		}
 	}
+	var undoes sql.NullInt64
+	var t int64
+	err = tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time, action, revert, conv_recorded
+		FROM ops WHERE id = ?`, id).Scan(&e.ID, &e.Seq, &e.Kind, &e.Turn, &e.Scope, &e.State, &undoes, &e.Prompt, &t, &e.Action, &e.Revert, &e.Recorded)
 	if err != nil {
 		return Entry{}, notFound(err)
 	}
-	e := Entry{Op: op, Recorded: recorded}
+	e.Undoes, e.Time = undoes.Int64, time.Unix(0, t)
 	e.Changes, err = convChanges(ctx, tx, id)
 	return e, err
 }

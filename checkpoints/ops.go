@@ -82,8 +82,8 @@ func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
 		if op.Action == "" {
 			op.Action = ActionRewind
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO ops (seq, kind, turn, scope, state, undoes, prompt, time, action)
-			VALUES (?, ?, ?, ?, 'planned', ?, ?, ?, ?)`, seq, op.Kind, op.Turn, op.Scope, undoes, op.Prompt, now.UnixNano(), op.Action)
+		res, err := tx.ExecContext(ctx, `INSERT INTO ops (seq, kind, turn, scope, state, undoes, prompt, time, action, revert)
+			VALUES (?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)`, seq, op.Kind, op.Turn, op.Scope, undoes, op.Prompt, now.UnixNano(), op.Action, op.Revert)
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 // reachable by a command.
 //
 // The history is the session's op journal (checkpoints.Journal), newest
-// first: every rewind (reverts included), summarize, undo and redo. A redo
+// first: every rewind, revert, summarize, undo and redo. A redo
 // is recorded as an undo of an undo, so an op's depth, the number of undo
 // links from it to its base rewind or summarize, says what it does: an even
 // depth applies the base (a rewind, a summarize, a redo), an odd depth
@@ -101,7 +101,7 @@ const EventRedone EventKind = "redone"
 type HistoryEntry struct {
 	ID    int64             `json:"id"`
 	Time  time.Time         `json:"time"`
-	Kind  string            `json:"kind"` // "rewind" (reverts included), "summarize", "undo" or "redo"
+	Kind  string            `json:"kind"` // "rewind", "revert", "summarize", "undo" or "redo"
 	Scope checkpoints.Scope `json:"scope"`
 	Turn  int               `json:"turn"` // the target turn of the base rewind or summarize
 	// Undoes is the op an undo or redo reverses (0 for a rewind or summarize).
@@ -530,6 +530,8 @@ func (c *Controller) History(ctx context.Context) ([]HistoryEntry, error) {
 		switch {
 		case e.Kind == checkpoints.OpRewind && e.Summarizes():
 			h.Kind = "summarize"
+		case e.Kind == checkpoints.OpRewind && e.Revert:
+			h.Kind = "revert"
 		case e.Kind == checkpoints.OpRewind:
 			h.Kind = "rewind"
 		case j.applies(e):

@@ -508,3 +508,29 @@ func TestForcedRedoOutOfOrderInTheConversation(t *testing.T) {
 		t.Errorf("after undoing the forced redo: %v, want %v", got, before)
 	}
 }
+
+func TestRevertInHistoryUndoAndRedo(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "a0")
+	e.write("b.txt", "b0")
+	e.turn("t0")
+	e.edit("a.txt", "a1")
+	e.turn("t1")
+	e.edit("b.txt", "b1")
+	e.turn("t2")
+	before := e.state()
+	if _, err := e.c.Revert(context.Background(), 0, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reverted := e.state()
+	e.want("a.txt", "a0")
+	e.want("b.txt", "b1")
+	e.undo(controller.UndoOptions{})
+	e.wantState("after undo of the revert", before)
+	e.redo(controller.UndoOptions{})
+	e.wantState("after redo of the revert", reverted)
+	h := e.history()
+	if len(h) != 3 || h[2].Kind != "revert" || h[2].Turn != 0 || !reflect.DeepEqual(h[2].Paths, []string{"a.txt"}) {
+		t.Errorf("history %+v, want the revert of turn 0 of a.txt last", h)
+	}
+}

@@ -220,7 +220,7 @@ func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Res
 		if o.DryRun || !res.Changed {
 			return nil
 		}
-		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: checkpoints.ScopeCode, Files: files})
+		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: checkpoints.ScopeCode, Files: files, Revert: true})
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ func newHistoryCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "history",
 		Short: "List every rewind, summarize, undo and redo, newest first, and what undo/redo would reverse",
-		Long: `List the session's op journal, newest first: every rewind (reverts included),
+		Long: `List the session's op journal, newest first: every rewind, revert,
 summarize, undo and redo, with its ID, time, target turn and scope, the files it
 rewrote and the turns it hid or showed, and whether it is in effect.
 
@@ -63,6 +63,8 @@ func historyOp(e controller.HistoryEntry) string {
 		return fmt.Sprintf("%s of %d (turn %d, %s)", e.Kind, e.Undoes, e.Turn, e.Scope)
 	case "summarize":
 		return fmt.Sprintf("summarize at turn %d", e.Turn)
+	case "revert":
+		return fmt.Sprintf("revert turn %d", e.Turn)
 	}
 	return fmt.Sprintf("rewind %s to turn %d", e.Scope, e.Turn)
 }

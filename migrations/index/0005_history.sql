@@ -8,6 +8,9 @@
 -- record (0 for ops finished before this migration: their conversation
 -- change is known only from hidden_by, so only the latest can be reversed).
 ALTER TABLE ops ADD COLUMN conv_recorded INTEGER NOT NULL DEFAULT 0;
+-- revert is 1 for a revert of one turn (kind 'rewind', scope 'code'), so
+-- the history can say which it was.
+ALTER TABLE ops ADD COLUMN revert INTEGER NOT NULL DEFAULT 0;
 
 CREATE TABLE op_conv (
 	op_id        INTEGER NOT NULL REFERENCES ops (id),
