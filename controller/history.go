@@ -27,10 +27,9 @@ import (
 // most recently undone op by undoing the undo that reversed it, and
 // repeating it walks forward again; a new rewind or summarize ends the redo
 // chain, as in an editor (see nextRedo). UndoOptions.Op names any op: Undo
-// takes its effect out if it is in effect (`ckpt undo --op ID`), Redo
-// brings it back if it was undone (`ckpt redo --op ID`), by reversing
-// whichever op of its chain is in effect; so a chain that is not the
-// newest stays reachable.
+// reverses that op itself, in effect or not (`ckpt undo --op ID` puts back
+// the state just before it), and Redo brings back an op whose effect was
+// undone, by undoing the newest undo of its chain (`ckpt redo --op ID`).
 //
 // Reversing op X puts back X's before state: for each path X rewrote, the
 // bytes and mode it held just before X (for a forced op: what X overwrote),
@@ -38,21 +37,23 @@ import (
 // (turns opened since X are hidden too when X changed turns: they did not
 // exist before it). It is itself an op, so it is undone the same way.
 //
-// Why every recorded state is reachable: a state ckpt records is a turn's
-// start (reached by `ckpt rewind TURN`), or an op's before state (reached by
-// undoing the op), or an op's after state. An op's after state is what it
-// wrote; the before state of the op that later undid it holds what was there
-// then, so redo (undoing that undo) reaches it. Along one chain (base, its
-// undo, the redo, ...) only the newest link is in effect, and each earlier
-// link's before state is exactly what the link that undid it wrote, so
-// alternating undo and redo on the newest link reaches every state of the
-// chain; --op reaches chains that are not the newest.
+// Why every recorded state is reachable: ckpt records each turn's start
+// and, for every op, the state just before it and the state it wrote. A
+// turn's start is reached by `ckpt rewind TURN`. The state before op X is
+// reached by `ckpt undo --op X` (by plain `ckpt undo` when X is the newest
+// op in effect). The state X wrote is a turn's start (X a rewind or revert),
+// or the state before the op X reversed (X an undo or a redo), or the
+// conversation with X's summary (X a summarize: the state before X's undo,
+// so `ckpt redo`). A forced op's overwritten bytes are its before state, so
+// they are in the second case. No state is kept only in a record.
 //
-// Refusals: reversing X overwrites X's paths and the conversation rows X
-// changed. When they are no longer as X left them (work done since: an edit,
-// a hand edit, a later op), or turns were opened since X, Undo and Redo
-// refuse naming them (ErrUndoConflict, ErrRedoConflict), unless forced; the
-// forced op records what it overwrites as its own before state. Ops finished
+// Refusals: reversing X overwrites X's paths, which must still be as X
+// left them, and hides the turns opened since X when X changed turns. When
+// a path changed since (an edit, a hand edit, a later op) or turns were
+// opened since, Undo and Redo refuse naming them (ErrUndoConflict,
+// ErrRedoConflict), unless forced; the forced op records what it overwrites
+// as its own before state. A path or conversation row that already holds
+// X's before state is left alone. Ops finished
 // before the index recorded conversation changes (migration 0005) that
 // changed the conversation can only be reversed as the newest rewind, the
 // way they always could (ErrNotReversible otherwise).
@@ -66,10 +67,12 @@ type UndoOptions struct {
 	// ErrUndoConflict, ErrRedoConflict); what it overwrites is kept as the
 	// new op's before state, so undoing the new op brings it back.
 	Force bool
-	// Op, when not 0, names by its history id the op whose effect Undo
-	// takes out (it must be in effect) or Redo brings back (it must have
-	// been undone), instead of the newest one. Either reverses the op of
-	// its chain (the op, its undo, the redo, ...) that is in effect.
+	// Op, when not 0, names an op by its history id instead of the
+	// newest one: Undo reverses that op itself, in effect or not (putting
+	// back the state just before it); Redo brings back an op whose effect
+	// was undone, by reversing the op of its chain (the op, its undo, the
+	// redo, ...) that is in effect. With Op, an Undo or Redo that would
+	// change nothing records nothing (Result.Changed false).
 	Op int64
 }
 
@@ -83,9 +86,8 @@ var (
 	// ErrRedoConflict is wrapped by Redo (and by Undo of an undo) when work
 	// was done since the undo it reverses. Nothing changes unless forced.
 	ErrRedoConflict = errors.New("work was done since that undo; redo would overwrite it (force to redo anyway)")
-	// ErrNotInEffect is wrapped when UndoOptions.Op names an op that
-	// cannot be undone (it is undone already) or re-applied (it is in
-	// effect, or the undo that reversed it is itself undone).
+	// ErrNotInEffect is wrapped when UndoOptions.Op names an unfinished
+	// op, or, for Redo, an op whose effect is in effect.
 	ErrNotInEffect = errors.New("op is not in the state that allows it")
 	// ErrNotReversible is wrapped when an op cannot be reversed exactly: it
 	// changed the conversation before such changes were recorded and is not
@@ -118,10 +120,14 @@ type HistoryEntry struct {
 	// they were recorded).
 	HiddenTurns []int `json:"hidden_turns"`
 	ShownTurns  []int `json:"shown_turns"`
-	// CanUndo: its effect is in effect (it is, or a redo re-applied it),
-	// and Undo with Op: ID takes it out.
+	// InEffect: what the op did is in effect (it is not undone, or a redo
+	// re-applied it).
+	InEffect bool `json:"in_effect"`
+	// CanUndo: it is in effect, and Undo with Op: ID reverses it (Undo
+	// with Op accepts an op not in effect too: it puts back the state
+	// before it again).
 	CanUndo bool `json:"can_undo"`
-	// CanRedo: its effect was undone, and Redo with Op: ID brings it back.
+	// CanRedo: it is not in effect, and Redo with Op: ID brings it back.
 	CanRedo bool `json:"can_redo"`
 	// NextUndo marks the op a plain Undo reverses; NextRedo the op a plain
 	// Redo re-applies.
@@ -312,13 +318,17 @@ func (j *journal) pick(id int64, redo bool) (checkpoints.Entry, error) {
 	if !ok {
 		return checkpoints.Entry{}, fmt.Errorf("op %d: %w", id, checkpoints.ErrNotFound)
 	}
+	if !redo { // the op itself, whatever happened since: its before state
+		if e.State == "planned" {
+			return checkpoints.Entry{}, fmt.Errorf("op %d is unfinished: %w", id, ErrNotInEffect)
+		}
+		return e, nil
+	}
 	t, inEffect, ok := j.tip(e)
 	switch {
 	case !ok:
 		return checkpoints.Entry{}, fmt.Errorf("op %d is unfinished: %w", id, ErrNotInEffect)
-	case !redo && !inEffect:
-		return checkpoints.Entry{}, fmt.Errorf("op %d is undone already (redo --op %d re-applies it): %w", id, id, ErrNotInEffect)
-	case redo && inEffect:
+	case inEffect:
 		return checkpoints.Entry{}, fmt.Errorf("op %d is in effect (undo --op %d reverses it): %w", id, id, ErrNotInEffect)
 	}
 	return t, nil
@@ -392,11 +402,16 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 				res.Conflicts = append(res.Conflicts, f.Path)
 			}
 		}
-		conv, err := c.convConflicts(ctx, j, x)
+		conv, convChanges, err := c.convConflicts(ctx, j, x)
 		if err != nil {
 			return err
 		}
 		res.Conflicts = append(res.Conflicts, conv...)
+		if o.Op != 0 && len(files) == 0 && convChanges == 0 {
+			res.Changed = false // the state before x is there already
+			res.Skipped = skipped
+			return nil
+		}
 		if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
 			sentinel := ErrUndoConflict
 			if reapplies {
@@ -428,19 +443,19 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 	return res, nil
 }
 
-// convConflicts lists what reversing x would change in the conversation
-// that x did not leave as it is: rows whose visibility changed since x, and
-// turns opened since x when x changed turns. It fails with
+// convConflicts lists what reversing x would hide that x did not leave as
+// it is: the turns opened since x, when x changed turns; and counts the
+// conversation rows reversing x would change. A row already at its state
+// before x needs nothing and is no conflict. It fails with
 // ErrNotReversible when the result would show two turns with one number.
-func (c *Controller) convConflicts(ctx context.Context, j *journal, x checkpoints.Entry) ([]string, error) {
+func (c *Controller) convConflicts(ctx context.Context, j *journal, x checkpoints.Entry) (what []string, changes int, err error) {
 	if !j.touchesConversation(x) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	st, err := c.idx.ConvState(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var what []string
 	turnDesc := func(t checkpoints.TurnRow) string {
 		return fmt.Sprintf("turn %d (%s)", t.Number, shortPrompt(t.Prompt))
 	}
@@ -452,32 +467,21 @@ func (c *Controller) convConflicts(ctx context.Context, j *journal, x checkpoint
 				}
 			}
 		}
-		return what, nil
-	}
-	byID := map[int64]int{}
-	for i, t := range st.Turns {
-		byID[t.ID] = i
+		return what, 1, nil
 	}
 	shown := map[int64]bool{} // turn id -> in the active history after the reversal
 	for _, t := range st.Turns {
 		shown[t.ID] = t.Shown
 	}
-	turns, msgs := false, 0
+	turns := false
 	for _, v := range x.Changes {
 		if v.Message {
-			if now := !st.HiddenMessages[v.ID]; now == v.ShownBefore {
-				msgs++
+			if now := !st.HiddenMessages[v.ID]; now != v.ShownBefore {
+				changes++
 			}
 			continue
 		}
 		turns = true
-		t := st.Turns[byID[v.ID]]
-		if t.Shown == v.ShownBefore {
-			what = append(what, turnDesc(t)+map[bool]string{true: " shown", false: " hidden"}[t.Shown]+" since")
-		}
-	}
-	if msgs > 0 {
-		what = append(what, fmt.Sprintf("%d message(s) shown or hidden since", msgs))
 	}
 	if turns {
 		for _, t := range st.Turns {
@@ -494,14 +498,17 @@ func (c *Controller) convConflicts(ctx context.Context, j *journal, x checkpoint
 	}
 	numbers := map[int]bool{}
 	for _, t := range st.Turns {
+		if shown[t.ID] != t.Shown {
+			changes++
+		}
 		if shown[t.ID] {
 			if numbers[t.Number] {
-				return nil, fmt.Errorf("op %d: turn %d would be in the active history twice; reverse the later op that opened or showed it first: %w", x.ID, t.Number, ErrNotReversible)
+				return nil, 0, fmt.Errorf("op %d: turn %d would be in the active history twice; reverse the later op that opened or showed it first: %w", x.ID, t.Number, ErrNotReversible)
 			}
 			numbers[t.Number] = true
 		}
 	}
-	return what, nil
+	return what, changes, nil
 }
 
 // History returns the session's op journal, newest first (see the comment
@@ -556,8 +563,10 @@ func (c *Controller) History(ctx context.Context) ([]HistoryEntry, error) {
 				h.ShownTurns = append(h.ShownTurns, number[v.ID])
 			}
 		}
-		if t, inEffect, ok := j.tip(e); ok && j.reversible(t) {
-			h.CanUndo, h.CanRedo = inEffect, !inEffect
+		if t, inEffect, ok := j.tip(e); ok {
+			h.InEffect = inEffect
+			h.CanUndo = inEffect && j.reversible(e)
+			h.CanRedo = !inEffect && j.reversible(t)
 		}
 		h.NextUndo = hasNU && nu.ID == e.ID
 		h.NextRedo = hasNR && nr.Undoes == e.ID

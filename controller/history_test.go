@@ -353,8 +353,10 @@ func TestUndoOpReversesAnOlderCodeRewind(t *testing.T) {
 	e.undo(controller.UndoOptions{Op: h[1].ID})
 	e.want("a.txt", "a1")
 	e.want("b.txt", "b0")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{Op: h[1].ID}); !errors.Is(err, controller.ErrNotInEffect) {
-		t.Errorf("undo --op of an undone op: %v, want ErrNotInEffect", err)
+	// Again: the state before it is there already, so nothing is done
+	// nor recorded.
+	if res, err := e.c.Undo(ctx, controller.UndoOptions{Op: h[1].ID}); err != nil || res.Changed {
+		t.Errorf("undo --op of an undone op: %+v, %v; want nothing changed", res, err)
 	}
 	if _, err := e.c.Redo(ctx, controller.UndoOptions{Op: h[0].ID}); !errors.Is(err, controller.ErrNotInEffect) {
 		t.Errorf("redo --op of an op in effect: %v, want ErrNotInEffect", err)
@@ -363,7 +365,7 @@ func TestUndoOpReversesAnOlderCodeRewind(t *testing.T) {
 		t.Errorf("undo --op 999: %v, want ErrNotFound", err)
 	}
 	h = e.history()
-	if h[0].Kind != "undo" || h[0].Undoes != h[2].ID || h[2].UndoneBy != h[0].ID || !h[2].CanRedo || h[2].CanUndo {
+	if len(h) != 3 || h[0].Kind != "undo" || h[0].Undoes != h[2].ID || h[2].UndoneBy != h[0].ID || !h[2].CanRedo || h[2].CanUndo || h[2].InEffect || !h[1].InEffect {
 		t.Errorf("history after undo --op: %+v", h)
 	}
 }
@@ -532,5 +534,46 @@ func TestRevertInHistoryUndoAndRedo(t *testing.T) {
 	h := e.history()
 	if len(h) != 3 || h[2].Kind != "revert" || h[2].Turn != 0 || !reflect.DeepEqual(h[2].Paths, []string{"a.txt"}) {
 		t.Errorf("history %+v, want the revert of turn 0 of a.txt last", h)
+	}
+}
+
+// TestEveryOpBeforeStateIsReachable: a forced rewind over a hand edit, its
+// undo, another hand edit and a forced redo over it. Each hand edit was
+// recorded as some op's before state, and each is restored by a command.
+func TestEveryOpBeforeStateIsReachable(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("a.txt", "v0")
+	e.turn("p0")
+	e.edit("a.txt", "v1")
+	e.turn("p1")
+	e.write("a.txt", "first hand edit")
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
+		t.Fatalf("rewind over a hand edit: %v, want ErrConflict", err)
+	}
+	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
+	rw := e.history()[0].ID
+	e.undo(controller.UndoOptions{})
+	e.want("a.txt", "first hand edit")
+	e.write("a.txt", "second hand edit")
+	e.redo(controller.UndoOptions{Force: true})
+	e.want("a.txt", "v0")
+
+	// The second hand edit: the state before the redo, plain undo.
+	e.undo(controller.UndoOptions{})
+	e.want("a.txt", "second hand edit")
+	e.redo(controller.UndoOptions{})
+	e.want("a.txt", "v0")
+	// The first: the state before the rewind, whatever happened since.
+	e.undo(controller.UndoOptions{Op: rw})
+	e.want("a.txt", "first hand edit")
+	// And what the rewind wrote is a turn's start: rewind reaches it (no
+	// conflict: ckpt itself wrote the file last).
+	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{})
+	e.want("a.txt", "v0")
+	for _, x := range e.history() {
+		if x.State == "planned" {
+			t.Errorf("op %d left planned", x.ID)
+		}
 	}
 }

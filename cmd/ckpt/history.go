@@ -20,10 +20,11 @@ summarize, undo and redo, with its ID, time, target turn and scope, the files it
 rewrote and the turns it hid or showed, and whether it is in effect.
 
 Every state ckpt recorded can be restored: a turn's start with "ckpt rewind
-TURN"; the state just before an op with "ckpt undo --op ID" (the newest with
-plain "ckpt undo"); the state an undo replaced, including what a forced undo
-overwrote, with "ckpt redo --op ID" (the newest with plain "ckpt redo").
-The NEXT column marks what plain undo and redo act on.
+TURN"; the state just before any op, in effect or not, with "ckpt undo --op
+ID" (the newest with plain "ckpt undo"); the state an undo replaced,
+including what a forced undo overwrote, with "ckpt redo" or "ckpt redo --op
+ID" (ID: the undone op). The NEXT column marks what plain undo and redo act
+on; STATE says whether what the op did is in effect.
 
 --json prints the entries with each file's before and after state (blob id,
 mode, size) and can_undo / can_redo flags.`,
@@ -70,13 +71,15 @@ func historyOp(e controller.HistoryEntry) string {
 }
 
 func historyState(e controller.HistoryEntry) string {
-	switch e.State {
-	case "done":
+	switch {
+	case e.State == "planned":
+		return "unfinished"
+	case e.InEffect && e.UndoneBy != 0:
+		return "redone" // undone, and that undo undone
+	case e.InEffect:
 		return "in effect"
-	case "undone":
-		return fmt.Sprintf("undone by %d", e.UndoneBy)
 	}
-	return e.State
+	return fmt.Sprintf("undone by %d", e.UndoneBy)
 }
 
 func historyNext(e controller.HistoryEntry) string {

@@ -18,7 +18,7 @@ type undoOptions struct {
 func (o *undoOptions) flags(cmd *cobra.Command, verb string) {
 	cmd.Flags().BoolVar(&o.force, "force", false, verb+" even if it overwrites work done since (what it overwrites is kept: see ckpt history)")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would change, and conflicts, without changing anything")
-	cmd.Flags().Int64Var(&o.op, "op", 0, "the op (an ID from ckpt history) to "+verb+" instead of the latest")
+	cmd.Flags().Int64Var(&o.op, "op", 0, "the op (an ID from ckpt history) to "+verb+" instead of the newest")
 }
 
 func newUndoCmd(a *app) *cobra.Command {
@@ -29,13 +29,14 @@ func newUndoCmd(a *app) *cobra.Command {
 		Long: `Reverse the most recent rewind (or summarize, or redo) still in effect: the
 files it changed get back the exact bytes they had just before it, and its
 conversation change is reverted. Run it again to undo the one before that;
-"ckpt redo" walks forward again.
+"ckpt redo" walks forward again. --op ID reverses the op with that ID in
+"ckpt history" instead, in effect or not: it puts back the state just before
+that op, whatever happened since.
 
 If work was done since (a file it would overwrite changed, or turns were
 opened since a conversation rewind), undo refuses and names it; --force undoes
 anyway, and what it overwrites is kept: "ckpt redo" brings it back.
---dry-run shows the plan and the conflicts and changes nothing. --op ID
-undoes the op with that ID in "ckpt history" instead of the latest.`,
+--dry-run shows the plan and the conflicts and changes nothing.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReverse(cmd, a, o, false)
@@ -87,13 +88,13 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 	if err != nil {
 		return err
 	}
-	return a.printReversal(res, redo)
+	return a.printReversal(res, redo, o.op)
 }
 
 // printReversal prints an undo or redo result: JSON (the rewind form), or
 // what changed on stderr, and the prompt a redone conversation cut hands
 // back on stdout.
-func (a *app) printReversal(res controller.Result, redo bool) error {
+func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
 	if a.json {
 		return a.printJSON(resultJSON(res))
 	}
@@ -130,6 +131,10 @@ func (a *app) printReversal(res controller.Result, redo bool) error {
 		}
 	}
 	switch {
+	case !res.Changed && redo:
+		a.say("nothing to redo: what op %d did is there already", op)
+	case !res.Changed:
+		a.say("nothing to undo: the state before op %d is there already", op)
 	case res.DryRun && len(res.Conflicts) > 0:
 		a.say("dry run: nothing changed; %s (%s) would do the above%s, and needs --force to overwrite what changed since", verb, what, counts)
 	case res.DryRun:
