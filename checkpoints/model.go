@@ -153,6 +153,9 @@ type Op struct {
 	// summarize actions: a conversation op that hides messages and adds
 	// Prompt as one summary message instead of hiding turns.
 	Action Action
+	// Revert marks a rewind that reverts one turn's files (Journal reads
+	// it back; it changes nothing in how the op is applied).
+	Revert bool
 }
 
 // Action says what a conversation op does; see Op.Action.

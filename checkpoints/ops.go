@@ -82,8 +82,8 @@ func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
 		if op.Action == "" {
 			op.Action = ActionRewind
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO ops (seq, kind, turn, scope, state, undoes, prompt, time, action)
-			VALUES (?, ?, ?, ?, 'planned', ?, ?, ?, ?)`, seq, op.Kind, op.Turn, op.Scope, undoes, op.Prompt, now.UnixNano(), op.Action)
+		res, err := tx.ExecContext(ctx, `INSERT INTO ops (seq, kind, turn, scope, state, undoes, prompt, time, action, revert)
+			VALUES (?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)`, seq, op.Kind, op.Turn, op.Scope, undoes, op.Prompt, now.UnixNano(), op.Action, op.Revert)
 		if err != nil {
 			return err
 		}
@@ -130,7 +130,10 @@ type Done struct {
 // active turns numbered Turn and above; a summarize hides messages and adds
 // its summary (see Op.Action); an undo marks its rewind undone, hides the
 // turns opened since that rewind and unhides the ones it hid (for a
-// summarize: unhides the messages it hid and hides its summary).
+// summarize: unhides the messages it hid and hides its summary). The
+// conversation rows every op changes are recorded (op_conv); an undo of an
+// op with such a record puts exactly those rows back instead, which is what
+// makes an undo of an undo (a redo) exact (see Journal).
 func (x *Index) FinishOp(ctx context.Context, id int64, d Done) error {
 	err := x.writeDurable(ctx, func(tx *sql.Tx) error {
 		op, err := getOp(ctx, tx, id)
@@ -145,6 +148,10 @@ func (x *Index) FinishOp(ctx context.Context, id int64, d Done) error {
 				return err
 			}
 		}
+		mark, err := markConv(ctx, tx) // what the op changes in the conversation is recorded (journal.go)
+		if err != nil {
+			return err
+		}
 		switch {
 		case op.Kind == OpRewind && op.Summarizes():
 			if err := summarize(ctx, tx, op); err != nil {
@@ -157,6 +164,11 @@ func (x *Index) FinishOp(ctx context.Context, id int64, d Done) error {
 				}
 			}
 		case op.Kind == OpUndo:
+			if ok, err := reverseConv(ctx, tx, op); err != nil {
+				return err
+			} else if ok {
+				break // the undone op's recorded change, put back (an undo of an undo is a redo)
+			}
 			rw, err := getOp(ctx, tx, op.Undoes)
 			if err != nil {
 				return err
@@ -176,6 +188,9 @@ func (x *Index) FinishOp(ctx context.Context, id int64, d Done) error {
 			if _, err := tx.ExecContext(ctx, `UPDATE ops SET state = 'undone' WHERE id = ?`, rw.ID); err != nil {
 				return err
 			}
+		}
+		if err := recordConv(ctx, tx, id, mark); err != nil {
+			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE ops SET state = 'done' WHERE id = ?`, id)
 		return err

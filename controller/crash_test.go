@@ -40,7 +40,7 @@ func TestCrashHelperProcess(t *testing.T) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
-		if _, err := c.Undo(ctx, controller.RewindOptions{}); err != nil {
+		if _, err := c.Undo(ctx, controller.UndoOptions{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
@@ -107,7 +107,7 @@ func TestCrashRewind(t *testing.T) {
 		}
 		e.checkAll(t, round, version)
 		if version == 0 {
-			if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
+			if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
 				t.Fatalf("round %d: undo after recovery: %v", round, err)
 			}
 			e.checkAll(t, round, 1)

@@ -20,7 +20,9 @@
 //
 // Nothing is lost: before a rewind touches a file it stores the file's
 // current bytes and records the whole plan (op "planned"); Undo reverses the
-// last rewind not yet undone, and repeats walk further back. Files are
+// last rewind not yet undone, and repeats walk further back; Redo undoes an
+// undo, and History lists every op (see history.go for why every recorded
+// state is reachable). Files are
 // written in two phases: every new content is first staged as a temp file
 // next to its target (verifying the blob's hash while writing), and only
 // when all are staged are they renamed into place. A failure while staging

@@ -14,13 +14,13 @@ import (
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
-// RewindOptions modify a rewind or an undo.
+// RewindOptions modify a rewind or a revert (Undo and Redo take
+// UndoOptions).
 type RewindOptions struct {
 	// DryRun computes what would change and changes nothing.
 	DryRun bool
 	// Force lets a rewind or revert overwrite files someone else changed
-	// since the agent (see ErrConflict; undo brings them back), and Undo
-	// overwrite work done since the rewind (see ErrUndoConflict).
+	// since the agent (see ErrConflict; undo brings them back).
 	Force bool
 	// Only restricts a code rewind to these paths (absolute, or relative
 	// to the workspace root).
@@ -227,7 +227,7 @@ func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Res
 		if o.DryRun || !res.Changed {
 			return nil
 		}
-		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: checkpoints.ScopeCode, Files: files})
+		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: checkpoints.ScopeCode, Files: files, Revert: true})
 		if err != nil {
 			return err
 		}
@@ -239,53 +239,6 @@ func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Res
 	if !o.DryRun && res.Changed {
 		c.emit(Event{Kind: EventRewound, Turn: turn, Result: &res})
 	}
-	return res, nil
-}
-
-// Undo reverses the most recent rewind that is not undone yet: the files it
-// rewrote get the bytes they had just before it (including edits made by
-// hand), and its conversation cut is reverted. It fails with an error
-// wrapping checkpoints.ErrNothingToUndo when there is none, and with one
-// wrapping ErrUndoConflict (naming what would be lost) when work was done
-// since the rewind, unless o.Force.
-func (c *Controller) Undo(ctx context.Context, o RewindOptions) (Result, error) {
-	var res Result
-	err := c.withLock(ctx, func() error {
-		release, err := c.store.Hold(ctx) // before-states' blobs until the plan commits
-		if err != nil {
-			return err
-		}
-		defer release()
-		rw, err := c.idx.LastRewind(ctx)
-		if err != nil {
-			return err
-		}
-		res = Result{Turn: rw.Turn, Scope: rw.Scope, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}, Changed: true}
-		targets := map[string]checkpoints.State{}
-		for _, f := range rw.Files {
-			targets[f.Path] = f.Before
-		}
-		files, skipped, err := c.plan(ctx, targets, false)
-		if err != nil {
-			return err
-		}
-		if !o.Force {
-			if err := c.undoConflicts(ctx, rw, files); err != nil {
-				return err
-			}
-		}
-		res.Skipped = skipped
-		res.fill(files)
-		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpUndo, Turn: rw.Turn, Scope: rw.Scope, Undoes: rw.ID, Files: files})
-		if err != nil {
-			return err
-		}
-		return c.run(ctx, op, &res)
-	})
-	if err != nil {
-		return Result{}, fmt.Errorf("controller: undo: %w", err)
-	}
-	c.emit(Event{Kind: EventUndone, Turn: res.Turn, Result: &res})
 	return res, nil
 }
 
@@ -303,36 +256,6 @@ func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (ma
 		}
 	}
 	return targets, nil
-}
-
-// undoConflicts lists what undoing rw would overwrite or hide: files whose
-// current state is not what rw left, and turns opened since rw.
-func (c *Controller) undoConflicts(ctx context.Context, rw checkpoints.Op, files []checkpoints.OpFile) error {
-	left := map[string]checkpoints.State{}
-	for _, f := range rw.Files {
-		left[f.Path] = f.After
-	}
-	var what []string
-	for _, f := range files {
-		if !f.Before.Equal(left[f.Path]) {
-			what = append(what, f.Path)
-		}
-	}
-	if rw.Scope.Conversation() && !rw.Summarizes() { // a summarize hides no turns, so its undo hides none
-		cps, err := c.idx.Checkpoints(ctx)
-		if err != nil {
-			return err
-		}
-		for _, cp := range cps {
-			if cp.Seq > rw.Seq {
-				what = append(what, fmt.Sprintf("turn %d (%s)", cp.Turn, shortPrompt(cp.Prompt)))
-			}
-		}
-	}
-	if len(what) > 0 {
-		return fmt.Errorf("%w: %s", ErrUndoConflict, strings.Join(what, ", "))
-	}
-	return nil
 }
 
 func shortPrompt(s string) string {

@@ -78,7 +78,7 @@ func has(t testing.TB, s cas.Store, content string) bool {
 
 func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, "", "")
+	f := newFixture(t, "", "default")
 	f.write("a.txt", "X")
 	f.write("b.txt", "only turn 0 knew me")
 	f.turn("t0")
@@ -117,7 +117,7 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 
 func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, "", "")
+	f := newFixture(t, "", "default")
 	f.write("a.txt", "v0")
 	f.turn("t0")
 	f.edit("a.txt", "v1")
@@ -153,7 +153,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	}
 	// The undo record of the rewind survived pruning and gc: undo brings
 	// the hand edit back byte-exact.
-	if _, err := f.c.Undo(ctx, controller.RewindOptions{}); err != nil {
+	if _, err := f.c.Undo(ctx, controller.UndoOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.want("a.txt", "hand edit")

@@ -60,7 +60,7 @@ func TestGCRaceHelperProcess(t *testing.T) {
 	}
 	rounds, _ := strconv.Atoi(os.Getenv("CKPT_GCRACE_ROUNDS"))
 	ctx := context.Background()
-	ctl, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, NoAutoRetention: true})
+	ctl, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: "default", NoAutoRetention: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func raceRoundAPI(ctx context.Context, t testing.TB, ctl *controller.Controller,
 		if _, err := ctl.Rewind(ctx, r/2, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 			return err
 		}
-		if _, err := ctl.Undo(ctx, controller.RewindOptions{}); err != nil {
+		if _, err := ctl.Undo(ctx, controller.UndoOptions{}); err != nil {
 			return err
 		}
 	}

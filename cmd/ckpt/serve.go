@@ -40,9 +40,9 @@ func newServeCmd(a *app) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the session over HTTP (JSON API and Server-Sent Events) on loopback",
 		Long: `Serve the session given by the global flags over HTTP: a JSON API for sessions,
-checkpoints, conversation, diff, rewind, undo, fork and summarize, and a
-Server-Sent Events stream (/api/events) of changes, including changes made by
-other processes. Every request needs "Authorization: Bearer TOKEN" (or
+checkpoints, conversation, diff, rewind, undo, redo, history, fork and
+summarize, and a Server-Sent Events stream (/api/events) of changes,
+including changes made by other processes. Every request needs "Authorization: Bearer TOKEN" (or
 ?token=TOKEN on /api/events). The token is random, unless --token-file names a
 file holding it. One JSON line {"url":...,"token":...} goes to stdout.
 Stops cleanly on SIGINT or SIGTERM.`,
@@ -137,6 +137,8 @@ func (s *server) handler() http.Handler {
 	m.HandleFunc("GET /api/diff", s.diff)
 	m.HandleFunc("POST /api/rewind", s.rewind)
 	m.HandleFunc("POST /api/undo", s.undo)
+	m.HandleFunc("POST /api/redo", s.redo)
+	m.HandleFunc("GET /api/history", s.history)
 	m.HandleFunc("POST /api/fork", s.fork)
 	m.HandleFunc("POST /api/summarize", s.summarize)
 	m.HandleFunc("GET /api/events", s.events)
@@ -179,7 +181,9 @@ func fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, controller.ErrNoTurn), errors.Is(err, checkpoints.ErrNotFound):
 		code = http.StatusNotFound
 	case errors.Is(err, controller.ErrConflict), errors.Is(err, controller.ErrUndoConflict), errors.Is(err, controller.ErrBusy),
-		errors.Is(err, controller.ErrSessionExists), errors.Is(err, checkpoints.ErrExists), errors.Is(err, checkpoints.ErrNothingToUndo):
+		errors.Is(err, controller.ErrSessionExists), errors.Is(err, checkpoints.ErrExists), errors.Is(err, checkpoints.ErrNothingToUndo),
+		errors.Is(err, controller.ErrRedoConflict), errors.Is(err, controller.ErrNothingToRedo), errors.Is(err, controller.ErrNotInEffect),
+		errors.Is(err, controller.ErrNotReversible):
 		code = http.StatusConflict
 	case errors.Is(err, controller.ErrEmptySummary), errors.Is(err, checkpoints.ErrBadSession), errors.Is(err, checkpoints.ErrPruned):
 		code = http.StatusBadRequest
@@ -331,9 +335,19 @@ func (s *server) rewind(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resultJSON(res))
 }
 
-func (s *server) undo(w http.ResponseWriter, r *http.Request) {
+func (s *server) undo(w http.ResponseWriter, r *http.Request) { s.reverse(w, r, false) }
+
+func (s *server) redo(w http.ResponseWriter, r *http.Request) { s.reverse(w, r, true) }
+
+// reverse serves POST /api/undo and /api/redo. The body may be empty, or
+// {"force": bool, "dry_run": bool, "op": ID} (op: an id from /api/history,
+// 0 or absent for the latest). A conflict answers 409 with the error and
+// the result, like a rewind's.
+func (s *server) reverse(w http.ResponseWriter, r *http.Request, redo bool) {
 	var req struct {
-		Force bool `json:"force"`
+		Force  bool  `json:"force"`
+		DryRun bool  `json:"dry_run"`
+		Op     int64 `json:"op"`
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	if b, err := io.ReadAll(r.Body); err != nil {
@@ -350,14 +364,40 @@ func (s *server) undo(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if req.Op < 0 {
+		httpError(w, http.StatusBadRequest, `"op" must be an op id from /api/history`)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res, err := s.c.Undo(r.Context(), controller.RewindOptions{Force: req.Force})
+	o := controller.UndoOptions{Force: req.Force, DryRun: req.DryRun, Op: req.Op}
+	var res controller.Result
+	var err error
+	if redo {
+		res, err = s.c.Redo(r.Context(), o)
+	} else {
+		res, err = s.c.Undo(r.Context(), o)
+	}
 	if err != nil {
+		if errors.Is(err, controller.ErrUndoConflict) || errors.Is(err, controller.ErrRedoConflict) {
+			writeJSON(w, http.StatusConflict, map[string]any{"error": oneLine(err), "result": resultJSON(res)})
+			return
+		}
 		fail(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, resultJSON(res))
+}
+
+// history serves GET /api/history: the op journal, newest first (the
+// document `ckpt history --json` prints).
+func (s *server) history(w http.ResponseWriter, r *http.Request) {
+	h, err := s.c.History(r.Context())
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h)
 }
 
 func (s *server) fork(w http.ResponseWriter, r *http.Request) {

@@ -1,36 +1,154 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
 
+func init() { extraCommands = append(extraCommands, newRedoCmd) }
+
+// undoOptions are the flags of undo and redo.
+type undoOptions struct {
+	force, dryRun bool
+	op            int64
+}
+
+func (o *undoOptions) flags(cmd *cobra.Command, verb string) {
+	cmd.Flags().BoolVar(&o.force, "force", false, verb+" even if it overwrites work done since (what it overwrites is kept: see ckpt history)")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would change, and conflicts, without changing anything")
+	cmd.Flags().Int64Var(&o.op, "op", 0, "the op (an ID from ckpt history) to "+verb+" instead of the newest")
+}
+
 func newUndoCmd(a *app) *cobra.Command {
-	var force bool
+	var o undoOptions
 	cmd := &cobra.Command{
 		Use:   "undo",
 		Short: "Reverse the last rewind; repeat to walk further back",
-		Long: `Reverse the most recent rewind that is not undone yet: the files it changed get
-back the exact bytes they had just before it, and its conversation cut is
-reverted. Run it again to undo the rewind before that.
+		Long: `Reverse the most recent rewind (or summarize, or redo) still in effect: the
+files it changed get back the exact bytes they had just before it, and its
+conversation change is reverted. Run it again to undo the one before that;
+"ckpt redo" walks forward again. --op ID reverses the op with that ID in
+"ckpt history" instead, in effect or not: it puts back the state just before
+that op, whatever happened since.
 
-If work was done since the rewind (a file it would overwrite changed, or
-turns were opened since a conversation rewind), undo refuses and names it;
---force undoes anyway (what it overwrites stays in ckpt's undo record).`,
+If work was done since (a file it would overwrite changed, or turns were
+opened since a conversation rewind), undo refuses and names it; --force undoes
+anyway, and what it overwrites is kept: "ckpt redo" brings it back.
+--dry-run shows the plan and the conflicts and changes nothing.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			res, err := c.Undo(cmd.Context(), controller.RewindOptions{Force: force})
-			if err != nil {
-				return err
-			}
-			return a.printResult(res, "undo")
+			return runReverse(cmd, a, o, false)
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "undo even if it overwrites work done since the rewind")
+	o.flags(cmd, "undo")
 	return cmd
+}
+
+func newRedoCmd(a *app) *cobra.Command {
+	var o undoOptions
+	cmd := &cobra.Command{
+		Use:   "redo",
+		Short: "Re-apply what the last undo reversed; repeat to walk forward",
+		Long: `Re-apply the most recently undone rewind (or summarize): an undo of that undo.
+Every file and conversation turn the undo changed gets back exactly what the
+undo replaced, including the bytes a forced undo overwrote. Run it again to
+redo the undo before that. A new rewind ends the chain of redos; "ckpt
+history" still lists what it held, and --op ID re-applies any undone op.
+
+If work was done since the undo, redo refuses and names it; --force redoes
+anyway, and what it overwrites is kept: "ckpt undo" brings it back.
+--dry-run shows the plan and the conflicts and changes nothing.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReverse(cmd, a, o, true)
+		},
+	}
+	o.flags(cmd, "redo")
+	return cmd
+}
+
+func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
+	if cmd.Flags().Changed("op") && o.op <= 0 {
+		return usagef("--op must be an op ID from ckpt history (a whole number ≥ 1), got %d", o.op)
+	}
+	c, err := a.open(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	uo := controller.UndoOptions{DryRun: o.dryRun, Force: o.force, Op: o.op}
+	var res controller.Result
+	if redo {
+		res, err = c.Redo(cmd.Context(), uo)
+	} else {
+		res, err = c.Undo(cmd.Context(), uo)
+	}
+	if err != nil {
+		return err
+	}
+	return a.printReversal(res, redo, o.op)
+}
+
+// printReversal prints an undo or redo result: JSON (the rewind form), or
+// what changed on stderr, and the prompt a redone conversation cut hands
+// back on stdout.
+func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
+	if a.json {
+		return a.printJSON(resultJSON(res))
+	}
+	verb, other := "undo", "redo"
+	if redo {
+		verb, other = "redo", "undo"
+	}
+	would := ""
+	if res.DryRun {
+		would = "would "
+	}
+	for _, p := range res.Restored {
+		a.say("  %srestore %s", would, p)
+	}
+	for _, p := range res.Deleted {
+		a.say("  %sdelete  %s", would, p)
+	}
+	for _, s := range res.Skipped {
+		a.say("  skip    %s: %s", s.Path, s.Reason)
+	}
+	for _, p := range res.Conflicts {
+		if res.DryRun {
+			a.say("  changed since: %s", p)
+		} else { // forced: what it overwrote is this op's before state
+			a.say("  overwrote %s (kept: `ckpt %s` brings it back)", p, other)
+		}
+	}
+	what := fmt.Sprintf("turn %d, %s", res.Turn, res.Scope)
+	counts := ""
+	if res.Scope.Code() {
+		counts = fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
+		if len(res.Skipped) > 0 {
+			counts += fmt.Sprintf(", %d skipped", len(res.Skipped))
+		}
+	}
+	switch {
+	case !res.Changed && redo:
+		a.say("nothing to redo: what op %d did is there already", op)
+	case !res.Changed:
+		a.say("nothing to undo: the state before op %d is there already", op)
+	case res.DryRun && len(res.Conflicts) > 0:
+		a.say("dry run: nothing changed; %s (%s) would do the above%s, and needs --force to overwrite what changed since", verb, what, counts)
+	case res.DryRun:
+		a.say("dry run: nothing changed; %s (%s) would do the above%s", verb, what, counts)
+	case redo:
+		a.say("redone (%s)%s; `ckpt undo` reverses it, `ckpt history` lists every op", what, counts)
+	default:
+		a.say("undone (%s)%s; `ckpt %s` re-applies it, `ckpt history` lists every op", what, counts, other)
+	}
+	if res.Prompt != "" && res.Scope.Conversation() {
+		if !res.DryRun {
+			a.say("conversation cut before turn %d again; its prompt, to edit and resend:", res.Turn)
+		}
+		fmt.Fprintln(a.stdout, res.Prompt)
+	}
+	return nil
 }

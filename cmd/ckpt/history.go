@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ckpt/ckpt/controller"
+	"github.com/spf13/cobra"
+)
+
+func init() { extraCommands = append(extraCommands, newHistoryCmd) }
+
+func newHistoryCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "history",
+		Short: "List every rewind, summarize, undo and redo, newest first, and what undo/redo would reverse",
+		Long: `List the session's op journal, newest first: every rewind, revert,
+summarize, undo and redo, with its ID, time, target turn and scope, the files it
+rewrote and the turns it hid or showed, and whether it is in effect.
+
+Every state ckpt recorded can be restored: a turn's start with "ckpt rewind
+TURN"; the state just before any op, in effect or not, with "ckpt undo --op
+ID" (the newest with plain "ckpt undo"); the state an undo replaced,
+including what a forced undo overwrote, with "ckpt redo" or "ckpt redo --op
+ID" (ID: the undone op). The NEXT column marks what plain undo and redo act
+on; STATE says whether what the op did is in effect.
+
+--json prints the entries with each file's before and after state (blob id,
+mode, size) and can_undo / can_redo flags.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			h, err := c.History(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(h)
+			}
+			if len(h) == 0 {
+				a.say("no rewinds yet: nothing to undo or redo")
+				return nil
+			}
+			w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tTIME\tOP\tSTATE\tNEXT\tCHANGED")
+			for _, e := range h {
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Time.Local().Format("2006-01-02 15:04:05"),
+					historyOp(e), historyState(e), historyNext(e), shorten(historyChanged(e), 60))
+			}
+			return w.Flush()
+		},
+	}
+}
+
+// historyOp words what an op did: "rewind both to turn 2", "undo of 3".
+func historyOp(e controller.HistoryEntry) string {
+	switch e.Kind {
+	case "undo", "redo":
+		return fmt.Sprintf("%s of %d (turn %d, %s)", e.Kind, e.Undoes, e.Turn, e.Scope)
+	case "summarize":
+		return fmt.Sprintf("summarize at turn %d", e.Turn)
+	case "revert":
+		return fmt.Sprintf("revert turn %d", e.Turn)
+	}
+	return fmt.Sprintf("rewind %s to turn %d", e.Scope, e.Turn)
+}
+
+func historyState(e controller.HistoryEntry) string {
+	switch {
+	case e.State == "planned":
+		return "unfinished"
+	case e.InEffect && e.UndoneBy != 0:
+		return "redone" // undone, and that undo undone
+	case e.InEffect:
+		return "in effect"
+	}
+	return fmt.Sprintf("undone by %d", e.UndoneBy)
+}
+
+func historyNext(e controller.HistoryEntry) string {
+	var n []string
+	if e.NextUndo {
+		n = append(n, "undo")
+	}
+	if e.NextRedo {
+		n = append(n, "redo")
+	}
+	return strings.Join(n, ",")
+}
+
+func historyChanged(e controller.HistoryEntry) string {
+	parts := append([]string{}, e.Paths...)
+	if len(e.HiddenTurns) > 0 {
+		parts = append(parts, "hid turns "+ints(e.HiddenTurns))
+	}
+	if len(e.ShownTurns) > 0 {
+		parts = append(parts, "showed turns "+ints(e.ShownTurns))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ints(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, " ")
+}
