@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -344,6 +345,11 @@ func TestIgnoreMatchesGit(t *testing.T) {
 	}
 }
 
+var (
+	ignoreRounds = flag.Int("ignore.rounds", 300, "random rule sets TestIgnoreMatchesGitRandom compares with git")
+	ignoreSeed   = flag.Uint64("ignore.seed", 1, "seed of TestIgnoreMatchesGitRandom")
+)
+
 // TestIgnoreMatchesGitRandom compares Ignore with git on random rule files
 // over a fixed tree; the seed is fixed so a failure reproduces.
 func TestIgnoreMatchesGitRandom(t *testing.T) {
@@ -369,7 +375,7 @@ func TestIgnoreMatchesGitRandom(t *testing.T) {
 		}
 	}
 	tokens := []string{"a", "b", "a", "b", ".", " ", "*", "*", "**", "?", "/", "/", "[ab]", "[!a]", "[a-b]", "\\*", "\\a", "\\ ", "[[:alpha:]]"}
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(*ignoreSeed, 2))
 	pattern := func() string {
 		var s strings.Builder
 		if rng.IntN(5) == 0 {
@@ -393,7 +399,7 @@ func TestIgnoreMatchesGitRandom(t *testing.T) {
 		}
 		return strings.Join(lines, "\n") + "\n"
 	}
-	const rounds = 300
+	rounds := *ignoreRounds
 	total := 0
 	for i := range rounds {
 		for _, f := range []string{".gitignore", "a/.gitignore", "ab/b/.gitignore"} {
