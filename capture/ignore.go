@@ -14,7 +14,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,7 +108,11 @@ func (m *Ignore) decide(rel string, isDir bool) (*rule, error) {
 			return vcsRule(name), nil
 		}
 	}
-	parent, err := m.dir(path.Dir(rel))
+	parentRel := ""
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		parentRel = rel[:i]
+	}
+	parent, err := m.dir(parentRel)
 	if err != nil {
 		return nil, err
 	}
@@ -143,12 +146,9 @@ func (m *Ignore) matchRules(dir *ignoreDir, rel string, isDir bool) *rule {
 	return nil
 }
 
-// dir returns what is known of the directory rel ("." for the root),
+// dir returns what is known of the directory rel ("" for the root),
 // reading the rule files on the way that are not read yet.
 func (m *Ignore) dir(rel string) (*ignoreDir, error) {
-	if rel == "." {
-		rel = ""
-	}
 	m.mu.RLock()
 	d := m.dirs[rel]
 	m.mu.RUnlock()

@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -144,6 +145,48 @@ type pattern struct {
 	literal    string
 	isLiteral  bool
 	starSuffix bool // the pattern is '*' then literal
+	// What any match must have, checked before running the automaton: the
+	// literal bytes it starts and ends with, its longest run of literal
+	// bytes, and its least length.
+	prefix, suffix, inner string
+	minLen                int
+}
+
+// noteLiterals fills in p's prefix, suffix, inner and minLen.
+func (p *pattern) noteLiterals() {
+	var run []byte
+	k := 0
+	for k < len(p.toks) && p.toks[k].kind == tokByte {
+		run = append(run, p.toks[k].b)
+		k++
+	}
+	p.prefix = string(run)
+	run = run[:0]
+	for k = len(p.toks) - 1; k >= 0 && p.toks[k].kind == tokByte && (k < 2 || p.toks[k-2].kind != tokOpt); k-- {
+		run = append(run, p.toks[k].b)
+	}
+	slices.Reverse(run)
+	p.suffix = string(run)
+	run = run[:0]
+	for i := 0; i < len(p.toks); i++ {
+		t := p.toks[i]
+		switch {
+		case t.kind == tokOpt:
+			i += 2 // the "**/" may match nothing: its slash is not needed
+			run = run[:0]
+		case t.kind == tokByte:
+			run = append(run, t.b)
+			p.minLen++
+			if len(run) > len(p.inner) {
+				p.inner = string(run)
+			}
+		default:
+			run = run[:0]
+			if t.kind == tokAny || t.kind == tokClass {
+				p.minLen++
+			}
+		}
+	}
 }
 
 type tokenKind uint8
@@ -228,6 +271,7 @@ func compilePattern(p string) pattern {
 			i++
 		}
 	}
+	pat.noteLiterals()
 	lit := make([]byte, 0, len(pat.toks))
 	for k, t := range pat.toks {
 		if t.kind == tokByte {
@@ -283,9 +327,10 @@ func parseBracket(p string, start int) (set *byteSet, next int, ok bool) {
 				return nil, 0, false
 			}
 			i += 1 + n
-			if lo <= hi {
-				set.add(lo, hi)
+			if lo > hi {
+				hi = lo // git: a reversed range matches its first byte only
 			}
+			set.add(lo, hi)
 			continue
 		}
 		set.add(lo, lo)
@@ -364,6 +409,9 @@ func (p *pattern) match(s string) bool {
 		return s == p.literal
 	case p.starSuffix:
 		return strings.HasSuffix(s, p.literal) && strings.IndexByte(s[:len(s)-len(p.literal)], '/') < 0
+	}
+	if len(s) < p.minLen || !strings.HasPrefix(s, p.prefix) || !strings.HasSuffix(s, p.suffix) || !strings.Contains(s, p.inner) {
+		return false
 	}
 	// The automaton's states are token positions: state i means the
 	// tokens before i have matched the bytes read so far; len(p.toks)
