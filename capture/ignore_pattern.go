@@ -86,10 +86,13 @@ func parseRules(data []byte, source string) *ruleFile {
 	return f
 }
 
-// parseRule parses one line; nil for a blank line, a comment, or a line
-// that can match nothing.
+// parseRule parses one line (without its "\n"); nil for a blank line, a
+// comment, or a line that can match nothing.
 func parseRule(line string) *rule {
 	line = strings.TrimSuffix(line, "\r")
+	if i := strings.IndexByte(line, 0); i >= 0 {
+		line = line[:i] // git reads a line up to a NUL
+	}
 	if strings.HasPrefix(line, "#") {
 		return nil
 	}

@@ -92,6 +92,8 @@ var gitCorpus = []ignoreCase{
 		paths: []string{"  lead", "lead", "tab\t", "tab"}},
 	{name: "crlf", rules: map[string]string{".gitignore": "crlf\r\nother \r\nkeep\r\r\n"},
 		paths: []string{"crlf", "crlf\r", "other", "keep", "keep\r"}},
+	{name: "nul in a line", rules: map[string]string{".gitignore": "ab\r\x00cd\nef \x00x\ngh\x00\r\n\x00ij\n!\x00\nkl\\\x00 \nmn\r"},
+		paths: []string{"ab", "ab\r", "ef", "ef ", "gh", "ij", "kl", "kl\\", "kl ", "mn"}},
 	{name: "bom and no final newline", rules: map[string]string{".gitignore": "\xef\xbb\xbfbom\nlast"},
 		paths: []string{"bom", "last", "lastx"}},
 	{name: "degenerate lines", rules: map[string]string{".gitignore": "/\n!\n//\n!/\nback\\\n"},
@@ -591,7 +593,20 @@ func TestIgnoreDefaults(t *testing.T) {
 			ignoreMatchCase{"a/" + name + "/objects/ab/cd", false, true},
 		)
 	}
+	// Any letter case of a version-control name: a case-insensitive file
+	// system opens the same directory.
+	for _, name := range []string{".GIT", ".Git", ".gIt", ".HG", ".Svn", ".JJ", ".bZR"} {
+		cases = append(cases,
+			ignoreMatchCase{name, true, true},
+			ignoreMatchCase{name, false, true},
+			ignoreMatchCase{"a/" + name + "/config", false, true},
+		)
+	}
 	cases = append(cases,
+		ignoreMatchCase{".GITIGNORE", false, false},
+		ignoreMatchCase{".gitx", true, false},
+		ignoreMatchCase{"git", true, false},
+		ignoreMatchCase{".jjj", true, false},
 		ignoreMatchCase{".gitignore", false, false},
 		ignoreMatchCase{".github", true, false},
 		ignoreMatchCase{".github/workflows/ci.yml", false, false},
@@ -657,6 +672,7 @@ func TestIgnoreReadsOnlyWhatTheWalkReaches(t *testing.T) {
 		"ignored/a/.gitignore":        "!*\n",
 		".git/.gitignore":             "!*\n",
 		".git/info/exclude":           "*\n",
+		".Git/.gitignore":             "!*\n",
 		".hg/.gitignore":              "x\n",
 		"node_modules/.gitignore":     "!*\n",
 		"node_modules/p/.gitignore":   "!*\n",
@@ -679,7 +695,7 @@ func TestIgnoreReadsOnlyWhatTheWalkReaches(t *testing.T) {
 	}
 	// Match deep paths directly too, twice over: nothing new is read.
 	for range 2 {
-		for _, p := range []string{"ignored/a/b/c.txt", ".git/objects/x", ".hg/store/y", "node_modules/p/q/r.js", "src/.git/config", "ok/deep/er/x.c", "ok/deep/keep.o"} {
+		for _, p := range []string{"ignored/a/b/c.txt", ".git/objects/x", ".Git/x", ".hg/store/y", "node_modules/p/q/r.js", "src/.git/config", "ok/deep/er/x.c", "ok/deep/keep.o"} {
 			if _, err := m.Match(p, false); err != nil {
 				t.Fatal(err)
 			}
@@ -692,7 +708,7 @@ func TestIgnoreReadsOnlyWhatTheWalkReaches(t *testing.T) {
 	}
 	got := reads()
 	for p, n := range got {
-		for _, bad := range []string{"ignored/", ".git/", ".hg/", "node_modules/", "src/.git/", "src/node_modules/"} {
+		for _, bad := range []string{"ignored/", ".git/", ".Git/", ".hg/", "node_modules/", "src/.git/", "src/node_modules/"} {
 			if strings.HasPrefix(p, bad) {
 				t.Errorf("read %s, inside an ignored directory", p)
 			}
