@@ -25,10 +25,10 @@
 // fsync, rename), never through a symlink, and re-checks every parent just
 // before it writes.
 //
-// Scan mode: Scan walks the workspace under the ignore rules of Ignore (a
-// port of git's matching: .gitignore at every level, .ckptignore, built-in
-// dependency/cache/VCS directories), pruning ignored directories as it
-// goes, never following a symlink, skipping files over a size limit and
-// crowded directories, and reusing the blob id of files whose stat matches
-// the stat cache (git's racy rule applies).
+// Scan mode: Scan walks the workspace under the ignore rules of Ignore
+// (gitignore(5) semantics, checked against git: .gitignore at every level,
+// .ckptignore, built-in dependency/cache/VCS directories), pruning ignored
+// directories as it goes, never following a symlink, skipping files over a
+// size limit and crowded directories, and reusing the blob id of files whose
+// stat matches the stat cache (git's racy rule applies).
 package capture
