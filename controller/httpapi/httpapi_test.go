@@ -386,14 +386,19 @@ func TestEventsStream(t *testing.T) {
 	if e := next(t, events); e["kind"] != "changed" || e["session"] != "default" {
 		t.Fatalf("event %v after another controller's rewind, want changed", e)
 	}
-	for len(events) > 0 {
-		<-events
-	}
 	if r := call(t, "POST", url+"/api/undo", testToken, ""); r.code != 200 {
 		t.Fatalf("undo: %d %s", r.code, r.raw)
 	}
-	if e := next(t, events); e["kind"] != "undone" {
-		t.Errorf("event %v after an undo through the handler, want undone", e)
+	// More "changed" may come first: the other controller's writes can
+	// span several polls.
+	for {
+		e := next(t, events)
+		if e["kind"] == "undone" {
+			break
+		}
+		if e["kind"] != "changed" {
+			t.Fatalf("event %v before the undo's, want changed or undone", e)
+		}
 	}
 }
 
