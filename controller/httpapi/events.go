@@ -59,9 +59,6 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	defer cancel()
-	// The stream outlives the server's read timeout: the request has no
-	// body, and the connection's reader only watches for the client going.
-	h.deadline(w, false, 0)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	write := func(s string) bool {

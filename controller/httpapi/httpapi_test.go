@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/httpapi"
+	"github.com/gofrs/flock"
 )
 
 const testToken = "0123456789abcdef0123456789abcdef"
@@ -469,5 +471,42 @@ func TestPageServedWithoutAuth(t *testing.T) {
 	}
 	if r := call(t, "GET", url+"/api/checkpoints", "", ""); r.code != http.StatusUnauthorized {
 		t.Errorf("API without token: %d", r.code)
+	}
+}
+
+// TestWorkOutlivesReadTimeout: a rewind that waits past the server's read
+// timeout and the body timeout (here for the session's lock, held by
+// "another process") still completes. net/http lifts the read deadline once
+// the body is read; a read deadline set after that would cancel the
+// request's context when it passed.
+func TestWorkOutlivesReadTimeout(t *testing.T) {
+	ws, store, c := session(t)
+	const limit = 100 * time.Millisecond
+	srv := httptest.NewUnstartedServer(httpapi.NewHandler(c, httpapi.Options{Token: testToken, Store: store, BodyTimeout: limit}))
+	srv.Config.ReadTimeout = limit
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	lock := flock.New(filepath.Join(checkpoints.SessionDir(store, "default"), "ops.lock"))
+	if err := lock.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(10 * limit)
+		lock.Unlock()
+	}()
+	for _, tc := range []struct{ method, path, body string }{
+		{"POST", "/api/rewind", `{"turn":1,"scope":"code"}`},
+		{"GET", "/api/checkpoints", ""}, // after the rewind: nothing to wait for, but a read deadline set
+	} {
+		if r := call(t, tc.method, srv.URL+tc.path, testToken, tc.body); r.code != 200 {
+			t.Errorf("%s %s: %d %s", tc.method, tc.path, r.code, r.raw)
+		}
+	}
+	<-released
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "v1\n" {
+		t.Errorf("a.txt after a rewind that waited for the lock: %q", got)
 	}
 }
