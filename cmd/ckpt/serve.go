@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,6 +213,14 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	url := "http://" + ln.Addr().String()
+	if bound != nil && bound.IP.IsUnspecified() {
+		// Every interface: name one a browser on this machine can open.
+		lo := net.IPv4(127, 0, 0, 1)
+		if bound.IP.To4() == nil {
+			lo = net.IPv6loopback
+		}
+		url = "http://" + net.JoinHostPort(lo.String(), strconv.Itoa(bound.Port))
+	}
 	line, _ := json.Marshal(map[string]string{"url": url, "token": o.token, "open_url": url + "/#token=" + o.token})
 	fmt.Fprintln(a.stdout, string(line))
 	a.say("ckpt: serving session %s at %s (open the open_url printed on stdout); Ctrl-C stops", a.session, url)

@@ -207,8 +207,11 @@ func TestServeAllowRemote(t *testing.T) {
 	if strings.Contains(s.stderr.String(), testToken) {
 		t.Errorf("stderr shows the token: %q", s.stderr.String())
 	}
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
-	url := "http://127.0.0.1:" + port
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(s.url, "http://"))
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		t.Errorf("url %s on every interface: want a loopback address to open", s.url)
+	}
+	url := s.url
 	if code, body := call(t, "GET", url+"/api/checkpoints", testToken, ""); code != 200 {
 		t.Errorf("checkpoints over 127.0.0.1: %d %s", code, body)
 	}

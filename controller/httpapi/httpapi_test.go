@@ -510,3 +510,33 @@ func TestWorkOutlivesReadTimeout(t *testing.T) {
 		t.Errorf("a.txt after a rewind that waited for the lock: %q", got)
 	}
 }
+
+// TestHostIPv6: on [::1] the Host must be [::1]:PORT or localhost:PORT.
+func TestHostIPv6(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	_, _, c := session(t)
+	srv := httptest.NewUnstartedServer(httpapi.NewHandler(c, httpapi.Options{Token: testToken}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	for _, tc := range []struct {
+		host string
+		code int
+	}{
+		{"[::1]:" + port, 200},
+		{"localhost:" + port, 200},
+		{"127.0.0.1:" + port, 403}, // not the address it arrived on
+		{"[::1]:1", 403},
+		{"[::ffff:7f00:1]:" + port, 403},
+		{"evil.example:" + port, 403},
+	} {
+		if r := call(t, "GET", srv.URL+"/api/checkpoints", testToken, "", "Host", tc.host); r.code != tc.code {
+			t.Errorf("Host %s: %d, want %d (%s)", tc.host, r.code, tc.code, r.raw)
+		}
+	}
+}
