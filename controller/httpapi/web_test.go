@@ -108,9 +108,16 @@ func TestWebRewindInChromium(t *testing.T) {
 	if !strings.HasPrefix(href, url) {
 		t.Errorf("location.href %q, want the page at %s", href, url)
 	}
-	var live string
-	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#live.on`, chromedp.ByQuery), chromedp.Text(`#live`, &live, chromedp.ByID)); err != nil {
+	// The event stream (fetch with the token in a header) is live and
+	// drives the page: a turn opened through the controller shows up.
+	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#live.on`, chromedp.ByQuery)); err != nil {
 		t.Fatalf("event stream: %v", err)
+	}
+	if _, err := c.BeginTurn(context.Background(), "fourth"); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#turn-3`, chromedp.ByID)); err != nil {
+		t.Fatalf("the page did not show a turn opened after it loaded: %v", err)
 	}
 	var prompt1 string
 	if err := chromedp.Run(bctx, chromedp.Text(`#turn-1 .prompt`, &prompt1, chromedp.ByQuery)); err != nil {

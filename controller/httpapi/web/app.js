@@ -266,7 +266,10 @@
   let retry = 500;
   async function stream(ctl) {
     const resp = await fetch("/api/events", { headers: { Authorization: "Bearer " + token }, signal: ctl.signal, cache: "no-store" });
-    if (resp.status === 401) $("auth").hidden = false;
+    if (resp.status === 401) {
+      $("auth").hidden = false;
+      ctl.refused = true; // a new token reconnects (start)
+    }
     if (!resp.ok || !resp.body) throw new Error("events: " + resp.status);
     $("live").textContent = "live";
     $("live").className = "live on";
@@ -292,8 +295,9 @@
     events = ctl;
     stream(ctl).catch(() => {}).finally(() => {
       if (events !== ctl) return;
-      $("live").textContent = "reconnecting";
+      $("live").textContent = ctl.refused ? "offline" : "reconnecting";
       $("live").className = "live off";
+      if (ctl.refused) return;
       setTimeout(() => { if (events === ctl) connect(); }, retry);
       retry = Math.min(retry * 2, 15000);
     });
