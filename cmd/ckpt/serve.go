@@ -145,7 +145,7 @@ func serveToken(file string) (string, error) {
 // bits per character of the smallest usual alphabet that holds it (digits,
 // hex, base64, printable ASCII). A token of one repeated character is 0.
 func tokenBits(t string) float64 {
-	if strings.Count(t, t[:1]) == len(t) {
+	if t == "" || strings.Count(t, t[:1]) == len(t) {
 		return 0
 	}
 	in := func(set string) bool {
