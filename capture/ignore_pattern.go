@@ -422,7 +422,7 @@ func (p *pattern) match(s string) bool {
 	n := len(p.toks) + 1
 	words := (n + 63) / 64
 	var bufA, bufB [4]uint64
-	cur, next := bufA[:0], bufB[:0]
+	var cur, next []uint64
 	if words <= len(bufA) {
 		cur, next = bufA[:words], bufB[:words]
 	} else {

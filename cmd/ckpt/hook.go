@@ -134,65 +134,11 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 	if err != nil {
 		return &hookFailure{msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
 	}
-	var ev hookEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return &hookFailure{msg: fmt.Sprintf("event is not valid JSON (%v); nothing recorded", err)}
+	plan, f := decodeHook(data, o.agent)
+	if f != nil || plan.none {
+		return f
 	}
-	if ev.HookEventName == "" {
-		return &hookFailure{msg: "event has no hook_event_name; nothing recorded"}
-	}
-	switch ev.HookEventName {
-	case "UserPromptSubmit", "PreToolUse":
-	default:
-		if quietEvents[ev.HookEventName] {
-			return nil
-		}
-		return &hookFailure{msg: fmt.Sprintf("unknown event %q; nothing recorded", ev.HookEventName)}
-	}
-	if ev.SessionID == "" || ev.Cwd == "" {
-		return &hookFailure{msg: fmt.Sprintf("%s event needs session_id and cwd; nothing recorded", ev.HookEventName)}
-	}
-	if !checkpoints.ValidSession(ev.SessionID) {
-		return &hookFailure{msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, checkpoints.ErrBadSession)}
-	}
-	if !filepath.IsAbs(ev.Cwd) {
-		return &hookFailure{msg: fmt.Sprintf("cwd %q is not absolute; nothing recorded", ev.Cwd)}
-	}
-
-	// What to do, decided before the store is opened.
-	var paths []string
-	shell := false
-	if ev.HookEventName == "PreToolUse" {
-		var tp toolPaths
-		switch {
-		case o.agent == "claude" && (ev.ToolName == "Write" || ev.ToolName == "Edit" || ev.ToolName == "MultiEdit"):
-			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.FilePath == "" {
-				return &hookFailure{msg: fmt.Sprintf("%s event has no tool_input.file_path; nothing recorded", ev.ToolName)}
-			}
-			paths = append(paths, tp.FilePath)
-		case o.agent == "claude" && ev.ToolName == "NotebookEdit":
-			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.NotebookPath == "" {
-				return &hookFailure{msg: "NotebookEdit event has no tool_input.notebook_path; nothing recorded"}
-			}
-			paths = append(paths, tp.NotebookPath)
-		case ev.ToolName == "Bash" || (o.agent == "generic" && ev.ToolName == "shell"):
-			shell = true
-		case o.agent == "generic":
-			if len(ev.ToolInput) > 0 && json.Unmarshal(ev.ToolInput, &tp) == nil {
-				for _, p := range []string{tp.FilePath, tp.NotebookPath} {
-					if p != "" {
-						paths = append(paths, p)
-					}
-				}
-			}
-		}
-		if len(paths) == 0 && !shell {
-			return nil // a tool that does not write (Read, Grep, …)
-		}
-	}
-	if ev.HookEventName == "UserPromptSubmit" && ev.Prompt == nil {
-		return &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
-	}
+	ev, paths, shell := plan.ev, plan.paths, plan.shell
 
 	// The workspace: the session's own when it exists and cwd is inside
 	// it; for Claude Code, its project directory when cwd is inside that;
@@ -246,6 +192,79 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 		}
 		return nil
 	}
+}
+
+// hookPlan is what one event asks for, decided from its JSON alone.
+type hookPlan struct {
+	ev    hookEvent
+	paths []string // to capture: absolute, or relative to ev.Cwd
+	shell bool     // a shell command is about to run
+	none  bool     // nothing to do (a quiet event, a tool that does not write)
+}
+
+// decodeHook parses one event of agent ("claude" or "generic") and decides
+// what it asks for, before any store is opened. It touches nothing.
+func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
+	var ev hookEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("event is not valid JSON (%v); nothing recorded", err)}
+	}
+	if ev.HookEventName == "" {
+		return hookPlan{}, &hookFailure{msg: "event has no hook_event_name; nothing recorded"}
+	}
+	switch ev.HookEventName {
+	case "UserPromptSubmit", "PreToolUse":
+	default:
+		if quietEvents[ev.HookEventName] {
+			return hookPlan{none: true}, nil
+		}
+		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("unknown event %q; nothing recorded", ev.HookEventName)}
+	}
+	if ev.SessionID == "" || ev.Cwd == "" {
+		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event needs session_id and cwd; nothing recorded", ev.HookEventName)}
+	}
+	if !checkpoints.ValidSession(ev.SessionID) {
+		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, checkpoints.ErrBadSession)}
+	}
+	if !filepath.IsAbs(ev.Cwd) {
+		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("cwd %q is not absolute; nothing recorded", ev.Cwd)}
+	}
+
+	var paths []string
+	shell := false
+	if ev.HookEventName == "PreToolUse" {
+		var tp toolPaths
+		switch {
+		case agent == "claude" && (ev.ToolName == "Write" || ev.ToolName == "Edit" || ev.ToolName == "MultiEdit"):
+			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.FilePath == "" {
+				return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event has no tool_input.file_path; nothing recorded", ev.ToolName)}
+			}
+			paths = append(paths, tp.FilePath)
+		case agent == "claude" && ev.ToolName == "NotebookEdit":
+			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.NotebookPath == "" {
+				return hookPlan{}, &hookFailure{msg: "NotebookEdit event has no tool_input.notebook_path; nothing recorded"}
+			}
+			paths = append(paths, tp.NotebookPath)
+		case ev.ToolName == "Bash" || (agent == "generic" && ev.ToolName == "shell"):
+			shell = true
+		case agent == "generic":
+			if len(ev.ToolInput) > 0 && json.Unmarshal(ev.ToolInput, &tp) == nil {
+				for _, p := range []string{tp.FilePath, tp.NotebookPath} {
+					if p != "" {
+						paths = append(paths, p)
+					}
+				}
+			}
+		}
+		if len(paths) == 0 && !shell {
+			return hookPlan{none: true}, nil // a tool that does not write (Read, Grep, …)
+		}
+	}
+	if ev.HookEventName == "UserPromptSubmit" && ev.Prompt == nil {
+		return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
+	}
+
+	return hookPlan{ev: ev, paths: paths, shell: shell}, nil
 }
 
 // claudeWorkspace is the workspace for a Claude Code event: the project

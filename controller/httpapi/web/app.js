@@ -11,7 +11,15 @@
   };
   const sigil = { created: "+", modified: "~", deleted: "-" };
 
-  let token = new URLSearchParams(location.hash.slice(1)).get("token") || sessionStorage.getItem("ckpt-token") || "";
+  // The token comes in the URL fragment (never sent to the server); it is
+  // read once and removed from the address bar and the history entry, so it
+  // is not left on screen, in screenshots or in the browser's history.
+  function tokenFromHash() {
+    const t = new URLSearchParams(location.hash.slice(1)).get("token");
+    if (t !== null) history.replaceState(history.state, "", location.pathname + location.search);
+    return t;
+  }
+  let token = tokenFromHash() || sessionStorage.getItem("ckpt-token") || "";
   let turns = [];
   let messages = [];
   let selected = null; // turn number
@@ -253,12 +261,46 @@
     }
   }
 
+  // The event stream is read with fetch, so the token travels in the
+  // Authorization header as on every other call, never in a URL.
+  let retry = 500;
+  async function stream(ctl) {
+    const resp = await fetch("/api/events", { headers: { Authorization: "Bearer " + token }, signal: ctl.signal, cache: "no-store" });
+    if (resp.status === 401) {
+      $("auth").hidden = false;
+      ctl.refused = true; // a new token reconnects (start)
+    }
+    if (!resp.ok || !resp.body) throw new Error("events: " + resp.status);
+    $("live").textContent = "live";
+    $("live").className = "live on";
+    retry = 500;
+    const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += value;
+      let end;
+      while ((end = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, end);
+        buf = buf.slice(end + 2);
+        if (block.split("\n").some((l) => l.startsWith("data:"))) refresh();
+      }
+    }
+  }
+
   function connect() {
-    if (events) events.close();
-    events = new EventSource("/api/events?token=" + encodeURIComponent(token));
-    events.onopen = () => { $("live").textContent = "live"; $("live").className = "live on"; };
-    events.onerror = () => { $("live").textContent = "reconnecting"; $("live").className = "live off"; };
-    events.onmessage = () => refresh();
+    if (events) events.abort();
+    const ctl = new AbortController();
+    events = ctl;
+    stream(ctl).catch(() => {}).finally(() => {
+      if (events !== ctl) return;
+      $("live").textContent = ctl.refused ? "offline" : "reconnecting";
+      $("live").className = "live off";
+      if (ctl.refused) return;
+      setTimeout(() => { if (events === ctl) connect(); }, retry);
+      retry = Math.min(retry * 2, 15000);
+    });
   }
 
   function start() {
@@ -287,7 +329,7 @@
   $("refresh").addEventListener("click", refresh);
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && pending) closeConfirm(); });
   window.addEventListener("hashchange", () => {
-    const t = new URLSearchParams(location.hash.slice(1)).get("token");
+    const t = tokenFromHash();
     if (t && t !== token) { token = t; start(); }
   });
   start();

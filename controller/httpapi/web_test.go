@@ -1,8 +1,7 @@
-package main
+package httpapi_test
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,30 +9,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/ckpt/ckpt/controller/httpapi"
 )
 
 const chromiumPath = "/usr/bin/chromium"
-
-// TestWebPageServedWithoutAuth: the page itself needs no token; the API still does.
-func TestWebPageServedWithoutAuth(t *testing.T) {
-	_, _, url := serveFixture(t)
-	for _, p := range []string{"/", "/app.js", "/style.css"} {
-		resp, err := http.Get(url + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Errorf("GET %s: %d", p, resp.StatusCode)
-		}
-	}
-	if code, _, _ := call(t, "GET", url+"/api/checkpoints", "", ""); code != http.StatusUnauthorized {
-		t.Errorf("API without token: %d", code)
-	}
-	if code, _, _ := call(t, "GET", url+"/api/nope", testToken, ""); code != http.StatusNotFound {
-		t.Errorf("unknown API path: %d", code)
-	}
-}
 
 // TestWebRewindInChromium drives the page in real headless Chromium: it shows
 // the turns, rewinds the code of one after showing its diff, and the file on
@@ -42,7 +21,8 @@ func TestWebRewindInChromium(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skipf("no %s: %v", chromiumPath, err)
 	}
-	ws, _, url := serveFixture(t)
+	ws, store, c := session(t)
+	url := serve(t, c, httpapi.Options{Store: store})
 	a := filepath.Join(ws, "a.txt")
 
 	// Not t.TempDir: Chromium's helpers may still write to its profile while
@@ -115,6 +95,29 @@ func TestWebRewindInChromium(t *testing.T) {
 	}
 	if count != "3" {
 		t.Fatalf("timeline shows %q turns, want 3", count)
+	}
+	// The page read the token from the fragment and took it out of the
+	// address bar and the history entry.
+	var href string
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`location.href`, &href)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(href, testToken) || strings.Contains(href, "token") {
+		t.Errorf("location.href after load is %q: the token is still in the address bar", href)
+	}
+	if !strings.HasPrefix(href, url) {
+		t.Errorf("location.href %q, want the page at %s", href, url)
+	}
+	// The event stream (fetch with the token in a header) is live and
+	// drives the page: a turn opened through the controller shows up.
+	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#live.on`, chromedp.ByQuery)); err != nil {
+		t.Fatalf("event stream: %v", err)
+	}
+	if _, err := c.BeginTurn(context.Background(), "fourth"); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#turn-3`, chromedp.ByID)); err != nil {
+		t.Fatalf("the page did not show a turn opened after it loaded: %v", err)
 	}
 	var prompt1 string
 	if err := chromedp.Run(bctx, chromedp.Text(`#turn-1 .prompt`, &prompt1, chromedp.ByQuery)); err != nil {

@@ -1,15 +1,23 @@
-package main
+package httpapi_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ckpt/ckpt/controller/httpapi"
 )
 
 // TestServeUndoRedoHistory drives undo (dry run, conflict, forced), history
 // and redo over HTTP: the hand edit a forced undo overwrote comes back.
 func TestServeUndoRedoHistory(t *testing.T) {
-	ws, _, url := serveFixture(t)
+	ws, _, c := session(t)
+	url := serve(t, c, httpapi.Options{})
+	call := func(t *testing.T, method, url, token, body string) (int, map[string]any, []any) {
+		t.Helper()
+		r := call(t, method, url, token, body)
+		return r.code, r.obj, r.arr
+	}
 	a := filepath.Join(ws, "a.txt")
 	read := func() string {
 		t.Helper()

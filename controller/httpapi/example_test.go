@@ -1,0 +1,78 @@
+package httpapi_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/httpapi"
+)
+
+// A Go program serving a session's API and web page on loopback, as
+// `ckpt serve` does, then calling the API as the page would.
+func Example() {
+	ctx := context.Background()
+	workspace, _ := os.MkdirTemp("", "ckpt-example-ws-")
+	store, _ := os.MkdirTemp("", "ckpt-example-store-")
+	defer os.RemoveAll(workspace)
+	defer os.RemoveAll(store)
+
+	c, err := controller.Open(ctx, controller.Options{Workspace: workspace, Store: store})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.BeginTurn(ctx, "add a login page"); err != nil {
+		log.Fatal(err)
+	}
+
+	// A random 128-bit token; the page is opened at URL/#token=TOKEN.
+	var b [16]byte
+	rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // loopback only
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{
+		Handler:           httpapi.NewHandler(c, httpapi.Options{Token: token, Store: store}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	go srv.Serve(ln)
+	defer srv.Shutdown(ctx)
+	url := "http://" + ln.Addr().String()
+
+	req, _ := http.NewRequest("GET", url+"/api/checkpoints", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var turns []struct {
+		Turn   int    `json:"turn"`
+		Prompt string `json:"prompt"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&turns); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Status)
+	for _, t := range turns {
+		fmt.Printf("turn %d: %s\n", t.Turn, t.Prompt)
+	}
+	// Output:
+	// 200 OK
+	// turn 0: add a login page
+}

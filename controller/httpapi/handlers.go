@@ -1,0 +1,377 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
+)
+
+// The API's JSON shapes: the same fields as the CLI's --json output.
+type (
+	fileJSON struct {
+		Path string `json:"path"`
+		Kind string `json:"kind"`
+	}
+	checkpointJSON struct {
+		Turn   int        `json:"turn"`
+		Time   string     `json:"time"`
+		Prompt string     `json:"prompt"`
+		Files  []fileJSON `json:"files"`
+		Pinned bool       `json:"pinned"`
+		Label  string     `json:"label,omitempty"`
+		Pruned bool       `json:"pruned"`
+	}
+	messageJSON struct {
+		ID   int64  `json:"id"`
+		Turn int    `json:"turn"`
+		Role string `json:"role"`
+		Text string `json:"text"`
+		Time string `json:"time"`
+	}
+	forkJSON struct {
+		Session  string   `json:"session"`
+		From     string   `json:"from"`
+		Turn     int      `json:"turn"`
+		Prompt   string   `json:"prompt"`
+		Restored []string `json:"restored"`
+		Deleted  []string `json:"deleted"`
+	}
+)
+
+// result gives res's lists as [] rather than null.
+func result(res controller.Result) controller.Result {
+	if res.Restored == nil {
+		res.Restored = []string{}
+	}
+	if res.Deleted == nil {
+		res.Deleted = []string{}
+	}
+	if res.Skipped == nil {
+		res.Skipped = []controller.Skip{}
+	}
+	if res.Conflicts == nil {
+		res.Conflicts = []string{}
+	}
+	return res
+}
+
+// message is an error on one line.
+func message(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+}
+
+// fail maps a controller error to a status code.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, controller.ErrNoTurn), errors.Is(err, checkpoints.ErrNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, controller.ErrConflict), errors.Is(err, controller.ErrUndoConflict), errors.Is(err, controller.ErrBusy),
+		errors.Is(err, controller.ErrSessionExists), errors.Is(err, checkpoints.ErrExists), errors.Is(err, checkpoints.ErrNothingToUndo),
+		errors.Is(err, controller.ErrRedoConflict), errors.Is(err, controller.ErrNothingToRedo), errors.Is(err, controller.ErrNotInEffect),
+		errors.Is(err, controller.ErrNotReversible):
+		code = http.StatusConflict
+	case errors.Is(err, controller.ErrEmptySummary), errors.Is(err, checkpoints.ErrBadSession), errors.Is(err, checkpoints.ErrPruned):
+		code = http.StatusBadRequest
+	}
+	if code == http.StatusInternalServerError {
+		h.log.Error("httpapi: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	h.error(w, code, message(err))
+}
+
+// body reads a request body, bounded in size and in the time to read it;
+// on failure it has written the response.
+func (h *handler) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	h.deadline(w, false, h.o.BodyTimeout)
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooBig *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case err == nil:
+		return b, true
+	case errors.As(err, &tooBig):
+		h.error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", tooBig.Limit))
+	case errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		h.error(w, http.StatusRequestTimeout, "body not received in time")
+	default:
+		h.error(w, http.StatusBadRequest, "read body: "+err.Error())
+	}
+	return nil, false
+}
+
+// decode reads a JSON object body into v; on failure it has written the
+// response. Unknown fields and trailing data are refused.
+func (h *handler) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	b, ok := h.body(w, r)
+	if !ok {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, e := dec.Token(); e != io.EOF {
+			err = errors.New("trailing data after the JSON object")
+		}
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		h.error(w, http.StatusBadRequest, "empty body: a JSON object is required")
+		return false
+	case err != nil:
+		h.error(w, http.StatusBadRequest, "bad JSON: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// turnOf checks a required turn field.
+func (h *handler) turnOf(w http.ResponseWriter, turn *int) (int, bool) {
+	if turn == nil || *turn < 0 {
+		h.error(w, http.StatusBadRequest, `"turn" must be a whole number ≥ 0`)
+		return 0, false
+	}
+	return *turn, true
+}
+
+func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
+	if h.o.Store == "" {
+		h.error(w, http.StatusNotFound, "listing sessions is not enabled on this server")
+		return
+	}
+	st, err := controller.OpenStore(r.Context(), h.o.Store)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	defer st.Close()
+	out, err := st.Sessions(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if out == nil {
+		out = []controller.SessionInfo{}
+	}
+	h.writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
+	cps, err := h.c.Checkpoints(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := make([]checkpointJSON, len(cps))
+	for i, cp := range cps {
+		out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
+			Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
+		for j, f := range cp.Files {
+			out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, Kind: string(cp.Kinds[j])})
+		}
+	}
+	h.writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) conversation(w http.ResponseWriter, r *http.Request) {
+	msgs, err := h.c.Conversation(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := make([]messageJSON, len(msgs))
+	for i, m := range msgs {
+		out[i] = messageJSON{ID: m.ID, Turn: m.Turn, Role: m.Role, Text: m.Text, Time: m.Time.UTC().Format(time.RFC3339)}
+	}
+	h.writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) diff(w http.ResponseWriter, r *http.Request) {
+	s := r.URL.Query().Get("turn")
+	turn, err := strconv.Atoi(s)
+	if err != nil || turn < 0 || strconv.Itoa(turn) != s {
+		h.error(w, http.StatusBadRequest, fmt.Sprintf("turn must be a whole number ≥ 0, got %q", s))
+		return
+	}
+	diffs, skipped, err := h.c.Diff(r.Context(), turn)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if diffs == nil {
+		diffs = []controller.FileDiff{}
+	}
+	if skipped == nil {
+		skipped = []controller.Skip{}
+	}
+	h.writeJSON(w, http.StatusOK, map[string]any{"turn": turn, "files": diffs, "skipped": skipped})
+}
+
+func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Turn   *int   `json:"turn"`
+		Scope  string `json:"scope"`
+		DryRun bool   `json:"dry_run"`
+		Force  bool   `json:"force"`
+	}
+	if !h.decode(w, r, &req) {
+		return
+	}
+	turn, ok := h.turnOf(w, req.Turn)
+	if !ok {
+		return
+	}
+	if req.Scope == "" {
+		req.Scope = string(checkpoints.ScopeBoth)
+	}
+	sc, err := checkpoints.ParseScope(req.Scope)
+	if err != nil {
+		h.error(w, http.StatusBadRequest, message(err))
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	res, err := h.c.Rewind(r.Context(), turn, sc, controller.RewindOptions{DryRun: req.DryRun, Force: req.Force})
+	if err != nil {
+		if errors.Is(err, controller.ErrConflict) {
+			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": result(res)})
+			return
+		}
+		h.fail(w, r, err)
+		return
+	}
+	h.writeJSON(w, http.StatusOK, result(res))
+}
+
+func (h *handler) undo(w http.ResponseWriter, r *http.Request) { h.reverse(w, r, false) }
+
+func (h *handler) redo(w http.ResponseWriter, r *http.Request) { h.reverse(w, r, true) }
+
+// reverse serves POST /api/undo and /api/redo. The body may be empty, or
+// {"force": bool, "dry_run": bool, "op": ID} (op: an id from /api/history,
+// 0 or absent for the latest). A conflict answers 409 with the error and
+// the result, like a rewind's.
+func (h *handler) reverse(w http.ResponseWriter, r *http.Request, redo bool) {
+	var req struct {
+		Force  bool  `json:"force"`
+		DryRun bool  `json:"dry_run"`
+		Op     int64 `json:"op"`
+	}
+	b, ok := h.body(w, r)
+	if !ok {
+		return
+	}
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err := json.Unmarshal(b, &req); err != nil {
+			h.error(w, http.StatusBadRequest, "bad JSON: "+err.Error())
+			return
+		}
+	}
+	if req.Op < 0 {
+		h.error(w, http.StatusBadRequest, `"op" must be an op id from /api/history`)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	o := controller.UndoOptions{Force: req.Force, DryRun: req.DryRun, Op: req.Op}
+	var res controller.Result
+	var err error
+	if redo {
+		res, err = h.c.Redo(r.Context(), o)
+	} else {
+		res, err = h.c.Undo(r.Context(), o)
+	}
+	if err != nil {
+		if errors.Is(err, controller.ErrUndoConflict) || errors.Is(err, controller.ErrRedoConflict) {
+			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": result(res)})
+			return
+		}
+		h.fail(w, r, err)
+		return
+	}
+	h.writeJSON(w, http.StatusOK, result(res))
+}
+
+// history serves GET /api/history: the op journal, newest first (the
+// document `ckpt history --json` prints).
+func (h *handler) history(w http.ResponseWriter, r *http.Request) {
+	hist, err := h.c.History(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.writeJSON(w, http.StatusOK, hist)
+}
+
+func (h *handler) fork(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Turn    *int   `json:"turn"`
+		To      string `json:"to"`
+		Restore bool   `json:"restore"`
+		Force   bool   `json:"force"`
+	}
+	if !h.decode(w, r, &req) {
+		return
+	}
+	turn, ok := h.turnOf(w, req.Turn)
+	if !ok {
+		return
+	}
+	if req.To != "" && !checkpoints.ValidSession(req.To) {
+		h.error(w, http.StatusBadRequest, fmt.Sprintf("to %q: %v", req.To, checkpoints.ErrBadSession))
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	res, err := h.c.ForkWith(r.Context(), turn, controller.ForkOptions{To: req.To, Restore: req.Restore, Force: req.Force})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	rw := result(res.Rewind)
+	h.writeJSON(w, http.StatusOK, forkJSON{Session: res.Session, From: h.c.Session(), Turn: turn, Prompt: rw.Prompt, Restored: rw.Restored, Deleted: rw.Deleted})
+}
+
+func (h *handler) summarize(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Turn      *int   `json:"turn"`
+		Direction string `json:"direction"`
+		Text      string `json:"text"`
+	}
+	if !h.decode(w, r, &req) {
+		return
+	}
+	turn, ok := h.turnOf(w, req.Turn)
+	if !ok {
+		return
+	}
+	dir := controller.Direction(req.Direction)
+	if dir != controller.From && dir != controller.UpTo {
+		h.error(w, http.StatusBadRequest, `"direction" must be "from" or "up_to"`)
+		return
+	}
+	if strings.TrimSpace(req.Text) == "" {
+		h.error(w, http.StatusBadRequest, `"text" must not be empty`)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	res, err := h.c.Summarize(r.Context(), turn, dir, req.Text)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.writeJSON(w, http.StatusOK, result(res))
+}
