@@ -39,6 +39,8 @@ func WithClock(now func() time.Time) Option { return func(x *Index) { x.now = no
 // DSN returns the connection string for the SQLite file at path: WAL,
 // busy_timeout, synchronous NORMAL, foreign keys and immediate write
 // transactions, set per connection so every pooled connection has them.
+// A new index is created in incremental auto-vacuum mode, so Compact can
+// give the pages of pruned rows back to the file system.
 func DSN(path string) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
@@ -46,6 +48,7 @@ func DSN(path string) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
+	q.Set("_auto_vacuum", "incremental")
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 

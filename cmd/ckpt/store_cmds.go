@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/retention"
 	"github.com/mattn/go-isatty"
@@ -64,15 +67,23 @@ func newPruneCmd(a *app) *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "prune",
-		Short: "Apply the retention policy to every session of the store, then collect freed blobs",
+		Short: "Apply the retention policy to the store (or one session), then collect freed blobs",
 		Long: `Prune checkpoints by the retention policy, across every session of the store,
-then delete the blobs nothing references any more.
+then delete the blobs nothing references any more and give their space back
+to the file system.
 
 A pruned turn keeps its conversation but can no longer be rewound in code.
 Only the oldest turns of a session are pruned (a rewind to a kept turn needs
 every later one); pinned turns (ckpt pin), the open turn and undo records are
 never pruned. Sessions unused for longer than the max age, with nothing
-pinned, are removed whole. With --session ID, remove that one session whole.
+pinned, are removed whole.
+
+With --session ID (or $CKPT_SESSION), only that session's turns are pruned
+and no session is removed: "ckpt --session X prune --keep 1" keeps the
+newest turn of X. To remove a session, use "ckpt sessions rm ID".
+
+--max-bytes bounds the bytes the store takes on disk, as du counts them:
+blobs, the SQLite files and their WALs, and every session's index.
 
 The policy comes from STORE/config.json, e.g.
   {"max_age": "30d", "keep_turns": 100, "max_bytes": "2GiB", "grace": "0s", "auto": true}
@@ -85,12 +96,15 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 				return err
 			}
 			defer s.Close()
-			if cmd.Flags().Changed("session") {
-				return a.removeSession(ctx, s, dryRun)
-			}
 			p, err := pf.policy(s)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("session") || os.Getenv("CKPT_SESSION") != "" {
+				if _, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.Dir(), a.session), checkpoints.FileName)); err != nil {
+					return fmt.Errorf("prune: no session %s in the store", a.session)
+				}
+				p.Session = a.session
 			}
 			if dryRun {
 				plan, err := s.Plan(ctx, p)
@@ -111,26 +125,55 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 	return cmd
 }
 
-func (a *app) removeSession(ctx context.Context, s *controller.Store, dryRun bool) error {
-	if dryRun {
-		if a.json {
-			return a.printJSON(map[string]any{"session": a.session, "action": "remove", "dry_run": true})
-		}
-		a.say("would remove session %s whole", a.session)
-		return nil
+func newSessionsRmCmd(a *app) *cobra.Command {
+	var force, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "rm ID",
+		Short: "Remove session ID whole: its turns, conversation and undo records",
+		Long: `Remove session ID whole: every turn, the conversation and the undo records,
+then collect the blobs only it referenced. Nothing of it can be rewound or
+undone afterwards.
+
+A session with pinned turns is refused, and so is a session directory whose
+index cannot be read; --force removes it anyway. The session is named by
+the argument only: the global --session flag never selects what rm removes.`,
+		Args: exactArgs(1, "one session ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id := args[0]
+			if !checkpoints.ValidSession(id) {
+				return usageError{fmt.Errorf("session %q: %w", id, checkpoints.ErrBadSession)}
+			}
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			r, rep, err := s.RemoveSession(ctx, id, force, dryRun)
+			if errors.Is(err, checkpoints.ErrNotFound) {
+				return fmt.Errorf("sessions rm: no session %s in the store", id)
+			}
+			if err != nil && !r.Removed {
+				return err
+			}
+			if a.json {
+				if jerr := a.printJSON(map[string]any{"removal": r, "dry_run": dryRun, "gc": rep}); jerr != nil {
+					return jerr
+				}
+			} else if dryRun {
+				a.say("would remove session %s: %d turns, %d pinned", id, r.Turns, len(r.Pinned))
+			} else {
+				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, retention.FormatBytes(rep.FreedBytes), rep.Deleted)
+			}
+			if err != nil {
+				return fmt.Errorf("removed session %s, but collecting its blobs failed: %w", id, err)
+			}
+			return nil
+		},
 	}
-	if err := s.RemoveSession(ctx, a.session); err != nil {
-		return err
-	}
-	rep, err := s.Collect(ctx, retention.CollectOptions{AllowEmpty: true, Progress: a.progress("collecting")})
-	if err != nil {
-		return err
-	}
-	if a.json {
-		return a.printJSON(map[string]any{"session": a.session, "action": "remove", "dry_run": false, "gc": rep})
-	}
-	a.say("removed session %s; freed %s in %d blobs", a.session, retention.FormatBytes(rep.FreedBytes), rep.Deleted)
-	return nil
+	cmd.Flags().BoolVar(&force, "force", false, "remove a session with pinned turns, or without a readable index")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be removed; change nothing")
+	return cmd
 }
 
 func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
@@ -157,7 +200,7 @@ func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
 	}
 	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, retention.FormatBytes(plan.StoreBytes), retention.FormatBytes(plan.FreedBytes))
 	if plan.OverQuota {
-		a.say("warning: still over the quota: pinned turns, open turns and undo records are kept")
+		a.say("warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
 	}
 	if rep != nil {
 		a.say("collected %d blobs, %s", rep.Deleted, retention.FormatBytes(rep.FreedBytes))
@@ -274,9 +317,9 @@ content again stores it afresh.`,
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List the store's sessions with their size, turns and last use",
+		Short: "List the store's sessions with their size, turns and last use; sessions rm ID removes one",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -304,6 +347,8 @@ func newSessionsCmd(a *app) *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.AddCommand(newSessionsRmCmd(a))
+	return cmd
 }
 
 func newPinCmd(a *app, pin bool) *cobra.Command {
