@@ -56,8 +56,8 @@ type SessionDecision struct {
 
 // Plan is what a policy decides for a store.
 type Plan struct {
-	Sessions   []SessionDecision `json:"sessions"`
-	Turns      []Decision        `json:"turns"` // turns already pruned are left out
+	Sessions []SessionDecision `json:"sessions"`
+	Turns    []Decision        `json:"turns"` // turns already pruned are left out
 	// StoreBytes is what the store takes: on disk, as du counts it, when
 	// the plan comes from PlanFor (blobs, SQLite files with their WALs,
 	// session indexes, everything), else the blobs' stored bytes plus the
