@@ -32,14 +32,16 @@ const (
 )
 
 // dsnParams are set on every pooled connection. busy_timeout comes first
-// so that the others wait out a lock instead of failing. journal_mode is
+// so that the others wait out a lock instead of failing: it is given as the
+// driver's _busy_timeout key, which the driver applies before every other
+// setting (a _pragma would come after _auto_vacuum). journal_mode is
 // given as the driver's _journal_mode key, which it applies after the
 // _pragma list: page_size must precede it, since a database in WAL mode
 // keeps the page size it was created with. _auto_vacuum is applied by the
 // driver before everything else, so a new database is created in
 // incremental auto-vacuum mode (Compact gives pages back to the file
 // system); an older one is converted by its first Compact.
-const dsnParams = "_pragma=busy_timeout(10000)&_auto_vacuum=incremental&_pragma=page_size(512)&_journal_mode=WAL" +
+const dsnParams = "_busy_timeout=10000&_auto_vacuum=incremental&_pragma=page_size(512)&_journal_mode=WAL" +
 	"&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
 
 // Disk is a Store in a directory; doc.go describes the layout. It is safe
