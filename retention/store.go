@@ -402,7 +402,7 @@ func Collect(ctx context.Context, store string, blobs *cas.Disk, o CollectOption
 	cleanRemoved(store)
 	// Give the space of what was swept back to the file system.
 	if err := blobs.Compact(ctx); err != nil {
-		return rep, fmt.Errorf("retention: collect: %w", err)
+		return rep, fmt.Errorf("retention: collect: deleted %d blobs, but giving their space back failed: %w", rep.Deleted, err)
 	}
 	return rep, nil
 }
