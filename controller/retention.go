@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
@@ -176,21 +178,41 @@ func (s *Store) enforceQuota(ctx context.Context) {
 	if err != nil || !auto || p.MaxBytes <= 0 {
 		return
 	}
-	if u, err := retention.DiskUsage(s.dir); err != nil || u.Total <= p.MaxBytes {
+	u, err := retention.DiskUsage(s.dir)
+	if err != nil || u.Total <= p.MaxBytes {
 		return
 	}
-	s.retainOnce(ctx, p, quotaLimit)
+	// A store retention could not bring under the quota (pinned turns,
+	// session indexes) is tried again only once it has grown by 1/64 of
+	// the quota since: not at every turn, which would cost each turn a
+	// pass over every session.
+	if b, err := os.ReadFile(s.overStamp()); err == nil {
+		if last, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && u.Total >= last && u.Total <= last+p.MaxBytes/64 {
+			return
+		}
+	}
+	if s.retainOnce(ctx, p, quotaLimit) {
+		if after, err := retention.DiskUsage(s.dir); err == nil && after.Total > p.MaxBytes {
+			os.WriteFile(s.overStamp(), []byte(strconv.FormatInt(after.Total, 10)), 0o600)
+		} else {
+			os.Remove(s.overStamp())
+		}
+	}
 }
+
+// overStamp holds the bytes on disk a quota enforcement left the store at
+// when it could not get it under the quota.
+func (s *Store) overStamp() string { return filepath.Join(s.dir, "quota.over") }
 
 func (s *Store) stamp() string { return filepath.Join(s.dir, "retention.stamp") }
 
 // retainOnce runs Retain if it can take the store's retention lock at once
 // (one process at a time; the others go on without waiting), then touches
-// the stamp.
-func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.Duration) {
+// the stamp. It reports whether Retain ran to the end.
+func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.Duration) bool {
 	lock := flock.New(filepath.Join(s.dir, "retention.lock"))
 	if ok, err := lock.TryLock(); err != nil || !ok {
-		return
+		return false
 	}
 	defer lock.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, budget)
@@ -202,4 +224,5 @@ func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.
 			os.WriteFile(s.stamp(), nil, 0o600)
 		}
 	}
+	return err == nil
 }
