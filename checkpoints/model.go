@@ -14,7 +14,7 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrNoOpenTurn is wrapped when an operation needs an open turn and the
 	// session has none (no turn was ever opened, or all were rewound).
-	ErrNoOpenTurn = errors.New("no open turn: open one with `ckpt turn PROMPT` first")
+	ErrNoOpenTurn = errors.New("no open turn")
 	// ErrNothingToUndo is wrapped by LastRewind when no rewind is left to undo.
 	ErrNothingToUndo = errors.New("nothing to undo")
 	// ErrBadRole is wrapped when a message role is not one of Roles.

@@ -10,10 +10,11 @@ import (
 )
 
 // Pin marks the active turn numbered n as exempt from retention (pinned
-// true, with an optional label) or removes the mark.
+// true) or removes the mark. A non-empty label replaces the turn's label;
+// an empty one keeps it.
 func (x *Index) Pin(ctx context.Context, n int, pinned bool, label string) error {
 	err := x.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE turns SET pinned = ?, label = ? WHERE hidden_by IS NULL AND number = ?`, pinned, label, n)
+		res, err := tx.ExecContext(ctx, `UPDATE turns SET pinned = ?, label = CASE WHEN ? = '' THEN label ELSE ? END WHERE hidden_by IS NULL AND number = ?`, pinned, label, label, n)
 		if err != nil {
 			return err
 		}
@@ -23,7 +24,7 @@ func (x *Index) Pin(ctx context.Context, n int, pinned bool, label string) error
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("checkpoints: pin turn %d: %w", n, err)
+		return fmt.Errorf("checkpoints: (un)pin turn %d: %w", n, err)
 	}
 	return nil
 }

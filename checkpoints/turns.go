@@ -154,7 +154,7 @@ func (x *Index) OpenTurn(ctx context.Context) (Checkpoint, error) {
 		err = ErrNoOpenTurn
 	}
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoints: open turn: %w", err)
+		return Checkpoint{}, fmt.Errorf("checkpoints: %w", err)
 	}
 	return cp, nil
 }
@@ -269,7 +269,7 @@ func (x *Index) Capturing(ctx context.Context, path string) (Checkpoint, *FileSn
 		err = ErrNoOpenTurn
 	}
 	if err != nil {
-		return Checkpoint{}, nil, fmt.Errorf("checkpoints: open turn: %w", err)
+		return Checkpoint{}, nil, fmt.Errorf("checkpoints: %w", err)
 	}
 	cp.Time = time.Unix(0, t)
 	if !sp.Valid {

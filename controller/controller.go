@@ -29,13 +29,10 @@ var (
 	ErrBusy = errors.New("another rewind or undo of this session is running")
 )
 
-// DefaultSession is the session id used when none is given.
-const DefaultSession = "default"
-
 // Options says what to open.
 type Options struct {
 	Workspace string // the workspace root; required
-	Session   string // session id; DefaultSession when empty
+	Session   string // session id; the workspace's default (WorkspaceSession) when empty
 	Store     string // the store directory holding blobs/ and sessions/; required
 	// Clock overrides time.Now (tests).
 	Clock func() time.Time
@@ -65,18 +62,18 @@ type Controller struct {
 // Open opens (creating on first use) the session for the workspace. A rewind
 // or undo that a crash left unfinished is completed before Open returns.
 func Open(ctx context.Context, o Options) (*Controller, error) {
-	if o.Session == "" {
-		o.Session = DefaultSession
-	}
-	if !checkpoints.ValidSession(o.Session) {
-		return nil, fmt.Errorf("controller: session %q: %w", o.Session, checkpoints.ErrBadSession)
-	}
 	if o.Store == "" || o.Workspace == "" {
 		return nil, errors.New("controller: workspace and store directories are required")
 	}
 	ws, err := capture.NewWorkspace(o.Workspace)
 	if err != nil {
 		return nil, err
+	}
+	if o.Session == "" {
+		o.Session = WorkspaceSession(ws.Root())
+	}
+	if !checkpoints.ValidSession(o.Session) {
+		return nil, fmt.Errorf("controller: session %q: %w", o.Session, checkpoints.ErrBadSession)
 	}
 	st, err := OpenStore(ctx, o.Store)
 	if err != nil {
@@ -104,6 +101,9 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	root, err := idx.InitMeta(ctx, "workspace", ws.Root())
 	if err == nil && root != ws.Root() {
 		err = fmt.Errorf("controller: session %s is for %s, not %s: %w", o.Session, root, ws.Root(), ErrWorkspaceMismatch)
+	}
+	if err == nil {
+		err = markWorkspace(o.Store, ws.Root())
 	}
 	if err == nil {
 		err = c.recoverPending(ctx)
@@ -266,11 +266,16 @@ func (c *Controller) AppendMessage(ctx context.Context, role, text string) (chec
 }
 
 // Pin exempts the active turn numbered turn from retention (or, with pin
-// false, lets retention prune it again). label names it.
+// false, lets retention prune it again). A non-empty label names it; an
+// empty one keeps the name it has.
 func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) error {
 	err := c.idx.Pin(ctx, turn, pin, label)
 	if errors.Is(err, checkpoints.ErrNotFound) {
-		return fmt.Errorf("controller: pin turn %d: %w", turn, ErrNoTurn)
+		verb := "pin"
+		if !pin {
+			verb = "unpin"
+		}
+		return fmt.Errorf("controller: %s turn %d: %w", verb, turn, ErrNoTurn)
 	}
 	return err
 }

@@ -234,10 +234,19 @@ func TestEventsReachSubscribers(t *testing.T) {
 func TestWorkspaceMismatchAndBadSession(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	_, err := controller.Open(ctx, controller.Options{Workspace: t.TempDir(), Store: e.store})
+	_, err := controller.Open(ctx, controller.Options{Workspace: t.TempDir(), Store: e.store, Session: e.session()})
 	if !errors.Is(err, controller.ErrWorkspaceMismatch) {
 		t.Fatalf("other workspace, same session: %v", err)
 	}
+	// With no session named, another workspace gets its own default.
+	other, err := controller.Open(ctx, controller.Options{Workspace: t.TempDir(), Store: e.store})
+	if err != nil {
+		t.Fatalf("other workspace, its default session: %v", err)
+	}
+	if other.Session() == e.session() {
+		t.Errorf("two workspaces share the default session %s", other.Session())
+	}
+	other.Close()
 	for _, id := range []string{"../x", "a/b", ".hidden", "", strings.Repeat("x", 200)} {
 		if id == "" {
 			continue // empty means the default session
@@ -319,4 +328,14 @@ func TestListKindsSurviveConversationRewind(t *testing.T) {
 	if got := cps[0].Kinds[0]; got != controller.Modified {
 		t.Errorf("turn 0 a.txt kind = %s, want modified (it existed when turn 0 ended)", got)
 	}
+}
+
+// session is the id of the env's session: its workspace's default.
+func (e *env) session() string {
+	e.t.Helper()
+	root, err := filepath.EvalSymlinks(e.ws)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return controller.WorkspaceSession(root)
 }

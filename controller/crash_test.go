@@ -91,7 +91,7 @@ func TestCrashRewind(t *testing.T) {
 			t.Fatalf("round %d: helper ended on its own (%v): %s", round, err, stderr.String())
 		}
 
-		if idx, err := checkpoints.Open(ctx, checkpoints.SessionDir(e.store, controller.DefaultSession)); err == nil {
+		if idx, err := checkpoints.Open(ctx, checkpoints.SessionDir(e.store, e.session())); err == nil {
 			if _, err := idx.PendingOp(ctx); err == nil {
 				interrupted++
 			}

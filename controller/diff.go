@@ -24,6 +24,34 @@ type FileDiff struct {
 	// Note says why.
 	Unified string `json:"unified"`
 	Note    string `json:"note,omitempty"`
+	// OldMode and NewMode are the file modes before and after, as git
+	// writes them ("100644", "100755"); empty for an absent side.
+	OldMode string `json:"old_mode,omitempty"`
+	NewMode string `json:"new_mode,omitempty"`
+}
+
+// gitMode writes a regular file's permission bits as git's diff headers
+// do: 100 then the three octal digits.
+func gitMode(s checkpoints.State) string {
+	if !s.Exists() {
+		return ""
+	}
+	return fmt.Sprintf("100%03o", uint32(s.Mode.Perm()))
+}
+
+// Header returns the git-style extended header lines for the file:
+// "new file mode", "deleted file mode", or "old mode"/"new mode" when
+// only the mode or also the mode changed; empty when the mode is the same.
+func (d FileDiff) Header() string {
+	switch {
+	case d.OldMode == "" && d.NewMode != "":
+		return "new file mode " + d.NewMode + "\n"
+	case d.OldMode != "" && d.NewMode == "":
+		return "deleted file mode " + d.OldMode + "\n"
+	case d.OldMode != d.NewMode:
+		return "old mode " + d.OldMode + "\nnew mode " + d.NewMode + "\n"
+	}
+	return ""
 }
 
 // Diff returns what Rewind(turn, code) would change, path by path, and the
@@ -59,7 +87,7 @@ func (c *Controller) Diff(ctx context.Context, turn int) ([]FileDiff, []Skip, er
 }
 
 func (c *Controller) fileDiff(ctx context.Context, f checkpoints.OpFile) (FileDiff, error) {
-	d := FileDiff{Path: f.Path, Action: "restore"}
+	d := FileDiff{Path: f.Path, Action: "restore", OldMode: gitMode(f.Before), NewMode: gitMode(f.After)}
 	if !f.After.Exists() {
 		d.Action = "delete"
 	}
@@ -87,9 +115,6 @@ func (c *Controller) fileDiff(ctx context.Context, f checkpoints.OpFile) (FileDi
 		newLabel = "/dev/null"
 	}
 	d.Unified = udiff.Unified(oldLabel, newLabel, string(before), string(after))
-	if d.Unified == "" && f.Before.Mode != f.After.Mode {
-		d.Note = fmt.Sprintf("mode %v → %v", f.Before.Mode.Perm(), f.After.Mode.Perm())
-	}
 	return d, nil
 }
 

@@ -72,7 +72,7 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 		return ForkResult{}, fmt.Errorf("controller: fork turn %d: %w", turn, err)
 	}
 	if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
-		return fail(fmt.Errorf("turn %d: %w", turn, ErrNoTurn))
+		return fail(ErrNoTurn)
 	} else if err != nil {
 		return fail(err)
 	}
@@ -183,7 +183,7 @@ func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction, sum
 		// Active turns are numbered 0..n without gaps: turn existing means
 		// turn-1 does too.
 		if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
-			return fmt.Errorf("turn %d: %w", turn, ErrNoTurn)
+			return ErrNoTurn
 		} else if err != nil {
 			return err
 		}

@@ -84,8 +84,8 @@ func TestForkLeavesOriginalAndRewindsOnItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id != "default-fork-1" {
-		t.Errorf("fork id = %q, want default-fork-1", id)
+	if id != e.session()+"-fork-1" {
+		t.Errorf("fork id = %q, want %s-fork-1", id, e.session())
 	}
 	if got := blobCount(t, e.c); got != blobs {
 		t.Errorf("blobs after fork = %d, want %d (no copies)", got, blobs)
@@ -138,7 +138,7 @@ func TestForkLeavesOriginalAndRewindsOnItsOwn(t *testing.T) {
 	if got := snapshot(t, e.c); !reflect.DeepEqual(got, before) {
 		t.Errorf("original changed by a turn in the fork")
 	}
-	if id, err := e.c.Fork(ctx, 1, "", false); err != nil || id != "default-fork-2" {
+	if id, err := e.c.Fork(ctx, 1, "", false); err != nil || id != e.session()+"-fork-2" {
 		t.Errorf("second fork = %q, %v; want default-fork-2", id, err)
 	}
 }
@@ -181,7 +181,7 @@ func TestForkRefuses(t *testing.T) {
 	if _, err := os.Stat(checkpoints.SessionDir(e.store, "x")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused fork left a session directory: %v", err)
 	}
-	if _, err := e.c.Fork(ctx, 1, "default", false); !errors.Is(err, controller.ErrSessionExists) {
+	if _, err := e.c.Fork(ctx, 1, e.session(), false); !errors.Is(err, controller.ErrSessionExists) {
 		t.Errorf("fork onto an existing session: got %v, want ErrSessionExists", err)
 	}
 	if _, err := e.c.Fork(ctx, 1, "../x", false); !errors.Is(err, checkpoints.ErrBadSession) {

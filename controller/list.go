@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -10,7 +12,7 @@ import (
 // ChangeKind says what a turn did to a path.
 type ChangeKind string
 
-// The change kinds of DESIGN.md.
+// The change kinds of DESIGN.md, and Unchanged.
 const (
 	// Created: the path did not exist at the turn's start.
 	Created ChangeKind = "created"
@@ -19,6 +21,11 @@ const (
 	Deleted ChangeKind = "deleted"
 	// Modified: anything else.
 	Modified ChangeKind = "modified"
+	// Unchanged: captured, but at the turn's end it held the same bytes
+	// and mode as at its start (a file created and removed again within
+	// the turn included). A rewind to the turn leaves it alone unless a
+	// later turn changed it.
+	Unchanged ChangeKind = "unchanged"
 )
 
 // Checkpoint is a turn's record with what the turn did to each file.
@@ -28,6 +35,13 @@ type Checkpoint struct {
 }
 
 // Checkpoints returns the active turns, oldest first, with change kinds.
+//
+// A turn's kinds compare its start with its end: the state recorded when
+// the next turn opened (recorded once, never overwritten), or, for a path
+// of the open turn with no end recorded yet, the file now. After a
+// conversation rewind the last active turn is open again, but the ends its
+// hidden successor recorded still stand, so its kinds never reflect what
+// the hidden turns did.
 func (c *Controller) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	cps, err := c.idx.Checkpoints(ctx)
 	if err != nil {
@@ -38,23 +52,40 @@ func (c *Controller) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 		open := i == len(cps)-1
 		out[i] = Checkpoint{Checkpoint: cp, Kinds: make([]ChangeKind, len(cp.Files))}
 		for j, f := range cp.Files {
-			out[i].Kinds[j] = c.kind(f, open)
+			out[i].Kinds[j] = c.kind(ctx, f, open)
 		}
 	}
 	return out, nil
 }
 
-func (c *Controller) kind(f checkpoints.FileSnap, open bool) ChangeKind {
-	if f.Content == nil {
+func (c *Controller) kind(ctx context.Context, f checkpoints.FileSnap, open bool) ChangeKind {
+	end := f.End
+	if end == nil && open {
+		if st, err := c.cap.StateWith(ctx, f.Path, capture.Hash); err == nil {
+			end = &st
+		}
+	}
+	switch {
+	case end == nil && f.Content == nil:
 		return Created
-	}
-	gone := f.End != nil && !f.End.Exists()
-	if open {
-		e, err := c.ws.Inspect(f.Path)
-		gone = err == nil && e.Kind == capture.Absent
-	}
-	if gone {
+	case end == nil:
+		return Modified
+	case end.Equal(f.State()):
+		return Unchanged
+	case f.Content == nil:
+		return Created
+	case !end.Exists():
 		return Deleted
 	}
 	return Modified
+}
+
+// Turn returns the active turn numbered n with its file snapshots, or an
+// error wrapping ErrNoTurn.
+func (c *Controller) Turn(ctx context.Context, n int) (checkpoints.Checkpoint, error) {
+	cp, err := c.idx.Turn(ctx, n)
+	if errors.Is(err, checkpoints.ErrNotFound) {
+		return checkpoints.Checkpoint{}, fmt.Errorf("controller: turn %d: %w", n, ErrNoTurn)
+	}
+	return cp, err
 }

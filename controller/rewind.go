@@ -81,7 +81,7 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 		defer release()
 		cp, err := c.idx.Turn(ctx, turn)
 		if errors.Is(err, checkpoints.ErrNotFound) {
-			return fmt.Errorf("turn %d: %w", turn, ErrNoTurn)
+			return ErrNoTurn
 		}
 		if err != nil {
 			return err
@@ -142,12 +142,19 @@ func (c *Controller) only(targets map[string]checkpoints.State, paths []string) 
 		if err != nil {
 			return nil, err
 		}
-		if st, ok := targets[rel]; ok {
-			out[rel] = st
+		st, ok := targets[rel]
+		if !ok {
+			return nil, fmt.Errorf("%s: %w", rel, ErrNotRecorded)
 		}
+		out[rel] = st
 	}
 	return out, nil
 }
+
+// ErrNotRecorded is wrapped when a rewind is restricted (Only) to a path
+// ckpt has no record of from the target turn on: it cannot say what the
+// path held, so it will not touch it.
+var ErrNotRecorded = errors.New("not recorded at or after that turn: ckpt never captured or scanned it")
 
 // conflicts lists the planned files whose current state (Before) is not
 // the state ckpt last saw the agent or ckpt leave them in.
@@ -180,7 +187,7 @@ func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Res
 		defer release()
 		cp, err := c.idx.Turn(ctx, turn)
 		if errors.Is(err, checkpoints.ErrNotFound) {
-			return fmt.Errorf("turn %d: %w", turn, ErrNoTurn)
+			return ErrNoTurn
 		}
 		if err != nil {
 			return err
@@ -396,7 +403,7 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 				return nil, nil, err
 			}
 			if !ok {
-				return nil, nil, fmt.Errorf("%s: blob %s is missing from the store; run ckpt verify", p, target.Content.Short())
+				return nil, nil, fmt.Errorf("%s: blob %s is missing from the store: %w", p, target.Content.Short(), cas.ErrNotFound)
 			}
 		}
 		files = append(files, checkpoints.OpFile{Path: p, Before: cur[i].cur, After: target})

@@ -8,10 +8,13 @@ import (
 )
 
 type captureJSON struct {
-	Path     string `json:"path"`
-	Turn     int    `json:"turn"`
-	Recorded bool   `json:"recorded"`
-	Existed  bool   `json:"existed"`
+	Path string `json:"path"`
+	// PathBytes holds the path's exact bytes (base64) when it is not
+	// valid UTF-8; omitted otherwise.
+	PathBytes []byte `json:"path_bytes,omitempty"`
+	Turn      int    `json:"turn"`
+	Recorded  bool   `json:"recorded"`
+	Existed   bool   `json:"existed"`
 }
 
 func newCaptureCmd(a *app) *cobra.Command {
@@ -29,6 +32,11 @@ for it; the other PATHs are still captured.`,
 			if len(args) == 0 {
 				return usagef("capture takes one or more PATHs (see ckpt capture --help)")
 			}
+			for _, p := range args {
+				if p == "" {
+					return usagef("capture: a PATH is empty")
+				}
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -45,15 +53,15 @@ for it; the other PATHs are still captured.`,
 				if err == nil {
 					res, cerr := c.Capture(ctx, abs)
 					if err = cerr; err == nil {
-						out = append(out, captureJSON{Path: res.Path, Turn: res.Turn, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
+						out = append(out, captureJSON{Path: res.Path, PathBytes: pathBytes(res.Path), Turn: res.Turn, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
 						if !a.json {
-							state := "captured"
+							state, note := "captured", ""
 							if !res.Recorded {
 								state = "already captured"
 							} else if res.Snap.Content == nil {
-								state = "captured (absent: a rewind deletes it)"
+								note = " (new file: a rewind deletes it)"
 							}
-							fmt.Fprintf(a.stdout, "turn %d: %s %s\n", res.Turn, state, res.Path)
+							fmt.Fprintf(a.stdout, "turn %d: %s %s%s\n", res.Turn, state, qpath(res.Path), note)
 						}
 						continue
 					}

@@ -53,7 +53,7 @@ func playDemo(ctx context.Context, out io.Writer, dir string) error {
 	if err := os.MkdirAll(d.ws, 0o755); err != nil {
 		return err
 	}
-	d.title("A fresh workspace with no git. The agent gets three prompts; before each edit its tool calls\n   `ckpt capture`. Commands run in the workspace, as an agent's hooks would.")
+	d.title("A fresh workspace with no git, at " + d.ws + "\n   (store: " + d.store + "; both removed at the end unless --keep).\n   The agent gets three prompts; before each edit its tool calls `ckpt capture`.\n   Commands run in the workspace, as an agent's hooks would.")
 
 	d.turn("Create a greeting module")
 	d.write("hello.py", "def greet(name):\n    return 'Hello ' + name\n")
@@ -69,9 +69,9 @@ func playDemo(ctx context.Context, out io.Writer, dir string) error {
 	d.write("hello.py", "def greet(name):\n    return f'HELLO, {name.upper()}!'\n")
 	d.files()
 
-	d.title("The checkpoints: + created, ~ modified, - deleted by that turn.")
+	d.title("The checkpoints: + created, ~ modified, - deleted, = unchanged by that turn.")
 	d.ckpt("list")
-	d.title("What would rewinding the code to turn 1 change? (current → rewound)")
+	d.title("What would rewinding the code to turn 1 change? Read it as current → after the rewind:\n   - lines go away, + lines come back.")
 	d.ckpt("diff", "1")
 
 	d.title("Rewind only the code to turn 1: README.md comes back, hello.py is as turn 1 found it.")

@@ -31,15 +31,18 @@ what "ckpt rewind TURN --scope code" would change. Nothing is changed.`,
 				return a.printJSON(map[string]any{"turn": turn, "files": diffs, "skipped": skipped})
 			}
 			for _, d := range diffs {
+				// A git-style header: the path, and mode lines when the
+				// mode changes (old mode 100644 / new mode 100755).
+				fmt.Fprintf(a.stdout, "diff --git %s %s\n%s", qpath("a/"+d.Path), qpath("b/"+d.Path), d.Header())
 				switch {
 				case d.Unified != "":
 					fmt.Fprint(a.stdout, d.Unified)
 				case d.Note != "":
-					fmt.Fprintf(a.stdout, "%s %s: %s\n", d.Action, d.Path, d.Note)
+					fmt.Fprintf(a.stdout, "%s %s: %s\n", d.Action, qpath(d.Path), d.Note)
 				}
 			}
 			for _, s := range skipped {
-				a.say("skip %s: %s", s.Path, s.Reason)
+				a.say("skip %s: %s", qpath(s.Path), s.Reason)
 			}
 			if len(diffs) == 0 {
 				a.say("rewinding code to turn %d would change nothing", turn)

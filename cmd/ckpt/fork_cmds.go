@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
@@ -51,6 +54,9 @@ The default id is "<session>-fork-<n>"; --to names it.`,
 }
 
 func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
+	if o.to != "" && !checkpoints.ValidSession(o.to) {
+		return usageError{fmt.Errorf("--to %q: %w", o.to, checkpoints.ErrBadSession)}
+	}
 	c, err := a.open(cmd.Context())
 	if err != nil {
 		return err

@@ -194,9 +194,18 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 		return &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
 	}
 
-	ws := ev.Cwd
-	if o.agent == "claude" {
-		ws = claudeWorkspace(ev.Cwd)
+	// The workspace: the session's own when it exists and cwd is inside
+	// it; for Claude Code, its project directory when cwd is inside that;
+	// else the nearest enclosing workspace the store knows, else cwd.
+	loc, err := controller.Locate(ctx, a.store, ev.Cwd, ev.SessionID)
+	if err != nil {
+		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: o.strict && ev.HookEventName == "PreToolUse"}
+	}
+	ws := loc.Workspace
+	if o.agent == "claude" && !loc.OfSession {
+		if p := claudeWorkspace(ev.Cwd); p != ev.Cwd {
+			ws = p
+		}
 	}
 	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: ev.SessionID, Store: a.store})
 	if err != nil {

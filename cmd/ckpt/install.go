@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,6 +126,9 @@ type installJSON struct {
 }
 
 func (a *app) runInstall(o installOptions, install bool) error {
+	if err := a.locate(context.Background()); err != nil {
+		return err
+	}
 	path := filepath.Join(a.workspace, ".claude", "settings.json")
 	if o.user {
 		home, err := os.UserHomeDir()

@@ -12,8 +12,9 @@ import (
 )
 
 type fileJSON struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
+	Path      string `json:"path"`
+	PathBytes []byte `json:"path_bytes,omitempty"` // exact bytes (base64) of a path that is not UTF-8
+	Kind      string `json:"kind"`
 }
 
 type checkpointJSON struct {
@@ -47,7 +48,7 @@ func newListCmd(a *app) *cobra.Command {
 					out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
 						Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
 					for j, f := range cp.Files {
-						out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, Kind: string(cp.Kinds[j])})
+						out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, PathBytes: pathBytes(f.Path), Kind: string(cp.Kinds[j])})
 					}
 				}
 				return a.printJSON(out)
@@ -84,7 +85,7 @@ func newListCmd(a *app) *cobra.Command {
 						line = append(line, ' ')
 					}
 					line = append(line, kindMark(string(cp.Kinds[j]))...)
-					line = append(line, f.Path...)
+					line = append(line, qpath(f.Path)...)
 				}
 				line = append(line, '\n')
 				w.Write(line)
@@ -100,6 +101,8 @@ func kindMark(kind string) string {
 		return "+"
 	case "deleted":
 		return "-"
+	case "unchanged":
+		return "="
 	}
 	return "~"
 }

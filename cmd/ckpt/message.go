@@ -1,15 +1,13 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 )
 
 func newMessageCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "message ROLE TEXT",
-		Short: "Append a message (user|assistant|tool|system) to the open turn",
+		Use:   "message ROLE TEXT|-",
+		Short: "Append a message (user|assistant|tool|system) to the open turn; - reads TEXT from stdin",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return usagef("message takes ROLE and TEXT (see ckpt message --help)")
@@ -21,12 +19,16 @@ func newMessageCmd(a *app) *cobra.Command {
 			return usagef("role must be user, assistant, tool or system, got %q", args[0])
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			text, err := a.textArg(args[1:], "the message")
+			if err != nil {
+				return err
+			}
 			c, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			m, err := c.AppendMessage(cmd.Context(), args[0], strings.Join(args[1:], " "))
+			m, err := c.AppendMessage(cmd.Context(), args[0], text)
 			if err != nil {
 				return err
 			}

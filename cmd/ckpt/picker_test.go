@@ -191,7 +191,7 @@ func TestPicker(t *testing.T) {
 		}
 		// Down selects turn 1; its preview deletes b.txt, created in turn 1.
 		e.keys("Down")
-		s = e.waitFor("> turn 1")
+		e.waitFor("> turn 1")
 		s = e.waitFor("delete b.txt")
 		if !strings.Contains(s, "-beta created") {
 			t.Errorf("preview of turn 1 lacks b.txt's diff:\n%s", s)
@@ -304,7 +304,7 @@ func TestPickerModel(t *testing.T) {
 	write("\x00binary")
 
 	ctx := context.Background()
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: controller.DefaultSession, Store: store})
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

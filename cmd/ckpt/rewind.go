@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ followed; paths that are now symlinks or directories are skipped and listed.`,
 			}
 			res, err := c.Rewind(cmd.Context(), turn, sc, o)
 			if err != nil {
-				return err
+				return a.refused(res, err)
 			}
 			return a.printResult(res, "rewind")
 		},
@@ -125,9 +126,9 @@ later turn changed one of the same files. Undoable with ckpt undo.`,
 			defer c.Close()
 			res, err := c.Revert(cmd.Context(), turn, controller.RewindOptions{DryRun: dryRun, Force: force})
 			if err != nil {
-				return err
+				return a.refused(res, err)
 			}
-			return a.printResult(res, "rewind")
+			return a.printResult(res, "revert")
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
@@ -166,27 +167,45 @@ func resultJSON(res controller.Result) rewindJSON {
 	return j
 }
 
+// refused reports a rewind or revert that failed: for a conflict, the
+// files changed since the agent left them are the data, so --json prints
+// the result with them on stdout (as the HTTP API's 409 does); the error,
+// which names them, still exits 1.
+func (a *app) refused(res controller.Result, err error) error {
+	if !errors.Is(err, controller.ErrConflict) {
+		return err
+	}
+	if a.json {
+		if perr := a.printJSON(resultJSON(res)); perr != nil {
+			return perr
+		}
+	}
+	return err
+}
+
 // printResult prints a rewind or undo result: JSON, or a summary on stderr
-// with the handed-back prompt on stdout.
+// with the handed-back prompt on stdout. A dry run's plan is the command's
+// data, so its lines go to stdout.
 func (a *app) printResult(res controller.Result, verb string) error {
 	if a.json {
 		return a.printJSON(resultJSON(res))
 	}
-	would := ""
+	would, plan := "", a.say
 	if res.DryRun {
 		would = "would "
+		plan = func(format string, args ...any) { fmt.Fprintf(a.stdout, format+"\n", args...) }
 	}
 	for _, p := range res.Restored {
-		a.say("  %srestore %s", would, p)
+		plan("  %srestore %s", would, qpath(p))
 	}
 	for _, p := range res.Deleted {
-		a.say("  %sdelete  %s", would, p)
+		plan("  %sdelete  %s", would, qpath(p))
 	}
 	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", s.Path, s.Reason)
+		a.say("  skip    %s: %s", qpath(s.Path), s.Reason)
 	}
 	for _, p := range res.Conflicts {
-		a.say("  changed since the agent: %s", p)
+		a.say("  changed since the agent: %s", qpath(p))
 	}
 	what := map[checkpoints.Scope]string{
 		checkpoints.ScopeCode:         "code",
@@ -202,11 +221,17 @@ func (a *app) printResult(res controller.Result, verb string) error {
 	}
 	switch {
 	case !res.Changed && len(res.Skipped) > 0:
-		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "undo": "undone"}[verb])
+		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "undo": "undone", "revert": "reverted"}[verb])
+	case !res.Changed && verb == "revert":
+		a.say("nothing to revert: the files turn %d changed already hold what they held before it", res.Turn)
 	case !res.Changed:
 		a.say("nothing to %s: the files already match turn %d", verb, res.Turn)
 	case verb == "undo":
 		a.say("undid the rewind of %s to turn %d%s", what, res.Turn, counts)
+	case verb == "revert" && res.DryRun:
+		a.say("dry run: nothing changed; reverting turn %d would do the above%s", res.Turn, counts)
+	case verb == "revert":
+		a.say("reverted turn %d%s (undo with `ckpt undo`)", res.Turn, counts)
 	case res.DryRun:
 		a.say("dry run: nothing changed; rewinding %s to turn %d would do the above%s", what, res.Turn, counts)
 	default:

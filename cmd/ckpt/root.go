@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
@@ -41,6 +43,7 @@ type app struct {
 	session   string
 	store     string
 	json      bool
+	located   bool // locate has settled workspace and session
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -48,11 +51,49 @@ type app struct {
 
 // open opens the controller for the global flags.
 func (a *app) open(ctx context.Context) (*controller.Controller, error) {
+	if err := a.locate(ctx); err != nil {
+		return nil, err
+	}
 	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store})
+	if errors.Is(err, controller.ErrWorkspaceMismatch) {
+		return nil, fmt.Errorf("%w (run ckpt from inside that workspace, or pass --workspace DIR, or --session ID for another session)", err)
+	}
 	if err == nil && c.Recovered() != "" {
 		a.say("ckpt: %s", c.Recovered())
 	}
 	return c, err
+}
+
+// locate settles the workspace and session: an explicit workspace
+// (--workspace, $CKPT_WORKSPACE) is used as given; otherwise the nearest
+// enclosing directory that is a session's workspace in the store, as git
+// finds its repository, else the current directory. With no session named,
+// the session is the workspace's own default. It runs once.
+func (a *app) locate(ctx context.Context) error {
+	if a.located {
+		return nil
+	}
+	if a.workspace != "" {
+		if a.session == "" {
+			ws, err := capture.NewWorkspace(a.workspace)
+			if err != nil {
+				return err
+			}
+			a.session = controller.WorkspaceSession(ws.Root())
+		}
+		a.located = true
+		return nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("current directory: %w (pass --workspace DIR)", err)
+	}
+	loc, err := controller.Locate(ctx, a.store, wd, a.session)
+	if err != nil {
+		return err
+	}
+	a.workspace, a.session, a.located = loc.Workspace, loc.Session, true
+	return nil
 }
 
 // printJSON writes v as one indented JSON document on stdout.
@@ -84,12 +125,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	fmt.Fprintln(stderr, "ckpt: "+oneLine(err))
+	fmt.Fprintln(stderr, "ckpt: "+oneLine(err)+hint(err))
 	var usage usageError
 	if errors.As(err, &usage) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitFail
+}
+
+// hint is what to do about a library error, for people at a terminal: the
+// libraries say what happened, the CLI says which command helps.
+func hint(err error) string {
+	switch {
+	case errors.Is(err, checkpoints.ErrNoOpenTurn):
+		return " (open one with `ckpt turn PROMPT` first)"
+	case errors.Is(err, controller.ErrNoTurn):
+		return " (`ckpt list` shows the turns)"
+	case errors.Is(err, cas.ErrNotFound):
+		return " (`ckpt verify` checks the store)"
+	}
+	return ""
 }
 
 // pkgPrefixes are the package names library errors start their layers
@@ -127,25 +182,28 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return a.resolveGlobals()
+			return a.resolveGlobals(cmd)
 		},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
 	f := root.PersistentFlags()
-	f.StringVar(&a.workspace, "workspace", "", "workspace directory (default $CKPT_WORKSPACE, else the current directory)")
-	f.StringVar(&a.session, "session", "", `session id (default $CKPT_SESSION, else "default")`)
+	f.StringVar(&a.workspace, "workspace", "", "workspace directory (default $CKPT_WORKSPACE, else the nearest enclosing directory that is a session's workspace in the store, else the current directory)")
+	f.StringVar(&a.session, "session", "", "session id (default $CKPT_SESSION, else the workspace's own default session)")
 	f.StringVar(&a.store, "store", "", "store directory (default $CKPT_HOME, else $XDG_DATA_HOME/ckpt or ~/.local/share/ckpt)")
 	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
 	root.AddCommand(
 		newTurnCmd(a), newCaptureCmd(a), newMessageCmd(a), newListCmd(a), newLogCmd(a),
 		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newDemoCmd(a),
 		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
-		newScanCmd(a), newStatusCmd(a), newRevertCmd(a),
+		newScanCmd(a), newStatusCmd(a), newRevertCmd(a), newVersionCmd(a),
 	)
+	root.Version = buildVersion().String()
+	root.SetVersionTemplate("ckpt {{.Version}}\n")
 	for _, add := range extraCommands {
 		root.AddCommand(add(a))
 	}
+	addHelpTopics(root)
 	return root
 }
 
@@ -153,25 +211,20 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 var extraCommands []func(*app) *cobra.Command
 
 // resolveGlobals fills the global flags' defaults from the environment.
-func (a *app) resolveGlobals() error {
-	if a.workspace == "" {
+func (a *app) resolveGlobals(cmd *cobra.Command) error {
+	f := cmd.Flags()
+	if a.workspace == "" && !f.Changed("workspace") {
 		a.workspace = os.Getenv("CKPT_WORKSPACE")
+	} else if a.workspace == "" {
+		return usagef("--workspace needs a directory")
 	}
-	if a.workspace == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("current directory: %w", err)
-		}
-		a.workspace = wd
-	}
-	if a.session == "" {
+	if a.session == "" && !f.Changed("session") {
 		a.session = os.Getenv("CKPT_SESSION")
 	}
-	if a.session == "" {
-		a.session = controller.DefaultSession
-	}
-	if !checkpoints.ValidSession(a.session) {
-		return usageError{fmt.Errorf("session %q: %w", a.session, checkpoints.ErrBadSession)}
+	if a.session != "" || f.Changed("session") {
+		if !checkpoints.ValidSession(a.session) {
+			return usageError{fmt.Errorf("session %q: %w", a.session, checkpoints.ErrBadSession)}
+		}
 	}
 	if a.store == "" {
 		a.store = defaultStore()

@@ -40,6 +40,14 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{[]string{"--session", "../evil", "list"}, exitUsage, "session id must be"},
 		{[]string{"undo"}, exitFail, "nothing to undo"},
 		{[]string{"list", "extra"}, exitUsage, "no arguments"},
+		{[]string{"turn", ""}, exitUsage, "the prompt is empty"},
+		{[]string{"message", "user", " "}, exitUsage, "the message is empty"},
+		{[]string{"capture", ""}, exitUsage, "a PATH is empty"},
+		{[]string{"--session", "", "list"}, exitUsage, `session ""`},
+		{[]string{"fork", "0", "--to", "bad id!"}, exitUsage, "--to \"bad id!\""},
+		{[]string{"unpin", "99"}, exitFail, "unpin turn 99: no such turn (`ckpt list` shows the turns)"},
+		{[]string{"rewind", "99"}, exitFail, "rewind to turn 99: no such turn ("},
+		{[]string{"rewind", "0", "--only", filepath.Join(ws, "never.txt")}, exitFail, "never.txt: not recorded"},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			code, _, stderr := ckptRun(t, ws, store, tc.args...)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/ckpt/ckpt/controller"
 	"io"
 	"net/http"
 	"os"
@@ -39,7 +40,7 @@ func serveFixture(t *testing.T) (ws, store, url string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	app := &app{workspace: ws, store: store, session: "default", stdout: io.Discard, stderr: io.Discard}
+	app := &app{workspace: ws, store: store, stdout: io.Discard, stderr: io.Discard}
 	go func() { done <- app.serve(ctx, "127.0.0.1:0", testToken, ready) }()
 	select {
 	case url = <-ready:
@@ -95,7 +96,8 @@ func TestServeEndpoints(t *testing.T) {
 	a := filepath.Join(ws, "a.txt")
 
 	code, _, arr := call(t, "GET", url+"/api/sessions", testToken, "")
-	if code != 200 || len(arr) != 1 || arr[0].(map[string]any)["id"] != "default" {
+	root, _ := filepath.EvalSymlinks(ws)
+	if code != 200 || len(arr) != 1 || arr[0].(map[string]any)["id"] != controller.WorkspaceSession(root) {
 		t.Fatalf("sessions: %d %v", code, arr)
 	}
 	code, _, arr = call(t, "GET", url+"/api/checkpoints", testToken, "")

@@ -374,14 +374,26 @@ func newPinCmd(a *app, pin bool) *cobra.Command {
 			if err := c.Pin(cmd.Context(), turn, pin, label); err != nil {
 				return err
 			}
+			cp, err := c.Turn(cmd.Context(), turn)
+			if err != nil {
+				return err
+			}
 			if a.json {
-				return a.printJSON(map[string]any{"turn": turn, "pinned": pin, "label": label})
+				return a.printJSON(map[string]any{"turn": turn, "pinned": pin, "label": cp.Label})
+			}
+			switch {
+			case pin && cp.Label != "":
+				a.say("pinned turn %d (%s): retention keeps it and every later turn", turn, cp.Label)
+			case pin:
+				a.say("pinned turn %d: retention keeps it and every later turn", turn)
+			default:
+				a.say("unpinned turn %d: retention may prune it again", turn)
 			}
 			return nil
 		},
 	}
 	if pin {
-		cmd.Flags().StringVar(&label, "label", "", "a name for the pinned turn, shown by list")
+		cmd.Flags().StringVar(&label, "label", "", "a name for the pinned turn, shown by list (default: keep its name)")
 	}
 	return cmd
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
@@ -11,10 +10,11 @@ import (
 func newTurnCmd(a *app) *cobra.Command {
 	var scan bool
 	cmd := &cobra.Command{
-		Use:   "turn PROMPT",
+		Use:   "turn PROMPT|-",
 		Short: "Open the next turn with the user's prompt; prints its number",
 		Long: `Open the next turn. PROMPT is the user's message that starts it; it is recorded
-as the turn's first message and handed back by a conversation rewind.
+as the turn's first message and handed back by a conversation rewind. With
+"-" the prompt is read from stdin (for prompts too long for the command line).
 
 With --scan (or after "ckpt scan on" for the session) the turn first records a
 manifest of every file the ignore rules let through (.gitignore at every
@@ -28,12 +28,16 @@ created since. Unchanged files are not re-read (a stat cache).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			prompt, err := a.textArg(args, "the prompt")
+			if err != nil {
+				return err
+			}
 			c, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			res, err := c.BeginTurnWith(cmd.Context(), strings.Join(args, " "), controller.TurnOptions{Scan: scan})
+			res, err := c.BeginTurnWith(cmd.Context(), prompt, controller.TurnOptions{Scan: scan})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// A store keeps one small marker file per workspace it has a session for:
+//
+//	STORE/workspaces/ID   the workspace's root path, one line
+//
+// where ID is WorkspaceSession(root). The markers let Locate find the
+// workspace enclosing a directory with one stat per ancestor, as git finds
+// its repository, without opening any session's index.
+const workspacesDir = "workspaces"
+
+// WorkspaceSession returns the id of the default session of the workspace
+// rooted at root (absolute, symlinks resolved, as Workspace.Root gives it):
+// the root's base name, made safe for a session id and cut to 40
+// characters, then a dash and 12 hex digits of the SHA-256 of the whole
+// root. Two workspaces get two default sessions; the name keeps `ckpt
+// sessions` readable.
+func WorkspaceSession(root string) string {
+	sum := sha256.Sum256([]byte(root))
+	var b strings.Builder
+	for _, r := range filepath.Base(root) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	name := strings.TrimLeft(b.String(), ".")
+	if name == "" || name == "-" {
+		name = "root"
+	}
+	return name + "-" + hex.EncodeToString(sum[:6])
+}
+
+// Location is where a command runs: its workspace root and session.
+type Location struct {
+	Workspace string // absolute, symlinks resolved
+	Session   string
+	// Found says the workspace was found as an enclosing directory that
+	// has a session in the store (or as the named session's workspace),
+	// rather than taken as dir itself.
+	Found bool
+	// OfSession says the workspace is the one the named session, which
+	// exists, was created for.
+	OfSession bool
+}
+
+// Locate decides the workspace and session for a command started in dir
+// with the session named session (empty for the workspace's default):
+//   - a named session that exists keeps the workspace it was created for
+//     when dir is inside it;
+//   - otherwise the workspace is the nearest directory enclosing dir
+//     (dir included) that is the workspace of a session in the store, as
+//     git finds its repository, else dir itself;
+//   - with no session named, the session is the workspace's default
+//     (WorkspaceSession of its root).
+//
+// Locate only reads. An explicit workspace (a flag, $CKPT_WORKSPACE) skips
+// it: call WorkspaceSession for the default session instead.
+func Locate(ctx context.Context, store, dir, session string) (Location, error) {
+	ws, err := capture.NewWorkspace(dir)
+	if err != nil {
+		return Location{}, err
+	}
+	start := ws.Root()
+	loc := Location{Workspace: start, Session: session}
+	if session != "" {
+		root, ok, err := SessionWorkspace(ctx, store, session)
+		if err != nil {
+			return Location{}, err
+		}
+		if ok && within(root, start) {
+			loc.Workspace, loc.Found, loc.OfSession = root, true, true
+			return loc, nil
+		}
+	}
+	for d := start; ; d = filepath.Dir(d) {
+		if known(store, d) {
+			loc.Workspace, loc.Found = d, true
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if loc.Session == "" {
+		loc.Session = WorkspaceSession(loc.Workspace)
+	}
+	return loc, nil
+}
+
+// known reports whether root is the workspace of a session in store.
+func known(store, root string) bool {
+	b, err := os.ReadFile(filepath.Join(store, workspacesDir, WorkspaceSession(root)))
+	return err == nil && strings.TrimSuffix(string(b), "\n") == root
+}
+
+// within reports whether p is root or below it.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// SessionWorkspace returns the workspace root session id was created for;
+// ok is false when the store has no such session.
+func SessionWorkspace(ctx context.Context, store, id string) (root string, ok bool, err error) {
+	if !checkpoints.ValidSession(id) {
+		return "", false, fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
+	}
+	dir := checkpoints.SessionDir(store, id)
+	if _, err := os.Stat(filepath.Join(dir, checkpoints.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	idx, err := checkpoints.Open(ctx, dir)
+	if err != nil {
+		return "", false, err
+	}
+	defer idx.Close()
+	root, err = idx.Meta(ctx, "workspace")
+	if errors.Is(err, checkpoints.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return root, true, nil
+}
+
+// markWorkspace records that store has a session for root, once.
+func markWorkspace(store, root string) error {
+	if known(store, root) {
+		return nil
+	}
+	dir := filepath.Join(store, workspacesDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("controller: workspace marker: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("controller: workspace marker: %w", err)
+	}
+	_, err = f.WriteString(root + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, WorkspaceSession(root)))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("controller: workspace marker: %w", err)
+	}
+	return nil
+}
