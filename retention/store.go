@@ -20,7 +20,22 @@ import (
 // ErrNoIndex is wrapped when a session directory holds no readable index:
 // its index.db is missing (an interrupted copy, a deleted file) or empty.
 // Retention never takes such a session for one that references nothing.
+// The error is a *NoIndexError.
 var ErrNoIndex = errors.New("session directory has no readable index.db")
+
+// NoIndexError names the session directory without a readable index.
+type NoIndexError struct {
+	Session string
+	Dir     string
+	Reason  string // "missing", "empty or not a file", or the stat error
+}
+
+func (e *NoIndexError) Error() string {
+	return fmt.Sprintf("%s: %v (%s)", e.Dir, ErrNoIndex, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrNoIndex) hold.
+func (e *NoIndexError) Is(target error) bool { return target == ErrNoIndex }
 
 // sessionDirs lists every session directory of the store, with or without
 // an index, sorted. Directories whose names are not session ids (such as
@@ -51,11 +66,11 @@ func openSession(ctx context.Context, store, id string) (*checkpoints.Index, err
 	fi, err := os.Stat(filepath.Join(dir, checkpoints.FileName))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s: %w (missing)", dir, ErrNoIndex)
+		return nil, &NoIndexError{Session: id, Dir: dir, Reason: "missing"}
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w (%v)", dir, ErrNoIndex, err)
+		return nil, &NoIndexError{Session: id, Dir: dir, Reason: err.Error()}
 	case !fi.Mode().IsRegular() || fi.Size() == 0:
-		return nil, fmt.Errorf("%s: %w (empty or not a file)", dir, ErrNoIndex)
+		return nil, &NoIndexError{Session: id, Dir: dir, Reason: "empty or not a file"}
 	}
 	return checkpoints.Open(ctx, dir)
 }
@@ -70,9 +85,6 @@ func eachSession(ctx context.Context, store string, fn func(id string, x *checkp
 	}
 	for _, id := range ids {
 		x, err := openSession(ctx, store, id)
-		if errors.Is(err, ErrNoIndex) {
-			return fmt.Errorf("retention: session %s: %w; restore it, or remove the session with: ckpt sessions rm %s --force", id, err, id)
-		}
 		if err != nil {
 			return fmt.Errorf("retention: session %s: %w", id, err)
 		}
@@ -212,9 +224,9 @@ type Removal struct {
 
 // RemoveSession removes session id whole: its turns, conversation and undo
 // records (its blobs go at the next collection). It refuses, with an error
-// wrapping ErrPinned, a session with pinned turns, and with one wrapping
-// ErrNoIndex a session directory without a readable index, unless force is
-// set. With dryRun it only says what it would remove. It fails with an
+// wrapping ErrPinned, a session with pinned turns, and a session whose index
+// cannot be read (wrapping the reason: ErrNoIndex, or an SQLite error),
+// unless force is set. With dryRun it only says what it would remove. It fails with an
 // error wrapping checkpoints.ErrNotFound when there is no such session, and
 // when another process is rewinding the session.
 func RemoveSession(ctx context.Context, store, id string, force, dryRun bool) (Removal, error) {
@@ -246,11 +258,11 @@ func RemoveSession(ctx context.Context, store, id string, force, dryRun bool) (R
 	if err != nil {
 		r.Unreadable = err.Error()
 		if !force {
-			return r, fmt.Errorf("retention: session %s: cannot read its index, so cannot tell what it holds (%w); --force removes it anyway", id, err)
+			return r, fmt.Errorf("retention: session %s: cannot read its index, so cannot tell what it holds: %w", id, err)
 		}
 	}
 	if len(r.Pinned) > 0 && !force {
-		return r, fmt.Errorf("retention: session %s: %w (%s); unpin them or use --force", id, ErrPinned, turnList(r.Pinned))
+		return r, fmt.Errorf("retention: session %s: %w (%s)", id, ErrPinned, turnList(r.Pinned))
 	}
 	if dryRun {
 		return r, nil

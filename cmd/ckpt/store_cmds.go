@@ -32,6 +32,35 @@ func (a *app) progress(what string) func(done int) {
 	return func(done int) { fmt.Fprintf(f, "\r%s %d…", what, done) }
 }
 
+// hinted is an error with what to do about it appended for people.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h hinted) Error() string { return h.err.Error() + " (" + h.hint + ")" }
+func (h hinted) Unwrap() error { return h.err }
+
+// storeHint adds what to do to the store errors people can act on: the
+// libraries say what happened, the CLI which command helps.
+func storeHint(err error) error {
+	var noIndex *retention.NoIndexError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, retention.ErrPinned):
+		return hinted{err, "unpin them, or use --force"}
+	case errors.As(err, &noIndex):
+		return hinted{err, "restore it, or remove the session with `ckpt sessions rm " + noIndex.Session + " --force`"}
+	}
+	return err
+}
+
+// withStoreHints wraps a command's run function with storeHint.
+func withStoreHints(run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error { return storeHint(run(cmd, args)) }
+}
+
 // policyFlags are the retention flags prune shares; unset ones take the
 // store's config.json (or the defaults).
 type policyFlags struct {
@@ -122,6 +151,7 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 	}
 	pf.add(cmd)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be pruned and why; change nothing")
+	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
 }
 
@@ -154,7 +184,10 @@ the argument only: the global --session flag never selects what rm removes.`,
 				return fmt.Errorf("sessions rm: no session %s in the store", id)
 			}
 			if err != nil && !r.Removed {
-				return err
+				if r.Unreadable != "" && !force {
+					return hinted{err, "--force removes it anyway"}
+				}
+				return storeHint(err)
 			}
 			if a.json {
 				if jerr := a.printJSON(map[string]any{"removal": r, "dry_run": dryRun, "gc": rep}); jerr != nil {
@@ -249,6 +282,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 	}
 	cmd.Flags().StringVar(&grace, "grace", "", "spare blobs younger than this, e.g. 10m (default: config.json, else 0)")
 	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "delete every blob when no session references any (refused by default: it looks like a wrong --store)")
+	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
 }
 
@@ -313,6 +347,7 @@ content again stores it afresh.`,
 		},
 	}
 	cmd.Flags().BoolVar(&repair, "repair", false, "mark what is missing or corrupt as lost in the index, after saying what is lost")
+	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
 }
 
