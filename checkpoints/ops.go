@@ -17,7 +17,28 @@ import (
 // seq. A manifest is taken as the turn opens, before any capture in it.
 // Paths without an event are absent from the map.
 func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, error) {
-	out := map[string]State{}
+	ev, err := x.EarliestEvents(ctx, seq)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]State, len(ev))
+	for p, e := range ev {
+		out[p] = e.State
+	}
+	return out, nil
+}
+
+// Event is a path's recorded state at clock value Seq.
+type Event struct {
+	State State
+	Seq   int64
+}
+
+// EarliestEvents is Earliest with each state's clock value: a caller that
+// knows of an earlier event (a scanned turn whose manifest proves the path
+// absent) can tell which comes first.
+func (x *Index) EarliestEvents(ctx context.Context, seq int64) (map[string]Event, error) {
+	out := map[string]Event{}
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		// SQLite fills the bare columns from the row holding min(seq).
 		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, dirs, lost, min(seq) FROM (
@@ -48,7 +69,7 @@ func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, erro
 			if err != nil {
 				return err
 			}
-			out[path] = State{Content: id, Mode: fs.FileMode(mode), Size: size, Dirs: splitDirs(dirs), Lost: lost}
+			out[path] = Event{State: State{Content: id, Mode: fs.FileMode(mode), Size: size, Dirs: splitDirs(dirs), Lost: lost}, Seq: min}
 		}
 		return rows.Err()
 	})
@@ -285,10 +306,15 @@ func (x *Index) AbortOp(ctx context.Context, id int64) error {
 
 // LastKnown returns the state ckpt last saw path left in by the agent or by
 // ckpt itself: the end state of the last turn that captured it (recorded
-// when the next turn opened), or the state a later rewind or undo wrote.
-// known is false when there is none, or when the latest is a turn still
-// open (the agent may still be working on the file) or an end that was not
-// recorded. A file whose current state differs from a known one was
+// when the next turn opened), or the state a later rewind wrote that is
+// still in force (a rewind that was undone, and the undo itself, put the
+// knowledge back as it was before that rewind: a hand edit the undo
+// restored is still not the agent's). known is false when there is none,
+// when the latest is a turn still open (the agent may still be working on
+// the file) or an end that was not recorded, and when a scanned turn opened
+// at or after the latest: in scan mode every change made while a turn is
+// open is the agent's (its shell's), which ckpt cannot tell from a
+// person's. A file whose current state differs from a known one was
 // changed by someone else: a person, or another session.
 func (x *Index) LastKnown(ctx context.Context, path string) (st State, known bool, err error) {
 	var best int64 = -1
@@ -330,7 +356,7 @@ func (x *Index) LastKnown(ctx context.Context, path string) (st State, known boo
 			return err
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT f.after_blob, f.after_mode, f.seq FROM op_files f
-			JOIN ops o ON o.id = f.op_id WHERE f.path = ? AND o.state != 'planned'`, path)
+			JOIN ops o ON o.id = f.op_id WHERE f.path = ? AND o.kind = 'rewind' AND o.state = 'done'`, path)
 		if err != nil {
 			return err
 		}
@@ -351,10 +377,23 @@ func (x *Index) LastKnown(ctx context.Context, path string) (st State, known boo
 			}
 			best, known, st = seq, true, State{Content: id, Mode: fs.FileMode(mode)}
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var scanned sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM turns WHERE manifest_id IS NOT NULL`).Scan(&scanned); err != nil {
+			return err
+		}
+		if scanned.Valid && scanned.Int64 >= best {
+			known = false
+		}
+		return nil
 	})
 	if err != nil {
 		return State{}, false, fmt.Errorf("checkpoints: last known %s: %w", path, err)
+	}
+	if !known {
+		st = State{}
 	}
 	return st, known, nil
 }

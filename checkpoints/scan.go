@@ -45,8 +45,67 @@ func (x *Index) Manifest(ctx context.Context, turnID int64) (*Manifest, error) {
 		if !mid.Valid {
 			return nil
 		}
-		m = &Manifest{}
-		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size FROM manifest_files WHERE manifest_id = ? ORDER BY path`, mid.Int64)
+		var err error
+		m, err = manifestByID(ctx, tx, mid.Int64)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: manifest: %w", err)
+	}
+	return m, nil
+}
+
+// TurnManifest is the manifest of a scanned turn opened at clock value Seq.
+type TurnManifest struct {
+	Seq      int64
+	Manifest *Manifest
+}
+
+// ManifestsSince returns the manifests of every turn opened at or after
+// clock value seq that was scanned, hidden turns included, oldest first.
+// Turns sharing a manifest share the *Manifest.
+func (x *Index) ManifestsSince(ctx context.Context, seq int64) ([]TurnManifest, error) {
+	var out []TurnManifest
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT seq, manifest_id FROM turns WHERE manifest_id IS NOT NULL AND seq >= ? ORDER BY seq`, seq)
+		if err != nil {
+			return err
+		}
+		var mids []int64
+		for rows.Next() {
+			var tm TurnManifest
+			var mid int64
+			if err := rows.Scan(&tm.Seq, &mid); err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, tm)
+			mids = append(mids, mid)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		loaded := map[int64]*Manifest{}
+		for i, mid := range mids {
+			if loaded[mid] == nil {
+				if loaded[mid], err = manifestByID(ctx, tx, mid); err != nil {
+					return err
+				}
+			}
+			out[i].Manifest = loaded[mid]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: manifests since %d: %w", seq, err)
+	}
+	return out, nil
+}
+
+func manifestByID(ctx context.Context, tx *sql.Tx, mid int64) (*Manifest, error) {
+	m := &Manifest{}
+	err := func() error {
+		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size FROM manifest_files WHERE manifest_id = ? ORDER BY path`, mid)
 		if err != nil {
 			return err
 		}
@@ -69,7 +128,7 @@ func (x *Index) Manifest(ctx context.Context, turnID int64) (*Manifest, error) {
 		if err := rows.Close(); err != nil {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid.Int64)
+		rows, err = tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid)
 		if err != nil {
 			return err
 		}
@@ -82,9 +141,9 @@ func (x *Index) Manifest(ctx context.Context, turnID int64) (*Manifest, error) {
 			m.Skips = append(m.Skips, sk)
 		}
 		return rows.Err()
-	})
+	}()
 	if err != nil {
-		return nil, fmt.Errorf("checkpoints: manifest: %w", err)
+		return nil, err
 	}
 	return m, nil
 }

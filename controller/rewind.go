@@ -283,17 +283,26 @@ func (c *Controller) Undo(ctx context.Context, o RewindOptions) (Result, error) 
 }
 
 // targets returns what a code rewind to cp puts each path back to: the
-// state at cp's start of every path with a recorded event since, and, for a
-// scanned turn, "absent" for the files created since.
+// state at cp's start of every path with a recorded event since, and
+// "absent" for the files the manifest of a scanned turn since proves were
+// created later (see absentSince).
 func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, error) {
-	targets, err := c.idx.Earliest(ctx, cp.Seq)
+	ev, err := c.idx.EarliestEvents(ctx, cp.Seq)
 	if err != nil {
 		return nil, err
 	}
-	if cp.Scanned {
-		if err := c.createdSince(ctx, cp, targets); err != nil {
-			return nil, err
+	ms, err := c.idx.ManifestsSince(ctx, cp.Seq)
+	if err != nil {
+		return nil, err
+	}
+	if len(ms) > 0 {
+		if err := c.absentSince(ctx, ev, ms); err != nil {
+			return nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
 		}
+	}
+	targets := make(map[string]checkpoints.State, len(ev))
+	for p, e := range ev {
+		targets[p] = e.State
 	}
 	return targets, nil
 }

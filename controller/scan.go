@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
@@ -106,37 +109,68 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 	return c.cap.Scan(ctx, ScanOptions, cache, capture.Hash)
 }
 
-// createdSince adds to targets, as "absent", every file a scan finds now
-// that turn's manifest did not have: files created since the turn opened.
-// Files under a path the turn's scan skipped, and files the scan now
-// ignores or skips, are left alone. Nothing else is ever deleted.
-func (c *Controller) createdSince(ctx context.Context, cp checkpoints.Checkpoint, targets map[string]checkpoints.State) error {
-	m, err := c.idx.Manifest(ctx, cp.ID)
-	if err != nil || m == nil {
-		return err
-	}
+// absentSince marks as "absent" the files a scan finds now that the index
+// proves did not exist at some scanned turn's start before any other event
+// of theirs: a turn opened at or after the rewind's target whose manifest
+// lacks them. Files the scan now ignores or skips, files under a path that
+// turn's scan skipped, and every file when the ignore files (.gitignore,
+// .ckptignore) then and now differ (the manifest cannot tell "absent" from
+// "ignored" then), are left alone. Nothing else is ever deleted.
+func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, ms []checkpoints.TurnManifest) error {
 	now, err := c.scanNow(ctx)
 	if err != nil {
-		return fmt.Errorf("scan for files created since turn %d: %w", cp.Turn, err)
+		return fmt.Errorf("scan for files created since: %w", err)
 	}
-	had := make(map[string]bool, len(m.Files))
-	for _, f := range m.Files {
-		had[f.Path] = true
+	type proof struct {
+		has     map[string]bool
+		skipped []string
+		usable  bool // the ignore rules then were the ones now
 	}
-	skipped := make([]string, len(m.Skips))
-	for i, s := range m.Skips {
-		skipped[i] = s.Path
-	}
-	sort.Strings(skipped)
-	for _, f := range now.Manifest.Files {
-		if had[f.Path] || underAny(f.Path, skipped) {
+	nowRules := ignoreFiles(&now.Manifest)
+	proofs := map[*checkpoints.Manifest]*proof{}
+	for _, tm := range ms {
+		m := tm.Manifest
+		if proofs[m] != nil {
 			continue
 		}
-		if _, ok := targets[f.Path]; !ok {
-			targets[f.Path] = checkpoints.State{} // did not exist when the turn opened
+		pr := &proof{has: make(map[string]bool, len(m.Files)), usable: maps.Equal(ignoreFiles(m), nowRules)}
+		for _, f := range m.Files {
+			pr.has[f.Path] = true
+		}
+		for _, sk := range m.Skips {
+			pr.skipped = append(pr.skipped, sk.Path)
+		}
+		proofs[m] = pr
+	}
+	for _, f := range now.Manifest.Files {
+		e, has := ev[f.Path]
+		for _, tm := range ms {
+			if has && e.Seq <= tm.Seq {
+				break // an earlier event decides
+			}
+			pr := proofs[tm.Manifest]
+			if pr.has[f.Path] {
+				break
+			}
+			if !pr.usable || underAny(f.Path, pr.skipped) {
+				continue
+			}
+			ev[f.Path] = checkpoints.Event{Seq: tm.Seq} // did not exist when that turn opened
+			break
 		}
 	}
 	return nil
+}
+
+// ignoreFiles returns the ignore files a manifest holds, by path.
+func ignoreFiles(m *checkpoints.Manifest) map[string]cas.ID {
+	out := map[string]cas.ID{}
+	for _, f := range m.Files {
+		if b := path.Base(f.Path); b == ".gitignore" || b == ".ckptignore" {
+			out[f.Path] = f.Blob
+		}
+	}
+	return out
 }
 
 // underAny reports whether p is one of dirs or lies under one of them.
