@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -361,6 +362,13 @@ func (r *Result) fill(files []checkpoints.OpFile) {
 // returns, so the op can be undone. Every target blob must be present, or
 // nothing is planned. Files are read by two workers (hashing and
 // compressing is CPU work) and their bytes go into one batch commit.
+//
+// Obstacles are judged against the tree as the plan will leave it, since
+// apply deletes before it writes: a file in the way of a path's parent
+// directory is no obstacle when the plan deletes it (the path is then
+// absent, and its parents are proven created later), and a directory in
+// the way of a file is none when every file in it is deleted by the plan
+// (apply removes the emptied directory).
 func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.State, dryRun bool) ([]checkpoints.OpFile, []Skip, error) {
 	paths := make([]string, 0, len(targets))
 	for p := range targets {
@@ -382,6 +390,12 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 	parallel(len(paths), func(i int) {
 		cur[i].cur, cur[i].err = c.cap.StateWith(ctx, paths[i], put)
 	})
+	deleted := map[string]bool{} // files the plan deletes
+	for i, p := range paths {
+		if t := targets[p]; cur[i].err == nil && cur[i].cur.Exists() && !t.Exists() && !t.Lost {
+			deleted[p] = true
+		}
+	}
 	var files []checkpoints.OpFile
 	skipped := []Skip{}
 	for i, p := range paths {
@@ -391,8 +405,14 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 			continue
 		}
 		if err := cur[i].err; errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
-			skipped = append(skipped, Skip{Path: p, Reason: reason(err)})
-			continue
+			st, ok, why := c.obstacle(p, target, deleted)
+			if !ok {
+				if why != nil {
+					skipped = append(skipped, Skip{Path: p, Reason: reason(why)})
+				}
+				continue
+			}
+			cur[i].cur = st
 		} else if err != nil {
 			return nil, nil, err
 		}
@@ -416,6 +436,70 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 		}
 	}
 	return files, skipped, nil
+}
+
+// obstacle judges a path that is not a regular file or absent now against
+// the tree the plan leaves (deleted: the files it deletes). It returns the
+// path's state as the plan sees it and ok when the plan can go on with it;
+// otherwise why it is skipped (nil: nothing to do, a directory where the
+// target is absent).
+func (c *Controller) obstacle(p string, target checkpoints.State, deleted map[string]bool) (checkpoints.State, bool, error) {
+	if a, e, ok := c.blockingParent(p); ok {
+		if e.Kind == capture.Regular && deleted[a] {
+			// Absent once a is deleted, with every directory from p's
+			// parent up to a (deepest first).
+			var dirs []string
+			for d := path.Dir(p); d != path.Dir(a); d = path.Dir(d) {
+				dirs = append(dirs, d)
+			}
+			return checkpoints.State{Dirs: dirs}, true, nil
+		}
+		if e.Kind == capture.Regular {
+			return checkpoints.State{}, false, fmt.Errorf("%s: parent %s is a file the rewind keeps: %w", p, a, capture.ErrNotRegular)
+		}
+		return checkpoints.State{}, false, fmt.Errorf("%s: parent %s: %w", p, a, e.Reason)
+	}
+	inside, err := c.ws.DirFiles(p)
+	if err != nil {
+		e, ierr := c.ws.Inspect(p)
+		if ierr == nil && e.Kind == capture.Unsafe {
+			return checkpoints.State{}, false, fmt.Errorf("%s: %w", p, e.Reason)
+		}
+		return checkpoints.State{}, false, err
+	}
+	if !target.Exists() {
+		return checkpoints.State{}, false, nil // no file there, as the target says
+	}
+	for _, f := range inside {
+		if !deleted[f] {
+			return checkpoints.State{}, false, fmt.Errorf("%s: a directory is in the way, holding %s which the rewind keeps: %w", p, f, capture.ErrNotRegular)
+		}
+	}
+	return checkpoints.State{}, true, nil // the plan empties it; apply removes it
+}
+
+// blockingParent returns the shallowest parent directory of p that is not
+// a real directory (a file, a symlink, a special file), with what Inspect
+// says of it.
+func (c *Controller) blockingParent(p string) (string, capture.Entry, bool) {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		a := strings.Join(parts[:i], "/")
+		e, err := c.ws.Inspect(a)
+		if err != nil {
+			return a, capture.Entry{Kind: capture.Unsafe, Reason: err}, true
+		}
+		switch e.Kind {
+		case capture.Absent:
+			return "", capture.Entry{}, false
+		case capture.Regular:
+			return a, e, true
+		}
+		if !c.ws.IsDir(a) {
+			return a, e, true
+		}
+	}
+	return "", capture.Entry{}, false
 }
 
 // workers is how many files are read or staged at once: the machines ckpt
@@ -469,9 +553,13 @@ func (c *Controller) run(ctx context.Context, op checkpoints.Op, res *Result) er
 
 // apply puts every file of op in its After state: first it stages all new
 // contents as verified temp files (any error: temps and the directories
-// staging created removed, nothing changed), then renames them into place
-// and deletes what must go. A path that turned unsafe between plan and
-// rename is skipped, not written.
+// staging created removed, nothing changed), then deletes what must go
+// (with the directories the index proves were created later, once empty)
+// and then renames the staged files into place, removing first an emptied
+// directory in a file's way and creating missing parents. Just before a
+// path is replaced or deleted it is looked at once more: a path that
+// turned unsafe, or whose content is neither what the plan recorded nor
+// the target (someone edited it meanwhile), is skipped, not overwritten.
 func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, error) {
 	tag := strconv.FormatInt(op.ID, 10)
 	staged := make([]capture.Staged, len(op.Files))
@@ -491,18 +579,63 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		return nil, err
 	}
 	var skipped []Skip
+	skip := func(i int, err error) {
+		c.ws.Discard(staged[i])
+		skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
+	}
 	for i, f := range op.Files {
-		var err error
 		if f.After.Exists() {
-			err = c.ws.Commit(staged[i])
-		} else {
-			err = c.ws.Remove(f.Path, f.After.Dirs)
+			continue
 		}
-		if err != nil {
+		if err := c.recheck(ctx, f); err != nil {
+			skip(i, err)
+		} else if err := c.ws.Remove(f.Path, f.After.Dirs); err != nil {
+			skip(i, err)
+		}
+	}
+	for i, f := range op.Files {
+		if !f.After.Exists() {
+			continue
+		}
+		if c.ws.IsDir(f.Path) {
+			if err := c.ws.RemoveEmptyDir(f.Path); err != nil {
+				skip(i, err)
+				continue
+			}
+		}
+		if err := c.recheck(ctx, f); err != nil {
+			skip(i, err)
+		} else if err := c.ws.MakeParents(f.Path); err != nil {
+			skip(i, err)
+		} else if err := c.ws.Commit(staged[i]); err != nil {
 			skipped = append(skipped, Skip{Path: f.Path, Reason: reason(err)})
 		}
 	}
 	return skipped, nil
+}
+
+// errChangedMeanwhile is a Skip's reason for a path edited between a
+// rewind's plan and its rename.
+var errChangedMeanwhile = errors.New("changed while the rewind ran (left as it is, not recorded in the rewind)")
+
+// recheck fails when f's path, just before it is replaced, is not in the
+// state the plan recorded (nor already in the target state). Paths that
+// are not regular files now pass: Commit and Remove judge them.
+func (c *Controller) recheck(ctx context.Context, f checkpoints.OpFile) error {
+	if c.beforeReplace != nil {
+		c.beforeReplace(f.Path)
+	}
+	cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
+	if err != nil {
+		if errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
+			return nil
+		}
+		return err
+	}
+	if !cur.Equal(f.Before) && !cur.Equal(f.After) {
+		return fmt.Errorf("%s: %w", f.Path, errChangedMeanwhile)
+	}
+	return nil
 }
 
 // firstOf returns the first non-nil error, with how many others there were.
@@ -526,13 +659,21 @@ func firstOf(errs []error) error {
 // reason words an error for a Skip: without the package prefixes.
 func reason(err error) string { return strings.TrimPrefix(err.Error(), "capture: ") }
 
+// stage writes f's new content to a temp file next to it or, when a
+// parent of it is a file the op deletes first, next to that file.
 func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string) (capture.Staged, error) {
 	r, err := c.store.Open(ctx, *f.After.Content)
 	if err != nil {
 		return capture.Staged{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	defer r.Close()
-	return c.ws.Stage(f.Path, tag, r, f.After.Mode)
+	at := f.Path
+	if a, e, ok := c.blockingParent(f.Path); ok && e.Kind == capture.Regular {
+		at = a
+	}
+	s, err := c.ws.Stage(at, tag, r, f.After.Mode)
+	s.Rel = f.Path
+	return s, err
 }
 
 // recoverPending finishes an op a crash interrupted: it re-applies the
