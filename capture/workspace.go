@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Errors returned for paths ckpt refuses. Callers test them with errors.Is.
@@ -125,7 +126,7 @@ func resolveExisting(dir string) (string, error) {
 		if err == nil {
 			return filepath.Join(append([]string{real}, rest...)...), nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) { // a file where a parent directory was: the rest does not exist
 			return "", err
 		}
 		parent := filepath.Dir(cur)

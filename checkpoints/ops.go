@@ -319,9 +319,13 @@ func (x *Index) AbortOp(ctx context.Context, id int64) error {
 func (x *Index) LastKnown(ctx context.Context, path string) (st State, known bool, err error) {
 	var best int64 = -1
 	err = x.read(ctx, func(tx *sql.Tx) error {
+		// A snapshot's end was recorded when the first turn opened after
+		// the capture (not after its turn: a capture into a turn that a
+		// conversation rewind made the open one again ends at the next
+		// turn opened, not at the hidden turn that followed it once).
 		rows, err := tx.QueryContext(ctx, `SELECT s.end_state, s.end_blob, s.end_mode,
-			(SELECT min(t2.seq) FROM turns t2 WHERE t2.seq > t.seq)
-			FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.path = ?`, path)
+			(SELECT min(t2.seq) FROM turns t2 WHERE t2.seq > s.seq)
+			FROM snaps s WHERE s.path = ?`, path)
 		if err != nil {
 			return err
 		}

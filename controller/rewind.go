@@ -455,9 +455,15 @@ func (c *Controller) obstacle(p string, target checkpoints.State, deleted map[st
 			return checkpoints.State{Dirs: dirs}, true, nil
 		}
 		if e.Kind == capture.Regular {
+			if !target.Exists() {
+				return checkpoints.State{}, false, nil // no file can be there, as the target says
+			}
 			return checkpoints.State{}, false, fmt.Errorf("%s: parent %s is a file the rewind keeps: %w", p, a, capture.ErrNotRegular)
 		}
 		return checkpoints.State{}, false, fmt.Errorf("%s: parent %s: %w", p, a, e.Reason)
+	}
+	if !target.Exists() && c.ws.IsDir(p) {
+		return checkpoints.State{}, false, nil // no file there, as the target says
 	}
 	inside, err := c.ws.DirFiles(p)
 	if err != nil {
@@ -466,9 +472,6 @@ func (c *Controller) obstacle(p string, target checkpoints.State, deleted map[st
 			return checkpoints.State{}, false, fmt.Errorf("%s: %w", p, e.Reason)
 		}
 		return checkpoints.State{}, false, err
-	}
-	if !target.Exists() {
-		return checkpoints.State{}, false, nil // no file there, as the target says
 	}
 	for _, f := range inside {
 		if !deleted[f] {

@@ -109,10 +109,11 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 	return c.cap.Scan(ctx, ScanOptions, cache, capture.Hash)
 }
 
-// absentSince marks as "absent" the files a scan finds now that the index
-// proves did not exist at some scanned turn's start before any other event
-// of theirs: a turn opened at or after the rewind's target whose manifest
-// lacks them. Files the scan now ignores or skips, files under a path that
+// absentSince marks as "absent" the files a scan finds now, and the paths
+// a later event would restore as files, that the index proves did not
+// exist at some scanned turn's start before any other event of theirs: a
+// turn opened at or after the rewind's target whose manifest lacks them.
+// Files the scan now ignores or skips, files under a path that
 // turn's scan skipped, and every file when the ignore files (.gitignore,
 // .ckptignore) then and now differ (the manifest cannot tell "absent" from
 // "ignored" then), are left alone. Nothing else is ever deleted.
@@ -142,20 +143,46 @@ func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.
 		}
 		proofs[m] = pr
 	}
+	// The candidates: files there now (the scan found them, so the rules
+	// let them through), and paths a later event would restore as files,
+	// when the rules let them through and no regular file is there now (one
+	// the scan did not list is oversized or ignored: left alone).
+	cands := make([]string, 0, len(now.Manifest.Files))
+	seen := make(map[string]bool, len(now.Manifest.Files))
 	for _, f := range now.Manifest.Files {
-		e, has := ev[f.Path]
+		cands = append(cands, f.Path)
+		seen[f.Path] = true
+	}
+	rules := ScanOptions.Ignore
+	if rules == nil {
+		rules = capture.NewIgnore(c.ws.Root())
+	}
+	for p, e := range ev {
+		if seen[p] || !e.State.Exists() {
+			continue
+		}
+		if ign, err := rules.Match(p, false); err != nil || ign {
+			continue
+		}
+		if en, err := c.ws.Inspect(p); err != nil || en.Kind == capture.Regular {
+			continue
+		}
+		cands = append(cands, p)
+	}
+	for _, p := range cands {
+		e, has := ev[p]
 		for _, tm := range ms {
 			if has && e.Seq <= tm.Seq {
 				break // an earlier event decides
 			}
 			pr := proofs[tm.Manifest]
-			if pr.has[f.Path] {
+			if pr.has[p] {
 				break
 			}
-			if !pr.usable || underAny(f.Path, pr.skipped) {
+			if !pr.usable || underAny(p, pr.skipped) {
 				continue
 			}
-			ev[f.Path] = checkpoints.Event{Seq: tm.Seq} // did not exist when that turn opened
+			ev[p] = checkpoints.Event{Seq: tm.Seq} // did not exist when that turn opened
 			break
 		}
 	}
