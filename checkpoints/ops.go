@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"strings"
 	"time"
 )
@@ -306,100 +307,187 @@ func (x *Index) AbortOp(ctx context.Context, id int64) error {
 
 // LastKnown returns the state ckpt last saw path left in by the agent or by
 // ckpt itself: the end state of the last turn that captured it (recorded
-// when the next turn opened), or the state a later rewind wrote that is
-// still in force (a rewind that was undone, and the undo itself, put the
-// knowledge back as it was before that rewind: a hand edit the undo
-// restored is still not the agent's). known is false when there is none,
+// when the next turn opened), or the state a later rewind wrote. An undo
+// puts back what ckpt knew just before the rewind it reverses, along with
+// the bytes: a hand edit the undo restored is still not the agent's, and
+// an undone rewind no longer counts. known is false when there is none,
 // when the latest is a turn still open (the agent may still be working on
-// the file) or an end that was not recorded, and when a scanned turn opened
-// at or after the latest: in scan mode every change made while a turn is
-// open is the agent's (its shell's), which ckpt cannot tell from a
+// the file) or an end that was not recorded, and when a scanned turn
+// opened at or after the latest: in scan mode every change made while a
+// turn is open is the agent's (its shell's), which ckpt cannot tell from a
 // person's. A file whose current state differs from a known one was
 // changed by someone else: a person, or another session.
 func (x *Index) LastKnown(ctx context.Context, path string) (st State, known bool, err error) {
-	var best int64 = -1
+	var h knowHistory
 	err = x.read(ctx, func(tx *sql.Tx) error {
-		// A snapshot's end was recorded when the first turn opened after
-		// the capture (not after its turn: a capture into a turn that a
-		// conversation rewind made the open one again ends at the next
-		// turn opened, not at the hidden turn that followed it once).
-		rows, err := tx.QueryContext(ctx, `SELECT s.end_state, s.end_blob, s.end_mode,
-			(SELECT min(t2.seq) FROM turns t2 WHERE t2.seq > s.seq)
-			FROM snaps s WHERE s.path = ?`, path)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var endState int
-			var blob []byte
-			var mode uint32
-			var endSeq sql.NullInt64
-			if err := rows.Scan(&endState, &blob, &mode, &endSeq); err != nil {
-				rows.Close()
-				return err
-			}
-			seq := endSeq.Int64
-			if !endSeq.Valid {
-				seq = 1<<62 - 1 // the open turn: later than everything
-			}
-			if seq <= best {
-				continue
-			}
-			best, known = seq, endSeq.Valid && endState != 0
-			st = State{}
-			if endState == 1 {
-				id, err := scanBlob(blob)
-				if err != nil {
-					rows.Close()
-					return err
-				}
-				st = State{Content: id, Mode: fs.FileMode(mode)}
-			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		rows, err = tx.QueryContext(ctx, `SELECT f.after_blob, f.after_mode, f.seq FROM op_files f
-			JOIN ops o ON o.id = f.op_id WHERE f.path = ? AND o.kind = 'rewind' AND o.state = 'done'`, path)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var blob []byte
-			var mode uint32
-			var seq int64
-			if err := rows.Scan(&blob, &mode, &seq); err != nil {
-				return err
-			}
-			if seq <= best {
-				continue
-			}
-			id, err := scanBlob(blob)
-			if err != nil {
-				return err
-			}
-			best, known, st = seq, true, State{Content: id, Mode: fs.FileMode(mode)}
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		var scanned sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM turns WHERE manifest_id IS NOT NULL`).Scan(&scanned); err != nil {
-			return err
-		}
-		if scanned.Valid && scanned.Int64 >= best {
-			known = false
-		}
-		return nil
+		var err error
+		h, err = loadKnowHistory(ctx, tx, path)
+		return err
 	})
 	if err != nil {
 		return State{}, false, fmt.Errorf("checkpoints: last known %s: %w", path, err)
 	}
+	st, known = h.asOf(math.MaxInt64)
+	return st, known, nil
+}
+
+// knowHistory is what LastKnown reads about one path.
+type knowHistory struct {
+	snaps   []knowSnap
+	files   []knowFile
+	ops     map[int64]knowOp
+	undone  map[int64]int64 // rewind id -> the seq of the undo that reversed it
+	scanned []int64         // seqs of the scanned turns
+}
+
+type knowSnap struct {
+	seq, end int64 // the capture, and the first turn opened after it (0: none yet)
+	ended    bool  // an end state was recorded
+	state    State
+}
+
+type knowFile struct {
+	op, seq int64
+	after   State
+}
+
+type knowOp struct {
+	seq, undoes int64
+	kind        OpKind
+	state       string
+}
+
+func loadKnowHistory(ctx context.Context, tx *sql.Tx, path string) (knowHistory, error) {
+	h := knowHistory{ops: map[int64]knowOp{}, undone: map[int64]int64{}}
+	rows, err := tx.QueryContext(ctx, `SELECT s.seq, s.end_state, s.end_blob, s.end_mode,
+		coalesce((SELECT min(t.seq) FROM turns t WHERE t.seq > s.seq), 0)
+		FROM snaps s WHERE s.path = ?`, path)
+	if err != nil {
+		return h, err
+	}
+	for rows.Next() {
+		var k knowSnap
+		var endState int
+		var blob []byte
+		var mode uint32
+		if err := rows.Scan(&k.seq, &endState, &blob, &mode, &k.end); err != nil {
+			rows.Close()
+			return h, err
+		}
+		k.ended = endState != 0
+		if endState == 1 {
+			id, err := scanBlob(blob)
+			if err != nil {
+				rows.Close()
+				return h, err
+			}
+			k.state = State{Content: id, Mode: fs.FileMode(mode)}
+		}
+		h.snaps = append(h.snaps, k)
+	}
+	if err := rows.Close(); err != nil {
+		return h, err
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT op_id, seq, after_blob, after_mode FROM op_files WHERE path = ?`, path)
+	if err != nil {
+		return h, err
+	}
+	for rows.Next() {
+		var f knowFile
+		var blob []byte
+		var mode uint32
+		if err := rows.Scan(&f.op, &f.seq, &blob, &mode); err != nil {
+			rows.Close()
+			return h, err
+		}
+		id, err := scanBlob(blob)
+		if err != nil {
+			rows.Close()
+			return h, err
+		}
+		f.after = State{Content: id, Mode: fs.FileMode(mode)}
+		h.files = append(h.files, f)
+	}
+	if err := rows.Close(); err != nil {
+		return h, err
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT id, seq, kind, coalesce(undoes, 0), state FROM ops`)
+	if err != nil {
+		return h, err
+	}
+	for rows.Next() {
+		var id int64
+		var o knowOp
+		if err := rows.Scan(&id, &o.seq, &o.kind, &o.undoes, &o.state); err != nil {
+			rows.Close()
+			return h, err
+		}
+		h.ops[id] = o
+		if o.kind == OpUndo && o.state == "done" {
+			h.undone[o.undoes] = o.seq
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return h, err
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT seq FROM turns WHERE manifest_id IS NOT NULL`)
+	if err != nil {
+		return h, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return h, err
+		}
+		h.scanned = append(h.scanned, seq)
+	}
+	return h, rows.Err()
+}
+
+// asOf is LastKnown as it stood just before clock value limit: only
+// events before it count, and a rewind counts unless an undo before limit
+// reversed it. An undo's event is what was known just before its rewind.
+func (h knowHistory) asOf(limit int64) (State, bool) {
+	var best int64 = -1
+	var st State
+	known := false
+	for _, k := range h.snaps {
+		if k.seq >= limit {
+			continue
+		}
+		if k.end == 0 || k.end >= limit {
+			return State{}, false // its turn was still open: the agent may be at work
+		}
+		if k.end > best {
+			best, known, st = k.end, k.ended, k.state
+		}
+	}
+	for _, f := range h.files {
+		o := h.ops[f.op]
+		if f.seq >= limit || f.seq <= best || o.state == "planned" {
+			continue
+		}
+		switch o.kind {
+		case OpRewind:
+			if u, ok := h.undone[f.op]; ok && u < limit {
+				continue
+			}
+			best, known, st = f.seq, true, f.after
+		case OpUndo:
+			best = f.seq
+			st, known = h.asOf(h.ops[o.undoes].seq)
+		}
+	}
+	for _, seq := range h.scanned {
+		if seq < limit && seq >= best {
+			known = false
+		}
+	}
 	if !known {
 		st = State{}
 	}
-	return st, known, nil
+	return st, known
 }
 
 // ChangedAfter reports which of paths a turn opened after seq captured.

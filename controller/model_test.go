@@ -14,9 +14,9 @@ package controller_test
 //   - In a scanned turn every uncaptured change is the agent's (its shell):
 //     a scanned turn opened after the state ckpt last saw makes a path's
 //     state unknown, so it is never a conflict.
-//   - An undone rewind, and the undo itself, do not count as what ckpt last
-//     saw: after an undo the conflict check knows what it knew before the
-//     rewind (a hand edit the undo brought back is still a hand edit).
+//   - An undo puts back, with the bytes, what ckpt knew just before the
+//     rewind it reverses, and the undone rewind no longer counts: a hand
+//     edit the undo brought back is still a hand edit.
 //   - Obstacles are judged against the tree the plan leaves: deletes come
 //     before writes; a directory in a file's way goes once the plan has
 //     deleted every file in it, else the file is skipped; a file in the way
@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand"
 	"os"
 	"path"
@@ -83,7 +84,11 @@ func (s mstate) String() string {
 	return fmt.Sprintf("%q exec=%v", s.data, s.exec)
 }
 
-type mmsg struct{ role, text string }
+type mmsg struct {
+	role, text string
+	hiddenBy   *mop // a summarize, or the undo of the summarize that added it
+	addedBy    *mop // the summarize that added it
+}
 
 // msnap is a capture: path p's state when first captured in a turn.
 type msnap struct {
@@ -101,7 +106,7 @@ type mturn struct {
 	at       map[string]mstate // scanned: every path's state at the start
 	snaps    map[string]*msnap
 	hiddenBy *mop
-	msgs     []mmsg
+	msgs     []*mmsg
 }
 
 type mopfile struct {
@@ -111,12 +116,13 @@ type mopfile struct {
 }
 
 type mop struct {
-	seq    int
-	undo   bool
-	undone bool
-	scope  checkpoints.Scope
-	files  []mopfile
-	hid    []*mturn // turns a conversation rewind hid
+	seq       int
+	summarize bool
+	undoes    *mop // for an undo: the rewind it reverses
+	undoneBy  *mop
+	scope     checkpoints.Scope
+	files     []mopfile
+	hid       []*mturn // turns a conversation rewind hid
 }
 
 // model is the reference: the workspace, and the records a rewind reads.
@@ -238,7 +244,7 @@ func (m *model) beginTurn(prompt string, scanned bool) {
 	if o := m.open(); o != nil {
 		n = o.number + 1
 	}
-	t := &mturn{seq: m.tick(), number: n, prompt: prompt, scanned: scanned, snaps: map[string]*msnap{}, msgs: []mmsg{{"user", prompt}}}
+	t := &mturn{seq: m.tick(), number: n, prompt: prompt, scanned: scanned, snaps: map[string]*msnap{}, msgs: []*mmsg{{role: "user", text: prompt}}}
 	if scanned {
 		t.at = map[string]mstate{}
 		for _, p := range universe {
@@ -288,41 +294,63 @@ func (m *model) earliest(p string, seq int) (mstate, bool) {
 	return st, found && seen
 }
 
-// lastKnown is the state ckpt last saw the agent or ckpt leave p in: the
-// end of the last capture's turn, or what a rewind in force wrote; unknown
-// while the capture's turn is open, when the end could not be read, or
-// when a scanned turn opened at or after it.
-func (m *model) lastKnown(p string) (mstate, bool) {
-	const open = 1 << 60
+// targets is what a code rewind to the turn opened at seq puts back.
+func (m *model) targets(seq int) map[string]mstate {
+	out := map[string]mstate{}
+	for _, p := range universe {
+		if st, ok := m.earliest(p, seq); ok {
+			out[p] = st
+		}
+	}
+	return out
+}
+
+// lastKnown is the state ckpt last saw the agent or ckpt leave p in.
+func (m *model) lastKnown(p string) (mstate, bool) { return m.knownAsOf(p, 1<<60) }
+
+// knownAsOf is lastKnown as it stood before clock value limit: the end of
+// the last capture's turn (unknown while that turn was open or when the
+// end could not be read), or what a rewind in force wrote; an undo puts
+// back what was known just before its rewind; a scanned turn opened at or
+// after all that makes it unknown (the agent's shell may have changed it).
+func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
 	best, known := -1, false
 	var st mstate
 	for _, t := range m.turns {
 		s, ok := t.snaps[p]
-		if !ok {
+		if !ok || s.seq >= limit {
 			continue
 		}
-		end := open
+		end := 0
 		for _, u := range m.turns {
-			if u.seq > s.seq && u.seq < end {
+			if u.seq > s.seq && (end == 0 || u.seq < end) {
 				end = u.seq
 			}
 		}
+		if end == 0 || end >= limit {
+			return mstate{}, false
+		}
 		if end > best {
-			best, known, st = end, end != open && s.ended, s.end
+			best, known, st = end, s.ended, s.end
 		}
 	}
 	for _, o := range m.ops {
-		if o.undo || o.undone {
-			continue
-		}
 		for _, f := range o.files {
-			if f.path == p && f.seq > best {
+			if f.path != p || f.seq >= limit || f.seq <= best {
+				continue
+			}
+			switch {
+			case o.undoes != nil:
+				best = f.seq
+				st, known = m.knownAsOf(p, o.undoes.seq)
+			case o.undoneBy != nil && o.undoneBy.seq < limit:
+			default:
 				best, known, st = f.seq, true, f.after
 			}
 		}
 	}
 	for _, t := range m.turns {
-		if t.scanned && t.seq >= best {
+		if t.scanned && t.seq < limit && t.seq >= best {
 			known = false
 		}
 	}
@@ -391,6 +419,23 @@ func (m *model) plan(targets map[string]mstate) mplan {
 		}
 		pl.files = append(pl.files, mopfile{path: p, before: cur, after: target})
 	}
+	// A file to write with files to write under it (targets from several
+	// points in time) is skipped: the files inside win.
+	var files []mopfile
+	for _, f := range pl.files {
+		inside := false
+		for _, g := range pl.files {
+			if g.after.exists && strings.HasPrefix(g.path, f.path+"/") {
+				inside = true
+			}
+		}
+		if f.after.exists && inside {
+			pl.skipped = append(pl.skipped, f.path)
+			continue
+		}
+		files = append(files, f)
+	}
+	pl.files = files
 	return pl
 }
 
@@ -491,10 +536,13 @@ type machine struct {
 	ch      chooser
 	steps   []string
 	failed  bool
+	stats   map[string]int // what the sequence exercised, by outcome
+	forks   int
+	session string // the session the sequence drives (a fork moves it)
 }
 
 func newMachine(t testing.TB, ch chooser) *machine {
-	x := &machine{t: t, ctx: context.Background(), ch: ch, m: &model{ws: map[string]mnode{}}}
+	x := &machine{t: t, ctx: context.Background(), ch: ch, m: &model{ws: map[string]mnode{}}, stats: map[string]int{}}
 	root := t.TempDir()
 	x.ws, x.store, x.outside = filepath.Join(root, "ws"), filepath.Join(root, "store"), filepath.Join(root, "outside")
 	for _, d := range []string{x.ws, x.store, x.outside} {
@@ -513,7 +561,7 @@ func (x *machine) open() {
 	if x.c != nil {
 		x.c.Close()
 	}
-	c, err := controller.Open(x.ctx, controller.Options{Workspace: x.ws, Store: x.store, NoAutoRetention: true})
+	c, err := controller.Open(x.ctx, controller.Options{Workspace: x.ws, Store: x.store, Session: x.session, NoAutoRetention: true})
 	if err != nil {
 		x.t.Fatal(err)
 	}
@@ -672,6 +720,9 @@ func (x *machine) check() {
 	}
 	for _, t := range x.m.active() {
 		for _, m := range t.msgs {
+			if m.hiddenBy != nil {
+				continue
+			}
 			wantConv = append(wantConv, fmt.Sprintf("%d %s %s", t.number, m.role, m.text))
 		}
 	}
@@ -768,7 +819,7 @@ func (x *machine) content() (string, bool) {
 
 func (x *machine) step() {
 	switch k := x.ch.intn(100); {
-	case k < 16: // write a file
+	case k < 14: // write a file
 		free := x.free()
 		if len(free) == 0 {
 			return
@@ -776,19 +827,19 @@ func (x *machine) step() {
 		p := x.pick(free)
 		data, exec := x.content()
 		x.agent(fmt.Sprintf("write %s %q exec=%v", p, data, exec), []string{p}, func() { x.set(p, &mnode{data: data, exec: exec}) })
-	case k < 22: // delete a file
+	case k < 19: // delete a file
 		if fs := x.files(); len(fs) > 0 {
 			p := x.pick(fs)
 			x.agent("delete "+p, []string{p}, func() { x.set(p, nil) })
 		}
-	case k < 26: // chmod +x / -x
+	case k < 22: // chmod +x / -x
 		if fs := x.files(); len(fs) > 0 {
 			p := x.pick(fs)
 			n := x.m.ws[p]
 			n.exec = !n.exec
 			x.agent(fmt.Sprintf("chmod %s exec=%v", p, n.exec), []string{p}, func() { x.set(p, &n) })
 		}
-	case k < 30: // rename
+	case k < 25: // rename
 		fs, free := x.files(), x.free()
 		if len(fs) == 0 || len(free) == 0 {
 			return
@@ -799,7 +850,7 @@ func (x *machine) step() {
 		}
 		n := x.m.ws[src]
 		x.agent("rename "+src+" "+dst, []string{src, dst}, func() { x.set(src, nil); x.set(dst, &n) })
-	case k < 35: // file -> directory
+	case k < 29: // file -> directory
 		p := x.pick([]string{"d", "d/z"})
 		if n, ok := x.m.ws[p]; !ok || n.link {
 			return
@@ -808,7 +859,7 @@ func (x *machine) step() {
 		data, _ := x.content()
 		x.agent("file to dir "+p+" with "+child, []string{p}, func() { x.set(p, nil) })
 		x.agent(fmt.Sprintf("  write %s %q", child, data), []string{child}, func() { x.set(child, &mnode{data: data}) })
-	case k < 40: // directory -> file
+	case k < 33: // directory -> file
 		p := x.pick([]string{"d", "d/z"})
 		var inside []string
 		for _, q := range universe {
@@ -828,7 +879,7 @@ func (x *machine) step() {
 		data, _ := x.content()
 		x.agent("dir to file "+p, inside, func() { x.set(p, nil) })
 		x.agent(fmt.Sprintf("  write %s %q", p, data), []string{p}, func() { x.set(p, &mnode{data: data}) })
-	case k < 43: // a symlink appears
+	case k < 36: // a symlink appears
 		free := x.free()
 		var empty []string
 		for _, p := range free {
@@ -841,17 +892,17 @@ func (x *machine) step() {
 		}
 		p := x.pick(empty)
 		x.agent("symlink "+p, []string{p}, func() { x.set(p, &mnode{link: true}) })
-	case k < 45: // a symlink goes (a shell, or by hand)
+	case k < 38: // a symlink goes (a shell, or by hand)
 		if ls := x.links(); len(ls) > 0 {
 			p := x.pick(ls)
 			x.log("rm symlink %s", p)
 			x.set(p, nil)
 		}
-	case k < 51: // a capture on its own, of any path
+	case k < 43: // a capture on its own, of any path
 		p := x.pick(universe)
 		x.log("capture %s", p)
 		x.captureStep(p)
-	case k < 57: // a hand edit
+	case k < 53: // a hand edit
 		fs := x.files()
 		if len(fs) == 0 {
 			return
@@ -871,7 +922,7 @@ func (x *machine) step() {
 			x.log("hand delete %s", p)
 			x.set(p, nil)
 		}
-	case k < 67: // a turn
+	case k < 66: // a turn
 		scan := x.ch.intn(3) == 0
 		prompt := "p" + strconv.Itoa(x.m.seq)
 		x.log("turn %s scan=%v", prompt, scan)
@@ -884,7 +935,7 @@ func (x *machine) step() {
 		if res.Turn != x.m.open().number {
 			x.fail("turn opened as %d, model %d", res.Turn, x.m.open().number)
 		}
-	case k < 70: // a message
+	case k < 68: // a message
 		text := "m" + strconv.Itoa(x.ch.intn(100))
 		x.log("message %s", text)
 		_, err := x.c.AppendMessage(x.ctx, "assistant", text)
@@ -895,18 +946,33 @@ func (x *machine) step() {
 		} else if err != nil {
 			x.fail("message: %v", err)
 		} else {
-			t.msgs = append(t.msgs, mmsg{"assistant", text})
+			t.msgs = append(t.msgs, &mmsg{role: "assistant", text: text})
 		}
-	case k < 85:
+	case k < 84:
 		x.rewind()
-	case k < 89:
+	case k < 87:
 		x.revert()
+	case k < 89:
+		if x.ch.intn(2) == 0 {
+			x.summarize()
+		} else {
+			x.fork()
+		}
 	case k < 97:
 		x.undo()
 	default:
 		x.log("reopen")
 		x.open()
 	}
+}
+
+// turnNumber picks an active turn, or now and then one that does not exist.
+func (x *machine) turnNumber() int {
+	n := len(x.m.active())
+	if n == 0 || x.ch.intn(8) == 0 {
+		return n
+	}
+	return x.ch.intn(n)
 }
 
 func (x *machine) options() controller.RewindOptions {
@@ -948,8 +1014,8 @@ func filterOnly(targets map[string]mstate, only []string) map[string]mstate {
 }
 
 func (x *machine) rewind() {
-	n := x.ch.intn(len(x.m.active()) + 1)
-	scope := []checkpoints.Scope{checkpoints.ScopeCode, checkpoints.ScopeConversation, checkpoints.ScopeBoth}[x.ch.intn(3)]
+	n := x.turnNumber()
+	scope := []checkpoints.Scope{checkpoints.ScopeCode, checkpoints.ScopeCode, checkpoints.ScopeConversation, checkpoints.ScopeBoth}[x.ch.intn(4)]
 	o := x.options()
 	x.log("rewind %d scope=%s force=%v dry=%v only=%v", n, scope, o.Force, o.DryRun, o.Only)
 	res, err := x.c.Rewind(x.ctx, n, scope, o)
@@ -963,13 +1029,7 @@ func (x *machine) rewind() {
 	case scope.Code() && x.onlyErr(o):
 		want = "outside"
 	case scope.Code():
-		targets := map[string]mstate{}
-		for _, p := range universe {
-			if st, ok := x.m.earliest(p, t.seq); ok {
-				targets[p] = st
-			}
-		}
-		pl = x.m.plan(filterOnly(targets, o.Only))
+		pl = x.m.plan(filterOnly(x.m.targets(t.seq), o.Only))
 		x.m.conflicts(&pl)
 		if len(pl.conflicts) > 0 && !o.Force && !o.DryRun {
 			want = "conflict"
@@ -979,6 +1039,7 @@ func (x *machine) rewind() {
 		x.fail("rewind: got %q (%v), model predicts %q %v", got, err, want, pl.conflicts)
 		return
 	}
+	x.count("rewind", want, pl)
 	if err != nil {
 		return
 	}
@@ -1002,8 +1063,93 @@ func (x *machine) rewind() {
 	}
 }
 
+// summarize replaces the messages of turns n.. (or of the turns before n)
+// with one system message in the first (last) of them.
+func (x *machine) summarize() {
+	n := x.turnNumber()
+	dir := []controller.Direction{controller.From, controller.UpTo}[x.ch.intn(2)]
+	text := "summary " + strconv.Itoa(x.m.seq)
+	x.log("summarize %d %s", n, dir)
+	_, err := x.c.Summarize(x.ctx, n, dir, text)
+	want := ""
+	anchor := n
+	if dir == controller.UpTo {
+		anchor = n - 1
+	}
+	if x.m.turn(n) == nil || x.m.turn(anchor) == nil {
+		want = "no-turn"
+	}
+	if got := errKind(err); got != want {
+		x.fail("summarize: got %q (%v), model predicts %q", got, err, want)
+		return
+	}
+	if err != nil {
+		return
+	}
+	op := &mop{summarize: true, scope: checkpoints.ScopeConversation}
+	x.m.apply(op, mplan{})
+	for _, t := range x.m.active() {
+		if dir == controller.From && t.number >= n || dir == controller.UpTo && t.number < n {
+			for _, msg := range t.msgs {
+				if msg.hiddenBy == nil {
+					msg.hiddenBy = op
+				}
+			}
+		}
+	}
+	a := x.m.turn(anchor)
+	a.msgs = append(a.msgs, &mmsg{role: "system", text: text, addedBy: op})
+}
+
+// fork makes a new session whose history is the turns before n (and, with
+// restore, the files as at n's start): a copy of the records and a rewind
+// in the copy. The sequence goes on in the fork; this session is left.
+func (x *machine) fork() {
+	n := x.turnNumber()
+	restore, force := x.ch.intn(2) == 0, x.ch.intn(3) == 0
+	x.forks++
+	id := fmt.Sprintf("fork-%d", x.forks)
+	x.log("fork %d restore=%v force=%v -> %s", n, restore, force, id)
+	res, err := x.c.ForkWith(x.ctx, n, controller.ForkOptions{To: id, Restore: restore, Force: force})
+	scope := checkpoints.ScopeConversation
+	if restore {
+		scope = checkpoints.ScopeBoth
+	}
+	t := x.m.turn(n)
+	var pl mplan
+	want := ""
+	switch {
+	case t == nil:
+		want = "no-turn"
+	case restore:
+		pl = x.m.plan(x.m.targets(t.seq))
+		x.m.conflicts(&pl)
+		if len(pl.conflicts) > 0 && !force {
+			want = "conflict"
+		}
+	}
+	if got := errKind(err); got != want {
+		x.fail("fork: got %q (%v), model predicts %q %v", got, err, want, pl.conflicts)
+		return
+	}
+	if err != nil {
+		return
+	}
+	x.compare(res.Rewind, pl)
+	x.session = id
+	x.open()
+	op := &mop{scope: scope}
+	x.m.apply(op, pl)
+	for _, u := range x.m.active() {
+		if u.number >= n {
+			u.hiddenBy = op
+			op.hid = append(op.hid, u)
+		}
+	}
+}
+
 func (x *machine) revert() {
-	n := x.ch.intn(len(x.m.active()) + 1)
+	n := x.turnNumber()
 	o := x.options()
 	x.log("revert %d force=%v dry=%v only=%v", n, o.Force, o.DryRun, o.Only)
 	res, err := x.c.Revert(x.ctx, n, o)
@@ -1042,6 +1188,7 @@ func (x *machine) revert() {
 		x.fail("revert: got %q (%v), model predicts %q %v", got, err, want, pl.conflicts)
 		return
 	}
+	x.count("revert", want, pl)
 	if err != nil {
 		return
 	}
@@ -1058,7 +1205,7 @@ func (x *machine) undo() {
 	res, err := x.c.Undo(x.ctx, controller.RewindOptions{Force: force})
 	var rw *mop
 	for i := len(x.m.ops) - 1; i >= 0; i-- {
-		if o := x.m.ops[i]; !o.undo && !o.undone {
+		if o := x.m.ops[i]; o.undoes == nil && o.undoneBy == nil {
 			rw = o
 			break
 		}
@@ -1081,7 +1228,7 @@ func (x *machine) undo() {
 					want = "undo-conflict"
 				}
 			}
-			if rw.scope.Conversation() {
+			if rw.scope.Conversation() && !rw.summarize {
 				for _, t := range x.m.active() {
 					if t.seq > rw.seq {
 						want = "undo-conflict"
@@ -1094,14 +1241,25 @@ func (x *machine) undo() {
 		x.fail("undo: got %q (%v), model predicts %q", got, err, want)
 		return
 	}
+	x.count("undo", want, pl)
 	if err != nil {
 		return
 	}
 	x.compare(res, pl)
-	op := &mop{undo: true, scope: rw.scope}
+	op := &mop{undoes: rw, scope: rw.scope}
 	x.m.apply(op, pl)
-	rw.undone = true
-	if rw.scope.Conversation() {
+	rw.undoneBy = op
+	if rw.summarize {
+		for _, t := range x.m.turns {
+			for _, msg := range t.msgs {
+				if msg.hiddenBy == rw {
+					msg.hiddenBy = nil
+				} else if msg.addedBy == rw && msg.hiddenBy == nil {
+					msg.hiddenBy = op
+				}
+			}
+		}
+	} else if rw.scope.Conversation() {
 		for _, t := range x.m.active() {
 			if t.seq > rw.seq {
 				t.hiddenBy = op
@@ -1112,6 +1270,28 @@ func (x *machine) undo() {
 				t.hiddenBy = nil
 			}
 		}
+	}
+}
+
+func (x *machine) count(what, refusal string, pl mplan) {
+	switch {
+	case refusal != "":
+		x.stats[what+" refused: "+refusal]++
+	case len(pl.files) > 0:
+		x.stats[what+" changing files"]++
+	default:
+		x.stats[what+" changing no file"]++
+	}
+	if refusal == "" && len(pl.skipped) > 0 {
+		x.stats[what+" with skips"]++
+	}
+	for _, f := range pl.files {
+		if f.before.exists && !f.after.exists {
+			x.stats["files deleted"]++
+		}
+	}
+	if refusal == "" && len(pl.conflicts) > 0 {
+		x.stats[what+" forced over a conflict"]++
 	}
 }
 
@@ -1167,10 +1347,13 @@ func (x *machine) run(steps int) {
 	}
 }
 
-func runSeed(t *testing.T, seed int64, steps int) {
+func runSeed(t *testing.T, seed int64, steps int, stats map[string]int) {
 	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))})
 	defer x.close()
 	x.run(steps)
+	for k, v := range x.stats {
+		stats[k] += v
+	}
 	if x.failed {
 		t.Logf("seed %d (rerun: CKPT_MODEL_SEED=%d go test ./controller -run 'TestModel$')", seed, seed)
 	}
@@ -1178,7 +1361,7 @@ func runSeed(t *testing.T, seed int64, steps int) {
 
 // TestModel runs 200 random sequences (10,000 with CKPT_MODEL_LONG=1).
 func TestModel(t *testing.T) {
-	n, steps := 200, 25
+	n, steps := 200, 30
 	if os.Getenv("CKPT_MODEL_LONG") == "1" {
 		n, steps = 10000, 40
 	}
@@ -1194,14 +1377,19 @@ func TestModel(t *testing.T) {
 		base, n = v, 1
 	}
 	start := time.Now()
+	stats := map[string]int{}
 	for i := 0; i < n; i++ {
 		seed := base + int64(i)
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps) })
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, stats) })
 		if !ok {
 			t.Fatalf("seed %d diverged (rerun with CKPT_MODEL_SEED=%d)", seed, seed)
 		}
 	}
 	t.Logf("%d sequences of up to %d steps in %s", n, steps, time.Since(start).Round(time.Millisecond))
+	keys := slices.Sorted(maps.Keys(stats))
+	for _, k := range keys {
+		t.Logf("  %6d %s", stats[k], k)
+	}
 }
 
 // FuzzModel drives the same machine from a byte string: each byte is one

@@ -430,12 +430,46 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 		}
 		files = append(files, checkpoints.OpFile{Path: p, Before: cur[i].cur, After: target})
 	}
+	files, skipped = underWrites(files, skipped)
 	if batch != nil {
 		if err := batch.Commit(ctx); err != nil {
 			return nil, nil, err
 		}
 	}
 	return files, skipped, nil
+}
+
+// underWrites drops, as skipped, each file to write whose path the plan
+// also writes files under: records of one point in time never hold both,
+// but a rewind's targets come from several (a shell that turned a captured
+// file into a directory, in a scanned turn). The files inside win: they
+// are judged against the tree as it is, the file above them against the
+// tree they make. files is sorted by path.
+func underWrites(files []checkpoints.OpFile, skipped []Skip) ([]checkpoints.OpFile, []Skip) {
+	out := files[:0]
+	for i, f := range files {
+		if f.After.Exists() {
+			inside := false
+			for _, g := range files[i+1:] {
+				if !strings.HasPrefix(g.Path, f.Path+"/") {
+					if g.Path > f.Path+"/" {
+						break
+					}
+					continue
+				}
+				if g.After.Exists() {
+					inside = true
+					break
+				}
+			}
+			if inside {
+				skipped = append(skipped, Skip{Path: f.Path, Reason: "the rewind restores files under it: a directory is in the way"})
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out, skipped
 }
 
 // obstacle judges a path that is not a regular file or absent now against
