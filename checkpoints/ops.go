@@ -459,7 +459,10 @@ func (h knowHistory) asOf(limit int64) (State, bool) {
 		if k.end == 0 || k.end >= limit {
 			return State{}, false // its turn was still open: the agent may be at work
 		}
-		if k.end > best {
+		// Two captures can end as one turn opens (one in a turn a
+		// conversation rewind hid, whose end was never recorded, and one
+		// made since): a recorded end is what was there then.
+		if k.end > best || k.end == best && k.ended && !known {
 			best, known, st = k.end, k.ended, k.state
 		}
 	}

@@ -7,6 +7,7 @@ package controller_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -162,4 +163,25 @@ func TestModelFoundFileAboveRestoredFiles(t *testing.T) {
 	if len(res.Skipped) != 1 || res.Skipped[0].Path != "d" {
 		t.Errorf("skipped %+v, want d", res.Skipped)
 	}
+}
+
+// Two captures of a path can end as one turn opens: one in a turn a
+// conversation rewind hid (its end never recorded) and one made since. The
+// recorded end is what the agent left, so a hand edit after it is a
+// conflict whichever row the index reads first.
+func TestModelFoundRecordedEndWinsATie(t *testing.T) {
+	e := newEnv(t)
+	e.turn("t0")
+	e.turn("t1")
+	e.turn("t2")
+	e.edit("f", "x")                                                       // captured absent in t2
+	e.rewind(2, checkpoints.ScopeConversation, controller.RewindOptions{}) // t2 hidden; t1 open again
+	e.edit("f", "y")                                                       // captured "x" into t1
+	e.turn("t2'")                                                          // t1's end: f = "y"
+	e.write("f", "by hand")
+	_, err := e.c.Rewind(context.Background(), 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	if !errors.Is(err, controller.ErrConflict) {
+		t.Fatalf("rewind over a hand edit: %v, want ErrConflict", err)
+	}
+	e.want("f", "by hand")
 }

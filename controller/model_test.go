@@ -330,7 +330,7 @@ func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
 		if end == 0 || end >= limit {
 			return mstate{}, false
 		}
-		if end > best {
+		if end > best || end == best && s.ended && !known { // a recorded end wins a tie
 			best, known, st = end, s.ended, s.end
 		}
 	}
