@@ -544,6 +544,13 @@ type machine struct {
 func newMachine(t testing.TB, ch chooser) *machine {
 	x := &machine{t: t, ctx: context.Background(), ch: ch, m: &model{ws: map[string]mnode{}}, stats: map[string]int{}}
 	root := t.TempDir()
+	if dir := os.Getenv("CKPT_MODEL_DIR"); dir != "" { // a tmpfs for long runs: fsync costs nothing there
+		var err error
+		if root, err = os.MkdirTemp(dir, "ckpt-model-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(root) })
+	}
 	x.ws, x.store, x.outside = filepath.Join(root, "ws"), filepath.Join(root, "store"), filepath.Join(root, "outside")
 	for _, d := range []string{x.ws, x.store, x.outside} {
 		if err := os.Mkdir(d, 0o755); err != nil {
