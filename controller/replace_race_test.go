@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
@@ -105,4 +107,42 @@ func TestTypeChangesAreJudgedAgainstThePlannedTree(t *testing.T) {
 	if len(res.Skipped) != 1 || res.Skipped[0].Path != "config" {
 		t.Errorf("skipped = %+v, want config", res.Skipped)
 	}
+}
+
+// A crash left an op half done and a blob it needs is gone: Open rolls it
+// back, and the file already renamed into place goes back too (the
+// re-check before each replace accepts the op's After state there).
+func TestInterruptedRewindRollsBackRenamedFiles(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("a.txt", "a0")
+	e.write("b.txt", "b0")
+	e.turn("t0")
+	e.edit("a.txt", "a1")
+	e.edit("b.txt", "b1")
+	targets, err := e.c.Index().Earliest(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []checkpoints.OpFile
+	for _, p := range []string{"a.txt", "b.txt"} {
+		cur, err := capture.New(e.c.Workspace(), e.c.Index(), e.c.Store()).State(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, checkpoints.OpFile{Path: p, Before: cur, After: targets[p]})
+	}
+	if _, err := e.c.Index().PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: 0, Scope: checkpoints.ScopeCode, Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	e.write("a.txt", "a0") // the crash came after a.txt was renamed into place
+	if err := e.c.Store().Delete(ctx, *targets["b.txt"].Content); err != nil {
+		t.Fatal(err)
+	}
+	e.reopen()
+	if !strings.Contains(e.c.Recovered(), "rolled back") {
+		t.Fatalf("recovered: %q, want a roll back", e.c.Recovered())
+	}
+	e.want("a.txt", "a1")
+	e.want("b.txt", "b1")
 }

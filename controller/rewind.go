@@ -734,7 +734,10 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 		todo.Files = nil
 		for _, f := range op.Files {
 			cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
-			c.ws.CleanStaged(f.Path, strconv.FormatInt(op.ID, 10))
+			// Staging may have put the temp file next to a parent (see stage).
+			for p := f.Path; p != "."; p = path.Dir(p) {
+				c.ws.CleanStaged(p, strconv.FormatInt(op.ID, 10))
+			}
 			if err == nil && cur.Equal(f.After) {
 				continue
 			}
@@ -747,7 +750,9 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 			c.recovered = fmt.Sprintf("rolled back an interrupted %s of turn %d (scope %s)", op.Kind, op.Turn, op.Scope)
 			back := op
 			for i := range back.Files {
-				back.Files[i].After = back.Files[i].Before
+				// The files already renamed hold After: that is what
+				// apply's re-check must find before putting Before back.
+				back.Files[i].Before, back.Files[i].After = back.Files[i].After, back.Files[i].Before
 			}
 			if _, berr := c.apply(ctx, back); berr != nil {
 				return fmt.Errorf("an interrupted rewind can neither be finished nor rolled back: %w", errors.Join(err, berr))
