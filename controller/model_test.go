@@ -10,7 +10,11 @@ package controller_test
 // makes these choices (the README states them):
 //   - A scanned turn's manifest records every file the ignore rules let
 //     through; a path it lacks did not exist then, so that is an event
-//     "absent at that turn's start" for a code rewind.
+//     "absent at that turn's start" for a code rewind, but only when the
+//     rules then are the rules now (the same .gitignore files) and let the
+//     path through: a manifest cannot tell "absent" from "ignored". A path
+//     ckpt has no other record of since the target, and which is not a
+//     file now, is not ckpt's: a symlink there is left without a report.
 //   - In a scanned turn every uncaptured change is the agent's (its shell):
 //     a scanned turn opened after the state ckpt last saw makes a path's
 //     state unknown, so it is never a conflict.
@@ -56,8 +60,11 @@ import (
 )
 
 // universe is every path the sequences touch: enough for file<->directory
-// changes at two depths.
-var universe = []string{"a", "b.txt", "d", "d/x", "d/y", "d/z", "d/z/w"}
+// changes at two depths, and an ignore file that ignores x.log or not.
+var universe = []string{".gitignore", "a", "b.txt", "d", "d/x", "d/y", "d/z", "d/z/w", "x.log"}
+
+// ignoreRules are the contents .gitignore is given.
+var ignoreRules = []string{"*.log\n", ""}
 
 // contents are few, so equal contents at different times are common; CRLF
 // and non-UTF-8 bytes included.
@@ -103,7 +110,8 @@ type mturn struct {
 	number   int
 	prompt   string
 	scanned  bool
-	at       map[string]mstate // scanned: every path's state at the start
+	at       map[string]mstate // scanned: the state at the start of every path not ignored then
+	rules    mstate            // scanned: .gitignore then
 	snaps    map[string]*msnap
 	hiddenBy *mop
 	msgs     []*mmsg
@@ -247,11 +255,26 @@ func (m *model) beginTurn(prompt string, scanned bool) {
 	t := &mturn{seq: m.tick(), number: n, prompt: prompt, scanned: scanned, snaps: map[string]*msnap{}, msgs: []*mmsg{{role: "user", text: prompt}}}
 	if scanned {
 		t.at = map[string]mstate{}
+		t.rules = m.rules()
 		for _, p := range universe {
-			t.at[p] = m.state(p)
+			if !ignored(p, t.rules) {
+				t.at[p] = m.state(p)
+			}
 		}
 	}
 	m.turns = append(m.turns, t)
+}
+
+// rules is the ignore file as a scan reads it: a file, or none.
+func (m *model) rules() mstate {
+	st := m.state(".gitignore")
+	st.exec = false
+	return st
+}
+
+// ignored reports whether rules make a scan leave p out.
+func ignored(p string, rules mstate) bool {
+	return p == "x.log" && rules.exists && rules.data == "*.log\n"
 }
 
 // earliest returns p's state before its first event at or after seq: a
@@ -279,8 +302,11 @@ func (m *model) earliest(p string, seq int) (mstate, bool) {
 			consider(s.seq, s.st)
 			seen = seen || s.seq >= seq
 		}
-		if t.scanned {
-			consider(t.seq, t.at[p])
+		// A manifest lacking p proves it absent only when p was not
+		// ignored then: the rules then must be the rules now, and let p
+		// through.
+		if v, ok := t.at[p]; ok && (v.exists || t.rules == m.rules() && !ignored(p, m.rules())) {
+			consider(t.seq, v)
 		}
 	}
 	for _, o := range m.ops {
@@ -833,6 +859,9 @@ func (x *machine) step() {
 		}
 		p := x.pick(free)
 		data, exec := x.content()
+		if p == ".gitignore" {
+			data = x.pick(ignoreRules)
+		}
 		x.agent(fmt.Sprintf("write %s %q exec=%v", p, data, exec), []string{p}, func() { x.set(p, &mnode{data: data, exec: exec}) })
 	case k < 19: // delete a file
 		if fs := x.files(); len(fs) > 0 {
@@ -919,6 +948,9 @@ func (x *machine) step() {
 		switch x.ch.intn(3) {
 		case 0:
 			n.data, _ = x.content()
+			if p == ".gitignore" {
+				n.data = x.pick(ignoreRules)
+			}
 			x.log("hand edit %s %q", p, n.data)
 			x.set(p, &n)
 		case 1:
@@ -1337,11 +1369,12 @@ func (x *machine) compare(res controller.Result, pl mplan) {
 func (x *machine) run(steps int) {
 	x.t.Helper()
 	// Some files and a first turn, so most sequences have something to do.
-	for i, p := range []string{"a", "d/x"} {
+	for i, p := range []string{"a", "d/x", "x.log"} {
 		x.set(p, &mnode{data: contents[i]})
 	}
+	x.set(".gitignore", &mnode{data: ignoreRules[0]})
 	scan := x.ch.intn(2) == 0
-	x.log("setup: a, d/x; turn p0 scan=%v", scan)
+	x.log("setup: a, d/x, x.log, .gitignore; turn p0 scan=%v", scan)
 	if _, err := x.c.BeginTurnWith(x.ctx, "p0", controller.TurnOptions{Scan: scan}); err != nil {
 		x.t.Fatal(err)
 	}
