@@ -815,12 +815,16 @@ func (x *machine) links() []string {
 // captureStep captures p and checks the outcome against the model.
 func (x *machine) captureStep(p string) {
 	wantErr := x.m.captureErr(p)
-	_, err := x.c.Capture(x.ctx, p)
+	res, err := x.c.Capture(x.ctx, p)
 	if wantErr != (err != nil) {
 		x.fail("capture %s: got error %v, model predicts failure %v", p, err, wantErr)
 		return
 	}
 	if err == nil {
+		_, had := x.m.open().snaps[p]
+		if res.Recorded == had {
+			x.fail("capture %s: recorded=%v, but the open turn had it already: %v", p, res.Recorded, had)
+		}
 		x.m.capture(p)
 	}
 }
@@ -1083,6 +1087,9 @@ func (x *machine) rewind() {
 		return
 	}
 	x.compare(res, pl)
+	if scope.Conversation() && res.Prompt != t.prompt {
+		x.fail("rewind handed back %q, model %q", res.Prompt, t.prompt)
+	}
 	changed := len(pl.files) > 0 || scope.Conversation()
 	if res.Changed != changed {
 		x.fail("rewind changed=%v, model %v", res.Changed, changed)
