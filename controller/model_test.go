@@ -57,6 +57,7 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
 )
 
 // universe is every path the sequences touch: enough for file<->directory
@@ -1001,8 +1002,15 @@ func (x *machine) step() {
 		} else {
 			x.fork()
 		}
-	case k < 97:
+	case k < 96:
 		x.undo()
+	case k < 98:
+		// gc with no grace: every blob a record still names must survive,
+		// which the rewinds and undos that follow check.
+		x.log("gc")
+		if _, err := x.c.StoreOf().Collect(x.ctx, retention.CollectOptions{}); err != nil {
+			x.fail("gc: %v", err)
+		}
 	default:
 		x.log("reopen")
 		x.open()
