@@ -318,18 +318,41 @@ func (x *Index) AbortOp(ctx context.Context, id int64) error {
 // person's. A file whose current state differs from a known one was
 // changed by someone else: a person, or another session.
 func (x *Index) LastKnown(ctx context.Context, path string) (st State, known bool, err error) {
-	var h knowHistory
-	err = x.read(ctx, func(tx *sql.Tx) error {
-		var err error
-		h, err = loadKnowHistory(ctx, tx, path)
-		return err
+	m, err := x.LastKnownMany(ctx, []string{path})
+	if err != nil {
+		return State{}, false, err
+	}
+	k, ok := m[path]
+	return k.State, ok, nil
+}
+
+// LastKnownMany is LastKnown for many paths in one read: the map holds the
+// known ones.
+func (x *Index) LastKnownMany(ctx context.Context, paths []string) (map[string]Known, error) {
+	out := map[string]Known{}
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		h, err := loadKnowOps(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			if err := h.loadPath(ctx, tx, p); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			if st, known := h.asOf(math.MaxInt64); known {
+				out[p] = Known{State: st}
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return State{}, false, fmt.Errorf("checkpoints: last known %s: %w", path, err)
+		return nil, fmt.Errorf("checkpoints: last known: %w", err)
 	}
-	st, known = h.asOf(math.MaxInt64)
-	return st, known, nil
+	return out, nil
 }
+
+// Known is a state LastKnownMany knows.
+type Known struct{ State State }
 
 // knowHistory is what LastKnown reads about one path.
 type knowHistory struct {
@@ -357,13 +380,53 @@ type knowOp struct {
 	state       string
 }
 
-func loadKnowHistory(ctx context.Context, tx *sql.Tx, path string) (knowHistory, error) {
-	h := knowHistory{ops: map[int64]knowOp{}, undone: map[int64]int64{}}
+// loadKnowOps reads what LastKnown needs that does not depend on the path:
+// the ops and the scanned turns.
+func loadKnowOps(ctx context.Context, tx *sql.Tx) (*knowHistory, error) {
+	h := &knowHistory{ops: map[int64]knowOp{}, undone: map[int64]int64{}}
+	rows, err := tx.QueryContext(ctx, `SELECT id, seq, kind, coalesce(undoes, 0), state FROM ops`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id int64
+		var o knowOp
+		if err := rows.Scan(&id, &o.seq, &o.kind, &o.undoes, &o.state); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		h.ops[id] = o
+		if o.kind == OpUndo && o.state == "done" {
+			h.undone[o.undoes] = o.seq
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT seq FROM turns WHERE manifest_id IS NOT NULL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, err
+		}
+		h.scanned = append(h.scanned, seq)
+	}
+	return h, rows.Err()
+}
+
+// loadPath reads path's captures and op files into h, replacing those of
+// the path read before.
+func (h *knowHistory) loadPath(ctx context.Context, tx *sql.Tx, path string) error {
+	h.snaps, h.files = h.snaps[:0], h.files[:0]
 	rows, err := tx.QueryContext(ctx, `SELECT s.seq, s.end_state, s.end_blob, s.end_mode,
 		coalesce((SELECT min(t.seq) FROM turns t WHERE t.seq > s.seq), 0)
 		FROM snaps s WHERE s.path = ?`, path)
 	if err != nil {
-		return h, err
+		return err
 	}
 	for rows.Next() {
 		var k knowSnap
@@ -372,25 +435,25 @@ func loadKnowHistory(ctx context.Context, tx *sql.Tx, path string) (knowHistory,
 		var mode uint32
 		if err := rows.Scan(&k.seq, &endState, &blob, &mode, &k.end); err != nil {
 			rows.Close()
-			return h, err
+			return err
 		}
 		k.ended = endState != 0
 		if endState == 1 {
 			id, err := scanBlob(blob)
 			if err != nil {
 				rows.Close()
-				return h, err
+				return err
 			}
 			k.state = State{Content: id, Mode: fs.FileMode(mode)}
 		}
 		h.snaps = append(h.snaps, k)
 	}
 	if err := rows.Close(); err != nil {
-		return h, err
+		return err
 	}
 	rows, err = tx.QueryContext(ctx, `SELECT op_id, seq, after_blob, after_mode FROM op_files WHERE path = ?`, path)
 	if err != nil {
-		return h, err
+		return err
 	}
 	for rows.Next() {
 		var f knowFile
@@ -398,51 +461,20 @@ func loadKnowHistory(ctx context.Context, tx *sql.Tx, path string) (knowHistory,
 		var mode uint32
 		if err := rows.Scan(&f.op, &f.seq, &blob, &mode); err != nil {
 			rows.Close()
-			return h, err
+			return err
 		}
 		id, err := scanBlob(blob)
 		if err != nil {
 			rows.Close()
-			return h, err
+			return err
 		}
 		f.after = State{Content: id, Mode: fs.FileMode(mode)}
 		h.files = append(h.files, f)
 	}
 	if err := rows.Close(); err != nil {
-		return h, err
+		return err
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT id, seq, kind, coalesce(undoes, 0), state FROM ops`)
-	if err != nil {
-		return h, err
-	}
-	for rows.Next() {
-		var id int64
-		var o knowOp
-		if err := rows.Scan(&id, &o.seq, &o.kind, &o.undoes, &o.state); err != nil {
-			rows.Close()
-			return h, err
-		}
-		h.ops[id] = o
-		if o.kind == OpUndo && o.state == "done" {
-			h.undone[o.undoes] = o.seq
-		}
-	}
-	if err := rows.Close(); err != nil {
-		return h, err
-	}
-	rows, err = tx.QueryContext(ctx, `SELECT seq FROM turns WHERE manifest_id IS NOT NULL`)
-	if err != nil {
-		return h, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var seq int64
-		if err := rows.Scan(&seq); err != nil {
-			return h, err
-		}
-		h.scanned = append(h.scanned, seq)
-	}
-	return h, rows.Err()
+	return nil
 }
 
 // asOf is LastKnown as it stood just before clock value limit: only

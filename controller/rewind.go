@@ -154,12 +154,16 @@ func (c *Controller) only(targets map[string]checkpoints.State, paths []string) 
 // the state ckpt last saw the agent or ckpt leave them in.
 func (c *Controller) conflicts(ctx context.Context, files []checkpoints.OpFile) ([]string, error) {
 	out := []string{}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	known, err := c.idx.LastKnownMany(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range files {
-		last, known, err := c.idx.LastKnown(ctx, f.Path)
-		if err != nil {
-			return nil, err
-		}
-		if known && !last.Equal(f.Before) {
+		if last, ok := known[f.Path]; ok && !last.State.Equal(f.Before) {
 			out = append(out, f.Path)
 		}
 	}
