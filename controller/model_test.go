@@ -1456,6 +1456,11 @@ func TestModel(t *testing.T) {
 // choice.
 func FuzzModel(f *testing.F) {
 	f.Add([]byte{0, 10, 60, 1, 80, 0, 0, 0})
+	for seed := int64(1); seed <= 3; seed++ { // longer sequences to start from
+		b := make([]byte, 300)
+		rand.New(rand.NewSource(seed)).Read(b)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 400 {
 			b = b[:400]
