@@ -2,6 +2,7 @@ package checkpoints_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/ckpt/ckpt/checkpoints"
@@ -62,9 +63,9 @@ func TestLastKnownTimeline(t *testing.T) {
 	want("a scanned turn opened since", checkpoints.State{}, false)
 }
 
-// ManifestsSince returns the scanned turns from a clock value on, oldest
-// first, hidden ones included, sharing identical manifests.
-func TestManifestsSince(t *testing.T) {
+// ScannedSince returns the scanned turns from a clock value on, oldest
+// first, sharing identical manifests; ManifestByID reads one.
+func TestScannedSince(t *testing.T) {
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	m := &checkpoints.Manifest{Files: []checkpoints.ManifestEntry{{Path: "a", Blob: *id("a"), Mode: 0o644, Size: 1}}}
@@ -79,18 +80,25 @@ func TestManifestsSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := x.ManifestsSince(ctx, t0.Seq)
+	all, err := x.ScannedSince(ctx, t0.Seq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 2 || all[0].Seq != t0.Seq || all[1].Seq != t2.Seq || all[0].Manifest != all[1].Manifest || len(all[0].Manifest.Files) != 1 {
-		t.Fatalf("ManifestsSince(t0) = %+v", all)
+	if len(all) != 2 || all[0].Seq != t0.Seq || all[1].Seq != t2.Seq || all[0].ManifestID != all[1].ManifestID {
+		t.Fatalf("ScannedSince(t0) = %+v", all)
 	}
-	later, err := x.ManifestsSince(ctx, t0.Seq+1)
+	got, err := x.ManifestByID(ctx, all[0].ManifestID)
+	if err != nil || len(got.Files) != 1 || got.Files[0].Path != "a" {
+		t.Fatalf("ManifestByID = %+v, %v", got, err)
+	}
+	if _, err := x.ManifestByID(ctx, all[0].ManifestID+100); !errors.Is(err, checkpoints.ErrNotFound) {
+		t.Fatalf("ManifestByID of no manifest: %v, want ErrNotFound", err)
+	}
+	later, err := x.ScannedSince(ctx, t0.Seq+1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(later) != 1 || later[0].Seq != t2.Seq {
-		t.Fatalf("ManifestsSince(after t0) = %+v", later)
+		t.Fatalf("ScannedSince(after t0) = %+v", later)
 	}
 }

@@ -55,51 +55,58 @@ func (x *Index) Manifest(ctx context.Context, turnID int64) (*Manifest, error) {
 	return m, nil
 }
 
-// TurnManifest is the manifest of a scanned turn opened at clock value Seq.
-type TurnManifest struct {
-	Seq      int64
-	Manifest *Manifest
+// ScannedTurn is a scanned turn: the clock value it opened at and its
+// manifest's id (turns with identical manifests share one).
+type ScannedTurn struct {
+	Seq        int64
+	ManifestID int64
 }
 
-// ManifestsSince returns the manifests of every turn opened at or after
-// clock value seq that was scanned, hidden turns included, oldest first.
-// Turns sharing a manifest share the *Manifest.
-func (x *Index) ManifestsSince(ctx context.Context, seq int64) ([]TurnManifest, error) {
-	var out []TurnManifest
+// ScannedSince returns every turn opened at or after clock value seq that
+// was scanned, hidden turns included, oldest first.
+func (x *Index) ScannedSince(ctx context.Context, seq int64) ([]ScannedTurn, error) {
+	var out []ScannedTurn
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT seq, manifest_id FROM turns WHERE manifest_id IS NOT NULL AND seq >= ? ORDER BY seq`, seq)
 		if err != nil {
 			return err
 		}
-		var mids []int64
+		defer rows.Close()
 		for rows.Next() {
-			var tm TurnManifest
-			var mid int64
-			if err := rows.Scan(&tm.Seq, &mid); err != nil {
-				rows.Close()
+			var st ScannedTurn
+			if err := rows.Scan(&st.Seq, &st.ManifestID); err != nil {
 				return err
 			}
-			out = append(out, tm)
-			mids = append(mids, mid)
+			out = append(out, st)
 		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		loaded := map[int64]*Manifest{}
-		for i, mid := range mids {
-			if loaded[mid] == nil {
-				if loaded[mid], err = manifestByID(ctx, tx, mid); err != nil {
-					return err
-				}
-			}
-			out[i].Manifest = loaded[mid]
-		}
-		return nil
+		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("checkpoints: manifests since %d: %w", seq, err)
+		return nil, fmt.Errorf("checkpoints: scanned since %d: %w", seq, err)
 	}
 	return out, nil
+}
+
+// ManifestByID returns the manifest with id (see ScannedTurn), or an error
+// wrapping ErrNotFound.
+func (x *Index) ManifestByID(ctx context.Context, id int64) (*Manifest, error) {
+	var m *Manifest
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM manifests WHERE id = ?`, id).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		var err error
+		m, err = manifestByID(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: manifest %d: %w", id, err)
+	}
+	return m, nil
 }
 
 func manifestByID(ctx context.Context, tx *sql.Tx, mid int64) (*Manifest, error) {

@@ -296,12 +296,12 @@ func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (ma
 	if err != nil {
 		return nil, err
 	}
-	ms, err := c.idx.ManifestsSince(ctx, cp.Seq)
+	scanned, err := c.idx.ScannedSince(ctx, cp.Seq)
 	if err != nil {
 		return nil, err
 	}
-	if len(ms) > 0 {
-		if err := c.absentSince(ctx, ev, ms); err != nil {
+	if len(scanned) > 0 {
+		if err := c.absentSince(ctx, ev, scanned); err != nil {
 			return nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
 		}
 	}

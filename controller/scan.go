@@ -117,48 +117,26 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 // turn's scan skipped, and every file when the ignore files (.gitignore,
 // .ckptignore) then and now differ (the manifest cannot tell "absent" from
 // "ignored" then), are left alone. Nothing else is ever deleted.
-func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, ms []checkpoints.TurnManifest) error {
+func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn) error {
 	now, err := c.scanNow(ctx)
 	if err != nil {
 		return fmt.Errorf("scan for files created since: %w", err)
 	}
-	type proof struct {
-		has     map[string]bool
-		skipped []string
-		usable  bool // the ignore rules then were the ones now
-	}
 	nowRules := ignoreFiles(&now.Manifest)
-	proofs := map[*checkpoints.Manifest]*proof{}
-	for _, tm := range ms {
-		m := tm.Manifest
-		if proofs[m] != nil {
-			continue
-		}
-		pr := &proof{has: make(map[string]bool, len(m.Files)), usable: maps.Equal(ignoreFiles(m), nowRules)}
-		for _, f := range m.Files {
-			pr.has[f.Path] = true
-		}
-		for _, sk := range m.Skips {
-			pr.skipped = append(pr.skipped, sk.Path)
-		}
-		proofs[m] = pr
-	}
 	// The candidates: files there now (the scan found them, so the rules
 	// let them through), and paths a later event would restore as files,
 	// when the rules let them through and no regular file is there now (one
 	// the scan did not list is oversized or ignored: left alone).
-	cands := make([]string, 0, len(now.Manifest.Files))
-	seen := make(map[string]bool, len(now.Manifest.Files))
+	open := make(map[string]bool, len(now.Manifest.Files))
 	for _, f := range now.Manifest.Files {
-		cands = append(cands, f.Path)
-		seen[f.Path] = true
+		open[f.Path] = true
 	}
 	rules := ScanOptions.Ignore
 	if rules == nil {
 		rules = capture.NewIgnore(c.ws.Root())
 	}
 	for p, e := range ev {
-		if seen[p] || !e.State.Exists() {
+		if open[p] || !e.State.Exists() {
 			continue
 		}
 		if ign, err := rules.Match(p, false); err != nil || ign {
@@ -167,23 +145,42 @@ func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.
 		if en, err := c.ws.Inspect(p); err != nil || en.Kind == capture.Regular {
 			continue
 		}
-		cands = append(cands, p)
+		open[p] = true
 	}
-	for _, p := range cands {
-		e, has := ev[p]
-		for _, tm := range ms {
-			if has && e.Seq <= tm.Seq {
-				break // an earlier event decides
+	// Oldest scanned turn first; a candidate is decided by the first one
+	// that is not later than its earliest event, so most need only the
+	// first manifest, and one manifest is in memory at a time.
+	var m *checkpoints.Manifest
+	var mid int64
+	for _, st := range scanned {
+		if len(open) == 0 {
+			break
+		}
+		if m == nil || st.ManifestID != mid {
+			if m, err = c.idx.ManifestByID(ctx, st.ManifestID); err != nil {
+				return err
 			}
-			pr := proofs[tm.Manifest]
-			if pr.has[p] {
-				break
-			}
-			if !pr.usable || underAny(p, pr.skipped) {
+			mid = st.ManifestID
+		}
+		has := make(map[string]bool, len(m.Files))
+		for _, f := range m.Files {
+			has[f.Path] = true
+		}
+		skipped := make([]string, len(m.Skips))
+		for i, sk := range m.Skips {
+			skipped[i] = sk.Path
+		}
+		usable := maps.Equal(ignoreFiles(m), nowRules)
+		for p := range open {
+			if e, ok := ev[p]; ok && e.Seq <= st.Seq || has[p] {
+				delete(open, p) // an earlier event decides
 				continue
 			}
-			ev[p] = checkpoints.Event{Seq: tm.Seq} // did not exist when that turn opened
-			break
+			if !usable || underAny(p, skipped) {
+				continue // not proven here; a later manifest may
+			}
+			ev[p] = checkpoints.Event{Seq: st.Seq} // did not exist when that turn opened
+			delete(open, p)
 		}
 	}
 	return nil
