@@ -1,10 +1,14 @@
 package controller_test
 
-// A model-based random test: random sequences of agent edits, shell
-// changes, hand edits, captures, turns, rewinds, reverts and undos run
-// against a real workspace and the real Controller, and after every step
-// the workspace and the conversation are compared with a plain reference
-// model, and every refusal with the one the model predicts.
+// A model-based random test: random sequences of agent edits (write,
+// delete, chmod, rename, file<->directory), symlinks appearing and going,
+// shell changes in scanned turns, hand edits, captures, turns, messages,
+// rewinds (every scope, --only, --force, --dry-run), reverts, undos,
+// summaries, forks (the sequence goes on in the fork), gc and reopening run
+// against a real workspace and the real Controller. After every step the
+// workspace, the directory outside it that symlinks point to, and the
+// conversation are compared with a plain reference model, and every
+// refusal with the one the model predicts.
 //
 // The model follows DESIGN.md and the package doc. Where they are silent it
 // makes these choices (the README states them):
@@ -30,6 +34,12 @@ package controller_test
 //     reason; nothing is written or deleted through it (and never a
 //     symlink itself). A path under a file the rewind keeps, when the
 //     target is "absent", is already as the target says: nothing to do.
+//   - A rewind's targets come from several points in time, so they can
+//     hold a file and files under it (a shell turned a captured file into
+//     a directory): the files inside win, the file above is skipped.
+//   - Two captures ending as one turn opens (one in a turn a conversation
+//     rewind hid, never given an end, one made since): the recorded end is
+//     what ckpt last saw.
 //   - Directories are not content: ckpt records files only, so the model
 //     does too, and the harness removes empty directories after every step.
 //
@@ -834,10 +844,7 @@ func (x *machine) captureStep(p string) {
 // open turn is scanned and the change is made by a shell.
 func (x *machine) agent(name string, caps []string, change func()) {
 	t := x.m.open()
-	shell := t != nil && t.scanned && x.ch.intn(2) == 0
-	if t == nil || !t.scanned {
-		shell = false
-	}
+	shell := t != nil && t.scanned && x.ch.intn(2) == 0 // only a scan sees what a shell does
 	how := "tool"
 	if shell {
 		how = "shell"
