@@ -1423,7 +1423,7 @@ func runSeed(t *testing.T, seed int64, steps int, stats map[string]int) {
 
 // TestModel runs 200 random sequences (10,000 with CKPT_MODEL_LONG=1).
 func TestModel(t *testing.T) {
-	n, steps := 200, 30
+	n, steps := 200, 20
 	if os.Getenv("CKPT_MODEL_LONG") == "1" {
 		n, steps = 10000, 40
 	}
