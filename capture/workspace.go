@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Errors returned for paths ckpt refuses. Callers test them with errors.Is.
@@ -125,7 +126,7 @@ func resolveExisting(dir string) (string, error) {
 		if err == nil {
 			return filepath.Join(append([]string{real}, rest...)...), nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) { // a file where a parent directory was: the rest does not exist
 			return "", err
 		}
 		parent := filepath.Dir(cur)
@@ -361,3 +362,102 @@ func (w *Workspace) mkdirs(rel string) error {
 	}
 	return nil
 }
+
+// DirFiles lists the regular files (workspace-relative) under rel, which
+// must be a real directory reached through real directories; nothing is
+// followed. It fails with an error wrapping ErrSymlink or ErrNotRegular
+// when rel is not such a directory or holds a symlink or special file.
+func (w *Workspace) DirFiles(rel string) ([]string, error) {
+	if err := w.realDir(rel); err != nil {
+		return nil, err
+	}
+	var files []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		ents, err := os.ReadDir(w.Abs(dir))
+		if err != nil {
+			return fmt.Errorf("capture: %s: %w", dir, err)
+		}
+		for _, e := range ents {
+			p := dir + "/" + e.Name()
+			switch t := e.Type(); {
+			case t&fs.ModeSymlink != 0:
+				return fmt.Errorf("capture: %s: %w", p, ErrSymlink)
+			case t.IsDir():
+				if err := walk(p); err != nil {
+					return err
+				}
+			case t.IsRegular():
+				files = append(files, p)
+			default:
+				return fmt.Errorf("capture: %s: %w", p, ErrNotRegular)
+			}
+		}
+		return nil
+	}
+	if err := walk(rel); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// RemoveEmptyDir removes rel, a real directory holding nothing but
+// (recursively) empty directories. It fails, removing nothing more, when
+// anything else is in it.
+func (w *Workspace) RemoveEmptyDir(rel string) error {
+	files, err := w.DirFiles(rel)
+	if err != nil {
+		return err
+	}
+	if len(files) > 0 {
+		return fmt.Errorf("capture: %s: directory is not empty", rel)
+	}
+	var rm func(dir string) error
+	rm = func(dir string) error {
+		ents, err := os.ReadDir(w.Abs(dir))
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if !e.IsDir() {
+				return fmt.Errorf("%s: directory is not empty", dir)
+			}
+			if err := rm(dir + "/" + e.Name()); err != nil {
+				return err
+			}
+		}
+		return os.Remove(w.Abs(dir)) // fails if something appeared meanwhile
+	}
+	if err := rm(rel); err != nil {
+		return fmt.Errorf("capture: remove %s: %w", rel, err)
+	}
+	return nil
+}
+
+// MakeParents creates rel's missing parent directories, refusing
+// (ErrSymlink, ErrNotRegular) to pass through a symlink or a non-directory.
+func (w *Workspace) MakeParents(rel string) error { return w.mkdirs(rel) }
+
+// realDir checks that rel and each of its parents is a real directory.
+func (w *Workspace) realDir(rel string) error {
+	parts := strings.Split(rel, "/")
+	cur := w.root
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return fmt.Errorf("capture: %s: %w", rel, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("capture: %s: %s: %w", rel, strings.Join(parts[:i+1], "/"), ErrSymlink)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("capture: %s: %s: %w", rel, strings.Join(parts[:i+1], "/"), ErrNotRegular)
+		}
+	}
+	return nil
+}
+
+// IsDir reports whether rel and each of its parents is a real directory
+// (not a symlink).
+func (w *Workspace) IsDir(rel string) bool { return w.realDir(rel) == nil }

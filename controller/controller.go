@@ -54,6 +54,10 @@ type Controller struct {
 	// recovered says what Open did about an op a crash left unfinished.
 	recovered string
 
+	// beforeReplace, when set (tests), is called just before apply
+	// looks at a path for the last time and replaces or deletes it.
+	beforeReplace func(rel string)
+
 	mu   sync.Mutex
 	subs map[int]func(Event)
 	next int
