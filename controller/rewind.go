@@ -63,6 +63,10 @@ type Result struct {
 	DryRun    bool     `json:"dry_run"`
 	// Changed is false when there was nothing to do.
 	Changed bool `json:"changed"`
+	// NotRecorded lists paths named by RewindOptions.Only of which ckpt
+	// has no record at or after the target turn (never captured or
+	// scanned): it cannot say what they held, so it leaves them alone.
+	NotRecorded []string `json:"not_recorded,omitempty"`
 }
 
 // Rewind puts the session back to the start of turn: its files, its
@@ -96,7 +100,7 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 			if err != nil {
 				return err
 			}
-			if targets, err = c.only(targets, o.Only); err != nil {
+			if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
 				return err
 			}
 			if files, res.Skipped, err = c.plan(ctx, targets, o.DryRun); err != nil {
@@ -132,29 +136,30 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 	return res, nil
 }
 
-// only keeps the targets named by paths (all of them when paths is empty).
-func (c *Controller) only(targets map[string]checkpoints.State, paths []string) (map[string]checkpoints.State, error) {
+// only keeps the targets named by paths (all of them when paths is empty),
+// and returns the named paths that are not targets: ckpt has no record of
+// them from the target turn on.
+func (c *Controller) only(targets map[string]checkpoints.State, paths []string) (map[string]checkpoints.State, []string, error) {
 	if len(paths) == 0 {
-		return targets, nil
+		return targets, nil, nil
 	}
 	out := map[string]checkpoints.State{}
+	var missing []string
 	for _, p := range paths {
 		rel, err := c.ws.Rel(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		st, ok := targets[rel]
 		if !ok {
-			return nil, fmt.Errorf("%s: %w", rel, ErrNotRecorded)
+			missing = append(missing, rel)
+			continue
 		}
 		out[rel] = st
 	}
-	return out, nil
+	return out, missing, nil
 }
 
-// ErrNotRecorded is wrapped when a rewind is restricted (Only) to a path
-// ckpt has no record of from the target turn on: it cannot say what the
-// path held, so it will not touch it.
 var ErrNotRecorded = errors.New("not recorded at or after that turn: ckpt never captured or scanned it")
 
 // conflicts lists the planned files whose current state (Before) is not
@@ -213,7 +218,7 @@ func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Res
 		if len(later) > 0 {
 			return fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
 		}
-		if targets, err = c.only(targets, o.Only); err != nil {
+		if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
 			return err
 		}
 		files, skipped, err := c.plan(ctx, targets, o.DryRun)
