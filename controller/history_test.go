@@ -93,7 +93,6 @@ func (e *env) redo(o controller.UndoOptions) controller.Result {
 	return res
 }
 
-
 func TestUndoDryRunChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
