@@ -112,8 +112,8 @@ func TestEscapeRace(t *testing.T) {
 	rng := mrand.New(mrand.NewPCG(3, 4))
 	var (
 		outsideChanges, leaked, rewindErrs, undoErrs, otherErrs int
-		rewinds, undos, skips                                    int
-		leakedSeen                                               = map[string]bool{}
+		rewinds, undos, skips                                   int
+		leakedSeen                                              = map[string]bool{}
 	)
 	edit := func(rel string) {
 		swapMu.Lock()
