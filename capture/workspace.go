@@ -36,6 +36,8 @@ type Workspace struct {
 	root  string   // absolute, symlinks resolved
 	given string   // absolute, as given (may differ when the root is reached via a link)
 	dir   *os.Root // the root handle
+	// syncDir fsyncs an open directory; a seam for tests.
+	syncDir func(*os.File) error
 }
 
 // NewWorkspace returns the workspace rooted at dir, which must be an existing
@@ -53,7 +55,7 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: workspace %s: %w", dir, err)
 	}
-	return &Workspace{root: real, given: filepath.Clean(abs), dir: r}, nil
+	return &Workspace{root: real, given: filepath.Clean(abs), dir: r, syncDir: syncDir}, nil
 }
 
 // Close releases the workspace's root handle. Calls after it fail.
@@ -546,7 +548,7 @@ func (w *Workspace) SyncDirs(rels []string) error {
 		}
 		f, err := d.r.Open(".")
 		if err == nil {
-			err = syncDir(f)
+			err = w.syncDir(f)
 			f.Close()
 		}
 		d.close()
