@@ -15,6 +15,13 @@
 //	dir/tmp/blob-*         files being written; each is flock'ed by its writer
 //	dir/lock               flock'ed while object files are moved in or deleted
 //
+// The store is private to its owner whatever the umask: directories are
+// 0700 and files 0600. blobs.db is created with 0600 before SQLite opens
+// it, since SQLite gives -wal and -shm the database's own mode; OpenDisk
+// tightens dir, tmp/, objects/, the lock files and the database files when
+// an older or foreign tool left them wider (objects/xx/ directories are
+// made 0700 and sit inside objects/).
+//
 // Content up to 1 MiB (uncompressed) is stored inline in blobs.data.
 // Larger content is streamed to a file (hashed and compressed on the way,
 // never held whole in memory) and its row has data NULL. enc is 0 for raw

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 )
 
@@ -53,4 +54,26 @@ func Sessions(store string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// CheckStore tightens the mode of store's sessions directory to 0700 (an
+// older ckpt or another tool may have left it wider; each session's own
+// directory is tightened by Open) and returns a warning, for people, when
+// the store directory itself can be read by other users: ckpt does not
+// change a directory it may not have made, but says so.
+func CheckStore(store string) (warning string, err error) {
+	if err := tighten(filepath.Join(store, "sessions"), 0o700); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	}
+	if runtime.GOOS == "windows" {
+		return "", nil
+	}
+	fi, err := os.Stat(store)
+	if err != nil {
+		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o044 != 0 {
+		return fmt.Sprintf("the store %s is readable by other users (mode %04o); its files are private, but run chmod 700 on it to hide what it holds", store, perm), nil
+	}
+	return "", nil
 }

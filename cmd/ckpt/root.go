@@ -41,6 +41,7 @@ type app struct {
 	session   string
 	store     string
 	json      bool
+	warned    bool // the store's warning was shown
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -52,7 +53,18 @@ func (a *app) open(ctx context.Context) (*controller.Controller, error) {
 	if err == nil && c.Recovered() != "" {
 		a.say("ckpt: %s", c.Recovered())
 	}
+	if err == nil {
+		a.warnStore(c.StoreOf())
+	}
 	return c, err
+}
+
+// warnStore shows the store's warning (readable by others), once per run.
+func (a *app) warnStore(st *controller.Store) {
+	if w := st.Warning(); w != "" && !a.warned {
+		a.warned = true
+		a.say("ckpt: warning: %s", w)
+	}
 }
 
 // printJSON writes v as one indented JSON document on stdout.
