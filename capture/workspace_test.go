@@ -283,3 +283,55 @@ func mustRel(t *testing.T, ws *Workspace, p string) string {
 	}
 	return rel
 }
+
+// Rel resolves symlinked parents through the root handle, by Lstat and
+// Readlink: absolute targets inside, chains, "..", loops and escapes.
+func TestRelResolvesLinksInsideRoot(t *testing.T) {
+	f := newFixture(t)
+	os.MkdirAll(filepath.Join(f.root, "real", "sub"), 0o755)
+	outside := t.TempDir()
+	for link, target := range map[string]string{
+		"abs":    filepath.Join(f.root, "real"),
+		"c1":     "c2",
+		"c2":     "real/sub",
+		"dotdot": "real/..",
+		"up":     "../" + filepath.Base(outside),
+		"absout": outside,
+		"loop":   "loop",
+		"inner":  "sub",
+	} {
+		p := filepath.Join(f.root, link)
+		if link == "inner" {
+			p = filepath.Join(f.root, "real", link)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		in, want string
+		err      error
+	}{
+		{"abs/x", "real/x", nil},
+		{"c1/y", "real/sub/y", nil},
+		{"dotdot/x", "x", nil},
+		{"real/inner/z", "real/sub/z", nil},
+		{"abs/inner/missing/z", "real/sub/missing/z", nil},
+		{"c1", "c1", nil}, // the last element is never followed
+		{"up/x", "", ErrOutsideWorkspace},
+		{"absout/x", "", ErrOutsideWorkspace},
+		{"real/../up/x", "", ErrOutsideWorkspace},
+		{"loop/x", "", errTooManyLinks},
+	} {
+		got, err := f.ws.Rel(tc.in)
+		if tc.err != nil {
+			if !errors.Is(err, tc.err) {
+				t.Errorf("Rel(%q) = %q, %v; want error %v", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("Rel(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
