@@ -121,3 +121,24 @@ func (w *Workspace) parent(rel string, create bool) (dir, string, *Entry, error)
 	d, e, err := w.openDir(parts, create)
 	return d, base, e, err
 }
+
+// openRegular opens the entry name of parent for reading, fi being what
+// Lstat found there (a regular file), and checks that the open descriptor
+// is that file: one swapped in since (a symlink os.Root would follow, a
+// FIFO, which oNonblock keeps from blocking) fails with errSwapped.
+func openRegular(parent *os.Root, name string, fi fs.FileInfo) (*os.File, fs.FileInfo, error) {
+	f, err := parent.OpenFile(name, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ofi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !ofi.Mode().IsRegular() || !os.SameFile(fi, ofi) {
+		f.Close()
+		return nil, nil, errSwapped
+	}
+	return f, ofi, nil
+}

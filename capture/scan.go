@@ -87,6 +87,7 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 
 	type job struct {
 		rel string
+		f   *os.File // open for reading; the worker closes it
 		fi  fs.FileInfo
 		at  int64
 	}
@@ -110,21 +111,15 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				e, st, read, err := c.scanFile(ctx, j.rel, j.fi, j.at, cache, put)
+				e, st, err := c.scanFile(ctx, j.rel, j.f, j.fi, j.at, put)
 				if err != nil {
 					fail(err)
 					continue
 				}
 				mu.Lock()
-				if e != nil {
-					res.Manifest.Files = append(res.Manifest.Files, *e)
-					res.Stats = append(res.Stats, st)
-					if read {
-						res.Read++
-					} else {
-						res.Reused++
-					}
-				}
+				res.Manifest.Files = append(res.Manifest.Files, e)
+				res.Stats = append(res.Stats, st)
+				res.Read++
 				mu.Unlock()
 			}
 		}()
@@ -218,9 +213,19 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 					mu.Unlock()
 					continue
 				}
+				// Opened here, in the directory's handle, where Lstat
+				// just looked; read and hashed by a worker.
+				rf, ofi, err := openRegular(d, name, fi)
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) {
+					continue // gone or replaced since the directory was read
+				}
+				if err != nil {
+					return fmt.Errorf("capture: scan %s: %w", rel, err)
+				}
 				select {
-				case jobs <- job{rel, fi, at}:
+				case jobs <- job{rel, rf, ofi, at}:
 				case <-ctx.Done():
+					rf.Close()
 					return ctx.Err()
 				}
 			}
@@ -244,36 +249,21 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 	return res, nil
 }
 
-// scanFile returns the manifest entry and fresh stat entry of one file,
-// from the cache when its stat matches and is not racy, otherwise by
-// reading it. A file that vanished since the walk saw it gives nil.
-func (c *Capturer) scanFile(ctx context.Context, rel string, fi fs.FileInfo, at int64, cache map[string]checkpoints.StatEntry, put PutFunc) (*checkpoints.ManifestEntry, checkpoints.StatEntry, bool, error) {
-	if e, st, ok := cached(rel, fi, cache); ok {
-		return &e, st, false, nil
-	}
-	var st checkpoints.StatEntry
-	f, ofi, err := c.open(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, st, false, nil
-	}
-	if errors.Is(err, ErrSymlink) || errors.Is(err, ErrNotRegular) {
-		return nil, st, false, nil // replaced since the walk saw it
-	}
-	if err != nil {
-		return nil, st, false, err
-	}
+// scanFile reads the open file f (fi: its descriptor's stat) into put and
+// returns its manifest entry and fresh stat entry. It closes f.
+func (c *Capturer) scanFile(ctx context.Context, rel string, f *os.File, fi fs.FileInfo, at int64, put PutFunc) (checkpoints.ManifestEntry, checkpoints.StatEntry, error) {
 	defer f.Close()
 	id, n, err := put(ctx, f)
 	if err != nil {
-		return nil, st, false, fmt.Errorf("capture: scan %s: %w", rel, err)
+		return checkpoints.ManifestEntry{}, checkpoints.StatEntry{}, fmt.Errorf("capture: scan %s: %w", rel, err)
 	}
 	// Describe what was read: the open descriptor's stat.
-	mtime, ctime, inode := statKey(ofi)
-	st = checkpoints.StatEntry{Path: rel, Size: n, MTime: mtime, CTime: ctime, Inode: inode, Mode: ofi.Mode().Perm(), Blob: id, Checked: at}
-	if n != ofi.Size() {
+	mtime, ctime, inode := statKey(fi)
+	st := checkpoints.StatEntry{Path: rel, Size: n, MTime: mtime, CTime: ctime, Inode: inode, Mode: fi.Mode().Perm(), Blob: id, Checked: at}
+	if n != fi.Size() {
 		st.Checked = mtime // changed while read: racy, so the next scan reads it again
 	}
-	return &checkpoints.ManifestEntry{Path: rel, Blob: id, Mode: st.Mode, Size: n}, st, true, nil
+	return checkpoints.ManifestEntry{Path: rel, Blob: id, Mode: st.Mode, Size: n}, st, nil
 }
 
 // cached returns the manifest and stat entries of a file whose stat matches

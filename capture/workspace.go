@@ -281,18 +281,9 @@ func (w *Workspace) OpenFile(rel string) (*os.File, fs.FileInfo, error) {
 	case !fi.Mode().IsRegular():
 		return nil, nil, fmt.Errorf("capture: %s: %w", rel, ErrNotRegular)
 	}
-	f, err := d.r.OpenFile(base, os.O_RDONLY|oNonblock, 0)
+	f, ofi, err := openRegular(d.r, base, fi)
 	if err != nil {
 		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
-	}
-	ofi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
-	}
-	if !ofi.Mode().IsRegular() || !os.SameFile(fi, ofi) {
-		f.Close()
-		return nil, nil, fmt.Errorf("capture: %s: %w", rel, errSwapped)
 	}
 	return f, ofi, nil
 }
