@@ -182,6 +182,24 @@ func TestEscapeRace(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	// Every rewind left in place stays undoable: walk back the stack.
+	for range 100 {
+		res, err := ctl.Undo(ctx, controller.RewindOptions{Force: true})
+		if errors.Is(err, checkpoints.ErrNothingToUndo) {
+			break
+		}
+		undos++
+		if err != nil {
+			undoErrs++
+			t.Logf("final undo: %v", err)
+			break
+		}
+		skips += checkSkips(t, res.Skipped)
+	}
+	if diff := diffTrees(before, snapshotTree(t, outside)); len(diff) > 0 {
+		outsideChanges += len(diff)
+		t.Logf("final undos: outside changed: %s", strings.Join(diff, "; "))
+	}
 	t.Logf("%d trials, %d swaps, %d rewinds, %d undos, %d skipped paths; %d outside changes, %d outside files in the store, %d rewind errors, %d undo errors, %d other errors",
 		trials, swaps.Load(), rewinds, undos, skips, outsideChanges, leaked, rewindErrs, undoErrs, otherErrs)
 	if outsideChanges+leaked+rewindErrs+undoErrs+otherErrs > 0 {
