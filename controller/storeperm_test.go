@@ -114,13 +114,29 @@ func TestStorePrivateUnderUmask000(t *testing.T) {
 }
 
 // A store that already exists with looser modes (an older ckpt, a copy,
-// a hand-made directory) is tightened on open; the root, which ckpt may
-// not have made, is left alone and warned about.
+// a hand-made directory) is tightened on open, its directory too when it
+// holds only ckpt's entries.
 func TestStoreTightenedWhenLoose(t *testing.T) {
+	for _, foreign := range []bool{false, true} {
+		t.Run(map[bool]string{false: "own", true: "shared"}[foreign], func(t *testing.T) {
+			testStoreTightened(t, foreign)
+		})
+	}
+}
+
+// testStoreTightened loosens every mode of a used store and opens it again.
+// With foreign, the store directory also holds a file that is not ckpt's:
+// then it is left alone and warned about, since ckpt may not have made it.
+func testStoreTightened(t *testing.T, foreign bool) {
 	store := filepath.Join(t.TempDir(), "store")
 	ws := t.TempDir()
 	withUmask(0, func() {
 		useStore(t, store, ws, "s1", "f1")
+		if foreign {
+			if err := os.WriteFile(filepath.Join(store, "notes.txt"), nil, 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
 		filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -133,12 +149,22 @@ func TestStoreTightenedWhenLoose(t *testing.T) {
 		})
 		warning := useStore(t, store, ws, "s1", "f2")
 		useStore(t, store, ws, "f1", "f3") // each session is tightened as it is opened
-		if !strings.Contains(warning, "readable by other users") || !strings.Contains(warning, store) {
+		if foreign && (!strings.Contains(warning, "readable by other users") || !strings.Contains(warning, store)) {
 			t.Errorf("warning = %q, want one naming the store readable by others", warning)
 		}
+		if !foreign && warning != "" {
+			t.Errorf("warning %q for a store directory ckpt tightened", warning)
+		}
 	})
+	if foreign {
+		os.Remove(filepath.Join(store, "notes.txt"))
+	}
 	checkPrivate(t, store)
-	if fi, err := os.Stat(store); err != nil || fi.Mode().Perm() != 0o777 {
-		t.Errorf("store root: %v, %v; want left at 0777", fi.Mode().Perm(), err)
+	want := fs.FileMode(0o700)
+	if foreign {
+		want = 0o777
+	}
+	if fi, err := os.Stat(store); err != nil || fi.Mode().Perm() != want {
+		t.Errorf("store root: %v, %v; want %04o", fi.Mode().Perm(), err, want)
 	}
 }
