@@ -343,7 +343,10 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 			skipped = append(skipped, Skip{Path: p, Reason: "its recorded content is lost (verify --repair found the blob missing or corrupt)"})
 			continue
 		}
-		if err := cur[i].err; errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
+		if err := cur[i].err; errors.Is(err, capture.ErrVCSDir) {
+			skipped = append(skipped, Skip{Path: p, Reason: reason(err)})
+			continue
+		} else if errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
 			st, ok, why := c.obstacle(p, target, deleted)
 			if !ok {
 				if why != nil {
@@ -524,7 +527,10 @@ func (c *Controller) run(ctx context.Context, op checkpoints.Op, res *Result) er
 	for i, s := range skipped {
 		paths[i] = s.Path
 	}
-	return c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths})
+	// The renames are durable before the op is recorded done; if that
+	// fails the files have still moved, so the op is recorded all the same.
+	serr := c.ws.SyncDirs(opPaths(op))
+	return errors.Join(serr, c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths}))
 }
 
 // apply puts every file of op in its After state: first it stages all new
@@ -545,6 +551,13 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			staged[i], errs[i] = c.stage(ctx, op.Files[i], tag)
 		}
 	})
+	var skipped []Skip
+	for i, err := range errs {
+		if skippable(err) { // a parent turned unsafe since the plan: leave the path
+			skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
+			errs[i] = nil
+		}
+	}
 	if err := firstOf(errs); err != nil {
 		for i, f := range op.Files {
 			c.ws.Discard(staged[i])
@@ -554,7 +567,6 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		}
 		return nil, err
 	}
-	var skipped []Skip
 	skip := func(i int, err error) {
 		c.ws.Discard(staged[i])
 		skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
@@ -570,8 +582,8 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		}
 	}
 	for i, f := range op.Files {
-		if !f.After.Exists() {
-			continue
+		if !f.After.Exists() || staged[i].Rel == "" {
+			continue // deleted above, or skipped while staging
 		}
 		if c.ws.IsDir(f.Path) {
 			if err := c.ws.RemoveEmptyDir(f.Path); err != nil {
@@ -696,14 +708,30 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 			if _, berr := c.apply(ctx, back); berr != nil {
 				return fmt.Errorf("an interrupted rewind can neither be finished nor rolled back: %w", errors.Join(err, berr))
 			}
-			return c.idx.AbortOp(ctx, op.ID)
+			return errors.Join(c.ws.SyncDirs(opPaths(back)), c.idx.AbortOp(ctx, op.ID))
 		}
 		paths := make([]string, len(skipped))
 		for i, s := range skipped {
 			paths[i] = s.Path
 		}
-		return c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths})
+		serr := c.ws.SyncDirs(opPaths(todo))
+		return errors.Join(serr, c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths}))
 	})
+}
+
+// skippable reports whether err is about a path ckpt leaves alone (a
+// symlink, a non-regular file, a VCS directory): skipped with its reason.
+func skippable(err error) bool {
+	return errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) || errors.Is(err, capture.ErrVCSDir)
+}
+
+// opPaths returns the paths of an op's files.
+func opPaths(op checkpoints.Op) []string {
+	out := make([]string, len(op.Files))
+	for i, f := range op.Files {
+		out[i] = f.Path
+	}
+	return out
 }
 
 func remove(list []string, s string) []string {
