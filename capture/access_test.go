@@ -36,12 +36,10 @@ var allowedAccess = map[string]struct {
 	calls  []string
 	reason string
 }{
-	"capture/workspace.go:NewWorkspace": {[]string{"filepath.EvalSymlinks", "os.OpenRoot"}, "opens the root handle itself"},
-	// TODO(os.Root): the ignore rules read .gitignore/.ckptignore by full
-	// path; ignore.go is being rewritten and should read through the root.
-	"capture/ignore.go:*":                       {[]string{"*"}, "ignore rules: to move behind the root handle"},
+	"capture/workspace.go:NewWorkspace":         {[]string{"filepath.EvalSymlinks", "os.OpenRoot"}, "opens the root handle itself"},
 	"controller/fork.go:*":                      {[]string{"os.Stat", "os.Remove", "os.RemoveAll"}, "session directories in the store"},
-	"controller/retention.go:*":                 {[]string{"os.Stat", "os.Chtimes", "os.WriteFile"}, "the store's session index and retention stamp"},
+	"controller/retention.go:*":                 {[]string{"os.Stat", "os.Chtimes", "os.WriteFile", "os.ReadFile", "os.Remove"}, "the store's session index, retention stamp and quota marker"},
+	"controller/locate.go:*":                    {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},
 	"controller/scan.go:Controller.scanAllowed": {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
 	"controller/storeperm.go:*":                 {[]string{"os.Stat"}, "the store root's mode"},
 }

@@ -2,7 +2,6 @@
 
 package capture
 
-const oNoFollow = 0
 
 const oNonblock = 0
 

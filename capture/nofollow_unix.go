@@ -7,7 +7,6 @@ import (
 	"syscall"
 )
 
-const oNoFollow = syscall.O_NOFOLLOW
 
 // oNonblock makes opening a file for reading return at once even if it was
 // swapped for a FIFO after it was checked; regular files ignore it.

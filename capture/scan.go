@@ -40,14 +40,7 @@ type Matcher interface {
 	Match(rel string, isDir bool) (bool, error)
 }
 
-// workspaceRules returns the ignore rules of a workspace root.
-//
-// TODO(os.Root): the rules read .gitignore and .ckptignore files by full
-// path (ignore.go); they should read them through the workspace's root
-// handle like every other access.
-func workspaceRules(root string) Matcher { return NewIgnore(root) }
-
-func (o ScanOptions) withDefaults(root string) ScanOptions {
+func (o ScanOptions) withDefaults(w *Workspace) ScanOptions {
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxFileSize
 	}
@@ -58,7 +51,7 @@ func (o ScanOptions) withDefaults(root string) ScanOptions {
 		o.Budget = DefaultScanBudget
 	}
 	if o.Ignore == nil {
-		o.Ignore = workspaceRules(root)
+		o.Ignore = w.Ignore()
 	}
 	return o
 }
@@ -81,7 +74,7 @@ type ScanResult struct {
 // whose size, mtime, ctime, inode and mode match its cache entry, and whose
 // entry is not racy, is not read again. Files are hashed by two workers.
 func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]checkpoints.StatEntry, put PutFunc) (ScanResult, error) {
-	o = o.withDefaults(c.ws.root)
+	o = o.withDefaults(c.ws)
 	ctx, cancel := context.WithTimeout(ctx, o.Budget)
 	defer cancel()
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Errors returned for paths ckpt refuses. Callers test them with errors.Is.
@@ -149,7 +150,9 @@ func (w *Workspace) resolveOnce(dir string) (string, error) {
 		}
 		cur := path.Join(path.Join(done...), part)
 		fi, err := w.dir.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
+		// ENOTDIR: a file stands where a parent directory was, so the rest
+		// does not exist (as a path) either.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			rest := path.Join(append(append(append([]string{}, done...), part), todo...)...)
 			if rest == ".." || strings.HasPrefix(rest, "../") {
 				return "", ErrOutsideWorkspace

@@ -546,10 +546,20 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 	tag := strconv.FormatInt(op.ID, 10)
 	staged := make([]capture.Staged, len(op.Files))
 	errs := make([]error, len(op.Files))
+	// A file to restore below a path that is a file now (a type change)
+	// is staged only once the plan's deletes have removed that file and
+	// its parents are made: staging never writes outside the directory the
+	// file will live in.
+	late := make([]bool, len(op.Files))
 	parallel(len(op.Files), func(i int) {
-		if op.Files[i].After.Exists() {
-			staged[i], errs[i] = c.stage(ctx, op.Files[i], tag)
+		if !op.Files[i].After.Exists() {
+			return
 		}
+		if _, e, ok := c.blockingParent(op.Files[i].Path); ok && e.Kind == capture.Regular {
+			late[i] = true
+			return
+		}
+		staged[i], errs[i] = c.stage(ctx, op.Files[i], tag)
 	})
 	var skipped []Skip
 	for i, err := range errs {
@@ -582,7 +592,7 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		}
 	}
 	for i, f := range op.Files {
-		if !f.After.Exists() || staged[i].Rel == "" {
+		if !f.After.Exists() || (staged[i].Rel == "" && !late[i]) {
 			continue // deleted above, or skipped while staging
 		}
 		if c.ws.IsDir(f.Path) {
@@ -595,11 +605,25 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			skip(i, err)
 		} else if err := c.ws.MakeParents(f.Path); err != nil {
 			skip(i, err)
+		} else if late[i] && c.stageLate(ctx, f, tag, &staged[i], skip, i) {
+			continue
 		} else if err := c.ws.Commit(staged[i]); err != nil {
 			skipped = append(skipped, Skip{Path: f.Path, Reason: reason(err)})
 		}
 	}
 	return skipped, nil
+}
+
+// stageLate stages a file apply deferred (see apply), reporting through
+// skip and returning true when that failed.
+func (c *Controller) stageLate(ctx context.Context, f checkpoints.OpFile, tag string, st *capture.Staged, skip func(int, error), i int) bool {
+	s, err := c.stage(ctx, f, tag)
+	if err != nil {
+		skip(i, err)
+		return true
+	}
+	*st = s
+	return false
 }
 
 // errChangedMeanwhile is a Skip's reason for a path edited between a
@@ -655,13 +679,7 @@ func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string
 		return capture.Staged{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	defer r.Close()
-	at := f.Path
-	if a, e, ok := c.blockingParent(f.Path); ok && e.Kind == capture.Regular {
-		at = a
-	}
-	s, err := c.ws.Stage(at, tag, r, f.After.Mode)
-	s.Rel = f.Path
-	return s, err
+	return c.ws.Stage(f.Path, tag, r, f.After.Mode)
 }
 
 // recoverPending finishes an op a crash interrupted: it re-applies the
