@@ -2,7 +2,6 @@
 
 package capture
 
-
 const oNonblock = 0
 
 func isLoop(error) bool { return false }

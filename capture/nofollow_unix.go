@@ -7,7 +7,6 @@ import (
 	"syscall"
 )
 
-
 // oNonblock makes opening a file for reading return at once even if it was
 // swapped for a FIFO after it was checked; regular files ignore it.
 const oNonblock = syscall.O_NONBLOCK
