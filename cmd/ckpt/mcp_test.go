@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ckpt/ckpt/controller"
 )
 
 // `ckpt mcp` is exercised as a real subprocess of the real binary, by real
@@ -136,6 +138,38 @@ func TestMCPBinary(t *testing.T) {
 	t.Run("go_sdk_client", func(t *testing.T) { testMCPGoClient(t, newMCPEnv(t, bin)) })
 	t.Run("stdout_is_jsonrpc_only", func(t *testing.T) { testMCPStdout(t, newMCPEnv(t, bin)) })
 	t.Run("inspector_cli", func(t *testing.T) { testMCPInspector(t, newMCPEnv(t, bin)) })
+	t.Run("claude_code_connects", func(t *testing.T) { testMCPClaude(t, newMCPEnv(t, bin)) })
+}
+
+// testMCPClaude registers `ckpt mcp` with the real Claude Code CLI, as the
+// README says, and has Claude check it: `claude mcp list` starts the server
+// and reports it connected. HOME is a temp dir, so no real config is read
+// or written.
+func testMCPClaude(t *testing.T, e *mcpEnv) {
+	claude, err := exec.LookPath("claude")
+	if err != nil {
+		t.Skip("Claude Code CLI not installed (npm install -g @anthropic-ai/claude-code)")
+	}
+	home := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, claude, args...)
+		cmd.Dir = e.ws
+		cmd.Env = append(os.Environ(), "HOME="+home, "CKPT_HOME="+e.store, "DISABLE_AUTOUPDATER=1",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "CLAUDE_CODE_SESSION_ID=", "CLAUDE_PROJECT_DIR=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("mcp", "add", "ckpt", "--", e.bin, "mcp")
+	out := run("mcp", "list")
+	if !strings.Contains(out, "ckpt: "+e.bin+" mcp") || !strings.Contains(out, "Connected") {
+		t.Fatalf("claude mcp list: %s; want ckpt connected", out)
+	}
 }
 
 // mcpResult is the structured content of a rewind, undo or redo.
@@ -470,4 +504,99 @@ func TestMCPCommand(t *testing.T) {
 	if code != exitOK || stdout != "" || !strings.Contains(stderr, "serving session") {
 		t.Errorf("mcp on empty stdin: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
+}
+
+// mcpInProcess runs `ckpt ARGS` in process with a Go SDK client on its
+// stdin and stdout, until the test ends.
+func mcpInProcess(t *testing.T, args ...string) *mcp.ClientSession {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(context.Background(), args, inR, outW, &stderr)
+		outW.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		if c := <-code; c != exitOK {
+			t.Errorf("ckpt mcp exit %d: %s", c, stderr.String())
+		}
+	})
+	return cs
+}
+
+func TestMCPClaudeSession(t *testing.T) {
+	ws, store := t.TempDir(), t.TempDir()
+	const claudeID = "0b6a8f2e-1c4d-4e5f-9a7b-2c3d4e5f6a7b"
+	for _, args := range [][]string{{"turn", "in the default session"}, {"--session", claudeID, "turn", "in Claude's session"}} {
+		if code, _, stderr := ckptRun(t, ws, store, args...); code != exitOK {
+			t.Fatalf("ckpt %v: %s", args, stderr)
+		}
+	}
+	sub := filepath.Join(ws, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CKPT_SESSION", "")
+	t.Setenv("CKPT_WORKSPACE", "")
+	t.Setenv("CLAUDE_PROJECT_DIR", ws)
+	t.Chdir(sub)
+	status := func(cs *mcp.ClientSession) (session, workspace, prompt string) {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "status", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("status: %v %+v", err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var st struct {
+			Session    string `json:"session"`
+			Workspace  string `json:"workspace"`
+			OpenPrompt string `json:"open_prompt"`
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Session, st.Workspace, st.OpenPrompt
+	}
+	root, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("claude_session_exists", func(t *testing.T) {
+		t.Setenv("CLAUDE_CODE_SESSION_ID", claudeID)
+		s, w, p := status(mcpInProcess(t, "--store", store, "mcp"))
+		if s != claudeID || w != root || p != "in Claude's session" {
+			t.Fatalf("got session %q workspace %q prompt %q, want Claude's session in %s", s, w, p, root)
+		}
+	})
+	t.Run("claude_session_new", func(t *testing.T) {
+		t.Setenv("CLAUDE_CODE_SESSION_ID", "1b6a8f2e-1c4d-4e5f-9a7b-2c3d4e5f6a7b")
+		s, w, _ := status(mcpInProcess(t, "--store", store, "mcp"))
+		if s != "1b6a8f2e-1c4d-4e5f-9a7b-2c3d4e5f6a7b" || w != root {
+			t.Fatalf("got session %q workspace %q, want the new Claude session in the project %s", s, w, root)
+		}
+	})
+	t.Run("session_flag_wins", func(t *testing.T) {
+		t.Setenv("CLAUDE_CODE_SESSION_ID", claudeID)
+		def := controller.WorkspaceSession(root)
+		s, _, p := status(mcpInProcess(t, "--store", store, "--session", def, "mcp"))
+		if s != def || p != "in the default session" {
+			t.Fatalf("got session %q prompt %q, want --session %s", s, p, def)
+		}
+	})
+	t.Run("no_claude", func(t *testing.T) {
+		t.Setenv("CLAUDE_CODE_SESSION_ID", "")
+		s, w, p := status(mcpInProcess(t, "--store", store, "mcp"))
+		if p != "in the default session" || w != root || s == claudeID {
+			t.Fatalf("got session %q workspace %q prompt %q, want the workspace's default session", s, w, p)
+		}
+	})
 }
