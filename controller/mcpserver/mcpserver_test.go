@@ -28,11 +28,10 @@ var binary = func() []byte {
 // env is a real controller on a temp workspace and store, served by the
 // MCP server over the SDK's in-memory transport, with a client session.
 type env struct {
-	t     *testing.T
-	ws    string
-	c     *controller.Controller
-	cs    *mcp.ClientSession
-	start map[string][]byte // a.txt and b.bin before turn 0
+	t  *testing.T
+	ws string
+	c  *controller.Controller
+	cs *mcp.ClientSession
 }
 
 // newEnv makes a session with three turns:
