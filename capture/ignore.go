@@ -299,23 +299,6 @@ func canonicalRel(rel string) bool {
 	return true
 }
 
-// isVCSName reports whether name is a version-control directory name in
-// any ASCII letter case (.git, .GIT, .Git…): case-insensitive file systems
-// treat them all as the same directory.
-func isVCSName(name string) bool {
-	if len(name) < 3 || len(name) > 4 || name[0] != '.' {
-		return false
-	}
-	var b [4]byte
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-	}
-	return vcsDirs[string(b[:len(name)])]
-}
 
 // vcsRule is the built-in rule that ignores a version-control name.
 func vcsRule(name string) *rule {

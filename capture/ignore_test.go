@@ -584,7 +584,7 @@ func TestIgnoreDefaults(t *testing.T) {
 			ignoreMatchCase{"x" + name, true, false},
 		)
 	}
-	for name := range vcsDirs {
+	for _, name := range vcsNames {
 		cases = append(cases,
 			ignoreMatchCase{name, true, true},
 			ignoreMatchCase{name, false, true}, // a .git file (a worktree's link) too

@@ -32,11 +32,16 @@ const (
 )
 
 // dsnParams are set on every pooled connection. busy_timeout comes first
-// so that the others wait out a lock instead of failing. journal_mode is
+// so that the others wait out a lock instead of failing: it is given as the
+// driver's _busy_timeout key, which the driver applies before every other
+// setting (a _pragma would come after _auto_vacuum). journal_mode is
 // given as the driver's _journal_mode key, which it applies after the
 // _pragma list: page_size must precede it, since a database in WAL mode
-// keeps the page size it was created with.
-const dsnParams = "_pragma=busy_timeout(10000)&_pragma=page_size(512)&_journal_mode=WAL" +
+// keeps the page size it was created with. _auto_vacuum is applied by the
+// driver before everything else, so a new database is created in
+// incremental auto-vacuum mode (Compact gives pages back to the file
+// system); an older one is converted by its first Compact.
+const dsnParams = "_busy_timeout=10000&_auto_vacuum=incremental&_pragma=page_size(512)&_journal_mode=WAL" +
 	"&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
 
 // Disk is a Store in a directory; doc.go describes the layout. It is safe
@@ -47,10 +52,11 @@ type Disk struct {
 	// before the first Put; nil means time.Now.
 	Clock func() time.Time
 
-	dir     string
-	db      *sql.DB
-	hasStmt *sql.Stmt // prepared: Put asks it once per blob
-	codec   *codec
+	dir       string
+	db        *sql.DB
+	hasStmt   *sql.Stmt // prepared: Has and the sweep ask it
+	checkStmt *sql.Stmt // prepared: Put asks it once per blob
+	codec     *codec
 	// lock is dir/lock. Holding objMu and an flock on lock serializes,
 	// across goroutines and processes, the moves of object files into
 	// objects/ with the deletes that remove them, so a Delete never
@@ -86,6 +92,17 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 		if err := mkdir(sub); err != nil {
 			return nil, err
 		}
+		if err := privateDir(sub); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range []string{"lock", "gc.lock"} {
+		if err := privateFile(filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+	}
+	if err := privateDB(filepath.Join(dir, "blobs.db")); err != nil {
+		return nil, err
 	}
 	d := &Disk{dir: dir, gc: holdLock{path: gcLockPath(dir)}}
 	defer func() {
@@ -101,6 +118,9 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 		return nil, err
 	}
 	if d.hasStmt, err = d.db.PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE id = ?)`); err != nil {
+		return nil, err
+	}
+	if d.checkStmt, err = d.db.PrepareContext(ctx, checkSQL); err != nil {
 		return nil, err
 	}
 	if d.codec, err = newCodec(); err != nil {
@@ -161,6 +181,7 @@ type pending struct {
 	enc    int
 	data   []byte    // inline bytes, never nil; nil for a file blob
 	file   *tempFile // the file blob's temp file
+	heal   bool      // a broken row of this id is there: replace it
 }
 
 func (p pending) discard() {
@@ -184,7 +205,7 @@ func (d *Disk) prepare(ctx context.Context, r io.Reader) (p pending, stored bool
 		return d.prepareFile(ctx, head, r)
 	}
 	p = pending{id: Sum(head), size: int64(len(head))}
-	if stored, err = d.has(ctx, p.id); err != nil || stored {
+	if stored, p.heal, err = d.stored(ctx, p.id, p.size); err != nil || stored {
 		return p, stored, err
 	}
 	if p.data, p.enc = d.codec.encode(head); p.enc == encRaw {
@@ -249,7 +270,7 @@ func (d *Disk) prepareFile(ctx context.Context, head []byte, r io.Reader) (p pen
 		}
 	}
 	p.id = ID(h.Sum(nil))
-	if stored, err = d.has(ctx, p.id); err != nil || stored {
+	if stored, p.heal, err = d.stored(ctx, p.id, p.size); err != nil || stored {
 		return p, stored, err
 	}
 	if p.stored, err = t.sync(); err != nil {
@@ -277,24 +298,50 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		}
 	}
 	created := d.now().UnixNano()
-	return d.update(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx,
+	err := d.update(ctx, func(tx *sql.Tx) error {
+		// A new row never replaces one another Put recorded meanwhile; a
+		// healing row replaces the broken one.
+		insert, err := tx.PrepareContext(ctx,
 			`INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created) VALUES (?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
-		defer stmt.Close()
+		defer insert.Close()
+		var replace *sql.Stmt
 		for _, p := range ps {
-			if _, err := stmt.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.data, created); err != nil {
+			q := insert
+			if p.heal {
+				if replace == nil {
+					replace, err = tx.PrepareContext(ctx,
+						`INSERT OR REPLACE INTO blobs (id, size, stored, enc, data, created) VALUES (?, ?, ?, ?, ?, ?)`)
+					if err != nil {
+						return err
+					}
+					defer replace.Close()
+				}
+				q = replace
+			}
+			if _, err := q.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.data, created); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if p.heal && p.data != nil {
+			// A broken row that claimed a file for inline-sized content
+			// may have left one; no Put of this id writes a file.
+			os.Remove(d.objectPath(p.id))
+		}
+	}
+	return nil
 }
 
-// moveFiles commits each pending temp file to its object path, or drops it
-// when the blob's row already exists. The caller holds the objects lock, so
+// moveFiles commits each pending temp file to its object path (over a
+// broken one), or drops it when the blob is soundly stored already. The caller holds the objects lock, so
 // no Delete runs in between. After an error the remaining temp files are
 // discarded.
 func (d *Disk) moveFiles(ctx context.Context, ps []pending) error {
@@ -307,7 +354,7 @@ func (d *Disk) moveFiles(ctx context.Context, ps []pending) error {
 		ps[i].file = nil
 		var stored bool
 		if err == nil {
-			stored, err = d.has(ctx, ps[i].id)
+			stored, ps[i].heal, err = d.stored(ctx, ps[i].id, ps[i].size)
 		}
 		if err != nil || stored {
 			t.discard()
@@ -349,6 +396,40 @@ func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// checkSQL reads what Put's dedup check needs of a row.
+const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data), -1) FROM blobs WHERE id = ?`
+
+// stored reports whether the blob id, whose content is size bytes, is
+// soundly stored: its row is there, consistent with the content, and a
+// file blob's file exists at its recorded size. broken is set when a row
+// is there but cannot hold the content (a wrong size or encoding, inline
+// data of the wrong length, a missing or truncated object file): Put then
+// writes the blob again over it. The check costs one indexed query and,
+// for a file blob, one stat; it does not read content, so damage inside
+// bytes of the right length is left to readers (ErrCorrupt) and to verify
+// --repair, which drops such a row so that the next Put stores it afresh.
+func (d *Disk) stored(ctx context.Context, id ID, size int64) (stored, broken bool, err error) {
+	var rsize, rstored, enc, dataLen int64
+	var inFile bool
+	err = d.checkStmt.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	sound := rsize == size && (enc == encRaw || enc == encZstd) && (enc != encRaw || rstored == size)
+	switch {
+	case !sound:
+	case inFile:
+		fi, err := os.Stat(d.objectPath(id))
+		sound = size > inlineMax && err == nil && fi.Mode().IsRegular() && fi.Size() == rstored
+	default:
+		sound = size <= inlineMax && dataLen == rstored
+	}
+	return sound, !sound, nil
 }
 
 func (d *Disk) has(ctx context.Context, id ID) (bool, error) {
@@ -580,6 +661,9 @@ func (d *Disk) release() error {
 	var err error
 	if d.hasStmt != nil {
 		d.hasStmt.Close()
+	}
+	if d.checkStmt != nil {
+		d.checkStmt.Close()
 	}
 	if d.db != nil {
 		err = d.db.Close()

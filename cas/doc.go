@@ -14,6 +14,14 @@
 //	dir/objects/xx/<id>    content over 1 MiB, one file per blob; xx = first 2 hex digits
 //	dir/tmp/blob-*         files being written; each is flock'ed by its writer
 //	dir/lock               flock'ed while object files are moved in or deleted
+//	dir/gc.lock            flock'ed shared by writers (Hold), exclusive by a collector
+//
+// The store is private to its owner whatever the umask: directories are
+// 0700 and files 0600. blobs.db is created with 0600 before SQLite opens
+// it, since SQLite gives -wal and -shm the database's own mode; OpenDisk
+// tightens dir, tmp/, objects/, the lock files and the database files when
+// an older or foreign tool left them wider (objects/xx/ directories are
+// made 0700 and sit inside objects/).
 //
 // Content up to 1 MiB (uncompressed) is stored inline in blobs.data.
 // Larger content is streamed to a file (hashed and compressed on the way,
@@ -36,9 +44,36 @@
 //     (a dead writer's lock is gone; a live writer's is not);
 //   - object files without a row (a crash between rename and commit, or
 //     between a Delete's commit and its unlink). They are harmless: reads go
-//     by rows, and the next Put of that content renames over the file. They
+//     by rows, and the next Put of that content renames over the file.
+//   - rows whose object file a crash or a person removed or truncated: the
+//     next Put of that content sees it and writes the blob again. They
 //     are not swept at open, which would cost a full directory scan; a
 //     collector may remove them while holding dir/lock.
+//
+// # Dedup that heals
+//
+// Put skips content whose row is there, but not blindly: its dedup check
+// reads the row's metadata in the same indexed query and, for a file blob,
+// stats the object file. A row whose recorded size is not the content's,
+// whose encoding is unknown, whose inline data is not as long as recorded,
+// or whose object file is missing or not of the recorded length is broken,
+// and the Put writes the blob again over it (INSERT OR REPLACE; a file is
+// renamed over the broken one under dir/lock). The check never reads
+// content: re-reading and hashing every deduplicated blob would make each
+// capture of an unchanged 1 MiB file cost milliseconds. Damage that keeps
+// the length (flipped bits) is caught by every read (ErrCorrupt, never
+// "absent") and by verify; verify --repair deletes such a row, so the next
+// Put of the content stores it afresh.
+//
+// # Giving space back
+//
+// Deleting rows leaves their pages inside blobs.db. The database is created
+// with auto_vacuum=INCREMENTAL, and Compact (the collector calls it after
+// every sweep) runs PRAGMA incremental_vacuum, which truncates the file by
+// its free pages, and wal_checkpoint(TRUNCATE), which empties the WAL. A
+// blobs.db made before this setting is converted by its first Compact with
+// one VACUUM (a rewrite of the file; it needs free disk space as large as
+// the live data). Object files are unlinked, which frees them at once.
 //
 // Reads verify: every reader hashes what it returns and fails with
 // ErrCorrupt on a mismatch, on fewer or more bytes than the row records, on

@@ -39,13 +39,18 @@ func WithClock(now func() time.Time) Option { return func(x *Index) { x.now = no
 // DSN returns the connection string for the SQLite file at path: WAL,
 // busy_timeout, synchronous NORMAL, foreign keys and immediate write
 // transactions, set per connection so every pooled connection has them.
+// A new index is created in incremental auto-vacuum mode, so Compact can
+// give the pages of pruned rows back to the file system.
 func DSN(path string) string {
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	// The driver applies _busy_timeout before every other key (a _pragma
+	// would come after _auto_vacuum, which must wait out locks too).
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
+	q.Set("_auto_vacuum", "incremental")
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
@@ -54,6 +59,9 @@ func DSN(path string) string {
 // index was written by a newer ckpt.
 func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
+	}
+	if err := privateIndex(dir); err != nil {
 		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
 	}
 	db, err := migrations.Open(ctx, DSN(filepath.Join(dir, FileName)), migrations.Index, checkPragmas)

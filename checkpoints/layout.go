@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 )
 
@@ -53,4 +54,51 @@ func Sessions(store string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// storeEntries are the names ckpt keeps in a store directory. A store
+// directory holding nothing else is ckpt's own.
+var storeEntries = map[string]bool{
+	"blobs": true, "sessions": true, "config.json": true, "retention.stamp": true, "retention.lock": true,
+}
+
+// CheckStore makes store private as far as it is ckpt's to change: the
+// sessions directory is set to 0700 when wider (each session's directory
+// is tightened by Open), and so is the store directory itself when it
+// holds only ckpt's entries. A store directory that holds other things
+// (CKPT_HOME pointed at a shared directory) is not changed: when other
+// users can read it, CheckStore returns a warning for people.
+func CheckStore(store string) (warning string, err error) {
+	if err := tighten(filepath.Join(store, "sessions"), 0o700); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	}
+	if runtime.GOOS == "windows" {
+		return "", nil
+	}
+	fi, err := os.Stat(store)
+	if err != nil {
+		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o077 == 0 {
+		return "", nil
+	}
+	ents, err := os.ReadDir(store)
+	if err != nil {
+		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	}
+	own := true
+	for _, e := range ents {
+		own = own && storeEntries[e.Name()]
+	}
+	if own {
+		if err := os.Chmod(store, 0o700); err != nil {
+			return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+		}
+		return "", nil
+	}
+	if perm&0o044 != 0 {
+		return fmt.Sprintf("the store %s is readable by other users (mode %04o) and holds more than ckpt's files, so ckpt leaves its mode alone; its own files are private", store, perm), nil
+	}
+	return "", nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"strings"
 	"time"
 )
@@ -17,7 +18,28 @@ import (
 // seq. A manifest is taken as the turn opens, before any capture in it.
 // Paths without an event are absent from the map.
 func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, error) {
-	out := map[string]State{}
+	ev, err := x.EarliestEvents(ctx, seq)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]State, len(ev))
+	for p, e := range ev {
+		out[p] = e.State
+	}
+	return out, nil
+}
+
+// Event is a path's recorded state at clock value Seq.
+type Event struct {
+	State State
+	Seq   int64
+}
+
+// EarliestEvents is Earliest with each state's clock value: a caller that
+// knows of an earlier event (a scanned turn whose manifest proves the path
+// absent) can tell which comes first.
+func (x *Index) EarliestEvents(ctx context.Context, seq int64) (map[string]Event, error) {
+	out := map[string]Event{}
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		// SQLite fills the bare columns from the row holding min(seq).
 		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, dirs, lost, min(seq) FROM (
@@ -48,7 +70,7 @@ func (x *Index) Earliest(ctx context.Context, seq int64) (map[string]State, erro
 			if err != nil {
 				return err
 			}
-			out[path] = State{Content: id, Mode: fs.FileMode(mode), Size: size, Dirs: splitDirs(dirs), Lost: lost}
+			out[path] = Event{State: State{Content: id, Mode: fs.FileMode(mode), Size: size, Dirs: splitDirs(dirs), Lost: lost}, Seq: min}
 		}
 		return rows.Err()
 	})
@@ -300,78 +322,222 @@ func (x *Index) AbortOp(ctx context.Context, id int64) error {
 
 // LastKnown returns the state ckpt last saw path left in by the agent or by
 // ckpt itself: the end state of the last turn that captured it (recorded
-// when the next turn opened), or the state a later rewind or undo wrote.
-// known is false when there is none, or when the latest is a turn still
-// open (the agent may still be working on the file) or an end that was not
-// recorded. A file whose current state differs from a known one was
+// when the next turn opened), or the state a later rewind wrote. An undo
+// puts back what ckpt knew just before the rewind it reverses, along with
+// the bytes: a hand edit the undo restored is still not the agent's, and
+// an undone rewind no longer counts. known is false when there is none,
+// when the latest is a turn still open (the agent may still be working on
+// the file) or an end that was not recorded, and when a scanned turn
+// opened at or after the latest: in scan mode every change made while a
+// turn is open is the agent's (its shell's), which ckpt cannot tell from a
+// person's. A file whose current state differs from a known one was
 // changed by someone else: a person, or another session.
 func (x *Index) LastKnown(ctx context.Context, path string) (st State, known bool, err error) {
-	var best int64 = -1
-	err = x.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT s.end_state, s.end_blob, s.end_mode,
-			(SELECT min(t2.seq) FROM turns t2 WHERE t2.seq > t.seq)
-			FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.path = ?`, path)
+	m, err := x.LastKnownMany(ctx, []string{path})
+	if err != nil {
+		return State{}, false, err
+	}
+	k, ok := m[path]
+	return k.State, ok, nil
+}
+
+// LastKnownMany is LastKnown for many paths in one read: the map holds the
+// known ones.
+func (x *Index) LastKnownMany(ctx context.Context, paths []string) (map[string]Known, error) {
+	out := map[string]Known{}
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		h, err := loadKnowOps(ctx, tx)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var endState int
-			var blob []byte
-			var mode uint32
-			var endSeq sql.NullInt64
-			if err := rows.Scan(&endState, &blob, &mode, &endSeq); err != nil {
+		for _, p := range paths {
+			if err := h.loadPath(ctx, tx, p); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			if st, known := h.asOf(math.MaxInt64); known {
+				out[p] = Known{State: st}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: last known: %w", err)
+	}
+	return out, nil
+}
+
+// Known is a state LastKnownMany knows.
+type Known struct{ State State }
+
+// knowHistory is what LastKnown reads about one path.
+type knowHistory struct {
+	snaps   []knowSnap
+	files   []knowFile
+	ops     map[int64]knowOp
+	undone  map[int64]int64 // rewind id -> the seq of the undo that reversed it
+	scanned []int64         // seqs of the scanned turns
+}
+
+type knowSnap struct {
+	seq, end int64 // the capture, and the first turn opened after it (0: none yet)
+	ended    bool  // an end state was recorded
+	state    State
+}
+
+type knowFile struct {
+	op, seq int64
+	after   State
+}
+
+type knowOp struct {
+	seq, undoes int64
+	kind        OpKind
+	state       string
+}
+
+// loadKnowOps reads what LastKnown needs that does not depend on the path:
+// the ops and the scanned turns.
+func loadKnowOps(ctx context.Context, tx *sql.Tx) (*knowHistory, error) {
+	h := &knowHistory{ops: map[int64]knowOp{}, undone: map[int64]int64{}}
+	rows, err := tx.QueryContext(ctx, `SELECT id, seq, kind, coalesce(undoes, 0), state FROM ops`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id int64
+		var o knowOp
+		if err := rows.Scan(&id, &o.seq, &o.kind, &o.undoes, &o.state); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		h.ops[id] = o
+		if o.kind == OpUndo && o.state == "done" {
+			h.undone[o.undoes] = o.seq
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT seq FROM turns WHERE manifest_id IS NOT NULL`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, err
+		}
+		h.scanned = append(h.scanned, seq)
+	}
+	return h, rows.Err()
+}
+
+// loadPath reads path's captures and op files into h, replacing those of
+// the path read before.
+func (h *knowHistory) loadPath(ctx context.Context, tx *sql.Tx, path string) error {
+	h.snaps, h.files = h.snaps[:0], h.files[:0]
+	rows, err := tx.QueryContext(ctx, `SELECT s.seq, s.end_state, s.end_blob, s.end_mode,
+		coalesce((SELECT min(t.seq) FROM turns t WHERE t.seq > s.seq), 0)
+		FROM snaps s WHERE s.path = ?`, path)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var k knowSnap
+		var endState int
+		var blob []byte
+		var mode uint32
+		if err := rows.Scan(&k.seq, &endState, &blob, &mode, &k.end); err != nil {
+			rows.Close()
+			return err
+		}
+		k.ended = endState != 0
+		if endState == 1 {
+			id, err := scanBlob(blob)
+			if err != nil {
 				rows.Close()
 				return err
 			}
-			seq := endSeq.Int64
-			if !endSeq.Valid {
-				seq = 1<<62 - 1 // the open turn: later than everything
-			}
-			if seq <= best {
-				continue
-			}
-			best, known = seq, endSeq.Valid && endState != 0
-			st = State{}
-			if endState == 1 {
-				id, err := scanBlob(blob)
-				if err != nil {
-					rows.Close()
-					return err
-				}
-				st = State{Content: id, Mode: fs.FileMode(mode)}
-			}
+			k.state = State{Content: id, Mode: fs.FileMode(mode)}
 		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		rows, err = tx.QueryContext(ctx, `SELECT f.after_blob, f.after_mode, f.seq FROM op_files f
-			JOIN ops o ON o.id = f.op_id WHERE f.path = ? AND o.state != 'planned'`, path)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var blob []byte
-			var mode uint32
-			var seq int64
-			if err := rows.Scan(&blob, &mode, &seq); err != nil {
-				return err
-			}
-			if seq <= best {
-				continue
-			}
-			id, err := scanBlob(blob)
-			if err != nil {
-				return err
-			}
-			best, known, st = seq, true, State{Content: id, Mode: fs.FileMode(mode)}
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return State{}, false, fmt.Errorf("checkpoints: last known %s: %w", path, err)
+		h.snaps = append(h.snaps, k)
 	}
-	return st, known, nil
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT op_id, seq, after_blob, after_mode FROM op_files WHERE path = ?`, path)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var f knowFile
+		var blob []byte
+		var mode uint32
+		if err := rows.Scan(&f.op, &f.seq, &blob, &mode); err != nil {
+			rows.Close()
+			return err
+		}
+		id, err := scanBlob(blob)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		f.after = State{Content: id, Mode: fs.FileMode(mode)}
+		h.files = append(h.files, f)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// asOf is LastKnown as it stood just before clock value limit: only
+// events before it count, and a rewind counts unless an undo before limit
+// reversed it. An undo's event is what was known just before its rewind.
+func (h knowHistory) asOf(limit int64) (State, bool) {
+	var best int64 = -1
+	var st State
+	known := false
+	for _, k := range h.snaps {
+		if k.seq >= limit {
+			continue
+		}
+		if k.end == 0 || k.end >= limit {
+			return State{}, false // its turn was still open: the agent may be at work
+		}
+		// Two captures can end as one turn opens (one in a turn a
+		// conversation rewind hid, whose end was never recorded, and one
+		// made since): a recorded end is what was there then.
+		if k.end > best || k.end == best && k.ended && !known {
+			best, known, st = k.end, k.ended, k.state
+		}
+	}
+	for _, f := range h.files {
+		o := h.ops[f.op]
+		if f.seq >= limit || f.seq <= best || o.state == "planned" {
+			continue
+		}
+		switch o.kind {
+		case OpRewind:
+			if u, ok := h.undone[f.op]; ok && u < limit {
+				continue
+			}
+			best, known, st = f.seq, true, f.after
+		case OpUndo:
+			best = f.seq
+			st, known = h.asOf(h.ops[o.undoes].seq)
+		}
+	}
+	for _, seq := range h.scanned {
+		if seq < limit && seq >= best {
+			known = false
+		}
+	}
+	if !known {
+		st = State{}
+	}
+	return st, known
 }
 
 // ChangedAfter reports which of paths a turn opened after seq captured.

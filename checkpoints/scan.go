@@ -45,8 +45,74 @@ func (x *Index) Manifest(ctx context.Context, turnID int64) (*Manifest, error) {
 		if !mid.Valid {
 			return nil
 		}
-		m = &Manifest{}
-		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size FROM manifest_files WHERE manifest_id = ? ORDER BY path`, mid.Int64)
+		var err error
+		m, err = manifestByID(ctx, tx, mid.Int64)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: manifest: %w", err)
+	}
+	return m, nil
+}
+
+// ScannedTurn is a scanned turn: the clock value it opened at and its
+// manifest's id (turns with identical manifests share one).
+type ScannedTurn struct {
+	Seq        int64
+	ManifestID int64
+}
+
+// ScannedSince returns every turn opened at or after clock value seq that
+// was scanned, hidden turns included, oldest first.
+func (x *Index) ScannedSince(ctx context.Context, seq int64) ([]ScannedTurn, error) {
+	var out []ScannedTurn
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT seq, manifest_id FROM turns WHERE manifest_id IS NOT NULL AND seq >= ? ORDER BY seq`, seq)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var st ScannedTurn
+			if err := rows.Scan(&st.Seq, &st.ManifestID); err != nil {
+				return err
+			}
+			out = append(out, st)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: scanned since %d: %w", seq, err)
+	}
+	return out, nil
+}
+
+// ManifestByID returns the manifest with id (see ScannedTurn), or an error
+// wrapping ErrNotFound.
+func (x *Index) ManifestByID(ctx context.Context, id int64) (*Manifest, error) {
+	var m *Manifest
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM manifests WHERE id = ?`, id).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		var err error
+		m, err = manifestByID(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: manifest %d: %w", id, err)
+	}
+	return m, nil
+}
+
+func manifestByID(ctx context.Context, tx *sql.Tx, mid int64) (*Manifest, error) {
+	m := &Manifest{}
+	err := func() error {
+		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size FROM manifest_files WHERE manifest_id = ? ORDER BY path`, mid)
 		if err != nil {
 			return err
 		}
@@ -69,7 +135,7 @@ func (x *Index) Manifest(ctx context.Context, turnID int64) (*Manifest, error) {
 		if err := rows.Close(); err != nil {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid.Int64)
+		rows, err = tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid)
 		if err != nil {
 			return err
 		}
@@ -82,9 +148,9 @@ func (x *Index) Manifest(ctx context.Context, turnID int64) (*Manifest, error) {
 			m.Skips = append(m.Skips, sk)
 		}
 		return rows.Err()
-	})
+	}()
 	if err != nil {
-		return nil, fmt.Errorf("checkpoints: manifest: %w", err)
+		return nil, err
 	}
 	return m, nil
 }

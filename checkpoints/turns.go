@@ -15,25 +15,81 @@ type PathEnd struct {
 	State State
 }
 
+// ErrStale is wrapped by BeginTurnAfter when the open turn is no longer as
+// the caller saw it: another turn was opened, or a path was captured into
+// it, after the caller read it. The end states the caller brings would be
+// recorded on the wrong turn or miss a path; it should read again.
+var ErrStale = errors.New("the open turn changed while its end states were read")
+
+// Seen is the open turn as a caller saw it before reading the end states
+// of its captured paths: its id (0 when there was no open turn) and how
+// many snapshots it had. Snapshots are only ever added to an open turn, so
+// the count tells whether one arrived since.
+type Seen struct {
+	Turn  int64
+	Snaps int
+}
+
+// SeenOf returns the Seen of an open turn read with its snapshots (Turn),
+// or of no open turn for nil.
+func SeenOf(open *Checkpoint) Seen {
+	if open == nil {
+		return Seen{}
+	}
+	return Seen{Turn: open.ID, Snaps: len(open.Files)}
+}
+
 // BeginTurn opens the next turn (number = count of active turns) with the
 // given prompt, records prompt as the turn's user message, and stores ends
-// as the end state of the previous open turn's snapshots (the caller reads
-// them from disk for the paths OpenTurn reported). It returns the new turn.
+// as the end state of the previous open turn's snapshots. It does not
+// check that ends were read for the turn that is open when it commits: a
+// caller that can race with other processes opening turns or capturing
+// uses BeginTurnAfter. It returns the new turn.
 //
 // With a manifest (scan mode) the turn is recorded as scanned, in the same
 // transaction: the manifest is the workspace as the turn found it.
 func (x *Index) BeginTurn(ctx context.Context, prompt string, ends []PathEnd, manifest *Manifest) (Checkpoint, error) {
+	return x.beginTurn(ctx, prompt, nil, ends, manifest)
+}
+
+// BeginTurnAfter is BeginTurn for ends read from disk for the open turn
+// the caller saw (seen). In its write transaction it checks that this turn
+// is still the open one and has gained no snapshot; otherwise it records
+// nothing and fails with an error wrapping ErrStale, and the caller reads
+// the open turn and its paths again. Without the check, two processes
+// opening turns at once could record the end states one read for turn T
+// on turn T+1, which the other had just opened, or leave a path captured
+// meanwhile without an end state.
+func (x *Index) BeginTurnAfter(ctx context.Context, prompt string, seen Seen, ends []PathEnd, manifest *Manifest) (Checkpoint, error) {
+	return x.beginTurn(ctx, prompt, &seen, ends, manifest)
+}
+
+func (x *Index) beginTurn(ctx context.Context, prompt string, seen *Seen, ends []PathEnd, manifest *Manifest) (Checkpoint, error) {
 	now := x.now()
 	var cp Checkpoint
 	err := x.write(ctx, func(tx *sql.Tx) error {
 		prev, err := openTurn(ctx, tx)
 		switch {
 		case err == nil:
+			if seen != nil {
+				if prev.ID != seen.Turn {
+					return ErrStale
+				}
+				var n int
+				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM snaps WHERE turn_id = ?`, prev.ID).Scan(&n); err != nil {
+					return err
+				}
+				if n != seen.Snaps {
+					return ErrStale
+				}
+			}
 			if err := setEnds(ctx, tx, prev.ID, ends); err != nil {
 				return err
 			}
 		case err != ErrNoOpenTurn:
 			return err
+		case seen != nil && seen.Turn != 0:
+			return ErrStale // the turn seen open was hidden by a rewind meanwhile
 		}
 		seq, err := tick(ctx, tx)
 		if err != nil {

@@ -54,6 +54,10 @@ type Controller struct {
 	// recovered says what Open did about an op a crash left unfinished.
 	recovered string
 
+	// beforeReplace, when set (tests), is called just before apply
+	// looks at a path for the last time and replaces or deletes it.
+	beforeReplace func(rel string)
+
 	mu   sync.Mutex
 	subs map[int]func(Event)
 	next int
@@ -77,6 +81,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	}
 	st, err := OpenStore(ctx, o.Store)
 	if err != nil {
+		ws.Close()
 		return nil, err
 	}
 	store := st.blobs
@@ -88,6 +93,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	idx, err := checkpoints.Open(ctx, dir, opts...)
 	if err != nil {
 		store.Close()
+		ws.Close()
 		return nil, err
 	}
 	c := &Controller{
@@ -120,7 +126,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 
 // Close releases the session's files.
 func (c *Controller) Close() error {
-	return errors.Join(c.idx.Close(), c.store.Close())
+	return errors.Join(c.idx.Close(), c.store.Close(), c.ws.Close())
 }
 
 // Recovered says what Open did about a rewind or undo a crash (or Ctrl-C)
@@ -177,20 +183,8 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 		return res, err
 	}
 	defer release()
-	var ends []checkpoints.PathEnd
-	prev, err := c.idx.OpenTurn(ctx)
-	if err == nil {
-		prev, err = c.idx.Turn(ctx, prev.Turn)
-	}
-	if err == nil {
-		for _, f := range prev.Files {
-			st, err := c.cap.State(ctx, f.Path)
-			if err != nil {
-				continue // a symlink or unreadable file now: its end stays unknown
-			}
-			ends = append(ends, checkpoints.PathEnd{Path: f.Path, State: st})
-		}
-	} else if !errors.Is(err, checkpoints.ErrNoOpenTurn) {
+	seen, ends, err := c.turnEnds(ctx)
+	if err != nil {
 		return res, err
 	}
 	var manifest *checkpoints.Manifest
@@ -206,7 +200,14 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 			res.Scan, manifest = sr, &sr.Manifest
 		}
 	}
-	cp, err := c.idx.BeginTurn(ctx, prompt, ends, manifest)
+	// Another process may open a turn or capture into the open one while
+	// the ends are read: then they are read again (BeginTurnAfter).
+	cp, err := c.idx.BeginTurnAfter(ctx, prompt, seen, ends, manifest)
+	for try := 1; errors.Is(err, checkpoints.ErrStale) && try < maxTurnTries; try++ {
+		if seen, ends, err = c.turnEnds(ctx); err == nil {
+			cp, err = c.idx.BeginTurnAfter(ctx, prompt, seen, ends, manifest)
+		}
+	}
 	release() // before enforceQuota, whose collector waits for every hold
 	if err != nil {
 		return res, err
@@ -217,6 +218,34 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	}
 	c.emit(Event{Kind: EventTurnOpened, Turn: cp.Turn})
 	return res, nil
+}
+
+// maxTurnTries bounds how often BeginTurnWith reads the open turn's end
+// states again because other processes kept changing it.
+const maxTurnTries = 50
+
+// turnEnds reads the open turn and the state its captured paths are in
+// now: their end states, recorded when the next turn opens.
+func (c *Controller) turnEnds(ctx context.Context) (checkpoints.Seen, []checkpoints.PathEnd, error) {
+	prev, err := c.idx.OpenTurn(ctx)
+	if err == nil {
+		prev, err = c.idx.Turn(ctx, prev.Turn)
+	}
+	if errors.Is(err, checkpoints.ErrNoOpenTurn) {
+		return checkpoints.SeenOf(nil), nil, nil
+	}
+	if err != nil {
+		return checkpoints.Seen{}, nil, err
+	}
+	var ends []checkpoints.PathEnd
+	for _, f := range prev.Files {
+		st, err := c.cap.State(ctx, f.Path)
+		if err != nil {
+			continue // a symlink or unreadable file now: its end stays unknown
+		}
+		ends = append(ends, checkpoints.PathEnd{Path: f.Path, State: st})
+	}
+	return checkpoints.SeenOf(&prev), ends, nil
 }
 
 // Capture records path's current state into the open turn (see

@@ -31,10 +31,23 @@
 //
 // Scan mode: a turn opened with TurnOptions.Scan (or in a session with
 // SetScan) records a manifest of the workspace first; a manifest entry is
-// an event at the turn's start, and a code rewind to a scanned turn also
-// deletes the files a fresh scan finds that the manifest lacks, except
-// under paths that scan skipped. Undo refuses (ErrUndoConflict) to
-// overwrite work done since the rewind unless forced.
+// an event at the turn's start, and so is a manifest's lack of a path: a
+// code rewind to T deletes a file when a scanned turn opened at or after T
+// lacks it before any other event of it (not under paths that scan
+// skipped, and only when the ignore files then and now agree, so "absent"
+// cannot be "ignored then"). While a scanned turn is open every change is
+// taken to be the agent's (its shell's): such changes are never conflicts.
+// Undo refuses (ErrUndoConflict) to overwrite work done since the rewind
+// unless forced; it puts back what ckpt knew before the rewind too, so a
+// hand edit it brings back is still a conflict for the next rewind.
+//
+// Obstacles are judged against the tree the plan leaves: deletes run
+// before writes; a directory in the way of a restored file is removed once
+// the plan has deleted every file in it (else the file is skipped, naming
+// what is kept); a file in the way of a restored directory is deleted
+// first when the plan deletes it. Just before each path is replaced or
+// deleted it is looked at again: one edited since the plan is skipped and
+// left as it is, not recorded in the op.
 //
 // Safety: paths whose parent is a symlink or not a directory, and paths
 // that are now a symlink, directory or special file, are skipped and

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
@@ -26,8 +28,9 @@ const (
 // retention, collection, verification and listing sessions. It needs no
 // workspace. It is safe for concurrent use.
 type Store struct {
-	dir   string
-	blobs *cas.Disk
+	dir     string
+	blobs   *cas.Disk
+	warning string
 }
 
 // OpenStore opens the store directory (creating it on first use).
@@ -39,8 +42,17 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{dir: dir, blobs: blobs}, nil
+	warning, err := checkpoints.CheckStore(dir)
+	if err != nil {
+		blobs.Close()
+		return nil, err
+	}
+	return &Store{dir: dir, blobs: blobs, warning: warning}, nil
 }
+
+// Warning is a message for people about the store as Open found it (its
+// directory readable by other users), or "". Front-ends show it once.
+func (s *Store) Warning() string { return s.warning }
 
 // Close releases the blob store.
 func (s *Store) Close() error { return s.blobs.Close() }
@@ -82,16 +94,24 @@ func (s *Store) Verify(ctx context.Context, repair bool, before func(retention.F
 	return retention.Verify(ctx, s.dir, s.blobs, repair, before, progress)
 }
 
-// RemoveSession deletes session id whole: its turns, conversation and undo
-// records. Its blobs go at the next collection.
-func (s *Store) RemoveSession(ctx context.Context, id string) error {
-	if !checkpoints.ValidSession(id) {
-		return fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
+// RemoveSession removes session id whole: its turns, conversation and undo
+// records, then collects the blobs only it referenced. It refuses a session
+// with pinned turns, or one whose index cannot be read, unless force is set
+// (see retention.RemoveSession for the errors); with dryRun it changes
+// nothing and says what it would remove. The GCReport is zero when nothing
+// was removed.
+func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool) (retention.Removal, retention.GCReport, error) {
+	r, err := retention.RemoveSession(ctx, s.dir, id, force, dryRun)
+	if err != nil || !r.Removed {
+		return r, retention.GCReport{}, err
 	}
-	if _, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName)); err != nil {
-		return fmt.Errorf("controller: session %s: %w", id, checkpoints.ErrNotFound)
+	p, _, err := s.Policy()
+	if err != nil {
+		return r, retention.GCReport{}, err
 	}
-	return retention.Apply(ctx, s.dir, retention.Plan{Sessions: []retention.SessionDecision{{Session: id, Action: "remove", Reason: "asked for"}}})
+	// Removing the last session on purpose may leave nothing referenced.
+	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: true})
+	return r, rep, err
 }
 
 // SessionInfo describes one session of the store.
@@ -160,28 +180,49 @@ func (s *Store) autoRetain(ctx context.Context) {
 	s.retainOnce(ctx, p, autoBudget)
 }
 
-// enforceQuota runs retention when the store holds more than the policy's
-// quota.
+// enforceQuota runs retention when the store takes more than the policy's
+// quota on disk (every file of the store, as du counts it). One walk of the
+// store directory: a few milliseconds for thousands of sessions.
 func (s *Store) enforceQuota(ctx context.Context) {
 	p, auto, err := s.Policy()
 	if err != nil || !auto || p.MaxBytes <= 0 {
 		return
 	}
-	if _, stored, err := s.blobs.Usage(ctx); err != nil || stored <= p.MaxBytes {
+	u, err := retention.DiskUsage(s.dir)
+	if err != nil || u.Total <= p.MaxBytes {
 		return
 	}
-	s.retainOnce(ctx, p, quotaLimit)
+	// A store retention could not bring under the quota (pinned turns,
+	// session indexes) is tried again only once it has grown by 1/64 of
+	// the quota since: not at every turn, which would cost each turn a
+	// pass over every session.
+	if b, err := os.ReadFile(s.overStamp()); err == nil {
+		if last, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && u.Total >= last && u.Total <= last+p.MaxBytes/64 {
+			return
+		}
+	}
+	if s.retainOnce(ctx, p, quotaLimit) {
+		if after, err := retention.DiskUsage(s.dir); err == nil && after.Total > p.MaxBytes {
+			os.WriteFile(s.overStamp(), []byte(strconv.FormatInt(after.Total, 10)), 0o600)
+		} else {
+			os.Remove(s.overStamp())
+		}
+	}
 }
+
+// overStamp holds the bytes on disk a quota enforcement left the store at
+// when it could not get it under the quota.
+func (s *Store) overStamp() string { return filepath.Join(s.dir, "quota.over") }
 
 func (s *Store) stamp() string { return filepath.Join(s.dir, "retention.stamp") }
 
 // retainOnce runs Retain if it can take the store's retention lock at once
 // (one process at a time; the others go on without waiting), then touches
-// the stamp.
-func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.Duration) {
+// the stamp. It reports whether Retain ran to the end.
+func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.Duration) bool {
 	lock := flock.New(filepath.Join(s.dir, "retention.lock"))
 	if ok, err := lock.TryLock(); err != nil || !ok {
-		return
+		return false
 	}
 	defer lock.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, budget)
@@ -193,4 +234,5 @@ func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.
 			os.WriteFile(s.stamp(), nil, 0o600)
 		}
 	}
+	return err == nil
 }

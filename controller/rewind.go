@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +63,10 @@ type Result struct {
 	DryRun    bool     `json:"dry_run"`
 	// Changed is false when there was nothing to do.
 	Changed bool `json:"changed"`
+	// NotRecorded lists paths named by RewindOptions.Only of which ckpt
+	// has no record at or after the target turn (never captured or
+	// scanned): it cannot say what they held, so it leaves them alone.
+	NotRecorded []string `json:"not_recorded,omitempty"`
 }
 
 // Rewind puts the session back to the start of turn: its files, its
@@ -95,7 +100,7 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 			if err != nil {
 				return err
 			}
-			if targets, err = c.only(targets, o.Only); err != nil {
+			if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
 				return err
 			}
 			if files, res.Skipped, err = c.plan(ctx, targets, o.DryRun); err != nil {
@@ -131,41 +136,46 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 	return res, nil
 }
 
-// only keeps the targets named by paths (all of them when paths is empty).
-func (c *Controller) only(targets map[string]checkpoints.State, paths []string) (map[string]checkpoints.State, error) {
+// only keeps the targets named by paths (all of them when paths is empty),
+// and returns the named paths that are not targets: ckpt has no record of
+// them from the target turn on.
+func (c *Controller) only(targets map[string]checkpoints.State, paths []string) (map[string]checkpoints.State, []string, error) {
 	if len(paths) == 0 {
-		return targets, nil
+		return targets, nil, nil
 	}
 	out := map[string]checkpoints.State{}
+	var missing []string
 	for _, p := range paths {
 		rel, err := c.ws.Rel(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		st, ok := targets[rel]
 		if !ok {
-			return nil, fmt.Errorf("%s: %w", rel, ErrNotRecorded)
+			missing = append(missing, rel)
+			continue
 		}
 		out[rel] = st
 	}
-	return out, nil
+	return out, missing, nil
 }
 
-// ErrNotRecorded is wrapped when a rewind is restricted (Only) to a path
-// ckpt has no record of from the target turn on: it cannot say what the
-// path held, so it will not touch it.
 var ErrNotRecorded = errors.New("not recorded at or after that turn: ckpt never captured or scanned it")
 
 // conflicts lists the planned files whose current state (Before) is not
 // the state ckpt last saw the agent or ckpt leave them in.
 func (c *Controller) conflicts(ctx context.Context, files []checkpoints.OpFile) ([]string, error) {
 	out := []string{}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	known, err := c.idx.LastKnownMany(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
 	for _, f := range files {
-		last, known, err := c.idx.LastKnown(ctx, f.Path)
-		if err != nil {
-			return nil, err
-		}
-		if known && !last.Equal(f.Before) {
+		if last, ok := known[f.Path]; ok && !last.State.Equal(f.Before) {
 			out = append(out, f.Path)
 		}
 	}
@@ -208,7 +218,7 @@ func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Res
 		if len(later) > 0 {
 			return fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
 		}
-		if targets, err = c.only(targets, o.Only); err != nil {
+		if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
 			return err
 		}
 		files, skipped, err := c.plan(ctx, targets, o.DryRun)
@@ -243,17 +253,26 @@ func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Res
 }
 
 // targets returns what a code rewind to cp puts each path back to: the
-// state at cp's start of every path with a recorded event since, and, for a
-// scanned turn, "absent" for the files created since.
+// state at cp's start of every path with a recorded event since, and
+// "absent" for the files the manifest of a scanned turn since proves were
+// created later (see absentSince).
 func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, error) {
-	targets, err := c.idx.Earliest(ctx, cp.Seq)
+	ev, err := c.idx.EarliestEvents(ctx, cp.Seq)
 	if err != nil {
 		return nil, err
 	}
-	if cp.Scanned {
-		if err := c.createdSince(ctx, cp, targets); err != nil {
-			return nil, err
+	scanned, err := c.idx.ScannedSince(ctx, cp.Seq)
+	if err != nil {
+		return nil, err
+	}
+	if len(scanned) > 0 {
+		if err := c.absentSince(ctx, ev, scanned); err != nil {
+			return nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
 		}
+	}
+	targets := make(map[string]checkpoints.State, len(ev))
+	for p, e := range ev {
+		targets[p] = e.State
 	}
 	return targets, nil
 }
@@ -282,6 +301,13 @@ func (r *Result) fill(files []checkpoints.OpFile) {
 // returns, so the op can be undone. Every target blob must be present, or
 // nothing is planned. Files are read by two workers (hashing and
 // compressing is CPU work) and their bytes go into one batch commit.
+//
+// Obstacles are judged against the tree as the plan will leave it, since
+// apply deletes before it writes: a file in the way of a path's parent
+// directory is no obstacle when the plan deletes it (the path is then
+// absent, and its parents are proven created later), and a directory in
+// the way of a file is none when every file in it is deleted by the plan
+// (apply removes the emptied directory).
 func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.State, dryRun bool) ([]checkpoints.OpFile, []Skip, error) {
 	paths := make([]string, 0, len(targets))
 	for p := range targets {
@@ -303,6 +329,12 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 	parallel(len(paths), func(i int) {
 		cur[i].cur, cur[i].err = c.cap.StateWith(ctx, paths[i], put)
 	})
+	deleted := map[string]bool{} // files the plan deletes
+	for i, p := range paths {
+		if t := targets[p]; cur[i].err == nil && cur[i].cur.Exists() && !t.Exists() && !t.Lost {
+			deleted[p] = true
+		}
+	}
 	var files []checkpoints.OpFile
 	skipped := []Skip{}
 	for i, p := range paths {
@@ -311,9 +343,18 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 			skipped = append(skipped, Skip{Path: p, Reason: "its recorded content is lost (verify --repair found the blob missing or corrupt)"})
 			continue
 		}
-		if err := cur[i].err; errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
+		if err := cur[i].err; errors.Is(err, capture.ErrVCSDir) {
 			skipped = append(skipped, Skip{Path: p, Reason: reason(err)})
 			continue
+		} else if errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
+			st, ok, why := c.obstacle(p, target, deleted)
+			if !ok {
+				if why != nil {
+					skipped = append(skipped, Skip{Path: p, Reason: reason(why)})
+				}
+				continue
+			}
+			cur[i].cur = st
 		} else if err != nil {
 			return nil, nil, err
 		}
@@ -331,12 +372,113 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 		}
 		files = append(files, checkpoints.OpFile{Path: p, Before: cur[i].cur, After: target})
 	}
+	files, skipped = underWrites(files, skipped)
 	if batch != nil {
 		if err := batch.Commit(ctx); err != nil {
 			return nil, nil, err
 		}
 	}
 	return files, skipped, nil
+}
+
+// underWrites drops, as skipped, each file to write whose path the plan
+// also writes files under: records of one point in time never hold both,
+// but a rewind's targets come from several (a shell that turned a captured
+// file into a directory, in a scanned turn). The files inside win: they
+// are judged against the tree as it is, the file above them against the
+// tree they make. files is sorted by path.
+func underWrites(files []checkpoints.OpFile, skipped []Skip) ([]checkpoints.OpFile, []Skip) {
+	out := files[:0]
+	for i, f := range files {
+		if f.After.Exists() {
+			inside := false
+			for _, g := range files[i+1:] {
+				if !strings.HasPrefix(g.Path, f.Path+"/") {
+					if g.Path > f.Path+"/" {
+						break
+					}
+					continue
+				}
+				if g.After.Exists() {
+					inside = true
+					break
+				}
+			}
+			if inside {
+				skipped = append(skipped, Skip{Path: f.Path, Reason: "the rewind restores files under it: a directory is in the way"})
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out, skipped
+}
+
+// obstacle judges a path that is not a regular file or absent now against
+// the tree the plan leaves (deleted: the files it deletes). It returns the
+// path's state as the plan sees it and ok when the plan can go on with it;
+// otherwise why it is skipped (nil: nothing to do, a directory where the
+// target is absent).
+func (c *Controller) obstacle(p string, target checkpoints.State, deleted map[string]bool) (checkpoints.State, bool, error) {
+	if a, e, ok := c.blockingParent(p); ok {
+		if e.Kind == capture.Regular && deleted[a] {
+			// Absent once a is deleted, with every directory from p's
+			// parent up to a (deepest first).
+			var dirs []string
+			for d := path.Dir(p); d != path.Dir(a); d = path.Dir(d) {
+				dirs = append(dirs, d)
+			}
+			return checkpoints.State{Dirs: dirs}, true, nil
+		}
+		if e.Kind == capture.Regular {
+			if !target.Exists() {
+				return checkpoints.State{}, false, nil // no file can be there, as the target says
+			}
+			return checkpoints.State{}, false, fmt.Errorf("%s: parent %s is a file the rewind keeps: %w", p, a, capture.ErrNotRegular)
+		}
+		return checkpoints.State{}, false, fmt.Errorf("%s: parent %s: %w", p, a, e.Reason)
+	}
+	if !target.Exists() && c.ws.IsDir(p) {
+		return checkpoints.State{}, false, nil // no file there, as the target says
+	}
+	inside, err := c.ws.DirFiles(p)
+	if err != nil {
+		e, ierr := c.ws.Inspect(p)
+		if ierr == nil && e.Kind == capture.Unsafe {
+			return checkpoints.State{}, false, fmt.Errorf("%s: %w", p, e.Reason)
+		}
+		return checkpoints.State{}, false, err
+	}
+	for _, f := range inside {
+		if !deleted[f] {
+			return checkpoints.State{}, false, fmt.Errorf("%s: a directory is in the way, holding %s which the rewind keeps: %w", p, f, capture.ErrNotRegular)
+		}
+	}
+	return checkpoints.State{}, true, nil // the plan empties it; apply removes it
+}
+
+// blockingParent returns the shallowest parent directory of p that is not
+// a real directory (a file, a symlink, a special file), with what Inspect
+// says of it.
+func (c *Controller) blockingParent(p string) (string, capture.Entry, bool) {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		a := strings.Join(parts[:i], "/")
+		e, err := c.ws.Inspect(a)
+		if err != nil {
+			return a, capture.Entry{Kind: capture.Unsafe, Reason: err}, true
+		}
+		switch e.Kind {
+		case capture.Absent:
+			return "", capture.Entry{}, false
+		case capture.Regular:
+			return a, e, true
+		}
+		if !c.ws.IsDir(a) {
+			return a, e, true
+		}
+	}
+	return "", capture.Entry{}, false
 }
 
 // workers is how many files are read or staged at once: the machines ckpt
@@ -385,14 +527,21 @@ func (c *Controller) run(ctx context.Context, op checkpoints.Op, res *Result) er
 	for i, s := range skipped {
 		paths[i] = s.Path
 	}
-	return c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths})
+	// The renames are durable before the op is recorded done; if that
+	// fails the files have still moved, so the op is recorded all the same.
+	serr := c.ws.SyncDirs(opPaths(op))
+	return errors.Join(serr, c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths}))
 }
 
 // apply puts every file of op in its After state: first it stages all new
 // contents as verified temp files (any error: temps and the directories
-// staging created removed, nothing changed), then renames them into place
-// and deletes what must go. A path that turned unsafe between plan and
-// rename is skipped, not written.
+// staging created removed, nothing changed), then deletes what must go
+// (with the directories the index proves were created later, once empty)
+// and then renames the staged files into place, removing first an emptied
+// directory in a file's way and creating missing parents. Just before a
+// path is replaced or deleted it is looked at once more: a path that
+// turned unsafe, or whose content is neither what the plan recorded nor
+// the target (someone edited it meanwhile), is skipped, not overwritten.
 func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, error) {
 	tag := strconv.FormatInt(op.ID, 10)
 	staged := make([]capture.Staged, len(op.Files))
@@ -402,6 +551,13 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			staged[i], errs[i] = c.stage(ctx, op.Files[i], tag)
 		}
 	})
+	var skipped []Skip
+	for i, err := range errs {
+		if skippable(err) { // a parent turned unsafe since the plan: leave the path
+			skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
+			errs[i] = nil
+		}
+	}
 	if err := firstOf(errs); err != nil {
 		for i, f := range op.Files {
 			c.ws.Discard(staged[i])
@@ -411,19 +567,63 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		}
 		return nil, err
 	}
-	var skipped []Skip
+	skip := func(i int, err error) {
+		c.ws.Discard(staged[i])
+		skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
+	}
 	for i, f := range op.Files {
-		var err error
 		if f.After.Exists() {
-			err = c.ws.Commit(staged[i])
-		} else {
-			err = c.ws.Remove(f.Path, f.After.Dirs)
+			continue
 		}
-		if err != nil {
+		if err := c.recheck(ctx, f); err != nil {
+			skip(i, err)
+		} else if err := c.ws.Remove(f.Path, f.After.Dirs); err != nil {
+			skip(i, err)
+		}
+	}
+	for i, f := range op.Files {
+		if !f.After.Exists() || staged[i].Rel == "" {
+			continue // deleted above, or skipped while staging
+		}
+		if c.ws.IsDir(f.Path) {
+			if err := c.ws.RemoveEmptyDir(f.Path); err != nil {
+				skip(i, err)
+				continue
+			}
+		}
+		if err := c.recheck(ctx, f); err != nil {
+			skip(i, err)
+		} else if err := c.ws.MakeParents(f.Path); err != nil {
+			skip(i, err)
+		} else if err := c.ws.Commit(staged[i]); err != nil {
 			skipped = append(skipped, Skip{Path: f.Path, Reason: reason(err)})
 		}
 	}
 	return skipped, nil
+}
+
+// errChangedMeanwhile is a Skip's reason for a path edited between a
+// rewind's plan and its rename.
+var errChangedMeanwhile = errors.New("changed while the rewind ran (left as it is, not recorded in the rewind)")
+
+// recheck fails when f's path, just before it is replaced, is not in the
+// state the plan recorded (nor already in the target state). Paths that
+// are not regular files now pass: Commit and Remove judge them.
+func (c *Controller) recheck(ctx context.Context, f checkpoints.OpFile) error {
+	if c.beforeReplace != nil {
+		c.beforeReplace(f.Path)
+	}
+	cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
+	if err != nil {
+		if errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
+			return nil
+		}
+		return err
+	}
+	if !cur.Equal(f.Before) && !cur.Equal(f.After) {
+		return fmt.Errorf("%s: %w", f.Path, errChangedMeanwhile)
+	}
+	return nil
 }
 
 // firstOf returns the first non-nil error, with how many others there were.
@@ -447,13 +647,21 @@ func firstOf(errs []error) error {
 // reason words an error for a Skip: without the package prefixes.
 func reason(err error) string { return strings.TrimPrefix(err.Error(), "capture: ") }
 
+// stage writes f's new content to a temp file next to it or, when a
+// parent of it is a file the op deletes first, next to that file.
 func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string) (capture.Staged, error) {
 	r, err := c.store.Open(ctx, *f.After.Content)
 	if err != nil {
 		return capture.Staged{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	defer r.Close()
-	return c.ws.Stage(f.Path, tag, r, f.After.Mode)
+	at := f.Path
+	if a, e, ok := c.blockingParent(f.Path); ok && e.Kind == capture.Regular {
+		at = a
+	}
+	s, err := c.ws.Stage(at, tag, r, f.After.Mode)
+	s.Rel = f.Path
+	return s, err
 }
 
 // recoverPending finishes an op a crash interrupted: it re-applies the
@@ -477,7 +685,10 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 		todo.Files = nil
 		for _, f := range op.Files {
 			cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
-			c.ws.CleanStaged(f.Path, strconv.FormatInt(op.ID, 10))
+			// Staging may have put the temp file next to a parent (see stage).
+			for p := f.Path; p != "."; p = path.Dir(p) {
+				c.ws.CleanStaged(p, strconv.FormatInt(op.ID, 10))
+			}
 			if err == nil && cur.Equal(f.After) {
 				continue
 			}
@@ -490,19 +701,37 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 			c.recovered = fmt.Sprintf("rolled back an interrupted %s of turn %d (scope %s)", op.Kind, op.Turn, op.Scope)
 			back := op
 			for i := range back.Files {
-				back.Files[i].After = back.Files[i].Before
+				// The files already renamed hold After: that is what
+				// apply's re-check must find before putting Before back.
+				back.Files[i].Before, back.Files[i].After = back.Files[i].After, back.Files[i].Before
 			}
 			if _, berr := c.apply(ctx, back); berr != nil {
 				return fmt.Errorf("an interrupted rewind can neither be finished nor rolled back: %w", errors.Join(err, berr))
 			}
-			return c.idx.AbortOp(ctx, op.ID)
+			return errors.Join(c.ws.SyncDirs(opPaths(back)), c.idx.AbortOp(ctx, op.ID))
 		}
 		paths := make([]string, len(skipped))
 		for i, s := range skipped {
 			paths[i] = s.Path
 		}
-		return c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths})
+		serr := c.ws.SyncDirs(opPaths(todo))
+		return errors.Join(serr, c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths}))
 	})
+}
+
+// skippable reports whether err is about a path ckpt leaves alone (a
+// symlink, a non-regular file, a VCS directory): skipped with its reason.
+func skippable(err error) bool {
+	return errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) || errors.Is(err, capture.ErrVCSDir)
+}
+
+// opPaths returns the paths of an op's files.
+func opPaths(op checkpoints.Op) []string {
+	out := make([]string, len(op.Files))
+	for i, f := range op.Files {
+		out[i] = f.Path
+	}
+	return out
 }
 
 func remove(list []string, s string) []string {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
@@ -106,37 +109,92 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 	return c.cap.Scan(ctx, ScanOptions, cache, capture.Hash)
 }
 
-// createdSince adds to targets, as "absent", every file a scan finds now
-// that turn's manifest did not have: files created since the turn opened.
-// Files under a path the turn's scan skipped, and files the scan now
-// ignores or skips, are left alone. Nothing else is ever deleted.
-func (c *Controller) createdSince(ctx context.Context, cp checkpoints.Checkpoint, targets map[string]checkpoints.State) error {
-	m, err := c.idx.Manifest(ctx, cp.ID)
-	if err != nil || m == nil {
-		return err
-	}
+// absentSince marks as "absent" the files a scan finds now, and the paths
+// a later event would restore as files, that the index proves did not
+// exist at some scanned turn's start before any other event of theirs: a
+// turn opened at or after the rewind's target whose manifest lacks them.
+// Files the scan now ignores or skips, files under a path that
+// turn's scan skipped, and every file when the ignore files (.gitignore,
+// .ckptignore) then and now differ (the manifest cannot tell "absent" from
+// "ignored" then), are left alone. Nothing else is ever deleted.
+func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn) error {
 	now, err := c.scanNow(ctx)
 	if err != nil {
-		return fmt.Errorf("scan for files created since turn %d: %w", cp.Turn, err)
+		return fmt.Errorf("scan for files created since: %w", err)
 	}
-	had := make(map[string]bool, len(m.Files))
-	for _, f := range m.Files {
-		had[f.Path] = true
-	}
-	skipped := make([]string, len(m.Skips))
-	for i, s := range m.Skips {
-		skipped[i] = s.Path
-	}
-	sort.Strings(skipped)
+	nowRules := ignoreFiles(&now.Manifest)
+	// The candidates: files there now (the scan found them, so the rules
+	// let them through), and paths a later event would restore as files,
+	// when the rules let them through and no regular file is there now (one
+	// the scan did not list is oversized or ignored: left alone).
+	open := make(map[string]bool, len(now.Manifest.Files))
 	for _, f := range now.Manifest.Files {
-		if had[f.Path] || underAny(f.Path, skipped) {
+		open[f.Path] = true
+	}
+	rules := ScanOptions.Ignore
+	if rules == nil {
+		rules = capture.NewIgnore(c.ws.Root())
+	}
+	for p, e := range ev {
+		if open[p] || !e.State.Exists() {
 			continue
 		}
-		if _, ok := targets[f.Path]; !ok {
-			targets[f.Path] = checkpoints.State{} // did not exist when the turn opened
+		if ign, err := rules.Match(p, false); err != nil || ign {
+			continue
+		}
+		if en, err := c.ws.Inspect(p); err != nil || en.Kind == capture.Regular {
+			continue
+		}
+		open[p] = true
+	}
+	// Oldest scanned turn first; a candidate is decided by the first one
+	// that is not later than its earliest event, so most need only the
+	// first manifest, and one manifest is in memory at a time.
+	var m *checkpoints.Manifest
+	var mid int64
+	for _, st := range scanned {
+		if len(open) == 0 {
+			break
+		}
+		if m == nil || st.ManifestID != mid {
+			if m, err = c.idx.ManifestByID(ctx, st.ManifestID); err != nil {
+				return err
+			}
+			mid = st.ManifestID
+		}
+		has := make(map[string]bool, len(m.Files))
+		for _, f := range m.Files {
+			has[f.Path] = true
+		}
+		skipped := make([]string, len(m.Skips))
+		for i, sk := range m.Skips {
+			skipped[i] = sk.Path
+		}
+		usable := maps.Equal(ignoreFiles(m), nowRules)
+		for p := range open {
+			if e, ok := ev[p]; ok && e.Seq <= st.Seq || has[p] {
+				delete(open, p) // an earlier event decides
+				continue
+			}
+			if !usable || underAny(p, skipped) {
+				continue // not proven here; a later manifest may
+			}
+			ev[p] = checkpoints.Event{Seq: st.Seq} // did not exist when that turn opened
+			delete(open, p)
 		}
 	}
 	return nil
+}
+
+// ignoreFiles returns the ignore files a manifest holds, by path.
+func ignoreFiles(m *checkpoints.Manifest) map[string]cas.ID {
+	out := map[string]cas.ID{}
+	for _, f := range m.Files {
+		if b := path.Base(f.Path); b == ".gitignore" || b == ".ckptignore" {
+			out[f.Path] = f.Blob
+		}
+	}
+	return out
 }
 
 // underAny reports whether p is one of dirs or lies under one of them.

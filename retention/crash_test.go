@@ -311,7 +311,7 @@ func (r *crashRig) crashRewind() {
 }
 
 // crashPrune kills `ckpt prune --keep N` (which prunes, then collects), or
-// the removal of a whole other session of the store.
+// the removal of a whole other session of the store (sessions rm).
 func (r *crashRig) crashPrune() {
 	t := r.t
 	r.addTurn()
@@ -343,7 +343,7 @@ func (r *crashRig) crashRemoveSession() {
 	other.run(t, "turn", "elsewhere")
 	other.run(t, "capture", "o.txt")
 	writeTree(t, other.ws, tree{"o.txt": {data: "changed", mode: 0o644}})
-	remove := []string{"--session", "other", "prune"}
+	remove := []string{"sessions", "rm", "other"}
 	r.kill(remove...)
 	var sessions []struct {
 		ID string `json:"id"`

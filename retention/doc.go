@@ -18,7 +18,28 @@
 // (off by default) prunes the oldest turns of the whole store, across
 // sessions, until the bytes only they reference bring the store under the
 // quota. A session not used for MaxAge, with nothing pinned, is removed
-// whole.
+// whole. Policy.Session narrows pruning to one session and removes none.
+//
+// # The quota is bytes on disk
+//
+// MaxBytes bounds what the store takes on disk as du counts it (DiskUsage:
+// the allocated blocks of every file under the store, session indexes and
+// SQLite WALs included), not the content it holds. PlanFor splits that
+// total into blob content (stored sizes), each session's directory, and
+// the rest (SQLite page overhead, WALs, block rounding), less the free
+// pages of blobs.db that the next collection gives back; pruning frees the
+// content only pruned turns reference, removing a session frees its
+// directory too. Collection ends with cas.Disk.Compact and pruning with
+// checkpoints.Index.Compact, which return SQLite's freed pages to the file
+// system, so after prune and gc the store is under the quota on disk.
+//
+// # Removing a session
+//
+// Only two things remove a session whole: the MaxAge rule above, and
+// RemoveSession (ckpt sessions rm ID), which refuses a session with pinned
+// turns or without a readable index unless forced. Both hold the session's
+// rewind lock and rename its directory away before deleting it, so a crash
+// leaves no half-deleted index that looks live.
 //
 // # Why collection is safe while others capture
 //
@@ -39,5 +60,8 @@
 // second line for writers outside this protocol.
 //
 // An empty or unreadable live set never deletes anything: if any session's
-// index cannot be read, collection stops before deleting.
+// index cannot be read, or a session directory has no index.db (missing or
+// empty; ErrNoIndex), collection stops before deleting and names the
+// directory. Retention never opens a missing index, which would create an
+// empty one.
 package retention

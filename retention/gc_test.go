@@ -94,7 +94,7 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := actions(plan, "default"); got != "ppk" {
+	if got := actions(plan, f.c.Session()); got != "ppk" {
 		t.Fatalf("actions %s, want ppk", got)
 	}
 	if rep.Deleted == 0 {
@@ -137,7 +137,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := actions(plan, "default"); got != "kkkk" {
+		if got := actions(plan, f.c.Session()); got != "kkkk" {
 			t.Fatalf("policy %+v: actions %s; a pinned turn 0 keeps every turn", p, got)
 		}
 	}
@@ -148,7 +148,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := actions(plan, "default"); got != "pppk" {
+	if got := actions(plan, f.c.Session()); got != "pppk" {
 		t.Fatalf("unpinned: actions %s, want pppk", got)
 	}
 	// The undo record of the rewind survived pruning and gc: undo brings

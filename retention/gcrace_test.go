@@ -60,7 +60,7 @@ func TestGCRaceHelperProcess(t *testing.T) {
 	}
 	rounds, _ := strconv.Atoi(os.Getenv("CKPT_GCRACE_ROUNDS"))
 	ctx := context.Background()
-	ctl, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: "default", NoAutoRetention: true})
+	ctl, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: os.Getenv("CKPT_GCRACE_SESSION"), NoAutoRetention: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestGCRacingCapture(t *testing.T) {
 				}
 			} else {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestGCRaceHelperProcess$", "-test.count=1")
-				cmd.Env = append(os.Environ(), "CKPT_GCRACE_WS="+c.ws, "CKPT_GCRACE_STORE="+c.store, "CKPT_GCRACE_ROUNDS="+strconv.Itoa(rounds))
+				cmd.Env = append(os.Environ(), "CKPT_GCRACE_WS="+c.ws, "CKPT_GCRACE_STORE="+c.store, "CKPT_GCRACE_ROUNDS="+strconv.Itoa(rounds), "CKPT_GCRACE_SESSION="+c.session)
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("capturing process: %v\n%s", err, out)
 				}

@@ -13,8 +13,12 @@ import (
 type Policy struct {
 	MaxAge    time.Duration // prune turns older; remove sessions unused longer (0: no limit)
 	KeepTurns int           // keep only the newest N turns per session (0: no limit)
-	MaxBytes  int64         // store quota in stored bytes (0: none)
+	MaxBytes  int64         // store quota in bytes on disk, everything ckpt keeps (0: none)
 	Grace     time.Duration // collection spares blobs younger than this
+	// Session, when set, limits pruning to that session's turns: no other
+	// session's turn is pruned and no session is removed. The quota is
+	// still weighed against the whole store.
+	Session string
 }
 
 // DefaultPolicy keeps 30 days, with no count limit and no quota.
@@ -27,6 +31,10 @@ type Session struct {
 	Turns   []checkpoints.TurnRecord // in the order they were opened
 	// Undo holds the blobs of the session's undo records: never pruned.
 	Undo []cas.ID
+	// IndexBytes is what the session's directory (its index) takes on
+	// disk. It counts toward the quota; pruning turns does not shrink it
+	// much, removing the session frees it.
+	IndexBytes int64
 }
 
 // Decision is the verdict on one turn, with the reason in words.
@@ -48,9 +56,13 @@ type SessionDecision struct {
 
 // Plan is what a policy decides for a store.
 type Plan struct {
-	Sessions   []SessionDecision `json:"sessions"`
-	Turns      []Decision        `json:"turns"` // turns already pruned are left out
-	StoreBytes int64             `json:"store_bytes"`
+	Sessions []SessionDecision `json:"sessions"`
+	Turns    []Decision        `json:"turns"` // turns already pruned are left out
+	// StoreBytes is what the store takes: on disk, as du counts it, when
+	// the plan comes from PlanFor (blobs, SQLite files with their WALs,
+	// session indexes, everything), else the blobs' stored bytes plus the
+	// sessions' IndexBytes.
+	StoreBytes int64 `json:"store_bytes"`
 	// FreedBytes estimates what collection frees after the plan: the
 	// stored size of blobs no longer referenced by anything kept.
 	FreedBytes int64 `json:"freed_bytes"`
@@ -85,10 +97,23 @@ func (p Plan) Removes() []string {
 // stored size of every blob in the store (from cas Walk). It changes
 // nothing, and explains every decision.
 func Evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int64) Plan {
-	var plan Plan
+	return evaluate(p, now, sessions, blobs, 0)
+}
+
+// evaluate is Evaluate with other: the bytes the store takes on disk
+// besides blob content and session directories (SQLite page overhead,
+// WALs, object files' block rounding, config and locks). Pruning and
+// collection are taken not to change it.
+func evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int64, other int64) Plan {
+	plan := Plan{StoreBytes: other}
 	for _, size := range blobs {
 		plan.StoreBytes += size
 	}
+	for _, s := range sessions {
+		plan.StoreBytes += s.IndexBytes
+	}
+	indexes := int64(0) // directories of the sessions kept
+	only := func(s Session) bool { return p.Session == "" || s.ID == p.Session }
 	refs := map[cas.ID]int{} // references from everything not yet pruned
 	ref := func(ids []cas.ID, d int) {
 		for _, id := range ids {
@@ -103,7 +128,20 @@ func Evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int6
 	decisions := make([][]Decision, len(sessions))
 	for si, s := range sessions {
 		ref(s.Undo, 1)
-		removeWhole := p.MaxAge > 0 && !s.LastUse.IsZero() && now.Sub(s.LastUse) > p.MaxAge && !anyPinned(s.Turns)
+		if !only(s) {
+			indexes += s.IndexBytes
+			plan.Sessions = append(plan.Sessions, SessionDecision{Session: s.ID, Action: "keep", Reason: "only session " + p.Session + " is pruned"})
+			firstKept[si] = len(s.Turns)
+			for _, t := range s.Turns {
+				if !t.Pruned {
+					ref(t.Blobs, 1)
+					decisions[si] = append(decisions[si], Decision{Session: s.ID, Turn: t.Number, Hidden: t.Hidden, TurnID: t.ID,
+						Action: "keep", Reason: "only session " + p.Session + " is pruned"})
+				}
+			}
+			continue
+		}
+		removeWhole := p.Session == "" && p.MaxAge > 0 && !s.LastUse.IsZero() && now.Sub(s.LastUse) > p.MaxAge && !anyPinned(s.Turns)
 		if removeWhole {
 			plan.Sessions = append(plan.Sessions, SessionDecision{Session: s.ID, Action: "remove",
 				Reason: fmt.Sprintf("unused for %s, longer than max age %s, nothing pinned", days(now.Sub(s.LastUse)), days(p.MaxAge))})
@@ -117,6 +155,7 @@ func Evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int6
 			}
 			continue
 		}
+		indexes += s.IndexBytes
 		plan.Sessions = append(plan.Sessions, SessionDecision{Session: s.ID, Action: "keep", Reason: "in use"})
 		first, reasons := keepFrom(p, now, s.Turns)
 		firstKept[si] = first
@@ -135,7 +174,7 @@ func Evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int6
 		}
 	}
 	live := func() int64 {
-		var n int64
+		n := other + indexes
 		for id, c := range refs {
 			if c > 0 {
 				n += blobs[id]

@@ -125,3 +125,45 @@ func TestEvaluateRemovesIdleSessions(t *testing.T) {
 		t.Errorf("removes %v, want [idle]", got)
 	}
 }
+
+// With Policy.Session set, only that session's turns are pruned, nothing is
+// removed whole (an idle session included), and the other sessions still
+// count toward the quota.
+func TestEvaluateSessionOnly(t *testing.T) {
+	sizes := map[cas.ID]int64{}
+	for _, k := range []string{"x0", "x1", "x2", "y0", "y1", "y2", "i0"} {
+		sizes[blob(k)] = 100
+	}
+	x := retention.Session{ID: "x", LastUse: now, Turns: turns([]time.Duration{9 * day, 5 * day, day}, [][]string{{"x0"}, {"x1"}, {"x2"}})}
+	y := retention.Session{ID: "y", LastUse: now, Turns: turns([]time.Duration{8 * day, 4 * day, day}, [][]string{{"y0"}, {"y1"}, {"y2"}})}
+	idle := retention.Session{ID: "idle", LastUse: now.Add(-60 * day), Turns: turns([]time.Duration{61 * day}, [][]string{{"i0"}})}
+	sessions := []retention.Session{idle, x, y}
+	plan := retention.Evaluate(retention.Policy{MaxAge: 30 * day, KeepTurns: 1, MaxBytes: 350, Session: "y"}, now, sessions, sizes)
+	if got := plan.Removes(); len(got) != 0 {
+		t.Errorf("removes %v, want nothing: only y is pruned", got)
+	}
+	if a, b, c := actions(plan, "x"), actions(plan, "y"), actions(plan, "idle"); a != "kkk" || b != "ppk" || c != "k" {
+		t.Errorf("actions x=%s y=%s idle=%s, want kkk ppk k", a, b, c)
+	}
+	if !plan.OverQuota {
+		t.Errorf("OverQuota not set: 500 bytes stay, over 350, and only y could be pruned")
+	}
+}
+
+// The quota weighs every byte ckpt keeps, session indexes included: many
+// sessions with small indexes are over a quota their blobs alone are not.
+func TestEvaluateQuotaCountsIndexes(t *testing.T) {
+	sizes := map[cas.ID]int64{blob("a0"): 10, blob("a1"): 10}
+	a := retention.Session{ID: "a", LastUse: now, IndexBytes: 100_000, Turns: turns([]time.Duration{2 * day, day}, [][]string{{"a0"}, {"a1"}})}
+	b := retention.Session{ID: "b", LastUse: now, IndexBytes: 100_000, Turns: turns([]time.Duration{day}, [][]string{{}})}
+	plan := retention.Evaluate(retention.Policy{MaxBytes: 150_000}, now, []retention.Session{a, b}, sizes)
+	if plan.StoreBytes != 200_020 {
+		t.Errorf("StoreBytes = %d, want 200020: blobs and both indexes", plan.StoreBytes)
+	}
+	if !plan.OverQuota {
+		t.Errorf("OverQuota not set: the indexes alone are over the quota")
+	}
+	if got := actions(plan, "a"); got != "pk" {
+		t.Errorf("actions a=%s, want pk: the oldest turn goes before the quota is declared unmeetable", got)
+	}
+}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,16 +17,74 @@ import (
 	"github.com/gofrs/flock"
 )
 
+// ErrNoIndex is wrapped when a session directory holds no readable index:
+// its index.db is missing (an interrupted copy, a deleted file) or empty.
+// Retention never takes such a session for one that references nothing.
+// The error is a *NoIndexError.
+var ErrNoIndex = errors.New("session directory has no readable index.db")
+
+// NoIndexError names the session directory without a readable index.
+type NoIndexError struct {
+	Session string
+	Dir     string
+	Reason  string // "missing", "empty or not a file", or the stat error
+}
+
+func (e *NoIndexError) Error() string {
+	return fmt.Sprintf("%s: %v (%s)", e.Dir, ErrNoIndex, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrNoIndex) hold.
+func (e *NoIndexError) Is(target error) bool { return target == ErrNoIndex }
+
+// sessionDirs lists every session directory of the store, with or without
+// an index, sorted. Directories whose names are not session ids (such as
+// the .removed-ID left by an interrupted removal) are not sessions.
+func sessionDirs(store string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(store, "sessions"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("retention: sessions: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && checkpoints.ValidSession(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// openSession opens session id's index, failing with an error wrapping
+// ErrNoIndex, rather than creating an empty index, when its index.db is
+// missing or empty.
+func openSession(ctx context.Context, store, id string) (*checkpoints.Index, error) {
+	dir := checkpoints.SessionDir(store, id)
+	fi, err := os.Stat(filepath.Join(dir, checkpoints.FileName))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &NoIndexError{Session: id, Dir: dir, Reason: "missing"}
+	case err != nil:
+		return nil, &NoIndexError{Session: id, Dir: dir, Reason: err.Error()}
+	case !fi.Mode().IsRegular() || fi.Size() == 0:
+		return nil, &NoIndexError{Session: id, Dir: dir, Reason: "empty or not a file"}
+	}
+	return checkpoints.Open(ctx, dir)
+}
+
 // eachSession opens every session index in store in turn and calls fn. It
-// stops at the first error: a session that cannot be read is never taken
-// for empty.
+// stops at the first error: a session that cannot be read, or a session
+// directory without an index, is never taken for empty.
 func eachSession(ctx context.Context, store string, fn func(id string, x *checkpoints.Index) error) error {
-	ids, err := checkpoints.Sessions(store)
+	ids, err := sessionDirs(store)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		x, err := checkpoints.Open(ctx, checkpoints.SessionDir(store, id))
+		x, err := openSession(ctx, store, id)
 		if err != nil {
 			return fmt.Errorf("retention: session %s: %w", id, err)
 		}
@@ -72,7 +133,14 @@ func BlobSizes(ctx context.Context, blobs cas.Store) (map[cas.ID]int64, error) {
 	return out, err
 }
 
-// PlanFor loads the store and evaluates the policy at now.
+// freeBytes is what a blob store with SQLite free pages implements.
+type freeBytes interface {
+	FreeBytes(ctx context.Context) (int64, error)
+}
+
+// PlanFor loads the store and evaluates the policy at now. The quota is
+// weighed against the bytes the store takes on disk (DiskUsage), minus the
+// free pages the next collection gives back.
 func PlanFor(ctx context.Context, store string, blobs cas.Store, p Policy, now time.Time) (Plan, error) {
 	sessions, err := Load(ctx, store)
 	if err != nil {
@@ -82,33 +150,53 @@ func PlanFor(ctx context.Context, store string, blobs cas.Store, p Policy, now t
 	if err != nil {
 		return Plan{}, err
 	}
-	return Evaluate(p, now, sessions, sizes), nil
+	u, err := DiskUsage(store)
+	if err != nil {
+		return Plan{}, err
+	}
+	other := u.Total
+	for _, size := range sizes {
+		other -= size
+	}
+	for i := range sessions {
+		sessions[i].IndexBytes = u.Sessions[sessions[i].ID]
+		other -= sessions[i].IndexBytes
+	}
+	if f, ok := blobs.(freeBytes); ok {
+		free, err := f.FreeBytes(ctx)
+		if err != nil {
+			return Plan{}, err
+		}
+		other -= free
+	}
+	return evaluate(p, now, sessions, sizes, max(other, 0)), nil
 }
 
 // Apply carries out a plan: it prunes the turns and removes the sessions it
-// names. A session whose rewind lock another process holds is left for the
-// next run and reported in the error.
+// names, and compacts the index of each session it pruned. A session whose
+// rewind lock another process holds is left for the next run and reported
+// in the error.
 func Apply(ctx context.Context, store string, plan Plan) error {
 	var errs []error
-	for _, id := range plan.Removes() {
-		if err := removeSession(store, id); err != nil {
-			errs = append(errs, err)
-		}
-	}
 	removed := map[string]bool{}
 	for _, id := range plan.Removes() {
+		if err := removeDir(store, id); err != nil {
+			errs = append(errs, err)
+		}
 		removed[id] = true
 	}
 	for id, turns := range plan.Prunes() {
 		if removed[id] {
 			continue
 		}
-		x, err := checkpoints.Open(ctx, checkpoints.SessionDir(store, id))
+		x, err := openSession(ctx, store, id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if err := x.Prune(ctx, turns); err != nil {
+			errs = append(errs, err)
+		} else if err := x.Compact(ctx); err != nil {
 			errs = append(errs, err)
 		}
 		x.Close()
@@ -119,17 +207,110 @@ func Apply(ctx context.Context, store string, plan Plan) error {
 	return nil
 }
 
-// removeSession deletes a session's directory, holding its rewind lock so
-// no rewind of it is running.
-func removeSession(store, id string) error {
+// ErrPinned is wrapped by RemoveSession when the session has pinned turns
+// and removal was not forced.
+var ErrPinned = errors.New("session has pinned turns")
+
+// Removal describes a session RemoveSession removed, or would remove.
+type Removal struct {
+	Session string `json:"session"`
+	Turns   int    `json:"turns"`  // every turn, hidden ones included
+	Pinned  []int  `json:"pinned"` // numbers of its pinned turns
+	// Unreadable is set when the session has no readable index; only a
+	// forced removal removes it.
+	Unreadable string `json:"unreadable,omitempty"`
+	Removed    bool   `json:"removed"`
+}
+
+// RemoveSession removes session id whole: its turns, conversation and undo
+// records (its blobs go at the next collection). It refuses, with an error
+// wrapping ErrPinned, a session with pinned turns, and a session whose index
+// cannot be read (wrapping the reason: ErrNoIndex, or an SQLite error),
+// unless force is set. With dryRun it only says what it would remove. It fails with an
+// error wrapping checkpoints.ErrNotFound when there is no such session, and
+// when another process is rewinding the session.
+func RemoveSession(ctx context.Context, store, id string, force, dryRun bool) (Removal, error) {
+	r := Removal{Session: id, Pinned: []int{}}
+	if !checkpoints.ValidSession(id) {
+		return r, fmt.Errorf("retention: session %q: %w", id, checkpoints.ErrBadSession)
+	}
 	dir := checkpoints.SessionDir(store, id)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return r, fmt.Errorf("retention: session %s: %w", id, checkpoints.ErrNotFound)
+	}
+	unlock, err := lockSession(dir, id)
+	if err != nil {
+		return r, err
+	}
+	defer unlock()
+	x, err := openSession(ctx, store, id)
+	if err == nil {
+		var turns []checkpoints.TurnRecord
+		turns, err = x.TurnRecords(ctx)
+		x.Close()
+		r.Turns = len(turns)
+		for _, t := range turns {
+			if t.Pinned {
+				r.Pinned = append(r.Pinned, t.Number)
+			}
+		}
+	}
+	if err != nil {
+		r.Unreadable = err.Error()
+		if !force {
+			return r, fmt.Errorf("retention: session %s: cannot read its index, so cannot tell what it holds: %w", id, err)
+		}
+	}
+	if len(r.Pinned) > 0 && !force {
+		return r, fmt.Errorf("retention: session %s: %w (%s)", id, ErrPinned, turnList(r.Pinned))
+	}
+	if dryRun {
+		return r, nil
+	}
+	if err := trashDir(store, dir, id); err != nil {
+		return r, err
+	}
+	r.Removed = true
+	return r, nil
+}
+
+func turnList(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	if len(ns) == 1 {
+		return "turn " + parts[0]
+	}
+	return "turns " + strings.Join(parts, ", ")
+}
+
+// lockSession takes the session's rewind lock, so no rewind of it runs
+// while it is removed.
+func lockSession(dir, id string) (unlock func(), err error) {
 	lock := flock.New(filepath.Join(dir, "ops.lock"))
 	ok, err := lock.TryLock()
 	if err != nil || !ok {
+		return nil, fmt.Errorf("retention: session %s is busy (a rewind holds it); try again", id)
+	}
+	return func() { lock.Unlock() }, nil
+}
+
+// removeDir deletes a session's directory for a retention plan, holding its
+// rewind lock.
+func removeDir(store, id string) error {
+	dir := checkpoints.SessionDir(store, id)
+	unlock, err := lockSession(dir, id)
+	if err != nil {
 		return fmt.Errorf("session %s is busy; left for the next run", id)
 	}
-	defer lock.Unlock()
-	// Rename first so a crash leaves no half-deleted index that looks live.
+	defer unlock()
+	return trashDir(store, dir, id)
+}
+
+// trashDir renames a session directory out of the way, then deletes it:
+// a crash leaves no half-deleted index that looks live.
+func trashDir(store, dir, id string) error {
 	trash := filepath.Join(store, "sessions", ".removed-"+id)
 	os.RemoveAll(trash)
 	if err := os.Rename(dir, trash); err != nil {
@@ -229,6 +410,11 @@ func Collect(ctx context.Context, store string, blobs *cas.Disk, o CollectOption
 	if err != nil {
 		return rep, fmt.Errorf("retention: collect: %w", err)
 	}
+	release()
 	cleanRemoved(store)
+	// Give the space of what was swept back to the file system.
+	if err := blobs.Compact(ctx); err != nil {
+		return rep, fmt.Errorf("retention: collect: deleted %d blobs, but giving their space back failed: %w", rep.Deleted, err)
+	}
 	return rep, nil
 }

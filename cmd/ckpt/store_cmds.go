@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/retention"
 	"github.com/mattn/go-isatty"
@@ -16,7 +19,11 @@ import (
 // openStore opens the store for store-wide commands, which need no
 // workspace or session.
 func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
-	return controller.OpenStore(ctx, a.store)
+	st, err := controller.OpenStore(ctx, a.store)
+	if err == nil {
+		a.warnStore(st)
+	}
+	return st, err
 }
 
 // progress returns a function that shows a count on stderr when stderr is
@@ -27,6 +34,35 @@ func (a *app) progress(what string) func(done int) {
 		return nil
 	}
 	return func(done int) { fmt.Fprintf(f, "\r%s %d…", what, done) }
+}
+
+// hinted is an error with what to do about it appended for people.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h hinted) Error() string { return h.err.Error() + " (" + h.hint + ")" }
+func (h hinted) Unwrap() error { return h.err }
+
+// storeHint adds what to do to the store errors people can act on: the
+// libraries say what happened, the CLI which command helps.
+func storeHint(err error) error {
+	var noIndex *retention.NoIndexError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, retention.ErrPinned):
+		return hinted{err, "unpin them, or use --force"}
+	case errors.As(err, &noIndex):
+		return hinted{err, "restore it, or remove the session with `ckpt sessions rm " + noIndex.Session + " --force`"}
+	}
+	return err
+}
+
+// withStoreHints wraps a command's run function with storeHint.
+func withStoreHints(run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error { return storeHint(run(cmd, args)) }
 }
 
 // policyFlags are the retention flags prune shares; unset ones take the
@@ -64,15 +100,23 @@ func newPruneCmd(a *app) *cobra.Command {
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "prune",
-		Short: "Apply the retention policy to every session of the store, then collect freed blobs",
+		Short: "Apply the retention policy to the store (or one session), then collect freed blobs",
 		Long: `Prune checkpoints by the retention policy, across every session of the store,
-then delete the blobs nothing references any more.
+then delete the blobs nothing references any more and give their space back
+to the file system.
 
 A pruned turn keeps its conversation but can no longer be rewound in code.
 Only the oldest turns of a session are pruned (a rewind to a kept turn needs
 every later one); pinned turns (ckpt pin), the open turn and undo records are
 never pruned. Sessions unused for longer than the max age, with nothing
-pinned, are removed whole. With --session ID, remove that one session whole.
+pinned, are removed whole.
+
+With --session ID (or $CKPT_SESSION), only that session's turns are pruned
+and no session is removed: "ckpt --session X prune --keep 1" keeps the
+newest turn of X. To remove a session, use "ckpt sessions rm ID".
+
+--max-bytes bounds the bytes the store takes on disk, as du counts them:
+blobs, the SQLite files and their WALs, and every session's index.
 
 The policy comes from STORE/config.json, e.g.
   {"max_age": "30d", "keep_turns": 100, "max_bytes": "2GiB", "grace": "0s", "auto": true}
@@ -85,12 +129,15 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 				return err
 			}
 			defer s.Close()
-			if cmd.Flags().Changed("session") {
-				return a.removeSession(ctx, s, dryRun)
-			}
 			p, err := pf.policy(s)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("session") || os.Getenv("CKPT_SESSION") != "" {
+				if _, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.Dir(), a.session), checkpoints.FileName)); err != nil {
+					return fmt.Errorf("prune: no session %s in the store", a.session)
+				}
+				p.Session = a.session
 			}
 			if dryRun {
 				plan, err := s.Plan(ctx, p)
@@ -108,29 +155,62 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 	}
 	pf.add(cmd)
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be pruned and why; change nothing")
+	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
 }
 
-func (a *app) removeSession(ctx context.Context, s *controller.Store, dryRun bool) error {
-	if dryRun {
-		if a.json {
-			return a.printJSON(map[string]any{"session": a.session, "action": "remove", "dry_run": true})
-		}
-		a.say("would remove session %s whole", a.session)
-		return nil
+func newSessionsRmCmd(a *app) *cobra.Command {
+	var force, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "rm ID",
+		Short: "Remove session ID whole: its turns, conversation and undo records",
+		Long: `Remove session ID whole: every turn, the conversation and the undo records,
+then collect the blobs only it referenced. Nothing of it can be rewound or
+undone afterwards.
+
+A session with pinned turns is refused, and so is a session directory whose
+index cannot be read; --force removes it anyway. The session is named by
+the argument only: the global --session flag never selects what rm removes.`,
+		Args: exactArgs(1, "one session ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id := args[0]
+			if !checkpoints.ValidSession(id) {
+				return usageError{fmt.Errorf("session %q: %w", id, checkpoints.ErrBadSession)}
+			}
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			r, rep, err := s.RemoveSession(ctx, id, force, dryRun)
+			if errors.Is(err, checkpoints.ErrNotFound) {
+				return fmt.Errorf("sessions rm: no session %s in the store", id)
+			}
+			if err != nil && !r.Removed {
+				if r.Unreadable != "" && !force {
+					return hinted{err, "--force removes it anyway"}
+				}
+				return storeHint(err)
+			}
+			if a.json {
+				if jerr := a.printJSON(map[string]any{"removal": r, "dry_run": dryRun, "gc": rep}); jerr != nil {
+					return jerr
+				}
+			} else if dryRun {
+				a.say("would remove session %s: %d turns, %d pinned", id, r.Turns, len(r.Pinned))
+			} else {
+				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, retention.FormatBytes(rep.FreedBytes), rep.Deleted)
+			}
+			if err != nil {
+				return fmt.Errorf("removed session %s, but collecting its blobs failed: %w", id, err)
+			}
+			return nil
+		},
 	}
-	if err := s.RemoveSession(ctx, a.session); err != nil {
-		return err
-	}
-	rep, err := s.Collect(ctx, retention.CollectOptions{AllowEmpty: true, Progress: a.progress("collecting")})
-	if err != nil {
-		return err
-	}
-	if a.json {
-		return a.printJSON(map[string]any{"session": a.session, "action": "remove", "dry_run": false, "gc": rep})
-	}
-	a.say("removed session %s; freed %s in %d blobs", a.session, retention.FormatBytes(rep.FreedBytes), rep.Deleted)
-	return nil
+	cmd.Flags().BoolVar(&force, "force", false, "remove a session with pinned turns, or without a readable index")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be removed; change nothing")
+	return cmd
 }
 
 func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
@@ -157,7 +237,7 @@ func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
 	}
 	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, retention.FormatBytes(plan.StoreBytes), retention.FormatBytes(plan.FreedBytes))
 	if plan.OverQuota {
-		a.say("warning: still over the quota: pinned turns, open turns and undo records are kept")
+		a.say("warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
 	}
 	if rep != nil {
 		a.say("collected %d blobs, %s", rep.Deleted, retention.FormatBytes(rep.FreedBytes))
@@ -206,6 +286,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 	}
 	cmd.Flags().StringVar(&grace, "grace", "", "spare blobs younger than this, e.g. 10m (default: config.json, else 0)")
 	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "delete every blob when no session references any (refused by default: it looks like a wrong --store)")
+	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
 }
 
@@ -270,13 +351,14 @@ content again stores it afresh.`,
 		},
 	}
 	cmd.Flags().BoolVar(&repair, "repair", false, "mark what is missing or corrupt as lost in the index, after saying what is lost")
+	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List the store's sessions with their size, turns and last use",
+		Short: "List the store's sessions with their size, turns and last use; sessions rm ID removes one",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -304,6 +386,8 @@ func newSessionsCmd(a *app) *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.AddCommand(newSessionsRmCmd(a))
+	return cmd
 }
 
 func newPinCmd(a *app, pin bool) *cobra.Command {

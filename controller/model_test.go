@@ -1,0 +1,1479 @@
+package controller_test
+
+// A model-based random test: random sequences of agent edits (write,
+// delete, chmod, rename, file<->directory), symlinks appearing and going,
+// shell changes in scanned turns, hand edits, captures, turns, messages,
+// rewinds (every scope, --only, --force, --dry-run), reverts, undos,
+// summaries, forks (the sequence goes on in the fork), gc and reopening run
+// against a real workspace and the real Controller. After every step the
+// workspace, the directory outside it that symlinks point to, and the
+// conversation are compared with a plain reference model, and every
+// refusal with the one the model predicts.
+//
+// The model follows DESIGN.md and the package doc. Where they are silent it
+// makes these choices (the README states them):
+//   - A scanned turn's manifest records every file the ignore rules let
+//     through; a path it lacks did not exist then, so that is an event
+//     "absent at that turn's start" for a code rewind, but only when the
+//     rules then are the rules now (the same .gitignore files) and let the
+//     path through: a manifest cannot tell "absent" from "ignored". A path
+//     ckpt has no other record of since the target, and which is not a
+//     file now, is not ckpt's: a symlink there is left without a report.
+//   - In a scanned turn every uncaptured change is the agent's (its shell):
+//     a scanned turn opened after the state ckpt last saw makes a path's
+//     state unknown, so it is never a conflict.
+//   - An undo puts back, with the bytes, what ckpt knew just before the
+//     rewind it reverses, and the undone rewind no longer counts: a hand
+//     edit the undo brought back is still a hand edit.
+//   - Obstacles are judged against the tree the plan leaves: deletes come
+//     before writes; a directory in a file's way goes once the plan has
+//     deleted every file in it, else the file is skipped; a file in the way
+//     of a directory goes when the plan deletes it, else the paths under it
+//     are skipped.
+//   - A symlink at a path, or at a parent of it, skips the path with a
+//     reason; nothing is written or deleted through it (and never a
+//     symlink itself). A path under a file the rewind keeps, when the
+//     target is "absent", is already as the target says: nothing to do.
+//   - A rewind's targets come from several points in time, so they can
+//     hold a file and files under it (a shell turned a captured file into
+//     a directory): the files inside win, the file above is skipped.
+//   - Two captures ending as one turn opens (one in a turn a conversation
+//     rewind hid, never given an end, one made since): the recorded end is
+//     what ckpt last saw.
+//   - Directories are not content: ckpt records files only, so the model
+//     does too, and the harness removes empty directories after every step.
+//
+// The sequences are deterministic from a seed; a failure prints the seed
+// and the steps. CKPT_MODEL_LONG=1 runs 10,000 sequences; FuzzModel drives
+// the same machine from a byte string.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math/rand"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
+)
+
+// universe is every path the sequences touch: enough for file<->directory
+// changes at two depths, and an ignore file that ignores x.log or not.
+var universe = []string{".gitignore", "a", "b.txt", "d", "d/x", "d/y", "d/z", "d/z/w", "x.log"}
+
+// ignoreRules are the contents .gitignore is given.
+var ignoreRules = []string{"*.log\n", ""}
+
+// contents are few, so equal contents at different times are common; CRLF
+// and non-UTF-8 bytes included.
+var contents = []string{"one\n", "two\n", "three\r\n", "\x00\xff\xfe", ""}
+
+// mnode is what the model holds at a path: a file or a symlink.
+type mnode struct {
+	link bool
+	data string
+	exec bool
+}
+
+// mstate is a path's recorded state: absent, or a file.
+type mstate struct {
+	exists bool
+	data   string
+	exec   bool
+}
+
+func (s mstate) String() string {
+	if !s.exists {
+		return "absent"
+	}
+	return fmt.Sprintf("%q exec=%v", s.data, s.exec)
+}
+
+type mmsg struct {
+	role, text string
+	hiddenBy   *mop // a summarize, or the undo of the summarize that added it
+	addedBy    *mop // the summarize that added it
+}
+
+// msnap is a capture: path p's state when first captured in a turn.
+type msnap struct {
+	seq   int
+	st    mstate
+	ended bool // an end state was recorded when a later turn opened
+	end   mstate
+}
+
+type mturn struct {
+	seq      int
+	number   int
+	prompt   string
+	scanned  bool
+	at       map[string]mstate // scanned: the state at the start of every path not ignored then
+	rules    mstate            // scanned: .gitignore then
+	snaps    map[string]*msnap
+	hiddenBy *mop
+	msgs     []*mmsg
+}
+
+type mopfile struct {
+	path          string
+	seq           int
+	before, after mstate
+}
+
+type mop struct {
+	seq       int
+	summarize bool
+	undoes    *mop // for an undo: the rewind it reverses
+	undoneBy  *mop
+	scope     checkpoints.Scope
+	files     []mopfile
+	hid       []*mturn // turns a conversation rewind hid
+}
+
+// model is the reference: the workspace, and the records a rewind reads.
+type model struct {
+	ws    map[string]mnode
+	seq   int
+	turns []*mturn // in the order opened
+	ops   []*mop
+}
+
+func (m *model) tick() int { m.seq++; return m.seq }
+
+func (m *model) active() []*mturn {
+	var out []*mturn
+	for _, t := range m.turns {
+		if t.hiddenBy == nil {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].number < out[j].number })
+	return out
+}
+
+func (m *model) open() *mturn {
+	a := m.active()
+	if len(a) == 0 {
+		return nil
+	}
+	return a[len(a)-1]
+}
+
+func (m *model) turn(n int) *mturn {
+	for _, t := range m.active() {
+		if t.number == n {
+			return t
+		}
+	}
+	return nil
+}
+
+// state is p's state as a file: absent when there is no file there
+// (nothing, a directory, a symlink, or a path under one of those).
+func (m *model) state(p string) mstate {
+	if n, ok := m.ws[p]; ok && !n.link {
+		return mstate{true, n.data, n.exec}
+	}
+	return mstate{}
+}
+
+func (m *model) hasDesc(p string) bool {
+	for q := range m.ws {
+		if strings.HasPrefix(q, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// ancestor returns p's nearest parent holding a node (a file or a link).
+func (m *model) ancestor(p string) (string, mnode, bool) {
+	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		if n, ok := m.ws[d]; ok {
+			return d, n, true
+		}
+	}
+	return "", mnode{}, false
+}
+
+// readable reports whether ckpt can read p's state: a file, or nothing
+// (not a directory, a symlink, or under a file or symlink).
+func (m *model) readable(p string) bool {
+	if _, _, ok := m.ancestor(p); ok {
+		return false
+	}
+	if n, ok := m.ws[p]; ok {
+		return !n.link
+	}
+	return !m.hasDesc(p)
+}
+
+// captureErr predicts whether capturing p fails: a parent symlink leads
+// out of the workspace; with no open turn; and, unless the open turn has
+// captured p already (a no-op), when p cannot be read.
+func (m *model) captureErr(p string) bool {
+	if _, n, ok := m.ancestor(p); ok && n.link {
+		return true
+	}
+	t := m.open()
+	if t == nil {
+		return true
+	}
+	if _, ok := t.snaps[p]; ok {
+		return false
+	}
+	return !m.readable(p)
+}
+
+// capture records p's state into the open turn (first capture wins).
+func (m *model) capture(p string) {
+	t := m.open()
+	if _, ok := t.snaps[p]; ok {
+		return
+	}
+	t.snaps[p] = &msnap{seq: m.tick(), st: m.state(p)}
+}
+
+// beginTurn opens the next turn: ends are recorded for the open turn's
+// snapshots that have none; a scanned turn records every path's state.
+func (m *model) beginTurn(prompt string, scanned bool) {
+	if o := m.open(); o != nil {
+		for p, s := range o.snaps {
+			if !s.ended && m.readable(p) { // else the end stays unrecorded
+				s.ended = true
+				s.end = m.state(p)
+			}
+		}
+	}
+	n := 0
+	if o := m.open(); o != nil {
+		n = o.number + 1
+	}
+	t := &mturn{seq: m.tick(), number: n, prompt: prompt, scanned: scanned, snaps: map[string]*msnap{}, msgs: []*mmsg{{role: "user", text: prompt}}}
+	if scanned {
+		t.at = map[string]mstate{}
+		t.rules = m.rules()
+		for _, p := range universe {
+			if !ignored(p, t.rules) {
+				t.at[p] = m.state(p)
+			}
+		}
+	}
+	m.turns = append(m.turns, t)
+}
+
+// rules is the ignore file as a scan reads it: a file, or none.
+func (m *model) rules() mstate {
+	st := m.state(".gitignore")
+	st.exec = false
+	return st
+}
+
+// ignored reports whether rules make a scan leave p out.
+func ignored(p string, rules mstate) bool {
+	return p == "x.log" && rules.exists && rules.data == "*.log\n"
+}
+
+// earliest returns p's state before its first event at or after seq: a
+// capture, a scanned turn's start, or a path a rewind or undo rewrote.
+func (m *model) earliest(p string, seq int) (mstate, bool) {
+	best, found := 0, false
+	var st mstate
+	// Manifests lacking p count only when ckpt has another record of p
+	// since seq, or p is a file now: a symlink nothing else recorded is
+	// not ckpt's to report.
+	seen := m.state(p).exists
+	consider := func(s int, v mstate) {
+		if s < seq {
+			return
+		}
+		if v.exists {
+			seen = true
+		}
+		if !found || s < best {
+			best, found, st = s, true, v
+		}
+	}
+	for _, t := range m.turns {
+		if s, ok := t.snaps[p]; ok {
+			consider(s.seq, s.st)
+			seen = seen || s.seq >= seq
+		}
+		// A manifest lacking p proves it absent only when p was not
+		// ignored then: the rules then must be the rules now, and let p
+		// through.
+		if v, ok := t.at[p]; ok && (v.exists || t.rules == m.rules() && !ignored(p, m.rules())) {
+			consider(t.seq, v)
+		}
+	}
+	for _, o := range m.ops {
+		for _, f := range o.files {
+			if f.path == p {
+				consider(f.seq, f.before)
+				seen = seen || f.seq >= seq
+			}
+		}
+	}
+	return st, found && seen
+}
+
+// targets is what a code rewind to the turn opened at seq puts back.
+func (m *model) targets(seq int) map[string]mstate {
+	out := map[string]mstate{}
+	for _, p := range universe {
+		if st, ok := m.earliest(p, seq); ok {
+			out[p] = st
+		}
+	}
+	return out
+}
+
+// lastKnown is the state ckpt last saw the agent or ckpt leave p in.
+func (m *model) lastKnown(p string) (mstate, bool) { return m.knownAsOf(p, 1<<60) }
+
+// knownAsOf is lastKnown as it stood before clock value limit: the end of
+// the last capture's turn (unknown while that turn was open or when the
+// end could not be read), or what a rewind in force wrote; an undo puts
+// back what was known just before its rewind; a scanned turn opened at or
+// after all that makes it unknown (the agent's shell may have changed it).
+func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
+	best, known := -1, false
+	var st mstate
+	for _, t := range m.turns {
+		s, ok := t.snaps[p]
+		if !ok || s.seq >= limit {
+			continue
+		}
+		end := 0
+		for _, u := range m.turns {
+			if u.seq > s.seq && (end == 0 || u.seq < end) {
+				end = u.seq
+			}
+		}
+		if end == 0 || end >= limit {
+			return mstate{}, false
+		}
+		if end > best || end == best && s.ended && !known { // a recorded end wins a tie
+			best, known, st = end, s.ended, s.end
+		}
+	}
+	for _, o := range m.ops {
+		for _, f := range o.files {
+			if f.path != p || f.seq >= limit || f.seq <= best {
+				continue
+			}
+			switch {
+			case o.undoes != nil:
+				best = f.seq
+				st, known = m.knownAsOf(p, o.undoes.seq)
+			case o.undoneBy != nil && o.undoneBy.seq < limit:
+			default:
+				best, known, st = f.seq, true, f.after
+			}
+		}
+	}
+	for _, t := range m.turns {
+		if t.scanned && t.seq < limit && t.seq >= best {
+			known = false
+		}
+	}
+	return st, known
+}
+
+// mplan is what the model predicts a rewind, revert or undo does.
+type mplan struct {
+	files     []mopfile // before/after; seq set when applied
+	skipped   []string
+	conflicts []string
+}
+
+// plan judges targets against the workspace as the plan will leave it.
+func (m *model) plan(targets map[string]mstate) mplan {
+	var pl mplan
+	paths := make([]string, 0, len(targets))
+	for p := range targets {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	deleted := map[string]bool{}
+	for _, p := range paths {
+		if n, ok := m.ws[p]; ok && !n.link && !targets[p].exists {
+			if _, _, anc := m.ancestor(p); !anc {
+				deleted[p] = true
+			}
+		}
+	}
+	for _, p := range paths {
+		target := targets[p]
+		cur := m.state(p)
+		if a, n, ok := m.ancestor(p); ok {
+			switch {
+			case n.link:
+				pl.skipped = append(pl.skipped, p)
+				continue
+			case deleted[a]:
+				cur = mstate{}
+			case !target.exists:
+				continue // no file can be there: as the target says
+			default:
+				pl.skipped = append(pl.skipped, p)
+				continue
+			}
+		} else if n, ok := m.ws[p]; ok && n.link {
+			pl.skipped = append(pl.skipped, p)
+			continue
+		} else if m.hasDesc(p) {
+			if !target.exists {
+				continue
+			}
+			keep := false
+			for q, n := range m.ws {
+				if strings.HasPrefix(q, p+"/") && (n.link || !deleted[q]) {
+					keep = true
+				}
+			}
+			if keep {
+				pl.skipped = append(pl.skipped, p)
+				continue
+			}
+		}
+		if cur == target {
+			continue
+		}
+		pl.files = append(pl.files, mopfile{path: p, before: cur, after: target})
+	}
+	// A file to write with files to write under it (targets from several
+	// points in time) is skipped: the files inside win.
+	var files []mopfile
+	for _, f := range pl.files {
+		inside := false
+		for _, g := range pl.files {
+			if g.after.exists && strings.HasPrefix(g.path, f.path+"/") {
+				inside = true
+			}
+		}
+		if f.after.exists && inside {
+			pl.skipped = append(pl.skipped, f.path)
+			continue
+		}
+		files = append(files, f)
+	}
+	pl.files = files
+	return pl
+}
+
+func (m *model) conflicts(pl *mplan) {
+	pl.conflicts = []string{}
+	for _, f := range pl.files {
+		if last, known := m.lastKnown(f.path); known && last != f.before {
+			pl.conflicts = append(pl.conflicts, f.path)
+		}
+	}
+}
+
+// apply puts the plan's files in place (deletes first) and records the op.
+func (m *model) apply(o *mop, pl mplan) {
+	o.seq = m.tick()
+	for _, f := range pl.files {
+		f.seq = m.tick()
+		o.files = append(o.files, f)
+	}
+	for _, f := range pl.files {
+		if !f.after.exists {
+			delete(m.ws, f.path)
+		}
+	}
+	for _, f := range pl.files {
+		if f.after.exists {
+			for q := range m.ws {
+				if strings.HasPrefix(q, f.path+"/") {
+					delete(m.ws, q) // only deleted files were there
+				}
+			}
+			m.ws[f.path] = mnode{data: f.after.data, exec: f.after.exec}
+		}
+	}
+	m.ops = append(m.ops, o)
+}
+
+// errKind names the refusal a step ended with.
+func errKind(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, controller.ErrConflict):
+		return "conflict"
+	case errors.Is(err, controller.ErrUndoConflict):
+		return "undo-conflict"
+	case errors.Is(err, controller.ErrLaterChanges):
+		return "later-changes"
+	case errors.Is(err, controller.ErrNoTurn):
+		return "no-turn"
+	case errors.Is(err, checkpoints.ErrNothingToUndo):
+		return "nothing-to-undo"
+	case errors.Is(err, capture.ErrOutsideWorkspace):
+		return "outside"
+	case errors.Is(err, checkpoints.ErrNoOpenTurn), errors.Is(err, capture.ErrSymlink), errors.Is(err, capture.ErrNotRegular):
+		return "capture-refused"
+	}
+	return "other: " + err.Error()
+}
+
+// chooser supplies the sequence's choices: a seeded PRNG, or a fuzzer's
+// bytes (ok false once they run out).
+type chooser interface {
+	intn(n int) int
+	ok() bool
+}
+
+type randChooser struct{ r *rand.Rand }
+
+func (c randChooser) intn(n int) int { return c.r.Intn(n) }
+func (c randChooser) ok() bool       { return true }
+
+type byteChooser struct {
+	b   []byte
+	out bool
+}
+
+func (c *byteChooser) intn(n int) int {
+	if len(c.b) == 0 {
+		c.out = true
+		return 0
+	}
+	v := int(c.b[0]) % n
+	c.b = c.b[1:]
+	return v
+}
+func (c *byteChooser) ok() bool { return !c.out }
+
+// machine runs one sequence against the real controller and the model.
+type machine struct {
+	t       testing.TB
+	ctx     context.Context
+	ws      string
+	store   string
+	outside string // symlinks point here; it must never change
+	c       *controller.Controller
+	m       *model
+	ch      chooser
+	steps   []string
+	failed  bool
+	stats   map[string]int // what the sequence exercised, by outcome
+	forks   int
+	session string // the session the sequence drives (a fork moves it)
+}
+
+func newMachine(t testing.TB, ch chooser) *machine {
+	x := &machine{t: t, ctx: context.Background(), ch: ch, m: &model{ws: map[string]mnode{}}, stats: map[string]int{}}
+	root := t.TempDir()
+	if dir := os.Getenv("CKPT_MODEL_DIR"); dir != "" { // a tmpfs for long runs: fsync costs nothing there
+		var err error
+		if root, err = os.MkdirTemp(dir, "ckpt-model-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(root) })
+	}
+	x.ws, x.store, x.outside = filepath.Join(root, "ws"), filepath.Join(root, "store"), filepath.Join(root, "outside")
+	for _, d := range []string{x.ws, x.store, x.outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(x.outside, "secret"), []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x.open()
+	return x
+}
+
+func (x *machine) open() {
+	if x.c != nil {
+		x.c.Close()
+	}
+	c, err := controller.Open(x.ctx, controller.Options{Workspace: x.ws, Store: x.store, Session: x.session, NoAutoRetention: true})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	x.c = c
+}
+
+func (x *machine) close() {
+	if x.c != nil {
+		x.c.Close()
+	}
+}
+
+func (x *machine) fail(format string, args ...any) {
+	x.t.Helper()
+	if !x.failed {
+		x.t.Errorf("divergence after %d steps:\n  %s", len(x.steps), strings.Join(x.steps, "\n  "))
+	}
+	x.failed = true
+	x.t.Errorf(format, args...)
+}
+
+func (x *machine) log(format string, args ...any) {
+	x.steps = append(x.steps, fmt.Sprintf(format, args...))
+}
+
+func (x *machine) pick(list []string) string { return list[x.ch.intn(len(list))] }
+
+// --- the real workspace ---
+
+func (x *machine) abs(p string) string { return filepath.Join(x.ws, filepath.FromSlash(p)) }
+
+// set makes the real workspace and the model hold n at p (nil: nothing,
+// the whole tree under p removed).
+func (x *machine) set(p string, n *mnode) {
+	a := x.abs(p)
+	if err := os.RemoveAll(a); err != nil {
+		x.t.Fatal(err)
+	}
+	for q := range x.m.ws {
+		if q == p || strings.HasPrefix(q, p+"/") {
+			delete(x.m.ws, q)
+		}
+	}
+	if n == nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(a), 0o755); err != nil {
+		x.t.Fatal(err)
+	}
+	if n.link {
+		target := filepath.Join(x.outside, "secret")
+		if slices.ContainsFunc(universe, func(q string) bool { return strings.HasPrefix(q, p+"/") }) {
+			target = x.outside
+		}
+		if err := os.Symlink(target, a); err != nil {
+			x.t.Fatal(err)
+		}
+	} else {
+		mode := fs.FileMode(0o644)
+		if n.exec {
+			mode = 0o755
+		}
+		if err := os.WriteFile(a, []byte(n.data), mode); err != nil {
+			x.t.Fatal(err)
+		}
+		if err := os.Chmod(a, mode); err != nil {
+			x.t.Fatal(err)
+		}
+	}
+	x.m.ws[p] = *n
+}
+
+// pruneEmptyDirs removes empty directories: they are not content.
+func (x *machine) pruneEmptyDirs() {
+	var walk func(dir string) bool
+	walk = func(dir string) bool {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			x.t.Fatal(err)
+		}
+		empty := true
+		for _, e := range ents {
+			if e.IsDir() && walk(filepath.Join(dir, e.Name())) {
+				os.Remove(filepath.Join(dir, e.Name()))
+				continue
+			}
+			empty = false
+		}
+		return empty
+	}
+	walk(x.ws)
+}
+
+// check compares the workspace, the outside directory and the
+// conversation with the model.
+func (x *machine) check() {
+	x.t.Helper()
+	x.pruneEmptyDirs()
+	got := map[string]mnode{}
+	err := filepath.WalkDir(x.ws, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(x.ws, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			got[rel] = mnode{link: true}
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			got[rel] = mnode{data: string(b), exec: fi.Mode().Perm()&0o100 != 0}
+		}
+		return nil
+	})
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	want := map[string]mnode{}
+	for p, n := range x.m.ws {
+		if n.link {
+			n = mnode{link: true}
+		}
+		want[p] = n
+	}
+	for p, n := range want {
+		if g, ok := got[p]; !ok || g != n {
+			x.fail("%s: workspace has %s, model %s", p, describe(g, ok), describe(n, true))
+		}
+	}
+	for p, g := range got {
+		if _, ok := want[p]; !ok {
+			x.fail("%s: workspace has %s, model nothing", p, describe(g, true))
+		}
+	}
+	ents, _ := os.ReadDir(x.outside)
+	if len(ents) != 1 {
+		x.fail("the directory outside the workspace changed: %d entries", len(ents))
+	}
+	if b, err := os.ReadFile(filepath.Join(x.outside, "secret")); err != nil || string(b) != "outside\n" {
+		x.fail("the file outside the workspace changed: %q %v", b, err)
+	}
+	msgs, err := x.c.Conversation(x.ctx)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	var gotConv, wantConv []string
+	for _, m := range msgs {
+		gotConv = append(gotConv, fmt.Sprintf("%d %s %s", m.Turn, m.Role, m.Text))
+	}
+	for _, t := range x.m.active() {
+		for _, m := range t.msgs {
+			if m.hiddenBy != nil {
+				continue
+			}
+			wantConv = append(wantConv, fmt.Sprintf("%d %s %s", t.number, m.role, m.text))
+		}
+	}
+	if !slices.Equal(gotConv, wantConv) {
+		x.fail("conversation:\n got  %q\n want %q", gotConv, wantConv)
+	}
+}
+
+func describe(n mnode, ok bool) string {
+	switch {
+	case !ok:
+		return "nothing"
+	case n.link:
+		return "a symlink"
+	}
+	return fmt.Sprintf("%q exec=%v", n.data, n.exec)
+}
+
+// --- steps ---
+
+// free lists universe paths where a file or link can be put: no node
+// above, nothing below.
+func (x *machine) free() []string {
+	var out []string
+	for _, p := range universe {
+		if _, _, anc := x.m.ancestor(p); anc {
+			continue
+		}
+		if n, ok := x.m.ws[p]; (ok && n.link) || x.m.hasDesc(p) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (x *machine) files() []string {
+	var out []string
+	for _, p := range universe {
+		if n, ok := x.m.ws[p]; ok && !n.link {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (x *machine) links() []string {
+	var out []string
+	for _, p := range universe {
+		if n, ok := x.m.ws[p]; ok && n.link {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// captureStep captures p and checks the outcome against the model.
+func (x *machine) captureStep(p string) {
+	wantErr := x.m.captureErr(p)
+	res, err := x.c.Capture(x.ctx, p)
+	if wantErr != (err != nil) {
+		x.fail("capture %s: got error %v, model predicts failure %v", p, err, wantErr)
+		return
+	}
+	if err == nil {
+		_, had := x.m.open().snaps[p]
+		if res.Recorded == had {
+			x.fail("capture %s: recorded=%v, but the open turn had it already: %v", p, res.Recorded, had)
+		}
+		x.m.capture(p)
+	}
+}
+
+// agent runs an agent's change: captures first (an edit tool) unless the
+// open turn is scanned and the change is made by a shell.
+func (x *machine) agent(name string, caps []string, change func()) {
+	t := x.m.open()
+	shell := t != nil && t.scanned && x.ch.intn(2) == 0 // only a scan sees what a shell does
+	how := "tool"
+	if shell {
+		how = "shell"
+	}
+	x.log("%s (%s)", name, how)
+	if !shell {
+		for _, p := range caps {
+			x.captureStep(p)
+		}
+	}
+	change()
+}
+
+func (x *machine) content() (string, bool) {
+	return contents[x.ch.intn(len(contents))], x.ch.intn(4) == 0
+}
+
+func (x *machine) step() {
+	switch k := x.ch.intn(100); {
+	case k < 14: // write a file
+		free := x.free()
+		if len(free) == 0 {
+			return
+		}
+		p := x.pick(free)
+		data, exec := x.content()
+		if p == ".gitignore" {
+			data = x.pick(ignoreRules)
+		}
+		x.agent(fmt.Sprintf("write %s %q exec=%v", p, data, exec), []string{p}, func() { x.set(p, &mnode{data: data, exec: exec}) })
+	case k < 19: // delete a file
+		if fs := x.files(); len(fs) > 0 {
+			p := x.pick(fs)
+			x.agent("delete "+p, []string{p}, func() { x.set(p, nil) })
+		}
+	case k < 22: // chmod +x / -x
+		if fs := x.files(); len(fs) > 0 {
+			p := x.pick(fs)
+			n := x.m.ws[p]
+			n.exec = !n.exec
+			x.agent(fmt.Sprintf("chmod %s exec=%v", p, n.exec), []string{p}, func() { x.set(p, &n) })
+		}
+	case k < 25: // rename
+		fs, free := x.files(), x.free()
+		if len(fs) == 0 || len(free) == 0 {
+			return
+		}
+		src, dst := x.pick(fs), x.pick(free)
+		if src == dst || strings.HasPrefix(dst, src+"/") {
+			return
+		}
+		n := x.m.ws[src]
+		x.agent("rename "+src+" "+dst, []string{src, dst}, func() { x.set(src, nil); x.set(dst, &n) })
+	case k < 29: // file -> directory
+		p := x.pick([]string{"d", "d/z"})
+		if n, ok := x.m.ws[p]; !ok || n.link {
+			return
+		}
+		child := p + "/" + x.pick(map[string][]string{"d": {"x", "y"}, "d/z": {"w"}}[p])
+		data, _ := x.content()
+		x.agent("file to dir "+p+" with "+child, []string{p}, func() { x.set(p, nil) })
+		x.agent(fmt.Sprintf("  write %s %q", child, data), []string{child}, func() { x.set(child, &mnode{data: data}) })
+	case k < 33: // directory -> file
+		p := x.pick([]string{"d", "d/z"})
+		var inside []string
+		for _, q := range universe {
+			if n, ok := x.m.ws[q]; ok && strings.HasPrefix(q, p+"/") {
+				if n.link {
+					return
+				}
+				inside = append(inside, q)
+			}
+		}
+		if len(inside) == 0 {
+			return
+		}
+		if _, _, anc := x.m.ancestor(p); anc {
+			return
+		}
+		data, _ := x.content()
+		x.agent("dir to file "+p, inside, func() { x.set(p, nil) })
+		x.agent(fmt.Sprintf("  write %s %q", p, data), []string{p}, func() { x.set(p, &mnode{data: data}) })
+	case k < 36: // a symlink appears
+		free := x.free()
+		var empty []string
+		for _, p := range free {
+			if _, ok := x.m.ws[p]; !ok {
+				empty = append(empty, p)
+			}
+		}
+		if len(empty) == 0 {
+			return
+		}
+		p := x.pick(empty)
+		x.agent("symlink "+p, []string{p}, func() { x.set(p, &mnode{link: true}) })
+	case k < 38: // a symlink goes (a shell, or by hand)
+		if ls := x.links(); len(ls) > 0 {
+			p := x.pick(ls)
+			x.log("rm symlink %s", p)
+			x.set(p, nil)
+		}
+	case k < 43: // a capture on its own, of any path
+		p := x.pick(universe)
+		x.log("capture %s", p)
+		x.captureStep(p)
+	case k < 53: // a hand edit
+		fs := x.files()
+		if len(fs) == 0 {
+			return
+		}
+		p := x.pick(fs)
+		n := x.m.ws[p]
+		switch x.ch.intn(3) {
+		case 0:
+			n.data, _ = x.content()
+			if p == ".gitignore" {
+				n.data = x.pick(ignoreRules)
+			}
+			x.log("hand edit %s %q", p, n.data)
+			x.set(p, &n)
+		case 1:
+			n.exec = !n.exec
+			x.log("hand chmod %s exec=%v", p, n.exec)
+			x.set(p, &n)
+		default:
+			x.log("hand delete %s", p)
+			x.set(p, nil)
+		}
+	case k < 66: // a turn
+		scan := x.ch.intn(3) == 0
+		prompt := "p" + strconv.Itoa(x.m.seq)
+		x.log("turn %s scan=%v", prompt, scan)
+		res, err := x.c.BeginTurnWith(x.ctx, prompt, controller.TurnOptions{Scan: scan})
+		if err != nil {
+			x.fail("turn: %v", err)
+			return
+		}
+		x.m.beginTurn(prompt, scan)
+		if res.Turn != x.m.open().number {
+			x.fail("turn opened as %d, model %d", res.Turn, x.m.open().number)
+		}
+	case k < 68: // a message
+		text := "m" + strconv.Itoa(x.ch.intn(100))
+		x.log("message %s", text)
+		_, err := x.c.AppendMessage(x.ctx, "assistant", text)
+		if t := x.m.open(); t == nil {
+			if err == nil {
+				x.fail("message with no open turn succeeded")
+			}
+		} else if err != nil {
+			x.fail("message: %v", err)
+		} else {
+			t.msgs = append(t.msgs, &mmsg{role: "assistant", text: text})
+		}
+	case k < 84:
+		x.rewind()
+	case k < 87:
+		x.revert()
+	case k < 89:
+		if x.ch.intn(2) == 0 {
+			x.summarize()
+		} else {
+			x.fork()
+		}
+	case k < 96:
+		x.undo()
+	case k < 98:
+		// gc with no grace: every blob a record still names must survive,
+		// which the rewinds and undos that follow check.
+		x.log("gc")
+		if _, err := x.c.StoreOf().Collect(x.ctx, retention.CollectOptions{}); err != nil {
+			x.fail("gc: %v", err)
+		}
+	default:
+		x.log("reopen")
+		x.open()
+	}
+}
+
+// turnNumber picks an active turn, or now and then one that does not exist.
+func (x *machine) turnNumber() int {
+	n := len(x.m.active())
+	if n == 0 || x.ch.intn(8) == 0 {
+		return n
+	}
+	return x.ch.intn(n)
+}
+
+func (x *machine) options() controller.RewindOptions {
+	var o controller.RewindOptions
+	o.Force = x.ch.intn(3) == 0
+	o.DryRun = x.ch.intn(8) == 0
+	if x.ch.intn(5) == 0 {
+		for _, p := range universe {
+			if x.ch.intn(3) == 0 {
+				o.Only = append(o.Only, p)
+			}
+		}
+	}
+	return o
+}
+
+// onlyErr predicts a rewind refused for an --only path whose parent is a
+// symlink leading out of the workspace.
+func (x *machine) onlyErr(o controller.RewindOptions) bool {
+	for _, p := range o.Only {
+		if _, n, ok := x.m.ancestor(p); ok && n.link {
+			return true
+		}
+	}
+	return false
+}
+
+func filterOnly(targets map[string]mstate, only []string) map[string]mstate {
+	if len(only) == 0 {
+		return targets
+	}
+	out := map[string]mstate{}
+	for _, p := range only {
+		if st, ok := targets[p]; ok {
+			out[p] = st
+		}
+	}
+	return out
+}
+
+func (x *machine) rewind() {
+	n := x.turnNumber()
+	scope := []checkpoints.Scope{checkpoints.ScopeCode, checkpoints.ScopeCode, checkpoints.ScopeConversation, checkpoints.ScopeBoth}[x.ch.intn(4)]
+	o := x.options()
+	x.log("rewind %d scope=%s force=%v dry=%v only=%v", n, scope, o.Force, o.DryRun, o.Only)
+	res, err := x.c.Rewind(x.ctx, n, scope, o)
+
+	t := x.m.turn(n)
+	var pl mplan
+	want := ""
+	switch {
+	case t == nil:
+		want = "no-turn"
+	case scope.Code() && x.onlyErr(o):
+		want = "outside"
+	case scope.Code():
+		pl = x.m.plan(filterOnly(x.m.targets(t.seq), o.Only))
+		x.m.conflicts(&pl)
+		if len(pl.conflicts) > 0 && !o.Force && !o.DryRun {
+			want = "conflict"
+		}
+	}
+	if got := errKind(err); got != want {
+		x.fail("rewind: got %q (%v), model predicts %q %v", got, err, want, pl.conflicts)
+		return
+	}
+	x.count("rewind", want, pl)
+	if err != nil {
+		return
+	}
+	x.compare(res, pl)
+	if scope.Conversation() && res.Prompt != t.prompt {
+		x.fail("rewind handed back %q, model %q", res.Prompt, t.prompt)
+	}
+	changed := len(pl.files) > 0 || scope.Conversation()
+	if res.Changed != changed {
+		x.fail("rewind changed=%v, model %v", res.Changed, changed)
+	}
+	if o.DryRun || !changed {
+		return
+	}
+	op := &mop{scope: scope}
+	x.m.apply(op, pl)
+	if scope.Conversation() {
+		for _, u := range x.m.active() {
+			if u.number >= n {
+				u.hiddenBy = op
+				op.hid = append(op.hid, u)
+			}
+		}
+	}
+}
+
+// summarize replaces the messages of turns n.. (or of the turns before n)
+// with one system message in the first (last) of them.
+func (x *machine) summarize() {
+	n := x.turnNumber()
+	dir := []controller.Direction{controller.From, controller.UpTo}[x.ch.intn(2)]
+	text := "summary " + strconv.Itoa(x.m.seq)
+	x.log("summarize %d %s", n, dir)
+	_, err := x.c.Summarize(x.ctx, n, dir, text)
+	want := ""
+	anchor := n
+	if dir == controller.UpTo {
+		anchor = n - 1
+	}
+	if x.m.turn(n) == nil || x.m.turn(anchor) == nil {
+		want = "no-turn"
+	}
+	if got := errKind(err); got != want {
+		x.fail("summarize: got %q (%v), model predicts %q", got, err, want)
+		return
+	}
+	if err != nil {
+		return
+	}
+	op := &mop{summarize: true, scope: checkpoints.ScopeConversation}
+	x.m.apply(op, mplan{})
+	for _, t := range x.m.active() {
+		if dir == controller.From && t.number >= n || dir == controller.UpTo && t.number < n {
+			for _, msg := range t.msgs {
+				if msg.hiddenBy == nil {
+					msg.hiddenBy = op
+				}
+			}
+		}
+	}
+	a := x.m.turn(anchor)
+	a.msgs = append(a.msgs, &mmsg{role: "system", text: text, addedBy: op})
+}
+
+// fork makes a new session whose history is the turns before n (and, with
+// restore, the files as at n's start): a copy of the records and a rewind
+// in the copy. The sequence goes on in the fork; this session is left.
+func (x *machine) fork() {
+	n := x.turnNumber()
+	restore, force := x.ch.intn(2) == 0, x.ch.intn(3) == 0
+	x.forks++
+	id := fmt.Sprintf("fork-%d", x.forks)
+	x.log("fork %d restore=%v force=%v -> %s", n, restore, force, id)
+	res, err := x.c.ForkWith(x.ctx, n, controller.ForkOptions{To: id, Restore: restore, Force: force})
+	scope := checkpoints.ScopeConversation
+	if restore {
+		scope = checkpoints.ScopeBoth
+	}
+	t := x.m.turn(n)
+	var pl mplan
+	want := ""
+	switch {
+	case t == nil:
+		want = "no-turn"
+	case restore:
+		pl = x.m.plan(x.m.targets(t.seq))
+		x.m.conflicts(&pl)
+		if len(pl.conflicts) > 0 && !force {
+			want = "conflict"
+		}
+	}
+	if got := errKind(err); got != want {
+		x.fail("fork: got %q (%v), model predicts %q %v", got, err, want, pl.conflicts)
+		return
+	}
+	if err != nil {
+		return
+	}
+	x.compare(res.Rewind, pl)
+	x.session = id
+	x.open()
+	op := &mop{scope: scope}
+	x.m.apply(op, pl)
+	for _, u := range x.m.active() {
+		if u.number >= n {
+			u.hiddenBy = op
+			op.hid = append(op.hid, u)
+		}
+	}
+}
+
+func (x *machine) revert() {
+	n := x.turnNumber()
+	o := x.options()
+	x.log("revert %d force=%v dry=%v only=%v", n, o.Force, o.DryRun, o.Only)
+	res, err := x.c.Revert(x.ctx, n, o)
+	t := x.m.turn(n)
+	var pl mplan
+	want := ""
+	switch {
+	case t == nil:
+		want = "no-turn"
+	default:
+		targets := map[string]mstate{}
+		for p, s := range t.snaps {
+			targets[p] = s.st
+		}
+		for p := range targets {
+			for _, u := range x.m.turns {
+				if _, ok := u.snaps[p]; ok && u.seq > t.seq {
+					want = "later-changes"
+				}
+			}
+		}
+		if want != "" {
+			break
+		}
+		if x.onlyErr(o) {
+			want = "outside"
+			break
+		}
+		pl = x.m.plan(filterOnly(targets, o.Only))
+		x.m.conflicts(&pl)
+		if len(pl.conflicts) > 0 && !o.Force && !o.DryRun {
+			want = "conflict"
+		}
+	}
+	if got := errKind(err); got != want {
+		x.fail("revert: got %q (%v), model predicts %q %v", got, err, want, pl.conflicts)
+		return
+	}
+	x.count("revert", want, pl)
+	if err != nil {
+		return
+	}
+	x.compare(res, pl)
+	if o.DryRun || len(pl.files) == 0 {
+		return
+	}
+	x.m.apply(&mop{scope: checkpoints.ScopeCode}, pl)
+}
+
+func (x *machine) undo() {
+	force := x.ch.intn(4) == 0
+	x.log("undo force=%v", force)
+	res, err := x.c.Undo(x.ctx, controller.UndoOptions{Force: force})
+	var rw *mop
+	for i := len(x.m.ops) - 1; i >= 0; i-- {
+		if o := x.m.ops[i]; o.undoes == nil && o.undoneBy == nil {
+			rw = o
+			break
+		}
+	}
+	var pl mplan
+	want := ""
+	if rw == nil {
+		want = "nothing-to-undo"
+	} else {
+		targets := map[string]mstate{}
+		left := map[string]mstate{}
+		for _, f := range rw.files {
+			targets[f.path] = f.before
+			left[f.path] = f.after
+		}
+		pl = x.m.plan(targets)
+		if !force {
+			for _, f := range pl.files {
+				if f.before != left[f.path] {
+					want = "undo-conflict"
+				}
+			}
+			if rw.scope.Conversation() && !rw.summarize {
+				for _, t := range x.m.active() {
+					if t.seq > rw.seq {
+						want = "undo-conflict"
+					}
+				}
+			}
+		}
+	}
+	if got := errKind(err); got != want {
+		x.fail("undo: got %q (%v), model predicts %q", got, err, want)
+		return
+	}
+	x.count("undo", want, pl)
+	if err != nil {
+		return
+	}
+	x.compare(res, pl)
+	op := &mop{undoes: rw, scope: rw.scope}
+	x.m.apply(op, pl)
+	rw.undoneBy = op
+	if rw.summarize {
+		for _, t := range x.m.turns {
+			for _, msg := range t.msgs {
+				if msg.hiddenBy == rw {
+					msg.hiddenBy = nil
+				} else if msg.addedBy == rw && msg.hiddenBy == nil {
+					msg.hiddenBy = op
+				}
+			}
+		}
+	} else if rw.scope.Conversation() {
+		for _, t := range x.m.active() {
+			if t.seq > rw.seq {
+				t.hiddenBy = op
+			}
+		}
+		for _, t := range rw.hid {
+			if t.hiddenBy == rw {
+				t.hiddenBy = nil
+			}
+		}
+	}
+}
+
+func (x *machine) count(what, refusal string, pl mplan) {
+	switch {
+	case refusal != "":
+		x.stats[what+" refused: "+refusal]++
+	case len(pl.files) > 0:
+		x.stats[what+" changing files"]++
+	default:
+		x.stats[what+" changing no file"]++
+	}
+	if refusal == "" && len(pl.skipped) > 0 {
+		x.stats[what+" with skips"]++
+	}
+	for _, f := range pl.files {
+		if f.before.exists && !f.after.exists {
+			x.stats["files deleted"]++
+		}
+	}
+	if refusal == "" && len(pl.conflicts) > 0 {
+		x.stats[what+" forced over a conflict"]++
+	}
+}
+
+// compare checks a result's restored, deleted and skipped paths.
+func (x *machine) compare(res controller.Result, pl mplan) {
+	var restored, deleted []string
+	for _, f := range pl.files {
+		if f.after.exists {
+			restored = append(restored, f.path)
+		} else {
+			deleted = append(deleted, f.path)
+		}
+	}
+	var skipped []string
+	for _, s := range res.Skipped {
+		if s.Reason == "" {
+			x.fail("skip of %s without a reason", s.Path)
+		}
+		skipped = append(skipped, s.Path)
+	}
+	for _, c := range []struct {
+		what      string
+		got, want []string
+	}{{"restored", res.Restored, restored}, {"deleted", res.Deleted, deleted}, {"skipped", skipped, pl.skipped}} {
+		g, w := slices.Clone(c.got), slices.Clone(c.want)
+		sort.Strings(g)
+		sort.Strings(w)
+		if !slices.Equal(g, w) {
+			x.fail("%s: got %q, model %q", c.what, g, w)
+		}
+	}
+}
+
+// run plays steps steps (or until the chooser runs out), checking after
+// each.
+func (x *machine) run(steps int) {
+	x.t.Helper()
+	// Some files and a first turn, so most sequences have something to do.
+	for i, p := range []string{"a", "d/x", "x.log"} {
+		x.set(p, &mnode{data: contents[i]})
+	}
+	x.set(".gitignore", &mnode{data: ignoreRules[0]})
+	scan := x.ch.intn(2) == 0
+	x.log("setup: a, d/x, x.log, .gitignore; turn p0 scan=%v", scan)
+	if _, err := x.c.BeginTurnWith(x.ctx, "p0", controller.TurnOptions{Scan: scan}); err != nil {
+		x.t.Fatal(err)
+	}
+	x.m.beginTurn("p0", scan)
+	for i := 0; i < steps && x.ch.ok() && !x.failed; i++ {
+		x.step()
+		if !x.failed {
+			x.check()
+		}
+	}
+}
+
+func runSeed(t *testing.T, seed int64, steps int, stats map[string]int) {
+	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))})
+	defer x.close()
+	x.run(steps)
+	for k, v := range x.stats {
+		stats[k] += v
+	}
+	if x.failed {
+		t.Logf("seed %d (rerun: CKPT_MODEL_SEED=%d go test ./controller -run 'TestModel$')", seed, seed)
+	}
+}
+
+// TestModel runs 200 random sequences (10,000 with CKPT_MODEL_LONG=1).
+func TestModel(t *testing.T) {
+	n, steps := 200, 20
+	if os.Getenv("CKPT_MODEL_LONG") == "1" {
+		n, steps = 10000, 40
+	}
+	if testing.Short() {
+		n = 20
+	}
+	base := time.Now().UnixNano()
+	if s := os.Getenv("CKPT_MODEL_SEED"); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, n = v, 1
+	}
+	start := time.Now()
+	stats := map[string]int{}
+	var failed []int64
+	for i := 0; i < n; i++ {
+		seed := base + int64(i)
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, stats) })
+		if !ok {
+			failed = append(failed, seed)
+			t.Errorf("seed %d diverged (rerun with CKPT_MODEL_SEED=%d)", seed, seed)
+			if len(failed) >= 10 {
+				t.Fatalf("stopping after %d divergent sequences: %v", len(failed), failed)
+			}
+		}
+	}
+	t.Logf("%d sequences of up to %d steps in %s, %d divergent %v", n, steps, time.Since(start).Round(time.Millisecond), len(failed), failed)
+	keys := slices.Sorted(maps.Keys(stats))
+	for _, k := range keys {
+		t.Logf("  %6d %s", stats[k], k)
+	}
+}
+
+// FuzzModel drives the same machine from a byte string: each byte is one
+// choice.
+func FuzzModel(f *testing.F) {
+	f.Add([]byte{0, 10, 60, 1, 80, 0, 0, 0})
+	for seed := int64(1); seed <= 3; seed++ { // longer sequences to start from
+		b := make([]byte, 300)
+		rand.New(rand.NewSource(seed)).Read(b)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 400 {
+			b = b[:400]
+		}
+		x := newMachine(t, &byteChooser{b: b})
+		defer x.close()
+		x.run(1 << 30)
+	})
+}
