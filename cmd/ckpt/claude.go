@@ -1,0 +1,385 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
+)
+
+// What ckpt keeps about Claude Code sessions, in the session index's meta
+// table (no schema change; a few short rows per turn):
+//
+//	agent                 "claude" once a Claude Code prompt opened a turn
+//	claude.turn.ROWID     JSON claudeTurn for the turn with that row id
+//	claude.at.UUID        the row id of the turn whose prompt followed the
+//	                      transcript entry UUID (to find a fork's parent)
+//
+// and, for a Claude conversation forked by a rewind, one small file naming
+// the ckpt session it continues:
+//
+//	STORE/sessions/NEWID/claude-continues   the ckpt session id, one line
+//
+// The directory has no index, so it is not a session of its own; every
+// hook event of NEWID is recorded into the session the file names.
+const continuesFile = "claude-continues"
+
+// claudeTurn is what a Claude Code prompt event says about its turn.
+type claudeTurn struct {
+	PromptID string `json:"prompt_id,omitempty"`
+	// ResumeAt is the uuid of the transcript's last assistant entry before
+	// the turn's prompt: `claude --resume S --fork-session
+	// --resume-session-at ResumeAt` gives back Claude's conversation as it
+	// was when the prompt was sent.
+	ResumeAt string `json:"resume_at,omitempty"`
+}
+
+func claudeTurnKey(rowID int64) string { return "claude.turn." + strconv.FormatInt(rowID, 10) }
+
+// recordClaudeTurn stores what the event tells about the turn with row id
+// rowID. Nothing to store is not an error.
+func recordClaudeTurn(ctx context.Context, x *checkpoints.Index, rowID int64, t claudeTurn) error {
+	if _, err := x.InitMeta(ctx, "agent", "claude"); err != nil {
+		return err
+	}
+	if t == (claudeTurn{}) {
+		return nil
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if err := x.SetMeta(ctx, claudeTurnKey(rowID), string(b)); err != nil {
+		return err
+	}
+	if t.ResumeAt != "" {
+		return x.SetMeta(ctx, "claude.at."+t.ResumeAt, strconv.FormatInt(rowID, 10))
+	}
+	return nil
+}
+
+// loadClaudeTurn returns what was recorded for the turn with row id rowID;
+// ok is false when the session is not a Claude Code session.
+func loadClaudeTurn(ctx context.Context, x *checkpoints.Index, rowID int64) (t claudeTurn, ok bool, err error) {
+	if v, err := x.Meta(ctx, "agent"); errors.Is(err, checkpoints.ErrNotFound) || (err == nil && v != "claude") {
+		return t, false, nil
+	} else if err != nil {
+		return t, false, err
+	}
+	v, err := x.Meta(ctx, claudeTurnKey(rowID))
+	if errors.Is(err, checkpoints.ErrNotFound) {
+		return t, true, nil
+	}
+	if err != nil {
+		return t, true, err
+	}
+	return t, true, json.Unmarshal([]byte(v), &t)
+}
+
+// maxTranscriptTail bounds how much of a transcript's end is read to find
+// its last assistant entry.
+const maxTranscriptTail = 8 << 20
+
+// lastAssistantUUID returns the uuid of the last assistant entry of the
+// main conversation in Claude Code's transcript at path (JSON lines), or ""
+// when there is none. The transcript is only read, never changed; only its
+// last maxTranscriptTail bytes are looked at.
+func lastAssistantUUID(path string) (string, error) {
+	if path == "" || !filepath.IsAbs(path) {
+		return "", nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil // nothing written yet: the first prompt
+	}
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	var r io.Reader = f
+	if fi.Size() > maxTranscriptTail {
+		if _, err := f.Seek(fi.Size()-maxTranscriptTail, io.SeekStart); err != nil {
+			return "", err
+		}
+		br := bufio.NewReader(f)
+		if _, err := br.ReadBytes('\n'); err != nil { // a cut line
+			return "", nil
+		}
+		r = br
+	}
+	return lastAssistantIn(r)
+}
+
+// lastAssistantIn scans transcript lines for the last assistant entry of
+// the main conversation (not a sidechain) and returns its uuid.
+func lastAssistantIn(r io.Reader) (string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxTranscriptTail)
+	last := ""
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.Contains(line, []byte(`"assistant"`)) {
+			continue
+		}
+		var e struct {
+			Type        string `json:"type"`
+			UUID        string `json:"uuid"`
+			IsSidechain bool   `json:"isSidechain"`
+		}
+		if json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		if e.Type == "assistant" && e.UUID != "" && !e.IsSidechain {
+			last = e.UUID
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return last, nil
+}
+
+// continuedSession returns the ckpt session a Claude Code session id
+// continues (see continuesFile), or id itself.
+func continuedSession(store, id string) string {
+	b, err := os.ReadFile(filepath.Join(checkpoints.SessionDir(store, id), continuesFile))
+	if err != nil {
+		return id
+	}
+	if s := strings.TrimSpace(string(b)); checkpoints.ValidSession(s) {
+		return s
+	}
+	return id
+}
+
+// markContinues records that Claude Code session newID continues the ckpt
+// session id.
+func markContinues(store, newID, id string) error {
+	dir := checkpoints.SessionDir(store, newID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, continuesFile), []byte(id+"\n"), 0o644)
+}
+
+// newUUID returns a random version-4 UUID, the session id form Claude Code
+// accepts for --session-id.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// claudeResume is how to get Claude Code's own conversation back to the
+// start of a rewound turn: a fork of the Claude session, so the original
+// transcript is never changed.
+type claudeResume struct {
+	// Session is the new Claude Code session id; its hook events are
+	// recorded into this ckpt session, whose next turn is the rewound one.
+	Session string `json:"session"`
+	// ResumeAt is the transcript entry the fork ends with ("" for turn 0,
+	// or when ckpt has no record of where the turn began).
+	ResumeAt string `json:"resume_at"`
+	// Argv is the command that forks Claude's conversation and resends the
+	// turn's prompt (print mode); Then continues the fork interactively.
+	Argv    []string `json:"argv"`
+	Command string   `json:"command"`
+	Then    string   `json:"then"`
+	// Exact is false when ckpt has no record of the turn's place in the
+	// transcript: Argv then resumes the whole conversation, and the prompt
+	// is for the user to paste.
+	Exact bool `json:"exact"`
+}
+
+// planClaudeResume returns how to resume Claude Code session sid at turn,
+// given what was recorded for it.
+func planClaudeResume(sid string, turn int, t claudeTurn, prompt string) claudeResume {
+	r := claudeResume{Session: newUUID(), ResumeAt: t.ResumeAt, Exact: true}
+	switch {
+	case t.ResumeAt != "":
+		r.Argv = []string{"claude", "--resume", sid, "--fork-session", "--session-id", r.Session,
+			"--resume-session-at", t.ResumeAt, "-p", prompt}
+	case turn == 0:
+		// Nothing came before the first prompt: a new conversation is
+		// Claude's state at turn 0.
+		r.Argv = []string{"claude", "--session-id", r.Session, "-p", prompt}
+	default:
+		r.Exact = false
+		r.Argv = []string{"claude", "--resume", sid, "--fork-session", "--session-id", r.Session}
+	}
+	q := make([]string, len(r.Argv))
+	for i, a := range r.Argv {
+		q[i] = shellQuote(a)
+	}
+	r.Command = strings.Join(q, " ")
+	r.Then = "claude --resume " + r.Session
+	return r
+}
+
+// findClaudeParent looks, among the store's other sessions of workspace
+// root, for the turn whose prompt followed transcript entry at: a Claude
+// Code fork whose conversation ends with that entry continues from there.
+// It returns the session and the turn number (in its active history).
+func findClaudeParent(ctx context.Context, store, self, root, at string) (string, int, bool) {
+	if at == "" {
+		return "", 0, false
+	}
+	ids, err := checkpoints.Sessions(store)
+	if err != nil {
+		return "", 0, false
+	}
+	for _, id := range ids {
+		if id == self {
+			continue
+		}
+		turn, ok := turnAt(ctx, checkpoints.SessionDir(store, id), root, at)
+		if ok {
+			return id, turn, true
+		}
+	}
+	return "", 0, false
+}
+
+func turnAt(ctx context.Context, dir, root, at string) (int, bool) {
+	x, err := checkpoints.Open(ctx, dir)
+	if err != nil {
+		return 0, false
+	}
+	defer x.Close()
+	if ws, err := x.Meta(ctx, "workspace"); err != nil || ws != root {
+		return 0, false
+	}
+	v, err := x.Meta(ctx, "claude.at."+at)
+	if err != nil {
+		return 0, false
+	}
+	rowID, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	cps, err := x.Checkpoints(ctx)
+	if err != nil {
+		return 0, false
+	}
+	for _, cp := range cps {
+		if cp.ID == rowID {
+			return cp.Turn, true
+		}
+	}
+	return 0, false
+}
+
+// forkFromParent makes the new Claude Code session sid a ckpt fork of the
+// session its transcript continues, when one is found: the fork's turns are
+// the parent's before the turn that followed the fork point. It reports
+// whether it forked.
+func forkFromParent(ctx context.Context, store, root, sid, transcript string) (bool, error) {
+	at, err := lastAssistantUUID(transcript)
+	if err != nil || at == "" {
+		return false, nil
+	}
+	parent, turn, ok := findClaudeParent(ctx, store, sid, root, at)
+	if !ok {
+		return false, nil
+	}
+	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: parent, Store: store, NoAutoRetention: true})
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	if _, err := c.ForkWith(ctx, turn, controller.ForkOptions{To: sid}); err != nil {
+		if errors.Is(err, controller.ErrSessionExists) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// claudeRewound reports a conversation rewind of a Claude Code session
+// with the command that forks Claude's conversation at the rewound turn,
+// and runs it when run is set. The fork's session id is marked as
+// continuing this ckpt session (not for a dry run), so its hook events
+// open the rewound turn's number again here.
+func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claudeTurn, run bool) error {
+	r := planClaudeResume(a.session, res.Turn, ct, res.Prompt)
+	if !res.DryRun {
+		if err := markContinues(a.store, r.Session, a.session); err != nil {
+			return fmt.Errorf("rewound, but could not prepare Claude's fork: %w", err)
+		}
+	}
+	if a.json {
+		j := resultJSON(res)
+		j.ClaudeResume = &r
+		if err := a.printJSON(j); err != nil {
+			return err
+		}
+	} else {
+		if err := a.printResult(res, "rewind"); err != nil {
+			return err
+		}
+		if r.Exact {
+			a.say("Claude Code's conversation at turn %d (a fork: its original transcript is left as it is), resending the prompt:", res.Turn)
+		} else {
+			a.say("ckpt has no record of where turn %d began in Claude's transcript (installed later?); this forks the whole conversation, paste the prompt above:", res.Turn)
+		}
+		a.say("  %s", r.Command)
+		a.say("then continue it with: %s", r.Then)
+	}
+	if !run {
+		return nil
+	}
+	if res.DryRun {
+		return usagef("--resume-claude with --dry-run: nothing rewound, so nothing to resume")
+	}
+	if !r.Exact && !a.interactive() {
+		return errors.New("--resume-claude: without a record of the turn's place in the transcript, Claude can only be resumed on a terminal")
+	}
+	bin := os.Getenv("CKPT_CLAUDE_BIN")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("claude"); err != nil {
+			return fmt.Errorf("--resume-claude: no claude on $PATH (set $CKPT_CLAUDE_BIN): %w", err)
+		}
+	}
+	runClaude := func(args []string) error {
+		cmd := exec.CommandContext(ctx, bin, args...)
+		if f, ok := a.stdin.(*os.File); ok {
+			cmd.Stdin = f
+		}
+		cmd.Stdout, cmd.Stderr = a.stdout, a.stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("claude %s: %w", strings.Join(args[:min(len(args), 2)], " "), err)
+		}
+		return nil
+	}
+	if err := runClaude(r.Argv[1:]); err != nil {
+		return err
+	}
+	if r.Exact && a.interactive() {
+		return runClaude([]string{"--resume", r.Session})
+	}
+	return nil
+}
