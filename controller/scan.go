@@ -132,9 +132,11 @@ func (c *Controller) createdSince(ctx context.Context, cp checkpoints.Checkpoint
 		if had[f.Path] || underAny(f.Path, skipped) {
 			continue
 		}
-		if _, ok := targets[f.Path]; !ok {
-			targets[f.Path] = checkpoints.State{} // did not exist when the turn opened
-		}
+		// It did not exist when the turn opened, whatever a later event
+		// says: the earliest event since may be a rewind or undo that
+		// rewrote a file the shell had created after the turn opened, whose
+		// before-state is that file, not the turn's start.
+		targets[f.Path] = checkpoints.State{}
 	}
 	return nil
 }
