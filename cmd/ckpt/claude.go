@@ -215,7 +215,8 @@ type claudeResume struct {
 
 // planClaudeResume returns how to resume Claude Code session sid at turn,
 // given what was recorded for it.
-func planClaudeResume(sid string, turn int, t claudeTurn, prompt string) claudeResume {
+// extra are further arguments for claude, placed before the others.
+func planClaudeResume(sid string, turn int, t claudeTurn, prompt string, extra []string) claudeResume {
 	r := claudeResume{Session: newUUID(), ResumeAt: t.ResumeAt, Exact: true}
 	switch {
 	case t.ResumeAt != "":
@@ -229,12 +230,17 @@ func planClaudeResume(sid string, turn int, t claudeTurn, prompt string) claudeR
 		r.Exact = false
 		r.Argv = []string{"claude", "--resume", sid, "--fork-session", "--session-id", r.Session}
 	}
+	r.Argv = append(append([]string{"claude"}, extra...), r.Argv[1:]...)
 	q := make([]string, len(r.Argv))
 	for i, a := range r.Argv {
 		q[i] = shellQuote(a)
 	}
 	r.Command = strings.Join(q, " ")
-	r.Then = "claude --resume " + r.Session
+	then := append(append([]string{"claude"}, extra...), "--resume", r.Session)
+	for i := range then {
+		then[i] = shellQuote(then[i])
+	}
+	r.Then = strings.Join(then, " ")
 	return r
 }
 
@@ -323,8 +329,8 @@ func forkFromParent(ctx context.Context, store, root, sid, transcript string) (b
 // and runs it when run is set. The fork's session id is marked as
 // continuing this ckpt session (not for a dry run), so its hook events
 // open the rewound turn's number again here.
-func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claudeTurn, run bool) error {
-	r := planClaudeResume(a.session, res.Turn, ct, res.Prompt)
+func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claudeTurn, run bool, extra []string) error {
+	r := planClaudeResume(a.session, res.Turn, ct, res.Prompt, extra)
 	if !res.DryRun {
 		if err := markContinues(a.store, r.Session, a.session); err != nil {
 			return fmt.Errorf("rewound, but could not prepare Claude's fork: %w", err)
@@ -379,7 +385,7 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 		return err
 	}
 	if r.Exact && a.interactive() {
-		return runClaude([]string{"--resume", r.Session})
+		return runClaude(append(append([]string(nil), extra...), "--resume", r.Session))
 	}
 	return nil
 }

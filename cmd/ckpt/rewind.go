@@ -32,7 +32,7 @@ func newRewindCmd(a *app) *cobra.Command {
 	var scope string
 	var dryRun, force, only, resumeClaude bool
 	cmd := &cobra.Command{
-		Use:   "rewind TURN",
+		Use:   "rewind TURN [-- CLAUDE-ARGS]",
 		Short: "Rewind code, conversation or both to the start of TURN (undo with `ckpt undo`)",
 		Long: `Put the session back to the start of TURN.
 
@@ -52,8 +52,15 @@ conversation back at TURN: a fork of the Claude session, cut just before
 TURN's prompt, that resends the prompt; Claude's original transcript is
 never changed. The fork's hook events continue this ckpt session.
 --resume-claude runs it (then "claude --resume" on the fork, on a
-terminal).`,
+terminal); arguments after -- are passed to claude (e.g. -- --permission-mode
+acceptEdits).`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				if !resumeClaude {
+					return usagef("arguments after -- are for claude, with --resume-claude")
+				}
+				args = args[:dash]
+			}
 			if only && len(args) < 2 {
 				return usagef("rewind TURN --only takes one or more PATHs")
 			}
@@ -63,6 +70,10 @@ terminal).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var claudeArgs []string
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				args, claudeArgs = args[:dash], args[dash:]
+			}
 			if len(args) == 0 {
 				if picker == nil || !a.interactive() {
 					return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
@@ -107,7 +118,7 @@ terminal).`,
 				}
 				return a.printResult(res, "rewind")
 			}
-			return a.claudeRewound(cmd.Context(), res, ct, resumeClaude)
+			return a.claudeRewound(cmd.Context(), res, ct, resumeClaude, claudeArgs)
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", "both", "what to rewind: code, conversation or both")
