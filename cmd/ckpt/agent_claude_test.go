@@ -372,4 +372,37 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	if len(list) != 3 || list[2].Prompt != p2 || len(list[2].Files) != 1 || list[2].Files[0].Path != "notes.txt" {
 		t.Errorf("after the fork, ckpt list = %+v; want turns 0-2, turn 2 %q capturing notes.txt", list, p2)
 	}
+
+	// A fork made in Claude Code itself (not by ckpt) at the same place:
+	// its first prompt finds, by the transcript entry it continues from,
+	// the ckpt turn that followed it, and the new Claude session becomes a
+	// ckpt fork holding the turns before. (The file gets back the text the
+	// scripted Edit expects: Claude checks an edit before its hook runs.)
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("alpha\nline two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.prompt("-p", p2, "--resume", sid, "--fork-session", "--resume-session-at", wantAt)
+	known := map[string]bool{transcripts[0]: true, fork: true}
+	forks, _ = filepath.Glob(filepath.Join(filepath.Dir(transcripts[0]), "*.jsonl"))
+	handFork := ""
+	for _, f := range forks {
+		if !known[f] {
+			handFork = strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		}
+	}
+	if handFork == "" {
+		t.Fatal("no transcript for the fork made in Claude Code")
+	}
+	if err := json.Unmarshal([]byte(e.ckpt("--session", handFork, "list", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	got = got[:0]
+	for _, cp := range list {
+		got = append(got, cp.Prompt)
+	}
+	if want := []string{resumeLabel, p1, p2}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("ckpt session of Claude's own fork: turns %q, want %q", got, want)
+	} else if len(list[2].Files) != 1 || list[2].Files[0].Path != "notes.txt" {
+		t.Errorf("Claude's own fork: turn 2 files %+v, want notes.txt", list[2].Files)
+	}
 }

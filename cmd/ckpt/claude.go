@@ -15,9 +15,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/gofrs/flock"
 )
 
 // What ckpt keeps about Claude Code sessions, in the session index's meta
@@ -31,7 +33,9 @@ import (
 // and, for a Claude conversation forked by a rewind, one small file naming
 // the ckpt session it continues:
 //
-//	STORE/sessions/NEWID/claude-continues   the ckpt session id, one line
+//	STORE/sessions/NEWID/claude-continues   the ckpt session id, and the
+//	                                        transcript entry the fork began
+//	                                        after, one line each
 //
 // The directory has no index, so it is not a session of its own; every
 // hook event of NEWID is recorded into the session the file names.
@@ -127,59 +131,73 @@ func lastAssistantUUID(path string) (string, error) {
 		}
 		r = br
 	}
-	return lastAssistantIn(r)
+	last, _, err := lastAssistantIn(r, "")
+	return last, err
 }
 
 // lastAssistantIn scans transcript lines for the last assistant entry of
-// the main conversation (not a sidechain) and returns its uuid.
-func lastAssistantIn(r io.Reader) (string, error) {
+// the main conversation (not a sidechain) and returns its uuid; with
+// promptID set, the last one before the user entry of that prompt, and
+// found says whether that entry is there.
+func lastAssistantIn(r io.Reader, promptID string) (last string, found bool, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxTranscriptTail)
-	last := ""
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !bytes.Contains(line, []byte(`"assistant"`)) {
+		if !bytes.Contains(line, []byte(`"assistant"`)) && (promptID == "" || !bytes.Contains(line, []byte(promptID))) {
 			continue
 		}
 		var e struct {
 			Type        string `json:"type"`
 			UUID        string `json:"uuid"`
 			IsSidechain bool   `json:"isSidechain"`
+			PromptID    string `json:"promptId"`
 		}
-		if json.Unmarshal(line, &e) != nil {
+		if json.Unmarshal(line, &e) != nil || e.IsSidechain {
 			continue
 		}
-		if e.Type == "assistant" && e.UUID != "" && !e.IsSidechain {
+		if promptID != "" && e.Type == "user" && e.PromptID == promptID {
+			return last, true, nil
+		}
+		if e.Type == "assistant" && e.UUID != "" {
 			last = e.UUID
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return "", err
+		return "", false, err
 	}
-	return last, nil
+	if promptID != "" {
+		return "", false, nil
+	}
+	return last, true, nil
 }
 
 // continuedSession returns the ckpt session a Claude Code session id
-// continues (see continuesFile), or id itself.
-func continuedSession(store, id string) string {
+// continues (see continuesFile), or id itself, and the transcript entry
+// the fork began after ("" when unknown).
+func continuedSession(store, id string) (session, at string) {
 	b, err := os.ReadFile(filepath.Join(checkpoints.SessionDir(store, id), continuesFile))
 	if err != nil {
-		return id
+		return id, ""
 	}
-	if s := strings.TrimSpace(string(b)); checkpoints.ValidSession(s) {
-		return s
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if !checkpoints.ValidSession(strings.TrimSpace(lines[0])) {
+		return id, ""
 	}
-	return id
+	if len(lines) > 1 {
+		at = strings.TrimSpace(lines[1])
+	}
+	return strings.TrimSpace(lines[0]), at
 }
 
 // markContinues records that Claude Code session newID continues the ckpt
-// session id.
-func markContinues(store, newID, id string) error {
+// session id, forked after transcript entry at.
+func markContinues(store, newID, id, at string) error {
 	dir := checkpoints.SessionDir(store, newID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, continuesFile), []byte(id+"\n"), 0o644)
+	return writeFileAtomic(filepath.Join(dir, continuesFile), []byte(id+"\n"+at+"\n"), 0o644)
 }
 
 // newUUID returns a random version-4 UUID, the session id form Claude Code
@@ -310,12 +328,7 @@ func forkFromParent(ctx context.Context, store, root, sid, transcript string) (b
 	if !ok {
 		return false, nil
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: parent, Store: store, NoAutoRetention: true})
-	if err != nil {
-		return false, err
-	}
-	defer c.Close()
-	if _, err := c.ForkWith(ctx, turn, controller.ForkOptions{To: sid}); err != nil {
+	if _, err := forkAt(ctx, store, root, parent, turn, sid); err != nil {
 		if errors.Is(err, controller.ErrSessionExists) {
 			return false, nil
 		}
@@ -332,7 +345,7 @@ func forkFromParent(ctx context.Context, store, root, sid, transcript string) (b
 func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claudeTurn, run bool, extra []string) error {
 	r := planClaudeResume(a.session, res.Turn, ct, res.Prompt, extra)
 	if !res.DryRun {
-		if err := markContinues(a.store, r.Session, a.session); err != nil {
+		if err := markContinues(a.store, r.Session, a.session, r.ResumeAt); err != nil {
 			return fmt.Errorf("rewound, but could not prepare Claude's fork: %w", err)
 		}
 	}
@@ -388,4 +401,114 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 		return runClaude(append(append([]string(nil), extra...), "--resume", r.Session))
 	}
 	return nil
+}
+
+// adoptFile marks a Claude Code session whose first prompt came before its
+// transcript was written (Claude writes a forked conversation only after
+// that prompt's hook): the first tool call looks again, and adoptFork makes
+// the session a ckpt fork if it continues a recorded conversation. It
+// holds the prompt's prompt_id.
+const adoptFile = "claude-adopt"
+
+// adoptFork runs before a tool call of session sid (a Claude Code session
+// ckpt opened at its first prompt, marked by adoptFile). When the
+// transcript now shows the prompt came after an assistant entry that a
+// turn of another session of the workspace followed, the session, which
+// then holds that one prompt's turn and nothing else, is replaced by a
+// ckpt fork of that session at that turn, and the prompt's turn is opened
+// again in it. It reports whether it did.
+func adoptFork(ctx context.Context, store, sid, transcript string, say func(string, ...any)) bool {
+	dir := checkpoints.SessionDir(store, sid)
+	mark := filepath.Join(dir, adoptFile)
+	if _, err := os.Stat(mark); err != nil {
+		return false
+	}
+	lock := flock.New(filepath.Join(dir, "hook.lock"))
+	if err := lock.Lock(); err != nil {
+		return false
+	}
+	defer lock.Unlock()
+	b, err := os.ReadFile(mark)
+	if err != nil {
+		return false // another tool call's hook did it
+	}
+	promptID := strings.TrimSpace(string(b))
+	// Claude writes its transcript behind the events: give it a moment.
+	var at string
+	found := false
+	for try := 0; try < 10 && !found; try++ {
+		if try > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		f, err := os.Open(transcript)
+		if err != nil {
+			continue
+		}
+		at, found, err = lastAssistantIn(io.LimitReader(f, maxTranscriptTail), promptID)
+		f.Close()
+		if err != nil {
+			return false
+		}
+	}
+	if !found {
+		return false // the next tool call looks again
+	}
+	os.Remove(mark)
+	if at == "" {
+		return false // a new conversation
+	}
+	x, err := checkpoints.Open(ctx, dir)
+	if err != nil {
+		return false
+	}
+	root, _ := x.Meta(ctx, "workspace")
+	cps, err1 := x.Checkpoints(ctx)
+	ops, err2 := x.Journal(ctx, false)
+	var prompt string
+	ok := err1 == nil && err2 == nil && len(cps) == 1 && len(ops) == 0 && root != ""
+	if ok {
+		var cp checkpoints.Checkpoint
+		if cp, err = x.Turn(ctx, cps[0].Turn); err == nil && len(cp.Files) == 0 {
+			prompt = cp.Prompt
+		} else {
+			ok = false
+		}
+	}
+	x.Close()
+	if !ok {
+		return false
+	}
+	parent, turn, ok := findClaudeParent(ctx, store, sid, root, at)
+	if !ok {
+		return false
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(dir, checkpoints.FileName+suffix))
+	}
+	if _, err := forkAt(ctx, store, root, parent, turn, sid); err != nil {
+		say("ckpt: hook: warning: fork of session %s at turn %d: %s; recording a new session", parent, turn, oneLine(err))
+		return false
+	}
+	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: sid, Store: store, NoAutoRetention: true})
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	res, err := c.BeginTurnWith(ctx, prompt, controller.TurnOptions{})
+	if err != nil {
+		say("ckpt: hook: warning: reopen the prompt's turn in the fork: %s", oneLine(err))
+		return false
+	}
+	recordClaudeTurn(ctx, c.Index(), res.ID, claudeTurn{PromptID: promptID, ResumeAt: at})
+	return true
+}
+
+// forkAt forks session parent at turn into session to.
+func forkAt(ctx context.Context, store, root, parent string, turn int, to string) (controller.ForkResult, error) {
+	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: parent, Store: store, NoAutoRetention: true})
+	if err != nil {
+		return controller.ForkResult{}, err
+	}
+	defer c.Close()
+	return c.ForkWith(ctx, turn, controller.ForkOptions{To: to})
 }

@@ -160,9 +160,9 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 	blocking := o.strict && ev.HookEventName == "PreToolUse"
 	// A Claude conversation forked by `ckpt rewind` continues the ckpt
 	// session it was forked from.
-	session := ev.SessionID
+	session, forkedAt := ev.SessionID, ""
 	if o.agent == "claude" {
-		session = continuedSession(a.store, ev.SessionID)
+		session, forkedAt = continuedSession(a.store, ev.SessionID)
 	}
 
 	// The workspace: the session's own when it exists and cwd is inside
@@ -190,6 +190,9 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 			}
 		}
 	}
+	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" {
+		adoptFork(ctx, a.store, session, ev.TranscriptPath, a.say)
+	}
 	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: a.store})
 	if err != nil {
 		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
@@ -215,6 +218,12 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 			if ct.ResumeAt, err = lastAssistantUUID(ev.TranscriptPath); err != nil {
 				a.say("ckpt: hook: warning: transcript: %s; `ckpt rewind` cannot fork Claude's conversation at this turn", oneLine(err))
 			}
+			if ct.ResumeAt == "" {
+				// The first prompt of a fork `ckpt rewind` made: Claude
+				// writes its transcript later, but ckpt chose where it
+				// begins.
+				ct.ResumeAt = forkedAt
+			}
 		}
 		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{})
 		if err != nil {
@@ -226,6 +235,13 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 		if o.agent == "claude" {
 			if err := recordClaudeTurn(ctx, c.Index(), res.ID, ct); err != nil {
 				a.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", oneLine(err))
+			}
+			if res.Turn == 0 && ct.ResumeAt == "" && session == ev.SessionID && ev.PromptID != "" {
+				// A session's first prompt: if it is a fork, its
+				// transcript appears later; the first tool call looks.
+				// (Not only for a session this event created: Claude
+				// runs SessionStart hooks alongside the first prompt.)
+				os.WriteFile(filepath.Join(checkpoints.SessionDir(a.store, session), adoptFile), []byte(ev.PromptID+"\n"), 0o644)
 			}
 		}
 		return nil

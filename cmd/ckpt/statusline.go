@@ -59,7 +59,7 @@ func (a *app) statusLine(ctx context.Context) string {
 	}
 	session := a.session
 	if in.SessionID != "" && checkpoints.ValidSession(in.SessionID) {
-		session = continuedSession(a.store, in.SessionID)
+		session, _ = continuedSession(a.store, in.SessionID)
 	}
 	if session == "" {
 		dir := in.Workspace.ProjectDir
