@@ -131,20 +131,23 @@ func lastAssistantUUID(path string) (string, error) {
 		}
 		r = br
 	}
-	last, _, err := lastAssistantIn(r, "")
+	last, _, err := lastAssistantIn(r, nil)
 	return last, err
 }
 
 // lastAssistantIn scans transcript lines for the last assistant entry of
-// the main conversation (not a sidechain) and returns its uuid; with
-// promptID set, the last one before the user entry of that prompt, and
-// found says whether that entry is there.
-func lastAssistantIn(r io.Reader, promptID string) (last string, found bool, err error) {
+// the main conversation (not a sidechain) and returns its uuid. With
+// prompt set, it returns instead the last assistant entry before the last
+// user entry that is that prompt (its promptId and its text), and found
+// says whether there is one. (Claude Code 2.1.330 gives the entries a fork
+// copies the new prompt's promptId; 2.1.197 keeps the old ones.)
+func lastAssistantIn(r io.Reader, prompt *pendingPrompt) (last string, found bool, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxTranscriptTail)
+	before := ""
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !bytes.Contains(line, []byte(`"assistant"`)) && (promptID == "" || !bytes.Contains(line, []byte(promptID))) {
+		if !bytes.Contains(line, []byte(`"assistant"`)) && (prompt == nil || !bytes.Contains(line, []byte(prompt.PromptID))) {
 			continue
 		}
 		var e struct {
@@ -152,12 +155,15 @@ func lastAssistantIn(r io.Reader, promptID string) (last string, found bool, err
 			UUID        string `json:"uuid"`
 			IsSidechain bool   `json:"isSidechain"`
 			PromptID    string `json:"promptId"`
+			Message     struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
 		}
 		if json.Unmarshal(line, &e) != nil || e.IsSidechain {
 			continue
 		}
-		if promptID != "" && e.Type == "user" && e.PromptID == promptID {
-			return last, true, nil
+		if prompt != nil && e.Type == "user" && e.PromptID == prompt.PromptID && promptText(e.Message.Content) == prompt.Prompt {
+			before, found = last, true
 		}
 		if e.Type == "assistant" && e.UUID != "" {
 			last = e.UUID
@@ -166,10 +172,37 @@ func lastAssistantIn(r io.Reader, promptID string) (last string, found bool, err
 	if err := sc.Err(); err != nil {
 		return "", false, err
 	}
-	if promptID != "" {
-		return "", false, nil
+	if prompt != nil {
+		return before, found, nil
 	}
 	return last, true, nil
+}
+
+// promptText is the text of a user message's content: a string, or its
+// text blocks joined ("" for tool results).
+func promptText(content json.RawMessage) string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	json.Unmarshal(content, &blocks)
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// pendingPrompt is what adoptFile holds: the session's first prompt.
+type pendingPrompt struct {
+	PromptID string `json:"prompt_id"`
+	Prompt   string `json:"prompt"`
 }
 
 // continuedSession returns the ckpt session a Claude Code session id
@@ -407,7 +440,7 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 // transcript was written (Claude writes a forked conversation only after
 // that prompt's hook): the first tool call looks again, and adoptFork makes
 // the session a ckpt fork if it continues a recorded conversation. It
-// holds the prompt's prompt_id.
+// holds a pendingPrompt as JSON.
 const adoptFile = "claude-adopt"
 
 // adoptFork runs before a tool call of session sid (a Claude Code session
@@ -432,7 +465,11 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 	if err != nil {
 		return false // another tool call's hook did it
 	}
-	promptID := strings.TrimSpace(string(b))
+	var pp pendingPrompt
+	if json.Unmarshal(b, &pp) != nil || pp.PromptID == "" {
+		os.Remove(mark)
+		return false
+	}
 	// Claude writes its transcript behind the events: give it a moment.
 	var at string
 	found := false
@@ -444,7 +481,7 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 		if err != nil {
 			continue
 		}
-		at, found, err = lastAssistantIn(io.LimitReader(f, maxTranscriptTail), promptID)
+		at, found, err = lastAssistantIn(io.LimitReader(f, maxTranscriptTail), &pp)
 		f.Close()
 		if err != nil {
 			return false
@@ -499,7 +536,7 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 		say("ckpt: hook: warning: reopen the prompt's turn in the fork: %s", oneLine(err))
 		return false
 	}
-	recordClaudeTurn(ctx, c.Index(), res.ID, claudeTurn{PromptID: promptID, ResumeAt: at})
+	recordClaudeTurn(ctx, c.Index(), res.ID, claudeTurn{PromptID: pp.PromptID, ResumeAt: at})
 	return true
 }
 

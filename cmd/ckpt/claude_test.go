@@ -161,19 +161,27 @@ func TestLastAssistantIn(t *testing.T) {
 		`{"type":"assistant","uuid":"side","isSidechain":true}` + "\n" +
 		"not json\n" +
 		transcriptLine("user", "u2", "p-2", "two") +
+		`{"type":"user","uuid":"u2r","promptId":"p-2","message":{"content":[{"type":"tool_result","content":"ok"}]}}` + "\n" +
 		transcriptLine("assistant", "a2", "", "y")
+	// A 2.1.330 fork: every copied user entry has the new promptId.
+	fork := transcriptLine("user", "u1", "p-9", "one") + transcriptLine("assistant", "a1", "", "x") +
+		`{"type":"user","uuid":"u9","promptId":"p-9","message":{"content":[{"type":"text","text":"again"}]}}` + "\n"
 	for _, tc := range []struct {
-		prompt, want string
-		found        bool
+		tr     string
+		prompt *pendingPrompt
+		want   string
+		found  bool
 	}{
-		{"", "a2", true},
-		{"p-1", "", true},
-		{"p-2", "a1", true},
-		{"p-3", "", false},
+		{tr, nil, "a2", true},
+		{tr, &pendingPrompt{"p-1", "one"}, "", true},
+		{tr, &pendingPrompt{"p-2", "two"}, "a1", true},
+		{tr, &pendingPrompt{"p-3", "three"}, "", false},
+		{tr, &pendingPrompt{"p-2", "other text"}, "", false},
+		{fork, &pendingPrompt{"p-9", "again"}, "a1", true},
 	} {
-		got, found, err := lastAssistantIn(strings.NewReader(tr), tc.prompt)
+		got, found, err := lastAssistantIn(strings.NewReader(tc.tr), tc.prompt)
 		if err != nil || got != tc.want || found != tc.found {
-			t.Errorf("lastAssistantIn(prompt %q) = %q, %v, %v; want %q, %v", tc.prompt, got, found, err, tc.want, tc.found)
+			t.Errorf("lastAssistantIn(%+v) = %q, %v, %v; want %q, %v", tc.prompt, got, found, err, tc.want, tc.found)
 		}
 	}
 }

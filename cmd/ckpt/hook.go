@@ -190,6 +190,12 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 			}
 		}
 	}
+	if plan.start && !loc.OfSession {
+		// A session ckpt has no record of: nothing to fall back on, and
+		// no reason to create it before its first prompt (a new session's
+		// first turn takes its own manifest in scan mode).
+		return nil
+	}
 	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" {
 		adoptFork(ctx, a.store, session, ev.TranscriptPath, a.say)
 	}
@@ -241,7 +247,9 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 				// transcript appears later; the first tool call looks.
 				// (Not only for a session this event created: Claude
 				// runs SessionStart hooks alongside the first prompt.)
-				os.WriteFile(filepath.Join(checkpoints.SessionDir(a.store, session), adoptFile), []byte(ev.PromptID+"\n"), 0o644)
+				if b, err := json.Marshal(pendingPrompt{PromptID: ev.PromptID, Prompt: *ev.Prompt}); err == nil {
+					os.WriteFile(filepath.Join(checkpoints.SessionDir(a.store, session), adoptFile), b, 0o644)
+				}
 			}
 		}
 		return nil
