@@ -203,6 +203,32 @@ func promptText(content json.RawMessage) string {
 type pendingPrompt struct {
 	PromptID string `json:"prompt_id"`
 	Prompt   string `json:"prompt"`
+	Tries    int    `json:"tries,omitempty"` // tool calls that found no transcript yet
+}
+
+// readTail reads the file at path, or its last max bytes from the first
+// whole line in them.
+func readTail(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() <= max {
+		return io.ReadAll(io.LimitReader(f, max))
+	}
+	if _, err := f.Seek(fi.Size()-max, io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max))
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+	}
+	return b, err
 }
 
 // continuedSession returns the ckpt session a Claude Code session id
@@ -470,25 +496,36 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 		os.Remove(mark)
 		return false
 	}
-	// Claude writes its transcript behind the events: give it a moment.
+	// Claude writes its transcript behind the events: give it a moment,
+	// while the prompt's entries are not there at all.
 	var at string
-	found := false
-	for try := 0; try < 10 && !found; try++ {
+	found, written := false, false
+	for try := 0; try < 10 && !written; try++ {
 		if try > 0 {
 			time.Sleep(50 * time.Millisecond)
 		}
-		f, err := os.Open(transcript)
+		data, err := readTail(transcript, maxTranscriptTail)
 		if err != nil {
 			continue
 		}
-		at, found, err = lastAssistantIn(io.LimitReader(f, maxTranscriptTail), &pp)
-		f.Close()
-		if err != nil {
-			return false
+		written = bytes.Contains(data, []byte(pp.PromptID))
+		if at, found, err = lastAssistantIn(bytes.NewReader(data), &pp); err != nil {
+			break
 		}
 	}
+	if !written {
+		// Not written yet: the next tool call looks again, up to twice.
+		pp.Tries++
+		if b, err := json.Marshal(pp); err == nil && pp.Tries < 2 {
+			writeFileAtomic(mark, b, 0o644)
+		} else {
+			os.Remove(mark)
+		}
+		return false
+	}
 	if !found {
-		return false // the next tool call looks again
+		os.Remove(mark) // the prompt is there but not as ckpt saw it
+		return false
 	}
 	os.Remove(mark)
 	if at == "" {

@@ -173,11 +173,11 @@ func TestLastAssistantIn(t *testing.T) {
 		found  bool
 	}{
 		{tr, nil, "a2", true},
-		{tr, &pendingPrompt{"p-1", "one"}, "", true},
-		{tr, &pendingPrompt{"p-2", "two"}, "a1", true},
-		{tr, &pendingPrompt{"p-3", "three"}, "", false},
-		{tr, &pendingPrompt{"p-2", "other text"}, "", false},
-		{fork, &pendingPrompt{"p-9", "again"}, "a1", true},
+		{tr, &pendingPrompt{PromptID: "p-1", Prompt: "one"}, "", true},
+		{tr, &pendingPrompt{PromptID: "p-2", Prompt: "two"}, "a1", true},
+		{tr, &pendingPrompt{PromptID: "p-3", Prompt: "three"}, "", false},
+		{tr, &pendingPrompt{PromptID: "p-2", Prompt: "other text"}, "", false},
+		{fork, &pendingPrompt{PromptID: "p-9", Prompt: "again"}, "a1", true},
 	} {
 		got, found, err := lastAssistantIn(strings.NewReader(tc.tr), tc.prompt)
 		if err != nil || got != tc.want || found != tc.found {
