@@ -117,7 +117,7 @@ func (e *agentEnv) wantFiles(when string, want map[string]string) {
 	}
 }
 
-// transcriptEntries parses a Claude Code transcript (JSON lines).
+// transcriptEntry is one line of a Claude Code transcript (JSON lines).
 type transcriptEntry struct {
 	Type    string `json:"type"`
 	UUID    string `json:"uuid"`
