@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/ckpt/ckpt/capture"
@@ -41,6 +42,12 @@ type hookEvent struct {
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolUseID      string          `json:"tool_use_id"`
 	Source         string          `json:"source"`
+	PromptID       string          `json:"prompt_id"`
+	// AgentID and AgentType are set on events from inside a subagent; its
+	// session_id is the parent's, so its edits land in the parent's open
+	// turn.
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
 }
 
 // toolPaths is the part of tool_input the hook reads.
@@ -53,7 +60,7 @@ type toolPaths struct {
 // do for: they are not installed, but a hand-written settings file may
 // route them here, and that is not a mistake worth a message.
 var quietEvents = map[string]bool{
-	"SessionStart": true, "PostToolUse": true, "Stop": true, "SubagentStop": true, "Notification": true,
+	"PostToolUse": true, "Stop": true, "SubagentStop": true, "Notification": true,
 	"PreCompact": true, "SessionEnd": true,
 }
 
@@ -69,11 +76,21 @@ func newHookCmd(a *app) *cobra.Command {
 		Short: "Handle one agent hook event (JSON on stdin); what `ckpt install claude` wires up",
 		Long: `Read one agent hook event as JSON on stdin and record it:
 
-  UserPromptSubmit  open a turn labelled with "prompt" (its user message)
+  UserPromptSubmit  open a turn labelled with "prompt" (its user message);
+                    for claude, record its prompt_id and where it begins in
+                    the transcript (read only), for "ckpt rewind"
   PreToolUse        Write, Edit, MultiEdit: capture tool_input.file_path;
                     NotebookEdit: capture tool_input.notebook_path;
-                    Bash: in scan mode, make sure the turn has a manifest
-  SessionStart, PostToolUse and other known events: accepted, nothing to do
+                    Bash, PowerShell: in scan mode, make sure the turn has a
+                    manifest
+  SessionStart      startup/resume: in scan mode, a session with no
+                    workspace manifest yet opens a turn that records one
+                    (a resume checkpoint); fork: a new session continuing a
+                    ckpt-recorded Claude conversation becomes a ckpt fork
+  PostToolUse and other known events: accepted, nothing to do
+
+Events from a subagent (agent_id set) carry the parent's session_id and
+land in its open turn.
 
 The session is the event's session_id and the workspace its cwd (for
 claude, $CLAUDE_PROJECT_DIR when cwd is inside it); --store or $CKPT_HOME
@@ -81,7 +98,8 @@ still chooses the store. Nothing is ever printed on stdout.
 
 "generic" takes the same JSON from any agent; it captures
 tool_input.file_path or notebook_path of every PreToolUse, whatever the
-tool_name, and treats tool_name Bash or shell as a shell command.
+tool_name, and treats tool_name Bash, PowerShell or shell as a shell
+command.
 
 A problem never stops the agent: one line on stderr and exit 0. With
 --strict a PreToolUse whose capture fails blocks the tool call (exit 2,
@@ -139,13 +157,20 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 		return f
 	}
 	ev, paths, shell := plan.ev, plan.paths, plan.shell
+	blocking := o.strict && ev.HookEventName == "PreToolUse"
+	// A Claude conversation forked by `ckpt rewind` continues the ckpt
+	// session it was forked from.
+	session, forkedAt := ev.SessionID, ""
+	if o.agent == "claude" {
+		session, forkedAt = continuedSession(a.store, ev.SessionID)
+	}
 
 	// The workspace: the session's own when it exists and cwd is inside
 	// it; for Claude Code, its project directory when cwd is inside that;
 	// else the nearest enclosing workspace the store knows, else cwd.
-	loc, err := controller.Locate(ctx, a.store, ev.Cwd, ev.SessionID)
+	loc, err := controller.Locate(ctx, a.store, ev.Cwd, session)
 	if err != nil {
-		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: o.strict && ev.HookEventName == "PreToolUse"}
+		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
 	}
 	ws := loc.Workspace
 	if o.agent == "claude" && !loc.OfSession {
@@ -153,26 +178,79 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 			ws = p
 		}
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: ev.SessionID, Store: a.store})
+	// A Claude Code session ckpt has not seen, whose transcript already
+	// holds a conversation ckpt recorded (a fork: SessionStart source
+	// "fork", or the first prompt of a session --fork-session made),
+	// becomes a ckpt fork of the session it came from.
+	if o.agent == "claude" && session == ev.SessionID && !loc.OfSession &&
+		(ev.HookEventName == "UserPromptSubmit" || (plan.start && ev.Source == "fork")) {
+		if root, err := filepath.EvalSymlinks(ws); err == nil {
+			if _, err := forkFromParent(ctx, a.store, root, session, ev.TranscriptPath); err != nil {
+				a.say("ckpt: hook: warning: fork of the parent session: %s; recording a new session", oneLine(err))
+			}
+		}
+	}
+	if plan.start && !loc.OfSession {
+		// A session ckpt has no record of: nothing to fall back on, and
+		// no reason to create it before its first prompt (a new session's
+		// first turn takes its own manifest in scan mode).
+		return nil
+	}
+	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" {
+		adoptFork(ctx, a.store, session, ev.TranscriptPath, a.say)
+	}
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: a.store})
 	if err != nil {
-		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: o.strict && ev.HookEventName == "PreToolUse"}
+		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
 	}
 	defer c.Close()
 	if c.Recovered() != "" {
 		a.say("ckpt: %s", c.Recovered())
 	}
-	h := hookRun{a: a, c: c, session: ev.SessionID, strict: o.strict}
+	h := hookRun{a: a, c: c, session: session, strict: o.strict}
 
 	switch {
+	case plan.start:
+		return h.resumeCheckpoint(ctx, ev.Source)
 	case ev.HookEventName == "UserPromptSubmit":
 		// Not blocking even with --strict: exit 2 here would erase the
 		// user's prompt, which is worse than a turn without a checkpoint.
+		var ct claudeTurn
+		if o.agent == "claude" {
+			// Read before the turn opens: the transcript does not hold
+			// this prompt yet, so its last assistant entry is where the
+			// turn begins in Claude's conversation.
+			ct.PromptID = ev.PromptID
+			if ct.ResumeAt, err = lastAssistantUUID(ev.TranscriptPath); err != nil {
+				a.say("ckpt: hook: warning: transcript: %s; `ckpt rewind` cannot fork Claude's conversation at this turn", oneLine(err))
+			}
+			if ct.ResumeAt == "" {
+				// The first prompt of a fork `ckpt rewind` made: Claude
+				// writes its transcript later, but ckpt chose where it
+				// begins.
+				ct.ResumeAt = forkedAt
+			}
+		}
 		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{})
 		if err != nil {
 			return &hookFailure{msg: "open turn: " + oneLine(err)}
 		}
 		if res.Warning != "" {
 			a.say("ckpt: warning: %s", res.Warning)
+		}
+		if o.agent == "claude" {
+			if err := recordClaudeTurn(ctx, c.Index(), res.ID, ct); err != nil {
+				a.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", oneLine(err))
+			}
+			if res.Turn == 0 && ct.ResumeAt == "" && session == ev.SessionID && ev.PromptID != "" {
+				// A session's first prompt: if it is a fork, its
+				// transcript appears later; the first tool call looks.
+				// (Not only for a session this event created: Claude
+				// runs SessionStart hooks alongside the first prompt.)
+				if b, err := json.Marshal(pendingPrompt{PromptID: ev.PromptID, Prompt: *ev.Prompt}); err == nil {
+					os.WriteFile(filepath.Join(checkpoints.SessionDir(a.store, session), adoptFile), b, 0o644)
+				}
+			}
 		}
 		return nil
 	case shell:
@@ -199,8 +277,12 @@ type hookPlan struct {
 	ev    hookEvent
 	paths []string // to capture: absolute, or relative to ev.Cwd
 	shell bool     // a shell command is about to run
+	start bool     // a SessionStart: ev.Source says which
 	none  bool     // nothing to do (a quiet event, a tool that does not write)
 }
+
+// onWindows selects the path style agentPath converts to.
+var onWindows = runtime.GOOS == "windows"
 
 // decodeHook parses one event of agent ("claude" or "generic") and decides
 // what it asks for, before any store is opened. It touches nothing.
@@ -213,7 +295,7 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 		return hookPlan{}, &hookFailure{msg: "event has no hook_event_name; nothing recorded"}
 	}
 	switch ev.HookEventName {
-	case "UserPromptSubmit", "PreToolUse":
+	case "UserPromptSubmit", "PreToolUse", "SessionStart":
 	default:
 		if quietEvents[ev.HookEventName] {
 			return hookPlan{none: true}, nil
@@ -226,8 +308,18 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 	if !checkpoints.ValidSession(ev.SessionID) {
 		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, checkpoints.ErrBadSession)}
 	}
-	if !filepath.IsAbs(ev.Cwd) {
+	cwd, abs := agentPath(ev.Cwd, onWindows)
+	if !abs {
 		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("cwd %q is not absolute; nothing recorded", ev.Cwd)}
+	}
+	ev.Cwd = cwd
+	if ev.HookEventName == "SessionStart" {
+		switch ev.Source {
+		case "startup", "resume", "fork", "":
+			return hookPlan{ev: ev, start: true}, nil
+		default: // clear, compact: the conversation goes on in the same turn
+			return hookPlan{none: true}, nil
+		}
 	}
 
 	var paths []string
@@ -245,7 +337,7 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 				return hookPlan{}, &hookFailure{msg: "NotebookEdit event has no tool_input.notebook_path; nothing recorded"}
 			}
 			paths = append(paths, tp.NotebookPath)
-		case ev.ToolName == "Bash" || (agent == "generic" && ev.ToolName == "shell"):
+		case ev.ToolName == "Bash" || ev.ToolName == "PowerShell" || (agent == "generic" && ev.ToolName == "shell"):
 			shell = true
 		case agent == "generic":
 			if len(ev.ToolInput) > 0 && json.Unmarshal(ev.ToolInput, &tp) == nil {
@@ -259,6 +351,9 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 		if len(paths) == 0 && !shell {
 			return hookPlan{none: true}, nil // a tool that does not write (Read, Grep, …)
 		}
+		for i, p := range paths {
+			paths[i], _ = agentPath(p, onWindows)
+		}
 	}
 	if ev.HookEventName == "UserPromptSubmit" && ev.Prompt == nil {
 		return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
@@ -266,6 +361,29 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 
 	return hookPlan{ev: ev, paths: paths, shell: shell}, nil
 }
+
+// agentPath converts a path from an agent's event into the host's form
+// (windows selects Windows style) and says whether it is absolute there.
+// Claude Code on Windows sends backslash paths (C:\p\x.go), and its Git
+// Bash side may give forward slashes (C:/p/x.go) or the MSYS form
+// (/c/p/x.go): all three become C:\p\x.go. On other systems the path is
+// taken as it is (a backslash is an ordinary character in a name there).
+func agentPath(p string, windows bool) (string, bool) {
+	if !windows {
+		return p, strings.HasPrefix(p, "/")
+	}
+	p = strings.ReplaceAll(p, "/", `\`)
+	if len(p) >= 2 && p[0] == '\\' && isLetter(p[1]) && (len(p) == 2 || p[2] == '\\') {
+		p = strings.ToUpper(p[1:2]) + ":" + p[2:]
+		if len(p) == 2 {
+			p += `\`
+		}
+	}
+	abs := strings.HasPrefix(p, `\\`) || (len(p) >= 3 && isLetter(p[0]) && p[1] == ':' && p[2] == '\\')
+	return p, abs
+}
+
+func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
 
 // claudeWorkspace is the workspace for a Claude Code event: the project
 // directory Claude Code exports to hooks when cwd is inside it (the agent's
@@ -358,6 +476,46 @@ func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
 	}
 	if !cp.Scanned {
 		h.a.say("ckpt: hook: warning: turn %d opened without a workspace manifest (scan mode came on later, or its scan was refused); this shell command's changes are rewound from the next prompt on", cp.Turn)
+	}
+	return nil
+}
+
+// resumeLabel labels the turn a SessionStart opens to record the workspace
+// before the agent's first action.
+const resumeLabel = "(session start: workspace before the agent acts)"
+
+// resumeCheckpoint runs at SessionStart (startup, resume or fork). In scan
+// mode, a session that has no workspace manifest to fall back on (no turn
+// yet, or an open turn without one) opens a turn that records it, so a
+// code rewind can always reach the state before the agent's first action;
+// a session whose open turn has a manifest already needs none. Outside
+// scan mode there is nothing to record before a tool call names a path.
+func (h hookRun) resumeCheckpoint(ctx context.Context, source string) *hookFailure {
+	on, err := h.c.ScanSetting(ctx)
+	if err != nil {
+		return &hookFailure{msg: "scan setting: " + oneLine(err)}
+	}
+	if !on {
+		return nil
+	}
+	lock := flock.New(filepath.Join(checkpoints.SessionDir(h.a.store, h.session), "hook.lock"))
+	if err := lock.Lock(); err != nil {
+		return &hookFailure{msg: "lock session: " + oneLine(err)}
+	}
+	defer lock.Unlock()
+	cp, err := h.c.Index().OpenTurn(ctx)
+	switch {
+	case err == nil && cp.Scanned:
+		return nil
+	case err != nil && !errors.Is(err, checkpoints.ErrNoOpenTurn):
+		return &hookFailure{msg: oneLine(err)}
+	}
+	res, err := h.c.BeginTurnWith(ctx, resumeLabel, controller.TurnOptions{})
+	if err != nil {
+		return &hookFailure{msg: "open turn: " + oneLine(err)}
+	}
+	if res.Warning != "" {
+		h.a.say("ckpt: warning: %s", res.Warning)
 	}
 	return nil
 }
