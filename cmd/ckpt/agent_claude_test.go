@@ -255,11 +255,9 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 		t.Errorf("statusline = %q, %v", line, err)
 	}
 
-	// Code rewinds to each turn, and undo, byte for byte. --force: the
-	// shell deleted files the edit tools had recorded, and ckpt cannot tell
-	// the agent's shell from a person's hand, so it reports them as changed
-	// since the agent left them (undo brings back what a forced rewind
-	// overwrites).
+	// Code rewinds to each turn, and undo, byte for byte. No --force: the
+	// files the agent's shell deleted in a scanned turn are the agent's
+	// doing, not changes since it left them (issue 10, defect 8).
 	for _, tc := range []struct {
 		turn string
 		want map[string]string
@@ -269,7 +267,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 		{"1", map[string]string{}},
 		{"0", map[string]string{}},
 	} {
-		e.ckpt("--session", sid, "rewind", tc.turn, "--scope", "code", "--force")
+		e.ckpt("--session", sid, "rewind", tc.turn, "--scope", "code")
 		e.wantFiles("rewind "+tc.turn+" --scope code", tc.want)
 		e.ckpt("--session", sid, "undo")
 		e.wantFiles("undo of rewind "+tc.turn, after)
