@@ -274,12 +274,16 @@ content again stores it afresh.`,
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var remote bool
+	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List the store's sessions with their size, turns and last use",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if remote {
+				return a.remoteSessions(ctx)
+			}
 			s, err := a.openStore(ctx)
 			if err != nil {
 				return err
@@ -304,6 +308,8 @@ func newSessionsCmd(a *app) *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&remote, "remote", false, "list the sessions on the remote (ckpt remote) instead")
+	return cmd
 }
 
 func newPinCmd(a *app, pin bool) *cobra.Command {

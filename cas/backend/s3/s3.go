@@ -30,6 +30,7 @@ type Config struct {
 	Prefix    string // keys are Prefix + "/" + key; may be empty
 	AccessKey string
 	SecretKey string
+	Token     string // a session token for temporary credentials; may be empty
 	Region    string // default us-east-1
 	// Transport overrides the HTTP transport (tests put a fault proxy in
 	// front of the server with an ordinary URL instead).
@@ -63,7 +64,7 @@ func New(cfg Config) (*Backend, error) {
 	}
 	cfg.Prefix = strings.Trim(cfg.Prefix, "/")
 	c, err := minio.New(host, &minio.Options{
-		Creds:        credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
+		Creds:        credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, cfg.Token),
 		Secure:       secure,
 		Region:       cfg.Region,
 		BucketLookup: lookup,
