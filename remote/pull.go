@@ -166,9 +166,15 @@ func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 	if err := os.Rename(tmp, dst); err != nil {
 		return res, fmt.Errorf("remote: install %s: %w", res.Session, err)
 	}
-	// The index changed (workspace, stat cache): the next sync uploads it,
-	// replacing the HEAD pulled here only if nobody moved it since.
-	return res, r.setHead(ctx, res.Session, headRow{remoteSession: o.Session, etag: etag, indexSum: "pulled:" + h.IndexSum})
+	// Record the installed index as in sync with the HEAD pulled, so that
+	// a sync uploads it (if-match on that HEAD) only once it changes here.
+	// Its sum is taken as sync takes it: repoint changed the bytes.
+	sum := "pulled:" + h.IndexSum
+	if s, err := r.takeSnapshot(ctx, res.Session); err == nil {
+		sum = s.sum
+		os.RemoveAll(s.dir)
+	}
+	return res, r.setHead(ctx, res.Session, headRow{remoteSession: o.Session, etag: etag, indexSum: sum})
 }
 
 // fetchIndex downloads and decompresses the index to path, checking its

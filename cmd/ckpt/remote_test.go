@@ -141,13 +141,17 @@ func copyTree(t *testing.T, dst, src string) {
 // captureTurns records n turns in store's session for ws: each turn opens,
 // then creates, edits or deletes a few files, capturing each first, as the
 // hooks do. It returns the workspace tree at the start of every turn.
-func (r *remoteRig) captureTurns(store, ws string, first, n int, rng *rand.Rand) []map[string]string {
+func (r *remoteRig) captureTurns(store, ws, session string, first, n int, rng *rand.Rand) []map[string]string {
 	r.t.Helper()
 	var starts []map[string]string
+	at := []string{"--workspace", ws}
+	if session != "" {
+		at = append(at, "--session", session)
+	}
 	for i := first; i < first+n; i++ {
-		r.run(store, "--workspace", ws, "turn", fmt.Sprintf("prompt of turn %d", i))
+		r.run(store, append(at, "turn", fmt.Sprintf("prompt of turn %d", i))...)
 		starts = append(starts, tree(r.t, ws))
-		r.run(store, "--workspace", ws, "message", "assistant", fmt.Sprintf("answer to turn %d", i))
+		r.run(store, append(at, "message", "assistant", fmt.Sprintf("answer to turn %d", i))...)
 		files := sortedKeys(tree(r.t, ws))
 		for k := 0; k < 1+rng.IntN(4); k++ {
 			var path string
@@ -158,7 +162,7 @@ func (r *remoteRig) captureTurns(store, ws string, first, n int, rng *rand.Rand)
 				path = files[rng.IntN(len(files))]
 			}
 			full := filepath.Join(ws, filepath.FromSlash(path))
-			r.run(store, "--workspace", ws, "capture", full)
+			r.run(store, append(at, "capture", full)...)
 			switch {
 			case op == 1 && len(files) > 3:
 				os.Remove(full)
@@ -209,7 +213,7 @@ func TestRemoteTwoStores(t *testing.T) {
 	wsA, wsB := filepath.Join(r.root, "machineA", "project"), filepath.Join(r.root, "machineB", "src", "project")
 	os.MkdirAll(wsA, 0o755)
 	rng := rand.New(rand.NewPCG(16, 20))
-	starts := r.captureTurns("A", wsA, 0, 20, rng)
+	starts := r.captureTurns("A", wsA, "", 0, 20, rng)
 	final := tree(t, wsA)
 	session := sessionOf(t, r, "A")
 
