@@ -95,7 +95,7 @@ func (c Config) parse() (target, error) {
 		}
 		return target{scheme: "s3", bucket: u.Host, prefix: prefix}, nil
 	case "file":
-		if u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)) {
+		if u.Host != "" && u.Host != "localhost" || u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)) {
 			return target{}, fmt.Errorf("remote: %q: a file remote needs an absolute path (file:///DIR)", c.URL)
 		}
 		return target{scheme: "file", dir: filepath.FromSlash(u.Path)}, nil

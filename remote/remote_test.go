@@ -1,0 +1,194 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/cas/backend/dir"
+	"github.com/ckpt/ckpt/controller"
+)
+
+func TestTrailerRoundTripAndBounds(t *testing.T) {
+	var p packBuilder
+	for i := 0; i < 3; i++ {
+		body := []byte(strings.Repeat(fmt.Sprint(i), 10+i))
+		if err := p.add(cas.Stored{ID: cas.Sum(body), Size: int64(len(body)), Stored: int64(len(body))}, bytes.NewReader(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := append([]Entry(nil), p.entries...)
+	pack, key := p.finish()
+	if key != packKey(cas.Sum(pack)) {
+		t.Fatalf("key %s is not the pack's hash", key)
+	}
+	tl := trailerLen(len(want))
+	got, err := parseTrailer(pack[int64(len(pack))-tl:], int64(len(pack)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("entries %v, want %v", got, want)
+	}
+	for i, e := range got {
+		if frame := pack[e.Off : e.Off+e.Stored.Stored]; cas.Sum(frame) != e.ID {
+			t.Fatalf("entry %d does not locate its frame", i)
+		}
+	}
+	// Damage: a frame reaching into the trailer, a bad magic, a wrong count.
+	bad := bytes.Clone(pack)
+	off := int64(len(bad)) - tl + 2*entrySize + 49
+	bad[off] = 0xff
+	if _, err := parseTrailer(bad[int64(len(bad))-tl:], int64(len(bad))); !errors.Is(err, cas.ErrCorrupt) {
+		t.Fatalf("an entry out of bounds: %v", err)
+	}
+	bad = bytes.Clone(pack)
+	bad[len(bad)-1] = 'X'
+	if _, err := parseTrailer(bad[int64(len(bad))-tl:], int64(len(bad))); !errors.Is(err, cas.ErrCorrupt) {
+		t.Fatalf("bad magic: %v", err)
+	}
+	if _, err := parseTrailer(pack[int64(len(pack))-tl+entrySize:], int64(len(pack))); !errors.Is(err, cas.ErrCorrupt) {
+		t.Fatalf("a short trailer: %v", err)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	store := t.TempDir()
+	t.Setenv("CKPT_REMOTE", "")
+	if _, err := LoadConfig(store); !errors.Is(err, ErrNoRemote) {
+		t.Fatalf("no remote: %v", err)
+	}
+	os.WriteFile(filepath.Join(store, "config.json"), []byte(`{"max_age": "30d", "remote": "s3://bucket/team/a"}`), 0o644)
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+	t.Setenv("AWS_ACCESS_KEY_ID", "id")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	c, err := LoadConfig(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.URL != "s3://bucket/team/a" || !strings.HasSuffix(c.Source, "config.json") || c.Endpoint != "http://127.0.0.1:9" || !c.SecretSet {
+		t.Fatalf("config %+v", c)
+	}
+	if b, err := c.Backend(); err != nil || !strings.Contains(b.String(), "s3://bucket/team/a") {
+		t.Fatalf("backend %v %v", b, err)
+	}
+	t.Setenv("CKPT_REMOTE", "file:///"+filepath.ToSlash(strings.TrimPrefix(t.TempDir(), "/")))
+	if c, err := LoadConfig(store); err != nil || c.Source != "CKPT_REMOTE" {
+		t.Fatalf("env over config.json: %+v %v", c, err)
+	}
+	for _, bad := range []string{"s3://", "ftp://x/y", "file://relative/path", "s3://b/sp ace", "://"} {
+		t.Setenv("CKPT_REMOTE", bad)
+		if _, err := LoadConfig(store); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestSyncPullDir runs sync and pull against a directory remote: what is
+// pulled reads back byte for byte, a second sync uploads nothing, and a
+// HEAD moved by another writer forks.
+func TestSyncPullDir(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ws, storeA, storeB := filepath.Join(root, "ws"), filepath.Join(root, "A"), filepath.Join(root, "B")
+	os.MkdirAll(ws, 0o755)
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: storeA, Session: "s1", NoAutoRetention: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contents := map[string][]byte{}
+	for i := 0; i < 3; i++ {
+		if _, err := c.BeginTurn(ctx, fmt.Sprintf("turn %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 4; j++ {
+			p := filepath.Join(ws, fmt.Sprintf("f%d.txt", j))
+			body := []byte(strings.Repeat(fmt.Sprintf("turn %d file %d\n", i, j), 100*(j+1)))
+			os.WriteFile(p, body, 0o644)
+			contents[p+fmt.Sprint(i)] = body
+			if _, err := c.Capture(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c.Close()
+	b, err := dir.New(filepath.Join(root, "remote"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, err := Open(ctx, storeA, "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ra.Close()
+	res, err := ra.Sync(ctx, nil, true)
+	if err != nil || len(res) != 1 || res[0].Status != "uploaded" || res[0].Blobs != 12 {
+		t.Fatalf("sync: %+v %v", res, err)
+	}
+	if res, err := ra.Sync(ctx, nil, true); err != nil || res[0].Status != "unchanged" {
+		t.Fatalf("second sync: %+v %v", res, err)
+	}
+	rb, err := Open(ctx, storeB, "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rb.Close()
+	pr, err := rb.Pull(ctx, PullOptions{Session: "s1", As: "copy", Workspace: filepath.Join(root, "wsB")})
+	if err != nil || pr.Blobs != 12 || pr.Turns != 3 {
+		t.Fatalf("pull: %+v %v", pr, err)
+	}
+	// Every blob reads back the same in B.
+	blobsA, _ := cas.OpenDisk(ctx, filepath.Join(storeA, "blobs"))
+	defer blobsA.Close()
+	n := 0
+	err = blobsA.Walk(ctx, func(i cas.Info) error {
+		want, err := blobsA.Get(ctx, i.ID)
+		if err != nil {
+			return err
+		}
+		got, err := rb.blobs.Get(ctx, i.ID)
+		if err != nil || !bytes.Equal(got, want) {
+			return fmt.Errorf("blob %s: %v", i.ID.Short(), err)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != 12 {
+		t.Fatalf("%d blobs compared: %v", n, err)
+	}
+	if _, err := rb.Pull(ctx, PullOptions{Session: "s1", As: "copy"}); !errors.Is(err, ErrSessionExists) {
+		t.Fatalf("pull over a local session: %v", err)
+	}
+	// Another writer replaces HEAD: A's next sync forks.
+	if _, err := b.Put(ctx, headKey("s1"), strings.NewReader("{}"), 2, cas.PutCond{}); err != nil {
+		t.Fatal(err)
+	}
+	c, err = controller.Open(ctx, controller.Options{Workspace: ws, Store: storeA, Session: "s1", NoAutoRetention: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.BeginTurn(ctx, "after the other writer")
+	c.Close()
+	res, err = ra.Sync(ctx, nil, true)
+	if err != nil || res[0].Status != "forked" || !strings.HasPrefix(res[0].RemoteSession, "s1-fork-") {
+		t.Fatalf("sync after a foreign HEAD: %+v %v", res, err)
+	}
+	if got, err := b.Get(ctx, headKey("s1"), 0, -1); err == nil {
+		body := new(bytes.Buffer)
+		body.ReadFrom(got)
+		got.Close()
+		if body.String() != "{}" {
+			t.Fatalf("the other writer's HEAD was overwritten: %s", body)
+		}
+	}
+	heads, err := ra.Sessions(ctx)
+	if err == nil {
+		t.Fatalf("listing a remote with a malformed HEAD succeeded: %+v", heads)
+	}
+}
