@@ -91,16 +91,9 @@ func (d *Disk) PutStored(ctx context.Context, s Stored, r io.Reader) error {
 		if err != nil {
 			return fmt.Errorf("cas: put stored %s: %w", s.ID.Short(), err)
 		}
-		plain := data
-		if s.Enc == encZstd {
-			if plain, err = d.codec.decode(data, s.Size); err != nil {
-				return fmt.Errorf("cas: put stored %s: %w: %v", s.ID.Short(), ErrCorrupt, err)
-			}
+		if p, err = d.checkInline(s, data); err != nil {
+			return err
 		}
-		if int64(len(plain)) != s.Size || Sum(plain) != s.ID {
-			return fmt.Errorf("cas: put stored %s: content does not match its id: %w", s.ID.Short(), ErrCorrupt)
-		}
-		p = pending{id: s.ID, size: s.Size, stored: int64(len(data)), enc: s.Enc, data: data}
 	} else {
 		t, err := createTemp(d.dir + string(os.PathSeparator) + "tmp")
 		if err != nil {
@@ -158,4 +151,56 @@ func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// checkInline verifies an inline blob's stored bytes and makes its pending
+// row.
+func (d *Disk) checkInline(s Stored, data []byte) (pending, error) {
+	if s.Size > inlineMax || int64(len(data)) != s.Stored {
+		return pending{}, fmt.Errorf("cas: put stored %s: %d bytes for an inline blob of %d: %w", s.ID.Short(), len(data), s.Size, ErrCorrupt)
+	}
+	plain := data
+	if s.Enc == encZstd {
+		var err error
+		if plain, err = d.codec.decode(data, s.Size); err != nil {
+			return pending{}, fmt.Errorf("cas: put stored %s: %w: %v", s.ID.Short(), ErrCorrupt, err)
+		}
+	}
+	if int64(len(plain)) != s.Size || Sum(plain) != s.ID {
+		return pending{}, fmt.Errorf("cas: put stored %s: content does not match its id: %w", s.ID.Short(), ErrCorrupt)
+	}
+	if data == nil {
+		data = []byte{} // a row's inline data is never NULL
+	}
+	return pending{id: s.ID, size: s.Size, stored: int64(len(data)), enc: s.Enc, data: data}, nil
+}
+
+// PutStoredInline records many small blobs (each at most MaxInline
+// uncompressed) from their stored bytes in one transaction, verifying each
+// as PutStored does. If any fails verification, none is recorded.
+func (d *Disk) PutStoredInline(ctx context.Context, ss []Stored, data [][]byte) error {
+	if d.closed.Load() {
+		return fmt.Errorf("cas: put stored: %w", ErrClosed)
+	}
+	if len(ss) != len(data) {
+		return fmt.Errorf("cas: put stored: %d descriptions for %d bodies", len(ss), len(data))
+	}
+	ps := make([]pending, 0, len(ss))
+	for i, s := range ss {
+		if s.Enc != encRaw && s.Enc != encZstd || s.Size < 0 {
+			return fmt.Errorf("cas: put stored %s: bad description %+v: %w", s.ID.Short(), s, ErrCorrupt)
+		}
+		p, err := d.checkInline(s, data[i])
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	if err := d.record(ctx, ps); err != nil {
+		return fmt.Errorf("cas: put stored: %w", err)
+	}
+	return nil
 }

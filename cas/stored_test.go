@@ -118,3 +118,42 @@ func TestStoredCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredInlineAllOrNothing: one bad body among many records none.
+func TestStoredInlineAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	src, dst := openTestDisk(t), openTestDisk(t)
+	var ss []Stored
+	var bodies [][]byte
+	for i := 0; i < 5; i++ {
+		id, _, err := src.Put(ctx, strings.NewReader(strings.Repeat(fmt.Sprintf("blob %d\n", i), 50*i+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, r, err := src.OpenStored(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(r)
+		r.Close()
+		ss, bodies = append(ss, s), append(bodies, b)
+	}
+	bad := append([][]byte(nil), bodies...)
+	bad[3] = bad[3][:len(bad[3])-1]
+	if err := dst.PutStoredInline(ctx, ss, bad); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a truncated body among five: %v", err)
+	}
+	for _, s := range ss {
+		if ok, _ := dst.Has(ctx, s.ID); ok {
+			t.Fatalf("blob %s recorded from a refused batch", s.ID.Short())
+		}
+	}
+	if err := dst.PutStoredInline(ctx, ss, bodies); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ss {
+		if _, err := dst.Get(ctx, s.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

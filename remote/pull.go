@@ -290,12 +290,20 @@ func (r *Remote) fetchFrom(ctx context.Context, p PackRef, want []Entry, res *Pu
 	}
 	res.Bytes += hi - lo
 	r.progress(hi - lo)
+	// Small blobs are recorded in one transaction; large ones one by one.
+	var small []cas.Stored
+	var frames [][]byte
 	for _, e := range want {
 		frame := span[e.Off-lo : e.Off-lo+e.Stored.Stored]
-		if err := r.blobs.PutStored(ctx, e.Stored, bytes.NewReader(frame)); err != nil {
+		if e.Size <= cas.MaxInline {
+			small, frames = append(small, e.Stored), append(frames, frame)
+		} else if err := r.blobs.PutStored(ctx, e.Stored, bytes.NewReader(frame)); err != nil {
 			return fmt.Errorf("remote: %s: %w", p.Key, err)
 		}
 		res.Blobs++
+	}
+	if err := r.blobs.PutStoredInline(ctx, small, frames); err != nil {
+		return fmt.Errorf("remote: %s: %w", p.Key, err)
 	}
 	return nil
 }
