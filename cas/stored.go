@@ -204,3 +204,28 @@ func (d *Disk) PutStoredInline(ctx context.Context, ss []Stored, data [][]byte) 
 	}
 	return nil
 }
+
+// CheckStored verifies s.Stored encoded bytes from r against s, as
+// PutStored does, and records nothing: for checking a remote copy.
+func (d *Disk) CheckStored(ctx context.Context, s Stored, r io.Reader) error {
+	if s.Enc != encRaw && s.Enc != encZstd || s.Size < 0 || s.Stored < 0 {
+		return fmt.Errorf("cas: check stored %s: bad description %+v: %w", s.ID.Short(), s, ErrCorrupt)
+	}
+	body := &countReader{r: io.LimitReader(ctxReader{ctx, r}, s.Stored)}
+	var src io.Reader = body
+	if s.Enc == encZstd {
+		z, err := d.codec.decoder(body)
+		if err != nil {
+			return fmt.Errorf("cas: check stored %s: %w: %v", s.ID.Short(), ErrCorrupt, err)
+		}
+		defer d.codec.putDecoder(z)
+		src = z
+	}
+	if _, err := io.Copy(io.Discard, newVerifier(s.ID, s.Size, src, nil, nil)); err != nil {
+		return err
+	}
+	if n, _ := io.Copy(io.Discard, body); n > 0 || body.n != s.Stored {
+		return fmt.Errorf("cas: check stored %s: %d encoded bytes, want %d: %w", s.ID.Short(), body.n, s.Stored, ErrCorrupt)
+	}
+	return nil
+}

@@ -192,3 +192,65 @@ func TestSyncPullDir(t *testing.T) {
 		t.Fatalf("listing a remote with a malformed HEAD succeeded: %+v", heads)
 	}
 }
+
+// TestVerifyDir: verify passes on a sound remote, and names a flipped byte
+// in a pack as corrupt and a deleted pack as missing.
+func TestVerifyDir(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "A")
+	os.MkdirAll(ws, 0o755)
+	for _, sess := range []string{"s1", "s2"} {
+		c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: sess, NoAutoRetention: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.BeginTurn(ctx, "t")
+		p := filepath.Join(ws, sess+".txt")
+		os.WriteFile(p, []byte(strings.Repeat(sess+" content\n", 300)), 0o644)
+		if _, err := c.Capture(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		b, _ := dir.New(filepath.Join(root, "remote"))
+		r, err := Open(ctx, store, "file://test", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Sync(ctx, []string{sess}, true); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	b, _ := dir.New(filepath.Join(root, "remote"))
+	r, err := Open(ctx, t.TempDir(), "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rep, err := r.Verify(ctx, nil)
+	if err != nil || !rep.OK() || rep.Sessions != 2 || rep.Blobs != 2 {
+		t.Fatalf("sound remote: %+v %v", rep, err)
+	}
+	var packs []string
+	b.List(ctx, "packs/", func(o cas.ObjectInfo) error { packs = append(packs, o.Key); return nil })
+	if len(packs) != 2 {
+		t.Fatalf("%d packs, want 2", len(packs))
+	}
+	p0 := filepath.Join(root, "remote", filepath.FromSlash(packs[0]))
+	body, _ := os.ReadFile(p0)
+	body[3] ^= 1
+	os.WriteFile(p0, body, 0o644)
+	os.Remove(filepath.Join(root, "remote", filepath.FromSlash(packs[1])))
+	rep, err = r.Verify(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, f := range rep.Findings {
+		kinds[f.Key] = f.Kind
+	}
+	if kinds[packs[0]] != "corrupt" || kinds[packs[1]] != "missing" || len(rep.Findings) != 3 || kinds[headKey("s2")] != "unlisted" {
+		t.Fatalf("findings %+v, want %s corrupt and %s missing (and a blob unlisted for it)", rep.Findings, packs[0], packs[1])
+	}
+}

@@ -225,3 +225,39 @@ func (a *app) remoteSessions(ctx context.Context) error {
 	}
 	return w.Flush()
 }
+
+// verifyRemote checks the remote (ckpt verify --remote); exit 1 on findings.
+func (a *app) verifyRemote(ctx context.Context, repair bool) error {
+	if repair {
+		return usagef("--repair works on the local store only")
+	}
+	r, err := a.openRemote(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var prog func(int)
+	if p := a.progress("verified"); p != nil {
+		prog = p
+	}
+	rep, err := r.Verify(ctx, prog)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		if err := a.printJSON(map[string]any{"ok": rep.OK(), "report": rep}); err != nil {
+			return err
+		}
+	} else {
+		w := bufio.NewWriter(a.stdout)
+		for _, f := range rep.Findings {
+			fmt.Fprintf(w, "%-8s %s %s: %s\n", f.Kind, f.Session, f.Key, f.Detail)
+		}
+		w.Flush()
+		a.say("checked %d remote sessions, %d packs, %d blobs: %d findings", rep.Sessions, rep.Packs, rep.Blobs, len(rep.Findings))
+	}
+	if !rep.OK() {
+		return silentError{exitFail}
+	}
+	return nil
+}

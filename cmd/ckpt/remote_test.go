@@ -223,6 +223,9 @@ func TestRemoteTwoStores(t *testing.T) {
 	if out := r.run("A", "sync"); !strings.Contains(out, session+": unchanged") {
 		t.Fatalf("a second sync with nothing new: %s", out)
 	}
+	if _, stderr, err := r.try("B", "verify", "--remote"); err != nil || !strings.Contains(stderr, "checked 1 remote sessions") || !strings.Contains(stderr, ": 0 findings") {
+		t.Fatalf("verify --remote: %v %s", err, stderr)
+	}
 	if out := r.run("B", "sessions", "--remote"); !strings.Contains(out, session) || !strings.Contains(out, wsA) {
 		t.Fatalf("sessions --remote does not list %s:\n%s", session, out)
 	}

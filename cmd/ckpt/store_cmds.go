@@ -210,7 +210,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 }
 
 func newVerifyCmd(a *app) *cobra.Command {
-	var repair bool
+	var repair, remote bool
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check every referenced blob exists and hashes right; exit 1 if any is missing or corrupt",
@@ -226,6 +226,9 @@ content again stores it afresh.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if remote {
+				return a.verifyRemote(ctx, repair)
+			}
 			s, err := a.openStore(ctx)
 			if err != nil {
 				return err
@@ -270,6 +273,7 @@ content again stores it afresh.`,
 		},
 	}
 	cmd.Flags().BoolVar(&repair, "repair", false, "mark what is missing or corrupt as lost in the index, after saying what is lost")
+	cmd.Flags().BoolVar(&remote, "remote", false, "check the sessions on the remote (ckpt remote) instead: every HEAD, index, pack and needed blob")
 	return cmd
 }
 
