@@ -79,6 +79,8 @@ type Remote struct {
 	// Progress, when set, is told the bytes uploaded or fetched so far.
 	Progress func(done int64)
 	done     int64
+	// condemned are the packs the collector's state lists (sync reads it).
+	condemned map[string]string
 }
 
 // Open opens store's view of the remote in backend b, named url in the

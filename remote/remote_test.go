@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/cas/backend/dir"
@@ -254,3 +255,94 @@ func TestVerifyDir(t *testing.T) {
 		t.Fatalf("findings %+v, want %s corrupt and %s missing (and a blob unlisted for it)", rep.Findings, packs[0], packs[1])
 	}
 }
+
+// TestGCTwoPhase: an unreferenced pack survives the first collection, a
+// second one within the margin, and goes at the first collection a margin
+// after the first while its server time is older than the margin; a sync
+// meanwhile never reuses it, and what it uploads instead survives.
+func TestGCTwoPhase(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "A")
+	os.MkdirAll(ws, 0o755)
+	shared := filepath.Join(ws, "shared.txt")
+	os.WriteFile(shared, []byte(strings.Repeat("in both sessions\n", 200)), 0o644)
+	only1 := filepath.Join(ws, "only1.txt")
+	os.WriteFile(only1, []byte("only in s1\n"), 0o644)
+	capture := func(sess string, paths ...string) {
+		c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: sess, NoAutoRetention: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.BeginTurn(ctx, "t")
+		for _, p := range paths {
+			if _, err := c.Capture(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b, _ := dir.New(filepath.Join(root, "remote"))
+	r, err := Open(ctx, store, "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	capture("s1", shared, only1)
+	if _, err := r.Sync(ctx, []string{"s1"}, true); err != nil {
+		t.Fatal(err)
+	}
+	h1, _, err := r.ReadHead(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1 := h1.Packs[0].Key
+	// s1 leaves the remote: its pack and index are unreferenced.
+	if err := b.Delete(ctx, headKey("s1")); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	at := func(d time.Duration) GCOptions { return GCOptions{Now: func() time.Time { return start.Add(d) }} }
+	rep, err := r.GC(ctx, at(0))
+	if err != nil || len(rep.Deleted) != 0 || rep.Candidates != 2 {
+		t.Fatalf("first collection: %+v %v", rep, err)
+	}
+	// s2 names the same blob: sync must not reuse the condemned pack.
+	capture("s2", shared)
+	if _, err := r.Sync(ctx, []string{"s2"}, true); err != nil {
+		t.Fatal(err)
+	}
+	h2, _, err := r.ReadHead(ctx, "s2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h2.Packs) != 1 || h2.Packs[0].Key == p1 {
+		t.Fatalf("s2 names %+v, reusing the condemned %s", h2.Packs, p1)
+	}
+	if rep, err := r.GC(ctx, at(time.Hour)); err != nil || len(rep.Deleted) != 0 {
+		t.Fatalf("within the margin: %+v %v", rep, err)
+	}
+	if rep, err := r.GC(ctx, at(25*time.Hour).withDryRun()); err != nil || len(rep.Deleted) != 2 {
+		t.Fatalf("dry run past the margin: %+v %v", rep, err)
+	}
+	if _, err := b.Stat(ctx, p1); err != nil {
+		t.Fatalf("a dry run deleted: %v", err)
+	}
+	rep, err = r.GC(ctx, at(25*time.Hour))
+	if err != nil || len(rep.Deleted) != 2 || rep.Deleted[0] != p1 || rep.Live != 2 {
+		t.Fatalf("past the margin: %+v %v", rep, err)
+	}
+	if _, err := b.Stat(ctx, p1); !errors.Is(err, cas.ErrNotFound) {
+		t.Fatalf("the pack survived: %v", err)
+	}
+	if v, err := r.Verify(ctx, nil); err != nil || !v.OK() {
+		t.Fatalf("verify after gc: %+v %v", v, err)
+	}
+	// A pack written just now is never deleted, whatever the state says.
+	rep, err = r.GC(ctx, at(0))
+	if err != nil || len(rep.Deleted) != 0 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+}
+
+func (o GCOptions) withDryRun() GCOptions { o.DryRun = true; return o }

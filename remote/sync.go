@@ -50,6 +50,11 @@ func (r *Remote) Sync(ctx context.Context, sessions []string, wait bool) ([]Sync
 			return nil, err
 		}
 	}
+	gc, _, err := r.readGCState(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("remote: gc state: %w", err)
+	}
+	r.condemned = gc.Candidates
 	out := []SyncResult{}
 	var errs []error
 	for _, s := range sessions {
@@ -245,7 +250,7 @@ func (r *Remote) putIndexAndHead(ctx context.Context, s *snapshot, h *Head, cond
 		return "", err
 	}
 	defer f.Close()
-	if _, err := r.b.Put(ctx, h.Index, f, s.zsize, cas.PutCond{IfAbsent: true}); err != nil && !errors.Is(err, cas.ErrPrecondition) {
+	if _, err := r.b.Put(ctx, h.Index, f, s.zsize, cas.PutCond{}); err != nil {
 		return "", fmt.Errorf("upload index: %w", err)
 	}
 	res.Bytes += s.zsize
@@ -308,6 +313,8 @@ func (r *Remote) uploadBlobs(ctx context.Context, refs []cas.ID, res *SyncResult
 			todo = append(todo, id)
 		case err != nil:
 			return nil, err
+		case r.condemned[key] != "":
+			todo = append(todo, id) // a collector may be about to delete it: upload again
 		default:
 			where[id] = key
 		}
@@ -382,10 +389,11 @@ func (r *Remote) uploadBlobs(ctx context.Context, refs []cas.ID, res *SyncResult
 	return out, nil
 }
 
-// putPack writes a pack create-only; a pack already there holds the same
-// bytes (its key is their hash).
+// putPack writes a pack. One already there holds the same bytes (its key is
+// their hash); writing it again is harmless and renews its server time, which
+// keeps a collector from deleting it within the margin.
 func (r *Remote) putPack(ctx context.Context, ref PackRef, body io.Reader) error {
-	if _, err := r.b.Put(ctx, ref.Key, body, ref.Size, cas.PutCond{IfAbsent: true}); err != nil && !errors.Is(err, cas.ErrPrecondition) {
+	if _, err := r.b.Put(ctx, ref.Key, body, ref.Size, cas.PutCond{}); err != nil {
 		return fmt.Errorf("upload %s: %w", ref.Key, err)
 	}
 	return nil

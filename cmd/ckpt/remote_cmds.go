@@ -51,7 +51,7 @@ const remoteHelp = `The remote is $CKPT_REMOTE, else the "remote" field of STORE
   file:///DIR          a directory (a shared or network file system)`
 
 func newRemoteCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "remote",
 		Short: "Show where ckpt sync sends this store's sessions",
 		Long:  "Show the remote configuration (secrets are never shown).\n\n" + remoteHelp,
@@ -86,6 +86,60 @@ func newRemoteCmd(a *app) *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.AddCommand(newRemoteGCCmd(a))
+	return cmd
+}
+
+func newRemoteGCCmd(a *app) *cobra.Command {
+	var margin string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Delete the remote's packs and indexes no session names any more",
+		Long: `Collect the remote without locking it. A pack or index is deleted only when
+no session's HEAD names it, a collection at least --margin ago already found
+it unreferenced, and the server's time of the object is older than --margin.
+So run it regularly (e.g. daily): the first run only marks. A sync never
+reuses a marked pack; it uploads those blobs again.
+
+` + remoteHelp,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := retention.ParseAge(margin)
+			if err != nil || m <= 0 {
+				return usagef("--margin %q: want a duration such as 24h or 2d", margin)
+			}
+			r, err := a.openRemote(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			unlock, err := r.Lock(cmd.Context(), true)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			rep, err := r.GC(cmd.Context(), remote.GCOptions{Margin: m, DryRun: dryRun})
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(rep)
+			}
+			verb := "deleted"
+			if dryRun {
+				verb = "would delete"
+			}
+			for _, k := range rep.Deleted {
+				fmt.Fprintln(a.stdout, k)
+			}
+			a.say("%s %d objects (%s); %d live, %d unreferenced kept for now", verb, len(rep.Deleted), retention.FormatBytes(rep.DeletedBytes), rep.Live, rep.Candidates)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&margin, "margin", "24h", "how long an object must stay unreferenced (and unwritten) before it is deleted")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be deleted; delete nothing, record nothing")
+	return cmd
 }
 
 func newSyncCmd(a *app) *cobra.Command {
