@@ -83,6 +83,9 @@ type GCReport struct {
 	Deleted      []string `json:"deleted"`
 	DeletedBytes int64    `json:"deleted_bytes"`
 	DryRun       bool     `json:"dry_run"`
+	// AbortedUploads counts multipart uploads older than the margin that
+	// were aborted (S3 only: parts of uploads whose writer died).
+	AbortedUploads int `json:"aborted_uploads"`
 }
 
 // GC collects the remote's packs and indexes that no HEAD names (see the
@@ -173,6 +176,15 @@ func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 		}
 		rep.Deleted = append(rep.Deleted, d.Key)
 		rep.DeletedBytes += d.Size
+	}
+	if ab, ok := r.b.(interface {
+		AbortStaleUploads(context.Context, time.Time) (int, error)
+	}); ok {
+		n, err := ab.AbortStaleUploads(ctx, now.Add(-o.Margin))
+		rep.AbortedUploads = n
+		if err != nil {
+			return rep, err
+		}
 	}
 	if len(doomed) > 0 {
 		if _, err := r.db.ExecContext(ctx, `DELETE FROM blob_packs WHERE remote = ? AND pack IN (SELECT value FROM json_each(?))`,

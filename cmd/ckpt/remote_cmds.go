@@ -133,7 +133,8 @@ reuses a marked pack; it uploads those blobs again.
 			for _, k := range rep.Deleted {
 				fmt.Fprintln(a.stdout, k)
 			}
-			a.say("%s %d objects (%s); %d live, %d unreferenced kept for now", verb, len(rep.Deleted), retention.FormatBytes(rep.DeletedBytes), rep.Live, rep.Candidates)
+			a.say("%s %d objects (%s); %d live, %d unreferenced kept for now; %d stale uploads aborted",
+				verb, len(rep.Deleted), retention.FormatBytes(rep.DeletedBytes), rep.Live, rep.Candidates, rep.AbortedUploads)
 			return nil
 		},
 	}

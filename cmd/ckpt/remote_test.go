@@ -272,4 +272,8 @@ func TestRemoteTwoStores(t *testing.T) {
 		in("A", wsA, "undo")
 		sameTree(t, what+": B after undo", tree(t, wsB), final)
 	}
+	// Everything on the remote is named by the one HEAD: gc keeps it all.
+	if _, stderr, err := r.try("B", "remote", "gc"); err != nil || !strings.Contains(stderr, "deleted 0 objects") || !strings.Contains(stderr, "0 unreferenced") {
+		t.Fatalf("remote gc: %v %s", err, stderr)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/minio/minio-go/v7"
@@ -276,4 +277,41 @@ func (b *Backend) Delete(ctx context.Context, key string) error {
 		return nil
 	}
 	return err
+}
+
+// AbortStaleUploads aborts the multipart uploads under the prefix that
+// were started before cutoff (server time): parts of uploads whose writer
+// died, which the server keeps, and bills, until they are aborted.
+func (b *Backend) AbortStaleUploads(ctx context.Context, cutoff time.Time) (int, error) {
+	prefix := ""
+	if b.cfg.Prefix != "" {
+		prefix = b.cfg.Prefix + "/"
+	}
+	type upload struct{ key, id string }
+	var stale []upload
+	for u := range b.c.ListIncompleteUploads(ctx, b.cfg.Bucket, prefix, true) {
+		if u.Err != nil {
+			return 0, wrap("list uploads", prefix, u.Err)
+		}
+		if u.Initiated.Before(cutoff) {
+			stale = append(stale, upload{u.Key, u.UploadID})
+		}
+	}
+	for i, u := range stale {
+		if err := b.core.AbortMultipartUpload(ctx, b.cfg.Bucket, u.key, u.id); err != nil {
+			return i, wrap("abort upload", u.key, err)
+		}
+	}
+	return len(stale), nil
+}
+
+// NewUpload starts a multipart upload of key and returns its id; tests
+// use it to leave an upload unfinished.
+func (b *Backend) NewUpload(ctx context.Context, key string) (string, error) {
+	name, err := b.name(key)
+	if err != nil {
+		return "", err
+	}
+	id, err := b.core.NewMultipartUpload(ctx, b.cfg.Bucket, name, minio.PutObjectOptions{})
+	return id, wrap("new upload", key, err)
 }

@@ -1,9 +1,11 @@
 package s3_test
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/cas/backend/backendtest"
@@ -26,4 +28,28 @@ func TestConformance(t *testing.T) {
 		}
 		return b
 	})
+}
+
+// TestAbortStaleUploads: an unfinished multipart upload is aborted once it
+// is older than the cutoff, and not before.
+func TestAbortStaleUploads(t *testing.T) {
+	srv := s3test.Start(t)
+	cfg := srv.Config(t, "uploads", "pre")
+	b, err := s3.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := b.NewUpload(ctx, "packs/aa/dead.pack"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.AbortStaleUploads(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("a fresh upload: aborted %d, %v", n, err)
+	}
+	if n, err := b.AbortStaleUploads(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("a stale upload: aborted %d, %v", n, err)
+	}
+	if n, err := b.AbortStaleUploads(ctx, time.Now().Add(time.Hour)); err != nil || n != 0 {
+		t.Fatalf("after aborting: %d left, %v", n, err)
+	}
 }
