@@ -101,3 +101,74 @@ func BenchmarkPullS3(b *testing.B) {
 		r.Close()
 	}
 }
+
+// rewindSession is benchSession whose files are then all rewritten, so a
+// rewind to turn 0 restores all of them.
+func rewindSession(b *testing.B) (store, ws string) {
+	store, ws = benchSession(b, 1000, 8<<10)
+	filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			os.WriteFile(p, []byte("rewritten by the agent\n"), 0o644)
+		}
+		return nil
+	})
+	return store, ws
+}
+
+func rewind0(b *testing.B, store, ws string) {
+	ctx := context.Background()
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: "bench", NoAutoRetention: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.Rewind(ctx, 0, "code", controller.RewindOptions{Force: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(res.Restored) != 1000 {
+		b.Fatalf("restored %d files, want 1000", len(res.Restored))
+	}
+}
+
+// BenchmarkRewindLocal rewinds the 1,000 files of a session in its own
+// store; BenchmarkPullRewindS3 pulls the session from versitygw on loopback
+// into an empty store first, then rewinds the same 1,000 files there.
+func BenchmarkRewindLocal(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		store, ws := rewindSession(b)
+		b.StartTimer()
+		rewind0(b, store, ws)
+	}
+}
+
+func BenchmarkPullRewindS3(b *testing.B) {
+	srv := s3test.Start(b)
+	cfg := srv.Config(b, "bench", "pr")
+	be, _ := s3.New(cfg)
+	store, _ := rewindSession(b)
+	ctx := context.Background()
+	r, err := Open(ctx, store, "x", be)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := r.Sync(ctx, nil, true); err != nil {
+		b.Fatal(err)
+	}
+	r.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		dst := b.TempDir()
+		ws := filepath.Join(dst, "ws")
+		r, err := Open(ctx, dst, "x", be)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Pull(ctx, PullOptions{Session: "bench", Workspace: ws}); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+		rewind0(b, dst, ws)
+	}
+}

@@ -95,10 +95,14 @@ func (c Config) parse() (target, error) {
 		}
 		return target{scheme: "s3", bucket: u.Host, prefix: prefix}, nil
 	case "file":
-		if u.Host != "" && u.Host != "localhost" || u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)) {
+		p := u.Path
+		if len(p) >= 3 && p[0] == '/' && p[2] == ':' && filepath.Separator == '\\' {
+			p = p[1:] // file:///C:/dir on Windows
+		}
+		if u.Host != "" && u.Host != "localhost" || p == "" || !filepath.IsAbs(filepath.FromSlash(p)) {
 			return target{}, fmt.Errorf("remote: %q: a file remote needs an absolute path (file:///DIR)", c.URL)
 		}
-		return target{scheme: "file", dir: filepath.FromSlash(u.Path)}, nil
+		return target{scheme: "file", dir: filepath.FromSlash(p)}, nil
 	}
 	return target{}, fmt.Errorf("remote: %q: the remote must be s3://BUCKET/PREFIX or file:///DIR", c.URL)
 }
