@@ -346,3 +346,23 @@ func TestGCTwoPhase(t *testing.T) {
 }
 
 func (o GCOptions) withDryRun() GCOptions { o.DryRun = true; return o }
+
+// TestSyncUnknownSession: naming a session the store lacks is an error and
+// leaves no empty index behind (which would then list as a session).
+func TestSyncUnknownSession(t *testing.T) {
+	ctx := context.Background()
+	store := t.TempDir()
+	os.MkdirAll(filepath.Join(store, "sessions", "ghost"), 0o755)
+	b, _ := dir.New(t.TempDir())
+	r, err := Open(ctx, store, "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Sync(ctx, []string{"ghost"}, true); err == nil {
+		t.Fatal("sync of a session without an index succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(store, "sessions", "ghost", "index.db")); err == nil {
+		t.Fatal("sync created an empty index")
+	}
+}

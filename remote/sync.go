@@ -96,7 +96,14 @@ func (r *Remote) takeSnapshot(ctx context.Context, session string) (_ *snapshot,
 			os.RemoveAll(tmp)
 		}
 	}()
-	live, err := sql.Open("sqlite", checkpoints.DSN(filepath.Join(checkpoints.SessionDir(r.store, session), checkpoints.FileName)))
+	path := filepath.Join(checkpoints.SessionDir(r.store, session), checkpoints.FileName)
+	if !checkpoints.ValidSession(session) {
+		return nil, fmt.Errorf("session %q: %w", session, checkpoints.ErrBadSession)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no session %s in this store: %w", session, err) // opening would create an empty index
+	}
+	live, err := sql.Open("sqlite", checkpoints.DSN(path))
 	if err != nil {
 		return nil, err
 	}
