@@ -250,3 +250,54 @@ func TestRemoteFaults(t *testing.T) {
 		}
 	})
 }
+
+// TestLocalCommandsNeverTouchTheRemote: with a remote configured (behind a
+// proxy that counts requests), capturing, listing, rewinding and undoing
+// send nothing to it; only sync does. The hot path stays on local disk.
+func TestLocalCommandsNeverTouchTheRemote(t *testing.T) {
+	var mu sync.Mutex
+	requests := 0
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		http.Error(w, "no", http.StatusServiceUnavailable)
+	})}
+	go srv.Serve(l)
+	defer srv.Close()
+	t.Setenv("CKPT_REMOTE", "s3://bucket/prefix")
+	t.Setenv("AWS_ENDPOINT_URL", "http://"+l.Addr().String())
+	t.Setenv("AWS_ACCESS_KEY_ID", "id")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	ws, store := t.TempDir(), t.TempDir()
+	f := filepath.Join(ws, "a.txt")
+	os.WriteFile(f, []byte("one\n"), 0o644)
+	for _, args := range [][]string{
+		{"turn", "first"}, {"capture", f}, {"message", "assistant", "ok"}, {"turn", "second"},
+		{"list"}, {"log"}, {"rewind", "0", "--force"}, {"undo", "--force"}, {"sessions"}, {"verify"},
+	} {
+		if code, _, stderr := ckptRun(t, ws, store, args...); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	mu.Lock()
+	n := requests
+	mu.Unlock()
+	if n != 0 {
+		t.Fatalf("local commands sent %d requests to the remote", n)
+	}
+	// The counter works: sync does reach it (and fails on the 503s).
+	if code, _, _ := ckptRun(t, ws, store, "sync"); code != exitFail {
+		t.Fatalf("sync against a failing server exited %d", code)
+	}
+	mu.Lock()
+	n = requests
+	mu.Unlock()
+	if n == 0 {
+		t.Fatal("sync sent no request either: the check proves nothing")
+	}
+}
