@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -364,5 +365,73 @@ func TestSyncUnknownSession(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(store, "sessions", "ghost", "index.db")); err == nil {
 		t.Fatal("sync created an empty index")
+	}
+}
+
+// TestLargeBlobAlone: a blob larger than a pack travels in a pack of its
+// own, streamed both ways, and reads back byte for byte; a pack holding
+// only that blob is named by the HEAD.
+func TestLargeBlobAlone(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "A")
+	os.MkdirAll(ws, 0o755)
+	big := make([]byte, 2*PackTarget+1<<20) // over twice the target: fetched by itself too
+	rng := rand.New(rand.NewPCG(5, 5)) // noise: it must not compress below a pack
+	for i := range big {
+		big[i] = byte(rng.Uint32())
+	}
+	p := filepath.Join(ws, "big.bin")
+	os.WriteFile(p, big, 0o644)
+	small := filepath.Join(ws, "small.txt")
+	os.WriteFile(small, []byte("small\n"), 0o644)
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: "s", NoAutoRetention: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.BeginTurn(ctx, "t")
+	for _, f := range []string{p, small} {
+		if _, err := c.Capture(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	b, _ := dir.New(filepath.Join(root, "remote"))
+	r, err := Open(ctx, store, "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := r.Sync(ctx, nil, true)
+	if err != nil || res[0].Packs != 2 || res[0].Blobs != 2 {
+		t.Fatalf("sync: %+v %v", res, err)
+	}
+	h, _, err := r.ReadHead(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := false
+	for _, pk := range h.Packs {
+		if pk.Entries == 1 && pk.Size > PackTarget {
+			alone = true
+		}
+	}
+	if !alone {
+		t.Fatalf("no pack of its own for the large blob: %+v", h.Packs)
+	}
+	rb, err := Open(ctx, filepath.Join(root, "B"), "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rb.Close()
+	if _, err := rb.Pull(ctx, PullOptions{Session: "s", Workspace: filepath.Join(root, "wsB")}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rb.blobs.Get(ctx, cas.Sum(big))
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("large blob after pull: %d bytes, %v", len(got), err)
+	}
+	if v, err := rb.Verify(ctx, nil); err != nil || !v.OK() || v.Blobs != 2 {
+		t.Fatalf("verify: %+v %v", v, err)
 	}
 }
