@@ -377,7 +377,7 @@ func TestLargeBlobAlone(t *testing.T) {
 	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "A")
 	os.MkdirAll(ws, 0o755)
 	big := make([]byte, 2*PackTarget+1<<20) // over twice the target: fetched by itself too
-	rng := rand.New(rand.NewPCG(5, 5)) // noise: it must not compress below a pack
+	rng := rand.New(rand.NewPCG(5, 5))      // noise: it must not compress below a pack
 	for i := range big {
 		big[i] = byte(rng.Uint32())
 	}
