@@ -95,7 +95,7 @@ func BenchmarkPullS3(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := r.Pull(ctx, PullOptions{Session: "bench", Workspace: filepath.Join(dst, "ws")}); err != nil {
+		if _, err := r.Pull(ctx, PullOptions{Session: "bench", As: "bench", Workspace: filepath.Join(dst, "ws")}); err != nil {
 			b.Fatal(err)
 		}
 		r.Close()
@@ -165,7 +165,7 @@ func BenchmarkPullRewindS3(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := r.Pull(ctx, PullOptions{Session: "bench", Workspace: ws}); err != nil {
+		if _, err := r.Pull(ctx, PullOptions{Session: "bench", As: "bench", Workspace: ws}); err != nil {
 			b.Fatal(err)
 		}
 		r.Close()

@@ -17,6 +17,7 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
 )
@@ -27,7 +28,10 @@ var ErrSessionExists = errors.New("session exists in this store")
 // PullOptions say what to pull and where to put it.
 type PullOptions struct {
 	Session string // the remote session id
-	As      string // the local session id; Session when empty
+	// As is the local session id. When empty: the default session of
+	// Workspace when that is set (so commands run there find it), else
+	// Session.
+	As string
 	// Workspace re-points the pulled session to this directory (created
 	// if missing), for a machine where the workspace lives elsewhere. Empty
 	// keeps the workspace the session was captured in.
@@ -101,7 +105,24 @@ func (r *Remote) Sessions(ctx context.Context) ([]Head, error) {
 // local store lacks, and installs the index as a local session.
 func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 	res := PullResult{RemoteSession: o.Session, Session: o.As}
-	if res.Session == "" {
+	var ws string
+	if o.Workspace != "" {
+		if err := os.MkdirAll(o.Workspace, 0o755); err != nil {
+			return res, err
+		}
+		w, err := capture.NewWorkspace(o.Workspace)
+		if err != nil {
+			return res, err
+		}
+		ws = w.Root()
+	}
+	switch {
+	case res.Session != "":
+	case ws != "":
+		// The workspace's own default session: commands run in it, and
+		// the agent's hooks there, continue the pulled session.
+		res.Session = controller.WorkspaceSession(ws)
+	default:
 		res.Session = o.Session
 	}
 	if !checkpoints.ValidSession(res.Session) {
@@ -114,18 +135,7 @@ func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 	defer unlock()
 	dst := checkpoints.SessionDir(r.store, res.Session)
 	if _, err := os.Stat(dst); err == nil {
-		return res, fmt.Errorf("remote: pull %s: %w (pull it under another id with --as ID)", res.Session, ErrSessionExists)
-	}
-	var ws string
-	if o.Workspace != "" {
-		if err := os.MkdirAll(o.Workspace, 0o755); err != nil {
-			return res, err
-		}
-		w, err := capture.NewWorkspace(o.Workspace)
-		if err != nil {
-			return res, err
-		}
-		ws = w.Root()
+		return res, fmt.Errorf("remote: pull into %s: %w (pull it under another id with --as ID)", res.Session, ErrSessionExists)
 	}
 	h, etag, err := r.ReadHead(ctx, o.Session)
 	if err != nil {

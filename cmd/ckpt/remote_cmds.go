@@ -214,8 +214,11 @@ truncated download is an error). The session is then local: list, rewind,
 undo work as for one captured here.
 
 --workspace DIR points the pulled session at DIR, for a machine where the
-workspace lives at another path (DIR is created if missing). A session that
-already exists here is never replaced: pull it under another id with --as.
+workspace lives at another path (DIR is created if missing), and makes it
+DIR's own session: ckpt run in DIR (and the agent's hooks there) use it, and
+ckpt sync continues the remote session. Without --workspace the local id is
+SESSION. A session that already exists here is never replaced: pull it under
+another id with --as.
 
 ` + remoteHelp,
 		Args: exactArgs(1, "one SESSION"),
@@ -251,11 +254,11 @@ already exists here is never replaced: pull it under another id with --as.
 			}
 			fmt.Fprintf(a.stdout, "pulled %s: %d turns, %d blobs fetched (%s)\n", res.Session, res.Turns, res.Blobs, retention.FormatBytes(res.Bytes))
 			fmt.Fprintf(a.stdout, "workspace: %s\n", res.Workspace)
-			fmt.Fprintf(a.stdout, "rewind with: ckpt --session %s --workspace %s rewind TURN\n", res.Session, res.Workspace)
+			fmt.Fprintf(a.stdout, "session:   %s (from %s)\n", res.Session, res.RemoteSession)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&as, "as", "", "the local session id (default: SESSION)")
+	cmd.Flags().StringVar(&as, "as", "", "the local session id (default: the --workspace DIR's own session, else SESSION)")
 	return cmd
 }
 

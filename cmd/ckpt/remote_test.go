@@ -233,6 +233,9 @@ func TestRemoteTwoStores(t *testing.T) {
 	if !strings.Contains(out, "20 turns") {
 		t.Fatalf("pull: %s", out)
 	}
+	if local := sessionOf(t, r, "B"); local == session || !strings.HasPrefix(local, "project-") {
+		t.Fatalf("the pulled session is %s locally, want wsB's own default session", local)
+	}
 	if _, _, err := r.try("B", "pull", session, "--workspace", wsB); err == nil {
 		t.Fatal("a second pull replaced the local session")
 	}
@@ -240,8 +243,10 @@ func TestRemoteTwoStores(t *testing.T) {
 	copyTree(t, wsB, wsA)
 	sameTree(t, "B's checkout", tree(t, wsB), final)
 
+	// A names its session by the workspace's default; so does B, whose
+	// pull made the pulled session wsB's own.
 	in := func(store, ws string, args ...string) string {
-		return r.run(store, append([]string{"--workspace", ws, "--session", session}, args...)...)
+		return r.run(store, append([]string{"--workspace", ws}, args...)...)
 	}
 	listA, listB := in("A", wsA, "list", "--json"), in("B", wsB, "list", "--json")
 	if listA != listB {
