@@ -176,6 +176,15 @@ func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 	if err := os.Rename(tmp, dst); err != nil {
 		return res, fmt.Errorf("remote: install %s: %w", res.Session, err)
 	}
+	if ws != "" {
+		// Opening it once records DIR as a workspace of the store, so
+		// ckpt run in a subdirectory of DIR finds the session too.
+		c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: res.Session, Store: r.store, NoAutoRetention: true})
+		if err != nil {
+			return res, fmt.Errorf("remote: open the pulled session: %w", err)
+		}
+		c.Close()
+	}
 	// Record the installed index as in sync with the HEAD pulled, so that
 	// a sync uploads it (if-match on that HEAD) only once it changes here.
 	// Its sum is taken as sync takes it: repoint changed the bytes.

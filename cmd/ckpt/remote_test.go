@@ -248,6 +248,16 @@ func TestRemoteTwoStores(t *testing.T) {
 	in := func(store, ws string, args ...string) string {
 		return r.run(store, append([]string{"--workspace", ws}, args...)...)
 	}
+	// From a subdirectory of wsB, ckpt finds the pulled session as git
+	// finds its repository.
+	sub := filepath.Join(wsB, "deeper", "still")
+	os.MkdirAll(sub, 0o755)
+	c := r.cmd("B", "list")
+	c.Dir = sub
+	if out, err := c.Output(); err != nil || strings.Count(string(out), "\n") != 21 {
+		t.Fatalf("list from inside wsB: %v\n%s", err, out)
+	}
+	os.RemoveAll(filepath.Join(wsB, "deeper"))
 	listA, listB := in("A", wsA, "list", "--json"), in("B", wsB, "list", "--json")
 	if listA != listB {
 		t.Fatalf("list differs:\nA: %s\nB: %s", listA, listB)
