@@ -435,3 +435,34 @@ func TestLargeBlobAlone(t *testing.T) {
 		t.Fatalf("verify: %+v %v", v, err)
 	}
 }
+
+// TestSyncBusy: a sync that finds another sync of the store running leaves
+// it the work without --wait, and waits for it with --wait.
+func TestSyncBusy(t *testing.T) {
+	ctx := context.Background()
+	store := t.TempDir()
+	b, _ := dir.New(t.TempDir())
+	r1, err := Open(ctx, store, "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	r2, err := Open(ctx, store, "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	unlock, err := r1.Lock(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r2.Sync(ctx, nil, false); !errors.Is(err, ErrBusy) {
+		t.Fatalf("sync beside a running one: %v, want ErrBusy", err)
+	}
+	done := make(chan error)
+	go func() { _, err := r2.Sync(ctx, nil, true); done <- err }()
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("sync --wait: %v", err)
+	}
+}

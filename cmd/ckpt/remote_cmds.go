@@ -175,6 +175,9 @@ at once (the other one uploads the same things).
 			a.endProgress(r)
 			if errors.Is(err, remote.ErrBusy) {
 				fmt.Fprintln(a.stderr, "ckpt: another sync of this store is running; not waiting (use --wait)")
+				if a.json {
+					return a.printJSON([]remote.SyncResult{})
+				}
 				return nil
 			}
 			if a.json {
