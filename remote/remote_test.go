@@ -3,6 +3,7 @@ package remote
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -464,5 +465,51 @@ func TestSyncBusy(t *testing.T) {
 	unlock()
 	if err := <-done; err != nil {
 		t.Fatalf("sync --wait: %v", err)
+	}
+}
+
+// TestSyncAfterLostHeadAnswer: a sync whose HEAD write committed but whose
+// answer never came (so this store did not record the new ETag) is not
+// mistaken by the next sync for another writer: no fork.
+func TestSyncAfterLostHeadAnswer(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "A")
+	os.MkdirAll(ws, 0o755)
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: "s", NoAutoRetention: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.BeginTurn(ctx, "t")
+	c.Close()
+	b, _ := dir.New(filepath.Join(root, "remote"))
+	r, err := Open(ctx, store, "file://test", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Sync(ctx, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	// The write that committed was an earlier attempt, at another time;
+	// and its answer was lost: the store still has the ETag from before it.
+	h, _, err := r.ReadHead(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Updated = "2001-01-01T00:00:00Z"
+	body, _ := json.Marshal(h)
+	if _, err := b.Put(ctx, headKey("s"), bytes.NewReader(body), int64(len(body)), cas.PutCond{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.ExecContext(ctx, `UPDATE heads SET etag = 'before', index_sum = 'before'`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Sync(ctx, nil, true)
+	if err != nil || res[0].Status != "uploaded" || res[0].RemoteSession != "s" {
+		t.Fatalf("sync after a lost answer: %+v %v", res, err)
+	}
+	if res, err := r.Sync(ctx, nil, true); err != nil || res[0].Status != "unchanged" {
+		t.Fatalf("and then: %+v %v", res, err)
 	}
 }

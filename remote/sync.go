@@ -269,8 +269,15 @@ func (r *Remote) putIndexAndHead(ctx context.Context, s *snapshot, h *Head, cond
 	key := headKey(h.Session)
 	etag, err := r.b.Put(ctx, key, bytes.NewReader(body), int64(len(body)), cond)
 	if errors.Is(err, cas.ErrPrecondition) {
-		if cur, curTag, gerr := r.readHead(ctx, h.Session); gerr == nil && bytes.Equal(cur, body) {
-			return curTag, nil
+		// The remote HEAD already names this very index: our own write
+		// whose answer was lost (retried by the client, or by this sync
+		// after an earlier one failed), or another writer that reached the
+		// same state. Either way there is nothing to fork.
+		if cur, curTag, gerr := r.readHead(ctx, h.Session); gerr == nil {
+			var ch Head
+			if bytes.Equal(cur, body) || json.Unmarshal(cur, &ch) == nil && ch.Session == h.Session && ch.IndexSum == h.IndexSum && ch.Index == h.Index {
+				return curTag, nil
+			}
 		}
 	}
 	return etag, err
