@@ -291,7 +291,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 }
 
 func newVerifyCmd(a *app) *cobra.Command {
-	var repair bool
+	var repair, remote bool
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check every referenced blob exists and hashes right; exit 1 if any is missing or corrupt",
@@ -307,6 +307,9 @@ content again stores it afresh.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if remote {
+				return a.verifyRemote(ctx, repair)
+			}
 			s, err := a.openStore(ctx)
 			if err != nil {
 				return err
@@ -352,16 +355,21 @@ content again stores it afresh.`,
 	}
 	cmd.Flags().BoolVar(&repair, "repair", false, "mark what is missing or corrupt as lost in the index, after saying what is lost")
 	cmd.RunE = withStoreHints(cmd.RunE)
+	cmd.Flags().BoolVar(&remote, "remote", false, "check the sessions on the remote (ckpt remote) instead: every HEAD, index, pack and needed blob")
 	return cmd
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
+	var remote bool
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List the store's sessions with their size, turns and last use; sessions rm ID removes one",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if remote {
+				return a.remoteSessions(ctx)
+			}
 			s, err := a.openStore(ctx)
 			if err != nil {
 				return err
@@ -387,6 +395,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newSessionsRmCmd(a))
+	cmd.Flags().BoolVar(&remote, "remote", false, "list the sessions on the remote (ckpt remote) instead")
 	return cmd
 }
 
