@@ -66,29 +66,54 @@ func withStoreHints(run func(*cobra.Command, []string) error) func(*cobra.Comman
 type policyFlags struct {
 	maxAge, maxBytes, grace string
 	keep                    int
+	cmd                     *cobra.Command
 }
 
 func (pf *policyFlags) add(cmd *cobra.Command) {
+	pf.cmd = cmd
 	cmd.Flags().StringVar(&pf.maxAge, "max-age", "", `prune turns older than this, e.g. 30d or 12h; 0 keeps all (default: config.json, else 30d)`)
-	cmd.Flags().IntVar(&pf.keep, "keep", -1, "keep only the newest N turns of each session; 0 keeps all (default: config.json, else 0)")
+	cmd.Flags().IntVar(&pf.keep, "keep", 0, "keep only the newest N turns of each session; 0 keeps all (default: config.json, else 0)")
 	cmd.Flags().StringVar(&pf.maxBytes, "max-bytes", "", "store quota, e.g. 2GiB: prune oldest turns until under it; 0 is none (default: config.json, else none)")
 	cmd.Flags().StringVar(&pf.grace, "grace", "", "collection spares blobs younger than this (default: config.json, else 0)")
 }
 
+// check refuses, as a usage error naming the flag, a flag given with a
+// value it cannot take: a negative count, an empty or negative size or age.
+func (pf *policyFlags) check() error {
+	changed := pf.cmd.Flags().Changed
+	if changed("keep") && pf.keep < 0 {
+		return usagef("--keep must be a number of turns ≥ 0 (0 keeps all), got %d", pf.keep)
+	}
+	for _, f := range []struct {
+		name, v string
+		parse   func(string) error
+	}{
+		{"max-age", pf.maxAge, func(v string) error { _, err := retention.ParseAge(v); return err }},
+		{"max-bytes", pf.maxBytes, func(v string) error { _, err := retention.ParseBytes(v); return err }},
+		{"grace", pf.grace, func(v string) error { _, err := retention.ParseAge(v); return err }},
+	} {
+		if !changed(f.name) {
+			continue
+		}
+		if err := f.parse(f.v); err != nil {
+			return usagef("--%s: %v", f.name, err)
+		}
+	}
+	return nil
+}
+
+// policy is the store's policy with the flags given on top.
 func (pf *policyFlags) policy(s *controller.Store) (retention.Policy, error) {
+	changed := pf.cmd.Flags().Changed
 	p, _, err := s.Policy()
 	if err != nil {
 		return p, err
 	}
 	c := retention.Config{MaxAge: pf.maxAge, MaxBytes: pf.maxBytes, Grace: pf.grace}
-	if pf.keep >= 0 {
+	if changed("keep") {
 		c.KeepTurns = &pf.keep
 	}
-	p, err = c.Apply(p)
-	if err != nil {
-		return p, usageError{err}
-	}
-	return p, nil
+	return c.Apply(p)
 }
 
 func newPruneCmd(a *app) *cobra.Command {
@@ -119,6 +144,9 @@ The policy comes from STORE/config.json, e.g.
 and the flags override it. --dry-run --json shows every decision and why.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := pf.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			s, err := a.openStore(ctx)
 			if err != nil {
@@ -252,6 +280,11 @@ references. It is safe while other processes capture: they hold the store
 while a blob they wrote is not yet referenced, and gc waits for them.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			graceSet := cmd.Flags().Changed("grace")
+			g, err := retention.ParseAge(grace)
+			if graceSet && err != nil {
+				return usagef("--grace: %v", err)
+			}
 			ctx := cmd.Context()
 			s, err := a.openStore(ctx)
 			if err != nil {
@@ -262,10 +295,8 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 			if err != nil {
 				return err
 			}
-			if grace != "" {
-				if p.Grace, err = retention.ParseAge(grace); err != nil {
-					return usageError{fmt.Errorf("--grace: %w", err)}
-				}
+			if graceSet {
+				p.Grace = g
 			}
 			start := time.Now()
 			rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: a.progress("scanned")})
