@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/checkpoints"
@@ -386,7 +387,15 @@ func newSessionsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List the store's sessions with their size, turns and last use; sessions rm ID removes one",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `List the store's sessions: id, turns in the active history, size, last use
+and workspace.
+
+OWN SIZE is what the blobs only that session references take: what
+"ckpt sessions rm ID" would free. SHARED is what the blobs it shares with
+other sessions take; a fork shares most of its parent's. A session whose
+index cannot be read is listed with the reason (and "error" in --json);
+the others are listed all the same.`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			s, err := a.openStore(ctx)
@@ -402,15 +411,32 @@ func newSessionsCmd(a *app) *cobra.Command {
 				return a.printJSON(infos)
 			}
 			w := bufio.NewWriter(a.stdout)
-			fmt.Fprintf(w, "%-24s %6s %10s  %-19s  %s\n", "SESSION", "TURNS", "SIZE", "LAST USE", "WORKSPACE")
+			// Session ids from Claude Code are 36-character UUIDs.
+			const row = "%-36s %5s %10s %10s  %-19s  %s\n"
+			fmt.Fprintf(w, row, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
+			bad := 0
 			for _, i := range infos {
-				last := "-"
+				if i.Error != "" {
+					bad++
+					fmt.Fprintf(w, row, i.ID, "?", "?", "?", "?", "unreadable: "+strings.ReplaceAll(i.Error, "\n", "; "))
+					continue
+				}
+				last, shared := "-", "-"
 				if !i.LastUse.IsZero() {
 					last = i.LastUse.Local().Format("2006-01-02 15:04:05")
 				}
-				fmt.Fprintf(w, "%-24s %6d %10s  %-19s  %s\n", i.ID, i.Turns, retention.FormatBytes(i.Bytes), last, i.Workspace)
+				if i.SharedBytes > 0 {
+					shared = retention.FormatBytes(i.SharedBytes)
+				}
+				fmt.Fprintf(w, row, i.ID, fmt.Sprint(i.Turns), retention.FormatBytes(i.Bytes), shared, last, qpath(i.Workspace))
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if bad > 0 {
+				a.say("warning: %d session(s) have an unreadable index; `ckpt sessions rm ID --force` removes one", bad)
+			}
+			return nil
 		},
 	}
 	cmd.AddCommand(newSessionsRmCmd(a))
