@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/jsondoc"
 	"github.com/spf13/cobra"
 )
 
@@ -96,11 +96,10 @@ func (a *app) locate(ctx context.Context) error {
 	return nil
 }
 
-// printJSON writes v as one indented JSON document on stdout.
+// printJSON writes v as one indented JSON document on stdout, every list
+// in it [] and never null.
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return jsondoc.Encode(a.stdout, v, true)
 }
 
 // say writes a message for people on stderr.

@@ -62,6 +62,7 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{[]string{"prune", "--max-age", "-1h"}, exitUsage, `--max-age: "-1h" is not a duration`},
 		{[]string{"prune", "--grace", "-1h"}, exitUsage, `--grace: "-1h"`},
 		{[]string{"gc", "--grace", "NaNd"}, exitUsage, `--grace: "NaNd"`},
+		{[]string{"--json", "demo"}, exitUsage, "demo is a tour for people and has no --json output"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, exitUsage, `bad port "99999"`},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {

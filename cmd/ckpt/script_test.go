@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/jsondoc/jsondoctest"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/cobra"
 )
 
 // TestMain lets the test binary act as the real ckpt binary: testscript runs
@@ -33,6 +35,7 @@ func TestScripts(t *testing.T) {
 			"writebytes": cmdWriteBytes,
 			"jsonhas":    cmdJSONHas,
 			"isexec":     cmdIsExec,
+			"nonull":     cmdNoNull,
 		},
 	})
 }
@@ -111,6 +114,17 @@ func cmdJSONHas(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// nonull [KEY...] checks that stdout of the last command is one JSON
+// document without null, except at the KEYs (which hold an object or null,
+// never a list).
+func cmdNoNull(ts *testscript.TestScript, neg bool, args []string) {
+	nulls, err := jsondoctest.Nulls([]byte(ts.ReadFile("stdout")), args...)
+	ts.Check(err)
+	if (len(nulls) > 0) != neg {
+		ts.Fatalf("null at %q", nulls)
+	}
+}
+
 // isexec FILE checks that FILE has its owner-executable bit set.
 func cmdIsExec(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
@@ -121,4 +135,32 @@ func cmdIsExec(ts *testscript.TestScript, neg bool, args []string) {
 	if (fi.Mode()&0o100 != 0) == neg {
 		ts.Fatalf("%s mode %v: exec bit set = %v", args[0], fi.Mode(), !neg)
 	}
+}
+
+// TestJSONListsCoverEveryCommand checks that json_lists.txtar runs every
+// command with --json, so a command added later cannot print a null list
+// unnoticed. serve prints its one JSON line before serving (serve_test.go
+// reads it); hook answers the agent in the agent's own protocol; demo is a
+// tour for people and refuses --json.
+func TestJSONListsCoverEveryCommand(t *testing.T) {
+	b, err := os.ReadFile("testdata/script/json_lists.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(b)
+	skip := map[string]bool{"serve": true, "hook": true, "demo": true, "help": true}
+	var walk func(prefix string, cmd *cobra.Command)
+	walk = func(prefix string, cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			name := strings.TrimSpace(prefix + " " + sub.Name())
+			if skip[name] {
+				continue
+			}
+			if sub.Runnable() && !strings.Contains(script, "\nckpt --json "+name) {
+				t.Errorf("json_lists.txtar never runs `ckpt --json %s`", name)
+			}
+			walk(name, sub)
+		}
+	}
+	walk("", newRoot(&app{}))
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/jsondoc"
 )
 
 // Defaults for the zero fields of Options.
@@ -244,7 +245,7 @@ func (h *handler) writeJSON(w http.ResponseWriter, code int, v any) {
 	h.deadline(w, true, h.o.WriteTimeout)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	if err := json.NewEncoder(w).Encode(v); err != nil {
+	if err := jsondoc.Encode(w, v, false); err != nil {
 		h.log.Debug("httpapi: write response", "err", err)
 	}
 }
