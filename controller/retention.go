@@ -59,8 +59,9 @@ func (s *Store) Plan(ctx context.Context, p retention.Policy) (retention.Plan, e
 }
 
 // Retain applies the policy now: prunes and removes what it says across
-// all sessions, then collects unreferenced blobs.
-func (s *Store) Retain(ctx context.Context, p retention.Policy) (retention.Plan, retention.GCReport, error) {
+// all sessions, then collects unreferenced blobs, calling progress (if not
+// nil) as collection scans them.
+func (s *Store) Retain(ctx context.Context, p retention.Policy, progress func(done int)) (retention.Plan, retention.GCReport, error) {
 	plan, err := s.Plan(ctx, p)
 	if err != nil {
 		return plan, retention.GCReport{}, err
@@ -69,7 +70,7 @@ func (s *Store) Retain(ctx context.Context, p retention.Policy) (retention.Plan,
 		return plan, retention.GCReport{}, err
 	}
 	// Removing the last session on purpose may leave nothing referenced.
-	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0})
+	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0, Progress: progress})
 	return plan, rep, err
 }
 
@@ -248,7 +249,7 @@ func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.
 	defer lock.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	_, _, err := s.Retain(ctx, p)
+	_, _, err := s.Retain(ctx, p, nil)
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		now := time.Now()
 		if os.Chtimes(s.stamp(), now, now) != nil {

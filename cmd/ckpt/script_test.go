@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,6 +37,7 @@ func TestScripts(t *testing.T) {
 			"jsonhas":    cmdJSONHas,
 			"isexec":     cmdIsExec,
 			"nonull":     cmdNoNull,
+			"manyfiles":  cmdManyFiles,
 		},
 	})
 }
@@ -122,6 +124,23 @@ func cmdNoNull(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if (len(nulls) > 0) != neg {
 		ts.Fatalf("null at %q", nulls)
+	}
+}
+
+// manyfiles DIR N writes N small files of distinct content under DIR, in
+// subdirectories of 100.
+func cmdManyFiles(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: manyfiles DIR N")
+	}
+	var n int
+	if _, err := fmt.Sscan(args[1], &n); err != nil {
+		ts.Fatalf("manyfiles: N: %v", err)
+	}
+	for i := range n {
+		dir := filepath.Join(ts.MkAbs(args[0]), fmt.Sprintf("d%03d", i/100))
+		ts.Check(os.MkdirAll(dir, 0o755))
+		ts.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d.txt", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o644))
 	}
 }
 

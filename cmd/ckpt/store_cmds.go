@@ -13,7 +13,6 @@ import (
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/retention"
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
 
@@ -21,16 +20,6 @@ import (
 // workspace or session.
 func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
 	return controller.OpenStore(ctx, a.store)
-}
-
-// progress returns a function that shows a count on stderr when stderr is
-// a terminal, and nil otherwise.
-func (a *app) progress(what string) func(done int) {
-	f, ok := a.stderr.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) {
-		return nil
-	}
-	return func(done int) { fmt.Fprintf(f, "\r%s %d…", what, done) }
 }
 
 // hinted is an error with what to do about it appended for people.
@@ -171,7 +160,9 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 				}
 				return a.printPlan(plan, nil)
 			}
-			plan, rep, err := s.Retain(ctx, p)
+			bar := a.progress("collecting blobs", -1)
+			plan, rep, err := s.Retain(ctx, p, bar.count())
+			bar.done()
 			if err != nil {
 				return err
 			}
@@ -300,7 +291,9 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 				p.Grace = g
 			}
 			start := time.Now()
-			rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: a.progress("scanned")})
+			bar := a.progress("scanning blobs", -1)
+			rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: bar.count()})
+			bar.done()
 			if err != nil {
 				return err
 			}
@@ -340,16 +333,24 @@ content again stores it afresh.`,
 				return err
 			}
 			defer s.Close()
+			var bar *progress
 			before := func(f retention.Finding) {
+				bar.clear()
 				for _, u := range f.Uses {
 					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, u.Path, u.Kind, f.Blob.Short(), f.Kind)
 				}
 			}
 			var prog func(done, total int)
-			if p := a.progress("verified"); p != nil {
-				prog = func(done, total int) { p(done) }
+			if a.watched() {
+				prog = func(done, total int) {
+					if bar == nil {
+						bar = a.progress("verifying blobs", total)
+					}
+					bar.set(done)
+				}
 			}
 			rep, err := s.Verify(ctx, repair, before, prog)
+			bar.done()
 			if err != nil {
 				return err
 			}
