@@ -91,6 +91,7 @@ func NewHandler(c *controller.Controller, opts Options) http.Handler {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	m := http.NewServeMux()
+	m.HandleFunc("GET /api/session", h.session)
 	m.HandleFunc("GET /api/sessions", h.sessions)
 	m.HandleFunc("GET /api/checkpoints", h.checkpoints)
 	m.HandleFunc("GET /api/conversation", h.conversation)

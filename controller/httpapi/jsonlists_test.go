@@ -28,6 +28,7 @@ func TestNoNullLists(t *testing.T) {
 		method, path, body string
 		code               int
 	}{
+		{"GET", "/api/session", "", http.StatusOK},
 		{"GET", "/api/sessions", "", http.StatusOK},
 		{"GET", "/api/checkpoints", "", http.StatusOK},
 		{"GET", "/api/conversation", "", http.StatusOK},
