@@ -59,9 +59,14 @@ func (s *Store) Plan(ctx context.Context, p retention.Policy) (retention.Plan, e
 }
 
 // Retain applies the policy now: prunes and removes what it says across
-// all sessions, then collects unreferenced blobs, calling progress (if not
-// nil) as collection scans them.
-func (s *Store) Retain(ctx context.Context, p retention.Policy, progress func(done int)) (retention.Plan, retention.GCReport, error) {
+// all sessions, then collects unreferenced blobs.
+func (s *Store) Retain(ctx context.Context, p retention.Policy) (retention.Plan, retention.GCReport, error) {
+	return s.RetainProgress(ctx, p, nil)
+}
+
+// RetainProgress is Retain calling progress (if not nil) with the count of
+// blobs collection has scanned, for a progress display.
+func (s *Store) RetainProgress(ctx context.Context, p retention.Policy, progress func(done int)) (retention.Plan, retention.GCReport, error) {
 	plan, err := s.Plan(ctx, p)
 	if err != nil {
 		return plan, retention.GCReport{}, err
@@ -249,7 +254,7 @@ func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.
 	defer lock.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	_, _, err := s.Retain(ctx, p, nil)
+	_, _, err := s.Retain(ctx, p)
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		now := time.Now()
 		if os.Chtimes(s.stamp(), now, now) != nil {

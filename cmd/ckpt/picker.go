@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -58,6 +59,12 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		return errors.New("no turns to rewind to: open one with `ckpt turn PROMPT`")
 	}
 	m := newPickerModel(ctx, c, cps)
+	// The first frame is drawn before the size arrives as a message: draw
+	// it at the terminal's size, so a narrow one never sees a wider frame
+	// wrap.
+	if w, h, err := term.GetSize(int(out.Fd())); err == nil && w > 0 && h > 0 {
+		m.width, m.height = w, h
+	}
 	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen(), tea.WithContext(ctx))
 	final, err := p.Run()
 	if err != nil {
