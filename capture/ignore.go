@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -59,9 +57,15 @@ const builtinSource = "built-in"
 // concurrent use.
 type Ignore struct {
 	root string
-	// read returns a rule file's content given its absolute path, nil for
-	// none; tests replace it.
-	read func(name string) ([]byte, error)
+	// ws is what every rule file is read through: the workspace's root
+	// handle, one element at a time, following no link (Workspace.Ignore),
+	// or a Workspace opened at the first read (NewIgnore).
+	ws    *Workspace
+	wsErr error
+	once  sync.Once
+	// read returns the content of the rule file at the workspace-relative
+	// path rel, nil for none; tests replace it.
+	read func(rel string) ([]byte, error)
 
 	mu   sync.RWMutex
 	last []*ruleFile // .ckptignore then the built-in defaults; nil until loaded
@@ -82,7 +86,38 @@ type ignoreDir struct {
 // NewIgnore returns the ignore rules of the workspace whose absolute root
 // is root. Nothing is read until the first Match.
 func NewIgnore(root string) *Ignore {
-	return &Ignore{root: root, read: readRuleFile, dirs: make(map[string]*ignoreDir)}
+	m := &Ignore{root: root, dirs: make(map[string]*ignoreDir)}
+	m.read = m.readRuleFile
+	return m
+}
+
+// Ignore returns the workspace's ignore rules, read through its root
+// handle. Nothing is read until the first Match.
+func (w *Workspace) Ignore() *Ignore {
+	m := NewIgnore(w.root)
+	m.ws = w
+	m.once.Do(func() {})
+	return m
+}
+
+// handle returns the workspace rule files are read through, opening it on
+// first use for an Ignore made by NewIgnore.
+func (m *Ignore) handle() (*Workspace, error) {
+	m.once.Do(func() {
+		if m.ws == nil {
+			m.ws, m.wsErr = NewWorkspace(m.root)
+		}
+	})
+	return m.ws, m.wsErr
+}
+
+// noRules reports whether err means there is no rule file (or no real
+// directory) to read at a path: missing, a symlink or other non-regular
+// entry on the way or at the end (swapped in by a race included), or a name
+// that cannot exist.
+func noRules(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) || errors.Is(err, ErrNotRegular) ||
+		errors.Is(err, ErrVCSDir) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG) || isLoop(err)
 }
 
 // Match reports whether the canonical workspace-relative path rel (slash
@@ -222,19 +257,24 @@ func (m *Ignore) loadRoot() (*ignoreDir, error) {
 // isRealDir reports whether rel is a directory and not a symlink; a
 // missing path, or one whose name cannot exist, is not.
 func (m *Ignore) isRealDir(rel string) (bool, error) {
-	fi, err := os.Lstat(filepath.Join(m.root, filepath.FromSlash(rel)))
+	w, err := m.handle()
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG) {
+		return false, fmt.Errorf("capture: ignore rules: %w", err)
+	}
+	d, err := w.openRealDir(rel)
+	if err != nil {
+		if noRules(err) {
 			return false, nil
 		}
 		return false, fmt.Errorf("capture: ignore rules: %w", err)
 	}
-	return fi.IsDir(), nil
+	d.close()
+	return true, nil
 }
 
 // readRules reads and parses the rule file at rel, nil for none.
 func (m *Ignore) readRules(rel string) (*ruleFile, error) {
-	data, err := m.read(filepath.Join(m.root, filepath.FromSlash(rel)))
+	data, err := m.read(rel)
 	if err != nil {
 		return nil, fmt.Errorf("capture: read ignore rules %s: %w", rel, err)
 	}
@@ -244,32 +284,23 @@ func (m *Ignore) readRules(rel string) (*ruleFile, error) {
 	return parseRules(data, rel), nil
 }
 
-// readRuleFile returns the content of the rule file name, or nil when
+// readRuleFile returns the content of the rule file at rel, or nil when
 // there is none to read: missing, a symlink, not a regular file (a FIFO is
 // never opened for a blocking read), or maxRuleFileSize or more.
-func readRuleFile(name string) ([]byte, error) {
-	fi, err := os.Lstat(name)
+func (m *Ignore) readRuleFile(rel string) ([]byte, error) {
+	w, err := m.handle()
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG) {
+		return nil, err
+	}
+	f, fi, err := w.OpenFile(rel)
+	if err != nil {
+		if noRules(err) {
 			return nil, nil
 		}
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() || fi.Size() >= maxRuleFileSize {
-		return nil, nil
-	}
-	f, err := os.OpenFile(name, os.O_RDONLY|oNoFollow|oNonBlock, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || isLoop(err) {
-			return nil, nil // replaced since the Lstat
-		}
-		return nil, err
-	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() >= maxRuleFileSize {
+	if fi.Size() >= maxRuleFileSize {
 		return nil, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxRuleFileSize))
@@ -297,24 +328,6 @@ func canonicalRel(rel string) bool {
 		}
 	}
 	return true
-}
-
-// isVCSName reports whether name is a version-control directory name in
-// any ASCII letter case (.git, .GIT, .Git…): case-insensitive file systems
-// treat them all as the same directory.
-func isVCSName(name string) bool {
-	if len(name) < 3 || len(name) > 4 || name[0] != '.' {
-		return false
-	}
-	var b [4]byte
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-	}
-	return vcsDirs[string(b[:len(name)])]
 }
 
 // vcsRule is the built-in rule that ignores a version-control name.

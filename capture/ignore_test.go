@@ -584,7 +584,7 @@ func TestIgnoreDefaults(t *testing.T) {
 			ignoreMatchCase{"x" + name, true, false},
 		)
 	}
-	for name := range vcsDirs {
+	for _, name := range vcsNames {
 		cases = append(cases,
 			ignoreMatchCase{name, true, true},
 			ignoreMatchCase{name, false, true}, // a .git file (a worktree's link) too
@@ -622,12 +622,11 @@ func TestIgnoreDefaults(t *testing.T) {
 func recordRuleReads(m *Ignore, root string) func() map[string]int {
 	var mu sync.Mutex
 	reads := make(map[string]int)
-	m.read = func(name string) ([]byte, error) {
-		rel, _ := filepath.Rel(root, name)
+	m.read = func(rel string) ([]byte, error) {
 		mu.Lock()
-		reads[filepath.ToSlash(rel)]++
+		reads[rel]++
 		mu.Unlock()
-		return readRuleFile(name)
+		return m.readRuleFile(rel)
 	}
 	return func() map[string]int {
 		mu.Lock()
@@ -733,7 +732,7 @@ func TestIgnoreRuleFileErrors(t *testing.T) {
 		if fail && strings.HasSuffix(filepath.ToSlash(name), "sub/.gitignore") {
 			return nil, broken
 		}
-		return readRuleFile(name)
+		return m.readRuleFile(name)
 	}
 	if _, err := m.Match("sub/a.x", false); !errors.Is(err, broken) {
 		t.Errorf("Match under an unreadable .gitignore: got %v, want it to wrap %v", err, broken)

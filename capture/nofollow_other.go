@@ -2,6 +2,6 @@
 
 package capture
 
-const oNoFollow = 0
+const oNonblock = 0
 
 func isLoop(error) bool { return false }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -45,10 +44,7 @@ type Matcher interface {
 	Match(rel string, isDir bool) (bool, error)
 }
 
-// workspaceRules returns the ignore rules of a workspace root.
-func workspaceRules(root string) Matcher { return NewIgnore(root) }
-
-func (o ScanOptions) withDefaults(root string) ScanOptions {
+func (o ScanOptions) withDefaults(w *Workspace) ScanOptions {
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxFileSize
 	}
@@ -59,7 +55,7 @@ func (o ScanOptions) withDefaults(root string) ScanOptions {
 		o.Budget = DefaultScanBudget
 	}
 	if o.Ignore == nil {
-		o.Ignore = workspaceRules(root)
+		o.Ignore = w.Ignore()
 	}
 	return o
 }
@@ -82,12 +78,13 @@ type ScanResult struct {
 // whose size, mtime, ctime, inode and mode match its cache entry, and whose
 // entry is not racy, is not read again. Files are hashed by two workers.
 func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]checkpoints.StatEntry, put PutFunc) (ScanResult, error) {
-	o = o.withDefaults(c.ws.root)
+	o = o.withDefaults(c.ws)
 	ctx, cancel := context.WithTimeout(ctx, o.Budget)
 	defer cancel()
 
 	type job struct {
 		rel string
+		f   *os.File // open for reading; the worker closes it
 		fi  fs.FileInfo
 		at  int64
 	}
@@ -111,21 +108,15 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				e, st, read, err := c.scanFile(ctx, j.rel, j.fi, j.at, cache, put)
+				e, st, err := c.scanFile(ctx, j.rel, j.f, j.fi, j.at, put)
 				if err != nil {
 					fail(err)
 					continue
 				}
 				mu.Lock()
-				if e != nil {
-					res.Manifest.Files = append(res.Manifest.Files, *e)
-					res.Stats = append(res.Stats, st)
-					if read {
-						res.Read++
-					} else {
-						res.Reused++
-					}
-				}
+				res.Manifest.Files = append(res.Manifest.Files, e)
+				res.Stats = append(res.Stats, st)
+				res.Read++
 				mu.Unlock()
 			}
 		}()
@@ -136,12 +127,20 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 		mu.Unlock()
 	}
 	found := 0 // files the walk let through, for o.Progress
-	var walk func(dir string) error
-	walk = func(dir string) error {
+	// walk reads the open directory d (workspace-relative dir) and descends
+	// into each subdirectory through its own handle (openChild), so no
+	// element is followed through a symlink, even one swapped in meanwhile.
+	var walk func(d *os.Root, dir string) error
+	walk = func(d *os.Root, dir string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ents, err := os.ReadDir(filepath.Join(c.ws.root, filepath.FromSlash(dir)))
+		f, err := d.Open(".")
+		if err != nil {
+			return fmt.Errorf("capture: scan %s: %w", dir, err)
+		}
+		ents, err := f.ReadDir(-1)
+		f.Close()
 		if err != nil {
 			return fmt.Errorf("capture: scan %s: %w", dir, err)
 		}
@@ -150,27 +149,38 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 			return nil
 		}
 		for _, e := range ents {
-			rel := path.Join(dir, e.Name())
-			if dir == "" {
-				rel = e.Name()
+			name := e.Name()
+			if isVCSName(name) {
+				continue // never read, as a directory or a file (a worktree's .git)
 			}
+			rel := path.Join(dir, name)
 			switch t := e.Type(); {
 			case t&fs.ModeSymlink != 0:
 				continue // never followed, never recorded
 			case t.IsDir():
-				if vcsDirs[e.Name()] {
-					continue
-				}
 				ign, err := o.Ignore.Match(rel, true)
 				if err != nil {
 					return err
 				}
-				if !ign {
-					if err := walk(rel); err != nil {
-						return err
-					}
+				if ign {
+					continue
+				}
+				sub, err := openChild(d, name)
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) || errors.Is(err, ErrNotRegular) {
+					continue // gone or replaced since the directory was read
+				}
+				if err != nil {
+					return fmt.Errorf("capture: scan %s: %w", rel, err)
+				}
+				err = walk(sub, rel)
+				sub.Close()
+				if err != nil {
+					return err
 				}
 			case t.IsRegular():
+				if isStagingName(name) {
+					continue // a rewind's temp file, in place for a moment
+				}
 				ign, err := o.Ignore.Match(rel, false)
 				if err != nil {
 					return err
@@ -182,12 +192,15 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 					o.Progress(found)
 				}
 				at := time.Now().UnixNano()
-				fi, err := e.Info()
+				fi, err := d.Lstat(name)
 				if errors.Is(err, fs.ErrNotExist) {
 					continue // gone since the directory was read
 				}
 				if err != nil {
 					return fmt.Errorf("capture: scan %s: %w", rel, err)
+				}
+				if !fi.Mode().IsRegular() {
+					continue // replaced since the directory was read
 				}
 				if fi.Size() > o.MaxFileSize {
 					skip(rel, fmt.Sprintf("%d bytes, over the size limit of %d", fi.Size(), o.MaxFileSize))
@@ -201,16 +214,26 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 					mu.Unlock()
 					continue
 				}
+				// Opened here, in the directory's handle, where Lstat
+				// just looked; read and hashed by a worker.
+				rf, ofi, err := openRegular(d, name, fi)
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) {
+					continue // gone or replaced since the directory was read
+				}
+				if err != nil {
+					return fmt.Errorf("capture: scan %s: %w", rel, err)
+				}
 				select {
-				case jobs <- job{rel, fi, at}:
+				case jobs <- job{rel, rf, ofi, at}:
 				case <-ctx.Done():
+					rf.Close()
 					return ctx.Err()
 				}
 			}
 		}
 		return nil
 	}
-	werr := walk("")
+	werr := walk(c.ws.dir, "")
 	close(jobs)
 	wg.Wait()
 	if firstErr != nil {
@@ -227,36 +250,21 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 	return res, nil
 }
 
-// scanFile returns the manifest entry and fresh stat entry of one file,
-// from the cache when its stat matches and is not racy, otherwise by
-// reading it. A file that vanished since the walk saw it gives nil.
-func (c *Capturer) scanFile(ctx context.Context, rel string, fi fs.FileInfo, at int64, cache map[string]checkpoints.StatEntry, put PutFunc) (*checkpoints.ManifestEntry, checkpoints.StatEntry, bool, error) {
-	if e, st, ok := cached(rel, fi, cache); ok {
-		return &e, st, false, nil
-	}
-	var st checkpoints.StatEntry
-	f, ofi, err := c.open(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, st, false, nil
-	}
-	if errors.Is(err, ErrSymlink) || errors.Is(err, ErrNotRegular) {
-		return nil, st, false, nil // replaced since the walk saw it
-	}
-	if err != nil {
-		return nil, st, false, err
-	}
+// scanFile reads the open file f (fi: its descriptor's stat) into put and
+// returns its manifest entry and fresh stat entry. It closes f.
+func (c *Capturer) scanFile(ctx context.Context, rel string, f *os.File, fi fs.FileInfo, at int64, put PutFunc) (checkpoints.ManifestEntry, checkpoints.StatEntry, error) {
 	defer f.Close()
 	id, n, err := put(ctx, f)
 	if err != nil {
-		return nil, st, false, fmt.Errorf("capture: scan %s: %w", rel, err)
+		return checkpoints.ManifestEntry{}, checkpoints.StatEntry{}, fmt.Errorf("capture: scan %s: %w", rel, err)
 	}
 	// Describe what was read: the open descriptor's stat.
-	mtime, ctime, inode := statKey(ofi)
-	st = checkpoints.StatEntry{Path: rel, Size: n, MTime: mtime, CTime: ctime, Inode: inode, Mode: ofi.Mode().Perm(), Blob: id, Checked: at}
-	if n != ofi.Size() {
+	mtime, ctime, inode := statKey(fi)
+	st := checkpoints.StatEntry{Path: rel, Size: n, MTime: mtime, CTime: ctime, Inode: inode, Mode: fi.Mode().Perm(), Blob: id, Checked: at}
+	if n != fi.Size() {
 		st.Checked = mtime // changed while read: racy, so the next scan reads it again
 	}
-	return &checkpoints.ManifestEntry{Path: rel, Blob: id, Mode: st.Mode, Size: n}, st, true, nil
+	return checkpoints.ManifestEntry{Path: rel, Blob: id, Mode: st.Mode, Size: n}, st, nil
 }
 
 // cached returns the manifest and stat entries of a file whose stat matches

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -28,18 +30,19 @@ var (
 	ErrVCSDir = errors.New("path is inside a version-control directory")
 )
 
-// vcsDirs are directory names ckpt never reads or writes under.
-var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj": true, ".bzr": true}
-
-// Workspace is the directory tree an agent edits. It is immutable and safe
-// for concurrent use.
+// Workspace is the directory tree an agent edits. Every access to its
+// files goes through one os.Root opened on its root (see the package doc).
+// It is safe for concurrent use; Close releases the handle.
 type Workspace struct {
-	root  string // absolute, symlinks resolved
-	given string // absolute, as given (may differ when the root is reached via a link)
+	root  string   // absolute, symlinks resolved
+	given string   // absolute, as given (may differ when the root is reached via a link)
+	dir   *os.Root // the root handle
+	// syncDir fsyncs an open directory; a seam for tests.
+	syncDir func(*os.File) error
 }
 
 // NewWorkspace returns the workspace rooted at dir, which must be an existing
-// directory.
+// directory, holding a handle on it until Close.
 func NewWorkspace(dir string) (*Workspace, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -49,26 +52,29 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: workspace %s: %w", dir, err)
 	}
-	fi, err := os.Stat(real)
+	r, err := os.OpenRoot(real)
 	if err != nil {
 		return nil, fmt.Errorf("capture: workspace %s: %w", dir, err)
 	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("capture: workspace %s: not a directory", dir)
-	}
-	return &Workspace{root: real, given: filepath.Clean(abs)}, nil
+	return &Workspace{root: real, given: filepath.Clean(abs), dir: r, syncDir: syncDir}, nil
 }
+
+// Close releases the workspace's root handle. Calls after it fail.
+func (w *Workspace) Close() error { return w.dir.Close() }
 
 // Root returns the workspace's absolute root, symlinks resolved.
 func (w *Workspace) Root() string { return w.root }
 
-// Abs returns the absolute file-system path of a canonical relative path.
+// Abs returns the absolute file-system path of a canonical relative path,
+// for showing to people. ckpt itself never opens it: every access goes
+// through the root handle.
 func (w *Workspace) Abs(rel string) string { return filepath.Join(w.root, filepath.FromSlash(rel)) }
 
 // Rel resolves p (absolute, or relative to the workspace root) to its
 // canonical workspace-relative path. Symlinked parent directories are
-// resolved and must stay inside the workspace; the last element is not
-// followed. It fails with ErrOutsideWorkspace or ErrVCSDir.
+// resolved, through the root handle, and must stay inside the workspace;
+// the last element is not followed. It fails with ErrOutsideWorkspace or
+// ErrVCSDir (any element naming a VCS directory, in any case).
 func (w *Workspace) Rel(p string) (string, error) {
 	if p == "" {
 		return "", fmt.Errorf("capture: empty path")
@@ -87,24 +93,101 @@ func (w *Workspace) Rel(p string) (string, error) {
 	if rel == "." {
 		return "", fmt.Errorf("capture: %s: %w", p, ErrNotRegular)
 	}
-	// Resolve the parent directory's symlinks (the longest existing prefix)
-	// and check it is still inside the root.
-	dir, base := filepath.Split(filepath.FromSlash(rel))
-	realDir, err := resolveExisting(filepath.Join(w.root, dir))
+	dir, base := path.Split(rel)
+	realDir, err := w.resolveDir(dir)
 	if err != nil {
 		return "", fmt.Errorf("capture: %s: %w", p, err)
 	}
-	relDir, ok := within(w.root, realDir)
-	if !ok {
-		return "", fmt.Errorf("capture: %s: %w", p, ErrOutsideWorkspace)
-	}
-	out := path.Join(filepath.ToSlash(relDir), base)
-	for _, part := range strings.Split(out, "/") {
-		if vcsDirs[part] {
-			return "", fmt.Errorf("capture: %s: %w", p, ErrVCSDir)
-		}
+	out := path.Join(realDir, base)
+	if _, ok := vcsElem(out); ok {
+		return "", fmt.Errorf("capture: %s: %w", p, ErrVCSDir)
 	}
 	return out, nil
+}
+
+// maxLinks bounds the symlinks resolveDir follows, as the kernel does.
+const maxLinks = 40
+
+var errTooManyLinks = errors.New("too many levels of symbolic links")
+
+// resolveDir is resolveOnce, tried again when what it read changed under
+// it (a directory swapped for a link between the Lstat and the Readlink);
+// a path that keeps changing fails with errSwapped.
+func (w *Workspace) resolveDir(dir string) (string, error) {
+	var err error
+	for range 3 {
+		var out string
+		out, err = w.resolveOnce(dir)
+		if err == nil || errors.Is(err, ErrOutsideWorkspace) || errors.Is(err, fs.ErrPermission) || errors.Is(err, errTooManyLinks) {
+			return out, err
+		}
+	}
+	return "", fmt.Errorf("%w: %v", errSwapped, err)
+}
+
+// resolveOnce resolves the symlinks of the workspace-relative directory dir
+// (slash-separated; "" is the root) one element at a time through the root
+// handle, and returns the real directory relative to the root. The part
+// that does not exist is kept as written. A link leading out of the root,
+// by an absolute target elsewhere or by "..", fails with
+// ErrOutsideWorkspace. Only Lstat and Readlink are used: nothing is opened.
+func (w *Workspace) resolveOnce(dir string) (string, error) {
+	todo := strings.Split(dir, "/")
+	var done []string
+	links := 0
+	for len(todo) > 0 {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return "", ErrOutsideWorkspace
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		cur := path.Join(path.Join(done...), part)
+		fi, err := w.dir.Lstat(cur)
+		// ENOTDIR: a file stands where a parent directory was, so the rest
+		// does not exist (as a path) either.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			rest := path.Join(append(append(append([]string{}, done...), part), todo...)...)
+			if rest == ".." || strings.HasPrefix(rest, "../") {
+				return "", ErrOutsideWorkspace
+			}
+			return rest, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, part)
+			continue
+		}
+		if links++; links > maxLinks {
+			return "", fmt.Errorf("%s: %w", cur, errTooManyLinks)
+		}
+		target, err := w.dir.Readlink(cur)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			r, ok := within(w.root, filepath.Clean(target))
+			if !ok {
+				if r, ok = within(w.given, filepath.Clean(target)); !ok {
+					return "", ErrOutsideWorkspace
+				}
+			}
+			done = nil
+			target = r
+		} else if t := filepath.ToSlash(target); strings.HasPrefix(t, "/") {
+			return "", ErrOutsideWorkspace // rooted but not absolute (Windows): another volume's root
+		}
+		todo = append(strings.Split(filepath.ToSlash(target), "/"), todo...)
+	}
+	return path.Join(done...), nil
 }
 
 // within returns p relative to root, and whether it lies inside root.
@@ -114,28 +197,6 @@ func within(root, p string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
-}
-
-// resolveExisting evaluates symlinks in the longest existing prefix of dir
-// and appends the rest unchanged.
-func resolveExisting(dir string) (string, error) {
-	var rest []string
-	cur := filepath.Clean(dir)
-	for {
-		real, err := filepath.EvalSymlinks(cur)
-		if err == nil {
-			return filepath.Join(append([]string{real}, rest...)...), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) { // a file where a parent directory was: the rest does not exist
-			return "", err
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return "", err
-		}
-		rest = append([]string{filepath.Base(cur)}, rest...)
-		cur = parent
-	}
 }
 
 // Kind says what is at a path on disk.
@@ -161,31 +222,21 @@ type Entry struct {
 
 // Inspect looks at the canonical path rel without following any symlink:
 // every existing parent must be a real directory (not a link), and the path
-// itself must be absent or a regular file.
+// itself must be absent or a regular file. A path through a VCS directory is
+// Unsafe with ErrVCSDir.
 func (w *Workspace) Inspect(rel string) (Entry, error) {
-	parts := strings.Split(rel, "/")
-	cur := w.root
-	for i, part := range parts[:len(parts)-1] {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			var missing []string
-			for j := len(parts) - 2; j >= i; j-- {
-				missing = append(missing, strings.Join(parts[:j+1], "/"))
-			}
-			return Entry{Kind: Absent, Missing: missing}, nil
-		}
-		if err != nil {
-			return Entry{}, fmt.Errorf("capture: %s: %w", rel, err)
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			return Entry{Kind: Unsafe, Reason: fmt.Errorf("parent %s: %w", strings.Join(parts[:i+1], "/"), ErrSymlink)}, nil
-		case !fi.IsDir():
-			return Entry{Kind: Unsafe, Reason: fmt.Errorf("parent %s: %w", strings.Join(parts[:i+1], "/"), ErrNotRegular)}, nil
-		}
+	if _, ok := vcsElem(rel); ok {
+		return Entry{Kind: Unsafe, Reason: ErrVCSDir}, nil
 	}
-	fi, err := os.Lstat(w.Abs(rel))
+	d, base, e, err := w.parent(rel, false)
+	if err != nil {
+		return Entry{}, fmt.Errorf("capture: %s: %w", rel, err)
+	}
+	if e != nil {
+		return *e, nil
+	}
+	defer d.close()
+	fi, err := d.r.Lstat(base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Entry{Kind: Absent}, nil
@@ -199,54 +250,97 @@ func (w *Workspace) Inspect(rel string) (Entry, error) {
 	return Entry{Kind: Regular, Mode: fi.Mode().Perm(), Size: fi.Size()}, nil
 }
 
+// unsafeErr turns an entry that is not a regular file into the error for rel.
+func unsafeErr(rel string, e Entry) error {
+	if e.Kind == Absent {
+		return fmt.Errorf("capture: %s: %w", rel, fs.ErrNotExist)
+	}
+	return fmt.Errorf("capture: %s: %w", rel, e.Reason)
+}
+
 // OpenFile opens the regular file at rel for reading without following a
-// symlink at its last element, and returns it with its mode and size taken
-// from the open descriptor (so they match the bytes read).
+// symlink anywhere on its path, and returns it with its mode and size taken
+// from the open descriptor (so they match the bytes read). The file opened
+// must be the one Lstat saw: a symlink swapped in between fails with
+// ErrSymlink. A missing file fails with an error wrapping fs.ErrNotExist.
 func (w *Workspace) OpenFile(rel string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(w.Abs(rel), os.O_RDONLY|oNoFollow, 0)
+	if _, ok := vcsElem(rel); ok {
+		return nil, nil, fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
+	}
+	d, base, e, err := w.parent(rel, false)
 	if err != nil {
-		if isLoop(err) {
-			return nil, nil, fmt.Errorf("capture: %s: %w", rel, ErrSymlink)
-		}
 		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
+	if e != nil {
+		return nil, nil, unsafeErr(rel, *e)
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
+	defer d.close()
+	fi, err := d.r.Lstat(base)
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, nil, fmt.Errorf("capture: %s: %w", rel, ErrSymlink)
+	case !fi.Mode().IsRegular():
 		return nil, nil, fmt.Errorf("capture: %s: %w", rel, ErrNotRegular)
 	}
-	return f, fi, nil
+	f, ofi, err := openRegular(d.r, base, fi)
+	if err != nil {
+		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
+	}
+	return f, ofi, nil
 }
 
 // tempPrefix starts the name of every file a rewind stages; tag names the
 // operation, so a crashed operation's leftovers can be found (CleanStaged).
 func tempPrefix(tag string) string { return ".ckpt-" + tag + "-" }
 
+// isStagingName reports whether a file name is one Stage makes.
+func isStagingName(name string) bool {
+	return strings.HasPrefix(name, ".ckpt-") && strings.HasSuffix(name, ".tmp")
+}
+
 // Staged is a temp file Stage wrote: rel's new content, not yet in place.
 type Staged struct {
 	Rel  string
-	name string // absolute path of the temp file
+	name string      // the temp file's name, in rel's directory
+	dir  fs.FileInfo // that directory, as Stage found it
 }
 
 // Stage writes r to a new temp file next to rel (a name no one can
 // predict, created exclusively, so nothing planted there is followed or
 // truncated) with the given permission bits, and fsyncs it. It creates
-// rel's missing parent directories, refusing (ErrSymlink, ErrNotRegular) to
-// pass through a symlink or a non-directory.
+// rel's missing parent directories, refusing (ErrSymlink, ErrNotRegular,
+// ErrVCSDir) to pass through a symlink, a non-directory or a VCS directory.
 func (w *Workspace) Stage(rel, tag string, r io.Reader, mode fs.FileMode) (Staged, error) {
-	if err := w.mkdirs(rel); err != nil {
-		return Staged{}, err
+	if _, ok := vcsElem(rel); ok {
+		return Staged{}, fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
 	}
-	dir := filepath.Dir(w.Abs(rel))
-	f, err := os.CreateTemp(dir, tempPrefix(tag)+"*.tmp")
+	d, _, e, err := w.parent(rel, true)
 	if err != nil {
 		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
 	}
-	st := Staged{Rel: rel, name: f.Name()}
+	if e != nil {
+		return Staged{}, unsafeErr(rel, *e)
+	}
+	defer d.close()
+	dirInfo, err := d.info()
+	if err != nil {
+		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
+	}
+	var f *os.File
+	var name string
+	for try := 0; ; try++ {
+		name = tempPrefix(tag) + strconv.FormatUint(uint64(rand.Uint32()), 10) + ".tmp"
+		f, err = d.r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		break
+	}
+	if err != nil {
+		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
+	}
 	_, err = io.Copy(f, r)
 	if err == nil {
 		err = f.Chmod(mode.Perm())
@@ -258,24 +352,61 @@ func (w *Workspace) Stage(rel, tag string, r io.Reader, mode fs.FileMode) (Stage
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(st.name)
+		d.r.Remove(name)
 		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
 	}
-	return st, nil
+	return Staged{Rel: rel, name: name, dir: dirInfo}, nil
+}
+
+// stagedDir opens the directory s was staged in, if it is still where
+// Stage found it (the same directory, reached without a link).
+func (w *Workspace) stagedDir(s Staged) (dir, error) {
+	d, _, e, err := w.parent(s.Rel, false)
+	if err != nil {
+		return dir{}, fmt.Errorf("capture: %s: %w", s.Rel, err)
+	}
+	if e != nil {
+		return dir{}, unsafeErr(s.Rel, *e)
+	}
+	fi, err := d.info()
+	if err == nil && !os.SameFile(fi, s.dir) {
+		err = errSwapped
+	}
+	if err != nil {
+		d.close()
+		return dir{}, fmt.Errorf("capture: %s: parent: %w", s.Rel, err)
+	}
+	return d, nil
 }
 
 // Commit renames the staged file into place, after checking once more that
-// the parents are real directories and rel is not a symlink or directory.
+// the parents are real directories, the same ones Stage wrote in, and that
+// rel is not a symlink or directory. The rename happens inside the open
+// parent directory: it replaces rel's entry and follows nothing. Syncing
+// the directory is left to SyncDirs, once for all the files of an
+// operation.
 func (w *Workspace) Commit(s Staged) error {
-	e, err := w.Inspect(s.Rel)
+	d, err := w.stagedDir(s)
 	if err != nil {
-		return err
+		return err // the temp file, if any, is out of reach: CleanStaged finds it
 	}
-	if e.Kind == Unsafe {
-		w.Discard(s)
-		return fmt.Errorf("capture: %s: %w", s.Rel, e.Reason)
+	defer d.close()
+	_, base := splitRel(s.Rel)
+	fi, err := d.r.Lstat(base)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		d.r.Remove(s.name)
+		return fmt.Errorf("capture: commit %s: %w", s.Rel, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		d.r.Remove(s.name)
+		return fmt.Errorf("capture: %s: %w", s.Rel, ErrSymlink)
+	case !fi.Mode().IsRegular():
+		d.r.Remove(s.name)
+		return fmt.Errorf("capture: %s: %w", s.Rel, ErrNotRegular)
 	}
-	if err := os.Rename(s.name, w.Abs(s.Rel)); err != nil {
+	if err := d.r.Rename(s.name, base); err != nil {
+		d.r.Remove(s.name)
 		return fmt.Errorf("capture: commit %s: %w", s.Rel, err)
 	}
 	return nil
@@ -283,8 +414,14 @@ func (w *Workspace) Commit(s Staged) error {
 
 // Discard removes a staged file that will not be committed.
 func (w *Workspace) Discard(s Staged) {
-	if s.name != "" {
-		os.Remove(s.name)
+	if s.name == "" {
+		return
+	}
+	if d, err := w.stagedDir(s); err == nil {
+		if fi, err := d.r.Lstat(s.name); err == nil && fi.Mode().IsRegular() {
+			d.r.Remove(s.name)
+		}
+		d.close()
 	}
 }
 
@@ -292,172 +429,129 @@ func (w *Workspace) Discard(s Staged) {
 // rel and never committed (it crashed): regular files whose name only
 // Stage makes. A hard link there only loses that name.
 func (w *Workspace) CleanStaged(rel, tag string) {
-	if e, err := w.Inspect(rel); err != nil || e.Kind == Unsafe {
+	d, _, e, err := w.parent(rel, false)
+	if err != nil || e != nil {
 		return // never look through a symlinked parent
 	}
-	dir := filepath.Dir(w.Abs(rel))
-	ents, err := os.ReadDir(dir)
+	defer d.close()
+	f, err := d.r.Open(".")
 	if err != nil {
 		return
 	}
+	ents, _ := f.ReadDir(-1)
+	f.Close()
 	for _, e := range ents {
 		n := e.Name()
 		if e.Type().IsRegular() && strings.HasPrefix(n, tempPrefix(tag)) && strings.HasSuffix(n, ".tmp") {
-			os.Remove(filepath.Join(dir, n))
+			d.r.Remove(n)
 		}
 	}
 }
 
 // Remove deletes the regular file at rel (absent is fine) and then each of
-// dirs (relative, deepest first) that is an empty real directory.
+// dirs (relative, deepest first) that is an empty real directory. Each
+// removal happens inside its open parent directory and removes the entry
+// itself: a symlink swapped in is unlinked, never followed.
 func (w *Workspace) Remove(rel string, dirs []string) error {
-	e, err := w.Inspect(rel)
+	if _, ok := vcsElem(rel); ok {
+		return fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
+	}
+	d, base, e, err := w.parent(rel, false)
 	if err != nil {
-		return err
+		return fmt.Errorf("capture: %s: %w", rel, err)
 	}
-	switch e.Kind {
-	case Unsafe:
+	if e != nil && e.Kind == Unsafe {
 		return fmt.Errorf("capture: %s: %w", rel, e.Reason)
-	case Regular:
-		if err := os.Remove(w.Abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("capture: remove %s: %w", rel, err)
-		}
 	}
-	for _, d := range dirs {
-		fi, err := os.Lstat(w.Abs(d))
-		if err != nil || !fi.IsDir() {
+	if e == nil {
+		fi, err := d.r.Lstat(base)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			d.close()
+			return fmt.Errorf("capture: %s: %w", rel, err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			d.close()
+			return fmt.Errorf("capture: %s: %w", rel, ErrSymlink)
+		case !fi.Mode().IsRegular():
+			d.close()
+			return fmt.Errorf("capture: %s: %w", rel, ErrNotRegular)
+		default:
+			if err := d.r.Remove(base); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				d.close()
+				return fmt.Errorf("capture: remove %s: %w", rel, err)
+			}
+		}
+		d.close()
+	}
+	for _, dr := range dirs {
+		if _, ok := vcsElem(dr); ok {
+			break
+		}
+		pd, b, e, err := w.parent(dr, false)
+		if err != nil || e != nil {
 			continue
 		}
-		// os.Remove fails on a non-empty directory: that is the check.
-		if os.Remove(w.Abs(d)) != nil {
+		fi, err := pd.r.Lstat(b)
+		if err != nil || !fi.IsDir() {
+			pd.close()
+			continue
+		}
+		// Removing a non-empty directory fails: that is the check.
+		err = pd.r.Remove(b)
+		pd.close()
+		if err != nil {
 			break
 		}
 	}
 	return nil
 }
 
-// mkdirs creates rel's missing parent directories, refusing to pass
-// through a symlink or a non-directory.
-func (w *Workspace) mkdirs(rel string) error {
-	parts := strings.Split(rel, "/")
-	cur := w.root
-	for i, part := range parts[:len(parts)-1] {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("capture: mkdir %s: %w", strings.Join(parts[:i+1], "/"), err)
+// SyncDirs makes the renames, removals and directory creations of an
+// operation durable: it fsyncs, once each, every existing directory on the
+// way to the paths rels (the root included). Directories reached only
+// through a symlink are skipped, as every write there was. Windows cannot
+// fsync a directory; there it does nothing.
+func (w *Workspace) SyncDirs(rels []string) error {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, rel := range rels {
+		parts, _ := splitRel(rel)
+		for i := len(parts); i >= 0; i-- {
+			p := strings.Join(parts[:i], "/")
+			if seen[p] {
+				break // and so were its ancestors
 			}
+			seen[p] = true
+			dirs = append(dirs, p)
+		}
+	}
+	var errs []error
+	for _, p := range dirs {
+		var parts []string
+		if p != "" {
+			parts = strings.Split(p, "/")
+		}
+		d, e, err := w.openDir(parts, false)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
+		if e != nil {
+			continue
+		}
+		f, err := d.r.Open(".")
+		if err == nil {
+			err = w.syncDir(f)
+			f.Close()
+		}
+		d.close()
 		if err != nil {
-			return fmt.Errorf("capture: %s: %w", rel, err)
+			errs = append(errs, fmt.Errorf("sync directory %q: %w", p, err))
 		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("capture: %s: parent %s: %w", rel, strings.Join(parts[:i+1], "/"), ErrSymlink)
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("capture: %s: parent %s: %w", rel, strings.Join(parts[:i+1], "/"), ErrNotRegular)
-		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("capture: %w", err)
 	}
 	return nil
 }
-
-// DirFiles lists the regular files (workspace-relative) under rel, which
-// must be a real directory reached through real directories; nothing is
-// followed. It fails with an error wrapping ErrSymlink or ErrNotRegular
-// when rel is not such a directory or holds a symlink or special file.
-func (w *Workspace) DirFiles(rel string) ([]string, error) {
-	if err := w.realDir(rel); err != nil {
-		return nil, err
-	}
-	var files []string
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		ents, err := os.ReadDir(w.Abs(dir))
-		if err != nil {
-			return fmt.Errorf("capture: %s: %w", dir, err)
-		}
-		for _, e := range ents {
-			p := dir + "/" + e.Name()
-			switch t := e.Type(); {
-			case t&fs.ModeSymlink != 0:
-				return fmt.Errorf("capture: %s: %w", p, ErrSymlink)
-			case t.IsDir():
-				if err := walk(p); err != nil {
-					return err
-				}
-			case t.IsRegular():
-				files = append(files, p)
-			default:
-				return fmt.Errorf("capture: %s: %w", p, ErrNotRegular)
-			}
-		}
-		return nil
-	}
-	if err := walk(rel); err != nil {
-		return nil, err
-	}
-	return files, nil
-}
-
-// RemoveEmptyDir removes rel, a real directory holding nothing but
-// (recursively) empty directories. It fails, removing nothing more, when
-// anything else is in it.
-func (w *Workspace) RemoveEmptyDir(rel string) error {
-	files, err := w.DirFiles(rel)
-	if err != nil {
-		return err
-	}
-	if len(files) > 0 {
-		return fmt.Errorf("capture: %s: directory is not empty", rel)
-	}
-	var rm func(dir string) error
-	rm = func(dir string) error {
-		ents, err := os.ReadDir(w.Abs(dir))
-		if err != nil {
-			return err
-		}
-		for _, e := range ents {
-			if !e.IsDir() {
-				return fmt.Errorf("%s: directory is not empty", dir)
-			}
-			if err := rm(dir + "/" + e.Name()); err != nil {
-				return err
-			}
-		}
-		return os.Remove(w.Abs(dir)) // fails if something appeared meanwhile
-	}
-	if err := rm(rel); err != nil {
-		return fmt.Errorf("capture: remove %s: %w", rel, err)
-	}
-	return nil
-}
-
-// MakeParents creates rel's missing parent directories, refusing
-// (ErrSymlink, ErrNotRegular) to pass through a symlink or a non-directory.
-func (w *Workspace) MakeParents(rel string) error { return w.mkdirs(rel) }
-
-// realDir checks that rel and each of its parents is a real directory.
-func (w *Workspace) realDir(rel string) error {
-	parts := strings.Split(rel, "/")
-	cur := w.root
-	for i, part := range parts {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			return fmt.Errorf("capture: %s: %w", rel, err)
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("capture: %s: %s: %w", rel, strings.Join(parts[:i+1], "/"), ErrSymlink)
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("capture: %s: %s: %w", rel, strings.Join(parts[:i+1], "/"), ErrNotRegular)
-		}
-	}
-	return nil
-}
-
-// IsDir reports whether rel and each of its parents is a real directory
-// (not a symlink).
-func (w *Workspace) IsDir(rel string) bool { return w.realDir(rel) == nil }

@@ -92,6 +92,17 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 		if err := mkdir(sub); err != nil {
 			return nil, err
 		}
+		if err := privateDir(sub); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range []string{"lock", "gc.lock"} {
+		if err := privateFile(filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+	}
+	if err := privateDB(filepath.Join(dir, "blobs.db")); err != nil {
+		return nil, err
 	}
 	d := &Disk{dir: dir, gc: holdLock{path: gcLockPath(dir)}}
 	defer func() {

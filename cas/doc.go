@@ -16,6 +16,13 @@
 //	dir/lock               flock'ed while object files are moved in or deleted
 //	dir/gc.lock            flock'ed shared by writers (Hold), exclusive by a collector
 //
+// The store is private to its owner whatever the umask: directories are
+// 0700 and files 0600. blobs.db is created with 0600 before SQLite opens
+// it, since SQLite gives -wal and -shm the database's own mode; OpenDisk
+// tightens dir, tmp/, objects/, the lock files and the database files when
+// an older or foreign tool left them wider (objects/xx/ directories are
+// made 0700 and sit inside objects/).
+//
 // Content up to 1 MiB (uncompressed) is stored inline in blobs.data.
 // Larger content is streamed to a file (hashed and compressed on the way,
 // never held whole in memory) and its row has data NULL. enc is 0 for raw

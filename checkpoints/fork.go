@@ -35,7 +35,12 @@ func (x *Index) CopyTo(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
 	}
-	// VACUUM INTO writes the file from one read transaction and fsyncs it.
+	// VACUUM INTO writes the file from one read transaction and fsyncs it;
+	// it fills the empty file made private first, rather than creating one
+	// with SQLite's default mode.
+	if err := createPrivate(dst); err != nil {
+		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
+	}
 	if _, err := x.db.ExecContext(ctx, `VACUUM INTO ?`, dst); err != nil {
 		os.Remove(dst)
 		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)

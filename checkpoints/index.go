@@ -61,6 +61,9 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
 	}
+	if err := privateIndex(dir); err != nil {
+		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
+	}
 	db, err := migrations.Open(ctx, DSN(filepath.Join(dir, FileName)), migrations.Index, checkPragmas)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)

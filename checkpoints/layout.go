@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 )
 
@@ -53,4 +54,83 @@ func Sessions(store string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// storeEntries are the names ckpt keeps in a store directory. A store
+// directory holding nothing else is ckpt's own.
+var storeEntries = map[string]bool{
+	"blobs": true, "sessions": true, "config.json": true, "retention.stamp": true, "retention.lock": true,
+	"workspaces": true, "quota.over": true,
+}
+
+// WorkspacesDir is the store directory of workspace markers (one small
+// file per workspace naming its root; see controller.Locate).
+const WorkspacesDir = "workspaces"
+
+// tightenMarkers makes the workspace markers' directory 0700 and, when it
+// was wider, each marker 0600 (they name directories on this machine).
+func tightenMarkers(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && (fi.Mode()&fs.ModeSymlink != 0 || fi.Mode().Perm()&0o077 == 0)) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			if err := tighten(filepath.Join(dir, e.Name()), 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return tighten(dir, 0o700)
+}
+
+// CheckStore makes store private as far as it is ckpt's to change: the
+// sessions directory is set to 0700 when wider (each session's directory
+// is tightened by Open), and so is the store directory itself when it
+// holds only ckpt's entries. A store directory that holds other things
+// (CKPT_HOME pointed at a shared directory) is not changed: when other
+// users can read it, CheckStore returns a warning for people.
+func CheckStore(store string) (warning string, err error) {
+	if err := tighten(filepath.Join(store, "sessions"), 0o700); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	}
+	if err := tightenMarkers(filepath.Join(store, WorkspacesDir)); err != nil {
+		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	}
+	if runtime.GOOS == "windows" {
+		return "", nil
+	}
+	fi, err := os.Stat(store)
+	if err != nil {
+		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o077 == 0 {
+		return "", nil
+	}
+	ents, err := os.ReadDir(store)
+	if err != nil {
+		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	}
+	own := true
+	for _, e := range ents {
+		own = own && storeEntries[e.Name()]
+	}
+	if own {
+		if err := os.Chmod(store, 0o700); err != nil {
+			return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+		}
+		return "", nil
+	}
+	if perm&0o044 != 0 {
+		return fmt.Sprintf("the store %s is readable by other users (mode %04o) and holds more than ckpt's files, so ckpt leaves its mode alone; its own files are private", store, perm), nil
+	}
+	return "", nil
 }

@@ -81,6 +81,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	}
 	st, err := OpenStore(ctx, o.Store)
 	if err != nil {
+		ws.Close()
 		return nil, err
 	}
 	store := st.blobs
@@ -92,6 +93,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	idx, err := checkpoints.Open(ctx, dir, opts...)
 	if err != nil {
 		store.Close()
+		ws.Close()
 		return nil, err
 	}
 	c := &Controller{
@@ -124,7 +126,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 
 // Close releases the session's files.
 func (c *Controller) Close() error {
-	return errors.Join(c.idx.Close(), c.store.Close())
+	return errors.Join(c.idx.Close(), c.store.Close(), c.ws.Close())
 }
 
 // Recovered says what Open did about a rewind or undo a crash (or Ctrl-C)

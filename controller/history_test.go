@@ -93,13 +93,6 @@ func (e *env) redo(o controller.UndoOptions) controller.Result {
 	return res
 }
 
-func (e *env) rewind(turn int, scope checkpoints.Scope, o controller.RewindOptions) {
-	e.t.Helper()
-	if _, err := e.c.Rewind(context.Background(), turn, scope, o); err != nil {
-		e.t.Fatalf("rewind %d %s: %v", turn, scope, err)
-	}
-}
-
 func TestUndoDryRunChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -567,9 +560,13 @@ func TestEveryOpBeforeStateIsReachable(t *testing.T) {
 	// The first: the state before the rewind, whatever happened since.
 	e.undo(controller.UndoOptions{Op: rw})
 	e.want("a.txt", "first hand edit")
-	// And what the rewind wrote is a turn's start: rewind reaches it (no
-	// conflict: ckpt itself wrote the file last).
-	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{})
+	// And what the rewind wrote is a turn's start: rewind reaches it. The
+	// undo put back what ckpt knew before the rewind, so the first hand
+	// edit is again a change since the agent: refused, then forced.
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
+		t.Fatalf("rewind over the restored hand edit: %v, want ErrConflict", err)
+	}
+	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
 	e.want("a.txt", "v0")
 	for _, x := range e.history() {
 		if x.State == "planned" {

@@ -22,7 +22,7 @@ import (
 // where ID is WorkspaceSession(root). The markers let Locate find the
 // workspace enclosing a directory with one stat per ancestor, as git finds
 // its repository, without opening any session's index.
-const workspacesDir = "workspaces"
+const workspacesDir = checkpoints.WorkspacesDir
 
 // WorkspaceSession returns the id of the default session of the workspace
 // rooted at root (absolute, symlinks resolved, as Workspace.Root gives it):

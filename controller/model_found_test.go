@@ -32,9 +32,9 @@ func (e *env) rewind(turn int, scope checkpoints.Scope, o controller.RewindOptio
 	return res
 }
 
-func (e *env) undo(force bool) controller.Result {
+func (e *env) undoForce(force bool) controller.Result {
 	e.t.Helper()
-	res, err := e.c.Undo(context.Background(), controller.RewindOptions{Force: force})
+	res, err := e.c.Undo(context.Background(), controller.UndoOptions{Force: force})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestModelFoundUndoPutsBackKnowledge(t *testing.T) {
 	e.rewind(1, checkpoints.ScopeCode, controller.RewindOptions{}) // a: "two"
 	e.edit("a", "four")                                            // captured into t1 again? no: first capture wins; the agent's
 	e.turn("t2")                                                   // a's end as t2 opens: "four"
-	e.undo(true)                                                   // a back to "three", over the agent's "four"
+	e.undoForce(true)                                              // a back to "three", over the agent's "four"
 	// What ckpt knew before the rewind: a captured in the open turn t1,
 	// unknown; so no conflict now.
 	res, err := e.c.Rewind(context.Background(), 0, checkpoints.ScopeCode, controller.RewindOptions{})

@@ -1263,7 +1263,7 @@ func (x *machine) revert() {
 func (x *machine) undo() {
 	force := x.ch.intn(4) == 0
 	x.log("undo force=%v", force)
-	res, err := x.c.Undo(x.ctx, controller.RewindOptions{Force: force})
+	res, err := x.c.Undo(x.ctx, controller.UndoOptions{Force: force})
 	var rw *mop
 	for i := len(x.m.ops) - 1; i >= 0; i-- {
 		if o := x.m.ops[i]; o.undoes == nil && o.undoneBy == nil {

@@ -57,7 +57,7 @@ func TestEditBetweenPlanAndRenameIsNotOverwritten(t *testing.T) {
 					t.Errorf("%s reported as rewound: %+v", edited, res)
 				}
 			}
-			if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
+			if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			e.want(edited, "typed while the rewind ran")
@@ -91,7 +91,7 @@ func TestTypeChangesAreJudgedAgainstThePlannedTree(t *testing.T) {
 	}
 	e.want("config", "key=value")
 	e.want("lib/one", "one")
-	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("config/a", "a")

@@ -27,8 +27,9 @@ const (
 // retention, collection, verification and listing sessions. It needs no
 // workspace. It is safe for concurrent use.
 type Store struct {
-	dir   string
-	blobs *cas.Disk
+	dir     string
+	blobs   *cas.Disk
+	warning string
 }
 
 // OpenStore opens the store directory (creating it on first use).
@@ -40,8 +41,17 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{dir: dir, blobs: blobs}, nil
+	warning, err := checkpoints.CheckStore(dir)
+	if err != nil {
+		blobs.Close()
+		return nil, err
+	}
+	return &Store{dir: dir, blobs: blobs, warning: warning}, nil
 }
+
+// Warning is a message for people about the store as Open found it (its
+// directory readable by other users), or "". Front-ends show it once.
+func (s *Store) Warning() string { return s.warning }
 
 // Close releases the blob store.
 func (s *Store) Close() error { return s.blobs.Close() }

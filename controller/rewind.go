@@ -63,6 +63,10 @@ type Result struct {
 	DryRun    bool     `json:"dry_run"`
 	// Changed is false when there was nothing to do.
 	Changed bool `json:"changed"`
+	// NotRecorded lists paths named by RewindOptions.Only of which ckpt
+	// has no record at or after the target turn (never captured or
+	// scanned): it cannot say what they held, so it leaves them alone.
+	NotRecorded []string `json:"not_recorded,omitempty"`
 }
 
 // Rewind puts the session back to the start of turn: its files, its
@@ -96,7 +100,7 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 			if err != nil {
 				return err
 			}
-			if targets, err = c.only(targets, o.Only); err != nil {
+			if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
 				return err
 			}
 			if files, res.Skipped, err = c.plan(ctx, targets, o.DryRun); err != nil {
@@ -132,29 +136,30 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Sco
 	return res, nil
 }
 
-// only keeps the targets named by paths (all of them when paths is empty).
-func (c *Controller) only(targets map[string]checkpoints.State, paths []string) (map[string]checkpoints.State, error) {
+// only keeps the targets named by paths (all of them when paths is empty),
+// and returns the named paths that are not targets: ckpt has no record of
+// them from the target turn on.
+func (c *Controller) only(targets map[string]checkpoints.State, paths []string) (map[string]checkpoints.State, []string, error) {
 	if len(paths) == 0 {
-		return targets, nil
+		return targets, nil, nil
 	}
 	out := map[string]checkpoints.State{}
+	var missing []string
 	for _, p := range paths {
 		rel, err := c.ws.Rel(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		st, ok := targets[rel]
 		if !ok {
-			return nil, fmt.Errorf("%s: %w", rel, ErrNotRecorded)
+			missing = append(missing, rel)
+			continue
 		}
 		out[rel] = st
 	}
-	return out, nil
+	return out, missing, nil
 }
 
-// ErrNotRecorded is wrapped when a rewind is restricted (Only) to a path
-// ckpt has no record of from the target turn on: it cannot say what the
-// path held, so it will not touch it.
 var ErrNotRecorded = errors.New("not recorded at or after that turn: ckpt never captured or scanned it")
 
 // conflicts lists the planned files whose current state (Before) is not
@@ -213,7 +218,7 @@ func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Res
 		if len(later) > 0 {
 			return fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
 		}
-		if targets, err = c.only(targets, o.Only); err != nil {
+		if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
 			return err
 		}
 		files, skipped, err := c.plan(ctx, targets, o.DryRun)
@@ -338,7 +343,10 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 			skipped = append(skipped, Skip{Path: p, Reason: "its recorded content is lost (verify --repair found the blob missing or corrupt)"})
 			continue
 		}
-		if err := cur[i].err; errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
+		if err := cur[i].err; errors.Is(err, capture.ErrVCSDir) {
+			skipped = append(skipped, Skip{Path: p, Reason: reason(err)})
+			continue
+		} else if errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
 			st, ok, why := c.obstacle(p, target, deleted)
 			if !ok {
 				if why != nil {
@@ -519,7 +527,10 @@ func (c *Controller) run(ctx context.Context, op checkpoints.Op, res *Result) er
 	for i, s := range skipped {
 		paths[i] = s.Path
 	}
-	return c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths})
+	// The renames are durable before the op is recorded done; if that
+	// fails the files have still moved, so the op is recorded all the same.
+	serr := c.ws.SyncDirs(opPaths(op))
+	return errors.Join(serr, c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths}))
 }
 
 // apply puts every file of op in its After state: first it stages all new
@@ -535,11 +546,28 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 	tag := strconv.FormatInt(op.ID, 10)
 	staged := make([]capture.Staged, len(op.Files))
 	errs := make([]error, len(op.Files))
+	// A file to restore below a path that is a file now (a type change)
+	// is staged only once the plan's deletes have removed that file and
+	// its parents are made: staging never writes outside the directory the
+	// file will live in.
+	late := make([]bool, len(op.Files))
 	parallel(len(op.Files), func(i int) {
-		if op.Files[i].After.Exists() {
-			staged[i], errs[i] = c.stage(ctx, op.Files[i], tag)
+		if !op.Files[i].After.Exists() {
+			return
 		}
+		if _, e, ok := c.blockingParent(op.Files[i].Path); ok && e.Kind == capture.Regular {
+			late[i] = true
+			return
+		}
+		staged[i], errs[i] = c.stage(ctx, op.Files[i], tag)
 	})
+	var skipped []Skip
+	for i, err := range errs {
+		if skippable(err) { // a parent turned unsafe since the plan: leave the path
+			skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
+			errs[i] = nil
+		}
+	}
 	if err := firstOf(errs); err != nil {
 		for i, f := range op.Files {
 			c.ws.Discard(staged[i])
@@ -549,7 +577,6 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		}
 		return nil, err
 	}
-	var skipped []Skip
 	skip := func(i int, err error) {
 		c.ws.Discard(staged[i])
 		skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
@@ -565,8 +592,8 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		}
 	}
 	for i, f := range op.Files {
-		if !f.After.Exists() {
-			continue
+		if !f.After.Exists() || (staged[i].Rel == "" && !late[i]) {
+			continue // deleted above, or skipped while staging
 		}
 		if c.ws.IsDir(f.Path) {
 			if err := c.ws.RemoveEmptyDir(f.Path); err != nil {
@@ -578,11 +605,25 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			skip(i, err)
 		} else if err := c.ws.MakeParents(f.Path); err != nil {
 			skip(i, err)
+		} else if late[i] && c.stageLate(ctx, f, tag, &staged[i], skip, i) {
+			continue
 		} else if err := c.ws.Commit(staged[i]); err != nil {
 			skipped = append(skipped, Skip{Path: f.Path, Reason: reason(err)})
 		}
 	}
 	return skipped, nil
+}
+
+// stageLate stages a file apply deferred (see apply), reporting through
+// skip and returning true when that failed.
+func (c *Controller) stageLate(ctx context.Context, f checkpoints.OpFile, tag string, st *capture.Staged, skip func(int, error), i int) bool {
+	s, err := c.stage(ctx, f, tag)
+	if err != nil {
+		skip(i, err)
+		return true
+	}
+	*st = s
+	return false
 }
 
 // errChangedMeanwhile is a Skip's reason for a path edited between a
@@ -638,13 +679,7 @@ func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string
 		return capture.Staged{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	defer r.Close()
-	at := f.Path
-	if a, e, ok := c.blockingParent(f.Path); ok && e.Kind == capture.Regular {
-		at = a
-	}
-	s, err := c.ws.Stage(at, tag, r, f.After.Mode)
-	s.Rel = f.Path
-	return s, err
+	return c.ws.Stage(f.Path, tag, r, f.After.Mode)
 }
 
 // recoverPending finishes an op a crash interrupted: it re-applies the
@@ -691,14 +726,30 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 			if _, berr := c.apply(ctx, back); berr != nil {
 				return fmt.Errorf("an interrupted rewind can neither be finished nor rolled back: %w", errors.Join(err, berr))
 			}
-			return c.idx.AbortOp(ctx, op.ID)
+			return errors.Join(c.ws.SyncDirs(opPaths(back)), c.idx.AbortOp(ctx, op.ID))
 		}
 		paths := make([]string, len(skipped))
 		for i, s := range skipped {
 			paths[i] = s.Path
 		}
-		return c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths})
+		serr := c.ws.SyncDirs(opPaths(todo))
+		return errors.Join(serr, c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths}))
 	})
+}
+
+// skippable reports whether err is about a path ckpt leaves alone (a
+// symlink, a non-regular file, a VCS directory): skipped with its reason.
+func skippable(err error) bool {
+	return errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) || errors.Is(err, capture.ErrVCSDir)
+}
+
+// opPaths returns the paths of an op's files.
+func opPaths(op checkpoints.Op) []string {
+	out := make([]string, len(op.Files))
+	for i, f := range op.Files {
+		out[i] = f.Path
+	}
+	return out
 }
 
 func remove(list []string, s string) []string {

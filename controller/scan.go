@@ -136,7 +136,7 @@ func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.
 	}
 	rules := ScanOptions.Ignore
 	if rules == nil {
-		rules = capture.NewIgnore(c.ws.Root())
+		rules = c.ws.Ignore()
 	}
 	for p, e := range ev {
 		if open[p] || !e.State.Exists() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -225,18 +226,22 @@ func statBlob(ctx context.Context, c *controller.Controller, id *cas.ID) ([]byte
 	return b, true
 }
 
-// statDisk returns a workspace file's bytes now; absent means empty.
+// statDisk returns a workspace file's bytes now; absent means empty. It
+// reads through the workspace's root handle, like every workspace access.
 func statDisk(c *controller.Controller, rel string) ([]byte, bool) {
-	abs := c.Workspace().Abs(rel)
-	fi, err := os.Lstat(abs)
+	f, fi, err := c.Workspace().OpenFile(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true
 	}
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxStatBytes {
+	if err != nil {
 		return nil, false
 	}
-	b, err := os.ReadFile(abs)
-	return b, err == nil
+	defer f.Close()
+	if fi.Size() > maxStatBytes {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxStatBytes+1))
+	return b, err == nil && len(b) <= maxStatBytes
 }
 
 // countLines returns the lines added and removed going from before to after.

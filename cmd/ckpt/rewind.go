@@ -23,6 +23,8 @@ type rewindJSON struct {
 	Prompt    string            `json:"prompt"`
 	DryRun    bool              `json:"dry_run"`
 	Changed   bool              `json:"changed"`
+	// NotRecorded: --only paths ckpt has no record of from TURN on.
+	NotRecorded []string `json:"not_recorded"`
 }
 
 func newRewindCmd(a *app) *cobra.Command {
@@ -151,7 +153,10 @@ func (a *app) interactive() bool {
 // and HTTP alike), with empty lists rather than null.
 func resultJSON(res controller.Result) rewindJSON {
 	j := rewindJSON{Turn: res.Turn, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
-		Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed}
+		Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed, NotRecorded: res.NotRecorded}
+	if j.NotRecorded == nil {
+		j.NotRecorded = []string{}
+	}
 	if j.Restored == nil {
 		j.Restored = []string{}
 	}
@@ -206,6 +211,9 @@ func (a *app) printResult(res controller.Result, verb string) error {
 	}
 	for _, p := range res.Conflicts {
 		a.say("  changed since the agent: %s", qpath(p))
+	}
+	for _, p := range res.NotRecorded {
+		a.say("  not recorded: %s (never captured or scanned at or after turn %d; left alone)", qpath(p), res.Turn)
 	}
 	what := map[checkpoints.Scope]string{
 		checkpoints.ScopeCode:         "code",

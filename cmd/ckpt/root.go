@@ -44,6 +44,7 @@ type app struct {
 	store     string
 	json      bool
 	located   bool // locate has settled workspace and session
+	warned    bool // the store's warning was shown
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -60,6 +61,9 @@ func (a *app) open(ctx context.Context) (*controller.Controller, error) {
 	}
 	if err == nil && c.Recovered() != "" {
 		a.say("ckpt: %s", c.Recovered())
+	}
+	if err == nil {
+		a.warnStore(c.StoreOf())
 	}
 	return c, err
 }
@@ -94,6 +98,14 @@ func (a *app) locate(ctx context.Context) error {
 	}
 	a.workspace, a.session, a.located = loc.Workspace, loc.Session, true
 	return nil
+}
+
+// warnStore shows the store's warning (readable by others), once per run.
+func (a *app) warnStore(st *controller.Store) {
+	if w := st.Warning(); w != "" && !a.warned {
+		a.warned = true
+		a.say("ckpt: warning: %s", w)
+	}
 }
 
 // printJSON writes v as one indented JSON document on stdout, every list

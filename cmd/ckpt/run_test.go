@@ -51,7 +51,6 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{[]string{"fork", "0", "--to", "bad id!"}, exitUsage, "--to \"bad id!\""},
 		{[]string{"unpin", "99"}, exitFail, "unpin turn 99: no such turn (`ckpt list` shows the turns)"},
 		{[]string{"rewind", "99"}, exitFail, "rewind to turn 99: no such turn ("},
-		{[]string{"rewind", "0", "--only", filepath.Join(ws, "never.txt")}, exitFail, "never.txt: not recorded"},
 		{[]string{"prune", "--keep", "-3"}, exitUsage, "--keep must be a number of turns ≥ 0"},
 		{[]string{"prune", "--keep=-1"}, exitUsage, "--keep must be"},
 		{[]string{"prune", "--keep", "x"}, exitUsage, `invalid argument "x" for "--keep"`},

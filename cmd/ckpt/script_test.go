@@ -159,15 +159,15 @@ func cmdIsExec(ts *testscript.TestScript, neg bool, args []string) {
 // TestJSONListsCoverEveryCommand checks that json_lists.txtar runs every
 // command with --json, so a command added later cannot print a null list
 // unnoticed. serve prints its one JSON line before serving (serve_test.go
-// reads it); hook answers the agent in the agent's own protocol; demo is a
-// tour for people and refuses --json.
+// reads it); hook and mcp answer the agent in the agent's own protocol;
+// demo is a tour for people and refuses --json.
 func TestJSONListsCoverEveryCommand(t *testing.T) {
 	b, err := os.ReadFile("testdata/script/json_lists.txtar")
 	if err != nil {
 		t.Fatal(err)
 	}
 	script := string(b)
-	skip := map[string]bool{"serve": true, "hook": true, "demo": true, "help": true}
+	skip := map[string]bool{"serve": true, "hook": true, "mcp": true, "demo": true, "help": true}
 	var walk func(prefix string, cmd *cobra.Command)
 	walk = func(prefix string, cmd *cobra.Command) {
 		for _, sub := range cmd.Commands() {

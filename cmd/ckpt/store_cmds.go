@@ -19,7 +19,11 @@ import (
 // openStore opens the store for store-wide commands, which need no
 // workspace or session.
 func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
-	return controller.OpenStore(ctx, a.store)
+	st, err := controller.OpenStore(ctx, a.store)
+	if err == nil {
+		a.warnStore(st)
+	}
+	return st, err
 }
 
 // hinted is an error with what to do about it appended for people.

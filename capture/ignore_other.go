@@ -1,5 +1,0 @@
-//go:build !unix
-
-package capture
-
-const oNonBlock = 0
