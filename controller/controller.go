@@ -154,6 +154,9 @@ type TurnOptions struct {
 	// code rewind to it also undoes shell side effects (scan mode). The
 	// session setting (SetScan) turns it on for every turn.
 	Scan bool
+	// Progress, if set, is called during the scan with the count of files
+	// found so far (see capture.ScanOptions.Progress).
+	Progress func(files int)
 }
 
 // TurnResult is what BeginTurnWith did.
@@ -191,7 +194,7 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	if scan, err := c.scanOn(ctx, o); err != nil {
 		return res, err
 	} else if scan {
-		sr, warning, err := c.scanForTurn(ctx)
+		sr, warning, err := c.scanForTurn(ctx, o.Progress)
 		if err != nil {
 			return res, err
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/remote"
 	"github.com/ckpt/ckpt/retention"
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
 
@@ -31,17 +30,16 @@ func (a *app) openRemote(ctx context.Context) (*remote.Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f, ok := a.stderr.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
-		r.Progress = func(done int64) { fmt.Fprintf(f, "\r%s transferred…", retention.FormatBytes(done)) }
+	if bar := a.progress("bytes transferred", -1); bar != nil {
+		a.remoteBar = bar
+		r.Progress = func(done int64) { bar.set(int(done)) }
 	}
 	return r, nil
 }
 
-// endProgress ends a progress line on a terminal.
-func (a *app) endProgress(r *remote.Remote) {
-	if r.Progress != nil {
-		fmt.Fprint(a.stderr, "\r\033[K")
-	}
+// endProgress clears the transfer display, if any.
+func (a *app) endProgress(*remote.Remote) {
+	a.remoteBar.done()
 }
 
 const remoteHelp = `The remote is $CKPT_REMOTE, else the "remote" field of STORE/config.json:
@@ -297,11 +295,7 @@ func (a *app) verifyRemote(ctx context.Context, repair bool) error {
 		return err
 	}
 	defer r.Close()
-	var prog func(int)
-	if p := a.progress("verified"); p != nil {
-		prog = p
-	}
-	rep, err := r.Verify(ctx, prog)
+	rep, err := r.Verify(ctx, a.progress("objects verified", -1).count())
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/jsondoc"
 	"github.com/spf13/cobra"
 )
 
@@ -43,8 +43,9 @@ type app struct {
 	session   string
 	store     string
 	json      bool
-	located   bool // locate has settled workspace and session
-	warned    bool // the store's warning was shown
+	located   bool      // locate has settled workspace and session
+	remoteBar *progress // a sync or pull's transfer display, if shown
+	warned    bool      // the store's warning was shown
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -108,11 +109,10 @@ func (a *app) warnStore(st *controller.Store) {
 	}
 }
 
-// printJSON writes v as one indented JSON document on stdout.
+// printJSON writes v as one indented JSON document on stdout, every list
+// in it [] and never null.
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return jsondoc.Encode(a.stdout, v, true)
 }
 
 // say writes a message for people on stderr.

@@ -109,10 +109,3 @@ func (a *app) statusLine(ctx context.Context) string {
 	}
 	return "ckpt: " + strings.Join(parts, " · ")
 }
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}

@@ -37,7 +37,9 @@ created since. Unchanged files are not re-read (a stat cache).`,
 				return err
 			}
 			defer c.Close()
-			res, err := c.BeginTurnWith(cmd.Context(), prompt, controller.TurnOptions{Scan: scan})
+			bar := a.progress("scanning the workspace (files)", -1)
+			res, err := c.BeginTurnWith(cmd.Context(), prompt, controller.TurnOptions{Scan: scan, Progress: bar.count()})
+			bar.done()
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/jsondoc"
 )
 
 // fingerprint is a cheap summary of the session directory's files: it
@@ -78,7 +78,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	keep := time.NewTicker(h.o.KeepAlive)
 	defer keep.Stop()
 	send := func(v any) bool {
-		b, _ := json.Marshal(v)
+		b, _ := jsondoc.Marshal(v)
 		return write("data: " + string(b) + "\n\n")
 	}
 	for {
