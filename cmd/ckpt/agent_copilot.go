@@ -92,7 +92,11 @@ func installCopilot(a *app, ws string, o installOptions, install bool) error {
 	}
 	b = append(b, '\n')
 	path := filepath.Join(dir, "ckpt.json")
-	return installFiles(a, path, []ownFile{{path: path, content: b, mode: 0o644, own: ownCopilotFile}}, install)
+	err = installFiles(a, path, []ownFile{{path: path, content: b, mode: 0o644, own: ownCopilotFile}}, install)
+	if err == nil && install && !o.user {
+		a.say("ckpt: note: Copilot CLI loads .github/hooks only in a folder it trusts (--trust-folder); --user installs for every folder")
+	}
+	return err
 }
 
 // ownCopilotFile recognises the hooks file ckpt writes: JSON whose every
