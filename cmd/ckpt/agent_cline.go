@@ -17,7 +17,7 @@ func init() {
 		name:    "cline",
 		title:   "Cline",
 		decode:  decodeCline,
-		reply:   func(string) string { return `{"cancel": false}` + "\n" },
+		reply:   clineReply,
 		install: installCline,
 		detect:  []string{".clinerules", ".cline"},
 		writes:  ".clinerules/hooks/UserPromptSubmit and .clinerules/hooks/PreToolUse",
@@ -77,4 +77,17 @@ func installCline(a *app, ws string, o installOptions, install bool) error {
 		{path: filepath.Join(dir, "UserPromptSubmit"), content: script, mode: 0o755},
 		{path: filepath.Join(dir, "PreToolUse"), content: script, mode: 0o755},
 	}, install)
+}
+
+// clineReply lets Cline go on, or (--strict, a capture failed) cancels
+// the tool call with the reason.
+func clineReply(_ string, blocked *hookFailure) string {
+	if blocked == nil {
+		return `{"cancel": false}` + "\n"
+	}
+	b, _ := marshalNoEscape(struct {
+		Cancel       bool   `json:"cancel"`
+		ErrorMessage string `json:"errorMessage"`
+	}{true, "ckpt: " + blocked.msg})
+	return string(b) + "\n"
 }

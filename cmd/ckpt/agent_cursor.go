@@ -15,7 +15,7 @@ func init() {
 		name:   "cursor",
 		title:  "Cursor",
 		decode: decodeCursor,
-		reply: func(event string) string {
+		reply: func(event string, _ *hookFailure) string {
 			if event == "beforeSubmitPrompt" {
 				return `{"continue": true}` + "\n"
 			}

@@ -15,7 +15,7 @@ func init() {
 		name:    "gemini",
 		title:   "Gemini CLI",
 		decode:  decodeGemini,
-		reply:   func(string) string { return "{}\n" },
+		reply:   func(string, *hookFailure) string { return "{}\n" },
 		install: installGemini,
 		detect:  []string{".gemini", "GEMINI.md"},
 		writes:  ".gemini/settings.json",

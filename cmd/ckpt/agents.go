@@ -23,8 +23,9 @@ type agentSpec struct {
 	decode func(data []byte) (hookPlan, *hookFailure)
 	// reply is what the agent expects on stdout for the event named
 	// event (its own name, "" when unknown): printed after every event,
-	// whatever happened, so the agent always goes on.
-	reply func(event string) string
+	// whatever happened. blocked is the failure that blocks the tool call
+	// (--strict), else nil: the agent goes on.
+	reply func(event string, blocked *hookFailure) string
 	// install writes (install) or removes (!install) the agent's hook
 	// configuration for ws (the workspace), or the user's with o.user.
 	install func(a *app, ws string, o installOptions, install bool) error
@@ -62,8 +63,9 @@ func decodeFor(data []byte, agent string) (hookPlan, *hookFailure) {
 	return decodeHook(data, agent)
 }
 
-// agentReply is what agent expects on stdout after data's event.
-func agentReply(agent string, data []byte) string {
+// agentReply is what agent expects on stdout after data's event, given
+// how the hook ended (f).
+func agentReply(agent string, data []byte, f *hookFailure) string {
 	s := agents[agent]
 	if s == nil || s.reply == nil {
 		return ""
@@ -74,7 +76,11 @@ func agentReply(agent string, data []byte) string {
 		C string `json:"agent_action_name"`
 	}
 	json.Unmarshal(data, &names)
-	return s.reply(names.A + names.B + names.C)
+	var blocked *hookFailure
+	if f != nil && f.block {
+		blocked = f
+	}
+	return s.reply(names.A+names.B+names.C, blocked)
 }
 
 // normEvent is what a decoder extracts from an agent's event before the

@@ -148,15 +148,13 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 	return nil
 }
 
-func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
+func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	in := a.stdin
 	if in == nil {
 		in = strings.NewReader("")
 	}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
-	if r := agentReply(o.agent, data); r != "" {
-		defer fmt.Fprint(a.stdout, r) // what the agent expects, whatever happens
-	}
+	defer func() { fmt.Fprint(a.stdout, agentReply(o.agent, data, fail)) }() // what the agent expects, whatever happens
 	if err != nil {
 		return &hookFailure{msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
 	}
