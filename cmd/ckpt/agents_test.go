@@ -95,3 +95,33 @@ func TestAgentDecode(t *testing.T) {
 		})
 	}
 }
+
+// FuzzAgentDecode: no agent's decoder panics on any input, and a plan to
+// capture names only non-empty paths.
+func FuzzAgentDecode(f *testing.F) {
+	dirs, _ := os.ReadDir(filepath.Join("testdata", "hooks"))
+	for _, d := range dirs {
+		files, _ := filepath.Glob(filepath.Join("testdata", "hooks", d.Name(), "*.json"))
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(strings.ReplaceAll(string(b), "@WORK@", "/w"))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		for name, s := range agents {
+			plan, fail := s.decode([]byte(data))
+			if fail != nil || plan.none {
+				continue
+			}
+			for _, p := range plan.paths {
+				if p == "" {
+					t.Fatalf("%s: empty path in %+v", name, plan)
+				}
+			}
+			if len(plan.paths) == 0 && !plan.shell && plan.ev.HookEventName != "UserPromptSubmit" {
+				t.Fatalf("%s: a plan with nothing to do: %+v", name, plan)
+			}
+		}
+	})
+}
