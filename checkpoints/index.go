@@ -40,7 +40,9 @@ func WithClock(now func() time.Time) Option { return func(x *Index) { x.now = no
 // busy_timeout, synchronous NORMAL, foreign keys and immediate write
 // transactions, set per connection so every pooled connection has them.
 // A new index is created in incremental auto-vacuum mode, so Compact can
-// give the pages of pruned rows back to the file system.
+// give the pages of pruned rows back to the file system; for an existing
+// one the setting is left out, since re-applying it is a write (see
+// migrations.Created).
 func DSN(path string) string {
 	q := url.Values{}
 	// The driver applies _busy_timeout before every other key (a _pragma
@@ -50,7 +52,9 @@ func DSN(path string) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
-	q.Set("_auto_vacuum", "incremental")
+	if !migrations.Created(path) {
+		q.Set("_auto_vacuum", "incremental")
+	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 

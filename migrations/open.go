@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"modernc.org/sqlite"
@@ -62,4 +63,16 @@ func IsBusy(err error) bool {
 		return true
 	}
 	return false
+}
+
+// Created reports whether the file at path already holds a SQLite database
+// (at least its 100-byte header). Settings that only matter when a
+// database is created, such as auto_vacuum, can then be left out of the
+// DSN: the driver applies them on every new connection, and
+// "PRAGMA auto_vacuum = incremental" on an existing auto-vacuum database
+// is a write transaction (it rewrites the header's incremental flag), which
+// costs each open a WAL commit and its fsyncs.
+func Created(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() >= 100
 }
