@@ -36,11 +36,22 @@ type Option func(*Index)
 // WithClock sets the clock used for turn, message and op times (tests).
 func WithClock(now func() time.Time) Option { return func(x *Index) { x.now = now } }
 
+// PageSize is the page size of a new index. Every table and index of the
+// schema takes at least one page, 28 in all, so an index of one turn and
+// one capture is 28 pages: 112 KiB at SQLite's default 4 KiB, 14 KiB at
+// 512 bytes. Every Claude Code session is a ckpt session, so a user
+// collects thousands of small ones; the cost is more overflow pages for
+// long prompts and messages (see bench/README.md for list and capture
+// timings at this size). An existing index keeps the size it has.
+const PageSize = 512
+
 // DSN returns the connection string for the SQLite file at path: WAL,
 // busy_timeout, synchronous NORMAL, foreign keys and immediate write
 // transactions, set per connection so every pooled connection has them.
 // A new index is created in incremental auto-vacuum mode, so Compact can
-// give the pages of pruned rows back to the file system.
+// give the pages of pruned rows back to the file system; for an existing
+// one the setting is left out, since re-applying it is a write (see
+// migrations.Created).
 func DSN(path string) string {
 	q := url.Values{}
 	// The driver applies _busy_timeout before every other key (a _pragma
@@ -50,7 +61,9 @@ func DSN(path string) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
-	q.Set("_auto_vacuum", "incremental")
+	if !migrations.Created(path) {
+		q.Set("_auto_vacuum", "incremental")
+	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
@@ -62,6 +75,11 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
 	}
 	if err := privateIndex(dir); err != nil {
+		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
+	}
+	// Open creates a new index in incremental auto-vacuum mode itself, but
+	// cannot set its page size (see migrations.Create).
+	if err := migrations.Create(ctx, filepath.Join(dir, FileName), PageSize); err != nil {
 		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
 	}
 	db, err := migrations.Open(ctx, DSN(filepath.Join(dir, FileName)), migrations.Index, checkPragmas)

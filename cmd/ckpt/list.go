@@ -3,11 +3,14 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
 
@@ -27,20 +30,50 @@ type checkpointJSON struct {
 	Pruned bool       `json:"pruned"` // retention dropped its files: conversation rewinds only
 }
 
+// listPage is how many turns `ckpt list` shows on a terminal when neither
+// --limit nor --since is given.
+const listPage = 50
+
 func newListCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var limit, since int
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List checkpoints, oldest first: turn, time, prompt and files with what the turn did",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `List the active turns, oldest first: turn, time, prompt and the files each
+captured with what the turn did to them (+ created, - deleted, ~ modified,
+= unchanged).
+
+--since TURN starts at turn TURN, and --limit N then shows N turns from there
+(page forward with the next --since). --limit N alone shows the newest N.
+On a terminal, with neither flag, list shows the newest 50 and says how to see
+the rest; piped or with --json it lists every turn unless told otherwise.`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 {
+				return usagef("list: --limit must be 0 (all) or more, not %d", limit)
+			}
+			if cmd.Flags().Changed("since") && since < 0 {
+				return usagef("list: --since must be a turn number, not %d", since)
+			}
+			page := checkpoints.Page{Since: -1, Limit: limit}
+			if cmd.Flags().Changed("since") {
+				page.Since = since
+			}
+			if !a.json && !cmd.Flags().Changed("limit") && !cmd.Flags().Changed("since") && a.stdoutTerminal() {
+				page.Limit = listPage
+			}
 			c, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			cps, err := c.Checkpoints(cmd.Context())
+			cps, info, err := c.CheckpointsPage(cmd.Context(), page)
 			if err != nil {
 				return err
+			}
+			if !a.json && len(cps) > 0 && len(cps) < info.Total {
+				defer a.say("showing turns %d–%d of %d active; `ckpt list --since TURN --limit N` pages, `--limit 0` lists all",
+					cps[0].Turn, cps[len(cps)-1].Turn, info.Total)
 			}
 			if a.json {
 				out := make([]checkpointJSON, len(cps))
@@ -52,6 +85,10 @@ func newListCmd(a *app) *cobra.Command {
 					}
 				}
 				return a.printJSON(out)
+			}
+			if len(cps) == 0 && info.Total > 0 {
+				a.say("no active turn from %d on: the newest is %d", page.Since, info.Last)
+				return nil
 			}
 			if len(cps) == 0 {
 				a.say("no checkpoints yet: open a turn with `ckpt turn PROMPT`")
@@ -93,6 +130,15 @@ func newListCmd(a *app) *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most N turns: the newest N, or N from --since (0: all)")
+	cmd.Flags().IntVar(&since, "since", 0, "start at turn TURN")
+	return cmd
+}
+
+// stdoutTerminal reports whether stdout is a terminal.
+func (a *app) stdoutTerminal() bool {
+	f, ok := a.stdout.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 func kindMark(kind string) string {
