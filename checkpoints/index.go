@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -71,7 +73,7 @@ func DSN(path string) string {
 // to date. It fails with an error wrapping migrations.ErrTooNew when the
 // index was written by a newer ckpt.
 func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := createSession(ctx, dir); err != nil {
 		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
 	}
 	if err := privateIndex(dir); err != nil {
@@ -100,6 +102,62 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 		}
 	}
 	return x, nil
+}
+
+// createSession makes a new session directory appear whole: the index is
+// created, with its schema, in a hidden staging directory beside dir,
+// which is then renamed to dir. Retention lists session directories and
+// stops at one without a readable index (a deleted or half-copied index
+// must never read as "references nothing"); with this, a session being
+// created is never such a directory. When dir exists already (an older
+// session, or another process won the race), nothing is staged.
+func createSession(ctx context.Context, dir string) error {
+	if _, err := os.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, ".new-"+filepath.Base(dir)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // gone after a successful rename
+	if err := privateIndex(tmp); err != nil {
+		return err
+	}
+	if err := migrations.Create(ctx, filepath.Join(tmp, FileName), PageSize); err != nil {
+		return err
+	}
+	db, err := migrations.Open(ctx, DSN(filepath.Join(tmp, FileName)), migrations.Index, checkPragmas)
+	if err != nil {
+		return err
+	}
+	// Closing the last connection checkpoints the WAL into index.db.
+	if err := db.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, FileName)); serr == nil {
+			return nil // another process created it first
+		}
+		return err
+	}
+	return syncParent(parent)
+}
+
+// syncParent makes a rename in dir durable.
+func syncParent(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && runtime.GOOS != "windows" {
+		return err
+	}
+	return nil
 }
 
 // checkPragmas verifies that the pragmas of the DSN took effect.

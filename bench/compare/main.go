@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -55,17 +56,15 @@ type row struct {
 	target  string
 	ckpt    []float64
 	other   []float64 // same length as ckpt when alt != ""
-	note    string
 	err     string
 	higherB bool // a higher ckpt value is better (throughput)
 }
 
 var (
-	cfg   config
-	tmp   string
-	ckpt  string
-	rows  []*row
-	loads []string
+	cfg  config
+	tmp  string
+	ckpt string
+	rows []*row
 )
 
 func main() {
@@ -315,7 +314,7 @@ var corpus []byte
 
 func sourceText(n int, rng *rand.Rand) []byte {
 	if corpus == nil {
-		root := filepath.Join(runtime.GOROOT(), "src")
+		root := filepath.Join(goroot(), "src")
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || len(corpus) > 64<<20 {
 				return filepath.SkipDir
@@ -340,7 +339,7 @@ func goSrcTree() string {
 		return goSrc
 	}
 	goSrc = filepath.Join(tmp, "gosrc")
-	must(exe(tmp, nil, "cp", "-r", filepath.Join(runtime.GOROOT(), "src"), goSrc))
+	must(exe(tmp, nil, "cp", "-r", filepath.Join(goroot(), "src"), goSrc))
 	return goSrc
 }
 
@@ -903,3 +902,14 @@ func gitRev() string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// goroot is the GOROOT of the go command on PATH (the Go source tree the
+// benchmark copies), read once.
+var goroot = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare: go env GOROOT:", err)
+		os.Exit(1)
+	}
+	return strings.TrimSpace(string(out))
+})
