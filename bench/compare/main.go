@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command compare measures ckpt against the tool a user would otherwise
 // reach for (git, zstd, a plain write+fsync) in one run, interleaved, over
 // several repetitions, and prints each figure as min/median/max of the
