@@ -67,7 +67,6 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/retention"
 )
 
 // universe is every path the sequences touch: enough for file<->directory
@@ -104,8 +103,15 @@ func (s mstate) String() string {
 
 type mmsg struct {
 	role, text string
-	hiddenBy   *mop // a summarize, or the undo of the summarize that added it
-	addedBy    *mop // the summarize that added it
+	hidden     bool // by a summarize, or by the undo of the summarize that added it
+}
+
+// mconv is one visibility change an op made: a turn's or a message's, and
+// whether it was shown before.
+type mconv struct {
+	turn  *mturn
+	msg   *mmsg
+	shown bool
 }
 
 // msnap is a capture: path p's state when first captured in a turn.
@@ -117,15 +123,17 @@ type msnap struct {
 }
 
 type mturn struct {
-	seq      int
-	number   int
-	prompt   string
-	scanned  bool
-	at       map[string]mstate // scanned: the state at the start of every path not ignored then
-	rules    mstate            // scanned: .gitignore then
-	snaps    map[string]*msnap
-	hiddenBy *mop
-	msgs     []*mmsg
+	seq     int
+	number  int
+	prompt  string
+	scanned bool
+	at      map[string]mstate // scanned: the state at the start of every path not ignored then
+	rules   mstate            // scanned: .gitignore then
+	snaps   map[string]*msnap
+	hidden  bool // out of the active history
+	pinned  bool
+	pruned  bool // retention dropped its snapshots and manifest
+	msgs    []*mmsg
 }
 
 type mopfile struct {
@@ -136,12 +144,23 @@ type mopfile struct {
 
 type mop struct {
 	seq       int
+	kind      string // "rewind", "revert", "summarize", "undo" or "redo"
 	summarize bool
-	undoes    *mop // for an undo: the rewind it reverses
-	undoneBy  *mop
+	undoes    *mop // for an undo (or redo): the op it reverses
+	undoneBy  *mop // the newest op that reversed this one
 	scope     checkpoints.Scope
 	files     []mopfile
-	hid       []*mturn // turns a conversation rewind hid
+	conv      []mconv // the visibility changes it made
+}
+
+// depth is the number of undo links from o to its base rewind, revert or
+// summarize: even, o applies the base; odd, o reverses it.
+func (o *mop) depth() int {
+	d := 0
+	for ; o.undoes != nil; o = o.undoes {
+		d++
+	}
+	return d
 }
 
 // model is the reference: the workspace, and the records a rewind reads.
@@ -157,7 +176,7 @@ func (m *model) tick() int { m.seq++; return m.seq }
 func (m *model) active() []*mturn {
 	var out []*mturn
 	for _, t := range m.turns {
-		if t.hiddenBy == nil {
+		if !t.hidden {
 			out = append(out, t)
 		}
 	}
@@ -387,7 +406,10 @@ func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
 		}
 	}
 	for _, t := range m.turns {
-		if t.scanned && t.seq < limit && t.seq >= best {
+		// A pruned turn's manifest is gone: it no longer says that a
+		// shell may have changed the path (the model's choice, as
+		// pruning forgets what the turn recorded).
+		if t.scanned && !t.pruned && t.seq < limit && t.seq >= best {
 			known = false
 		}
 	}
@@ -492,6 +514,12 @@ func (m *model) apply(o *mop, pl mplan) {
 		f.seq = m.tick()
 		o.files = append(o.files, f)
 	}
+	m.write(pl)
+	m.ops = append(m.ops, o)
+}
+
+// write puts the plan's files in place, deletes first, recording nothing.
+func (m *model) write(pl mplan) {
 	for _, f := range pl.files {
 		if !f.after.exists {
 			delete(m.ws, f.path)
@@ -507,7 +535,6 @@ func (m *model) apply(o *mop, pl mplan) {
 			m.ws[f.path] = mnode{data: f.after.data, exec: f.after.exec}
 		}
 	}
-	m.ops = append(m.ops, o)
 }
 
 // errKind names the refusal a step ended with.
@@ -523,6 +550,16 @@ func errKind(err error) string {
 		return "later-changes"
 	case errors.Is(err, controller.ErrNoTurn):
 		return "no-turn"
+	case errors.Is(err, controller.ErrRedoConflict):
+		return "redo-conflict"
+	case errors.Is(err, controller.ErrNothingToRedo):
+		return "nothing-to-redo"
+	case errors.Is(err, controller.ErrNotInEffect):
+		return "not-in-effect"
+	case errors.Is(err, controller.ErrNotReversible):
+		return "not-reversible"
+	case errors.Is(err, checkpoints.ErrPruned):
+		return "pruned"
 	case errors.Is(err, checkpoints.ErrNothingToUndo):
 		return "nothing-to-undo"
 	case errors.Is(err, capture.ErrOutsideWorkspace):
@@ -568,7 +605,8 @@ type machine struct {
 	ws      string
 	store   string
 	outside string // symlinks point here; it must never change
-	c       *controller.Controller
+	d       driver
+	cli     bool // d is the ckpt binary
 	m       *model
 	ch      chooser
 	steps   []string
@@ -578,7 +616,7 @@ type machine struct {
 	session string // the session the sequence drives (a fork moves it)
 }
 
-func newMachine(t testing.TB, ch chooser) *machine {
+func newMachine(t testing.TB, ch chooser, cli bool) *machine {
 	x := &machine{t: t, ctx: context.Background(), ch: ch, m: &model{ws: map[string]mnode{}}, stats: map[string]int{}}
 	root := t.TempDir()
 	if dir := os.Getenv("CKPT_MODEL_DIR"); dir != "" { // a tmpfs for long runs: fsync costs nothing there
@@ -597,26 +635,16 @@ func newMachine(t testing.TB, ch chooser) *machine {
 	if err := os.WriteFile(filepath.Join(x.outside, "secret"), []byte("outside\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	x.open()
+	x.cli = cli
+	if cli {
+		x.d = newCLIDriver(t, x.ws, x.store)
+	} else {
+		x.d = newAPIDriver(t, x.ws, x.store)
+	}
 	return x
 }
 
-func (x *machine) open() {
-	if x.c != nil {
-		x.c.Close()
-	}
-	c, err := controller.Open(x.ctx, controller.Options{Workspace: x.ws, Store: x.store, Session: x.session, NoAutoRetention: true})
-	if err != nil {
-		x.t.Fatal(err)
-	}
-	x.c = c
-}
-
-func (x *machine) close() {
-	if x.c != nil {
-		x.c.Close()
-	}
-}
+func (x *machine) close() { x.d.Close() }
 
 func (x *machine) fail(format string, args ...any) {
 	x.t.Helper()
@@ -754,21 +782,13 @@ func (x *machine) check() {
 	if b, err := os.ReadFile(filepath.Join(x.outside, "secret")); err != nil || string(b) != "outside\n" {
 		x.fail("the file outside the workspace changed: %q %v", b, err)
 	}
-	msgs, err := x.c.Conversation(x.ctx)
+	gotConv, err := x.d.ConversationOf("")
 	if err != nil {
 		x.t.Fatal(err)
 	}
-	var gotConv, wantConv []string
-	for _, m := range msgs {
-		gotConv = append(gotConv, fmt.Sprintf("%d %s %s", m.Turn, m.Role, m.Text))
-	}
+	var wantConv []string
 	for _, t := range x.m.active() {
-		for _, m := range t.msgs {
-			if m.hiddenBy != nil {
-				continue
-			}
-			wantConv = append(wantConv, fmt.Sprintf("%d %s %s", t.number, m.role, m.text))
-		}
+		wantConv = append(wantConv, convOf(t)...)
 	}
 	if !slices.Equal(gotConv, wantConv) {
 		x.fail("conversation:\n got  %q\n want %q", gotConv, wantConv)
@@ -826,15 +846,15 @@ func (x *machine) links() []string {
 // captureStep captures p and checks the outcome against the model.
 func (x *machine) captureStep(p string) {
 	wantErr := x.m.captureErr(p)
-	res, err := x.c.Capture(x.ctx, p)
+	recorded, err := x.d.Capture(p)
 	if wantErr != (err != nil) {
 		x.fail("capture %s: got error %v, model predicts failure %v", p, err, wantErr)
 		return
 	}
 	if err == nil {
 		_, had := x.m.open().snaps[p]
-		if res.Recorded == had {
-			x.fail("capture %s: recorded=%v, but the open turn had it already: %v", p, res.Recorded, had)
+		if recorded == had {
+			x.fail("capture %s: recorded=%v, but the open turn had it already: %v", p, recorded, had)
 		}
 		x.m.capture(p)
 	}
@@ -863,7 +883,7 @@ func (x *machine) content() (string, bool) {
 }
 
 func (x *machine) step() {
-	switch k := x.ch.intn(100); {
+	switch k := x.ch.intn(106); {
 	case k < 14: // write a file
 		free := x.free()
 		if len(free) == 0 {
@@ -977,19 +997,19 @@ func (x *machine) step() {
 		scan := x.ch.intn(3) == 0
 		prompt := "p" + strconv.Itoa(x.m.seq)
 		x.log("turn %s scan=%v", prompt, scan)
-		res, err := x.c.BeginTurnWith(x.ctx, prompt, controller.TurnOptions{Scan: scan})
+		num, err := x.d.BeginTurn(prompt, scan)
 		if err != nil {
 			x.fail("turn: %v", err)
 			return
 		}
 		x.m.beginTurn(prompt, scan)
-		if res.Turn != x.m.open().number {
-			x.fail("turn opened as %d, model %d", res.Turn, x.m.open().number)
+		if num != x.m.open().number {
+			x.fail("turn opened as %d, model %d", num, x.m.open().number)
 		}
 	case k < 68: // a message
 		text := "m" + strconv.Itoa(x.ch.intn(100))
 		x.log("message %s", text)
-		_, err := x.c.AppendMessage(x.ctx, "assistant", text)
+		err := x.d.Message(text)
 		if t := x.m.open(); t == nil {
 			if err == nil {
 				x.fail("message with no open turn succeeded")
@@ -999,11 +1019,11 @@ func (x *machine) step() {
 		} else {
 			t.msgs = append(t.msgs, &mmsg{role: "assistant", text: text})
 		}
-	case k < 84:
+	case k < 81:
 		x.rewind()
-	case k < 87:
+	case k < 84:
 		x.revert()
-	case k < 89:
+	case k < 87:
 		if x.ch.intn(2) == 0 {
 			x.summarize()
 		} else {
@@ -1015,12 +1035,51 @@ func (x *machine) step() {
 		// gc with no grace: every blob a record still names must survive,
 		// which the rewinds and undos that follow check.
 		x.log("gc")
-		if _, err := x.c.StoreOf().Collect(x.ctx, retention.CollectOptions{}); err != nil {
+		if err := x.d.GC(); err != nil {
 			x.fail("gc: %v", err)
 		}
-	default:
+	case k < 100:
 		x.log("reopen")
-		x.open()
+		x.d.Reopen()
+	case k < 103:
+		n := x.turnNumber()
+		x.log("pin %d", n)
+		err := x.d.Pin(n)
+		t := x.m.turn(n)
+		if want := map[bool]string{true: "no-turn", false: ""}[t == nil]; errKind(err) != want {
+			x.fail("pin: got %q (%v), model predicts %q", errKind(err), err, want)
+		} else if t != nil {
+			t.pinned = true
+			x.stats["pin"]++
+		}
+	default:
+		keep := 1 + x.ch.intn(3)
+		x.log("prune --keep %d", keep)
+		if err := x.d.Prune(keep); err != nil {
+			x.fail("prune: %v", err)
+			return
+		}
+		x.m.prune(keep)
+		x.stats["prune"]++
+		if !x.m.turns[0].pruned {
+			x.stats["prune pruning nothing"]++
+		}
+	}
+}
+
+// prune is retention keeping the newest keep turns (in the order opened,
+// hidden ones too): the turns before them lose their snapshots and
+// manifest, except from the first pinned turn on, and never the last.
+func (m *model) prune(keep int) {
+	first := max(len(m.turns)-keep, 0)
+	for i, t := range m.turns {
+		if t.pinned || i == len(m.turns)-1 {
+			first = min(first, i)
+			break
+		}
+	}
+	for _, t := range m.turns[:first] {
+		t.pruned, t.snaps, t.at = true, map[string]*msnap{}, nil
 	}
 }
 
@@ -1076,7 +1135,7 @@ func (x *machine) rewind() {
 	scope := []checkpoints.Scope{checkpoints.ScopeCode, checkpoints.ScopeCode, checkpoints.ScopeConversation, checkpoints.ScopeBoth}[x.ch.intn(4)]
 	o := x.options()
 	x.log("rewind %d scope=%s force=%v dry=%v only=%v", n, scope, o.Force, o.DryRun, o.Only)
-	res, err := x.c.Rewind(x.ctx, n, scope, o)
+	res, err := x.d.Rewind(n, scope, o)
 
 	t := x.m.turn(n)
 	var pl mplan
@@ -1084,6 +1143,8 @@ func (x *machine) rewind() {
 	switch {
 	case t == nil:
 		want = "no-turn"
+	case scope.Code() && t.pruned:
+		want = "pruned"
 	case scope.Code() && x.onlyErr(o):
 		want = "outside"
 	case scope.Code():
@@ -1112,14 +1173,19 @@ func (x *machine) rewind() {
 	if o.DryRun || !changed {
 		return
 	}
-	op := &mop{scope: scope}
+	op := &mop{kind: "rewind", scope: scope}
 	x.m.apply(op, pl)
 	if scope.Conversation() {
-		for _, u := range x.m.active() {
-			if u.number >= n {
-				u.hiddenBy = op
-				op.hid = append(op.hid, u)
-			}
+		x.m.cut(op, n)
+	}
+}
+
+// cut hides the active turns numbered n and above, recording it in op.
+func (m *model) cut(op *mop, n int) {
+	for _, u := range m.active() {
+		if u.number >= n {
+			u.hidden = true
+			op.conv = append(op.conv, mconv{turn: u, shown: true})
 		}
 	}
 }
@@ -1131,7 +1197,7 @@ func (x *machine) summarize() {
 	dir := []controller.Direction{controller.From, controller.UpTo}[x.ch.intn(2)]
 	text := "summary " + strconv.Itoa(x.m.seq)
 	x.log("summarize %d %s", n, dir)
-	_, err := x.c.Summarize(x.ctx, n, dir, text)
+	err := x.d.Summarize(n, dir, text)
 	want := ""
 	anchor := n
 	if dir == controller.UpTo {
@@ -1144,34 +1210,40 @@ func (x *machine) summarize() {
 		x.fail("summarize: got %q (%v), model predicts %q", got, err, want)
 		return
 	}
+	x.stats["summarize "+string(dir)+" "+want]++
 	if err != nil {
 		return
 	}
-	op := &mop{summarize: true, scope: checkpoints.ScopeConversation}
+	op := &mop{kind: "summarize", summarize: true, scope: checkpoints.ScopeConversation}
 	x.m.apply(op, mplan{})
 	for _, t := range x.m.active() {
 		if dir == controller.From && t.number >= n || dir == controller.UpTo && t.number < n {
 			for _, msg := range t.msgs {
-				if msg.hiddenBy == nil {
-					msg.hiddenBy = op
+				if !msg.hidden {
+					msg.hidden = true
+					op.conv = append(op.conv, mconv{msg: msg, shown: true})
 				}
 			}
 		}
 	}
 	a := x.m.turn(anchor)
-	a.msgs = append(a.msgs, &mmsg{role: "system", text: text, addedBy: op})
+	sum := &mmsg{role: "system", text: text}
+	a.msgs = append(a.msgs, sum)
+	op.conv = append(op.conv, mconv{msg: sum, shown: false})
 }
 
 // fork makes a new session whose history is the turns before n (and, with
 // restore, the files as at n's start): a copy of the records and a rewind
-// in the copy. The sequence goes on in the fork; this session is left.
+// in the copy. The sequence goes on in the fork, or in this session: then
+// the fork's conversation is checked at once, and the files its restore
+// wrote are, to this session, changes someone else made.
 func (x *machine) fork() {
 	n := x.turnNumber()
-	restore, force := x.ch.intn(2) == 0, x.ch.intn(3) == 0
+	restore, force, stay := x.ch.intn(2) == 0, x.ch.intn(3) == 0, x.ch.intn(2) == 0
 	x.forks++
 	id := fmt.Sprintf("fork-%d", x.forks)
-	x.log("fork %d restore=%v force=%v -> %s", n, restore, force, id)
-	res, err := x.c.ForkWith(x.ctx, n, controller.ForkOptions{To: id, Restore: restore, Force: force})
+	x.log("fork %d restore=%v force=%v stay=%v -> %s", n, restore, force, stay, id)
+	res, err := x.d.Fork(n, id, restore, force)
 	scope := checkpoints.ScopeConversation
 	if restore {
 		scope = checkpoints.ScopeBoth
@@ -1182,6 +1254,8 @@ func (x *machine) fork() {
 	switch {
 	case t == nil:
 		want = "no-turn"
+	case restore && t.pruned:
+		want = "pruned"
 	case restore:
 		pl = x.m.plan(x.m.targets(t.seq))
 		x.m.conflicts(&pl)
@@ -1193,33 +1267,58 @@ func (x *machine) fork() {
 		x.fail("fork: got %q (%v), model predicts %q %v", got, err, want, pl.conflicts)
 		return
 	}
+	x.stats[fmt.Sprintf("fork restore=%v stay=%v %s", restore, stay, want)]++
 	if err != nil {
 		return
 	}
-	x.compare(res.Rewind, pl)
+	x.compare(res, pl)
+	if stay {
+		var wantConv []string
+		for _, u := range x.m.active() {
+			if u.number < n {
+				wantConv = append(wantConv, convOf(u)...)
+			}
+		}
+		got, err := x.d.ConversationOf(id)
+		if err != nil {
+			x.fail("conversation of the fork: %v", err)
+		} else if !slices.Equal(got, wantConv) {
+			x.fail("the fork's conversation:\n got  %q\n want %q", got, wantConv)
+		}
+		x.m.write(pl)
+		return
+	}
 	x.session = id
-	x.open()
-	op := &mop{scope: scope}
+	x.d.Switch(id)
+	op := &mop{kind: "rewind", scope: scope}
 	x.m.apply(op, pl)
-	for _, u := range x.m.active() {
-		if u.number >= n {
-			u.hiddenBy = op
-			op.hid = append(op.hid, u)
+	x.m.cut(op, n)
+}
+
+// convOf is turn t's shown messages as check compares them.
+func convOf(t *mturn) []string {
+	var out []string
+	for _, m := range t.msgs {
+		if !m.hidden {
+			out = append(out, fmt.Sprintf("%d %s %s", t.number, m.role, m.text))
 		}
 	}
+	return out
 }
 
 func (x *machine) revert() {
 	n := x.turnNumber()
 	o := x.options()
 	x.log("revert %d force=%v dry=%v only=%v", n, o.Force, o.DryRun, o.Only)
-	res, err := x.c.Revert(x.ctx, n, o)
+	res, err := x.d.Revert(n, o)
 	t := x.m.turn(n)
 	var pl mplan
 	want := ""
 	switch {
 	case t == nil:
 		want = "no-turn"
+	case t.pruned:
+		want = "pruned"
 	default:
 		targets := map[string]mstate{}
 		for p, s := range t.snaps {
@@ -1257,81 +1356,255 @@ func (x *machine) revert() {
 	if o.DryRun || len(pl.files) == 0 {
 		return
 	}
-	x.m.apply(&mop{scope: checkpoints.ScopeCode}, pl)
+	x.m.apply(&mop{kind: "revert", scope: checkpoints.ScopeCode}, pl)
 }
 
+// nextUndo is the op a plain undo reverses: the newest in effect that
+// applies its base (a rewind, revert, summarize or redo).
+func (m *model) nextUndo() *mop {
+	for i := len(m.ops) - 1; i >= 0; i-- {
+		if o := m.ops[i]; o.undoneBy == nil && o.depth()%2 == 0 {
+			return o
+		}
+	}
+	return nil
+}
+
+// nextRedo is the undo a plain redo reverses. The redo stack is an
+// editor's: an undo pushes the op it reversed, a redo pops it, a new
+// rewind, revert or summarize empties it.
+func (m *model) nextRedo() *mop {
+	var stack []*mop
+	for _, o := range m.ops {
+		if o.undoes == nil {
+			stack = stack[:0]
+			continue
+		}
+		if o.undoes.undoes != nil {
+			stack = slices.DeleteFunc(stack, func(s *mop) bool { return s == o.undoes.undoes })
+		}
+		if o.depth()%2 == 1 {
+			stack = append(stack, o.undoes)
+		}
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		if u := stack[i].undoneBy; u != nil && u.undoneBy == nil {
+			return u
+		}
+	}
+	return nil
+}
+
+// tip follows o's undo links to the op in effect of its chain; inEffect
+// says whether o's own effect is in effect.
+func (m *model) tip(o *mop) (tip *mop, inEffect bool) {
+	links := 0
+	for o.undoneBy != nil {
+		o, links = o.undoneBy, links+1
+	}
+	return o, links%2 == 0
+}
+
+// reverseConv is what reversing op o does to the conversation: the
+// visibility every turn and message would have, the turns shown now that
+// it would hide (o hid or showed turns: the turns opened since o did not
+// exist before it), how many rows change, and whether two shown turns
+// would share a number.
+func (m *model) reverseConv(o *mop) (vis map[any]bool, hides []*mturn, changes int, twice bool) {
+	vis = map[any]bool{}
+	for _, t := range m.turns {
+		vis[t] = !t.hidden
+	}
+	turns := false
+	for _, c := range o.conv {
+		if c.msg != nil {
+			vis[c.msg] = !c.msg.hidden
+		} else {
+			turns = true
+		}
+	}
+	if turns {
+		for _, t := range m.turns {
+			if !t.hidden && t.seq > o.seq {
+				hides = append(hides, t)
+				vis[t] = false
+			}
+		}
+	}
+	for _, c := range o.conv {
+		if c.msg != nil {
+			vis[c.msg] = c.shown
+		} else {
+			vis[c.turn] = c.shown
+		}
+	}
+	numbers := map[int]bool{}
+	for _, t := range m.turns {
+		if vis[t] == t.hidden {
+			changes++
+		}
+		if vis[t] {
+			twice = twice || numbers[t.number]
+			numbers[t.number] = true
+		}
+	}
+	for _, c := range o.conv {
+		if c.msg != nil && vis[c.msg] == c.msg.hidden {
+			changes++
+		}
+	}
+	return vis, hides, changes, twice
+}
+
+// undo runs an undo or a redo: the next one, or of an op named by its
+// history id; dry runs and forced ones too.
 func (x *machine) undo() {
-	force := x.ch.intn(4) == 0
-	x.log("undo force=%v", force)
-	res, err := x.c.Undo(x.ctx, controller.UndoOptions{Force: force})
-	var rw *mop
-	for i := len(x.m.ops) - 1; i >= 0; i-- {
-		if o := x.m.ops[i]; o.undoes == nil && o.undoneBy == nil {
-			rw = o
-			break
+	x.reverse(x.ch.intn(5) < 2)
+	// Half the time an undo that did something is redone at once: a
+	// redo needs an undo no rewind has followed.
+	if n := len(x.m.ops); n > 0 && x.m.ops[n-1].depth()%2 == 1 && !x.failed && x.ch.intn(2) == 0 {
+		x.check()
+		x.reverse(true)
+	}
+}
+
+func (x *machine) reverse(redo bool) {
+	var o controller.UndoOptions
+	o.Force = x.ch.intn(4) == 0
+	o.DryRun = x.ch.intn(6) == 0
+	var named *mop
+	if len(x.m.ops) > 0 && x.ch.intn(3) == 0 {
+		hist, err := x.d.History()
+		if err != nil {
+			x.fail("history: %v", err)
+			return
+		}
+		if !x.history(hist) {
+			return
+		}
+		i := x.ch.intn(len(x.m.ops))
+		named, o.Op = x.m.ops[i], hist[len(hist)-1-i].ID
+	}
+	verb := "undo"
+	if redo {
+		verb = "redo"
+	}
+	x.log("%s op=%d force=%v dry=%v", verb, o.Op, o.Force, o.DryRun)
+	res, err := x.d.Undo(redo, o)
+
+	var rev *mop // the op reversed
+	want := ""
+	switch {
+	case named != nil && !redo:
+		rev = named
+	case named != nil:
+		if tip, inEffect := x.m.tip(named); inEffect {
+			want = "not-in-effect"
+		} else {
+			rev = tip
+		}
+	case redo:
+		if rev = x.m.nextRedo(); rev == nil {
+			want = "nothing-to-redo"
+		}
+	default:
+		if rev = x.m.nextUndo(); rev == nil {
+			want = "nothing-to-undo"
 		}
 	}
 	var pl mplan
-	want := ""
-	if rw == nil {
-		want = "nothing-to-undo"
-	} else {
+	var vis map[any]bool
+	changes := 0
+	if rev != nil {
 		targets := map[string]mstate{}
 		left := map[string]mstate{}
-		for _, f := range rw.files {
+		for _, f := range rev.files {
 			targets[f.path] = f.before
 			left[f.path] = f.after
 		}
 		pl = x.m.plan(targets)
-		if !force {
-			for _, f := range pl.files {
-				if f.before != left[f.path] {
-					want = "undo-conflict"
-				}
+		conflict := false
+		for _, f := range pl.files {
+			if f.before != left[f.path] {
+				conflict = true
 			}
-			if rw.scope.Conversation() && !rw.summarize {
-				for _, t := range x.m.active() {
-					if t.seq > rw.seq {
-						want = "undo-conflict"
-					}
-				}
+		}
+		var hides []*mturn
+		var twice bool
+		vis, hides, changes, twice = x.m.reverseConv(rev)
+		conflict = conflict || len(hides) > 0
+		switch {
+		case twice:
+			want = "not-reversible"
+		case named != nil && len(pl.files) == 0 && changes == 0:
+		case conflict && !o.Force && !o.DryRun:
+			want = "undo-conflict"
+			if rev.depth()%2 == 1 {
+				want = "redo-conflict"
 			}
 		}
 	}
 	if got := errKind(err); got != want {
-		x.fail("undo: got %q (%v), model predicts %q", got, err, want)
+		x.fail("%s: got %q (%v), model predicts %q", verb, got, err, want)
 		return
 	}
-	x.count("undo", want, pl)
+	x.count(verb, want, pl)
+	if named != nil {
+		x.stats[verb+" --op"]++
+	}
+	if o.DryRun && err == nil {
+		x.stats[verb+" dry run"]++
+	}
 	if err != nil {
 		return
 	}
+	if named != nil && len(pl.files) == 0 && changes == 0 {
+		if res.Changed {
+			x.fail("%s of op %d changed something, model: nothing to change", verb, o.Op)
+		}
+		return
+	}
 	x.compare(res, pl)
-	op := &mop{undoes: rw, scope: rw.scope}
+	if o.DryRun {
+		return
+	}
+	kind := "undo"
+	if rev.depth()%2 == 1 {
+		kind = "redo"
+	}
+	op := &mop{kind: kind, undoes: rev, scope: rev.scope}
 	x.m.apply(op, pl)
-	rw.undoneBy = op
-	if rw.summarize {
-		for _, t := range x.m.turns {
-			for _, msg := range t.msgs {
-				if msg.hiddenBy == rw {
-					msg.hiddenBy = nil
-				} else if msg.addedBy == rw && msg.hiddenBy == nil {
-					msg.hiddenBy = op
-				}
-			}
-		}
-	} else if rw.scope.Conversation() {
-		for _, t := range x.m.active() {
-			if t.seq > rw.seq {
-				t.hiddenBy = op
-			}
-		}
-		for _, t := range rw.hid {
-			if t.hiddenBy == rw {
-				t.hiddenBy = nil
-			}
+	rev.undoneBy = op
+	for _, t := range x.m.turns {
+		if vis[t] == t.hidden {
+			op.conv = append(op.conv, mconv{turn: t, shown: !t.hidden})
+			t.hidden = !vis[t]
 		}
 	}
+	for _, c := range rev.conv {
+		if c.msg != nil && vis[c.msg] == c.msg.hidden {
+			op.conv = append(op.conv, mconv{msg: c.msg, shown: !c.msg.hidden})
+			c.msg.hidden = !vis[c.msg]
+		}
+	}
+}
+
+// history compares the session's history with the model's ops: one entry
+// per op, of the same kind and in effect or not alike.
+func (x *machine) history(hist []controller.HistoryEntry) bool {
+	if len(hist) != len(x.m.ops) {
+		x.fail("history has %d ops, model %d", len(hist), len(x.m.ops))
+		return false
+	}
+	for i, o := range x.m.ops {
+		h := hist[len(hist)-1-i]
+		_, inEffect := x.m.tip(o)
+		if h.Kind != o.kind || h.InEffect != inEffect {
+			x.fail("history op %d: %s in effect %v, model %s in effect %v", h.ID, h.Kind, h.InEffect, o.kind, inEffect)
+			return false
+		}
+	}
+	return true
 }
 
 func (x *machine) count(what, refusal string, pl mplan) {
@@ -1377,6 +1650,9 @@ func (x *machine) compare(res controller.Result, pl mplan) {
 		what      string
 		got, want []string
 	}{{"restored", res.Restored, restored}, {"deleted", res.Deleted, deleted}, {"skipped", skipped, pl.skipped}} {
+		if c.what == "skipped" && res.Skipped == nil && x.cli {
+			continue // fork --json does not list them
+		}
 		g, w := slices.Clone(c.got), slices.Clone(c.want)
 		sort.Strings(g)
 		sort.Strings(w)
@@ -1397,7 +1673,7 @@ func (x *machine) run(steps int) {
 	x.set(".gitignore", &mnode{data: ignoreRules[0]})
 	scan := x.ch.intn(2) == 0
 	x.log("setup: a, d/x, x.log, .gitignore; turn p0 scan=%v", scan)
-	if _, err := x.c.BeginTurnWith(x.ctx, "p0", controller.TurnOptions{Scan: scan}); err != nil {
+	if _, err := x.d.BeginTurn("p0", scan); err != nil {
 		x.t.Fatal(err)
 	}
 	x.m.beginTurn("p0", scan)
@@ -1409,19 +1685,20 @@ func (x *machine) run(steps int) {
 	}
 }
 
-func runSeed(t *testing.T, seed int64, steps int, stats map[string]int) {
-	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))})
+func runSeed(t *testing.T, seed int64, steps int, cli bool, stats map[string]int) {
+	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))}, cli)
 	defer x.close()
 	x.run(steps)
 	for k, v := range x.stats {
 		stats[k] += v
 	}
 	if x.failed {
-		t.Logf("seed %d (rerun: CKPT_MODEL_SEED=%d go test ./controller -run 'TestModel$')", seed, seed)
+		t.Logf("seed %d (rerun: CKPT_MODEL_SEED=%d go test ./controller -run '%s')", seed, seed, strings.Split(t.Name(), "/")[0])
 	}
 }
 
-// TestModel runs 200 random sequences (10,000 with CKPT_MODEL_LONG=1).
+// TestModel runs 200 random sequences (10,000 with CKPT_MODEL_LONG=1)
+// through the Controller.
 func TestModel(t *testing.T) {
 	n, steps := 200, 20
 	if os.Getenv("CKPT_MODEL_LONG") == "1" {
@@ -1430,6 +1707,23 @@ func TestModel(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
+	runModel(t, n, steps, false)
+}
+
+// TestModelCLI runs the same sequences through the real ckpt binary: 20
+// (500 with CKPT_MODEL_LONG=1), as every step is a process.
+func TestModelCLI(t *testing.T) {
+	n, steps := 20, 15
+	if os.Getenv("CKPT_MODEL_LONG") == "1" {
+		n, steps = 500, 30
+	}
+	if testing.Short() {
+		n = 3
+	}
+	runModel(t, n, steps, true)
+}
+
+func runModel(t *testing.T, n, steps int, cli bool) {
 	base := time.Now().UnixNano()
 	if s := os.Getenv("CKPT_MODEL_SEED"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
@@ -1438,12 +1732,19 @@ func TestModel(t *testing.T) {
 		}
 		base, n = v, 1
 	}
+	if s := os.Getenv("CKPT_MODEL_N"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = v
+	}
 	start := time.Now()
 	stats := map[string]int{}
 	var failed []int64
 	for i := 0; i < n; i++ {
 		seed := base + int64(i)
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, stats) })
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, cli, stats) })
 		if !ok {
 			failed = append(failed, seed)
 			t.Errorf("seed %d diverged (rerun with CKPT_MODEL_SEED=%d)", seed, seed)
@@ -1472,7 +1773,7 @@ func FuzzModel(f *testing.F) {
 		if len(b) > 400 {
 			b = b[:400]
 		}
-		x := newMachine(t, &byteChooser{b: b})
+		x := newMachine(t, &byteChooser{b: b}, false)
 		defer x.close()
 		x.run(1 << 30)
 	})

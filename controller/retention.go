@@ -79,8 +79,10 @@ func (s *Store) Retain(ctx context.Context, p retention.Policy) (retention.Plan,
 	if err := retention.Apply(ctx, s.dir, plan); err != nil {
 		return plan, retention.GCReport{}, err
 	}
-	// Removing the last session on purpose may leave nothing referenced.
-	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0})
+	// Removing the last session, or pruning the last turns that held
+	// snapshots, on purpose may leave nothing referenced: the sessions
+	// were read, so an empty live set is what the plan meant.
+	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0})
 	return plan, rep, err
 }
 
