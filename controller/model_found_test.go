@@ -14,6 +14,7 @@ import (
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
 )
 
 func (e *env) scanTurn(prompt string) {
@@ -184,4 +185,27 @@ func TestModelFoundRecordedEndWinsATie(t *testing.T) {
 		t.Fatalf("rewind over a hand edit: %v, want ErrConflict", err)
 	}
 	e.want("f", "by hand")
+}
+
+// Pruning the only turns that held snapshots leaves no blob referenced:
+// Retain (`ckpt prune --keep 1`) then refused to collect, "no session
+// references any blob", and failed although the prune was what it meant.
+func TestModelFoundPruneLeavingNothingReferenced(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write(".gitignore", "*.log\n")
+	e.turn("t0")
+	e.edit(".gitignore", "")
+	e.turn("t1")
+	plan, rep, err := e.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()})
+	if err != nil {
+		t.Fatalf("retain: %v", err)
+	}
+	if len(plan.Prunes()) != 1 || rep.Deleted == 0 {
+		t.Errorf("pruned %v, collected %d blobs; want turn 0 pruned and its blobs collected", plan.Prunes(), rep.Deleted)
+	}
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrPruned) {
+		t.Errorf("code rewind to the pruned turn: %v, want ErrPruned", err)
+	}
+	e.want(".gitignore", "")
 }
