@@ -3,12 +3,17 @@ package controller_test
 // A model-based random test: random sequences of agent edits (write,
 // delete, chmod, rename, file<->directory), symlinks appearing and going,
 // shell changes in scanned turns, hand edits, captures, turns, messages,
-// rewinds (every scope, --only, --force, --dry-run), reverts, undos,
-// summaries, forks (the sequence goes on in the fork), gc and reopening run
-// against a real workspace and the real Controller. After every step the
-// workspace, the directory outside it that symlinks point to, and the
-// conversation are compared with a plain reference model, and every
-// refusal with the one the model predicts.
+// rewinds (every scope, --only, --force, --dry-run), reverts, undos and
+// redos (the next one, or one named by its history id; forced; dry runs,
+// which must change nothing), summaries (from or up to a turn, then
+// undone and redone like any op), forks (with or without restoring files;
+// the sequence goes on in the fork, or in this session after the fork's
+// conversation is checked), pin, prune (keep the newest N turns) and gc
+// with no grace, and reopening run against a real workspace and the real
+// Controller, or the real ckpt binary (TestModelCLI; model_driver_test.go).
+// After every step the workspace, the directory outside it that symlinks
+// point to, and the active conversation are compared with a plain
+// reference model, and every refusal with the one the model predicts.
 //
 // The model follows DESIGN.md and the package doc. Where they are silent it
 // makes these choices (the README states them):
@@ -42,10 +47,31 @@ package controller_test
 //     what ckpt last saw.
 //   - Directories are not content: ckpt records files only, so the model
 //     does too, and the harness removes empty directories after every step.
+//   - Undo and redo follow history.go's comment: reversing op X puts back,
+//     for each path X rewrote, its state just before X, and for each turn
+//     and message whose visibility X changed, that visibility; when X hid
+//     or showed turns, the turns opened since X are hidden too (a
+//     conflict, as are paths not as X left them). A plain undo reverses
+//     the newest op in effect that applies its base (a rewind, revert,
+//     summarize or redo); a plain redo reverses the undo on top of an
+//     editor's redo stack, which a new rewind, revert or summarize
+//     empties. Undo of a named op reverses it whether in effect or not;
+//     redo of a named op in effect is refused; either one changing
+//     nothing records nothing.
+//   - Pruning a turn forgets what it recorded: its captures, their end
+//     states and its manifest no longer count, for targets (never needed:
+//     pruned turns come before every kept one) nor for "what ckpt last
+//     saw" (so a pruned scanned turn no longer makes a path unknown). A
+//     code rewind or revert to a pruned turn is refused (ErrPruned); a
+//     conversation rewind, summary or plain fork of it is not.
+//   - A fork's restore, seen from the session forked, is a change someone
+//     else made: like a hand edit, not an op of this session.
 //
 // The sequences are deterministic from a seed; a failure prints the seed
-// and the steps. CKPT_MODEL_LONG=1 runs 10,000 sequences; FuzzModel drives
-// the same machine from a byte string.
+// and the steps. CKPT_MODEL_LONG=1 runs 10,000 sequences (500 through the
+// binary), CKPT_MODEL_N sets the count, CKPT_MODEL_SEED reruns one, and
+// CKPT_MODEL_DIR puts the workspaces and stores on a tmpfs; FuzzModel
+// drives the same machine from a byte string.
 
 import (
 	"context"
