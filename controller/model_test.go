@@ -1499,7 +1499,9 @@ func (x *machine) reverse(redo bool) {
 	o.Force = x.ch.intn(4) == 0
 	o.DryRun = x.ch.intn(6) == 0
 	var named *mop
-	if len(x.m.ops) > 0 && x.ch.intn(3) == 0 {
+	// The history is compared before every undo and redo (through the
+	// binary: before those naming an op, the ones that need it).
+	if byOp := len(x.m.ops) > 0 && x.ch.intn(3) == 0; byOp || !x.cli {
 		hist, err := x.d.History()
 		if err != nil {
 			x.fail("history: %v", err)
@@ -1508,8 +1510,10 @@ func (x *machine) reverse(redo bool) {
 		if !x.history(hist) {
 			return
 		}
-		i := x.ch.intn(len(x.m.ops))
-		named, o.Op = x.m.ops[i], hist[len(hist)-1-i].ID
+		if byOp {
+			i := x.ch.intn(len(x.m.ops))
+			named, o.Op = x.m.ops[i], hist[len(hist)-1-i].ID
+		}
 	}
 	verb := "undo"
 	if redo {
@@ -1622,11 +1626,14 @@ func (x *machine) history(hist []controller.HistoryEntry) bool {
 		x.fail("history has %d ops, model %d", len(hist), len(x.m.ops))
 		return false
 	}
+	nu, nr := x.m.nextUndo(), x.m.nextRedo()
 	for i, o := range x.m.ops {
 		h := hist[len(hist)-1-i]
 		_, inEffect := x.m.tip(o)
-		if h.Kind != o.kind || h.InEffect != inEffect {
-			x.fail("history op %d: %s in effect %v, model %s in effect %v", h.ID, h.Kind, h.InEffect, o.kind, inEffect)
+		got := fmt.Sprintf("%s in_effect=%v can_undo=%v can_redo=%v next_undo=%v next_redo=%v", h.Kind, h.InEffect, h.CanUndo, h.CanRedo, h.NextUndo, h.NextRedo)
+		want := fmt.Sprintf("%s in_effect=%v can_undo=%v can_redo=%v next_undo=%v next_redo=%v", o.kind, inEffect, inEffect, !inEffect, o == nu, nr != nil && nr.undoes == o)
+		if got != want {
+			x.fail("history op %d: %s, model %s", h.ID, got, want)
 			return false
 		}
 	}
@@ -1736,10 +1743,10 @@ func TestModel(t *testing.T) {
 	runModel(t, n, steps, false)
 }
 
-// TestModelCLI runs the same sequences through the real ckpt binary: 20
+// TestModelCLI runs the same sequences through the real ckpt binary: 12
 // (500 with CKPT_MODEL_LONG=1), as every step is a process.
 func TestModelCLI(t *testing.T) {
-	n, steps := 20, 15
+	n, steps := 12, 15
 	if os.Getenv("CKPT_MODEL_LONG") == "1" {
 		n, steps = 500, 30
 	}
