@@ -209,3 +209,26 @@ func TestModelFoundPruneLeavingNothingReferenced(t *testing.T) {
 	}
 	e.want(".gitignore", "")
 }
+
+// After a conversation rewind the open turn is not the last one opened
+// (that one is hidden): retention protected the last opened turn only, so
+// `prune --keep 1` pruned the open turn, and its captures could no longer
+// be rewound (ErrPruned), although the README says the open turn is never
+// pruned.
+func TestModelFoundPruneKeepsTheOpenTurnAfterAConversationRewind(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("a", "a0")
+	e.turn("t0")
+	e.turn("t1")
+	e.turn("t2")
+	e.rewind(2, checkpoints.ScopeConversation, controller.RewindOptions{}) // t2 hidden: t1 is open
+	e.edit("a", "a1")
+	if _, _, err := e.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+		t.Fatalf("retain: %v", err)
+	}
+	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatalf("code rewind to the open turn after a prune: %v", err)
+	}
+	e.want("a", "a0")
+}

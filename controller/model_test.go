@@ -1095,17 +1095,23 @@ func (x *machine) step() {
 
 // prune is retention keeping the newest keep turns (in the order opened,
 // hidden ones too): the turns before them lose their snapshots and
-// manifest, except from the first pinned turn on, and never the last.
+// manifest, except from the first pinned turn on, and never the open turn
+// (the newest one in the active history) or a later one. A turn pruned
+// already is left as it is: what was captured in it since (it can be the
+// open turn again after a conversation rewind) stays.
 func (m *model) prune(keep int) {
 	first := max(len(m.turns)-keep, 0)
+	open := m.open()
 	for i, t := range m.turns {
-		if t.pinned || i == len(m.turns)-1 {
+		if t.pinned || t == open || open == nil && i == len(m.turns)-1 { // no open turn: the last is kept
 			first = min(first, i)
 			break
 		}
 	}
 	for _, t := range m.turns[:first] {
-		t.pruned, t.snaps, t.at = true, map[string]*msnap{}, nil
+		if !t.pruned {
+			t.pruned, t.snaps, t.at = true, map[string]*msnap{}, nil
+		}
 	}
 }
 
