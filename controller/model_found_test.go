@@ -232,3 +232,26 @@ func TestModelFoundPruneKeepsTheOpenTurnAfterAConversationRewind(t *testing.T) {
 	}
 	e.want("a", "a0")
 }
+
+// A redo puts the rewind it re-applies back in force, also for the paths
+// neither the undo nor the redo had to touch: what the rewind wrote is what
+// ckpt last left there, so a hand delete since is a conflict. (The model
+// had the rewind still undone; the product was right.)
+func TestModelFoundRedoneRewindCountsAgain(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("x", "x0")
+	e.scanTurn("t0")
+	e.rm("x") // the agent's shell
+	e.turn("t1")
+	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{}) // x is back
+	e.want("x", "x0")
+	e.rm("x") // by hand
+	e.undoForce(false)
+	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
+		t.Errorf("rewind over the hand delete after undo and redo: %v, want ErrConflict", err)
+	}
+}

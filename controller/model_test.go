@@ -29,7 +29,9 @@ package controller_test
 //     state unknown, so it is never a conflict.
 //   - An undo puts back, with the bytes, what ckpt knew just before the
 //     rewind it reverses, and the undone rewind no longer counts: a hand
-//     edit the undo brought back is still a hand edit.
+//     edit the undo brought back is still a hand edit. A redo reverses
+//     that undo, so the rewind counts again: what it wrote is what ckpt
+//     last left there, even at a path the redo did not need to touch.
 //   - Obstacles are judged against the tree the plan leaves: deletes come
 //     before writes; a directory in a file's way goes once the plan has
 //     deleted every file in it, else the file is skipped; a file in the way
@@ -425,7 +427,7 @@ func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
 			case o.undoes != nil:
 				best = f.seq
 				st, known = m.knownAsOf(p, o.undoes.seq)
-			case o.undoneBy != nil && o.undoneBy.seq < limit:
+			case m.undoneAsOf(o, limit):
 			default:
 				best, known, st = f.seq, true, f.after
 			}
@@ -440,6 +442,19 @@ func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
 		}
 	}
 	return st, known
+}
+
+// undoneAsOf reports whether an undo of o that is in effect (not itself
+// reversed by a redo) was made before clock value limit: then o no longer
+// counts. With several, the newest decides.
+func (m *model) undoneAsOf(o *mop, limit int) bool {
+	var u *mop
+	for _, v := range m.ops {
+		if v.undoes == o && v.undoneBy == nil {
+			u = v
+		}
+	}
+	return u != nil && u.seq < limit
 }
 
 // mplan is what the model predicts a rewind, revert or undo does.
