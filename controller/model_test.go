@@ -1814,6 +1814,29 @@ func runModel(t *testing.T, n, steps int, cli bool) {
 	}
 }
 
+// keptSeeds are sequences of 40 steps that once diverged, kept as they
+// were found by the long run (see model_found_test.go for what each
+// class of divergence was).
+var keptSeeds = []int64{
+	1795442981244925989, // prune --keep 1 pruned the open turn (newest turn hidden)
+	1795442981244925993,
+	1795442981244926139,
+	1795442981244926275,
+	1795442981244926337,
+	1795442981244926449, // then: a redone rewind counts again for conflicts
+	1795442981244927479,
+	1795442981244928798,
+	1795442981244929853,
+	1795442981244931510,
+}
+
+func TestModelKeptSeeds(t *testing.T) {
+	stats := map[string]int{}
+	for _, seed := range keptSeeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, 40, false, stats) })
+	}
+}
+
 // FuzzModel drives the same machine from a byte string: each byte is one
 // choice.
 func FuzzModel(f *testing.F) {
