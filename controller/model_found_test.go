@@ -255,3 +255,51 @@ func TestModelFoundRedoneRewindCountsAgain(t *testing.T) {
 		t.Errorf("rewind over the hand delete after undo and redo: %v, want ErrConflict", err)
 	}
 }
+
+// The open turn is protected even when a pinned turn, hidden by a
+// conversation rewind, comes after it: retention protected from the first
+// pinned turn only, and pruned the open turn before it.
+func TestModelFoundPruneKeepsTheOpenTurnBeforeAHiddenPin(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("a", "a0")
+	e.turn("t0")
+	e.turn("t1")
+	e.turn("t2")
+	if err := e.c.Pin(ctx, 2, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{}) // t1, t2 hidden: t0 is open
+	e.edit("a", "a1")
+	if _, _, err := e.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+		t.Fatalf("retain: %v", err)
+	}
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatalf("code rewind to the open turn after a prune: %v", err)
+	}
+	e.want("a", "a0")
+}
+
+// A session whose records name no blob any more (its scanned turn pruned,
+// then the file gone from the stat cache that kept the blob alive) is a
+// real empty live set: gc refused it as if the store path were wrong
+// ("no session references any blob"), and so did every later prune.
+func TestModelFoundGCWithSessionsReferencingNothing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("a", "a0")
+	e.scanTurn("t0")
+	e.turn("t1")
+	if _, _, err := e.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+		t.Fatalf("retain: %v", err)
+	}
+	e.rm("a")
+	e.scanTurn("t2")
+	rep, err := e.c.StoreOf().Collect(ctx, retention.CollectOptions{})
+	if err != nil {
+		t.Fatalf("gc: %v", err)
+	}
+	if rep.Live != 0 || rep.Deleted == 0 {
+		t.Errorf("gc: %+v, want nothing live and a0's blob deleted", rep)
+	}
+}

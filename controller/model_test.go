@@ -1828,6 +1828,11 @@ var keptSeeds = []int64{
 	1795442981244928798,
 	1795442981244929853,
 	1795442981244931510,
+	1795443487770457456, // the open turn pruned when a hidden pinned turn follows it
+	1795443487770457647, // gc refused a live set that is really empty
+	1795443487770458068,
+	1795443487770458903,
+	1795443487770459433,
 }
 
 func TestModelKeptSeeds(t *testing.T) {

@@ -275,17 +275,19 @@ func keepFrom(p Policy, now time.Time, turns []checkpoints.TurnRecord) (int, []s
 // the active history, not always the last opened: a conversation rewind
 // hides the turns it cuts, and captures then go to the turn before them.
 func protectedFrom(turns []checkpoints.TurnRecord) int {
-	for i, t := range turns {
+	open := max(len(turns)-1, 0)
+	for i := len(turns) - 1; i >= 0; i-- {
+		if !turns[i].Hidden {
+			open = i
+			break
+		}
+	}
+	for i, t := range turns[:open] {
 		if t.Pinned {
 			return i
 		}
 	}
-	for i := len(turns) - 1; i >= 0; i-- {
-		if !turns[i].Hidden {
-			return i
-		}
-	}
-	return max(len(turns)-1, 0)
+	return open
 }
 
 func anyPinned(turns []checkpoints.TurnRecord) bool {
