@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ckpt/ckpt/capture"
@@ -161,30 +160,15 @@ func (d *apiDriver) GC() error {
 
 // --- the ckpt binary ---
 
-var (
-	ckptOnce sync.Once
-	ckptBin  string
-	ckptErr  error
-)
-
-// ckptBinary builds cmd/ckpt once per test process.
-func ckptBinary(t testing.TB) string {
-	ckptOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "ckpt-model-bin-")
-		if err != nil {
-			ckptErr = err
-			return
-		}
-		ckptBin = filepath.Join(dir, "ckpt")
-		out, err := exec.Command("go", "build", "-o", ckptBin, "github.com/ckpt/ckpt/cmd/ckpt").CombinedOutput()
-		if err != nil {
-			ckptErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if ckptErr != nil {
-		t.Fatal(ckptErr)
+// buildCkpt builds cmd/ckpt into a temporary directory of t: once per
+// TestModelCLI run.
+func buildCkpt(t testing.TB) string {
+	bin := filepath.Join(t.TempDir(), "ckpt")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/ckpt/ckpt/cmd/ckpt").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return ckptBin
+	return bin
 }
 
 type cliDriver struct {
@@ -192,8 +176,8 @@ type cliDriver struct {
 	bin, ws, store, sessID string
 }
 
-func newCLIDriver(t testing.TB, ws, store string) *cliDriver {
-	return &cliDriver{t: t, bin: ckptBinary(t), ws: ws, store: store, sessID: "model"}
+func newCLIDriver(t testing.TB, bin, ws, store string) *cliDriver {
+	return &cliDriver{t: t, bin: bin, ws: ws, store: store, sessID: "model"}
 }
 
 // sentinels are the refusals the model tells apart, matched in the

@@ -76,7 +76,6 @@ package controller_test
 // drives the same machine from a byte string.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -642,7 +641,6 @@ func (c *byteChooser) ok() bool { return !c.out }
 // machine runs one sequence against the real controller and the model.
 type machine struct {
 	t       testing.TB
-	ctx     context.Context
 	ws      string
 	store   string
 	outside string // symlinks point here; it must never change
@@ -654,11 +652,12 @@ type machine struct {
 	failed  bool
 	stats   map[string]int // what the sequence exercised, by outcome
 	forks   int
-	session string // the session the sequence drives (a fork moves it)
 }
 
-func newMachine(t testing.TB, ch chooser, cli bool) *machine {
-	x := &machine{t: t, ctx: context.Background(), ch: ch, m: &model{ws: map[string]mnode{}}, stats: map[string]int{}}
+// newMachine sets up a sequence; bin is the ckpt binary to drive, or ""
+// for the Controller.
+func newMachine(t testing.TB, ch chooser, bin string) *machine {
+	x := &machine{t: t, ch: ch, m: &model{ws: map[string]mnode{}}, stats: map[string]int{}}
 	root := t.TempDir()
 	if dir := os.Getenv("CKPT_MODEL_DIR"); dir != "" { // a tmpfs for long runs: fsync costs nothing there
 		var err error
@@ -676,9 +675,9 @@ func newMachine(t testing.TB, ch chooser, cli bool) *machine {
 	if err := os.WriteFile(filepath.Join(x.outside, "secret"), []byte("outside\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	x.cli = cli
-	if cli {
-		x.d = newCLIDriver(t, x.ws, x.store)
+	x.cli = bin != ""
+	if x.cli {
+		x.d = newCLIDriver(t, bin, x.ws, x.store)
 	} else {
 		x.d = newAPIDriver(t, x.ws, x.store)
 	}
@@ -1335,7 +1334,6 @@ func (x *machine) fork() {
 		x.m.write(pl)
 		return
 	}
-	x.session = id
 	x.d.Switch(id)
 	op := &mop{kind: "rewind", scope: scope}
 	x.m.apply(op, pl)
@@ -1739,8 +1737,8 @@ func (x *machine) run(steps int) {
 	}
 }
 
-func runSeed(t *testing.T, seed int64, steps int, cli bool, stats map[string]int) {
-	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))}, cli)
+func runSeed(t *testing.T, seed int64, steps int, bin string, stats map[string]int) {
+	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))}, bin)
 	defer x.close()
 	x.run(steps)
 	for k, v := range x.stats {
@@ -1761,7 +1759,7 @@ func TestModel(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
-	runModel(t, n, steps, false)
+	runModel(t, n, steps, "")
 }
 
 // TestModelCLI runs the same sequences through the real ckpt binary: 12
@@ -1774,10 +1772,10 @@ func TestModelCLI(t *testing.T) {
 	if testing.Short() {
 		n = 3
 	}
-	runModel(t, n, steps, true)
+	runModel(t, n, steps, buildCkpt(t))
 }
 
-func runModel(t *testing.T, n, steps int, cli bool) {
+func runModel(t *testing.T, n, steps int, bin string) {
 	base := time.Now().UnixNano()
 	if s := os.Getenv("CKPT_MODEL_SEED"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
@@ -1798,7 +1796,7 @@ func runModel(t *testing.T, n, steps int, cli bool) {
 	var failed []int64
 	for i := 0; i < n; i++ {
 		seed := base + int64(i)
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, cli, stats) })
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, bin, stats) })
 		if !ok {
 			failed = append(failed, seed)
 			t.Errorf("seed %d diverged (rerun with CKPT_MODEL_SEED=%d)", seed, seed)
@@ -1838,7 +1836,7 @@ var keptSeeds = []int64{
 func TestModelKeptSeeds(t *testing.T) {
 	stats := map[string]int{}
 	for _, seed := range keptSeeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, 40, false, stats) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, 40, "", stats) })
 	}
 }
 
@@ -1855,7 +1853,7 @@ func FuzzModel(f *testing.F) {
 		if len(b) > 400 {
 			b = b[:400]
 		}
-		x := newMachine(t, &byteChooser{b: b}, false)
+		x := newMachine(t, &byteChooser{b: b}, "")
 		defer x.close()
 		x.run(1 << 30)
 	})
