@@ -1354,6 +1354,9 @@ func convOf(t *mturn) []string {
 func (x *machine) revert() {
 	n := x.turnNumber()
 	o := x.options()
+	if x.cli {
+		o.Only = nil // `ckpt revert` has no --only
+	}
 	x.log("revert %d force=%v dry=%v only=%v", n, o.Force, o.DryRun, o.Only)
 	res, err := x.d.Revert(n, o)
 	t := x.m.turn(n)
