@@ -54,13 +54,19 @@ func (x *Index) CopyTo(ctx context.Context, dir string) error {
 	if _, err := x.db.ExecContext(ctx, `VACUUM INTO ?`, staged); err != nil {
 		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(dst); serr == nil {
+	if err := os.Rename(tmp, dir); err == nil {
+		return syncParent(parent)
+	}
+	// The directory exists already (a hook of the new session got there
+	// first, leaving its lock files): link the index into it, which fails
+	// rather than replace an index that appeared meanwhile.
+	if err := os.Link(staged, dst); err != nil {
+		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("checkpoints: copy to %s: %w", dir, ErrExists)
 		}
 		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
 	}
-	return syncParent(parent)
+	return syncParent(dir)
 }
 
 // summarize applies a summarize op as FinishOp commits it: the shown
