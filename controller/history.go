@@ -384,6 +384,14 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 		reapplies = depth%2 == 1 // x is an undo: reversing it re-applies the base
 		res = Result{Turn: base.Turn, Scope: base.Scope, DryRun: o.DryRun, Changed: true,
 			Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
+		switch {
+		case base.Summarizes():
+			res.Of = "summarize"
+		case base.Revert:
+			res.Of = "revert"
+		default:
+			res.Of = "rewind"
+		}
 		if reapplies && base.Scope.Conversation() && !base.Summarizes() {
 			res.Prompt = base.Prompt // the cut is back: its prompt is handed back again
 		}

@@ -67,6 +67,9 @@ type Result struct {
 	// has no record at or after the target turn (never captured or
 	// scanned): it cannot say what they held, so it leaves them alone.
 	NotRecorded []string `json:"not_recorded,omitempty"`
+	// Of names what an undo or redo reverses or re-applies: "rewind",
+	// "revert" or "summarize"; empty for other results.
+	Of string `json:"of,omitempty"`
 }
 
 // Rewind puts the session back to the start of turn: its files, its

@@ -25,6 +25,8 @@ type rewindJSON struct {
 	Changed   bool              `json:"changed"`
 	// NotRecorded: --only paths ckpt has no record of from TURN on.
 	NotRecorded []string `json:"not_recorded"`
+	// Of: for an undo or redo, what it reverses or re-applies.
+	Of string `json:"of,omitempty"`
 	// ClaudeResume is set for a conversation rewind of a Claude Code
 	// session: the command that gives Claude's own conversation back.
 	ClaudeResume *claudeResume `json:"claude_resume,omitempty"`
@@ -191,7 +193,7 @@ func (a *app) interactive() bool {
 // and HTTP alike), with empty lists rather than null.
 func resultJSON(res controller.Result) rewindJSON {
 	j := rewindJSON{Turn: res.Turn, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
-		Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed, NotRecorded: res.NotRecorded}
+		Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed, NotRecorded: res.NotRecorded, Of: res.Of}
 	if j.NotRecorded == nil {
 		j.NotRecorded = []string{}
 	}

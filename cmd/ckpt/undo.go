@@ -123,6 +123,14 @@ func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
 		}
 	}
 	what := fmt.Sprintf("turn %d, %s", res.Turn, res.Scope)
+	switch res.Of {
+	case "summarize":
+		what = fmt.Sprintf("the summary at turn %d", res.Turn)
+	case "revert":
+		what = fmt.Sprintf("the revert of turn %d", res.Turn)
+	case "rewind":
+		what = fmt.Sprintf("the rewind of %s to turn %d", res.Scope, res.Turn)
+	}
 	counts := ""
 	if res.Scope.Code() {
 		counts = fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
