@@ -28,7 +28,18 @@ what "ckpt rewind TURN --scope code" would change. Nothing is changed.`,
 				return err
 			}
 			if a.json {
-				return a.printJSON(map[string]any{"turn": turn, "files": diffs, "skipped": skipped})
+				doc := map[string]any{"turn": turn, "files": diffs, "skipped": skipped}
+				var paths []string
+				for _, d := range diffs {
+					paths = append(paths, d.Path)
+				}
+				for _, sk := range skipped {
+					paths = append(paths, sk.Path)
+				}
+				if m := pathBytesMap(paths); m != nil {
+					doc["path_bytes"] = m
+				}
+				return a.printJSON(doc)
 			}
 			for _, d := range diffs {
 				// A git-style header: the path, and mode lines when the

@@ -84,3 +84,22 @@ func pathBytes(p string) []byte {
 	}
 	return []byte(p)
 }
+
+// pathBytesMap is the lossless companion of a JSON document whose paths sit
+// in plain string lists: for each path that is not valid UTF-8, its lossy
+// JSON string mapped to its exact bytes (base64). Nil, and so omitted,
+// when every path is UTF-8.
+func pathBytesMap(lists ...[]string) map[string][]byte {
+	var m map[string][]byte
+	for _, l := range lists {
+		for _, p := range l {
+			if b := pathBytes(p); b != nil {
+				if m == nil {
+					m = map[string][]byte{}
+				}
+				m[strings.ToValidUTF8(p, "\uFFFD")] = b
+			}
+		}
+	}
+	return m
+}

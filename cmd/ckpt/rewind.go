@@ -27,6 +27,9 @@ type rewindJSON struct {
 	NotRecorded []string `json:"not_recorded"`
 	// Of: for an undo or redo, what it reverses or re-applies.
 	Of string `json:"of,omitempty"`
+	// PathBytes maps each path above that is not UTF-8 (as its JSON
+	// string) to its exact bytes, base64.
+	PathBytes map[string][]byte `json:"path_bytes,omitempty"`
 	// ClaudeResume is set for a conversation rewind of a Claude Code
 	// session: the command that gives Claude's own conversation back.
 	ClaudeResume *claudeResume `json:"claude_resume,omitempty"`
@@ -209,6 +212,11 @@ func resultJSON(res controller.Result) rewindJSON {
 	if j.Conflicts == nil {
 		j.Conflicts = []string{}
 	}
+	skipped := make([]string, len(j.Skipped))
+	for i, sk := range j.Skipped {
+		skipped[i] = sk.Path
+	}
+	j.PathBytes = pathBytesMap(j.Restored, j.Deleted, skipped, j.Conflicts, j.NotRecorded)
 	return j
 }
 

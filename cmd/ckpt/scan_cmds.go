@@ -67,7 +67,16 @@ started: every file, for a scanned turn; the captured files otherwise.`,
 				if changes == nil {
 					return a.printJSON([]any{})
 				}
-				return a.printJSON(changes)
+				type changeJSON struct {
+					Path      string `json:"path"`
+					PathBytes []byte `json:"path_bytes,omitempty"` // exact bytes of a path that is not UTF-8
+					Kind      string `json:"kind"`
+				}
+				out := make([]changeJSON, len(changes))
+				for i, ch := range changes {
+					out[i] = changeJSON{Path: ch.Path, PathBytes: pathBytes(ch.Path), Kind: ch.Kind}
+				}
+				return a.printJSON(out)
 			}
 			for _, ch := range changes {
 				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-"}[ch.Kind]
