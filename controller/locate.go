@@ -51,6 +51,18 @@ func WorkspaceSession(root string) string {
 	return name + "-" + hex.EncodeToString(sum[:6])
 }
 
+// WorkspaceRoot returns the root of the workspace dir names: absolute,
+// symlinks resolved, as Open and WorkspaceSession take it. It fails when
+// dir is not a directory.
+func WorkspaceRoot(dir string) (string, error) {
+	ws, err := capture.NewWorkspace(dir)
+	if err != nil {
+		return "", err
+	}
+	defer ws.Close()
+	return ws.Root(), nil
+}
+
 // Location is where a command runs: its workspace root and session.
 type Location struct {
 	Workspace string // absolute, symlinks resolved

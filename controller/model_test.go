@@ -1015,7 +1015,7 @@ func (x *machine) step() {
 		// gc with no grace: every blob a record still names must survive,
 		// which the rewinds and undos that follow check.
 		x.log("gc")
-		if _, err := x.c.StoreOf().Collect(x.ctx, retention.CollectOptions{}); err != nil {
+		if _, err := controller.StoreOf(x.c).Collect(x.ctx, retention.CollectOptions{}); err != nil {
 			x.fail("gc: %v", err)
 		}
 	default:

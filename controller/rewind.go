@@ -51,12 +51,12 @@ type Skip struct {
 
 // Result says what a rewind or undo did (or, for a dry run, would do).
 type Result struct {
-	Turn     int               `json:"turn"`
-	Scope    checkpoints.Scope `json:"scope"`
-	Restored []string          `json:"restored"` // written back (content and mode)
-	Deleted  []string          `json:"deleted"`  // removed: they did not exist at the target
-	Skipped  []Skip            `json:"skipped"`
-	Prompt   string            `json:"prompt"` // the prompt handed back by a conversation scope
+	Turn     int      `json:"turn"`
+	Scope    Scope    `json:"scope"`
+	Restored []string `json:"restored"` // written back (content and mode)
+	Deleted  []string `json:"deleted"`  // removed: they did not exist at the target
+	Skipped  []Skip   `json:"skipped"`
+	Prompt   string   `json:"prompt"` // the prompt handed back by a conversation scope
 	// Conflicts lists files changed since the agent left them (by a person,
 	// another session): a rewind refuses them unless forced.
 	Conflicts []string `json:"conflicts"`
@@ -73,7 +73,7 @@ type Result struct {
 // conversation, or both (see the package doc). It fails before touching
 // anything when the turn is not in the active history (ErrNoTurn) or when a
 // blob it needs cannot be read.
-func (c *Controller) Rewind(ctx context.Context, turn int, scope checkpoints.Scope, o RewindOptions) (Result, error) {
+func (c *Controller) Rewind(ctx context.Context, turn int, scope Scope, o RewindOptions) (Result, error) {
 	if _, err := checkpoints.ParseScope(string(scope)); err != nil {
 		return Result{}, fmt.Errorf("controller: rewind: %w", err)
 	}

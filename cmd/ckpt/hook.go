@@ -10,10 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckpt/ckpt/capture"
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 )
 
@@ -223,8 +220,8 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 	if ev.SessionID == "" || ev.Cwd == "" {
 		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event needs session_id and cwd; nothing recorded", ev.HookEventName)}
 	}
-	if !checkpoints.ValidSession(ev.SessionID) {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, checkpoints.ErrBadSession)}
+	if !controller.ValidSession(ev.SessionID) {
+		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, controller.ErrBadSession)}
 	}
 	if !filepath.IsAbs(ev.Cwd) {
 		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("cwd %q is not absolute; nothing recorded", ev.Cwd)}
@@ -294,7 +291,7 @@ type hookRun struct {
 // inside .git) is skipped with a warning and is never a failure.
 func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
 	_, err := h.c.Capture(ctx, path)
-	if errors.Is(err, checkpoints.ErrNoOpenTurn) {
+	if errors.Is(err, controller.ErrNoOpenTurn) {
 		if err = h.ensureTurn(ctx); err == nil {
 			_, err = h.c.Capture(ctx, path)
 		}
@@ -302,7 +299,7 @@ func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, capture.ErrOutsideWorkspace) || errors.Is(err, capture.ErrVCSDir):
+	case errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir):
 		h.a.say("ckpt: hook: warning: skipped %s: %s", path, oneLine(err))
 		return nil
 	default:
@@ -310,19 +307,10 @@ func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
 	}
 }
 
-// ensureTurn opens a turn when the session has none. Tool hooks run in
-// parallel, so the check and the open happen under a per-session lock:
-// two first tool calls open one turn, not two.
+// ensureTurn opens a turn when the session has none (see
+// Controller.EnsureTurn: parallel tool hooks open one turn, not two).
 func (h hookRun) ensureTurn(ctx context.Context) error {
-	lock := flock.New(filepath.Join(checkpoints.SessionDir(h.a.store, h.session), "hook.lock"))
-	if err := lock.Lock(); err != nil {
-		return fmt.Errorf("lock session: %w", err)
-	}
-	defer lock.Unlock()
-	if _, err := h.c.Index().OpenTurn(ctx); !errors.Is(err, checkpoints.ErrNoOpenTurn) {
-		return err
-	}
-	res, err := h.c.BeginTurnWith(ctx, noPromptLabel, controller.TurnOptions{})
+	res, _, err := h.c.EnsureTurn(ctx, noPromptLabel)
 	if err != nil {
 		return err
 	}
@@ -346,8 +334,8 @@ func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
 	if !on {
 		return nil
 	}
-	cp, err := h.c.Index().OpenTurn(ctx)
-	if errors.Is(err, checkpoints.ErrNoOpenTurn) {
+	cp, err := h.c.OpenTurn(ctx)
+	if errors.Is(err, controller.ErrNoOpenTurn) {
 		if err := h.ensureTurn(ctx); err != nil {
 			return &hookFailure{msg: "open turn: " + oneLine(err), block: h.strict}
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
@@ -64,7 +63,7 @@ followed; paths that are now symlinks or directories are skipped and listed.`,
 			if err != nil {
 				return err
 			}
-			sc, err := checkpoints.ParseScope(scope)
+			sc, err := controller.ParseScope(scope)
 			if err != nil {
 				return usageError{err}
 			}
@@ -215,10 +214,10 @@ func (a *app) printResult(res controller.Result, verb string) error {
 	for _, p := range res.NotRecorded {
 		a.say("  not recorded: %s (never captured or scanned at or after turn %d; left alone)", qpath(p), res.Turn)
 	}
-	what := map[checkpoints.Scope]string{
-		checkpoints.ScopeCode:         "code",
-		checkpoints.ScopeConversation: "conversation",
-		checkpoints.ScopeBoth:         "code and conversation",
+	what := map[controller.Scope]string{
+		controller.ScopeCode:         "code",
+		controller.ScopeConversation: "conversation",
+		controller.ScopeBoth:         "code and conversation",
 	}[res.Scope]
 	counts := ""
 	if res.Scope.Code() {

@@ -10,9 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckpt/ckpt/capture"
-	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
@@ -63,7 +60,7 @@ func (a *app) open(ctx context.Context) (*controller.Controller, error) {
 		a.say("ckpt: %s", c.Recovered())
 	}
 	if err == nil {
-		a.warnStore(c.StoreOf())
+		a.warnStore(c.StoreWarning())
 	}
 	return c, err
 }
@@ -79,11 +76,11 @@ func (a *app) locate(ctx context.Context) error {
 	}
 	if a.workspace != "" {
 		if a.session == "" {
-			ws, err := capture.NewWorkspace(a.workspace)
+			root, err := controller.WorkspaceRoot(a.workspace)
 			if err != nil {
 				return err
 			}
-			a.session = controller.WorkspaceSession(ws.Root())
+			a.session = controller.WorkspaceSession(root)
 		}
 		a.located = true
 		return nil
@@ -101,8 +98,8 @@ func (a *app) locate(ctx context.Context) error {
 }
 
 // warnStore shows the store's warning (readable by others), once per run.
-func (a *app) warnStore(st *controller.Store) {
-	if w := st.Warning(); w != "" && !a.warned {
+func (a *app) warnStore(w string) {
+	if w != "" && !a.warned {
 		a.warned = true
 		a.say("ckpt: warning: %s", w)
 	}
@@ -149,11 +146,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // libraries say what happened, the CLI says which command helps.
 func hint(err error) string {
 	switch {
-	case errors.Is(err, checkpoints.ErrNoOpenTurn):
+	case errors.Is(err, controller.ErrNoOpenTurn):
 		return " (open one with `ckpt turn PROMPT` first)"
 	case errors.Is(err, controller.ErrNoTurn):
 		return " (`ckpt list` shows the turns)"
-	case errors.Is(err, cas.ErrNotFound):
+	case errors.Is(err, controller.ErrBlobNotFound):
 		return " (`ckpt verify` checks the store)"
 	}
 	return ""
@@ -234,8 +231,8 @@ func (a *app) resolveGlobals(cmd *cobra.Command) error {
 		a.session = os.Getenv("CKPT_SESSION")
 	}
 	if a.session != "" || f.Changed("session") {
-		if !checkpoints.ValidSession(a.session) {
-			return usageError{fmt.Errorf("session %q: %w", a.session, checkpoints.ErrBadSession)}
+		if !controller.ValidSession(a.session) {
+			return usageError{fmt.Errorf("session %q: %w", a.session, controller.ErrBadSession)}
 		}
 	}
 	if a.store == "" {

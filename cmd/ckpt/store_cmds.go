@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/retention"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
@@ -21,7 +18,7 @@ import (
 func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
 	st, err := controller.OpenStore(ctx, a.store)
 	if err == nil {
-		a.warnStore(st)
+		a.warnStore(st.Warning())
 	}
 	return st, err
 }
@@ -48,11 +45,11 @@ func (h hinted) Unwrap() error { return h.err }
 // storeHint adds what to do to the store errors people can act on: the
 // libraries say what happened, the CLI which command helps.
 func storeHint(err error) error {
-	var noIndex *retention.NoIndexError
+	var noIndex *controller.NoIndexError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, retention.ErrPinned):
+	case errors.Is(err, controller.ErrPinned):
 		return hinted{err, "unpin them, or use --force"}
 	case errors.As(err, &noIndex):
 		return hinted{err, "restore it, or remove the session with `ckpt sessions rm " + noIndex.Session + " --force`"}
@@ -79,12 +76,12 @@ func (pf *policyFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&pf.grace, "grace", "", "collection spares blobs younger than this (default: config.json, else 0)")
 }
 
-func (pf *policyFlags) policy(s *controller.Store) (retention.Policy, error) {
+func (pf *policyFlags) policy(s *controller.Store) (controller.Policy, error) {
 	p, _, err := s.Policy()
 	if err != nil {
 		return p, err
 	}
-	c := retention.Config{MaxAge: pf.maxAge, MaxBytes: pf.maxBytes, Grace: pf.grace}
+	c := controller.PolicyConfig{MaxAge: pf.maxAge, MaxBytes: pf.maxBytes, Grace: pf.grace}
 	if pf.keep >= 0 {
 		c.KeepTurns = &pf.keep
 	}
@@ -134,7 +131,7 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 				return err
 			}
 			if cmd.Flags().Changed("session") || os.Getenv("CKPT_SESSION") != "" {
-				if _, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.Dir(), a.session), checkpoints.FileName)); err != nil {
+				if !s.HasSession(a.session) {
 					return fmt.Errorf("prune: no session %s in the store", a.session)
 				}
 				p.Session = a.session
@@ -175,8 +172,8 @@ the argument only: the global --session flag never selects what rm removes.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
-			if !checkpoints.ValidSession(id) {
-				return usageError{fmt.Errorf("session %q: %w", id, checkpoints.ErrBadSession)}
+			if !controller.ValidSession(id) {
+				return usageError{fmt.Errorf("session %q: %w", id, controller.ErrBadSession)}
 			}
 			s, err := a.openStore(ctx)
 			if err != nil {
@@ -184,7 +181,7 @@ the argument only: the global --session flag never selects what rm removes.`,
 			}
 			defer s.Close()
 			r, rep, err := s.RemoveSession(ctx, id, force, dryRun)
-			if errors.Is(err, checkpoints.ErrNotFound) {
+			if errors.Is(err, controller.ErrNotFound) {
 				return fmt.Errorf("sessions rm: no session %s in the store", id)
 			}
 			if err != nil && !r.Removed {
@@ -200,7 +197,7 @@ the argument only: the global --session flag never selects what rm removes.`,
 			} else if dryRun {
 				a.say("would remove session %s: %d turns, %d pinned", id, r.Turns, len(r.Pinned))
 			} else {
-				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, retention.FormatBytes(rep.FreedBytes), rep.Deleted)
+				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, controller.FormatBytes(rep.FreedBytes), rep.Deleted)
 			}
 			if err != nil {
 				return fmt.Errorf("removed session %s, but collecting its blobs failed: %w", id, err)
@@ -213,7 +210,7 @@ the argument only: the global --session flag never selects what rm removes.`,
 	return cmd
 }
 
-func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
+func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
 	if a.json {
 		return a.printJSON(map[string]any{"dry_run": rep == nil, "plan": plan, "gc": rep})
 	}
@@ -235,12 +232,12 @@ func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
 	if rep == nil {
 		verb = "would prune"
 	}
-	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, retention.FormatBytes(plan.StoreBytes), retention.FormatBytes(plan.FreedBytes))
+	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, controller.FormatBytes(plan.StoreBytes), controller.FormatBytes(plan.FreedBytes))
 	if plan.OverQuota {
 		a.say("warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
 	}
 	if rep != nil {
-		a.say("collected %d blobs, %s", rep.Deleted, retention.FormatBytes(rep.FreedBytes))
+		a.say("collected %d blobs, %s", rep.Deleted, controller.FormatBytes(rep.FreedBytes))
 	}
 	return nil
 }
@@ -267,12 +264,12 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 				return err
 			}
 			if grace != "" {
-				if p.Grace, err = retention.ParseAge(grace); err != nil {
+				if p.Grace, err = controller.ParseAge(grace); err != nil {
 					return usageError{fmt.Errorf("--grace: %w", err)}
 				}
 			}
 			start := time.Now()
-			rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: a.progress("scanned")})
+			rep, err := s.Collect(ctx, controller.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: a.progress("scanned")})
 			if err != nil {
 				return err
 			}
@@ -280,7 +277,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 				return a.printJSON(rep)
 			}
 			a.say("scanned %d blobs in %s: %d live, %d deleted (%s freed), %d spared by the grace period",
-				rep.Scanned, time.Since(start).Round(time.Millisecond), rep.Live, rep.Deleted, retention.FormatBytes(rep.FreedBytes), rep.Spared)
+				rep.Scanned, time.Since(start).Round(time.Millisecond), rep.Live, rep.Deleted, controller.FormatBytes(rep.FreedBytes), rep.Spared)
 			return nil
 		},
 	}
@@ -312,7 +309,7 @@ content again stores it afresh.`,
 				return err
 			}
 			defer s.Close()
-			before := func(f retention.Finding) {
+			before := func(f controller.Finding) {
 				for _, u := range f.Uses {
 					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, u.Path, u.Kind, f.Blob.Short(), f.Kind)
 				}
@@ -381,7 +378,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 				if !i.LastUse.IsZero() {
 					last = i.LastUse.Local().Format("2006-01-02 15:04:05")
 				}
-				fmt.Fprintf(w, "%-24s %6d %10s  %-19s  %s\n", i.ID, i.Turns, retention.FormatBytes(i.Bytes), last, i.Workspace)
+				fmt.Fprintf(w, "%-24s %6d %10s  %-19s  %s\n", i.ID, i.Turns, controller.FormatBytes(i.Bytes), last, i.Workspace)
 			}
 			return w.Flush()
 		},

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -23,7 +22,7 @@ func (h *handler) fingerprint() string {
 	if h.o.Store == "" {
 		return ""
 	}
-	dir := checkpoints.SessionDir(h.o.Store, h.c.Session())
+	dir := filepath.Join(h.o.Store, "sessions", h.c.Session())
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return "error: " + err.Error()

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/httpapi"
 	"github.com/gofrs/flock"
@@ -487,7 +486,7 @@ func TestWorkOutlivesReadTimeout(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 
-	lock := flock.New(filepath.Join(checkpoints.SessionDir(store, c.Session()), "ops.lock"))
+	lock := flock.New(filepath.Join(store, "sessions", c.Session(), "ops.lock")) // as another process holds it
 	if err := lock.Lock(); err != nil {
 		t.Fatal(err)
 	}
