@@ -330,6 +330,9 @@ func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) 
 		}
 		return fmt.Errorf("controller: %s turn %d: %w", verb, turn, ErrNoTurn)
 	}
+	if err == nil {
+		c.emit(Event{Kind: EventPinned, Turn: turn})
+	}
 	return err
 }
 
