@@ -77,6 +77,25 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope Scope, o Rewind
 	if _, err := checkpoints.ParseScope(string(scope)); err != nil {
 		return Result{}, fmt.Errorf("controller: rewind: %w", err)
 	}
+	return c.rewindOp(ctx, rewindJob{verb: "rewind to turn", turn: turn, scope: scope, o: o, targets: c.targets})
+}
+
+// rewindJob is one op of the rewind pipeline: a Rewind or a Revert.
+type rewindJob struct {
+	verb   string // for errors: "rewind to turn" N
+	turn   int
+	scope  Scope
+	revert bool
+	o      RewindOptions
+	// targets says what a code rewind puts each path back to.
+	targets func(context.Context, checkpoints.Checkpoint) (map[string]checkpoints.State, error)
+}
+
+// rewindOp is the pipeline Rewind and Revert share: lock the session, load
+// the turn, choose the targets, plan (storing what is there now), refuse
+// conflicts, record the op and run it, then tell subscribers.
+func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) {
+	turn, scope, o := j.turn, j.scope, j.o
 	res := Result{Turn: turn, Scope: scope, DryRun: o.DryRun, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
 	err := c.withLock(ctx, func() error {
 		release, err := c.store.Hold(ctx) // before-states' blobs until the plan commits
@@ -96,7 +115,7 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope Scope, o Rewind
 			return fmt.Errorf("turn %d: %w", turn, checkpoints.ErrPruned)
 		}
 		if scope.Code() {
-			targets, err := c.targets(ctx, cp)
+			targets, err := j.targets(ctx, cp)
 			if err != nil {
 				return err
 			}
@@ -121,14 +140,17 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope Scope, o Rewind
 		if o.DryRun || !res.Changed {
 			return nil
 		}
-		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: scope, Prompt: cp.Prompt, Files: files})
-		if err != nil {
+		op := checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: scope, Files: files, Revert: j.revert}
+		if !j.revert {
+			op.Prompt = cp.Prompt
+		}
+		if op, err = c.idx.PlanOp(ctx, op); err != nil {
 			return err
 		}
 		return c.run(ctx, op, &res)
 	})
 	if err != nil {
-		return Result{Turn: turn, Scope: scope, Conflicts: res.Conflicts}, fmt.Errorf("controller: rewind to turn %d: %w", turn, err)
+		return Result{Turn: turn, Scope: scope, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s %d: %w", j.verb, turn, err)
 	}
 	if !o.DryRun && res.Changed {
 		c.emit(Event{Kind: EventRewound, Turn: turn, Result: &res})
@@ -188,68 +210,26 @@ func (c *Controller) conflicts(ctx context.Context, files []checkpoints.OpFile) 
 // later turn changed one of the same files, and (ErrConflict) when someone
 // changed one since the agent, unless forced. It is undoable like a rewind.
 func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Result, error) {
-	res := Result{Turn: turn, Scope: checkpoints.ScopeCode, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}, DryRun: o.DryRun}
-	err := c.withLock(ctx, func() error {
-		release, err := c.store.Hold(ctx)
-		if err != nil {
-			return err
-		}
-		defer release()
-		cp, err := c.idx.Turn(ctx, turn)
-		if errors.Is(err, checkpoints.ErrNotFound) {
-			return ErrNoTurn
-		}
-		if err != nil {
-			return err
-		}
-		if cp.Pruned {
-			return fmt.Errorf("turn %d: %w", turn, checkpoints.ErrPruned)
-		}
-		targets := map[string]checkpoints.State{}
-		var paths []string
-		for _, f := range cp.Files {
-			targets[f.Path] = f.State()
-			paths = append(paths, f.Path)
-		}
-		later, err := c.idx.ChangedAfter(ctx, cp.Seq, paths)
-		if err != nil {
-			return err
-		}
-		if len(later) > 0 {
-			return fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
-		}
-		if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
-			return err
-		}
-		files, skipped, err := c.plan(ctx, targets, o.DryRun)
-		if err != nil {
-			return err
-		}
-		res.Skipped = skipped
-		if res.Conflicts, err = c.conflicts(ctx, files); err != nil {
-			return err
-		}
-		if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
-			return fmt.Errorf("%w: %s", ErrConflict, strings.Join(res.Conflicts, ", "))
-		}
-		res.fill(files)
-		res.Changed = len(files) > 0
-		if o.DryRun || !res.Changed {
-			return nil
-		}
-		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: checkpoints.ScopeCode, Files: files, Revert: true})
-		if err != nil {
-			return err
-		}
-		return c.run(ctx, op, &res)
-	})
+	return c.rewindOp(ctx, rewindJob{verb: "revert turn", turn: turn, scope: checkpoints.ScopeCode, revert: true, o: o, targets: c.revertTargets})
+}
+
+// revertTargets returns the turn's own captures at its start, or
+// ErrLaterChanges when a later turn changed one of them.
+func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, error) {
+	targets := map[string]checkpoints.State{}
+	var paths []string
+	for _, f := range cp.Files {
+		targets[f.Path] = f.State()
+		paths = append(paths, f.Path)
+	}
+	later, err := c.idx.ChangedAfter(ctx, cp.Seq, paths)
 	if err != nil {
-		return Result{Turn: turn, Scope: checkpoints.ScopeCode, Conflicts: res.Conflicts}, fmt.Errorf("controller: revert turn %d: %w", turn, err)
+		return nil, err
 	}
-	if !o.DryRun && res.Changed {
-		c.emit(Event{Kind: EventRewound, Turn: turn, Result: &res})
+	if len(later) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
 	}
-	return res, nil
+	return targets, nil
 }
 
 // targets returns what a code rewind to cp puts each path back to: the
