@@ -13,6 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/atomicfile"
 )
 
 // A store keeps one small marker file per workspace it has a session for:
@@ -166,19 +167,7 @@ func markWorkspace(store, root string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("controller: workspace marker: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("controller: workspace marker: %w", err)
-	}
-	_, err = f.WriteString(root + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, WorkspaceSession(root)))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.WriteFile(filepath.Join(dir, WorkspaceSession(root)), []byte(root+"\n"), 0o600); err != nil {
 		return fmt.Errorf("controller: workspace marker: %w", err)
 	}
 	return nil

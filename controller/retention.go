@@ -13,6 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/atomicfile"
 	"github.com/ckpt/ckpt/retention"
 	"github.com/gofrs/flock"
 )
@@ -233,7 +234,7 @@ func (s *Store) enforceQuota(ctx context.Context) {
 	if s.retainOnce(ctx, p, quotaLimit) {
 		if after, err := retention.DiskUsage(s.dir); err == nil && after.Total > p.MaxBytes {
 			s.log.Warn("controller: quota: retention could not bring the store under its quota", "store", s.dir, "bytes", after.Total, "quota", p.MaxBytes)
-			os.WriteFile(s.overStamp(), []byte(strconv.FormatInt(after.Total, 10)), 0o600)
+			atomicfile.WriteFile(s.overStamp(), []byte(strconv.FormatInt(after.Total, 10)), 0o600)
 		} else {
 			os.Remove(s.overStamp())
 		}
@@ -267,7 +268,7 @@ func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		now := s.now()
 		if os.Chtimes(s.stamp(), now, now) != nil {
-			os.WriteFile(s.stamp(), nil, 0o600)
+			atomicfile.WriteFile(s.stamp(), nil, 0o600)
 		}
 	}
 	return err == nil
