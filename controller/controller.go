@@ -137,7 +137,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 		return nil, err
 	}
 	if !c.noAuto {
-		c.st.autoRetain(ctx)
+		c.st.autoRetain(ctx, c.session)
 	}
 	return c, nil
 }
@@ -230,7 +230,7 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	}
 	res.Checkpoint = cp
 	if !c.noAuto {
-		c.st.enforceQuota(ctx)
+		c.st.enforceQuota(ctx, c.session)
 	}
 	c.emit(Event{Kind: EventTurnOpened, Turn: cp.Turn})
 	return res, nil

@@ -187,7 +187,7 @@ func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
 // autoRetain runs the daily sweep if it is due and no other process is
 // running it, within a small time budget. Its errors are not the caller's:
 // they go to the logger, and the next run, or `ckpt gc`, reports them.
-func (s *Store) autoRetain(ctx context.Context) {
+func (s *Store) autoRetain(ctx context.Context, inUse string) {
 	p, auto, err := s.Policy()
 	if err != nil {
 		s.log.Warn("controller: automatic retention: read policy", "store", s.dir, "err", err)
@@ -199,13 +199,14 @@ func (s *Store) autoRetain(ctx context.Context) {
 	if fi, err := os.Stat(s.stamp()); err == nil && s.now().Sub(fi.ModTime()) < autoEvery {
 		return
 	}
+	p.InUse = inUse
 	s.retainOnce(ctx, p, autoBudget)
 }
 
 // enforceQuota runs retention when the store takes more than the policy's
 // quota on disk (every file of the store, as du counts it). One walk of the
 // store directory: a few milliseconds for thousands of sessions.
-func (s *Store) enforceQuota(ctx context.Context) {
+func (s *Store) enforceQuota(ctx context.Context, inUse string) {
 	p, auto, err := s.Policy()
 	if err != nil {
 		s.log.Warn("controller: quota: read policy", "store", s.dir, "err", err)
@@ -231,6 +232,7 @@ func (s *Store) enforceQuota(ctx context.Context) {
 			return
 		}
 	}
+	p.InUse = inUse
 	if s.retainOnce(ctx, p, quotaLimit) {
 		if after, err := retention.DiskUsage(s.dir); err == nil && after.Total > p.MaxBytes {
 			s.log.Warn("controller: quota: retention could not bring the store under its quota", "store", s.dir, "bytes", after.Total, "quota", p.MaxBytes)
