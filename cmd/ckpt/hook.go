@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -25,34 +22,6 @@ const noPromptLabel = "(turn opened by ckpt: no prompt seen)"
 // maxHookInput bounds what the hook reads from stdin; Claude's events are
 // a few KiB (a Write carries the new content in tool_input).
 const maxHookInput = 64 << 20
-
-// hookEvent is one agent hook event: Claude Code's JSON, which is also the
-// generic protocol documented in the README ("Agent hooks").
-type hookEvent struct {
-	SessionID      string          `json:"session_id"`
-	TranscriptPath string          `json:"transcript_path"`
-	Cwd            string          `json:"cwd"`
-	HookEventName  string          `json:"hook_event_name"`
-	Prompt         *string         `json:"prompt"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolUseID      string          `json:"tool_use_id"`
-	Source         string          `json:"source"`
-}
-
-// toolPaths is the part of tool_input the hook reads.
-type toolPaths struct {
-	FilePath     string `json:"file_path"`
-	NotebookPath string `json:"notebook_path"`
-}
-
-// quietEvents are Claude Code events the hook accepts and has nothing to
-// do for: they are not installed, but a hand-written settings file may
-// route them here, and that is not a mistake worth a message.
-var quietEvents = map[string]bool{
-	"SessionStart": true, "PostToolUse": true, "Stop": true, "SubagentStop": true, "Notification": true,
-	"PreCompact": true, "SessionEnd": true,
-}
 
 type hookOptions struct {
 	agent  string // "claude" or "generic"
@@ -122,6 +91,9 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 	return nil
 }
 
+// hook reads one event, decodes and classifies it (decodeHook, in
+// hook_decode.go), opens its session and executes it (hookRun, in
+// hook_exec.go).
 func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 	in := a.stdin
 	if in == nil {
@@ -189,163 +161,4 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 		}
 		return nil
 	}
-}
-
-// hookPlan is what one event asks for, decided from its JSON alone.
-type hookPlan struct {
-	ev    hookEvent
-	paths []string // to capture: absolute, or relative to ev.Cwd
-	shell bool     // a shell command is about to run
-	none  bool     // nothing to do (a quiet event, a tool that does not write)
-}
-
-// decodeHook parses one event of agent ("claude" or "generic") and decides
-// what it asks for, before any store is opened. It touches nothing.
-func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
-	var ev hookEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("event is not valid JSON (%v); nothing recorded", err)}
-	}
-	if ev.HookEventName == "" {
-		return hookPlan{}, &hookFailure{msg: "event has no hook_event_name; nothing recorded"}
-	}
-	switch ev.HookEventName {
-	case "UserPromptSubmit", "PreToolUse":
-	default:
-		if quietEvents[ev.HookEventName] {
-			return hookPlan{none: true}, nil
-		}
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("unknown event %q; nothing recorded", ev.HookEventName)}
-	}
-	if ev.SessionID == "" || ev.Cwd == "" {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event needs session_id and cwd; nothing recorded", ev.HookEventName)}
-	}
-	if !controller.ValidSession(ev.SessionID) {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, controller.ErrBadSession)}
-	}
-	if !filepath.IsAbs(ev.Cwd) {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("cwd %q is not absolute; nothing recorded", ev.Cwd)}
-	}
-
-	var paths []string
-	shell := false
-	if ev.HookEventName == "PreToolUse" {
-		var tp toolPaths
-		switch {
-		case agent == "claude" && (ev.ToolName == "Write" || ev.ToolName == "Edit" || ev.ToolName == "MultiEdit"):
-			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.FilePath == "" {
-				return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event has no tool_input.file_path; nothing recorded", ev.ToolName)}
-			}
-			paths = append(paths, tp.FilePath)
-		case agent == "claude" && ev.ToolName == "NotebookEdit":
-			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.NotebookPath == "" {
-				return hookPlan{}, &hookFailure{msg: "NotebookEdit event has no tool_input.notebook_path; nothing recorded"}
-			}
-			paths = append(paths, tp.NotebookPath)
-		case ev.ToolName == "Bash" || (agent == "generic" && ev.ToolName == "shell"):
-			shell = true
-		case agent == "generic":
-			if len(ev.ToolInput) > 0 && json.Unmarshal(ev.ToolInput, &tp) == nil {
-				for _, p := range []string{tp.FilePath, tp.NotebookPath} {
-					if p != "" {
-						paths = append(paths, p)
-					}
-				}
-			}
-		}
-		if len(paths) == 0 && !shell {
-			return hookPlan{none: true}, nil // a tool that does not write (Read, Grep, …)
-		}
-	}
-	if ev.HookEventName == "UserPromptSubmit" && ev.Prompt == nil {
-		return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
-	}
-
-	return hookPlan{ev: ev, paths: paths, shell: shell}, nil
-}
-
-// claudeWorkspace is the workspace for a Claude Code event: the project
-// directory Claude Code exports to hooks when cwd is inside it (the agent's
-// shell may have cd'd into a subdirectory, and a session has one
-// workspace), else cwd.
-func claudeWorkspace(cwd string) string {
-	proj := os.Getenv("CLAUDE_PROJECT_DIR")
-	if proj == "" || !filepath.IsAbs(proj) {
-		return cwd
-	}
-	if rel, err := filepath.Rel(proj, cwd); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		return proj
-	}
-	return cwd
-}
-
-type hookRun struct {
-	a       *app
-	c       *controller.Controller
-	session string
-	strict  bool
-}
-
-// capture records path into the open turn, opening one first when there
-// is none. A path the design refuses to record (outside the workspace,
-// inside .git) is skipped with a warning and is never a failure.
-func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
-	_, err := h.c.Capture(ctx, path)
-	if errors.Is(err, controller.ErrNoOpenTurn) {
-		if err = h.ensureTurn(ctx); err == nil {
-			_, err = h.c.Capture(ctx, path)
-		}
-	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir):
-		h.a.say("ckpt: hook: warning: skipped %s: %s", path, oneLine(err))
-		return nil
-	default:
-		return &hookFailure{msg: "capture " + oneLine(err)}
-	}
-}
-
-// ensureTurn opens a turn when the session has none (see
-// Controller.EnsureTurn: parallel tool hooks open one turn, not two).
-func (h hookRun) ensureTurn(ctx context.Context) error {
-	res, _, err := h.c.EnsureTurn(ctx, noPromptLabel)
-	if err != nil {
-		return err
-	}
-	if res.Warning != "" {
-		h.a.say("ckpt: warning: %s", res.Warning)
-	}
-	return nil
-}
-
-// ensureManifest runs before a shell command. Outside scan mode there is
-// nothing to record (a shell command's writes are not known in advance).
-// In scan mode every turn takes its manifest when it opens (the
-// UserPromptSubmit that opened it), so this only opens a turn when there
-// is none; a turn opened before scan mode was turned on keeps having no
-// manifest, which it says once per shell command.
-func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
-	on, err := h.c.ScanSetting(ctx)
-	if err != nil {
-		return &hookFailure{msg: "scan setting: " + oneLine(err), block: h.strict}
-	}
-	if !on {
-		return nil
-	}
-	cp, err := h.c.OpenTurn(ctx)
-	if errors.Is(err, controller.ErrNoOpenTurn) {
-		if err := h.ensureTurn(ctx); err != nil {
-			return &hookFailure{msg: "open turn: " + oneLine(err), block: h.strict}
-		}
-		return nil
-	}
-	if err != nil {
-		return &hookFailure{msg: oneLine(err), block: h.strict}
-	}
-	if !cp.Scanned {
-		h.a.say("ckpt: hook: warning: turn %d opened without a workspace manifest (scan mode came on later, or its scan was refused); this shell command's changes are rewound from the next prompt on", cp.Turn)
-	}
-	return nil
 }
