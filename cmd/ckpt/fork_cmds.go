@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newForkCmd, newSummarizeCmd) }
-
 // forkJSON is fork's --json document.
 type forkJSON struct {
 	Session  string   `json:"session"`

@@ -11,10 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newHookCmd, newInstallCmd, newUninstallCmd)
-}
-
 // noPromptLabel labels a turn the hook opens itself because a tool call
 // came before any prompt it saw (ckpt installed mid-session).
 const noPromptLabel = "(turn opened by ckpt: no prompt seen)"

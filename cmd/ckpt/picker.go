@@ -24,8 +24,6 @@ import (
 // rewind itself runs after the TUI has closed, and its result is printed
 // exactly as `ckpt rewind TURN` prints it.
 
-func init() { picker = runPicker }
-
 func runPicker(cmd *cobra.Command, a *app) error {
 	ctx := cmd.Context()
 	in, okIn := a.stdin.(*os.File)

@@ -54,10 +54,10 @@ followed; paths that are now symlinks or directories are skipped and listed.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				if picker == nil || !a.interactive() {
+				if !a.interactive() {
 					return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
 				}
-				return picker(cmd, a)
+				return runPicker(cmd, a)
 			}
 			turn, err := parseTurn(args[0])
 			if err != nil {
@@ -136,10 +136,6 @@ later turn changed one of the same files. Undoable with ckpt undo.`,
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite files changed since the agent left them")
 	return cmd
 }
-
-// picker, when set (by the interactive picker's file), runs `ckpt rewind`
-// without TURN on a terminal.
-var picker func(cmd *cobra.Command, a *app) error
 
 // interactive reports whether stdin and stdout are both terminals.
 func (a *app) interactive() bool {

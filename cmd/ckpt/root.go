@@ -201,23 +201,21 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 	f.StringVar(&a.session, "session", "", "session id (default $CKPT_SESSION, else the workspace's own default session)")
 	f.StringVar(&a.store, "store", "", "store directory (default $CKPT_HOME, else $XDG_DATA_HOME/ckpt or ~/.local/share/ckpt)")
 	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
+	// Every command, registered here and only here (help lists them
+	// sorted by name).
 	root.AddCommand(
 		newTurnCmd(a), newCaptureCmd(a), newMessageCmd(a), newListCmd(a), newLogCmd(a),
-		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newDemoCmd(a),
+		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newRedoCmd(a), newRevertCmd(a), newHistoryCmd(a),
+		newForkCmd(a), newSummarizeCmd(a), newDemoCmd(a),
 		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
-		newScanCmd(a), newStatusCmd(a), newRevertCmd(a), newVersionCmd(a),
+		newScanCmd(a), newStatusCmd(a), newVersionCmd(a),
+		newHookCmd(a), newInstallCmd(a), newUninstallCmd(a), newServeCmd(a),
 	)
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("ckpt {{.Version}}\n")
-	for _, add := range extraCommands {
-		root.AddCommand(add(a))
-	}
 	addHelpTopics(root)
 	return root
 }
-
-// extraCommands are commands whose files register themselves in init.
-var extraCommands []func(*app) *cobra.Command
 
 // resolveGlobals fills the global flags' defaults from the environment.
 func (a *app) resolveGlobals(cmd *cobra.Command) error {
