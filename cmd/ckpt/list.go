@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -33,64 +34,7 @@ func newListCmd(a *app) *cobra.Command {
 		Short: "List checkpoints, oldest first: turn, time, prompt and files with what the turn did",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			cps, err := c.Checkpoints(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if a.json {
-				out := make([]checkpointJSON, len(cps))
-				for i, cp := range cps {
-					out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
-						Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
-					for j, f := range cp.Files {
-						out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, PathBytes: pathBytes(f.Path), Kind: string(cp.Kinds[j])})
-					}
-				}
-				return a.printJSON(out)
-			}
-			if len(cps) == 0 {
-				a.say("no checkpoints yet: open a turn with `ckpt turn PROMPT`")
-				return nil
-			}
-			w := bufio.NewWriter(a.stdout)
-			fmt.Fprintf(w, "%-5s %-19s  %-48s  %s\n", "TURN", "TIME", "PROMPT", "FILES")
-			var line []byte
-			for _, cp := range cps {
-				line = strconv.AppendInt(line[:0], int64(cp.Turn), 10)
-				for len(line) < 6 {
-					line = append(line, ' ')
-				}
-				line = cp.Time.Local().AppendFormat(line, "2006-01-02 15:04:05")
-				line = append(line, "  "...)
-				prompt := cp.Prompt
-				switch {
-				case cp.Pinned && cp.Label != "":
-					prompt = "[pinned: " + cp.Label + "] " + prompt
-				case cp.Pinned:
-					prompt = "[pinned] " + prompt
-				case cp.Pruned:
-					prompt = "[pruned] " + prompt
-				}
-				line = append(line, shorten(prompt, 48)...)
-				for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
-					line = append(line, ' ')
-				}
-				for j, f := range cp.Files {
-					if j > 0 {
-						line = append(line, ' ')
-					}
-					line = append(line, kindMark(string(cp.Kinds[j]))...)
-					line = append(line, qpath(f.Path)...)
-				}
-				line = append(line, '\n')
-				w.Write(line)
-			}
-			return w.Flush()
+			return a.runList(cmd.Context())
 		},
 	}
 }
@@ -115,4 +59,66 @@ func shorten(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// runList prints the active turns, oldest first, with their files.
+func (a *app) runList(ctx context.Context) error {
+	c, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cps, err := c.Checkpoints(ctx)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		out := make([]checkpointJSON, len(cps))
+		for i, cp := range cps {
+			out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
+				Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
+			for j, f := range cp.Files {
+				out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, PathBytes: pathBytes(f.Path), Kind: string(cp.Kinds[j])})
+			}
+		}
+		return a.printJSON(out)
+	}
+	if len(cps) == 0 {
+		a.say("no checkpoints yet: open a turn with `ckpt turn PROMPT`")
+		return nil
+	}
+	w := bufio.NewWriter(a.stdout)
+	fmt.Fprintf(w, "%-5s %-19s  %-48s  %s\n", "TURN", "TIME", "PROMPT", "FILES")
+	var line []byte
+	for _, cp := range cps {
+		line = strconv.AppendInt(line[:0], int64(cp.Turn), 10)
+		for len(line) < 6 {
+			line = append(line, ' ')
+		}
+		line = cp.Time.Local().AppendFormat(line, "2006-01-02 15:04:05")
+		line = append(line, "  "...)
+		prompt := cp.Prompt
+		switch {
+		case cp.Pinned && cp.Label != "":
+			prompt = "[pinned: " + cp.Label + "] " + prompt
+		case cp.Pinned:
+			prompt = "[pinned] " + prompt
+		case cp.Pruned:
+			prompt = "[pruned] " + prompt
+		}
+		line = append(line, shorten(prompt, 48)...)
+		for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
+			line = append(line, ' ')
+		}
+		for j, f := range cp.Files {
+			if j > 0 {
+				line = append(line, ' ')
+			}
+			line = append(line, kindMark(string(cp.Kinds[j]))...)
+			line = append(line, qpath(f.Path)...)
+		}
+		line = append(line, '\n')
+		w.Write(line)
+	}
+	return w.Flush()
 }
