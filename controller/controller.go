@@ -174,7 +174,7 @@ type TurnOptions struct {
 
 // TurnResult is what BeginTurnWith did.
 type TurnResult struct {
-	checkpoints.Checkpoint
+	checkpoints.Checkpoint // the turn opened: a Record
 	// Scan describes the scan, when one ran and finished.
 	Scan *ScanResult
 	// Warning is set when a scan was asked for and could not be done (over
