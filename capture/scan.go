@@ -34,6 +34,10 @@ type ScanOptions struct {
 	// Ignore decides what the scan leaves out; nil means the workspace's
 	// rules (.gitignore files, .ckptignore, built-in defaults).
 	Ignore Matcher
+	// Progress, if set, is called by the walk with the count of files it
+	// has found so far, every 256 files. The walk runs at most 256 files
+	// ahead of the hashing, so the count tracks the work done.
+	Progress func(files int)
 }
 
 // Matcher says whether a workspace-relative path is ignored.
@@ -119,6 +123,7 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 		res.Manifest.Skips = append(res.Manifest.Skips, checkpoints.ScanSkip{Path: rel, Reason: reason})
 		mu.Unlock()
 	}
+	found := 0 // files the walk let through, for o.Progress
 	// walk reads the open directory d (workspace-relative dir) and descends
 	// into each subdirectory through its own handle (openChild), so no
 	// element is followed through a symlink, even one swapped in meanwhile.
@@ -179,6 +184,9 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 				}
 				if ign {
 					continue
+				}
+				if found++; o.Progress != nil && found%256 == 0 {
+					o.Progress(found)
 				}
 				at := time.Now().UnixNano()
 				fi, err := d.Lstat(name)

@@ -119,3 +119,6 @@ func FormatBytes(n int64) string { return retention.FormatBytes(n) }
 
 // ParseAge parses an age such as "30d", "12h" or "0".
 func ParseAge(s string) (time.Duration, error) { return retention.ParseAge(s) }
+
+// ParseBytes parses a size such as 2GiB or 500MB (see retention.ParseBytes).
+func ParseBytes(s string) (int64, error) { return retention.ParseBytes(s) }

@@ -170,6 +170,9 @@ type TurnOptions struct {
 	// code rewind to it also undoes shell side effects (scan mode). The
 	// session setting (SetScan) turns it on for every turn.
 	Scan bool
+	// Progress, if set, is called during the scan with the count of files
+	// found so far (see capture.ScanOptions.Progress).
+	Progress func(files int)
 }
 
 // TurnResult is what BeginTurnWith did.
@@ -207,7 +210,7 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	if scan, err := c.scanOn(ctx, o); err != nil {
 		return res, err
 	} else if scan {
-		sr, warning, err := c.scanForTurn(ctx)
+		sr, warning, err := c.scanForTurn(ctx, o.Progress)
 		if err != nil {
 			return res, err
 		}
@@ -248,6 +251,21 @@ func (c *Controller) OpenTurn(ctx context.Context) (Record, error) {
 // open happen under a per-session lock file, and two first tool calls open
 // one turn, not two. When a turn was open already the result is zero.
 func (c *Controller) EnsureTurn(ctx context.Context, prompt string) (TurnResult, bool, error) {
+	return c.ensureTurn(ctx, prompt, func(Record) bool { return true })
+}
+
+// EnsureScannedTurn opens a turn with prompt unless the open turn has a
+// workspace manifest, and reports whether it did: an agent starting or
+// resuming a session in scan mode calls it so that a code rewind can reach
+// the workspace as it was before the agent's first action. It takes the
+// same lock as EnsureTurn.
+func (c *Controller) EnsureScannedTurn(ctx context.Context, prompt string) (TurnResult, bool, error) {
+	return c.ensureTurn(ctx, prompt, func(open Record) bool { return open.Scanned })
+}
+
+// ensureTurn opens a turn with prompt under the session's hook lock unless
+// there is an open turn and enough says it will do.
+func (c *Controller) ensureTurn(ctx context.Context, prompt string, enough func(open Record) bool) (TurnResult, bool, error) {
 	lock := flock.New(filepath.Join(c.idx.Dir(), "hook.lock"))
 	if ok, err := lock.TryLockContext(ctx, 10*time.Millisecond); err != nil || !ok {
 		if err == nil {
@@ -256,7 +274,11 @@ func (c *Controller) EnsureTurn(ctx context.Context, prompt string) (TurnResult,
 		return TurnResult{}, false, fmt.Errorf("controller: lock session %s: %w", c.session, err)
 	}
 	defer lock.Unlock()
-	if _, err := c.idx.OpenTurn(ctx); !errors.Is(err, checkpoints.ErrNoOpenTurn) {
+	open, err := c.idx.OpenTurn(ctx)
+	switch {
+	case err == nil && enough(open):
+		return TurnResult{}, false, nil
+	case err != nil && !errors.Is(err, checkpoints.ErrNoOpenTurn):
 		return TurnResult{}, false, err
 	}
 	res, err := c.BeginTurnWith(ctx, prompt, TurnOptions{})

@@ -10,12 +10,12 @@ import (
 	"testing"
 )
 
-// TestFrontEndsImportOnlyController: the CLI and the HTTP API are
-// front-ends like any embedder's, so package controller must be all they
-// need. None of their files, tests included, imports a package below it.
+// TestFrontEndsImportOnlyController: the CLI, the HTTP API and the MCP
+// server are front-ends like any embedder's, so package controller must be
+// all they need. None of their files, tests included, imports a package below it.
 func TestFrontEndsImportOnlyController(t *testing.T) {
 	below := []string{"capture", "cas", "checkpoints", "retention", "migrations", "internal/hatch"}
-	for _, dir := range []string{"../cmd", "httpapi"} {
+	for _, dir := range []string{"../cmd", "httpapi", "mcpserver"} {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 				return err

@@ -89,3 +89,10 @@ func (c *Controller) Turn(ctx context.Context, n int) (Record, error) {
 	}
 	return cp, err
 }
+
+// Turns returns the active turns, oldest first, as recorded: without their
+// files or change kinds, so cheaper than Checkpoints (for a count, or a
+// status line).
+func (c *Controller) Turns(ctx context.Context) ([]Record, error) {
+	return c.idx.Checkpoints(ctx)
+}

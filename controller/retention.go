@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -81,6 +80,12 @@ func (s *Store) Plan(ctx context.Context, p Policy) (Plan, error) {
 // Retain applies the policy now: prunes and removes what it says across
 // all sessions, then collects unreferenced blobs.
 func (s *Store) Retain(ctx context.Context, p Policy) (Plan, GCReport, error) {
+	return s.RetainProgress(ctx, p, nil)
+}
+
+// RetainProgress is Retain calling progress (if not nil) with the count of
+// blobs collection has scanned, for a progress display.
+func (s *Store) RetainProgress(ctx context.Context, p Policy, progress func(done int)) (Plan, GCReport, error) {
 	plan, err := s.Plan(ctx, p)
 	if err != nil {
 		return plan, retention.GCReport{}, err
@@ -89,7 +94,7 @@ func (s *Store) Retain(ctx context.Context, p Policy) (Plan, GCReport, error) {
 		return plan, retention.GCReport{}, err
 	}
 	// Removing the last session on purpose may leave nothing referenced.
-	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0})
+	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0, Progress: progress})
 	return plan, rep, err
 }
 
@@ -134,54 +139,86 @@ func (s *Store) HasSession(id string) bool {
 
 // SessionInfo describes one session of the store.
 type SessionInfo struct {
-	ID        string    `json:"id"`
-	Workspace string    `json:"workspace"`
-	Turns     int       `json:"turns"` // in the active history
-	Bytes     int64     `json:"bytes"` // stored bytes its references hold (shared blobs counted in each session)
-	LastUse   time.Time `json:"last_use"`
+	ID        string `json:"id"`
+	Workspace string `json:"workspace"`
+	Turns     int    `json:"turns"` // in the active history
+	// Bytes is what the blobs only this session references take in the
+	// store: what removing it would free. A fork shares its parent's
+	// blobs, so it holds little of its own.
+	Bytes int64 `json:"bytes"`
+	// SharedBytes is what the blobs it shares with other sessions take.
+	SharedBytes int64     `json:"shared_bytes"`
+	LastUse     time.Time `json:"last_use"`
+	// Error says why the session's index could not be read; the other
+	// fields but ID are then zero. Empty when it was read.
+	Error string `json:"error,omitempty"`
 }
 
-// Sessions lists the store's sessions.
+// Sessions lists the store's sessions, sorted by id. A session whose index
+// cannot be read (missing, empty, corrupt) is listed with its Error and
+// does not hide the others; its blobs count as nobody's, so the sizes of
+// the others may count as their own what it also references.
 func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
 	sizes, err := retention.BlobSizes(ctx, s.blobs)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := checkpoints.Sessions(s.dir)
+	ids, err := retention.SessionDirs(s.dir)
 	if err != nil {
 		return nil, err
 	}
 	out := []SessionInfo{}
-	for _, id := range ids {
-		x, err := checkpoints.Open(ctx, checkpoints.SessionDir(s.dir, id))
-		if err != nil {
-			return nil, err
-		}
+	refs := make([]map[cas.ID]bool, len(ids))
+	holders := map[cas.ID]int{} // sessions referencing each blob
+	for n, id := range ids {
 		info := SessionInfo{ID: id}
-		info.Workspace, _ = x.Meta(ctx, "workspace")
-		seen := map[cas.ID]bool{}
-		err = x.Refs(ctx, func(r checkpoints.Ref) error {
-			if !seen[r.Blob] {
-				seen[r.Blob] = true
-				info.Bytes += sizes[r.Blob]
-			}
-			return nil
-		})
-		if err == nil {
-			var cps []checkpoints.Checkpoint
-			cps, err = x.Checkpoints(ctx)
-			info.Turns = len(cps)
-		}
-		if err == nil {
-			info.LastUse, err = x.LastUse(ctx)
-		}
-		x.Close()
+		seen, err := s.sessionInfo(ctx, &info)
 		if err != nil {
-			return nil, fmt.Errorf("controller: session %s: %w", id, err)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			info = SessionInfo{ID: id, Error: strings.TrimPrefix(err.Error(), "checkpoints: ")}
 		}
+		for b := range seen {
+			holders[b]++
+		}
+		refs[n] = seen
 		out = append(out, info)
 	}
+	for n := range out {
+		for b := range refs[n] {
+			if holders[b] > 1 {
+				out[n].SharedBytes += sizes[b]
+			} else {
+				out[n].Bytes += sizes[b]
+			}
+		}
+	}
 	return out, nil
+}
+
+// sessionInfo fills info for session info.ID and returns the blobs it
+// references.
+func (s *Store) sessionInfo(ctx context.Context, info *SessionInfo) (map[cas.ID]bool, error) {
+	x, err := retention.OpenSession(ctx, s.dir, info.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Close()
+	info.Workspace, _ = x.Meta(ctx, "workspace")
+	seen := map[cas.ID]bool{}
+	if err := x.Refs(ctx, func(r checkpoints.Ref) error { seen[r.Blob] = true; return nil }); err != nil {
+		return nil, err
+	}
+	cps, err := x.Checkpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info.Turns = len(cps)
+	if info.LastUse, err = x.LastUse(ctx); err != nil {
+		return nil, err
+	}
+	return seen, nil
 }
 
 // autoRetain runs the daily sweep if it is due and no other process is

@@ -68,8 +68,9 @@ func (c *Controller) scanAllowed() error {
 // scanForTurn takes the manifest for a turn about to open: every blob goes
 // into one batch committed before the turn's row (the caller holds the
 // store), and the stat cache is replaced. A refused or over-budget scan is
-// a warning, not an error: the turn opens without a manifest.
-func (c *Controller) scanForTurn(ctx context.Context) (*capture.ScanResult, string, error) {
+// a warning, not an error: the turn opens without a manifest. progress, if
+// not nil, is told how many files the scan has found.
+func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) (*capture.ScanResult, string, error) {
 	if err := c.scanAllowed(); err != nil {
 		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
 	}
@@ -79,7 +80,9 @@ func (c *Controller) scanForTurn(ctx context.Context) (*capture.ScanResult, stri
 	}
 	batch := c.store.NewBatch()
 	defer batch.Abort()
-	res, err := c.cap.Scan(ctx, c.scan, cache, batch.Put)
+	so := c.scan
+	so.Progress = progress
+	res, err := c.cap.Scan(ctx, so, cache, batch.Put)
 	if errors.Is(err, capture.ErrScanBudget) {
 		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
 	}

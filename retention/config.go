@@ -81,6 +81,9 @@ func (c Config) Apply(p Policy) (Policy, error) {
 	return p, nil
 }
 
+// maxDays is the largest age in days ParseAge takes.
+const maxDays = 100000
+
 // ParseAge parses a duration that may also be in days ("30d"); "0" is no
 // limit.
 func ParseAge(s string) (time.Duration, error) {
@@ -90,8 +93,10 @@ func ParseAge(s string) (time.Duration, error) {
 	}
 	if d, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.ParseFloat(d, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("%q is not a number of days", s)
+		// NaN fails every comparison; the bound keeps the product inside
+		// a Duration (which holds about 106751 days).
+		if err != nil || !(n >= 0 && n <= maxDays) {
+			return 0, fmt.Errorf("%q is not a number of days from 0 to %d", s, maxDays)
 		}
 		return time.Duration(n * float64(24*time.Hour)), nil
 	}

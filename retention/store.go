@@ -58,6 +58,17 @@ func sessionDirs(store string) ([]string, error) {
 	return out, nil
 }
 
+// SessionDirs lists every session directory of the store, with or without
+// a readable index, sorted by id.
+func SessionDirs(store string) ([]string, error) { return sessionDirs(store) }
+
+// OpenSession opens session id's index for reading what it holds. It fails
+// with a *NoIndexError, rather than creating an empty index, when the
+// session directory's index.db is missing or empty.
+func OpenSession(ctx context.Context, store, id string) (*checkpoints.Index, error) {
+	return openSession(ctx, store, id)
+}
+
 // openSession opens session id's index, failing with an error wrapping
 // ErrNoIndex, rather than creating an empty index, when its index.db is
 // missing or empty.

@@ -24,6 +24,9 @@ is a real ckpt command, shown as you would type it. Nothing outside the
 temporary directory is touched.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if a.json {
+				return usagef("demo is a tour for people and has no --json output")
+			}
 			dir, err := os.MkdirTemp("", "ckpt-demo-")
 			if err != nil {
 				return err

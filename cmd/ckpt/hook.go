@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -31,11 +33,21 @@ func newHookCmd(a *app) *cobra.Command {
 		Short: "Handle one agent hook event (JSON on stdin); what `ckpt install claude` wires up",
 		Long: `Read one agent hook event as JSON on stdin and record it:
 
-  UserPromptSubmit  open a turn labelled with "prompt" (its user message)
+  UserPromptSubmit  open a turn labelled with "prompt" (its user message);
+                    for claude, record its prompt_id and where it begins in
+                    the transcript (read only), for "ckpt rewind"
   PreToolUse        Write, Edit, MultiEdit: capture tool_input.file_path;
                     NotebookEdit: capture tool_input.notebook_path;
-                    Bash: in scan mode, make sure the turn has a manifest
-  SessionStart, PostToolUse and other known events: accepted, nothing to do
+                    Bash, PowerShell: in scan mode, make sure the turn has a
+                    manifest
+  SessionStart      startup/resume: in scan mode, a session with no
+                    workspace manifest yet opens a turn that records one
+                    (a resume checkpoint); fork: a new session continuing a
+                    ckpt-recorded Claude conversation becomes a ckpt fork
+  PostToolUse and other known events: accepted, nothing to do
+
+Events from a subagent (agent_id set) carry the parent's session_id and
+land in its open turn.
 
 The session is the event's session_id and the workspace its cwd (for
 claude, $CLAUDE_PROJECT_DIR when cwd is inside it); --store or $CKPT_HOME
@@ -43,7 +55,8 @@ still chooses the store. Nothing is ever printed on stdout.
 
 "generic" takes the same JSON from any agent; it captures
 tool_input.file_path or notebook_path of every PreToolUse, whatever the
-tool_name, and treats tool_name Bash or shell as a shell command.
+tool_name, and treats tool_name Bash, PowerShell or shell as a shell
+command.
 
 A problem never stops the agent: one line on stderr and exit 0. With
 --strict a PreToolUse whose capture fails blocks the tool call (exit 2,
@@ -104,13 +117,20 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 		return f
 	}
 	ev, paths, shell := plan.ev, plan.paths, plan.shell
+	blocking := o.strict && ev.HookEventName == "PreToolUse"
+	// A Claude conversation forked by `ckpt rewind` continues the ckpt
+	// session it was forked from.
+	session, forkedAt := ev.SessionID, ""
+	if o.agent == "claude" {
+		session, forkedAt = continuedSession(a.store, ev.SessionID)
+	}
 
 	// The workspace: the session's own when it exists and cwd is inside
 	// it; for Claude Code, its project directory when cwd is inside that;
 	// else the nearest enclosing workspace the store knows, else cwd.
-	loc, err := controller.Locate(ctx, a.store, ev.Cwd, ev.SessionID)
+	loc, err := controller.Locate(ctx, a.store, ev.Cwd, session)
 	if err != nil {
-		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: o.strict && ev.HookEventName == "PreToolUse"}
+		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
 	}
 	ws := loc.Workspace
 	if o.agent == "claude" && !loc.OfSession {
@@ -118,26 +138,79 @@ func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
 			ws = p
 		}
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: ev.SessionID, Store: a.store})
+	// A Claude Code session ckpt has not seen, whose transcript already
+	// holds a conversation ckpt recorded (a fork: SessionStart source
+	// "fork", or the first prompt of a session --fork-session made),
+	// becomes a ckpt fork of the session it came from.
+	if o.agent == "claude" && session == ev.SessionID && !loc.OfSession &&
+		(ev.HookEventName == "UserPromptSubmit" || (plan.start && ev.Source == "fork")) {
+		if root, err := filepath.EvalSymlinks(ws); err == nil {
+			if _, err := forkFromParent(ctx, a.store, root, session, ev.TranscriptPath); err != nil {
+				a.say("ckpt: hook: warning: fork of the parent session: %s; recording a new session", oneLine(err))
+			}
+		}
+	}
+	if plan.start && !loc.OfSession {
+		// A session ckpt has no record of: nothing to fall back on, and
+		// no reason to create it before its first prompt (a new session's
+		// first turn takes its own manifest in scan mode).
+		return nil
+	}
+	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" {
+		adoptFork(ctx, a.store, session, ev.TranscriptPath, a.say)
+	}
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: a.store})
 	if err != nil {
-		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: o.strict && ev.HookEventName == "PreToolUse"}
+		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
 	}
 	defer c.Close()
 	if c.Recovered() != "" {
 		a.say("ckpt: %s", c.Recovered())
 	}
-	h := hookRun{a: a, c: c, session: ev.SessionID, strict: o.strict}
+	h := hookRun{a: a, c: c, session: session, strict: o.strict}
 
 	switch {
+	case plan.start:
+		return h.resumeCheckpoint(ctx)
 	case ev.HookEventName == "UserPromptSubmit":
 		// Not blocking even with --strict: exit 2 here would erase the
 		// user's prompt, which is worse than a turn without a checkpoint.
+		var ct claudeTurn
+		if o.agent == "claude" {
+			// Read before the turn opens: the transcript does not hold
+			// this prompt yet, so its last assistant entry is where the
+			// turn begins in Claude's conversation.
+			ct.PromptID = ev.PromptID
+			if ct.ResumeAt, err = lastAssistantUUID(ev.TranscriptPath); err != nil {
+				a.say("ckpt: hook: warning: transcript: %s; `ckpt rewind` cannot fork Claude's conversation at this turn", oneLine(err))
+			}
+			if ct.ResumeAt == "" {
+				// The first prompt of a fork `ckpt rewind` made: Claude
+				// writes its transcript later, but ckpt chose where it
+				// begins.
+				ct.ResumeAt = forkedAt
+			}
+		}
 		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{})
 		if err != nil {
 			return &hookFailure{msg: "open turn: " + oneLine(err)}
 		}
 		if res.Warning != "" {
 			a.say("ckpt: warning: %s", res.Warning)
+		}
+		if o.agent == "claude" {
+			if err := recordClaudeTurn(ctx, c, res.ID, ct); err != nil {
+				a.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", oneLine(err))
+			}
+			if res.Turn == 0 && ct.ResumeAt == "" && session == ev.SessionID && ev.PromptID != "" {
+				// A session's first prompt: if it is a fork, its
+				// transcript appears later; the first tool call looks.
+				// (Not only for a session this event created: Claude
+				// runs SessionStart hooks alongside the first prompt.)
+				if b, err := json.Marshal(pendingPrompt{PromptID: ev.PromptID, Prompt: *ev.Prompt}); err == nil {
+					os.WriteFile(filepath.Join(controller.SessionDir(a.store, session), adoptFile), b, 0o644)
+				}
+			}
 		}
 		return nil
 	case shell:

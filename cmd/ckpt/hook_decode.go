@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/ckpt/ckpt/controller"
@@ -22,6 +23,12 @@ type hookEvent struct {
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolUseID      string          `json:"tool_use_id"`
 	Source         string          `json:"source"`
+	PromptID       string          `json:"prompt_id"`
+	// AgentID and AgentType are set on events from inside a subagent; its
+	// session_id is the parent's, so its edits land in the parent's open
+	// turn.
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
 }
 
 // toolPaths is the part of tool_input the hook reads.
@@ -34,7 +41,7 @@ type toolPaths struct {
 // do for: they are not installed, but a hand-written settings file may
 // route them here, and that is not a mistake worth a message.
 var quietEvents = map[string]bool{
-	"SessionStart": true, "PostToolUse": true, "Stop": true, "SubagentStop": true, "Notification": true,
+	"PostToolUse": true, "Stop": true, "SubagentStop": true, "Notification": true,
 	"PreCompact": true, "SessionEnd": true,
 }
 
@@ -43,8 +50,12 @@ type hookPlan struct {
 	ev    hookEvent
 	paths []string // to capture: absolute, or relative to ev.Cwd
 	shell bool     // a shell command is about to run
+	start bool     // a SessionStart: ev.Source says which
 	none  bool     // nothing to do (a quiet event, a tool that does not write)
 }
+
+// onWindows selects the path style agentPath converts to.
+var onWindows = runtime.GOOS == "windows"
 
 // decodeHook parses one event of agent ("claude" or "generic") and decides
 // what it asks for, before any store is opened. It touches nothing.
@@ -57,7 +68,7 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 		return hookPlan{}, &hookFailure{msg: "event has no hook_event_name; nothing recorded"}
 	}
 	switch ev.HookEventName {
-	case "UserPromptSubmit", "PreToolUse":
+	case "UserPromptSubmit", "PreToolUse", "SessionStart":
 	default:
 		if quietEvents[ev.HookEventName] {
 			return hookPlan{none: true}, nil
@@ -70,8 +81,18 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 	if !controller.ValidSession(ev.SessionID) {
 		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, controller.ErrBadSession)}
 	}
-	if !filepath.IsAbs(ev.Cwd) {
+	cwd, abs := agentPath(ev.Cwd, onWindows)
+	if !abs {
 		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("cwd %q is not absolute; nothing recorded", ev.Cwd)}
+	}
+	ev.Cwd = cwd
+	if ev.HookEventName == "SessionStart" {
+		switch ev.Source {
+		case "startup", "resume", "fork", "":
+			return hookPlan{ev: ev, start: true}, nil
+		default: // clear, compact: the conversation goes on in the same turn
+			return hookPlan{none: true}, nil
+		}
 	}
 
 	var paths []string
@@ -89,7 +110,7 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 				return hookPlan{}, &hookFailure{msg: "NotebookEdit event has no tool_input.notebook_path; nothing recorded"}
 			}
 			paths = append(paths, tp.NotebookPath)
-		case ev.ToolName == "Bash" || (agent == "generic" && ev.ToolName == "shell"):
+		case ev.ToolName == "Bash" || ev.ToolName == "PowerShell" || (agent == "generic" && ev.ToolName == "shell"):
 			shell = true
 		case agent == "generic":
 			if len(ev.ToolInput) > 0 && json.Unmarshal(ev.ToolInput, &tp) == nil {
@@ -103,6 +124,9 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 		if len(paths) == 0 && !shell {
 			return hookPlan{none: true}, nil // a tool that does not write (Read, Grep, …)
 		}
+		for i, p := range paths {
+			paths[i], _ = agentPath(p, onWindows)
+		}
 	}
 	if ev.HookEventName == "UserPromptSubmit" && ev.Prompt == nil {
 		return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
@@ -110,6 +134,29 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 
 	return hookPlan{ev: ev, paths: paths, shell: shell}, nil
 }
+
+// agentPath converts a path from an agent's event into the host's form
+// (windows selects Windows style) and says whether it is absolute there.
+// Claude Code on Windows sends backslash paths (C:\p\x.go), and its Git
+// Bash side may give forward slashes (C:/p/x.go) or the MSYS form
+// (/c/p/x.go): all three become C:\p\x.go. On other systems the path is
+// taken as it is (a backslash is an ordinary character in a name there).
+func agentPath(p string, windows bool) (string, bool) {
+	if !windows {
+		return p, strings.HasPrefix(p, "/")
+	}
+	p = strings.ReplaceAll(p, "/", `\`)
+	if len(p) >= 2 && p[0] == '\\' && isLetter(p[1]) && (len(p) == 2 || p[2] == '\\') {
+		p = strings.ToUpper(p[1:2]) + ":" + p[2:]
+		if len(p) == 2 {
+			p += `\`
+		}
+	}
+	abs := strings.HasPrefix(p, `\\`) || (len(p) >= 3 && isLetter(p[0]) && p[1] == ':' && p[2] == '\\')
+	return p, abs
+}
+
+func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
 
 // claudeWorkspace is the workspace for a Claude Code event: the project
 // directory Claude Code exports to hooks when cwd is inside it (the agent's

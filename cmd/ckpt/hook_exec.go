@@ -79,3 +79,31 @@ func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
 	}
 	return nil
 }
+
+// resumeLabel labels the turn a SessionStart opens to record the workspace
+// before the agent's first action.
+const resumeLabel = "(session start: workspace before the agent acts)"
+
+// resumeCheckpoint runs at SessionStart (startup, resume or fork). In scan
+// mode, a session that has no workspace manifest to fall back on (no turn
+// yet, or an open turn without one) opens a turn that records it, so a
+// code rewind can always reach the state before the agent's first action;
+// a session whose open turn has a manifest already needs none. Outside
+// scan mode there is nothing to record before a tool call names a path.
+func (h hookRun) resumeCheckpoint(ctx context.Context) *hookFailure {
+	on, err := h.c.ScanSetting(ctx)
+	if err != nil {
+		return &hookFailure{msg: "scan setting: " + oneLine(err)}
+	}
+	if !on {
+		return nil
+	}
+	res, _, err := h.c.EnsureScannedTurn(ctx, resumeLabel)
+	if err != nil {
+		return &hookFailure{msg: "open turn: " + oneLine(err)}
+	}
+	if res.Warning != "" {
+		h.a.say("ckpt: warning: %s", res.Warning)
+	}
+	return nil
+}

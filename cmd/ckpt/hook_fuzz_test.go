@@ -12,7 +12,8 @@ import (
 // FuzzDecodeHook feeds arbitrary bytes to the hook's event decoder, as
 // Claude and as the generic protocol. It must never panic; a failure is one
 // line; an accepted event is one the hook may act on (a valid session id, an
-// absolute cwd, a prompt or something to capture or a shell command); and
+// absolute cwd, a prompt or something to capture or a shell command, or a
+// session start); and
 // the generic protocol captures at least the paths Claude's does.
 // Seeds: testdata/fuzz/FuzzDecodeHook.
 func FuzzDecodeHook(f *testing.F) {
@@ -40,7 +41,14 @@ func FuzzDecodeHook(f *testing.F) {
 			if !controller.ValidSession(ev.SessionID) || !filepath.IsAbs(ev.Cwd) {
 				t.Fatalf("%s: accepted session %q cwd %q", agent, ev.SessionID, ev.Cwd)
 			}
+			if plan.start != (ev.HookEventName == "SessionStart") {
+				t.Fatalf("%s: start %v for %q", agent, plan.start, ev.HookEventName)
+			}
 			switch ev.HookEventName {
+			case "SessionStart":
+				if len(plan.paths) > 0 || plan.shell {
+					t.Fatalf("%s: session start planned %+v", agent, plan)
+				}
 			case "UserPromptSubmit":
 				if ev.Prompt == nil || len(plan.paths) > 0 || plan.shell {
 					t.Fatalf("%s: prompt event planned %+v", agent, plan)

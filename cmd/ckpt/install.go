@@ -18,8 +18,11 @@ import (
 )
 
 // claudeMatcher is the PreToolUse matcher ckpt installs: the tools that
-// write files, and Bash for scan mode.
-const claudeMatcher = "Write|Edit|MultiEdit|NotebookEdit|Bash"
+// write files, and the shells (Bash; PowerShell on Windows) for scan mode.
+// Claude Code's Edit covers what MultiEdit did; the hook still accepts
+// MultiEdit events from older versions. An install with an older matcher
+// is replaced in place.
+const claudeMatcher = "Write|Edit|NotebookEdit|Bash|PowerShell"
 
 // ownCommand recognises a hook command ckpt installed: a binary named
 // ckpt (bare, absolute or quoted) followed by "hook claude". Uninstall
@@ -37,8 +40,9 @@ func isOwnCommand(cmd string) bool {
 }
 
 type installOptions struct {
-	user   bool
-	strict bool
+	user       bool
+	strict     bool
+	statusLine bool
 }
 
 func newInstallCmd(a *app) *cobra.Command {
@@ -48,10 +52,14 @@ func newInstallCmd(a *app) *cobra.Command {
 		Short: "Wire ckpt into Claude Code's hooks (.claude/settings.json)",
 		Long: `Merge ckpt's hooks into the workspace's .claude/settings.json (or
 ~/.claude/settings.json with --user): UserPromptSubmit opens a turn per
-prompt, PreToolUse captures each file before Write, Edit, MultiEdit or
-NotebookEdit changes it (and Bash keeps scan mode's manifest). Other
-settings and hooks are kept; running it again changes nothing. Prints what
-it changed. "ckpt uninstall claude" removes exactly these entries.`,
+prompt, PreToolUse captures each file before Write, Edit or NotebookEdit
+changes it (and Bash or PowerShell keeps scan mode's manifest), SessionStart
+records a resume checkpoint in scan mode and links forked conversations.
+Other settings and hooks are kept; running it again changes nothing; an
+older ckpt install (another matcher, another binary path) is replaced in
+place. --statusline also sets Claude Code's statusLine to "ckpt
+statusline" (not over a status line of your own). Prints what it changed.
+"ckpt uninstall claude" removes exactly these entries.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] != "claude" {
 				return usagef("install takes the agent: claude")
@@ -64,6 +72,7 @@ it changed. "ckpt uninstall claude" removes exactly these entries.`,
 	}
 	cmd.Flags().BoolVar(&o.user, "user", false, "install into ~/.claude/settings.json instead of the workspace's")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hook with --strict: a failed capture blocks the edit")
+	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `also set Claude Code's statusLine to "ckpt statusline"`)
 	return cmd
 }
 
@@ -73,8 +82,9 @@ func newUninstallCmd(a *app) *cobra.Command {
 		Use:   "uninstall claude",
 		Short: "Remove ckpt's hooks from Claude Code's settings",
 		Long: `Remove the hook entries "ckpt install claude" added from the workspace's
-.claude/settings.json (or ~/.claude/settings.json with --user), leaving
-every other setting and hook as it was.`,
+.claude/settings.json (or ~/.claude/settings.json with --user), and a
+statusLine running "ckpt statusline", leaving every other setting and hook
+as it was.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] != "claude" {
 				return usagef("uninstall takes the agent: claude")
@@ -95,6 +105,15 @@ every other setting and hook as it was.`,
 // path), else the absolute path of this binary (Claude Code runs hooks
 // through a shell whose $PATH may not hold a binary run from elsewhere).
 func hookCommand(strict bool) string {
+	cmd := selfCommand() + " hook claude"
+	if strict {
+		cmd += " --strict"
+	}
+	return cmd
+}
+
+// selfCommand is how settings name this binary (see hookCommand).
+func selfCommand() string {
 	bin := "ckpt"
 	self, err := os.Executable()
 	if err == nil {
@@ -105,11 +124,7 @@ func hookCommand(strict bool) string {
 			bin = shellQuote(self)
 		}
 	}
-	cmd := bin + " hook claude"
-	if strict {
-		cmd += " --strict"
-	}
-	return cmd
+	return bin
 }
 
 func shellQuote(s string) string {
@@ -156,7 +171,7 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		}
 	}
 	var added, removed []string
-	want := []struct{ event, matcher string }{{"UserPromptSubmit", ""}, {"PreToolUse", claudeMatcher}}
+	want := []struct{ event, matcher string }{{"UserPromptSubmit", ""}, {"PreToolUse", claudeMatcher}, {"SessionStart", ""}}
 	command := hookCommand(o.strict)
 	for _, w := range want {
 		groups, err := parseGroups(hooks.vals[w.event])
@@ -194,6 +209,11 @@ func (a *app) runInstall(o installOptions, install bool) error {
 			hooks.set(w.event, b)
 		}
 	}
+	ad, rm, err := statusLineChange(root, install && o.statusLine, !install, a)
+	if err != nil {
+		return fmt.Errorf("%s: statusLine: %w (left unchanged)", path, err)
+	}
+	added, removed = append(added, ad...), append(removed, rm...)
 	if len(added) == 0 && len(removed) == 0 {
 		return a.reportInstall(path, install, nil, nil)
 	}
@@ -214,6 +234,65 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		return err
 	}
 	return a.reportInstall(path, install, added, removed)
+}
+
+// statusLineCommand recognises the statusLine command ckpt installs.
+var statusLineCommand = regexp.MustCompile(`^\s*(?:'([^']*)'|"([^"]*)"|(\S+))\s+statusline\s*$`)
+
+func isOwnStatusLine(cmd string) bool {
+	m := statusLineCommand.FindStringSubmatch(cmd)
+	if m == nil {
+		return false
+	}
+	base := filepath.Base(m[1] + m[2] + m[3])
+	return base == "ckpt" || base == "ckpt.exe"
+}
+
+// statusLineChange sets (add) or removes (remove) ckpt's statusLine in the
+// settings root. A statusLine that is not ckpt's is never replaced or
+// removed: adding over it says so on stderr and leaves it.
+func statusLineChange(root *object, add, remove bool, a *app) (added, removed []string, err error) {
+	if !add && !remove {
+		return nil, nil, nil
+	}
+	var cur struct {
+		Type    string `json:"type"`
+		Command string `json:"command"`
+	}
+	raw, has := root.vals["statusLine"]
+	if has {
+		if json.Unmarshal(raw, &cur) != nil {
+			if add {
+				a.say("ckpt: statusLine in the settings is not ckpt's; left as it is")
+			}
+			return nil, nil, nil
+		}
+	}
+	own := has && cur.Type == "command" && isOwnStatusLine(cur.Command)
+	if remove {
+		if own {
+			root.del("statusLine")
+			return nil, []string{"statusLine: " + cur.Command}, nil
+		}
+		return nil, nil, nil
+	}
+	if has && !own {
+		a.say("ckpt: statusLine is set to %q already; left as it is", cur.Command)
+		return nil, nil, nil
+	}
+	want := selfCommand() + " statusline"
+	if own && cur.Command == want {
+		return nil, nil, nil
+	}
+	b, err := marshalNoEscape(hookEntry{Type: "command", Command: want})
+	if err != nil {
+		return nil, nil, err
+	}
+	if own {
+		removed = []string{"statusLine: " + cur.Command}
+	}
+	root.set("statusLine", b)
+	return []string{"statusLine: " + want}, removed, nil
 }
 
 func describeHook(event, command string) string {

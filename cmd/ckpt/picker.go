@@ -7,11 +7,13 @@ import (
 	"os"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ckpt/ckpt/controller"
 )
@@ -19,10 +21,13 @@ import (
 // The interactive picker: `ckpt rewind` without TURN on a terminal. It
 // lists the turns newest first with their change stats and a preview of
 // what a code rewind to the selected turn would change, then asks for the
-// scope and for a confirmation whose default keeps everything. It changes
-// nothing until the user moves to "Yes, rewind" and presses Enter; the
-// rewind itself runs after the TUI has closed, and its result is printed
-// exactly as `ckpt rewind TURN` prints it.
+// scope and for a confirmation whose default keeps everything. Files
+// changed since the agent left them (conflicts) are listed before that
+// confirmation; overwriting them takes a second one, which says that undo
+// brings them back. It changes nothing until the user moves to "Yes" and
+// presses Enter; the rewind itself runs after the TUI has closed, and its
+// result is printed exactly as `ckpt rewind TURN` prints it. Every prompt
+// wraps to the terminal's width; list rows and paths are cut to it.
 
 func runPicker(cmd *cobra.Command, a *app) error {
 	ctx := cmd.Context()
@@ -44,6 +49,12 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		return errors.New("no turns to rewind to: open one with `ckpt turn PROMPT`")
 	}
 	m := newPickerModel(ctx, c, cps)
+	// The first frame is drawn before the size arrives as a message: draw
+	// it at the terminal's size, so a narrow one never sees a wider frame
+	// wrap.
+	if w, h, err := term.GetSize(int(out.Fd())); err == nil && w > 0 && h > 0 {
+		m.width, m.height = w, h
+	}
 	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen(), tea.WithContext(ctx))
 	final, err := p.Run()
 	if err != nil {
@@ -54,9 +65,11 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		a.say("cancelled, nothing changed")
 		return nil
 	}
-	res, err := c.Rewind(ctx, fm.rows[fm.sel].turn, fm.scope(), controller.RewindOptions{})
+	res, err := c.Rewind(ctx, fm.rows[fm.sel].turn, fm.scope(), controller.RewindOptions{Force: fm.force})
 	if err != nil {
-		return err
+		// A file changed between the preview and the rewind: refused
+		// with the list, as `ckpt rewind TURN` is.
+		return a.refused(res, err)
 	}
 	return a.printResult(res, "rewind")
 }
@@ -68,6 +81,7 @@ const (
 	screenTurns pickerScreen = iota
 	screenScope
 	screenConfirm
+	screenForce // the second confirmation, to overwrite conflicts
 )
 
 // scopeChoices is the scope menu; the last entry cancels.
@@ -81,8 +95,13 @@ var scopeChoices = []struct {
 	{"cancel", ""},
 }
 
-// confirmChoices: index 0, the non-destructive one, is the default.
-var confirmChoices = []string{"No, keep everything", "Yes, rewind"}
+// confirmChoices: index 0, the non-destructive one, is the default. With
+// conflicts, the second choice leads to the force screen instead.
+var (
+	confirmChoices  = []string{"No, keep everything", "Yes, rewind"}
+	conflictChoices = []string{"No, keep everything", "Overwrite the changed files…"}
+	forceChoices    = []string{"No, keep everything", "Yes, overwrite and rewind"}
+)
 
 // fileStat is one file's change within a turn.
 type fileStat struct {
@@ -111,11 +130,19 @@ type pickerModel struct {
 	scroll     int // preview scroll offset, in lines
 	scopeSel   int
 	confirmSel int
+	forceSel   int
+
+	// The plan of the chosen rewind, from a dry run made on entering the
+	// confirm screen: files changed since the agent left them, or why
+	// there is no plan.
+	conflicts []string
+	planErr   string
 
 	previews map[int][]string // per turn: the preview's lines
 
 	width, height int
 	confirmed     bool
+	force         bool // overwrite the conflicts (the force screen said yes)
 }
 
 func newPickerModel(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint) *pickerModel {
@@ -219,6 +246,7 @@ func (m *pickerModel) key(key string) (tea.Model, tea.Cmd) {
 			if m.scope() == "" {
 				return m, tea.Quit
 			}
+			m.plan()
 			m.screen, m.confirmSel = screenConfirm, 0
 		}
 	case screenConfirm:
@@ -228,11 +256,41 @@ func (m *pickerModel) key(key string) (tea.Model, tea.Cmd) {
 		case "down", "j", "right", "l", "tab":
 			m.confirmSel = min(m.confirmSel+1, len(confirmChoices)-1)
 		case "enter":
+			if m.confirmSel == 1 && len(m.conflicts) > 0 {
+				m.screen, m.forceSel = screenForce, 0
+				return m, nil
+			}
 			m.confirmed = m.confirmSel == 1
+			return m, tea.Quit
+		}
+	case screenForce:
+		switch key {
+		case "up", "k", "left", "h", "shift+tab":
+			m.forceSel = max(m.forceSel-1, 0)
+		case "down", "j", "right", "l", "tab":
+			m.forceSel = min(m.forceSel+1, len(forceChoices)-1)
+		case "enter":
+			m.confirmed = m.forceSel == 1
+			m.force = m.confirmed
 			return m, tea.Quit
 		}
 	}
 	return m, nil
+}
+
+// plan asks for the chosen rewind's conflicts with a dry run, which changes
+// nothing. A conversation-only rewind touches no file and has none.
+func (m *pickerModel) plan() {
+	m.conflicts, m.planErr = nil, ""
+	if !m.scope().Code() {
+		return
+	}
+	res, err := m.c.Rewind(m.ctx, m.rows[m.sel].turn, m.scope(), controller.RewindOptions{DryRun: true})
+	if err != nil {
+		m.planErr = oneLine(err)
+		return
+	}
+	m.conflicts = res.Conflicts
 }
 
 func (m *pickerModel) updateTurns(key string) (tea.Model, tea.Cmd) {
@@ -315,9 +373,18 @@ func (m *pickerModel) listHeight() int {
 	return max(min(len(m.rows), m.height/3), 1)
 }
 
-// previewHeight is how many preview lines fit under the list.
+// The turns screen's title and keys line.
+const (
+	turnsTitle = "Rewind to the start of which turn?"
+	turnsHelp  = "↑/↓ j/k move · PgUp/PgDn scroll preview · Enter choose · q/Esc cancel"
+)
+
+// previewHeight is how many preview lines fit under the list: the screen
+// less the title and keys lines as wrapped, the list, its rule, the "more
+// lines" line and one spare.
 func (m *pickerModel) previewHeight() int {
-	return max(m.height-m.listHeight()-5, 3)
+	header := strings.Count(m.wrap(turnsTitle), "\n") + strings.Count(m.wrap(turnsHelp), "\n") + 2
+	return max(m.height-m.listHeight()-header-3, 3)
 }
 
 func (m *pickerModel) View() string {
@@ -329,20 +396,90 @@ func (m *pickerModel) View() string {
 		m.viewScope(&b)
 	case screenConfirm:
 		m.viewConfirm(&b)
+	case screenForce:
+		m.viewForce(&b)
 	}
 	return b.String()
 }
 
+// wrap fits prose to the terminal's width, breaking at spaces where it can.
+func (m *pickerModel) wrap(s string) string {
+	if m.width <= 0 {
+		return s
+	}
+	return ansi.Wrap(s, m.width, "")
+}
+
+// para is prose indented by two spaces, every line of it, wrapped.
+func (m *pickerModel) para(s string) string {
+	if m.width > 2 {
+		s = ansi.Wrap(s, m.width-2, "")
+	}
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// help is the keys line under a screen, wrapped.
+func (m *pickerModel) help(b *strings.Builder, s string) {
+	b.WriteString(m.wrap(dimStyle.Render(s)) + "\n")
+}
+
+// choices writes a menu, the selected entry marked and reversed.
+func (m *pickerModel) choices(b *strings.Builder, items []string, sel int) {
+	for i, c := range items {
+		line := truncate(marker(i == sel)+" "+c, m.width)
+		if i == sel {
+			line = selStyle.Render(line)
+		}
+		b.WriteString(line + "\n")
+	}
+}
+
+// plural is n and the noun, with an s when n is not 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// them is the pronoun for n files.
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// listPaths writes up to ten paths, indented and cut to the width.
+func (m *pickerModel) listPaths(b *strings.Builder, paths []string) {
+	for i, p := range paths {
+		if i == 10 {
+			b.WriteString(m.wrap(fmt.Sprintf("    … and %d more", len(paths)-10)) + "\n")
+			break
+		}
+		b.WriteString(truncate("    "+qpath(p), m.width) + "\n")
+	}
+}
+
 func (m *pickerModel) viewTurns(b *strings.Builder) {
-	b.WriteString(titleStyle.Render("Rewind to the start of which turn?") + dimStyle.Render("  ↑/↓ j/k move · PgUp/PgDn scroll preview · Enter choose · q/Esc cancel") + "\n")
+	b.WriteString(m.wrap(titleStyle.Render(turnsTitle)) + "\n")
+	m.help(b, turnsHelp)
 	h := m.listHeight()
 	top := min(max(m.sel-h+1, 0), max(len(m.rows)-h, 0))
 	if m.sel < top {
 		top = m.sel
 	}
+	sw := 0 // the summary column: as wide as the widest
+	for _, r := range m.rows {
+		sw = max(sw, utf8.RuneCountInString(r.summary))
+	}
 	for i := top; i < min(top+h, len(m.rows)); i++ {
 		r := m.rows[i]
-		line := fmt.Sprintf("%s turn %-3d %s  %-28s  %s", marker(i == m.sel), r.turn, r.when, r.summary, r.prompt)
+		when := r.when
+		if m.width < 100 {
+			when = r.when[len("2006-01-02 "):len("2006-01-02 15:04")] // the prompt needs the room
+		}
+		line := fmt.Sprintf("%s turn %-3d %s  %-*s  %s", marker(i == m.sel), r.turn, when, sw, r.summary, r.prompt)
 		line = truncate(line, m.width)
 		if i == m.sel {
 			line = selStyle.Render(line)
@@ -363,15 +500,14 @@ func (m *pickerModel) viewTurns(b *strings.Builder) {
 
 func (m *pickerModel) viewScope(b *strings.Builder) {
 	r := m.rows[m.sel]
-	fmt.Fprintf(b, "%s\n\n", titleStyle.Render(fmt.Sprintf("Rewind what to the start of turn %d (%s)?", r.turn, truncate(r.prompt, 60))))
+	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Rewind what to the start of turn %d (%s)?", r.turn, truncate(r.prompt, 60)))))
+	labels := make([]string, len(scopeChoices))
 	for i, c := range scopeChoices {
-		line := marker(i == m.scopeSel) + " " + c.label
-		if i == m.scopeSel {
-			line = selStyle.Render(line)
-		}
-		b.WriteString(line + "\n")
+		labels[i] = c.label
 	}
-	b.WriteString("\n" + dimStyle.Render("↑/↓ move · Enter choose · q/Esc cancel") + "\n")
+	m.choices(b, labels, m.scopeSel)
+	b.WriteString("\n")
+	m.help(b, "↑/↓ move · Enter choose · q/Esc cancel")
 }
 
 func (m *pickerModel) viewConfirm(b *strings.Builder) {
@@ -381,13 +517,13 @@ func (m *pickerModel) viewConfirm(b *strings.Builder) {
 		controller.ScopeConversation: "the conversation",
 		controller.ScopeCode:         "code",
 	}[m.scope()]
-	fmt.Fprintf(b, "%s\n\n", titleStyle.Render(fmt.Sprintf("Rewind %s to the start of turn %d (%s)?", what, r.turn, truncate(r.prompt, 60))))
+	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Rewind %s to the start of turn %d (%s)?", what, r.turn, truncate(r.prompt, 60)))))
 	if m.scope().Code() {
 		n := 0
 		for _, l := range m.preview() {
 			if strings.HasPrefix(l, "restore ") || strings.HasPrefix(l, "delete ") {
 				if n < 10 {
-					b.WriteString("  " + l + "\n")
+					b.WriteString(truncate("  "+l, m.width) + "\n")
 				}
 				n++
 			}
@@ -400,17 +536,33 @@ func (m *pickerModel) viewConfirm(b *strings.Builder) {
 		}
 	}
 	if m.scope().Conversation() {
-		fmt.Fprintf(b, "  turns %d.. leave the conversation; turn %d's prompt is handed back\n", r.turn, r.turn)
+		b.WriteString(m.para(fmt.Sprintf("turns %d.. leave the conversation; turn %d's prompt is handed back", r.turn, r.turn)) + "\n")
 	}
-	b.WriteString("\n  `ckpt undo` reverses it.\n\n")
-	for i, c := range confirmChoices {
-		line := marker(i == m.confirmSel) + " " + c
-		if i == m.confirmSel {
-			line = selStyle.Render(line)
-		}
-		b.WriteString(line + "\n")
+	if m.planErr != "" {
+		b.WriteString("\n" + m.para(delStyle.Render("cannot check for changed files: "+m.planErr)) + "\n")
 	}
-	b.WriteString("\n" + dimStyle.Render("↑/↓ move · Enter choose · q/Esc cancel") + "\n")
+	choices := confirmChoices
+	if len(m.conflicts) > 0 {
+		choices = conflictChoices
+		b.WriteString("\n" + m.para(delStyle.Render(fmt.Sprintf("%s changed since the agent left %s; the rewind would overwrite %[2]s:", plural(len(m.conflicts), "file"), them(len(m.conflicts))))) + "\n")
+		m.listPaths(b, m.conflicts)
+		b.WriteString(m.para("A rewind without forcing refuses and changes nothing.") + "\n")
+	}
+	b.WriteString("\n" + m.para("`ckpt undo` reverses it.") + "\n\n")
+	m.choices(b, choices, m.confirmSel)
+	b.WriteString("\n")
+	m.help(b, "↑/↓ move · Enter choose · q/Esc cancel")
+}
+
+// viewForce is the second confirmation, for overwriting the conflicts.
+func (m *pickerModel) viewForce(b *strings.Builder) {
+	r := m.rows[m.sel]
+	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Overwrite %s changed since the agent left %s, rewinding to turn %d?", plural(len(m.conflicts), "file"), them(len(m.conflicts)), r.turn))))
+	m.listPaths(b, m.conflicts)
+	b.WriteString("\n" + m.para(fmt.Sprintf("The current content is stored first: `ckpt undo` brings %s back.", them(len(m.conflicts)))) + "\n\n")
+	m.choices(b, forceChoices, m.forceSel)
+	b.WriteString("\n")
+	m.help(b, "↑/↓ move · Enter choose · q/Esc cancel")
 }
 
 func marker(selected bool) string {

@@ -104,10 +104,13 @@ func (e *pickerEnv) tmux(args ...string) *exec.Cmd {
 }
 
 // start runs `ckpt rewind` without TURN in a 160x50 tmux session.
-func (e *pickerEnv) start() {
+func (e *pickerEnv) start() { e.t.Helper(); e.startSized(160, 50) }
+
+// startSized runs `ckpt rewind` without TURN in a tmux session of the size.
+func (e *pickerEnv) startSized(cols, rows int) {
 	e.t.Helper()
 	sh := fmt.Sprintf("%s --workspace %s --store %s rewind; echo EXIT=$? >> %s; sleep 30", quote(e.bin), quote(e.ws), quote(e.store), quote(e.log))
-	if out, err := e.tmux("new-session", "-d", "-s", "picker", "-x", "160", "-y", "50", sh).CombinedOutput(); err != nil {
+	if out, err := e.tmux("new-session", "-d", "-s", "picker", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), sh).CombinedOutput(); err != nil {
 		e.t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
 }
@@ -243,6 +246,128 @@ func TestPicker(t *testing.T) {
 		}
 		if log := e.ckpt("log"); !strings.Contains(log, "rewrite alpha two") {
 			t.Errorf("a code-only rewind cut the conversation:\n%s", log)
+		}
+	})
+
+	// b.txt, created by turn 1, edited by hand since: a rewind to turn 1
+	// would delete it. The picker lists it before the confirmation, and
+	// overwriting it takes a second one that says undo brings it back.
+	conflictScreens := func(e *pickerEnv) {
+		t.Helper()
+		e.write("b.txt", "hand edit\n")
+		e.start()
+		e.waitFor("> turn 2")
+		e.keys("Down")
+		e.waitFor("> turn 1")
+		e.keys("Enter")
+		e.waitFor("conversation only")
+		e.keys("Enter") // code + conversation
+		s := e.waitFor("changed since the agent left it")
+		for _, want := range []string{"1 file changed since the agent left it; the rewind would overwrite it:", "    b.txt",
+			"A rewind without forcing refuses and changes nothing.", "> No, keep everything", "  Overwrite the changed files…"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("confirm screen lacks %q:\n%s", want, s)
+			}
+		}
+		if strings.Contains(s, "Yes, rewind") {
+			t.Errorf("confirm screen offers a plain rewind over a conflict:\n%s", s)
+		}
+		e.keys("Down")
+		e.waitFor("> Overwrite the changed files…")
+		e.keys("Enter")
+		s = e.waitFor("brings it back")
+		for _, want := range []string{"Overwrite 1 file changed since the agent left it, rewinding to turn 1?", "    b.txt",
+			"The current content is stored first: `ckpt undo` brings it back.", "> No, keep everything", "  Yes, overwrite and rewind"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("force screen lacks %q:\n%s", want, s)
+			}
+		}
+	}
+
+	t.Run("conflicts_force", func(t *testing.T) {
+		e := newPickerEnv(t, bin)
+		conflictScreens(e)
+		e.keys("Down")
+		e.waitFor("> Yes, overwrite and rewind")
+		e.keys("Enter")
+		if got := e.waitExit(); got != "EXIT=0" {
+			t.Fatalf("picker exited %s:\n%s", got, e.screen())
+		}
+		e.waitFor("rewound code and conversation to turn 1")
+		if got := e.read("b.txt"); got != "<absent>" {
+			t.Errorf("forced rewind left b.txt = %q", got)
+		}
+		if got := e.read("a.txt"); got != "alpha v1\n" {
+			t.Errorf("a.txt = %q, want %q", got, "alpha v1\n")
+		}
+		e.ckpt("undo")
+		if got := e.read("b.txt"); got != "hand edit\n" {
+			t.Errorf("undo did not bring the hand edit back: b.txt = %q", got)
+		}
+	})
+
+	t.Run("conflicts_no_on_force_screen", func(t *testing.T) {
+		e := newPickerEnv(t, bin)
+		e.write("b.txt", "hand edit\n")
+		before := e.snapshot()
+		conflictScreens(e)
+		e.keys("Enter") // the default: No
+		if got := e.waitExit(); got != "EXIT=0" {
+			t.Fatalf("picker exited %s:\n%s", got, e.screen())
+		}
+		e.waitFor("cancelled, nothing changed")
+		if after := e.snapshot(); after != before {
+			t.Errorf("declined force changed things:\nbefore %q\nafter  %q", before, after)
+		}
+	})
+
+	// At 60 columns every prompt is still readable whole: prose wraps,
+	// list rows and paths are cut with an ellipsis.
+	t.Run("narrow_60_columns", func(t *testing.T) {
+		e := newPickerEnv(t, bin)
+		e.write("b.txt", "hand edit\n")
+		before := e.snapshot()
+		e.startSized(60, 24)
+		check := func(s string, wants ...string) {
+			t.Helper()
+			for _, l := range strings.Split(s, "\n") {
+				if w := len([]rune(l)); w > 60 {
+					t.Errorf("line wider than the pane (%d): %q", w, l)
+				}
+			}
+			flat := strings.Join(strings.Fields(s), " ")
+			for _, want := range wants {
+				if !strings.Contains(flat, want) {
+					t.Errorf("screen lacks %q (lines joined):\n%s", want, s)
+				}
+			}
+		}
+		s := e.waitFor("> turn 2")
+		check(s, "Rewind to the start of which turn?", "↑/↓ j/k move · PgUp/PgDn scroll preview · Enter choose · q/Esc cancel")
+		e.keys("Down")
+		e.waitFor("> turn 1")
+		e.keys("Enter")
+		s = e.waitFor("conversation only")
+		check(s, "Rewind what to the start of turn 1 (add beta file)?", "q/Esc cancel")
+		e.keys("Enter")
+		s = e.waitFor("Overwrite the changed")
+		check(s, "Rewind code and conversation to the start of turn 1 (add beta file)?",
+			"turns 1.. leave the conversation; turn 1's prompt is handed back",
+			"1 file changed since the agent left it; the rewind would overwrite it:",
+			"`ckpt undo` reverses it.", "q/Esc cancel")
+		e.keys("Down")
+		e.waitFor("> Overwrite the changed")
+		e.keys("Enter")
+		s = e.waitFor("Yes, overwrite and rewind")
+		check(s, "Overwrite 1 file changed since the agent left it, rewinding to turn 1?",
+			"The current content is stored first: `ckpt undo` brings it back.", "Yes, overwrite and rewind")
+		e.keys("q")
+		if got := e.waitExit(); got != "EXIT=0" {
+			t.Fatalf("picker exited %s:\n%s", got, e.screen())
+		}
+		e.waitFor("cancelled, nothing changed")
+		if after := e.snapshot(); after != before {
+			t.Errorf("cancelled picker changed things:\nbefore %q\nafter  %q", before, after)
 		}
 	})
 

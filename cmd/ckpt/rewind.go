@@ -24,13 +24,16 @@ type rewindJSON struct {
 	Changed   bool              `json:"changed"`
 	// NotRecorded: --only paths ckpt has no record of from TURN on.
 	NotRecorded []string `json:"not_recorded"`
+	// ClaudeResume is set for a conversation rewind of a Claude Code
+	// session: the command that gives Claude's own conversation back.
+	ClaudeResume *claudeResume `json:"claude_resume,omitempty"`
 }
 
 func newRewindCmd(a *app) *cobra.Command {
 	var scope string
-	var dryRun, force, only bool
+	var dryRun, force, only, resumeClaude bool
 	cmd := &cobra.Command{
-		Use:   "rewind TURN",
+		Use:   "rewind TURN [-- CLAUDE-ARGS]",
 		Short: "Rewind code, conversation or both to the start of TURN (undo with `ckpt undo`)",
 		Long: `Put the session back to the start of TURN.
 
@@ -42,8 +45,23 @@ func newRewindCmd(a *app) *cobra.Command {
 
 Before any file changes, its current content is stored: "ckpt undo" reverses
 the rewind exactly, including edits you made by hand. Symlinks are never
-followed; paths that are now symlinks or directories are skipped and listed.`,
+followed; paths that are now symlinks or directories are skipped and listed.
+
+For a Claude Code session (hooks from "ckpt install claude"), a rewind of
+the conversation also prints the command that gives Claude Code's own
+conversation back at TURN: a fork of the Claude session, cut just before
+TURN's prompt, that resends the prompt; Claude's original transcript is
+never changed. The fork's hook events continue this ckpt session.
+--resume-claude runs it (then "claude --resume" on the fork, on a
+terminal); arguments after -- are passed to claude (e.g. -- --permission-mode
+acceptEdits).`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				if !resumeClaude {
+					return usagef("arguments after -- are for claude, with --resume-claude")
+				}
+				args = args[:dash]
+			}
 			if only && len(args) < 2 {
 				return usagef("rewind TURN --only takes one or more PATHs")
 			}
@@ -53,6 +71,10 @@ followed; paths that are now symlinks or directories are skipped and listed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var claudeArgs []string
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				args, claudeArgs = args[:dash], args[dash:]
+			}
 			if len(args) == 0 {
 				if !a.interactive() {
 					return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
@@ -78,17 +100,33 @@ followed; paths that are now symlinks or directories are skipped and listed.`,
 					return err
 				}
 			}
+			var ct claudeTurn
+			isClaude := false
+			if sc.Conversation() && !only {
+				if cp, err := c.Turn(cmd.Context(), turn); err == nil {
+					if ct, isClaude, err = loadClaudeTurn(cmd.Context(), c, cp.ID); err != nil {
+						a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
+					}
+				}
+			}
 			res, err := c.Rewind(cmd.Context(), turn, sc, o)
 			if err != nil {
 				return a.refused(res, err)
 			}
-			return a.printResult(res, "rewind")
+			if !isClaude {
+				if resumeClaude {
+					return fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind", a.session)
+				}
+				return a.printResult(res, "rewind")
+			}
+			return a.claudeRewound(cmd.Context(), res, ct, resumeClaude, claudeArgs)
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", "both", "what to rewind: code, conversation or both")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite files changed since the agent left them (undo brings them back)")
 	cmd.Flags().BoolVar(&only, "only", false, "restore only the PATHs given after TURN")
+	cmd.Flags().BoolVar(&resumeClaude, "resume-claude", false, "for a Claude Code session, run the command that forks Claude's conversation at TURN")
 	return cmd
 }
 

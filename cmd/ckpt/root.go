@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/jsondoc"
 	"github.com/spf13/cobra"
 )
 
@@ -40,8 +40,9 @@ type app struct {
 	session   string
 	store     string
 	json      bool
-	located   bool // locate has settled workspace and session
-	warned    bool // the store's warning was shown
+	located   bool      // locate has settled workspace and session
+	remoteBar *progress // a sync or pull's transfer display, if shown
+	warned    bool      // the store's warning was shown
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -105,11 +106,10 @@ func (a *app) warnStore(w string) {
 	}
 }
 
-// printJSON writes v as one indented JSON document on stdout.
+// printJSON writes v as one indented JSON document on stdout, every list
+// in it [] and never null.
 func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return jsondoc.Encode(a.stdout, v, true)
 }
 
 // say writes a message for people on stderr.
@@ -210,6 +210,7 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
 		newScanCmd(a), newStatusCmd(a), newVersionCmd(a),
 		newHookCmd(a), newInstallCmd(a), newUninstallCmd(a), newServeCmd(a),
+		newStatusLineCmd(a), newMCPCmd(a), newRemoteCmd(a), newSyncCmd(a), newPullCmd(a),
 	)
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("ckpt {{.Version}}\n")

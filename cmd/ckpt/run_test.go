@@ -51,6 +51,18 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{[]string{"fork", "0", "--to", "bad id!"}, exitUsage, "--to \"bad id!\""},
 		{[]string{"unpin", "99"}, exitFail, "unpin turn 99: no such turn (`ckpt list` shows the turns)"},
 		{[]string{"rewind", "99"}, exitFail, "rewind to turn 99: no such turn ("},
+		{[]string{"prune", "--keep", "-3"}, exitUsage, "--keep must be a number of turns ≥ 0"},
+		{[]string{"prune", "--keep=-1"}, exitUsage, "--keep must be"},
+		{[]string{"prune", "--keep", "x"}, exitUsage, `invalid argument "x" for "--keep"`},
+		{[]string{"prune", "--max-bytes", "-5"}, exitUsage, `--max-bytes: "-5" is not a size`},
+		{[]string{"prune", "--max-bytes="}, exitUsage, `--max-bytes: "" is not a size`},
+		{[]string{"prune", "--max-age=-2d"}, exitUsage, `--max-age: "-2d" is not a number of days`},
+		{[]string{"prune", "--max-age", "1e30d"}, exitUsage, `--max-age: "1e30d"`},
+		{[]string{"prune", "--max-age", "-1h"}, exitUsage, `--max-age: "-1h" is not a duration`},
+		{[]string{"prune", "--grace", "-1h"}, exitUsage, `--grace: "-1h"`},
+		{[]string{"gc", "--grace", "NaNd"}, exitUsage, `--grace: "NaNd"`},
+		{[]string{"--json", "demo"}, exitUsage, "demo is a tour for people and has no --json output"},
+		{[]string{"serve", "--addr", "127.0.0.1:99999"}, exitUsage, `bad port "99999"`},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			code, _, stderr := ckptRun(t, ws, store, tc.args...)

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/internal/jsondoc/jsondoctest"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/cobra"
 )
 
 // TestMain lets the test binary act as the real ckpt binary: testscript runs
@@ -33,6 +36,8 @@ func TestScripts(t *testing.T) {
 			"writebytes": cmdWriteBytes,
 			"jsonhas":    cmdJSONHas,
 			"isexec":     cmdIsExec,
+			"nonull":     cmdNoNull,
+			"manyfiles":  cmdManyFiles,
 		},
 	})
 }
@@ -111,6 +116,34 @@ func cmdJSONHas(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// nonull [KEY...] checks that stdout of the last command is one JSON
+// document without null, except at the KEYs (which hold an object or null,
+// never a list).
+func cmdNoNull(ts *testscript.TestScript, neg bool, args []string) {
+	nulls, err := jsondoctest.Nulls([]byte(ts.ReadFile("stdout")), args...)
+	ts.Check(err)
+	if (len(nulls) > 0) != neg {
+		ts.Fatalf("null at %q", nulls)
+	}
+}
+
+// manyfiles DIR N writes N small files of distinct content under DIR, in
+// subdirectories of 100.
+func cmdManyFiles(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: manyfiles DIR N")
+	}
+	var n int
+	if _, err := fmt.Sscan(args[1], &n); err != nil {
+		ts.Fatalf("manyfiles: N: %v", err)
+	}
+	for i := range n {
+		dir := filepath.Join(ts.MkAbs(args[0]), fmt.Sprintf("d%03d", i/100))
+		ts.Check(os.MkdirAll(dir, 0o755))
+		ts.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d.txt", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o644))
+	}
+}
+
 // isexec FILE checks that FILE has its owner-executable bit set.
 func cmdIsExec(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
@@ -121,4 +154,33 @@ func cmdIsExec(ts *testscript.TestScript, neg bool, args []string) {
 	if (fi.Mode()&0o100 != 0) == neg {
 		ts.Fatalf("%s mode %v: exec bit set = %v", args[0], fi.Mode(), !neg)
 	}
+}
+
+// TestJSONListsCoverEveryCommand checks that json_lists.txtar runs every
+// command with --json, so a command added later cannot print a null list
+// unnoticed. serve prints its one JSON line before serving (serve_test.go
+// reads it); hook and mcp answer the agent in the agent's own protocol;
+// demo is a tour for people and refuses --json; statusline prints the one
+// line Claude Code shows.
+func TestJSONListsCoverEveryCommand(t *testing.T) {
+	b, err := os.ReadFile("testdata/script/json_lists.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(b)
+	skip := map[string]bool{"serve": true, "hook": true, "mcp": true, "demo": true, "help": true, "statusline": true}
+	var walk func(prefix string, cmd *cobra.Command)
+	walk = func(prefix string, cmd *cobra.Command) {
+		for _, sub := range cmd.Commands() {
+			name := strings.TrimSpace(prefix + " " + sub.Name())
+			if skip[name] {
+				continue
+			}
+			if sub.Runnable() && !strings.Contains(script, "\nckpt --json "+name) {
+				t.Errorf("json_lists.txtar never runs `ckpt --json %s`", name)
+			}
+			walk(name, sub)
+		}
+	}
+	walk("", newRoot(&app{}))
 }

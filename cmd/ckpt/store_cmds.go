@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
 
@@ -21,16 +21,6 @@ func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
 		a.warnStore(st.Warning())
 	}
 	return st, err
-}
-
-// progress returns a function that shows a count on stderr when stderr is
-// a terminal, and nil otherwise.
-func (a *app) progress(what string) func(done int) {
-	f, ok := a.stderr.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) {
-		return nil
-	}
-	return func(done int) { fmt.Fprintf(f, "\r%s %d…", what, done) }
 }
 
 // hinted is an error with what to do about it appended for people.
@@ -67,29 +57,54 @@ func withStoreHints(run func(*cobra.Command, []string) error) func(*cobra.Comman
 type policyFlags struct {
 	maxAge, maxBytes, grace string
 	keep                    int
+	cmd                     *cobra.Command
 }
 
 func (pf *policyFlags) add(cmd *cobra.Command) {
+	pf.cmd = cmd
 	cmd.Flags().StringVar(&pf.maxAge, "max-age", "", `prune turns older than this, e.g. 30d or 12h; 0 keeps all (default: config.json, else 30d)`)
-	cmd.Flags().IntVar(&pf.keep, "keep", -1, "keep only the newest N turns of each session; 0 keeps all (default: config.json, else 0)")
+	cmd.Flags().IntVar(&pf.keep, "keep", 0, "keep only the newest N turns of each session; 0 keeps all (default: config.json, else 0)")
 	cmd.Flags().StringVar(&pf.maxBytes, "max-bytes", "", "store quota, e.g. 2GiB: prune oldest turns until under it; 0 is none (default: config.json, else none)")
 	cmd.Flags().StringVar(&pf.grace, "grace", "", "collection spares blobs younger than this (default: config.json, else 0)")
 }
 
+// check refuses, as a usage error naming the flag, a flag given with a
+// value it cannot take: a negative count, an empty or negative size or age.
+func (pf *policyFlags) check() error {
+	changed := pf.cmd.Flags().Changed
+	if changed("keep") && pf.keep < 0 {
+		return usagef("--keep must be a number of turns ≥ 0 (0 keeps all), got %d", pf.keep)
+	}
+	for _, f := range []struct {
+		name, v string
+		parse   func(string) error
+	}{
+		{"max-age", pf.maxAge, func(v string) error { _, err := controller.ParseAge(v); return err }},
+		{"max-bytes", pf.maxBytes, func(v string) error { _, err := controller.ParseBytes(v); return err }},
+		{"grace", pf.grace, func(v string) error { _, err := controller.ParseAge(v); return err }},
+	} {
+		if !changed(f.name) {
+			continue
+		}
+		if err := f.parse(f.v); err != nil {
+			return usagef("--%s: %v", f.name, err)
+		}
+	}
+	return nil
+}
+
+// policy is the store's policy with the flags given on top.
 func (pf *policyFlags) policy(s *controller.Store) (controller.Policy, error) {
+	changed := pf.cmd.Flags().Changed
 	p, _, err := s.Policy()
 	if err != nil {
 		return p, err
 	}
 	c := controller.PolicyConfig{MaxAge: pf.maxAge, MaxBytes: pf.maxBytes, Grace: pf.grace}
-	if pf.keep >= 0 {
+	if changed("keep") {
 		c.KeepTurns = &pf.keep
 	}
-	p, err = c.Apply(p)
-	if err != nil {
-		return p, usageError{err}
-	}
-	return p, nil
+	return c.Apply(p)
 }
 
 func newPruneCmd(a *app) *cobra.Command {
@@ -120,6 +135,9 @@ The policy comes from STORE/config.json, e.g.
 and the flags override it. --dry-run --json shows every decision and why.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := pf.check(); err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			s, err := a.openStore(ctx)
 			if err != nil {
@@ -143,7 +161,9 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 				}
 				return a.printPlan(plan, nil)
 			}
-			plan, rep, err := s.Retain(ctx, p)
+			bar := a.progress("collecting blobs", -1)
+			plan, rep, err := s.RetainProgress(ctx, p, bar.count())
+			bar.done()
 			if err != nil {
 				return err
 			}
@@ -253,6 +273,11 @@ references. It is safe while other processes capture: they hold the store
 while a blob they wrote is not yet referenced, and gc waits for them.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			graceSet := cmd.Flags().Changed("grace")
+			g, err := controller.ParseAge(grace)
+			if graceSet && err != nil {
+				return usagef("--grace: %v", err)
+			}
 			ctx := cmd.Context()
 			s, err := a.openStore(ctx)
 			if err != nil {
@@ -263,13 +288,13 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 			if err != nil {
 				return err
 			}
-			if grace != "" {
-				if p.Grace, err = controller.ParseAge(grace); err != nil {
-					return usageError{fmt.Errorf("--grace: %w", err)}
-				}
+			if graceSet {
+				p.Grace = g
 			}
 			start := time.Now()
-			rep, err := s.Collect(ctx, controller.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: a.progress("scanned")})
+			bar := a.progress("scanning blobs", -1)
+			rep, err := s.Collect(ctx, controller.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: bar.count()})
+			bar.done()
 			if err != nil {
 				return err
 			}
@@ -288,7 +313,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 }
 
 func newVerifyCmd(a *app) *cobra.Command {
-	var repair bool
+	var repair, remote bool
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check every referenced blob exists and hashes right; exit 1 if any is missing or corrupt",
@@ -304,21 +329,32 @@ content again stores it afresh.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if remote {
+				return a.verifyRemote(ctx, repair)
+			}
 			s, err := a.openStore(ctx)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			var bar *progress
 			before := func(f controller.Finding) {
+				bar.clear()
 				for _, u := range f.Uses {
 					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, u.Path, u.Kind, f.Blob.Short(), f.Kind)
 				}
 			}
 			var prog func(done, total int)
-			if p := a.progress("verified"); p != nil {
-				prog = func(done, total int) { p(done) }
+			if a.watched() {
+				prog = func(done, total int) {
+					if bar == nil {
+						bar = a.progress("verifying blobs", total)
+					}
+					bar.set(done)
+				}
 			}
 			rep, err := s.Verify(ctx, repair, before, prog)
+			bar.done()
 			if err != nil {
 				return err
 			}
@@ -349,16 +385,29 @@ content again stores it afresh.`,
 	}
 	cmd.Flags().BoolVar(&repair, "repair", false, "mark what is missing or corrupt as lost in the index, after saying what is lost")
 	cmd.RunE = withStoreHints(cmd.RunE)
+	cmd.Flags().BoolVar(&remote, "remote", false, "check the sessions on the remote (ckpt remote) instead: every HEAD, index, pack and needed blob")
 	return cmd
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
+	var remote bool
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List the store's sessions with their size, turns and last use; sessions rm ID removes one",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `List the store's sessions: id, turns in the active history, size, last use
+and workspace.
+
+OWN SIZE is what the blobs only that session references take: what
+"ckpt sessions rm ID" would free. SHARED is what the blobs it shares with
+other sessions take; a fork shares most of its parent's. A session whose
+index cannot be read is listed with the reason (and "error" in --json);
+the others are listed all the same.`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if remote {
+				return a.remoteSessions(ctx)
+			}
 			s, err := a.openStore(ctx)
 			if err != nil {
 				return err
@@ -372,18 +421,36 @@ func newSessionsCmd(a *app) *cobra.Command {
 				return a.printJSON(infos)
 			}
 			w := bufio.NewWriter(a.stdout)
-			fmt.Fprintf(w, "%-24s %6s %10s  %-19s  %s\n", "SESSION", "TURNS", "SIZE", "LAST USE", "WORKSPACE")
+			// Session ids from Claude Code are 36-character UUIDs.
+			const row = "%-36s %5s %10s %10s  %-19s  %s\n"
+			fmt.Fprintf(w, row, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
+			bad := 0
 			for _, i := range infos {
-				last := "-"
+				if i.Error != "" {
+					bad++
+					fmt.Fprintf(w, row, i.ID, "?", "?", "?", "?", "unreadable: "+strings.ReplaceAll(i.Error, "\n", "; "))
+					continue
+				}
+				last, shared := "-", "-"
 				if !i.LastUse.IsZero() {
 					last = i.LastUse.Local().Format("2006-01-02 15:04:05")
 				}
-				fmt.Fprintf(w, "%-24s %6d %10s  %-19s  %s\n", i.ID, i.Turns, controller.FormatBytes(i.Bytes), last, i.Workspace)
+				if i.SharedBytes > 0 {
+					shared = controller.FormatBytes(i.SharedBytes)
+				}
+				fmt.Fprintf(w, row, i.ID, fmt.Sprint(i.Turns), controller.FormatBytes(i.Bytes), shared, last, qpath(i.Workspace))
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if bad > 0 {
+				a.say("warning: %d session(s) have an unreadable index; `ckpt sessions rm ID --force` removes one", bad)
+			}
+			return nil
 		},
 	}
 	cmd.AddCommand(newSessionsRmCmd(a))
+	cmd.Flags().BoolVar(&remote, "remote", false, "list the sessions on the remote (ckpt remote) instead")
 	return cmd
 }
 

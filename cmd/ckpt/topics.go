@@ -45,10 +45,12 @@ block Claude unless installed with --strict.`},
 
   ckpt serve                         # the API and a web page on 127.0.0.1
 
-serve prints one JSON line on stdout with the URL (token included) for the
-program that started it; the page lists turns, previews a rewind as a diff,
-rewinds code, conversation or both, and undoes. See the README's HTTP API
-section for the routes and their JSON.
+serve prints one JSON line on stdout for the program that started it; its
+open_url is the page, token included. The page shows the session and its
+workspace, lists turns, previews a rewind as a diff with the files changed
+since the agent left them, rewinds code, conversation or both (forcing over
+changed files takes a second confirmation), and lists the history with Undo
+and Redo. See the README's HTTP API section for the routes and their JSON.
 
 A Go program embeds the same thing: import github.com/ckpt/ckpt/controller
 (Open, BeginTurn, Capture, Rewind, Undo, Subscribe); "go doc ./controller"

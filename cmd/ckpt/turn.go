@@ -54,7 +54,9 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 		return err
 	}
 	defer c.Close()
-	res, err := c.BeginTurnWith(ctx, o.prompt, controller.TurnOptions{Scan: o.scan})
+	bar := a.progress("scanning the workspace (files)", -1)
+	res, err := c.BeginTurnWith(ctx, o.prompt, controller.TurnOptions{Scan: o.scan, Progress: bar.count()})
+	bar.done()
 	if err != nil {
 		return err
 	}

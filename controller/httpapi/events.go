@@ -2,12 +2,12 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/jsondoc"
 )
 
 // events streams every change to the session, by this handler or any
@@ -56,7 +56,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		case e := <-ch:
-			b, _ := json.Marshal(e)
+			b, _ := jsondoc.Marshal(e)
 			if !write("data: " + string(b) + "\n\n") {
 				return
 			}

@@ -167,6 +167,12 @@ func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
 	h.writeJSON(w, http.StatusOK, out)
 }
 
+// session serves GET /api/session: which session this server serves, and
+// its workspace, so a page can say what it is about to change.
+func (h *handler) session(w http.ResponseWriter, r *http.Request) {
+	h.writeJSON(w, http.StatusOK, map[string]string{"session": h.c.Session(), "workspace": h.c.WorkspaceRoot()})
+}
+
 func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
 	cps, err := h.c.Checkpoints(r.Context())
 	if err != nil {

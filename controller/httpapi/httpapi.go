@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/jsondoc"
 )
 
 // Defaults for the zero fields of Options.
@@ -89,6 +90,7 @@ func NewHandler(c *controller.Controller, opts Options) http.Handler {
 		h.log = slog.New(slog.DiscardHandler)
 	}
 	m := http.NewServeMux()
+	m.HandleFunc("GET /api/session", h.session)
 	m.HandleFunc("GET /api/sessions", h.sessions)
 	m.HandleFunc("GET /api/checkpoints", h.checkpoints)
 	m.HandleFunc("GET /api/conversation", h.conversation)
@@ -243,7 +245,7 @@ func (h *handler) writeJSON(w http.ResponseWriter, code int, v any) {
 	h.deadline(w, true, h.o.WriteTimeout)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	if err := json.NewEncoder(w).Encode(v); err != nil {
+	if err := jsondoc.Encode(w, v, false); err != nil {
 		h.log.Debug("httpapi: write response", "err", err)
 	}
 }

@@ -25,43 +25,10 @@ func TestWebRewindInChromium(t *testing.T) {
 	url := serve(t, c, httpapi.Options{Store: store})
 	a := filepath.Join(ws, "a.txt")
 
-	// Not t.TempDir: Chromium's helpers may still write to its profile while
-	// the test's cleanup runs, which t.TempDir reports as a failure.
-	profile, err := os.MkdirTemp("", "ckpt-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(profile) })
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1200, 900),
-	}
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	defer bcancel()
-
+	bctx := newBrowser(t)
 	var count, diffText, status string
 	var shot []byte
-	artifacts := os.Getenv("CKPT_ARTIFACTS")
-	if artifacts == "" {
-		artifacts = t.TempDir()
-	} else if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	artifacts := artifactsDir(t)
 	saveShot := func(name string) {
 		if len(shot) == 0 {
 			return
@@ -73,18 +40,9 @@ func TestWebRewindInChromium(t *testing.T) {
 		}
 		t.Logf("screenshot: %s", p)
 	}
-	defer func() {
-		if t.Failed() {
-			// best effort: what the page looked like when it failed
-			sctx, c := context.WithTimeout(bctx, 5*time.Second)
-			defer c()
-			if chromedp.Run(sctx, chromedp.FullScreenshot(&shot, 100)) == nil {
-				saveShot("ckpt-web-failure.png")
-			}
-		}
-	}()
+	defer shotOnFailure(t, bctx, artifacts)
 
-	err = chromedp.Run(bctx,
+	err := chromedp.Run(bctx,
 		chromedp.Navigate(url+"/#token="+testToken),
 		chromedp.WaitVisible(`#turn-0`, chromedp.ByID),
 		chromedp.WaitVisible(`#turn-2`, chromedp.ByID),
@@ -169,12 +127,85 @@ func TestWebRewindInChromium(t *testing.T) {
 	if !strings.Contains(status, "Rewound code to turn #1") {
 		t.Errorf("status line: %q", status)
 	}
-	var undoDisabled bool
-	if err := chromedp.Run(bctx, chromedp.Evaluate(`document.getElementById("undo").disabled`, &undoDisabled)); err != nil {
-		t.Fatal(err)
-	}
-	if undoDisabled {
-		t.Error("undo button disabled after a rewind")
+	// Undo is enabled once the page has read the history.
+	wctx, wcancel := context.WithTimeout(bctx, 15*time.Second)
+	defer wcancel()
+	if err := chromedp.Run(wctx, chromedp.WaitReady(`#undo:not([disabled])`, chromedp.ByQuery)); err != nil {
+		t.Errorf("undo button disabled after a rewind: %v", err)
 	}
 	saveShot("ckpt-web-rewind.png")
+}
+
+// newBrowser starts headless Chromium for t (skipping t without it) and
+// returns a context for chromedp.Run on one tab of it.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("no %s: %v", chromiumPath, err)
+	}
+	// Not t.TempDir: Chromium's helpers may still write to its profile while
+	// the test's cleanup runs, which t.TempDir reports as a failure.
+	profile, err := os.MkdirTemp("", "ckpt-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(profile) })
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1200, 900),
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(bcancel)
+	// Start the browser and its tab on bctx itself: the first Run binds
+	// them to its context, and a step's shorter-lived context would close
+	// them.
+	if err := chromedp.Run(bctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return bctx
+}
+
+// artifactsDir is where screenshots go: $CKPT_ARTIFACTS, else the test's
+// temp dir.
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("CKPT_ARTIFACTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// shotOnFailure saves what the page looked like when t failed (best
+// effort); defer it.
+func shotOnFailure(t *testing.T, bctx context.Context, dir string) {
+	if !t.Failed() {
+		return
+	}
+	sctx, cancel := context.WithTimeout(bctx, 5*time.Second)
+	defer cancel()
+	var shot []byte
+	if chromedp.Run(sctx, chromedp.FullScreenshot(&shot, 100)) == nil {
+		p := filepath.Join(dir, "ckpt-web-failure-"+strings.ReplaceAll(t.Name(), "/", "_")+".png")
+		if os.WriteFile(p, shot, 0o644) == nil {
+			t.Logf("screenshot: %s", p)
+		}
+	}
 }

@@ -22,8 +22,9 @@
   let token = tokenFromHash() || sessionStorage.getItem("ckpt-token") || "";
   let turns = [];
   let messages = [];
+  let ops = []; // GET /api/history, newest first
   let selected = null; // turn number
-  let pending = null; // {kind: "rewind"|"fork", scope, turn}
+  let pending = null; // {kind: "rewind"|"fork", scope, turn, conflicts}
   let events = null;
 
   function status(text, kind) {
@@ -56,17 +57,86 @@
 
   async function refresh() {
     try {
-      const [cps, conv] = await Promise.all([api("GET", "/api/checkpoints"), api("GET", "/api/conversation")]);
+      const [cps, conv, hist] = await Promise.all([api("GET", "/api/checkpoints"), api("GET", "/api/conversation"), api("GET", "/api/history")]);
       turns = cps;
       messages = conv;
+      ops = hist;
       render();
+      renderHistory();
       document.body.dataset.loaded = "true";
     } catch (e) {
       status("Could not load the session: " + e.message, "error");
     }
   }
 
+  // Which session and workspace the page changes, said before anything is.
+  async function loadSession() {
+    try {
+      const s = await api("GET", "/api/session");
+      $("session").textContent = s.session;
+      $("workspace").textContent = s.workspace;
+      $("workspace").title = s.workspace;
+      document.title = "ckpt · " + s.session;
+    } catch (e) {
+      status("Could not load the session: " + e.message, "error");
+    }
+  }
+
+  // What an op of the history did, in words.
+  function describeOp(o) {
+    switch (o.kind) {
+      case "rewind": return "rewind of " + o.scope + " to turn #" + o.turn;
+      case "revert": return "revert of turn #" + o.turn;
+      case "summarize": return "summary at turn #" + o.turn;
+      case "undo": return "undo of op #" + o.undoes;
+      case "redo": return "redo of op #" + o.undoes;
+    }
+    return o.kind + " #" + o.id;
+  }
+
+  // The history list, and Undo and Redo enabled only when the newest op
+  // they act on exists (next_undo, next_redo).
+  let shownOps = "";
+  function renderHistory() {
+    const sig = JSON.stringify(ops);
+    if (sig === shownOps) return;
+    shownOps = sig;
+    const list = $("history");
+    list.textContent = "";
+    for (const o of ops) {
+      const li = el("li", "op");
+      li.id = "op-" + o.id;
+      li.dataset.kind = o.kind;
+      li.dataset.state = o.state;
+      li.append(el("span", "num", "#" + o.id), el("span", "what", describeOp(o)),
+        el("span", "state", o.in_effect ? "in effect" : o.state), el("span", "time", new Date(o.time).toLocaleString()));
+      if (o.next_undo) li.append(el("span", "tag", "Undo reverses this"));
+      if (o.next_redo) li.append(el("span", "tag", "Redo re-applies this"));
+      const n = (o.files || []).length;
+      if (n) li.append(el("div", "hint", n + " file(s): " + o.files.map((f) => f.path).join(", ")));
+      list.append(li);
+    }
+    $("history").dataset.count = ops.length;
+    $("history-empty").hidden = ops.length > 0;
+    const nu = ops.find((o) => o.next_undo);
+    const nr = ops.find((o) => o.next_redo);
+    $("undo").disabled = !nu;
+    $("undo").title = nu ? "Undo the " + describeOp(nu) : "nothing to undo";
+    $("redo").disabled = !nr;
+    $("redo").title = nr ? "Redo the " + describeOp(nr) : "nothing to redo";
+  }
+
+  // The timeline is rebuilt only when what it shows changed, so a refresh
+  // with nothing new (the event stream's, another tab's) leaves the nodes a
+  // person is about to click alone.
+  let shown = "";
   function render() {
+    const sig = JSON.stringify([turns, messages]);
+    if (sig === shown) {
+      renderActions();
+      return;
+    }
+    shown = sig;
     const tl = $("timeline");
     tl.textContent = "";
     const byTurn = new Map();
@@ -160,18 +230,32 @@
     for (const s of skipped || []) box.append(el("p", "hint", "skipped " + (s.path || "") + (s.reason ? ": " + s.reason : "")));
   }
 
+  // showConflicts lists the files changed since the agent left them; with
+  // any, Confirm leads to a second confirmation before forcing.
+  function showConflicts(cs) {
+    cs = cs || [];
+    if (pending) pending.conflicts = cs;
+    $("confirm").dataset.conflicts = cs.length;
+    $("conflicts").hidden = cs.length === 0;
+    $("conflict-list").textContent = "";
+    for (const p of cs) $("conflict-list").append(el("li", "", p));
+    $("conflicts-title").textContent = cs.length + (cs.length === 1 ? " file changed since the agent left it; the " : " files changed since the agent left them; the ") +
+      (pending && pending.kind === "fork" ? "fork" : "rewind") + " would overwrite " + (cs.length === 1 ? "it:" : "them:");
+    $("confirm-ok").textContent = cs.length ? "Overwrite and rewind…" : "Confirm";
+  }
+
   async function openConfirm(kind, scope) {
     if (selected === null) return;
     const turn = selected;
-    pending = { kind, scope, turn };
+    pending = { kind, scope, turn, conflicts: [] };
     const c = $("confirm");
     c.hidden = false;
     c.dataset.state = "loading";
     c.dataset.kind = kind;
     c.dataset.scope = scope || "";
     $("fork-options").hidden = kind !== "fork";
-    $("force-label").hidden = true;
-    $("force").checked = false;
+    $("force-confirm").hidden = true;
+    showConflicts([]);
     $("confirm-title").textContent = kind === "fork" ? "Fork a new session from turn #" + turn : "Rewind " + scope + " to turn #" + turn;
     $("confirm-summary").textContent = "Loading the changes…";
     $("diff").textContent = "";
@@ -184,6 +268,12 @@
         const d = await api("GET", "/api/diff?turn=" + turn);
         renderDiff(d.files, d.skipped);
         parts.push(d.files.length + " file(s) would change" + (kind === "fork" ? " if restored" : ""));
+      }
+      if (kind === "rewind" && scope !== "conversation") {
+        // A dry run changes nothing and names the conflicts.
+        const plan = await api("POST", "/api/rewind", { turn, scope, dry_run: true });
+        if (!pending || pending.turn !== turn) return;
+        showConflicts(plan.conflicts);
       }
       if (kind === "fork") {
         parts.push("the new session keeps the conversation before this turn; this session is untouched");
@@ -205,19 +295,48 @@
     pending = null;
     $("confirm").hidden = true;
     $("confirm").dataset.state = "closed";
+    $("force-confirm").hidden = true;
   }
 
   function describe(r) {
     const n = (r.restored || []).length + (r.deleted || []).length;
-    return "Rewound " + r.scope + " to turn #" + r.turn + ": " + n + " file(s) changed" +
+    let s = "Rewound " + r.scope + " to turn #" + r.turn + ": " + n + " file(s) changed" +
       ((r.skipped || []).length ? ", " + r.skipped.length + " skipped" : "") + ".";
+    if (r.scope !== "code" && r.prompt) s += " Turn #" + r.turn + "'s prompt, to edit and resend: " + r.prompt;
+    return s;
   }
 
-  async function confirm() {
+  // confirm is the first confirmation: it acts, unless there are conflicts,
+  // which take the second one (askForce).
+  function confirm() {
+    if (!pending) return;
+    if (pending.conflicts.length) {
+      askForce();
+      return;
+    }
+    act(false);
+  }
+
+  function askForce() {
+    const n = pending.conflicts.length;
+    $("confirm").dataset.state = "force";
+    $("force-question").textContent = "Overwrite " + n + (n === 1 ? " file" : " files") + " changed since the agent left " + (n === 1 ? "it" : "them") + "?";
+    $("force-note").textContent = "The current content is stored first: Undo brings " + (n === 1 ? "it" : "them") + " back.";
+    $("force-confirm").hidden = false;
+    $("confirm-ok").disabled = true;
+    $("force-cancel").focus();
+  }
+
+  function declineForce() {
+    closeConfirm();
+    status("Nothing changed.", "ok");
+  }
+
+  async function act(force) {
     if (!pending) return;
     const p = pending;
-    const force = $("force").checked;
     $("confirm-ok").disabled = true;
+    $("force-ok").disabled = true;
     try {
       if (p.kind === "fork") {
         const body = { turn: p.turn, restore: $("fork-restore").checked, force };
@@ -228,37 +347,42 @@
       } else {
         const r = await api("POST", "/api/rewind", { turn: p.turn, scope: p.scope, force });
         status(describe(r), "ok");
-        $("undo").disabled = false;
       }
       document.body.dataset.lastAction = p.kind;
       closeConfirm();
       await refresh();
     } catch (e) {
       if (e.status === 409 && e.data && e.data.result) {
-        const cs = e.data.result.conflicts || [];
-        $("confirm-summary").textContent = "Conflict: changed since the turn: " + cs.join(", ") + ". Tick force to overwrite.";
-        $("force-label").hidden = false;
+        // Changed since the preview: list them; forcing takes the second
+        // confirmation.
+        $("force-confirm").hidden = true;
+        $("confirm").dataset.state = "ready";
+        showConflicts(e.data.result.conflicts);
         $("confirm-ok").disabled = false;
         status(e.message, "error");
         return;
       }
       status("Failed: " + e.message, "error");
       $("confirm-ok").disabled = false;
+    } finally {
+      $("force-ok").disabled = false;
     }
   }
 
-  async function undo() {
+  // undo and redo act on the newest op (the history's next_undo and
+  // next_redo); a conflict is reported, never forced from here.
+  async function reverse(kind) {
     $("undo").disabled = true;
+    $("redo").disabled = true;
     try {
-      const r = await api("POST", "/api/undo", {});
-      status("Undid the last rewind (" + r.scope + " to turn #" + r.turn + ").", "ok");
-      document.body.dataset.lastAction = "undo";
-      await refresh();
+      const r = await api("POST", "/api/" + kind, {});
+      const what = r.scope + " to turn #" + r.turn;
+      status((kind === "undo" ? "Undid the rewind of " : "Redid the rewind of ") + what + ".", "ok");
+      document.body.dataset.lastAction = kind;
     } catch (e) {
-      status("Undo failed: " + e.message, "error");
-    } finally {
-      $("undo").disabled = false;
+      status((kind === "undo" ? "Undo" : "Redo") + " failed: " + e.message, "error");
     }
+    await refresh();
   }
 
   // The event stream is read with fetch, so the token travels in the
@@ -306,12 +430,12 @@
   function start() {
     if (!token) {
       $("auth").hidden = false;
-      status("No token: open the address printed by ckpt serve with #token=…", "error");
+      status("No token: open the open_url that ckpt serve prints on stdout.", "error");
       return;
     }
     sessionStorage.setItem("ckpt-token", token);
     $("auth").hidden = true;
-    $("undo").disabled = false;
+    loadSession();
     refresh();
     connect();
   }
@@ -325,7 +449,10 @@
   $("fork").addEventListener("click", () => openConfirm("fork"));
   $("confirm-cancel").addEventListener("click", closeConfirm);
   $("confirm-ok").addEventListener("click", confirm);
-  $("undo").addEventListener("click", undo);
+  $("force-ok").addEventListener("click", () => act(true));
+  $("force-cancel").addEventListener("click", declineForce);
+  $("undo").addEventListener("click", () => reverse("undo"));
+  $("redo").addEventListener("click", () => reverse("redo"));
   $("refresh").addEventListener("click", refresh);
   document.addEventListener("keydown", (e) => { if (e.key === "Escape" && pending) closeConfirm(); });
   window.addEventListener("hashchange", () => {

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/mcpserver"
+)
+
+func newMCPCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the session as MCP tools over stdio, for agents and IDEs",
+		Long: `Serve the session given by the global flags as Model Context Protocol tools
+on stdin/stdout, for an agent or IDE to start as an MCP server:
+
+  list_checkpoints  the turns, oldest first, with the files each touched
+  show_diff         what rewinding the code to a turn would change
+  rewind            code, conversation or both back to a turn (dry_run;
+                    conflicts refused unless force)
+  undo, redo        reverse the last rewind, or re-apply the last undo
+  history           every rewind, undo and redo, with op ids
+  status            session, scan mode, open turn and what changed since
+
+Started by Claude Code with no session named (--session, $CKPT_SESSION),
+it serves Claude's own conversation ($CLAUDE_CODE_SESSION_ID, the session
+ckpt's Claude hooks record into), in its project directory
+($CLAUDE_PROJECT_DIR) until that session exists.
+
+stdout carries only MCP JSON-RPC messages; messages go to stderr. It stops
+when the client closes stdin, or on SIGINT or SIGTERM. Claude Code:
+
+  claude mcp add ckpt -- ckpt mcp`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.serveMCP(cmd)
+		},
+	}
+}
+
+// serveMCP runs the MCP server on a's streams until the client hangs up
+// or the context ends, with one controller for its whole life.
+func (a *app) serveMCP(cmd *cobra.Command) error {
+	ctx := cmd.Context()
+	if err := a.claudeSession(ctx); err != nil {
+		return err
+	}
+	c, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv := mcpserver.New(c, mcpserver.Options{Version: buildVersion().Version, Logger: log})
+	a.say("ckpt: serving session %s of %s as MCP tools on stdio", c.Session(), c.WorkspaceRoot())
+	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+	err = srv.Run(ctx, t)
+	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
+		return nil // the client hung up, or we were told to stop
+	}
+	return err
+}
+
+// nopWriteCloser keeps the server from closing stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// claudeSession, under Claude Code with no session named, takes Claude's
+// session id, which ckpt's Claude hooks use as the ckpt session, and, while
+// that session does not exist yet, Claude's project directory as the
+// workspace when the current directory is inside it (as the hooks do).
+func (a *app) claudeSession(ctx context.Context) error {
+	id := os.Getenv("CLAUDE_CODE_SESSION_ID")
+	if a.session != "" || id == "" || !controller.ValidSession(id) {
+		return nil
+	}
+	a.session = id
+	if a.workspace != "" {
+		return nil
+	}
+	if _, ok, err := controller.SessionWorkspace(ctx, a.store, id); err != nil || ok {
+		return err
+	}
+	proj := os.Getenv("CLAUDE_PROJECT_DIR")
+	wd, err := os.Getwd()
+	if proj == "" || !filepath.IsAbs(proj) || err != nil {
+		return nil
+	}
+	if rel, err := filepath.Rel(proj, wd); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		a.workspace = proj
+	}
+	return nil
+}

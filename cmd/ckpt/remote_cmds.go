@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/remote"
+	"github.com/spf13/cobra"
+)
+
+// openRemote opens the store's configured remote.
+func (a *app) openRemote(ctx context.Context) (*remote.Remote, error) {
+	cfg, err := remote.LoadConfig(a.store)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(a.store, 0o755); err != nil {
+		return nil, err
+	}
+	r, err := remote.OpenConfig(ctx, a.store, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if bar := a.progress("bytes transferred", -1); bar != nil {
+		a.remoteBar = bar
+		r.Progress = func(done int64) { bar.set(int(done)) }
+	}
+	return r, nil
+}
+
+// endProgress clears the transfer display, if any.
+func (a *app) endProgress(*remote.Remote) {
+	a.remoteBar.done()
+}
+
+const remoteHelp = `The remote is $CKPT_REMOTE, else the "remote" field of STORE/config.json:
+  s3://BUCKET/PREFIX   an S3-compatible bucket (AWS S3, GCS, R2, MinIO, versitygw),
+                       with AWS_ENDPOINT_URL (empty: AWS), AWS_ACCESS_KEY_ID,
+                       AWS_SECRET_ACCESS_KEY and AWS_REGION (default us-east-1)
+  file:///DIR          a directory (a shared or network file system)`
+
+func newRemoteCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "remote",
+		Short: "Show where ckpt sync sends this store's sessions",
+		Long:  "Show the remote configuration (secrets are never shown).\n\n" + remoteHelp,
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := remote.LoadConfig(a.store)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(cfg)
+			}
+			w := bufio.NewWriter(a.stdout)
+			fmt.Fprintf(w, "remote:   %s\n", cfg.URL)
+			fmt.Fprintf(w, "from:     %s\n", cfg.Source)
+			if strings.HasPrefix(cfg.URL, "s3:") {
+				show := func(v, unset string) string {
+					if v == "" {
+						return unset
+					}
+					return v
+				}
+				fmt.Fprintf(w, "endpoint: %s\n", show(cfg.Endpoint, "(AWS)"))
+				fmt.Fprintf(w, "region:   %s\n", show(cfg.Region, "(us-east-1)"))
+				fmt.Fprintf(w, "key id:   %s\n", show(cfg.AccessKey, "(AWS_ACCESS_KEY_ID not set)"))
+				secret := "(AWS_SECRET_ACCESS_KEY not set)"
+				if cfg.SecretSet {
+					secret = "set"
+				}
+				fmt.Fprintf(w, "secret:   %s\n", secret)
+			}
+			return w.Flush()
+		},
+	}
+	cmd.AddCommand(newRemoteGCCmd(a))
+	return cmd
+}
+
+func newRemoteGCCmd(a *app) *cobra.Command {
+	var margin string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Delete the remote's packs and indexes no session names any more",
+		Long: `Collect the remote without locking it. A pack or index is deleted only when
+no session's HEAD names it, a collection at least --margin ago already found
+it unreferenced, and the server's time of the object is older than --margin.
+So run it regularly (e.g. daily): the first run only marks. A sync never
+reuses a marked pack; it uploads those blobs again.
+
+` + remoteHelp,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := controller.ParseAge(margin)
+			if err != nil || m <= 0 {
+				return usagef("--margin %q: want a duration such as 24h or 2d", margin)
+			}
+			r, err := a.openRemote(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			unlock, err := r.Lock(cmd.Context(), true)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			rep, err := r.GC(cmd.Context(), remote.GCOptions{Margin: m, DryRun: dryRun})
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(rep)
+			}
+			verb := "deleted"
+			if dryRun {
+				verb = "would delete"
+			}
+			for _, k := range rep.Deleted {
+				fmt.Fprintln(a.stdout, k)
+			}
+			a.say("%s %d objects (%s); %d live, %d unreferenced kept for now; %d stale uploads aborted",
+				verb, len(rep.Deleted), controller.FormatBytes(rep.DeletedBytes), rep.Live, rep.Candidates, rep.AbortedUploads)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&margin, "margin", "24h", "how long an object must stay unreferenced (and unwritten) before it is deleted")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be deleted; delete nothing, record nothing")
+	return cmd
+}
+
+func newSyncCmd(a *app) *cobra.Command {
+	var wait bool
+	var sessions []string
+	cmd := &cobra.Command{
+		Use:   "sync",
+		Short: "Upload what is new in this store's sessions to the remote",
+		Long: `Upload the blobs, indexes and HEADs of the store's sessions that changed
+since the last sync. Blobs go in packs, then each session's index as a
+snapshot, then its HEAD: nothing on the remote names what is not there yet.
+When another machine moved a session's HEAD, this store's copy is uploaded
+as a fork under a new id, and sync says so.
+
+Without --wait, a sync that finds another sync of the store running exits
+at once (the other one uploads the same things).
+
+` + remoteHelp,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, s := range sessions {
+				if !controller.ValidSession(s) {
+					return usagef("--session-only %q: %v", s, controller.ErrBadSession)
+				}
+			}
+			r, err := a.openRemote(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			res, err := r.Sync(cmd.Context(), sessions, wait)
+			a.endProgress(r)
+			if errors.Is(err, remote.ErrBusy) {
+				fmt.Fprintln(a.stderr, "ckpt: another sync of this store is running; not waiting (use --wait)")
+				if a.json {
+					return a.printJSON([]remote.SyncResult{})
+				}
+				return nil
+			}
+			if a.json {
+				if perr := a.printJSON(res); perr != nil {
+					return perr
+				}
+			} else {
+				for _, s := range res {
+					switch s.Status {
+					case "uploaded":
+						fmt.Fprintf(a.stdout, "%s: uploaded %d blobs in %d packs, %s\n", s.Session, s.Blobs, s.Packs, controller.FormatBytes(s.Bytes))
+					case "forked":
+						fmt.Fprintf(a.stdout, "%s: forked: %s\n", s.Session, s.Reason)
+					case "skipped":
+						fmt.Fprintf(a.stdout, "%s: skipped: %s\n", s.Session, s.Reason)
+					default:
+						fmt.Fprintf(a.stdout, "%s: %s\n", s.Session, s.Status)
+					}
+				}
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait for a running sync of this store instead of leaving it the work")
+	cmd.Flags().StringSliceVar(&sessions, "session-only", nil, "sync only these sessions (default: all of the store's)")
+	return cmd
+}
+
+func newPullCmd(a *app) *cobra.Command {
+	var as string
+	cmd := &cobra.Command{
+		Use:   "pull SESSION",
+		Short: "Fetch a remote session into this store, ready to rewind",
+		Long: `Fetch SESSION's index from the remote, and every blob it needs that this
+store lacks, each checked against its hash as it arrives (a damaged or
+truncated download is an error). The session is then local: list, rewind,
+undo work as for one captured here.
+
+--workspace DIR points the pulled session at DIR, for a machine where the
+workspace lives at another path (DIR is created if missing), and makes it
+DIR's own session: ckpt run in DIR (and the agent's hooks there) use it, and
+ckpt sync continues the remote session. Without --workspace the local id is
+SESSION. A session that already exists here is never replaced: pull it under
+another id with --as.
+
+` + remoteHelp,
+		Args: exactArgs(1, "one SESSION"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !controller.ValidSession(args[0]) {
+				return usagef("session %q: %v", args[0], controller.ErrBadSession)
+			}
+			if as != "" && !controller.ValidSession(as) {
+				return usagef("--as %q: %v", as, controller.ErrBadSession)
+			}
+			// --workspace (the global flag) re-points the session; only an
+			// explicit flag does, not $CKPT_WORKSPACE.
+			var ws string
+			if f := cmd.Flags().Lookup("workspace"); f != nil && f.Changed {
+				abs, err := filepath.Abs(f.Value.String())
+				if err != nil {
+					return err
+				}
+				ws = abs
+			}
+			r, err := a.openRemote(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			res, err := r.Pull(cmd.Context(), remote.PullOptions{Session: args[0], As: as, Workspace: ws})
+			a.endProgress(r)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(res)
+			}
+			fmt.Fprintf(a.stdout, "pulled %s: %d turns, %d blobs fetched (%s)\n", res.Session, res.Turns, res.Blobs, controller.FormatBytes(res.Bytes))
+			fmt.Fprintf(a.stdout, "workspace: %s\n", res.Workspace)
+			fmt.Fprintf(a.stdout, "session:   %s (from %s)\n", res.Session, res.RemoteSession)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&as, "as", "", "the local session id (default: the --workspace DIR's own session, else SESSION)")
+	return cmd
+}
+
+// remoteSessions prints the remote's sessions (ckpt sessions --remote).
+func (a *app) remoteSessions(ctx context.Context) error {
+	r, err := a.openRemote(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	hs, err := r.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(hs)
+	}
+	w := bufio.NewWriter(a.stdout)
+	fmt.Fprintf(w, "%-24s %6s %10s  %-20s  %-12s %s\n", "SESSION", "TURNS", "INDEX", "UPDATED", "HOST", "WORKSPACE")
+	for _, h := range hs {
+		fmt.Fprintf(w, "%-24s %6d %10s  %-20s  %-12s %s\n", h.Session, h.Turns, controller.FormatBytes(h.IndexSize), h.Updated, h.Host, h.Workspace)
+	}
+	return w.Flush()
+}
+
+// verifyRemote checks the remote (ckpt verify --remote); exit 1 on findings.
+func (a *app) verifyRemote(ctx context.Context, repair bool) error {
+	if repair {
+		return usagef("--repair works on the local store only")
+	}
+	r, err := a.openRemote(ctx)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rep, err := r.Verify(ctx, a.progress("objects verified", -1).count())
+	if err != nil {
+		return err
+	}
+	if a.json {
+		if err := a.printJSON(map[string]any{"ok": rep.OK(), "report": rep}); err != nil {
+			return err
+		}
+	} else {
+		w := bufio.NewWriter(a.stdout)
+		for _, f := range rep.Findings {
+			fmt.Fprintf(w, "%-8s %s %s: %s\n", f.Kind, f.Session, f.Key, f.Detail)
+		}
+		w.Flush()
+		a.say("checked %d remote sessions, %d packs, %d blobs: %d findings", rep.Sessions, rep.Packs, rep.Blobs, len(rep.Findings))
+	}
+	if !rep.OK() {
+		return silentError{exitFail}
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/ckpt/ckpt/controller"
+	"github.com/spf13/cobra"
+)
+
+// statusInput is the part of the JSON Claude Code sends a statusLine
+// command on stdin that ckpt reads.
+type statusInput struct {
+	SessionID string `json:"session_id"`
+	Cwd       string `json:"cwd"`
+	Workspace struct {
+		CurrentDir string `json:"current_dir"`
+		ProjectDir string `json:"project_dir"`
+	} `json:"workspace"`
+}
+
+func newStatusLineCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "statusline",
+		Short: "Print one short line for Claude Code's statusLine (its JSON on stdin)",
+		Long: `Read the JSON Claude Code sends its statusLine command on stdin and print
+one line: the checkpoints in this session, whether scan mode is on, and
+whether "ckpt undo" has something to undo. With no JSON on stdin it
+reports the session the global flags select. It never fails: a problem
+prints a short line and exits 0, so the status bar never shows an error.
+"ckpt install claude --statusline" sets it up.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintln(a.stdout, a.statusLine(cmd.Context()))
+			return nil
+		},
+	}
+}
+
+func (a *app) statusLine(ctx context.Context) string {
+	var in statusInput
+	if a.stdin != nil {
+		if f, ok := a.stdin.(*os.File); !ok || !isatty.IsTerminal(f.Fd()) {
+			data, _ := io.ReadAll(io.LimitReader(a.stdin, 1<<20))
+			json.Unmarshal(data, &in)
+		}
+	}
+	session := a.session
+	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
+		session, _ = continuedSession(a.store, in.SessionID)
+	}
+	if session == "" {
+		dir := in.Workspace.ProjectDir
+		if dir == "" {
+			dir = in.Cwd
+		}
+		if dir == "" || !filepath.IsAbs(dir) {
+			var err error
+			if dir, err = os.Getwd(); err != nil {
+				return "ckpt: no workspace"
+			}
+		}
+		loc, err := controller.Locate(ctx, a.store, dir, "")
+		if err != nil {
+			return "ckpt: no workspace"
+		}
+		session = loc.Session
+	}
+	root, ok, err := controller.SessionWorkspace(ctx, a.store, session)
+	if err != nil {
+		return "ckpt: status unavailable"
+	}
+	if !ok {
+		return "ckpt: no checkpoints yet"
+	}
+	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: session, Store: a.store, NoAutoRetention: true})
+	if err != nil {
+		return "ckpt: status unavailable"
+	}
+	defer c.Close()
+	cps, err := c.Turns(ctx)
+	if err != nil {
+		return "ckpt: status unavailable"
+	}
+	parts := []string{plural(len(cps), "checkpoint")}
+	if on, err := c.ScanSetting(ctx); err == nil {
+		parts = append(parts, map[bool]string{true: "scan on", false: "scan off"}[on])
+	}
+	if hist, err := c.History(ctx); err == nil {
+		undo := "nothing to undo"
+		for _, h := range hist {
+			if h.NextUndo {
+				undo = "undo ready"
+			}
+		}
+		parts = append(parts, undo)
+	}
+	return "ckpt: " + strings.Join(parts, " · ")
+}

@@ -1,0 +1,205 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ckpt/ckpt/cas"
+)
+
+// Remote garbage collection takes no lock: writers never wait for it and a
+// dead collector leaves nothing to clean up. Its state is one object,
+// gc/state.json, listing the packs and indexes that no HEAD named, each
+// with the time a collection first found it so. An object is deleted only
+// when
+//
+//   - no HEAD names it now,
+//   - a collection at least the margin ago (default 24 h) already found no
+//     HEAD naming it, and
+//   - the server's modification time of the object is older than the margin.
+//
+// A sync reads the state first and never reuses a pack listed there: it
+// uploads those blobs again in a new pack. So a pack a HEAD could come to
+// name again is either not listed (and a later collection sees the HEAD
+// naming it before the margin is out), or freshly written (and too young to
+// delete). This holds while a sync takes less than the margin, and while
+// the clocks of the machines running gc are within the margin of each other.
+const gcStateKey = "gc/state.json"
+
+// DefaultMargin is the default GC margin.
+const DefaultMargin = 24 * time.Hour
+
+type gcState struct {
+	Format     int               `json:"format"`
+	Updated    string            `json:"updated"`
+	Candidates map[string]string `json:"candidates"` // key -> RFC 3339 time first found unreferenced
+}
+
+// readGCState returns the state and its ETag; an absent state is empty.
+func (r *Remote) readGCState(ctx context.Context) (gcState, string, error) {
+	st := gcState{Candidates: map[string]string{}}
+	info, err := r.b.Stat(ctx, gcStateKey)
+	if errors.Is(err, cas.ErrNotFound) {
+		return st, "", nil
+	}
+	if err != nil {
+		return st, "", err
+	}
+	rc, err := r.b.Get(ctx, gcStateKey, 0, info.Size)
+	if err != nil {
+		return st, "", err
+	}
+	defer rc.Close()
+	body, err := cas.ReadFull(rc, info.Size)
+	if err != nil {
+		return st, "", err
+	}
+	if err := json.Unmarshal(body, &st); err != nil {
+		return st, "", fmt.Errorf("remote: %s: %w: %v", gcStateKey, cas.ErrCorrupt, err)
+	}
+	if st.Candidates == nil {
+		st.Candidates = map[string]string{}
+	}
+	return st, info.ETag, nil
+}
+
+// GCOptions tune a collection.
+type GCOptions struct {
+	Margin time.Duration    // DefaultMargin when 0
+	DryRun bool             // report, delete nothing, write no state
+	Now    func() time.Time // time.Now when nil (tests)
+}
+
+// GCReport says what a collection found and did.
+type GCReport struct {
+	Live         int      `json:"live"`       // packs and indexes some HEAD names
+	Candidates   int      `json:"candidates"` // unreferenced, kept for now
+	Deleted      []string `json:"deleted"`
+	DeletedBytes int64    `json:"deleted_bytes"`
+	DryRun       bool     `json:"dry_run"`
+	// AbortedUploads counts multipart uploads older than the margin that
+	// were aborted (S3 only: parts of uploads whose writer died).
+	AbortedUploads int `json:"aborted_uploads"`
+}
+
+// GC collects the remote's packs and indexes that no HEAD names (see the
+// rule above). A HEAD it cannot read stops it before it deletes anything.
+func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
+	rep := GCReport{Deleted: []string{}, DryRun: o.DryRun}
+	if o.Margin <= 0 {
+		o.Margin = DefaultMargin
+	}
+	now := time.Now()
+	if o.Now != nil {
+		now = o.Now()
+	}
+	st, etag, err := r.readGCState(ctx)
+	if err != nil {
+		return rep, err
+	}
+	heads, err := r.Sessions(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("remote gc: every HEAD must be readable to collect: %w", err)
+	}
+	live := map[string]bool{}
+	for _, h := range heads {
+		live[h.Index] = true
+		for _, p := range h.Packs {
+			live[p.Key] = true
+		}
+	}
+	var objs []cas.ObjectInfo
+	for _, prefix := range []string{"packs/", "sessions/"} {
+		err := r.b.List(ctx, prefix, func(obj cas.ObjectInfo) error {
+			if !strings.HasSuffix(obj.Key, "/HEAD") {
+				objs = append(objs, obj)
+			}
+			return nil
+		})
+		if err != nil {
+			return rep, err
+		}
+	}
+	next := gcState{Format: 1, Updated: now.UTC().Format(time.RFC3339), Candidates: map[string]string{}}
+	var doomed []cas.ObjectInfo
+	for _, obj := range objs {
+		if live[obj.Key] {
+			rep.Live++
+			continue
+		}
+		first, seen := now, false
+		if s, ok := st.Candidates[obj.Key]; ok {
+			if t, err := time.Parse(time.RFC3339, s); err == nil {
+				first, seen = t, true
+			}
+		}
+		if seen && now.Sub(first) >= o.Margin && now.Sub(obj.Modified) >= o.Margin {
+			doomed = append(doomed, obj)
+			continue
+		}
+		rep.Candidates++
+		next.Candidates[obj.Key] = first.UTC().Format(time.RFC3339)
+	}
+	if o.DryRun {
+		for _, d := range doomed {
+			rep.Deleted = append(rep.Deleted, d.Key)
+			rep.DeletedBytes += d.Size
+		}
+		return rep, nil
+	}
+	// The state first: a collection that dies after it has only delayed
+	// the deletions to the next run.
+	body, err := json.MarshalIndent(next, "", "  ")
+	if err != nil {
+		return rep, err
+	}
+	cond := cas.PutCond{IfAbsent: true}
+	if etag != "" {
+		cond = cas.PutCond{IfMatch: etag}
+	}
+	if _, err := r.b.Put(ctx, gcStateKey, bytes.NewReader(body), int64(len(body)), cond); err != nil {
+		if errors.Is(err, cas.ErrPrecondition) {
+			return rep, fmt.Errorf("remote gc: another collection ran at the same time; nothing deleted, run again")
+		}
+		return rep, err
+	}
+	sort.Slice(doomed, func(i, j int) bool { return doomed[i].Key < doomed[j].Key })
+	for _, d := range doomed {
+		if err := r.b.Delete(ctx, d.Key); err != nil {
+			return rep, err
+		}
+		rep.Deleted = append(rep.Deleted, d.Key)
+		rep.DeletedBytes += d.Size
+	}
+	if ab, ok := r.b.(interface {
+		AbortStaleUploads(context.Context, time.Time) (int, error)
+	}); ok {
+		n, err := ab.AbortStaleUploads(ctx, now.Add(-o.Margin))
+		rep.AbortedUploads = n
+		if err != nil {
+			return rep, err
+		}
+	}
+	if len(doomed) > 0 {
+		if _, err := r.db.ExecContext(ctx, `DELETE FROM blob_packs WHERE remote = ? AND pack IN (SELECT value FROM json_each(?))`,
+			r.url, mustJSON(rep.Deleted)); err != nil {
+			return rep, err
+		}
+		if _, err := r.db.ExecContext(ctx, `DELETE FROM packs WHERE remote = ? AND key IN (SELECT value FROM json_each(?))`,
+			r.url, mustJSON(rep.Deleted)); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,145 @@
+// Package remote keeps a store's sessions on object storage (an
+// S3-compatible bucket, or a directory), so a session captured on one
+// machine can be pulled and rewound on another. The capture hot path never
+// touches it: sync runs after the fact and uploads what is new.
+//
+// # Remote layout (under the backend's prefix)
+//
+//	packs/XX/HEX.pack                  immutable packs of stored blobs (pack.go)
+//	sessions/ID/index-SUM.db.zst       a consistent snapshot of a session's index
+//	                                   (VACUUM INTO, zstd); SUM = BLAKE3 of the db
+//	sessions/ID/HEAD                   JSON naming the session's current index
+//	                                   and every pack its blobs are in
+//
+// # Guarantees
+//
+// A sync writes packs, then the index, then HEAD, each durable before the
+// next starts: nothing remote names an object that is not there. HEAD is
+// replaced only with if-match on the ETag this store last saw (create-only
+// the first time); when another writer moved it, the session is uploaded
+// under a new id (a fork) instead of overwriting theirs. Packs and indexes
+// are content-addressed, so a retried or repeated upload writes the same
+// bytes. A sync killed between packs and HEAD leaves HEAD, and so every
+// pull, at the previous state.
+//
+// Pull reads HEAD, the index and the packs' trailers, fetches only the
+// blobs the local store lacks, and records each after decoding and hashing
+// it (cas.Disk.PutStored): a truncated or altered body is an error, never
+// an absent file. The index is installed last, so a local index never
+// names a blob the store does not have.
+package remote
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/gofrs/flock"
+)
+
+// HeadFormat is the version of the HEAD object's JSON.
+const HeadFormat = 1
+
+// Head is a session's HEAD object.
+type Head struct {
+	Format    int       `json:"format"`
+	Session   string    `json:"session"`
+	Index     string    `json:"index"`      // key of the index snapshot
+	IndexSize int64     `json:"index_size"` // compressed bytes
+	IndexSum  string    `json:"index_sum"`  // BLAKE3-256 of the uncompressed db
+	Packs     []PackRef `json:"packs"`      // every pack holding a blob the index names
+	Workspace string    `json:"workspace"`  // where the session was captured
+	Turns     int       `json:"turns"`      // active turns
+	Updated   string    `json:"updated"`    // RFC 3339, the writer's clock
+	Host      string    `json:"host"`
+	ForkOf    string    `json:"fork_of,omitempty"` // the session this one forked from
+}
+
+// PackRef names a pack and says how to read its trailer.
+type PackRef struct {
+	Key     string `json:"key"`
+	Size    int64  `json:"size"`
+	Entries int    `json:"entries"`
+}
+
+func headKey(session string) string { return "sessions/" + session + "/HEAD" }
+
+// Remote is a store's view of one remote.
+type Remote struct {
+	b     cas.Backend
+	url   string
+	store string
+	db    *sql.DB
+	blobs *cas.Disk
+	lock  *flock.Flock
+	// Progress, when set, is told the bytes uploaded or fetched so far.
+	Progress func(done int64)
+	done     int64
+	// condemned are the packs the collector's state lists (sync reads it).
+	condemned map[string]string
+}
+
+// Open opens store's view of the remote in backend b, named url in the
+// store's records.
+func Open(ctx context.Context, store, url string, b cas.Backend) (*Remote, error) {
+	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
+	if err != nil {
+		return nil, err
+	}
+	db, err := openDB(ctx, store)
+	if err != nil {
+		blobs.Close()
+		return nil, err
+	}
+	return &Remote{b: b, url: url, store: store, db: db, blobs: blobs,
+		lock: flock.New(filepath.Join(store, "remote.lock"))}, nil
+}
+
+// OpenConfig opens the remote cfg names.
+func OpenConfig(ctx context.Context, store string, cfg Config) (*Remote, error) {
+	b, err := cfg.Backend()
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, store, cfg.URL, b)
+}
+
+// Backend returns the remote's backend.
+func (r *Remote) Backend() cas.Backend { return r.b }
+
+// Close releases the store's files.
+func (r *Remote) Close() error { return errors.Join(r.db.Close(), r.blobs.Close()) }
+
+func (r *Remote) progress(n int64) {
+	r.done += n
+	if r.Progress != nil {
+		r.Progress(r.done)
+	}
+}
+
+// ErrBusy is returned by Lock when another sync or pull of the store runs.
+var ErrBusy = errors.New("another ckpt sync or pull of this store is running")
+
+// Lock takes the store's sync lock, waiting for it when wait is set and
+// failing with ErrBusy otherwise. Sync and Pull take it themselves when the
+// caller has not.
+func (r *Remote) Lock(ctx context.Context, wait bool) (unlock func(), err error) {
+	if wait {
+		if err := r.lock.Lock(); err != nil {
+			return nil, fmt.Errorf("remote: lock: %w", err)
+		}
+	} else {
+		ok, err := r.lock.TryLock()
+		if err != nil {
+			return nil, fmt.Errorf("remote: lock: %w", err)
+		}
+		if !ok {
+			return nil, ErrBusy
+		}
+	}
+	return func() { r.lock.Unlock() }, nil
+}
