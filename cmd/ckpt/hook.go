@@ -29,7 +29,7 @@ type hookOptions struct {
 func newHookCmd(a *app) *cobra.Command {
 	var o hookOptions
 	cmd := &cobra.Command{
-		Use:   "hook claude|generic",
+		Use:   "hook claude|generic|AGENT",
 		Short: "Handle one agent hook event (JSON on stdin); what `ckpt install claude` wires up",
 		Long: `Read one agent hook event as JSON on stdin and record it:
 
@@ -53,6 +53,11 @@ The session is the event's session_id and the workspace its cwd (for
 claude, $CLAUDE_PROJECT_DIR when cwd is inside it); --store or $CKPT_HOME
 still chooses the store. Nothing is ever printed on stdout.
 
+Other agents (codex, cursor, cline, copilot, gemini, opencode,
+windsurf) send their own events; "ckpt install AGENT" wires them up and
+the README's agent table says what each captures. For gemini, cursor
+and cline the hook prints the JSON answer the agent expects on stdout.
+
 "generic" takes the same JSON from any agent; it captures
 tool_input.file_path or notebook_path of every PreToolUse, whatever the
 tool_name, and treats tool_name Bash, PowerShell or shell as a shell
@@ -64,8 +69,8 @@ the reason on stderr). Paths outside the workspace or inside .git are
 skipped with a warning even with --strict. Malformed JSON and unknown
 events are reported on stderr and record nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || (args[0] != "claude" && args[0] != "generic") {
-				return usagef("hook takes the agent: claude or generic (see ckpt hook --help)")
+			if len(args) != 1 || (args[0] != "claude" && args[0] != "generic" && agents[args[0]] == nil) {
+				return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agentNames(), ", "))
 			}
 			return nil
 		},
@@ -101,18 +106,19 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 }
 
 // hook reads one event, decodes and classifies it (decodeHook, in
-// hook_decode.go), opens its session and executes it (hookRun, in
-// hook_exec.go).
-func (a *app) hook(ctx context.Context, o hookOptions) *hookFailure {
+// hook_decode.go, or the agent's own decoder, in agents.go), opens its
+// session and executes it (hookRun, in hook_exec.go).
+func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	in := a.stdin
 	if in == nil {
 		in = strings.NewReader("")
 	}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
+	defer func() { fmt.Fprint(a.stdout, agentReply(o.agent, data, fail)) }() // what the agent expects, whatever happens
 	if err != nil {
 		return &hookFailure{msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
 	}
-	plan, f := decodeHook(data, o.agent)
+	plan, f := decodeFor(data, o.agent)
 	if f != nil || plan.none {
 		return f
 	}

@@ -48,7 +48,7 @@ type installOptions struct {
 func newInstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "install claude",
+		Use:   "install [claude|AGENT]",
 		Short: "Wire ckpt into Claude Code's hooks (.claude/settings.json)",
 		Long: `Merge ckpt's hooks into the workspace's .claude/settings.json (or
 ~/.claude/settings.json with --user): UserPromptSubmit opens a turn per
@@ -59,14 +59,27 @@ Other settings and hooks are kept; running it again changes nothing; an
 older ckpt install (another matcher, another binary path) is replaced in
 place. --statusline also sets Claude Code's statusLine to "ckpt
 statusline" (not over a status line of your own). Prints what it changed.
-"ckpt uninstall claude" removes exactly these entries.`,
+"ckpt uninstall claude" removes exactly these entries.
+
+Other agents: codex (.codex/hooks.json), gemini (.gemini/settings.json),
+cursor (.cursor/hooks.json), copilot (.github/hooks/ckpt.json), cline
+(.clinerules/hooks/), windsurf (.windsurf/hooks.json), opencode
+(.opencode/plugin/ckpt.js); --user writes the agent's user-level file.
+With no agent, it says which agents the workspace is set up for and
+what it would write, and changes nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || args[0] != "claude" {
-				return usagef("install takes the agent: claude")
+			if len(args) > 1 || (len(args) == 1 && args[0] != "claude" && agents[args[0]] == nil) {
+				return usagef("install takes the agent: %s (none: detect the agents configured here)", strings.Join(agentNames(), ", "))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return a.runDetect()
+			}
+			if s := agents[args[0]]; s != nil {
+				return a.runAgentInstall(s, o, true)
+			}
 			return a.runInstall(o, true)
 		},
 	}
@@ -79,19 +92,22 @@ statusline" (not over a status line of your own). Prints what it changed.
 func newUninstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "uninstall claude",
+		Use:   "uninstall claude|AGENT",
 		Short: "Remove ckpt's hooks from Claude Code's settings",
 		Long: `Remove the hook entries "ckpt install claude" added from the workspace's
 .claude/settings.json (or ~/.claude/settings.json with --user), and a
 statusLine running "ckpt statusline", leaving every other setting and hook
 as it was.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || args[0] != "claude" {
-				return usagef("uninstall takes the agent: claude")
+			if len(args) != 1 || (args[0] != "claude" && agents[args[0]] == nil) {
+				return usagef("uninstall takes the agent: %s", strings.Join(agentNames(), ", "))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if s := agents[args[0]]; s != nil {
+				return a.runAgentInstall(s, o, false)
+			}
 			return a.runInstall(o, false)
 		},
 	}

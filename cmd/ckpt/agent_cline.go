@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+)
+
+// Cline: one executable per hook, named after it, in .clinerules/hooks/
+// (~/Documents/Cline/Hooks/ with --user). Every event has hookName,
+// taskId and workspaceRoots; PreToolUse has preToolUse.toolName and
+// .parameters (write_to_file and replace_in_file with path; apply_patch
+// with the patch; execute_command and run_commands for the shell),
+// UserPromptSubmit has userPromptSubmit.prompt. Cline reads a JSON answer
+// on stdout: {"cancel": false} lets it go on.
+func init() {
+	registerAgent(&agentSpec{
+		name:    "cline",
+		title:   "Cline",
+		decode:  decodeCline,
+		reply:   clineReply,
+		install: installCline,
+		detect:  []string{".clinerules", ".cline"},
+		writes:  ".clinerules/hooks/UserPromptSubmit and .clinerules/hooks/PreToolUse",
+	})
+}
+
+type clineEvent struct {
+	HookName       string   `json:"hookName"`
+	TaskID         string   `json:"taskId"`
+	WorkspaceRoots []string `json:"workspaceRoots"`
+	PreToolUse     struct {
+		ToolName   string          `json:"toolName"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"preToolUse"`
+	UserPromptSubmit struct {
+		Prompt *string `json:"prompt"`
+	} `json:"userPromptSubmit"`
+}
+
+func decodeCline(data []byte) (hookPlan, *hookFailure) {
+	var ev clineEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return hookPlan{}, badJSON(err)
+	}
+	n := normEvent{session: ev.TaskID, tool: ev.PreToolUse.ToolName}
+	if len(ev.WorkspaceRoots) > 0 {
+		n.cwd = ev.WorkspaceRoots[0]
+	}
+	switch ev.HookName {
+	case "UserPromptSubmit":
+		if ev.UserPromptSubmit.Prompt == nil {
+			return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no userPromptSubmit.prompt; nothing recorded"}
+		}
+		n.kind, n.prompt = "prompt", *ev.UserPromptSubmit.Prompt
+	case "PreToolUse":
+		n.kind = "tool"
+		n.paths, n.shell = toolWrites(ev.PreToolUse.ToolName, objectArgs(ev.PreToolUse.Parameters))
+	case "TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "PostToolUse", "PreCompact":
+		return hookPlan{none: true}, nil
+	default:
+		return hookPlan{}, unknownEvent(ev.HookName)
+	}
+	return n.plan("cline")
+}
+
+func installCline(a *app, ws string, o installOptions, install bool) error {
+	dir := filepath.Join(ws, ".clinerules", "hooks")
+	if o.user {
+		p, err := userPath("Documents", "Cline", "Hooks")
+		if err != nil {
+			return err
+		}
+		dir = p
+	}
+	script := []byte("#!/bin/sh\n# " + ownFileMark + " (ckpt uninstall cline removes it)\nexec " + agentCommand("cline", o.strict) + "\n")
+	return installFiles(a, dir, []ownFile{
+		{path: filepath.Join(dir, "UserPromptSubmit"), content: script, mode: 0o755},
+		{path: filepath.Join(dir, "PreToolUse"), content: script, mode: 0o755},
+	}, install)
+}
+
+// clineReply lets Cline go on, or (--strict, a capture failed) cancels
+// the tool call with the reason.
+func clineReply(_ string, blocked *hookFailure) string {
+	if blocked == nil {
+		return `{"cancel": false}` + "\n"
+	}
+	b, _ := marshalNoEscape(struct {
+		Cancel       bool   `json:"cancel"`
+		ErrorMessage string `json:"errorMessage"`
+	}{true, "ckpt: " + blocked.msg})
+	return string(b) + "\n"
+}

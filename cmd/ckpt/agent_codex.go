@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+// OpenAI Codex CLI: Claude-style hooks in .codex/hooks.json
+// (~/.codex/hooks.json, or $CODEX_HOME/hooks.json, with --user). Its
+// PreToolUse names the patch tool apply_patch, with the whole patch in
+// tool_input.command, and its shell Bash.
+func init() {
+	registerAgent(&agentSpec{
+		name:    "codex",
+		title:   "OpenAI Codex CLI",
+		decode:  decodeClaudeStyle("codex"),
+		install: installCodex,
+		detect:  []string{".codex", "AGENTS.md"},
+		writes:  ".codex/hooks.json",
+	})
+}
+
+// claudeStyleEvent is the JSON Codex CLI (and Copilot CLI's PascalCase
+// events) send: Claude Code's field names.
+type claudeStyleEvent struct {
+	SessionID     string          `json:"session_id"`
+	Cwd           string          `json:"cwd"`
+	HookEventName string          `json:"hook_event_name"`
+	Prompt        *string         `json:"prompt"`
+	ToolName      string          `json:"tool_name"`
+	ToolInput     json.RawMessage `json:"tool_input"`
+}
+
+// decodeClaudeStyle decodes Claude-shaped events of agent.
+func decodeClaudeStyle(agent string) func([]byte) (hookPlan, *hookFailure) {
+	return func(data []byte) (hookPlan, *hookFailure) {
+		var ev claudeStyleEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return hookPlan{}, badJSON(err)
+		}
+		n := normEvent{session: ev.SessionID, cwd: ev.Cwd, tool: ev.ToolName}
+		switch ev.HookEventName {
+		case "UserPromptSubmit":
+			if ev.Prompt == nil {
+				return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
+			}
+			n.kind, n.prompt = "prompt", *ev.Prompt
+		case "PreToolUse":
+			n.kind = "tool"
+			n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolInput))
+		case "SessionStart", "PostToolUse", "Stop", "SubagentStop", "Notification", "PreCompact", "PostCompact",
+			"SessionEnd", "PermissionRequest", "PostToolUseFailure", "ErrorOccurred":
+			return hookPlan{none: true}, nil
+		default:
+			return hookPlan{}, unknownEvent(ev.HookEventName)
+		}
+		return n.plan(agent)
+	}
+}
+
+// toolWrites says what a tool call named tool with arguments args is about
+// to write, for the tool names of every supported agent: the paths of a
+// file tool, the paths a patch names, or a shell command.
+func toolWrites(tool string, args map[string]json.RawMessage) (paths []string, shell bool) {
+	switch tool {
+	case "Bash", "PowerShell", "Shell", "shell", "bash", "powershell", "run_shell_command",
+		"exec_command", "local_shell", "execute_command", "run_commands", "run_command":
+		return nil, true
+	case "apply_patch", "patch", "ApplyPatch":
+		return patchPaths(firstString(args, "command", "input", "patch", "patchText", "patch_text")), false
+	}
+	// A file tool: whichever path argument it has.
+	if p := firstString(args, "file_path", "filePath", "path", "target_file", "notebook_path", "absolute_path"); p != "" && writingTool(tool) {
+		return []string{p}, false
+	}
+	// An edit tool over several files (Cursor's, Copilot's multi-edits).
+	return nil, false
+}
+
+// writingTool says whether tool writes the file its path argument names
+// (and is not a read, a search or a listing).
+func writingTool(tool string) bool {
+	switch tool {
+	case "Write", "Edit", "MultiEdit", "NotebookEdit", "StrReplace", "Delete", "TabWrite",
+		"write_file", "replace", "edit_file", "create", "edit", "str_replace", "insert", "write",
+		"multiedit", "write_to_file", "replace_in_file", "str_replace_editor", "delete_file", "create_file":
+		return true
+	}
+	return false
+}
+
+func installCodex(a *app, ws string, o installOptions, install bool) error {
+	path := filepath.Join(ws, ".codex", "hooks.json")
+	if o.user {
+		home := codexHome()
+		if home == "" {
+			p, err := userPath(".codex")
+			if err != nil {
+				return err
+			}
+			home = p
+		}
+		path = filepath.Join(home, "hooks.json")
+	}
+	err := installGroups(a, path, []groupWant{{"UserPromptSubmit", ""}, {"PreToolUse", ""}}, agentCommand("codex", o.strict), ownAgentCommand("codex"), install)
+	if err == nil && install {
+		a.say("ckpt: note: Codex runs hooks only when they are enabled (features.codex_hooks = true in config.toml) and trusted")
+	}
+	return err
+}
+
+// codexHome is $CODEX_HOME, where Codex keeps its user configuration.
+func codexHome() string { return os.Getenv("CODEX_HOME") }

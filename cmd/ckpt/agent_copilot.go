@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+)
+
+// GitHub Copilot CLI: a hooks file of ckpt's own, .github/hooks/ckpt.json
+// ($COPILOT_HOME/hooks/ckpt.json, else ~/.copilot/hooks/ckpt.json, with
+// --user). Its camelCase events carry no event name: userPromptSubmitted
+// has prompt, preToolUse has toolName and toolArgs (an object, or a JSON
+// string holding one); postToolUse adds toolResult. The PascalCase events
+// (VS Code's format) are Claude-shaped and handled as such. Nothing is
+// printed: an empty answer lets the tool run as it would.
+func init() {
+	registerAgent(&agentSpec{
+		name:    "copilot",
+		title:   "GitHub Copilot CLI",
+		decode:  decodeCopilot,
+		install: installCopilot,
+		detect:  []string{".github/hooks", ".github/copilot-instructions.md"},
+		writes:  ".github/hooks/ckpt.json",
+	})
+}
+
+type copilotEvent struct {
+	SessionID  string          `json:"sessionId"`
+	Cwd        string          `json:"cwd"`
+	Prompt     *string         `json:"prompt"`
+	ToolName   string          `json:"toolName"`
+	ToolArgs   json.RawMessage `json:"toolArgs"`
+	ToolResult json.RawMessage `json:"toolResult"`
+	// Set on PascalCase (Claude-shaped) events.
+	HookEventName string `json:"hook_event_name"`
+}
+
+func decodeCopilot(data []byte) (hookPlan, *hookFailure) {
+	var ev copilotEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return hookPlan{}, badJSON(err)
+	}
+	if ev.HookEventName != "" {
+		return decodeClaudeStyle("copilot")(data)
+	}
+	session := ev.SessionID
+	if session == "" && ev.Cwd != "" {
+		// Versions whose events name no session: one session per
+		// workspace.
+		session = derivedSession("copilot", ev.Cwd)
+	}
+	n := normEvent{session: session, cwd: ev.Cwd, tool: ev.ToolName}
+	switch {
+	case ev.ToolName != "" && len(ev.ToolResult) > 0:
+		return hookPlan{none: true}, nil // postToolUse
+	case ev.ToolName != "":
+		n.kind = "tool"
+		n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolArgs))
+	case ev.Prompt != nil:
+		n.kind, n.prompt = "prompt", *ev.Prompt
+	default:
+		return hookPlan{none: true}, nil // sessionStart, agentStop, …
+	}
+	return n.plan("copilot")
+}
+
+func installCopilot(a *app, ws string, o installOptions, install bool) error {
+	dir := filepath.Join(ws, ".github", "hooks")
+	if o.user {
+		if h := os.Getenv("COPILOT_HOME"); h != "" {
+			dir = filepath.Join(h, "hooks")
+		} else {
+			p, err := userPath(".copilot", "hooks")
+			if err != nil {
+				return err
+			}
+			dir = p
+		}
+	}
+	cmd := agentCommand("copilot", o.strict)
+	entry := map[string]any{"type": "command", "bash": cmd, "powershell": cmd}
+	doc := map[string]any{
+		"version": 1,
+		"hooks": map[string]any{
+			"userPromptSubmitted": []any{entry},
+			"preToolUse":          []any{entry},
+		},
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	path := filepath.Join(dir, "ckpt.json")
+	err = installFiles(a, path, []ownFile{{path: path, content: b, mode: 0o644, own: ownCopilotFile}}, install)
+	if err == nil && install && !o.user {
+		a.say("ckpt: note: Copilot CLI loads .github/hooks only in a folder it trusts (--trust-folder); --user installs for every folder")
+	}
+	return err
+}
+
+// ownCopilotFile recognises the hooks file ckpt writes: JSON whose every
+// hook runs ckpt's copilot hook.
+func ownCopilotFile(b []byte) bool {
+	var doc struct {
+		Hooks map[string][]struct {
+			Bash string `json:"bash"`
+		} `json:"hooks"`
+	}
+	if json.Unmarshal(b, &doc) != nil || len(doc.Hooks) == 0 {
+		return false
+	}
+	own := ownAgentCommand("copilot")
+	for _, list := range doc.Hooks {
+		for _, h := range list {
+			if !own(h.Bash) {
+				return false
+			}
+		}
+	}
+	return true
+}

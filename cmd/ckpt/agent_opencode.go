@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// OpenCode: a plugin file, .opencode/plugin/ckpt.js
+// (~/.config/opencode/plugin/ckpt.js with --user). Its chat.message hook
+// hands each user message, and its tool.execute.before hook each tool
+// call, to `ckpt hook opencode` as Claude-shaped JSON (the generic
+// protocol), with OpenCode's own tool names and arguments (write and edit
+// with filePath, patch/apply_patch with patchText, bash) left as they
+// are: the hook knows them, so the plugin stays a pipe.
+func init() {
+	registerAgent(&agentSpec{
+		name:    "opencode",
+		title:   "OpenCode",
+		decode:  decodeClaudeStyle("opencode"),
+		install: installOpenCode,
+		detect:  []string{".opencode", "opencode.json", "opencode.jsonc"},
+		writes:  ".opencode/plugin/ckpt.js",
+	})
+}
+
+// openCodePlugin is the plugin ckpt installs; CKPT_COMMAND becomes the
+// hook command as a JSON array of argv.
+const openCodePlugin = `// ` + ownFileMark + ` (ckpt uninstall opencode removes it).
+// Hands OpenCode's user messages and tool calls to ckpt before they act.
+import { spawnSync } from "node:child_process";
+
+const argv = CKPT_COMMAND;
+
+export const CkptPlugin = async ({ directory }) => {
+  const send = (event) => {
+    const r = spawnSync(argv[0], argv.slice(1), { input: JSON.stringify(event), encoding: "utf8", cwd: directory });
+    if (r.stderr) process.stderr.write(r.stderr);
+    // Exit 2 only with --strict: a capture failed, so the tool must not run.
+    if (r.status === 2) throw new Error(r.stderr || "ckpt: capture failed");
+  };
+  return {
+    "chat.message": async (input, output) => {
+      const text = (output.parts || []).filter((p) => p.type === "text" && !p.synthetic).map((p) => p.text).join("\n");
+      if (!text) return;
+      send({ hook_event_name: "UserPromptSubmit", session_id: input.sessionID, cwd: directory, prompt: text });
+    },
+    "tool.execute.before": async (input, output) => {
+      send({ hook_event_name: "PreToolUse", session_id: input.sessionID, cwd: directory, tool_name: input.tool, tool_input: output.args || {} });
+    },
+  };
+};
+`
+
+func installOpenCode(a *app, ws string, o installOptions, install bool) error {
+	dir := filepath.Join(ws, ".opencode", "plugin")
+	if o.user {
+		p, err := userPath(".config", "opencode", "plugin")
+		if err != nil {
+			return err
+		}
+		dir = p
+	}
+	argv := []string{selfPath(), "hook", "opencode"}
+	if o.strict {
+		argv = append(argv, "--strict")
+	}
+	b, err := marshalNoEscape(argv)
+	if err != nil {
+		return err
+	}
+	content := strings.Replace(openCodePlugin, "CKPT_COMMAND", string(b), 1)
+	path := filepath.Join(dir, "ckpt.js")
+	return installFiles(a, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
+}
+
+// selfPath is this binary as a plugin names it (no shell in between):
+// "ckpt" when that is this binary on $PATH, else its absolute path.
+func selfPath() string {
+	if selfCommand() == "ckpt" {
+		return "ckpt"
+	}
+	p, err := os.Executable()
+	if err != nil {
+		return "ckpt"
+	}
+	return p
+}

@@ -1,0 +1,444 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// runAgentInstall installs (or uninstalls) agent's hooks for the current
+// workspace.
+func (a *app) runAgentInstall(s *agentSpec, o installOptions, install bool) error {
+	if err := a.locate(context.Background()); err != nil {
+		return err
+	}
+	return s.install(a, a.workspace, o, install)
+}
+
+// runDetect is `ckpt install` with no agent: it says which agents the
+// workspace is set up for and what `ckpt install NAME` would write, and
+// changes nothing.
+func (a *app) runDetect() error {
+	if err := a.locate(context.Background()); err != nil {
+		return err
+	}
+	type found struct {
+		Agent   string   `json:"agent"`
+		Found   []string `json:"found"`
+		Command string   `json:"command"`
+		Writes  string   `json:"writes"`
+	}
+	all := []*agentSpec{{name: "claude", title: "Claude Code", detect: []string{".claude", "CLAUDE.md"}, writes: ".claude/settings.json"}}
+	for _, n := range agentNames()[1:] {
+		all = append(all, agents[n])
+	}
+	list := []found{}
+	for _, s := range all {
+		var hits []string
+		for _, p := range s.detect {
+			if _, err := os.Lstat(filepath.Join(a.workspace, filepath.FromSlash(p))); err == nil {
+				hits = append(hits, p)
+			}
+		}
+		if len(hits) > 0 {
+			list = append(list, found{Agent: s.name, Found: hits, Command: "ckpt install " + s.name, Writes: s.writes})
+		}
+	}
+	if a.json {
+		return a.printJSON(list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(a.stdout, "no agent configuration found in %s; run `ckpt install NAME` with one of: %s\n", a.workspace, strings.Join(agentNames(), ", "))
+		return nil
+	}
+	for _, f := range list {
+		fmt.Fprintf(a.stdout, "%s: found %s; `%s` would write %s\n", f.Agent, strings.Join(f.Found, ", "), f.Command, f.Writes)
+	}
+	fmt.Fprintln(a.stdout, "nothing changed (name an agent to install)")
+	return nil
+}
+
+// agentCommand is the hook command line ckpt installs for agent.
+func agentCommand(agent string, strict bool) string {
+	cmd := selfCommand() + " hook " + agent
+	if strict {
+		cmd += " --strict"
+	}
+	return cmd
+}
+
+// ownAgentCommand recognises a hook command ckpt installed for agent,
+// whatever binary path an older install wrote.
+func ownAgentCommand(agent string) func(string) bool {
+	re := regexp.MustCompile(`^\s*(?:'([^']*)'|"([^"]*)"|(\S+))\s+hook\s+` + regexp.QuoteMeta(agent) + `(?:\s|$)`)
+	return func(cmd string) bool {
+		m := re.FindStringSubmatch(cmd)
+		if m == nil {
+			return false
+		}
+		base := filepath.Base(m[1] + m[2] + m[3])
+		return base == "ckpt" || base == "ckpt.exe"
+	}
+}
+
+// userPath is path under the home directory.
+func userPath(parts ...string) (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("home directory: %w", err)
+	}
+	return filepath.Join(append([]string{home}, parts...)...), nil
+}
+
+// settingsEdit is one JSON settings file being changed: its root object
+// and its "hooks" object, kept in their keys' order and bytes.
+type settingsEdit struct {
+	path  string
+	mode  fs.FileMode
+	exist bool
+	root  *object
+	hooks *object
+}
+
+func openSettings(path string) (*settingsEdit, error) {
+	data, mode, err := readSettings(path)
+	if err != nil {
+		return nil, err
+	}
+	root, err := parseObject(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (left unchanged)", path, err)
+	}
+	hooks := &object{vals: map[string]json.RawMessage{}}
+	if raw, ok := root.vals["hooks"]; ok {
+		if hooks, err = parseObject(raw); err != nil {
+			return nil, fmt.Errorf("%s: hooks: %w (left unchanged)", path, err)
+		}
+	}
+	return &settingsEdit{path: path, mode: mode, exist: data != nil, root: root, hooks: hooks}, nil
+}
+
+// save writes the settings back (indented, as install.go writes Claude's).
+// An uninstall that leaves nothing but the keys ckpt adds when it creates
+// the file (top) removes the file: ckpt created it.
+func (e *settingsEdit) save(uninstall bool, top map[string]string) error {
+	if len(e.hooks.keys) == 0 {
+		e.root.del("hooks")
+	} else {
+		e.root.set("hooks", e.hooks.marshal())
+	}
+	if uninstall {
+		only := true
+		for _, k := range e.root.keys {
+			if v, ok := top[k]; !ok || string(e.root.vals[k]) != v {
+				only = false
+			}
+		}
+		if only {
+			if err := os.Remove(e.path); err != nil {
+				return fmt.Errorf("remove %s: %w", e.path, err)
+			}
+			return nil
+		}
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, e.root.marshal(), "", "  "); err != nil {
+		return fmt.Errorf("%s: %w", e.path, err)
+	}
+	out.WriteByte('\n')
+	if err := os.MkdirAll(filepath.Dir(e.path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(e.path), err)
+	}
+	return writeFileAtomic(e.path, out.Bytes(), e.mode)
+}
+
+// groupWant is one event ckpt hooks in a Claude-style settings file
+// (event → matcher groups → hooks), as Codex and Gemini CLI read them.
+type groupWant struct{ event, matcher string }
+
+// installGroups merges command into path's Claude-style hooks for each of
+// wants (install) or removes every hook own recognises (!install),
+// keeping everything else byte for byte.
+func installGroups(a *app, path string, wants []groupWant, command string, own func(string) bool, install bool) error {
+	e, err := openSettings(path)
+	if err != nil {
+		return err
+	}
+	if !install && !e.exist {
+		return a.reportInstall(path, install, nil, nil)
+	}
+	var added, removed []string
+	for _, w := range wants {
+		raw, had := e.hooks.vals[w.event]
+		groups, err := parseGroups(raw)
+		if err != nil {
+			return fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, w.event, err)
+		}
+		if install && groupsHaveExactly(groups, w.matcher, command, own) {
+			continue
+		}
+		kept, gone := removeOwnGroups(groups, own)
+		for _, c := range gone {
+			removed = append(removed, w.event+": "+c)
+		}
+		if install {
+			b, err := marshalNoEscape(hookGroup{Matcher: w.matcher, Hooks: []hookEntry{{Type: "command", Command: command}}})
+			if err != nil {
+				return err
+			}
+			kept = append(kept, b)
+			added = append(added, w.event+describeMatcher(w.matcher)+": "+command)
+		}
+		if len(gone) == 0 && !install {
+			continue
+		}
+		if len(kept) == 0 {
+			if had {
+				e.hooks.del(w.event)
+			}
+		} else {
+			b, err := marshalNoEscape(kept)
+			if err != nil {
+				return err
+			}
+			e.hooks.set(w.event, b)
+		}
+	}
+	if len(added)+len(removed) == 0 {
+		return a.reportInstall(path, install, nil, nil)
+	}
+	if err := e.save(!install, nil); err != nil {
+		return err
+	}
+	return a.reportInstall(path, install, added, removed)
+}
+
+func describeMatcher(m string) string {
+	if m == "" {
+		return ""
+	}
+	return " (" + m + ")"
+}
+
+// groupsHaveExactly reports whether groups hold command under matcher
+// and no other hook of ckpt's.
+func groupsHaveExactly(groups []json.RawMessage, matcher, command string, own func(string) bool) bool {
+	found, other := false, false
+	for _, raw := range groups {
+		var g struct {
+			Matcher string      `json:"matcher"`
+			Hooks   []hookEntry `json:"hooks"`
+		}
+		if json.Unmarshal(raw, &g) != nil {
+			continue
+		}
+		for _, h := range g.Hooks {
+			if !own(h.Command) {
+				continue
+			}
+			if h.Command == command && g.Matcher == matcher && h.Type == "command" {
+				found = true
+			} else {
+				other = true
+			}
+		}
+	}
+	return found && !other
+}
+
+// removeOwnGroups drops ckpt's hooks (and groups left empty) from groups.
+func removeOwnGroups(groups []json.RawMessage, own func(string) bool) (kept []json.RawMessage, gone []string) {
+	for _, raw := range groups {
+		obj, err := parseObject(raw)
+		if err != nil {
+			kept = append(kept, raw)
+			continue
+		}
+		var hooks []json.RawMessage
+		if json.Unmarshal(obj.vals["hooks"], &hooks) != nil {
+			kept = append(kept, raw)
+			continue
+		}
+		var keep []json.RawMessage
+		for _, h := range hooks {
+			var e hookEntry
+			if json.Unmarshal(h, &e) == nil && own(e.Command) {
+				gone = append(gone, e.Command)
+				continue
+			}
+			keep = append(keep, h)
+		}
+		switch {
+		case len(keep) == len(hooks):
+			kept = append(kept, raw)
+		case len(keep) == 0:
+		default:
+			b, _ := marshalNoEscape(keep)
+			obj.set("hooks", b)
+			kept = append(kept, obj.marshal())
+		}
+	}
+	return kept, gone
+}
+
+// installFlat merges ckpt's entry into path's hooks.EVENT arrays of flat
+// entries (Cursor's and Windsurf's hooks.json: no matcher groups), or
+// removes them. entry builds the JSON entry for command; cmdKey names the
+// field holding an entry's command; top sets root keys the format
+// requires when ckpt creates the file (never over the user's).
+func installFlat(a *app, path string, events []string, command, cmdKey string, entry func(string) any, top map[string]string, own func(string) bool, install bool) error {
+	e, err := openSettings(path)
+	if err != nil {
+		return err
+	}
+	if !install && !e.exist {
+		return a.reportInstall(path, install, nil, nil)
+	}
+	var added, removed []string
+	for _, ev := range events {
+		raw, had := e.hooks.vals[ev]
+		list, err := parseGroups(raw)
+		if err != nil {
+			return fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, ev, err)
+		}
+		var kept []json.RawMessage
+		var gone []string
+		exact, other := false, false
+		for _, r := range list {
+			var m map[string]json.RawMessage
+			c := ""
+			if json.Unmarshal(r, &m) == nil {
+				c = jsonString(m[cmdKey])
+			}
+			if c != "" && own(c) {
+				gone = append(gone, c)
+				if c == command {
+					exact = true
+				} else {
+					other = true
+				}
+				continue
+			}
+			kept = append(kept, r)
+		}
+		if install && exact && !other && len(gone) == 1 {
+			continue
+		}
+		for _, c := range gone {
+			removed = append(removed, ev+": "+c)
+		}
+		if install {
+			b, err := marshalNoEscape(entry(command))
+			if err != nil {
+				return err
+			}
+			kept = append(kept, b)
+			added = append(added, ev+": "+command)
+		}
+		if len(gone) == 0 && !install {
+			continue
+		}
+		if len(kept) == 0 {
+			if had {
+				e.hooks.del(ev)
+			}
+		} else {
+			b, err := marshalNoEscape(kept)
+			if err != nil {
+				return err
+			}
+			e.hooks.set(ev, b)
+		}
+	}
+	if len(added)+len(removed) == 0 {
+		return a.reportInstall(path, install, nil, nil)
+	}
+	if install {
+		for k, v := range top {
+			if _, ok := e.root.vals[k]; !ok {
+				e.root.set(k, json.RawMessage(v))
+			}
+		}
+	}
+	if err := e.save(!install, top); err != nil {
+		return err
+	}
+	return a.reportInstall(path, install, added, removed)
+}
+
+// ownFileMark is the line that marks a file ckpt wrote whole (a hook
+// script, a plugin): uninstall removes only a file that carries it, and
+// install never overwrites a file without it.
+const ownFileMark = "written by `ckpt install`"
+
+// ownFile is one file ckpt owns whole.
+type ownFile struct {
+	path    string
+	content []byte
+	mode    fs.FileMode
+	// own recognises a version of the file ckpt wrote; nil means it
+	// carries ownFileMark.
+	own func([]byte) bool
+}
+
+// installFiles writes (install) or removes (!install) files ckpt owns
+// whole, reported together under dir.
+func installFiles(a *app, dir string, files []ownFile, install bool) error {
+	var added, removed []string
+	for _, f := range files {
+		fi, err := os.Lstat(f.path)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("read %s: %w", f.path, err)
+		}
+		var cur []byte
+		if exists {
+			if !fi.Mode().IsRegular() {
+				return fmt.Errorf("%s is not a regular file; left unchanged", f.path)
+			}
+			if cur, err = os.ReadFile(f.path); err != nil {
+				return fmt.Errorf("read %s: %w", f.path, err)
+			}
+			own := f.own
+			if own == nil {
+				own = func(b []byte) bool { return bytes.Contains(b, []byte(ownFileMark)) }
+			}
+			if !own(cur) {
+				if install {
+					return fmt.Errorf("%s exists and is not ckpt's; left unchanged (remove or rename it, or add `ckpt hook` to it by hand)", f.path)
+				}
+				continue
+			}
+		}
+		if !install {
+			if exists {
+				if err := os.Remove(f.path); err != nil {
+					return fmt.Errorf("remove %s: %w", f.path, err)
+				}
+				removed = append(removed, f.path)
+			}
+			continue
+		}
+		if exists && bytes.Equal(cur, f.content) && fi.Mode().Perm() == f.mode {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", filepath.Dir(f.path), err)
+		}
+		if err := writeFileAtomic(f.path, f.content, f.mode); err != nil {
+			return err
+		}
+		if exists {
+			removed = append(removed, f.path+" (older version)")
+		}
+		added = append(added, f.path)
+	}
+	return a.reportInstall(dir, install, added, removed)
+}

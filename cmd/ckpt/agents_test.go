@@ -1,0 +1,127 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAgentDecode feeds each documented fixture (testdata/hooks) and a few
+// edge cases to the agent's decoder and checks what it plans: no store is
+// touched here; the scripts in testdata/agentscript run the whole hook.
+func TestAgentDecode(t *testing.T) {
+	fixture := func(agent, name string) []byte {
+		b, err := os.ReadFile(filepath.Join("testdata", "hooks", agent, name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(strings.ReplaceAll(string(b), "@WORK@", "/w"))
+	}
+	type want struct {
+		event string // "" = nothing to do
+		paths string // comma-separated
+		shell bool
+		fail  string // a substring of the failure
+	}
+	cases := []struct {
+		agent, name string
+		data        []byte
+		want        want
+	}{
+		{"codex", "prompt", nil, want{event: "UserPromptSubmit"}},
+		{"codex", "apply_patch", nil, want{event: "PreToolUse", paths: "new.txt,a.txt,b.txt,c.txt,sub/d.txt"}},
+		{"codex", "bash", nil, want{event: "PreToolUse", shell: true}},
+		{"codex", "post", nil, want{}},
+		{"gemini", "before_agent", nil, want{event: "UserPromptSubmit"}},
+		{"gemini", "write_file", nil, want{event: "PreToolUse", paths: "/w/new.txt"}},
+		{"gemini", "shell", nil, want{event: "PreToolUse", shell: true}},
+		{"gemini", "read", nil, want{}},
+		{"cursor", "before_submit_prompt", nil, want{event: "UserPromptSubmit"}},
+		{"cursor", "pre_tool_use_write", nil, want{event: "PreToolUse", paths: "new.txt"}},
+		{"cursor", "before_shell_execution", nil, want{event: "PreToolUse", shell: true}},
+		{"cursor", "after_file_edit", nil, want{}},
+		{"cursor", "read", []byte(`{"hook_event_name":"preToolUse","conversation_id":"c1","workspace_roots":["/w"],"tool_name":"Read","tool_input":{"file_path":"a.txt"}}`), want{}},
+		{"copilot", "user_prompt_submitted", nil, want{event: "UserPromptSubmit"}},
+		{"copilot", "pre_tool_use_create", nil, want{event: "PreToolUse", paths: "/w/new.txt"}},
+		{"copilot", "pre_tool_use_bash", nil, want{event: "PreToolUse", shell: true}},
+		{"copilot", "post_tool_use", nil, want{}},
+		{"copilot", "pascal", []byte(`{"hook_event_name":"PreToolUse","session_id":"s1","cwd":"/w","tool_name":"create","tool_input":{"path":"x.go"}}`), want{event: "PreToolUse", paths: "x.go"}},
+		{"cline", "user_prompt_submit", nil, want{event: "UserPromptSubmit"}},
+		{"cline", "apply_patch", nil, want{event: "PreToolUse", paths: "b.txt,c.txt,sub/d.txt"}},
+		{"cline", "run_commands", nil, want{event: "PreToolUse", shell: true}},
+		{"cline", "future", []byte(`{"hookName":"Future","taskId":"1","workspaceRoots":["/w"]}`), want{fail: `unknown event "Future"`}},
+		{"windsurf", "pre_user_prompt", nil, want{event: "UserPromptSubmit"}},
+		{"windsurf", "pre_write_code_a", nil, want{event: "PreToolUse", paths: "/w/a.txt"}},
+		{"windsurf", "pre_run_command", nil, want{event: "PreToolUse", shell: true}},
+		{"windsurf", "nopath", []byte(`{"agent_action_name":"pre_write_code","trajectory_id":"t","tool_info":{}}`), want{fail: "no tool_info.file_path"}},
+		{"opencode", "patch", nil, want{event: "PreToolUse", paths: "b.txt,c.txt,sub/d.txt"}},
+		{"opencode", "edit", nil, want{event: "PreToolUse", paths: "/w/a.txt"}},
+		{"opencode", "bash", nil, want{event: "PreToolUse", shell: true}},
+		{"opencode", "relative-cwd", []byte(`{"hook_event_name":"PreToolUse","session_id":"s","cwd":"w","tool_name":"write","tool_input":{"filePath":"a"}}`), want{fail: "not absolute"}},
+		{"gemini", "bad-session", []byte(`{"hook_event_name":"BeforeAgent","session_id":"a/b","cwd":"/w","prompt":"x"}`), want{fail: "session id"}},
+	}
+	for _, c := range cases {
+		t.Run(c.agent+"/"+c.name, func(t *testing.T) {
+			data := c.data
+			if data == nil {
+				data = fixture(c.agent, c.name)
+			}
+			plan, f := agents[c.agent].decode(data)
+			if c.want.fail != "" {
+				if f == nil || !strings.Contains(f.msg, c.want.fail) {
+					t.Fatalf("failure = %+v, want one containing %q", f, c.want.fail)
+				}
+				return
+			}
+			if f != nil {
+				t.Fatalf("unexpected failure: %s", f.msg)
+			}
+			if c.want.event == "" {
+				if !plan.none {
+					t.Fatalf("plan = %+v, want nothing to do", plan)
+				}
+				return
+			}
+			if plan.none || plan.ev.HookEventName != c.want.event {
+				t.Fatalf("event = %q (none=%v), want %q", plan.ev.HookEventName, plan.none, c.want.event)
+			}
+			if got := strings.Join(plan.paths, ","); got != c.want.paths {
+				t.Errorf("paths = %q, want %q", got, c.want.paths)
+			}
+			if plan.shell != c.want.shell {
+				t.Errorf("shell = %v, want %v", plan.shell, c.want.shell)
+			}
+		})
+	}
+}
+
+// FuzzAgentDecode: no agent's decoder panics on any input, and a plan to
+// capture names only non-empty paths.
+func FuzzAgentDecode(f *testing.F) {
+	dirs, _ := os.ReadDir(filepath.Join("testdata", "hooks"))
+	for _, d := range dirs {
+		files, _ := filepath.Glob(filepath.Join("testdata", "hooks", d.Name(), "*.json"))
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(strings.ReplaceAll(string(b), "@WORK@", "/w"))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		for name, s := range agents {
+			plan, fail := s.decode([]byte(data))
+			if fail != nil || plan.none {
+				continue
+			}
+			for _, p := range plan.paths {
+				if p == "" {
+					t.Fatalf("%s: empty path in %+v", name, plan)
+				}
+			}
+			if len(plan.paths) == 0 && !plan.shell && plan.ev.HookEventName != "UserPromptSubmit" {
+				t.Fatalf("%s: a plan with nothing to do: %+v", name, plan)
+			}
+		}
+	})
+}
