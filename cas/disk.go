@@ -113,7 +113,10 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 	if d.lock, err = os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
 		return nil, err
 	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(dir, "blobs.db")), RawQuery: dsnParams}
+	if err := migrations.Create(ctx, filepath.Join(dir, "blobs.db"), pageSize); err != nil { // see dsn.go
+		return nil, err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(dir, "blobs.db")), RawQuery: dsnFor(filepath.Join(dir, "blobs.db"))}
 	if d.db, err = migrations.Open(ctx, u.String(), migrations.CAS, checkPragmas); err != nil {
 		return nil, err
 	}

@@ -32,20 +32,35 @@ func (x *Index) CopyTo(ctx context.Context, dir string) error {
 	} else if !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// The copy is made in a hidden staging directory and renamed into
+	// place whole, so retention never meets the new session directory
+	// without its index (see createSession).
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
 	}
+	tmp, err := os.MkdirTemp(parent, ".new-"+filepath.Base(dir)+"-")
+	if err != nil {
+		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp)
+	staged := filepath.Join(tmp, FileName)
 	// VACUUM INTO writes the file from one read transaction and fsyncs it;
 	// it fills the empty file made private first, rather than creating one
 	// with SQLite's default mode.
-	if err := createPrivate(dst); err != nil {
+	if err := createPrivate(staged); err != nil {
 		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
 	}
-	if _, err := x.db.ExecContext(ctx, `VACUUM INTO ?`, dst); err != nil {
-		os.Remove(dst)
+	if _, err := x.db.ExecContext(ctx, `VACUUM INTO ?`, staged); err != nil {
 		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
 	}
-	return nil
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(dst); serr == nil {
+			return fmt.Errorf("checkpoints: copy to %s: %w", dir, ErrExists)
+		}
+		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
+	}
+	return syncParent(parent)
 }
 
 // summarize applies a summarize op as FinishOp commits it: the shown

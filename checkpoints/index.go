@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -36,11 +38,22 @@ type Option func(*Index)
 // WithClock sets the clock used for turn, message and op times (tests).
 func WithClock(now func() time.Time) Option { return func(x *Index) { x.now = now } }
 
+// PageSize is the page size of a new index. Every table and index of the
+// schema takes at least one page, 28 in all, so an index of one turn and
+// one capture is 28 pages: 112 KiB at SQLite's default 4 KiB, 14 KiB at
+// 512 bytes. Every Claude Code session is a ckpt session, so a user
+// collects thousands of small ones; the cost is more overflow pages for
+// long prompts and messages (see bench/README.md for list and capture
+// timings at this size). An existing index keeps the size it has.
+const PageSize = 512
+
 // DSN returns the connection string for the SQLite file at path: WAL,
 // busy_timeout, synchronous NORMAL, foreign keys and immediate write
 // transactions, set per connection so every pooled connection has them.
 // A new index is created in incremental auto-vacuum mode, so Compact can
-// give the pages of pruned rows back to the file system.
+// give the pages of pruned rows back to the file system; for an existing
+// one the setting is left out, since re-applying it is a write (see
+// migrations.Created).
 func DSN(path string) string {
 	q := url.Values{}
 	// The driver applies _busy_timeout before every other key (a _pragma
@@ -50,7 +63,9 @@ func DSN(path string) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
-	q.Set("_auto_vacuum", "incremental")
+	if !migrations.Created(path) {
+		q.Set("_auto_vacuum", "incremental")
+	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
@@ -58,10 +73,15 @@ func DSN(path string) string {
 // to date. It fails with an error wrapping migrations.ErrTooNew when the
 // index was written by a newer ckpt.
 func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := createSession(ctx, dir); err != nil {
 		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
 	}
 	if err := privateIndex(dir); err != nil {
+		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
+	}
+	// Open creates a new index in incremental auto-vacuum mode itself, but
+	// cannot set its page size (see migrations.Create).
+	if err := migrations.Create(ctx, filepath.Join(dir, FileName), PageSize); err != nil {
 		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
 	}
 	db, err := migrations.Open(ctx, DSN(filepath.Join(dir, FileName)), migrations.Index, checkPragmas)
@@ -82,6 +102,62 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 		}
 	}
 	return x, nil
+}
+
+// createSession makes a new session directory appear whole: the index is
+// created, with its schema, in a hidden staging directory beside dir,
+// which is then renamed to dir. Retention lists session directories and
+// stops at one without a readable index (a deleted or half-copied index
+// must never read as "references nothing"); with this, a session being
+// created is never such a directory. When dir exists already (an older
+// session, or another process won the race), nothing is staged.
+func createSession(ctx context.Context, dir string) error {
+	if _, err := os.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, ".new-"+filepath.Base(dir)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // gone after a successful rename
+	if err := privateIndex(tmp); err != nil {
+		return err
+	}
+	if err := migrations.Create(ctx, filepath.Join(tmp, FileName), PageSize); err != nil {
+		return err
+	}
+	db, err := migrations.Open(ctx, DSN(filepath.Join(tmp, FileName)), migrations.Index, checkPragmas)
+	if err != nil {
+		return err
+	}
+	// Closing the last connection checkpoints the WAL into index.db.
+	if err := db.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, FileName)); serr == nil {
+			return nil // another process created it first
+		}
+		return err
+	}
+	return syncParent(parent)
+}
+
+// syncParent makes a rename in dir durable.
+func syncParent(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && runtime.GOOS != "windows" {
+		return err
+	}
+	return nil
 }
 
 // checkPragmas verifies that the pragmas of the DSN took effect.

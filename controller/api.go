@@ -122,3 +122,10 @@ func ParseAge(s string) (time.Duration, error) { return retention.ParseAge(s) }
 
 // ParseBytes parses a size such as 2GiB or 500MB (see retention.ParseBytes).
 func ParseBytes(s string) (int64, error) { return retention.ParseBytes(s) }
+
+// Page selects part of the active turns for CheckpointsPage; PageInfo
+// describes the history it was cut from.
+type (
+	Page     = checkpoints.Page
+	PageInfo = checkpoints.PageInfo
+)

@@ -62,11 +62,26 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 	defer c.Close()
 	out := []captureJSON{}
 	failed := 0
-	for _, p := range args {
-		abs, err := filepath.Abs(p)
+	// Every path in one durable step: one blob commit, one index commit
+	// (Controller.CaptureAll).
+	abs := make([]string, 0, len(args))
+	absErr := make([]error, len(args))
+	for i, p := range args {
+		ap, err := filepath.Abs(p)
+		absErr[i] = err
 		if err == nil {
-			res, cerr := c.Capture(ctx, abs)
-			if err = cerr; err == nil {
+			abs = append(abs, ap)
+		}
+	}
+	results, errs := c.CaptureAll(ctx, abs)
+	k := 0
+	for i := range args {
+		err := absErr[i]
+		if err == nil {
+			res := results[k]
+			err = errs[k]
+			k++
+			if err == nil {
 				out = append(out, captureJSON{Path: res.Path, PathBytes: pathBytes(res.Path), Turn: res.Turn, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
 				if !a.json {
 					state, note := "captured", ""

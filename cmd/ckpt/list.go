@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/ckpt/ckpt/controller"
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
 
@@ -28,15 +31,49 @@ type checkpointJSON struct {
 	Pruned bool       `json:"pruned"` // retention dropped its files: conversation rewinds only
 }
 
+// listPage is how many turns `ckpt list` shows on a terminal when neither
+// --limit nor --since is given.
+const listPage = 50
+
 func newListCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var limit, since int
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List checkpoints, oldest first: turn, time, prompt and files with what the turn did",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `List the active turns, oldest first: turn, time, prompt and the files each
+captured with what the turn did to them (+ created, - deleted, ~ modified,
+= unchanged).
+
+--since TURN starts at turn TURN, and --limit N then shows N turns from there
+(page forward with the next --since). --limit N alone shows the newest N.
+On a terminal, with neither flag, list shows the newest 50 and says how to see
+the rest; piped or with --json it lists every turn unless told otherwise.`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runList(cmd.Context())
+			o := listOptions{limit: limit, since: -1}
+			if limit < 0 {
+				return usagef("list: --limit must be 0 (all) or more, not %d", limit)
+			}
+			if cmd.Flags().Changed("since") {
+				if since < 0 {
+					return usagef("list: --since must be a turn number, not %d", since)
+				}
+				o.since = since
+			}
+			// On a terminal, with neither flag, one screenful.
+			o.page = !a.json && !cmd.Flags().Changed("limit") && !cmd.Flags().Changed("since") && a.stdoutTerminal()
+			return a.runList(cmd.Context(), o)
 		},
 	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most N turns: the newest N, or N from --since (0: all)")
+	cmd.Flags().IntVar(&since, "since", 0, "start at turn TURN")
+	return cmd
+}
+
+// stdoutTerminal reports whether stdout is a terminal.
+func (a *app) stdoutTerminal() bool {
+	f, ok := a.stdout.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
 }
 
 func kindMark(kind string) string {
@@ -61,16 +98,31 @@ func shorten(s string, n int) string {
 	return s
 }
 
+// listOptions are list's flags: limit turns (0: all) from turn since (-1:
+// the newest limit); page shows the newest listPage when limit is 0.
+type listOptions struct {
+	limit, since int
+	page         bool
+}
+
 // runList prints the active turns, oldest first, with their files.
-func (a *app) runList(ctx context.Context) error {
+func (a *app) runList(ctx context.Context, o listOptions) error {
+	page := controller.Page{Since: o.since, Limit: o.limit}
+	if o.page {
+		page.Limit = listPage
+	}
 	c, err := a.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	cps, err := c.Checkpoints(ctx)
+	cps, info, err := c.CheckpointsPage(ctx, page)
 	if err != nil {
 		return err
+	}
+	if !a.json && len(cps) > 0 && len(cps) < info.Total {
+		defer a.say("showing turns %d–%d of %d active; `ckpt list --since TURN --limit N` pages, `--limit 0` lists all",
+			cps[0].Turn, cps[len(cps)-1].Turn, info.Total)
 	}
 	if a.json {
 		out := make([]checkpointJSON, len(cps))
@@ -82,6 +134,10 @@ func (a *app) runList(ctx context.Context) error {
 			}
 		}
 		return a.printJSON(out)
+	}
+	if len(cps) == 0 && info.Total > 0 {
+		a.say("no active turn from %d on: the newest is %d", page.Since, info.Last)
+		return nil
 	}
 	if len(cps) == 0 {
 		a.say("no checkpoints yet: open a turn with `ckpt turn PROMPT`")

@@ -43,7 +43,7 @@ func TestRunFunctions(t *testing.T) {
 	if got := step("log", a.runLog(ctx)); got != "[0] user:       first\n[0] assistant:  changed a\n" {
 		t.Errorf("log printed %q", got)
 	}
-	if got := step("list", a.runList(ctx)); !strings.Contains(got, "first") || !strings.Contains(got, "a.txt") {
+	if got := step("list", a.runList(ctx, listOptions{since: -1})); !strings.Contains(got, "first") || !strings.Contains(got, "a.txt") {
 		t.Errorf("list printed %q, want turn 0 with a.txt", got)
 	}
 	if got := step("diff", a.runDiff(ctx, diffOptions{turn: 0})); !strings.Contains(got, "-two\n+one\n") {
