@@ -16,7 +16,8 @@ var ErrExists = errors.New("session already exists")
 
 // CopyTo writes a consistent copy of the whole index (every turn, hidden
 // or not, snapshot, message, op and manifest, and the meta) as the index
-// of session directory dir, which must not hold one yet (ErrExists). Blob
+// of session directory dir, which must not hold one yet (ErrExists); dir
+// may exist without an index. Blob
 // ids are copied, never blob bytes: a copy in the same store shares them.
 // The caller holds the session's op lock, so no op is half done; CopyTo
 // fails if one is.
@@ -53,6 +54,19 @@ func (x *Index) CopyTo(ctx context.Context, dir string) error {
 	}
 	if _, err := x.db.ExecContext(ctx, `VACUUM INTO ?`, staged); err != nil {
 		return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		// The directory is there already, without an index: it holds a
+		// front-end's own files (an agent hook's lock and marks). The
+		// index alone goes in, linked so that it never replaces one
+		// another process put there first.
+		if err := os.Link(staged, dst); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("checkpoints: copy to %s: %w", dir, ErrExists)
+			}
+			return fmt.Errorf("checkpoints: copy to %s: %w", dir, err)
+		}
+		return syncParent(dir)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, serr := os.Stat(dst); serr == nil {
