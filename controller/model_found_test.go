@@ -14,6 +14,7 @@ import (
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
 )
 
 func (e *env) scanTurn(prompt string) {
@@ -184,4 +185,121 @@ func TestModelFoundRecordedEndWinsATie(t *testing.T) {
 		t.Fatalf("rewind over a hand edit: %v, want ErrConflict", err)
 	}
 	e.want("f", "by hand")
+}
+
+// Pruning the only turns that held snapshots leaves no blob referenced:
+// Retain (`ckpt prune --keep 1`) then refused to collect, "no session
+// references any blob", and failed although the prune was what it meant.
+func TestModelFoundPruneLeavingNothingReferenced(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write(".gitignore", "*.log\n")
+	e.turn("t0")
+	e.edit(".gitignore", "")
+	e.turn("t1")
+	plan, rep, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()})
+	if err != nil {
+		t.Fatalf("retain: %v", err)
+	}
+	if len(plan.Prunes()) != 1 || rep.Deleted == 0 {
+		t.Errorf("pruned %v, collected %d blobs; want turn 0 pruned and its blobs collected", plan.Prunes(), rep.Deleted)
+	}
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrPruned) {
+		t.Errorf("code rewind to the pruned turn: %v, want ErrPruned", err)
+	}
+	e.want(".gitignore", "")
+}
+
+// After a conversation rewind the open turn is not the last one opened
+// (that one is hidden): retention protected the last opened turn only, so
+// `prune --keep 1` pruned the open turn, and its captures could no longer
+// be rewound (ErrPruned), although the README says the open turn is never
+// pruned.
+func TestModelFoundPruneKeepsTheOpenTurnAfterAConversationRewind(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("a", "a0")
+	e.turn("t0")
+	e.turn("t1")
+	e.turn("t2")
+	e.rewind(2, checkpoints.ScopeConversation, controller.RewindOptions{}) // t2 hidden: t1 is open
+	e.edit("a", "a1")
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+		t.Fatalf("retain: %v", err)
+	}
+	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatalf("code rewind to the open turn after a prune: %v", err)
+	}
+	e.want("a", "a0")
+}
+
+// A redo puts the rewind it re-applies back in force, also for the paths
+// neither the undo nor the redo had to touch: what the rewind wrote is what
+// ckpt last left there, so a hand delete since is a conflict. (The model
+// had the rewind still undone; the product was right.)
+func TestModelFoundRedoneRewindCountsAgain(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("x", "x0")
+	e.scanTurn("t0")
+	e.rm("x") // the agent's shell
+	e.turn("t1")
+	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{}) // x is back
+	e.want("x", "x0")
+	e.rm("x") // by hand
+	e.undoForce(false)
+	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
+		t.Errorf("rewind over the hand delete after undo and redo: %v, want ErrConflict", err)
+	}
+}
+
+// The open turn is protected even when a pinned turn, hidden by a
+// conversation rewind, comes after it: retention protected from the first
+// pinned turn only, and pruned the open turn before it.
+func TestModelFoundPruneKeepsTheOpenTurnBeforeAHiddenPin(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("a", "a0")
+	e.turn("t0")
+	e.turn("t1")
+	e.turn("t2")
+	if err := e.c.Pin(ctx, 2, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{}) // t1, t2 hidden: t0 is open
+	e.edit("a", "a1")
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+		t.Fatalf("retain: %v", err)
+	}
+	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatalf("code rewind to the open turn after a prune: %v", err)
+	}
+	e.want("a", "a0")
+}
+
+// A session whose records name no blob any more (its scanned turn pruned,
+// then the file gone from the stat cache that kept the blob alive) is a
+// real empty live set: gc refused it as if the store path were wrong
+// ("no session references any blob"), and so did every later prune.
+func TestModelFoundGCWithSessionsReferencingNothing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write("a", "a0")
+	e.scanTurn("t0")
+	e.turn("t1")
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+		t.Fatalf("retain: %v", err)
+	}
+	e.rm("a")
+	e.scanTurn("t2")
+	rep, err := controller.StoreOf(e.c).Collect(ctx, retention.CollectOptions{})
+	if err != nil {
+		t.Fatalf("gc: %v", err)
+	}
+	if rep.Live != 0 || rep.Deleted == 0 {
+		t.Errorf("gc: %+v, want nothing live and a0's blob deleted", rep)
+	}
 }

@@ -3,12 +3,17 @@ package controller_test
 // A model-based random test: random sequences of agent edits (write,
 // delete, chmod, rename, file<->directory), symlinks appearing and going,
 // shell changes in scanned turns, hand edits, captures, turns, messages,
-// rewinds (every scope, --only, --force, --dry-run), reverts, undos,
-// summaries, forks (the sequence goes on in the fork), gc and reopening run
-// against a real workspace and the real Controller. After every step the
-// workspace, the directory outside it that symlinks point to, and the
-// conversation are compared with a plain reference model, and every
-// refusal with the one the model predicts.
+// rewinds (every scope, --only, --force, --dry-run), reverts, undos and
+// redos (the next one, or one named by its history id; forced; dry runs,
+// which must change nothing), summaries (from or up to a turn, then
+// undone and redone like any op), forks (with or without restoring files;
+// the sequence goes on in the fork, or in this session after the fork's
+// conversation is checked), pin, prune (keep the newest N turns) and gc
+// with no grace, and reopening run against a real workspace and the real
+// Controller, or the real ckpt binary (TestModelCLI; model_driver_test.go).
+// After every step the workspace, the directory outside it that symlinks
+// point to, and the active conversation are compared with a plain
+// reference model, and every refusal with the one the model predicts.
 //
 // The model follows DESIGN.md and the package doc. Where they are silent it
 // makes these choices (the README states them):
@@ -24,7 +29,9 @@ package controller_test
 //     state unknown, so it is never a conflict.
 //   - An undo puts back, with the bytes, what ckpt knew just before the
 //     rewind it reverses, and the undone rewind no longer counts: a hand
-//     edit the undo brought back is still a hand edit.
+//     edit the undo brought back is still a hand edit. A redo reverses
+//     that undo, so the rewind counts again: what it wrote is what ckpt
+//     last left there, even at a path the redo did not need to touch.
 //   - Obstacles are judged against the tree the plan leaves: deletes come
 //     before writes; a directory in a file's way goes once the plan has
 //     deleted every file in it, else the file is skipped; a file in the way
@@ -42,13 +49,33 @@ package controller_test
 //     what ckpt last saw.
 //   - Directories are not content: ckpt records files only, so the model
 //     does too, and the harness removes empty directories after every step.
+//   - Undo and redo follow history.go's comment: reversing op X puts back,
+//     for each path X rewrote, its state just before X, and for each turn
+//     and message whose visibility X changed, that visibility; when X hid
+//     or showed turns, the turns opened since X are hidden too (a
+//     conflict, as are paths not as X left them). A plain undo reverses
+//     the newest op in effect that applies its base (a rewind, revert,
+//     summarize or redo); a plain redo reverses the undo on top of an
+//     editor's redo stack, which a new rewind, revert or summarize
+//     empties. Undo of a named op reverses it whether in effect or not;
+//     redo of a named op in effect is refused; either one changing
+//     nothing records nothing.
+//   - Pruning a turn forgets what it recorded: its captures, their end
+//     states and its manifest no longer count, for targets (never needed:
+//     pruned turns come before every kept one) nor for "what ckpt last
+//     saw" (so a pruned scanned turn no longer makes a path unknown). A
+//     code rewind or revert to a pruned turn is refused (ErrPruned); a
+//     conversation rewind, summary or plain fork of it is not.
+//   - A fork's restore, seen from the session forked, is a change someone
+//     else made: like a hand edit, not an op of this session.
 //
 // The sequences are deterministic from a seed; a failure prints the seed
-// and the steps. CKPT_MODEL_LONG=1 runs 10,000 sequences; FuzzModel drives
-// the same machine from a byte string.
+// and the steps. CKPT_MODEL_LONG=1 runs 10,000 sequences (500 through the
+// binary), CKPT_MODEL_N sets the count, CKPT_MODEL_SEED reruns one, and
+// CKPT_MODEL_DIR puts the workspaces and stores on a tmpfs; FuzzModel
+// drives the same machine from a byte string.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,7 +94,6 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/retention"
 )
 
 // universe is every path the sequences touch: enough for file<->directory
@@ -104,8 +130,15 @@ func (s mstate) String() string {
 
 type mmsg struct {
 	role, text string
-	hiddenBy   *mop // a summarize, or the undo of the summarize that added it
-	addedBy    *mop // the summarize that added it
+	hidden     bool // by a summarize, or by the undo of the summarize that added it
+}
+
+// mconv is one visibility change an op made: a turn's or a message's, and
+// whether it was shown before.
+type mconv struct {
+	turn  *mturn
+	msg   *mmsg
+	shown bool
 }
 
 // msnap is a capture: path p's state when first captured in a turn.
@@ -117,15 +150,17 @@ type msnap struct {
 }
 
 type mturn struct {
-	seq      int
-	number   int
-	prompt   string
-	scanned  bool
-	at       map[string]mstate // scanned: the state at the start of every path not ignored then
-	rules    mstate            // scanned: .gitignore then
-	snaps    map[string]*msnap
-	hiddenBy *mop
-	msgs     []*mmsg
+	seq     int
+	number  int
+	prompt  string
+	scanned bool
+	at      map[string]mstate // scanned: the state at the start of every path not ignored then
+	rules   mstate            // scanned: .gitignore then
+	snaps   map[string]*msnap
+	hidden  bool // out of the active history
+	pinned  bool
+	pruned  bool // retention dropped its snapshots and manifest
+	msgs    []*mmsg
 }
 
 type mopfile struct {
@@ -136,12 +171,23 @@ type mopfile struct {
 
 type mop struct {
 	seq       int
+	kind      string // "rewind", "revert", "summarize", "undo" or "redo"
 	summarize bool
-	undoes    *mop // for an undo: the rewind it reverses
-	undoneBy  *mop
+	undoes    *mop // for an undo (or redo): the op it reverses
+	undoneBy  *mop // the newest op that reversed this one
 	scope     checkpoints.Scope
 	files     []mopfile
-	hid       []*mturn // turns a conversation rewind hid
+	conv      []mconv // the visibility changes it made
+}
+
+// depth is the number of undo links from o to its base rewind, revert or
+// summarize: even, o applies the base; odd, o reverses it.
+func (o *mop) depth() int {
+	d := 0
+	for ; o.undoes != nil; o = o.undoes {
+		d++
+	}
+	return d
 }
 
 // model is the reference: the workspace, and the records a rewind reads.
@@ -157,7 +203,7 @@ func (m *model) tick() int { m.seq++; return m.seq }
 func (m *model) active() []*mturn {
 	var out []*mturn
 	for _, t := range m.turns {
-		if t.hiddenBy == nil {
+		if !t.hidden {
 			out = append(out, t)
 		}
 	}
@@ -380,18 +426,34 @@ func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
 			case o.undoes != nil:
 				best = f.seq
 				st, known = m.knownAsOf(p, o.undoes.seq)
-			case o.undoneBy != nil && o.undoneBy.seq < limit:
+			case m.undoneAsOf(o, limit):
 			default:
 				best, known, st = f.seq, true, f.after
 			}
 		}
 	}
 	for _, t := range m.turns {
-		if t.scanned && t.seq < limit && t.seq >= best {
+		// A pruned turn's manifest is gone: it no longer says that a
+		// shell may have changed the path (the model's choice, as
+		// pruning forgets what the turn recorded).
+		if t.scanned && !t.pruned && t.seq < limit && t.seq >= best {
 			known = false
 		}
 	}
 	return st, known
+}
+
+// undoneAsOf reports whether an undo of o that is in effect (not itself
+// reversed by a redo) was made before clock value limit: then o no longer
+// counts. With several, the newest decides.
+func (m *model) undoneAsOf(o *mop, limit int) bool {
+	var u *mop
+	for _, v := range m.ops {
+		if v.undoes == o && v.undoneBy == nil {
+			u = v
+		}
+	}
+	return u != nil && u.seq < limit
 }
 
 // mplan is what the model predicts a rewind, revert or undo does.
@@ -492,6 +554,12 @@ func (m *model) apply(o *mop, pl mplan) {
 		f.seq = m.tick()
 		o.files = append(o.files, f)
 	}
+	m.write(pl)
+	m.ops = append(m.ops, o)
+}
+
+// write puts the plan's files in place, deletes first, recording nothing.
+func (m *model) write(pl mplan) {
 	for _, f := range pl.files {
 		if !f.after.exists {
 			delete(m.ws, f.path)
@@ -507,7 +575,6 @@ func (m *model) apply(o *mop, pl mplan) {
 			m.ws[f.path] = mnode{data: f.after.data, exec: f.after.exec}
 		}
 	}
-	m.ops = append(m.ops, o)
 }
 
 // errKind names the refusal a step ended with.
@@ -523,6 +590,16 @@ func errKind(err error) string {
 		return "later-changes"
 	case errors.Is(err, controller.ErrNoTurn):
 		return "no-turn"
+	case errors.Is(err, controller.ErrRedoConflict):
+		return "redo-conflict"
+	case errors.Is(err, controller.ErrNothingToRedo):
+		return "nothing-to-redo"
+	case errors.Is(err, controller.ErrNotInEffect):
+		return "not-in-effect"
+	case errors.Is(err, controller.ErrNotReversible):
+		return "not-reversible"
+	case errors.Is(err, checkpoints.ErrPruned):
+		return "pruned"
 	case errors.Is(err, checkpoints.ErrNothingToUndo):
 		return "nothing-to-undo"
 	case errors.Is(err, capture.ErrOutsideWorkspace):
@@ -564,22 +641,23 @@ func (c *byteChooser) ok() bool { return !c.out }
 // machine runs one sequence against the real controller and the model.
 type machine struct {
 	t       testing.TB
-	ctx     context.Context
 	ws      string
 	store   string
 	outside string // symlinks point here; it must never change
-	c       *controller.Controller
+	d       driver
+	cli     bool // d is the ckpt binary
 	m       *model
 	ch      chooser
 	steps   []string
 	failed  bool
 	stats   map[string]int // what the sequence exercised, by outcome
 	forks   int
-	session string // the session the sequence drives (a fork moves it)
 }
 
-func newMachine(t testing.TB, ch chooser) *machine {
-	x := &machine{t: t, ctx: context.Background(), ch: ch, m: &model{ws: map[string]mnode{}}, stats: map[string]int{}}
+// newMachine sets up a sequence; bin is the ckpt binary to drive, or ""
+// for the Controller.
+func newMachine(t testing.TB, ch chooser, bin string) *machine {
+	x := &machine{t: t, ch: ch, m: &model{ws: map[string]mnode{}}, stats: map[string]int{}}
 	root := t.TempDir()
 	if dir := os.Getenv("CKPT_MODEL_DIR"); dir != "" { // a tmpfs for long runs: fsync costs nothing there
 		var err error
@@ -597,26 +675,16 @@ func newMachine(t testing.TB, ch chooser) *machine {
 	if err := os.WriteFile(filepath.Join(x.outside, "secret"), []byte("outside\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	x.open()
+	x.cli = bin != ""
+	if x.cli {
+		x.d = newCLIDriver(t, bin, x.ws, x.store)
+	} else {
+		x.d = newAPIDriver(t, x.ws, x.store)
+	}
 	return x
 }
 
-func (x *machine) open() {
-	if x.c != nil {
-		x.c.Close()
-	}
-	c, err := controller.Open(x.ctx, controller.Options{Workspace: x.ws, Store: x.store, Session: x.session, NoAutoRetention: true})
-	if err != nil {
-		x.t.Fatal(err)
-	}
-	x.c = c
-}
-
-func (x *machine) close() {
-	if x.c != nil {
-		x.c.Close()
-	}
-}
+func (x *machine) close() { x.d.Close() }
 
 func (x *machine) fail(format string, args ...any) {
 	x.t.Helper()
@@ -754,21 +822,13 @@ func (x *machine) check() {
 	if b, err := os.ReadFile(filepath.Join(x.outside, "secret")); err != nil || string(b) != "outside\n" {
 		x.fail("the file outside the workspace changed: %q %v", b, err)
 	}
-	msgs, err := x.c.Conversation(x.ctx)
+	gotConv, err := x.d.ConversationOf("")
 	if err != nil {
 		x.t.Fatal(err)
 	}
-	var gotConv, wantConv []string
-	for _, m := range msgs {
-		gotConv = append(gotConv, fmt.Sprintf("%d %s %s", m.Turn, m.Role, m.Text))
-	}
+	var wantConv []string
 	for _, t := range x.m.active() {
-		for _, m := range t.msgs {
-			if m.hiddenBy != nil {
-				continue
-			}
-			wantConv = append(wantConv, fmt.Sprintf("%d %s %s", t.number, m.role, m.text))
-		}
+		wantConv = append(wantConv, convOf(t)...)
 	}
 	if !slices.Equal(gotConv, wantConv) {
 		x.fail("conversation:\n got  %q\n want %q", gotConv, wantConv)
@@ -826,15 +886,15 @@ func (x *machine) links() []string {
 // captureStep captures p and checks the outcome against the model.
 func (x *machine) captureStep(p string) {
 	wantErr := x.m.captureErr(p)
-	res, err := x.c.Capture(x.ctx, p)
+	recorded, err := x.d.Capture(p)
 	if wantErr != (err != nil) {
 		x.fail("capture %s: got error %v, model predicts failure %v", p, err, wantErr)
 		return
 	}
 	if err == nil {
 		_, had := x.m.open().snaps[p]
-		if res.Recorded == had {
-			x.fail("capture %s: recorded=%v, but the open turn had it already: %v", p, res.Recorded, had)
+		if recorded == had {
+			x.fail("capture %s: recorded=%v, but the open turn had it already: %v", p, recorded, had)
 		}
 		x.m.capture(p)
 	}
@@ -863,7 +923,7 @@ func (x *machine) content() (string, bool) {
 }
 
 func (x *machine) step() {
-	switch k := x.ch.intn(100); {
+	switch k := x.ch.intn(106); {
 	case k < 14: // write a file
 		free := x.free()
 		if len(free) == 0 {
@@ -977,19 +1037,19 @@ func (x *machine) step() {
 		scan := x.ch.intn(3) == 0
 		prompt := "p" + strconv.Itoa(x.m.seq)
 		x.log("turn %s scan=%v", prompt, scan)
-		res, err := x.c.BeginTurnWith(x.ctx, prompt, controller.TurnOptions{Scan: scan})
+		num, err := x.d.BeginTurn(prompt, scan)
 		if err != nil {
 			x.fail("turn: %v", err)
 			return
 		}
 		x.m.beginTurn(prompt, scan)
-		if res.Turn != x.m.open().number {
-			x.fail("turn opened as %d, model %d", res.Turn, x.m.open().number)
+		if num != x.m.open().number {
+			x.fail("turn opened as %d, model %d", num, x.m.open().number)
 		}
 	case k < 68: // a message
 		text := "m" + strconv.Itoa(x.ch.intn(100))
 		x.log("message %s", text)
-		_, err := x.c.AppendMessage(x.ctx, "assistant", text)
+		err := x.d.Message(text)
 		if t := x.m.open(); t == nil {
 			if err == nil {
 				x.fail("message with no open turn succeeded")
@@ -999,11 +1059,11 @@ func (x *machine) step() {
 		} else {
 			t.msgs = append(t.msgs, &mmsg{role: "assistant", text: text})
 		}
-	case k < 84:
+	case k < 81:
 		x.rewind()
-	case k < 87:
+	case k < 84:
 		x.revert()
-	case k < 89:
+	case k < 87:
 		if x.ch.intn(2) == 0 {
 			x.summarize()
 		} else {
@@ -1015,12 +1075,57 @@ func (x *machine) step() {
 		// gc with no grace: every blob a record still names must survive,
 		// which the rewinds and undos that follow check.
 		x.log("gc")
-		if _, err := controller.StoreOf(x.c).Collect(x.ctx, retention.CollectOptions{}); err != nil {
+		if err := x.d.GC(); err != nil {
 			x.fail("gc: %v", err)
 		}
-	default:
+	case k < 100:
 		x.log("reopen")
-		x.open()
+		x.d.Reopen()
+	case k < 103:
+		n := x.turnNumber()
+		x.log("pin %d", n)
+		err := x.d.Pin(n)
+		t := x.m.turn(n)
+		if want := map[bool]string{true: "no-turn", false: ""}[t == nil]; errKind(err) != want {
+			x.fail("pin: got %q (%v), model predicts %q", errKind(err), err, want)
+		} else if t != nil {
+			t.pinned = true
+			x.stats["pin"]++
+		}
+	default:
+		keep := 1 + x.ch.intn(3)
+		x.log("prune --keep %d", keep)
+		if err := x.d.Prune(keep); err != nil {
+			x.fail("prune: %v", err)
+			return
+		}
+		x.m.prune(keep)
+		x.stats["prune"]++
+		if !x.m.turns[0].pruned {
+			x.stats["prune pruning nothing"]++
+		}
+	}
+}
+
+// prune is retention keeping the newest keep turns (in the order opened,
+// hidden ones too): the turns before them lose their snapshots and
+// manifest, except from the first pinned turn on, and never the open turn
+// (the newest one in the active history) or a later one. A turn pruned
+// already is left as it is: what was captured in it since (it can be the
+// open turn again after a conversation rewind) stays.
+func (m *model) prune(keep int) {
+	first := max(len(m.turns)-keep, 0)
+	open := m.open()
+	for i, t := range m.turns {
+		if t.pinned || t == open || open == nil && i == len(m.turns)-1 { // no open turn: the last is kept
+			first = min(first, i)
+			break
+		}
+	}
+	for _, t := range m.turns[:first] {
+		if !t.pruned {
+			t.pruned, t.snaps, t.at = true, map[string]*msnap{}, nil
+		}
 	}
 }
 
@@ -1076,7 +1181,7 @@ func (x *machine) rewind() {
 	scope := []checkpoints.Scope{checkpoints.ScopeCode, checkpoints.ScopeCode, checkpoints.ScopeConversation, checkpoints.ScopeBoth}[x.ch.intn(4)]
 	o := x.options()
 	x.log("rewind %d scope=%s force=%v dry=%v only=%v", n, scope, o.Force, o.DryRun, o.Only)
-	res, err := x.c.Rewind(x.ctx, n, scope, o)
+	res, err := x.d.Rewind(n, scope, o)
 
 	t := x.m.turn(n)
 	var pl mplan
@@ -1084,6 +1189,8 @@ func (x *machine) rewind() {
 	switch {
 	case t == nil:
 		want = "no-turn"
+	case scope.Code() && t.pruned:
+		want = "pruned"
 	case scope.Code() && x.onlyErr(o):
 		want = "outside"
 	case scope.Code():
@@ -1112,14 +1219,19 @@ func (x *machine) rewind() {
 	if o.DryRun || !changed {
 		return
 	}
-	op := &mop{scope: scope}
+	op := &mop{kind: "rewind", scope: scope}
 	x.m.apply(op, pl)
 	if scope.Conversation() {
-		for _, u := range x.m.active() {
-			if u.number >= n {
-				u.hiddenBy = op
-				op.hid = append(op.hid, u)
-			}
+		x.m.cut(op, n)
+	}
+}
+
+// cut hides the active turns numbered n and above, recording it in op.
+func (m *model) cut(op *mop, n int) {
+	for _, u := range m.active() {
+		if u.number >= n {
+			u.hidden = true
+			op.conv = append(op.conv, mconv{turn: u, shown: true})
 		}
 	}
 }
@@ -1131,7 +1243,7 @@ func (x *machine) summarize() {
 	dir := []controller.Direction{controller.From, controller.UpTo}[x.ch.intn(2)]
 	text := "summary " + strconv.Itoa(x.m.seq)
 	x.log("summarize %d %s", n, dir)
-	_, err := x.c.Summarize(x.ctx, n, dir, text)
+	err := x.d.Summarize(n, dir, text)
 	want := ""
 	anchor := n
 	if dir == controller.UpTo {
@@ -1144,34 +1256,40 @@ func (x *machine) summarize() {
 		x.fail("summarize: got %q (%v), model predicts %q", got, err, want)
 		return
 	}
+	x.stats["summarize "+string(dir)+" "+want]++
 	if err != nil {
 		return
 	}
-	op := &mop{summarize: true, scope: checkpoints.ScopeConversation}
+	op := &mop{kind: "summarize", summarize: true, scope: checkpoints.ScopeConversation}
 	x.m.apply(op, mplan{})
 	for _, t := range x.m.active() {
 		if dir == controller.From && t.number >= n || dir == controller.UpTo && t.number < n {
 			for _, msg := range t.msgs {
-				if msg.hiddenBy == nil {
-					msg.hiddenBy = op
+				if !msg.hidden {
+					msg.hidden = true
+					op.conv = append(op.conv, mconv{msg: msg, shown: true})
 				}
 			}
 		}
 	}
 	a := x.m.turn(anchor)
-	a.msgs = append(a.msgs, &mmsg{role: "system", text: text, addedBy: op})
+	sum := &mmsg{role: "system", text: text}
+	a.msgs = append(a.msgs, sum)
+	op.conv = append(op.conv, mconv{msg: sum, shown: false})
 }
 
 // fork makes a new session whose history is the turns before n (and, with
 // restore, the files as at n's start): a copy of the records and a rewind
-// in the copy. The sequence goes on in the fork; this session is left.
+// in the copy. The sequence goes on in the fork, or in this session: then
+// the fork's conversation is checked at once, and the files its restore
+// wrote are, to this session, changes someone else made.
 func (x *machine) fork() {
 	n := x.turnNumber()
-	restore, force := x.ch.intn(2) == 0, x.ch.intn(3) == 0
+	restore, force, stay := x.ch.intn(2) == 0, x.ch.intn(3) == 0, x.ch.intn(2) == 0
 	x.forks++
 	id := fmt.Sprintf("fork-%d", x.forks)
-	x.log("fork %d restore=%v force=%v -> %s", n, restore, force, id)
-	res, err := x.c.ForkWith(x.ctx, n, controller.ForkOptions{To: id, Restore: restore, Force: force})
+	x.log("fork %d restore=%v force=%v stay=%v -> %s", n, restore, force, stay, id)
+	res, err := x.d.Fork(n, id, restore, force)
 	scope := checkpoints.ScopeConversation
 	if restore {
 		scope = checkpoints.ScopeBoth
@@ -1182,6 +1300,8 @@ func (x *machine) fork() {
 	switch {
 	case t == nil:
 		want = "no-turn"
+	case restore && t.pruned:
+		want = "pruned"
 	case restore:
 		pl = x.m.plan(x.m.targets(t.seq))
 		x.m.conflicts(&pl)
@@ -1193,33 +1313,60 @@ func (x *machine) fork() {
 		x.fail("fork: got %q (%v), model predicts %q %v", got, err, want, pl.conflicts)
 		return
 	}
+	x.stats[fmt.Sprintf("fork restore=%v stay=%v %s", restore, stay, want)]++
 	if err != nil {
 		return
 	}
-	x.compare(res.Rewind, pl)
-	x.session = id
-	x.open()
-	op := &mop{scope: scope}
+	x.compare(res, pl)
+	if stay {
+		var wantConv []string
+		for _, u := range x.m.active() {
+			if u.number < n {
+				wantConv = append(wantConv, convOf(u)...)
+			}
+		}
+		got, err := x.d.ConversationOf(id)
+		if err != nil {
+			x.fail("conversation of the fork: %v", err)
+		} else if !slices.Equal(got, wantConv) {
+			x.fail("the fork's conversation:\n got  %q\n want %q", got, wantConv)
+		}
+		x.m.write(pl)
+		return
+	}
+	x.d.Switch(id)
+	op := &mop{kind: "rewind", scope: scope}
 	x.m.apply(op, pl)
-	for _, u := range x.m.active() {
-		if u.number >= n {
-			u.hiddenBy = op
-			op.hid = append(op.hid, u)
+	x.m.cut(op, n)
+}
+
+// convOf is turn t's shown messages as check compares them.
+func convOf(t *mturn) []string {
+	var out []string
+	for _, m := range t.msgs {
+		if !m.hidden {
+			out = append(out, fmt.Sprintf("%d %s %s", t.number, m.role, m.text))
 		}
 	}
+	return out
 }
 
 func (x *machine) revert() {
 	n := x.turnNumber()
 	o := x.options()
+	if x.cli {
+		o.Only = nil // `ckpt revert` has no --only
+	}
 	x.log("revert %d force=%v dry=%v only=%v", n, o.Force, o.DryRun, o.Only)
-	res, err := x.c.Revert(x.ctx, n, o)
+	res, err := x.d.Revert(n, o)
 	t := x.m.turn(n)
 	var pl mplan
 	want := ""
 	switch {
 	case t == nil:
 		want = "no-turn"
+	case t.pruned:
+		want = "pruned"
 	default:
 		targets := map[string]mstate{}
 		for p, s := range t.snaps {
@@ -1257,81 +1404,262 @@ func (x *machine) revert() {
 	if o.DryRun || len(pl.files) == 0 {
 		return
 	}
-	x.m.apply(&mop{scope: checkpoints.ScopeCode}, pl)
+	x.m.apply(&mop{kind: "revert", scope: checkpoints.ScopeCode}, pl)
 }
 
+// nextUndo is the op a plain undo reverses: the newest in effect that
+// applies its base (a rewind, revert, summarize or redo).
+func (m *model) nextUndo() *mop {
+	for i := len(m.ops) - 1; i >= 0; i-- {
+		if o := m.ops[i]; o.undoneBy == nil && o.depth()%2 == 0 {
+			return o
+		}
+	}
+	return nil
+}
+
+// nextRedo is the undo a plain redo reverses. The redo stack is an
+// editor's: an undo pushes the op it reversed, a redo pops it, a new
+// rewind, revert or summarize empties it.
+func (m *model) nextRedo() *mop {
+	var stack []*mop
+	for _, o := range m.ops {
+		if o.undoes == nil {
+			stack = stack[:0]
+			continue
+		}
+		if o.undoes.undoes != nil {
+			stack = slices.DeleteFunc(stack, func(s *mop) bool { return s == o.undoes.undoes })
+		}
+		if o.depth()%2 == 1 {
+			stack = append(stack, o.undoes)
+		}
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		if u := stack[i].undoneBy; u != nil && u.undoneBy == nil {
+			return u
+		}
+	}
+	return nil
+}
+
+// tip follows o's undo links to the op in effect of its chain; inEffect
+// says whether o's own effect is in effect.
+func (m *model) tip(o *mop) (tip *mop, inEffect bool) {
+	links := 0
+	for o.undoneBy != nil {
+		o, links = o.undoneBy, links+1
+	}
+	return o, links%2 == 0
+}
+
+// reverseConv is what reversing op o does to the conversation: the
+// visibility every turn and message would have, the turns shown now that
+// it would hide (o hid or showed turns: the turns opened since o did not
+// exist before it), how many rows change, and whether two shown turns
+// would share a number.
+func (m *model) reverseConv(o *mop) (vis map[any]bool, hides []*mturn, changes int, twice bool) {
+	vis = map[any]bool{}
+	for _, t := range m.turns {
+		vis[t] = !t.hidden
+	}
+	turns := false
+	for _, c := range o.conv {
+		if c.msg != nil {
+			vis[c.msg] = !c.msg.hidden
+		} else {
+			turns = true
+		}
+	}
+	if turns {
+		for _, t := range m.turns {
+			if !t.hidden && t.seq > o.seq {
+				hides = append(hides, t)
+				vis[t] = false
+			}
+		}
+	}
+	for _, c := range o.conv {
+		if c.msg != nil {
+			vis[c.msg] = c.shown
+		} else {
+			vis[c.turn] = c.shown
+		}
+	}
+	numbers := map[int]bool{}
+	for _, t := range m.turns {
+		if vis[t] == t.hidden {
+			changes++
+		}
+		if vis[t] {
+			twice = twice || numbers[t.number]
+			numbers[t.number] = true
+		}
+	}
+	for _, c := range o.conv {
+		if c.msg != nil && vis[c.msg] == c.msg.hidden {
+			changes++
+		}
+	}
+	return vis, hides, changes, twice
+}
+
+// undo runs an undo or a redo: the next one, or of an op named by its
+// history id; dry runs and forced ones too.
 func (x *machine) undo() {
-	force := x.ch.intn(4) == 0
-	x.log("undo force=%v", force)
-	res, err := x.c.Undo(x.ctx, controller.UndoOptions{Force: force})
-	var rw *mop
-	for i := len(x.m.ops) - 1; i >= 0; i-- {
-		if o := x.m.ops[i]; o.undoes == nil && o.undoneBy == nil {
-			rw = o
-			break
+	x.reverse(x.ch.intn(5) < 2)
+	// Half the time an undo that did something is redone at once: a
+	// redo needs an undo no rewind has followed.
+	if n := len(x.m.ops); n > 0 && x.m.ops[n-1].depth()%2 == 1 && !x.failed && x.ch.intn(2) == 0 {
+		x.check()
+		x.reverse(true)
+	}
+}
+
+func (x *machine) reverse(redo bool) {
+	var o controller.UndoOptions
+	o.Force = x.ch.intn(4) == 0
+	o.DryRun = x.ch.intn(6) == 0
+	var named *mop
+	// The history is compared before every undo and redo (through the
+	// binary: before those naming an op, the ones that need it).
+	if byOp := len(x.m.ops) > 0 && x.ch.intn(3) == 0; byOp || !x.cli {
+		hist, err := x.d.History()
+		if err != nil {
+			x.fail("history: %v", err)
+			return
+		}
+		if !x.history(hist) {
+			return
+		}
+		if byOp {
+			i := x.ch.intn(len(x.m.ops))
+			named, o.Op = x.m.ops[i], hist[len(hist)-1-i].ID
+		}
+	}
+	verb := "undo"
+	if redo {
+		verb = "redo"
+	}
+	x.log("%s op=%d force=%v dry=%v", verb, o.Op, o.Force, o.DryRun)
+	res, err := x.d.Undo(redo, o)
+
+	var rev *mop // the op reversed
+	want := ""
+	switch {
+	case named != nil && !redo:
+		rev = named
+	case named != nil:
+		if tip, inEffect := x.m.tip(named); inEffect {
+			want = "not-in-effect"
+		} else {
+			rev = tip
+		}
+	case redo:
+		if rev = x.m.nextRedo(); rev == nil {
+			want = "nothing-to-redo"
+		}
+	default:
+		if rev = x.m.nextUndo(); rev == nil {
+			want = "nothing-to-undo"
 		}
 	}
 	var pl mplan
-	want := ""
-	if rw == nil {
-		want = "nothing-to-undo"
-	} else {
+	var vis map[any]bool
+	changes := 0
+	if rev != nil {
 		targets := map[string]mstate{}
 		left := map[string]mstate{}
-		for _, f := range rw.files {
+		for _, f := range rev.files {
 			targets[f.path] = f.before
 			left[f.path] = f.after
 		}
 		pl = x.m.plan(targets)
-		if !force {
-			for _, f := range pl.files {
-				if f.before != left[f.path] {
-					want = "undo-conflict"
-				}
+		conflict := false
+		for _, f := range pl.files {
+			if f.before != left[f.path] {
+				conflict = true
 			}
-			if rw.scope.Conversation() && !rw.summarize {
-				for _, t := range x.m.active() {
-					if t.seq > rw.seq {
-						want = "undo-conflict"
-					}
-				}
+		}
+		var hides []*mturn
+		var twice bool
+		vis, hides, changes, twice = x.m.reverseConv(rev)
+		conflict = conflict || len(hides) > 0
+		switch {
+		case twice:
+			want = "not-reversible"
+		case named != nil && len(pl.files) == 0 && changes == 0:
+		case conflict && !o.Force && !o.DryRun:
+			want = "undo-conflict"
+			if rev.depth()%2 == 1 {
+				want = "redo-conflict"
 			}
 		}
 	}
 	if got := errKind(err); got != want {
-		x.fail("undo: got %q (%v), model predicts %q", got, err, want)
+		x.fail("%s: got %q (%v), model predicts %q", verb, got, err, want)
 		return
 	}
-	x.count("undo", want, pl)
+	x.count(verb, want, pl)
+	if named != nil {
+		x.stats[verb+" --op"]++
+	}
+	if o.DryRun && err == nil {
+		x.stats[verb+" dry run"]++
+	}
 	if err != nil {
 		return
 	}
+	if named != nil && len(pl.files) == 0 && changes == 0 {
+		if res.Changed {
+			x.fail("%s of op %d changed something, model: nothing to change", verb, o.Op)
+		}
+		return
+	}
 	x.compare(res, pl)
-	op := &mop{undoes: rw, scope: rw.scope}
+	if o.DryRun {
+		return
+	}
+	kind := "undo"
+	if rev.depth()%2 == 1 {
+		kind = "redo"
+	}
+	op := &mop{kind: kind, undoes: rev, scope: rev.scope}
 	x.m.apply(op, pl)
-	rw.undoneBy = op
-	if rw.summarize {
-		for _, t := range x.m.turns {
-			for _, msg := range t.msgs {
-				if msg.hiddenBy == rw {
-					msg.hiddenBy = nil
-				} else if msg.addedBy == rw && msg.hiddenBy == nil {
-					msg.hiddenBy = op
-				}
-			}
-		}
-	} else if rw.scope.Conversation() {
-		for _, t := range x.m.active() {
-			if t.seq > rw.seq {
-				t.hiddenBy = op
-			}
-		}
-		for _, t := range rw.hid {
-			if t.hiddenBy == rw {
-				t.hiddenBy = nil
-			}
+	rev.undoneBy = op
+	for _, t := range x.m.turns {
+		if vis[t] == t.hidden {
+			op.conv = append(op.conv, mconv{turn: t, shown: !t.hidden})
+			t.hidden = !vis[t]
 		}
 	}
+	for _, c := range rev.conv {
+		if c.msg != nil && vis[c.msg] == c.msg.hidden {
+			op.conv = append(op.conv, mconv{msg: c.msg, shown: !c.msg.hidden})
+			c.msg.hidden = !vis[c.msg]
+		}
+	}
+}
+
+// history compares the session's history with the model's ops: one entry
+// per op, of the same kind and in effect or not alike.
+func (x *machine) history(hist []controller.HistoryEntry) bool {
+	if len(hist) != len(x.m.ops) {
+		x.fail("history has %d ops, model %d", len(hist), len(x.m.ops))
+		return false
+	}
+	nu, nr := x.m.nextUndo(), x.m.nextRedo()
+	for i, o := range x.m.ops {
+		h := hist[len(hist)-1-i]
+		_, inEffect := x.m.tip(o)
+		got := fmt.Sprintf("%s in_effect=%v can_undo=%v can_redo=%v next_undo=%v next_redo=%v", h.Kind, h.InEffect, h.CanUndo, h.CanRedo, h.NextUndo, h.NextRedo)
+		want := fmt.Sprintf("%s in_effect=%v can_undo=%v can_redo=%v next_undo=%v next_redo=%v", o.kind, inEffect, inEffect, !inEffect, o == nu, nr != nil && nr.undoes == o)
+		if got != want {
+			x.fail("history op %d: %s, model %s", h.ID, got, want)
+			return false
+		}
+	}
+	return true
 }
 
 func (x *machine) count(what, refusal string, pl mplan) {
@@ -1377,6 +1705,9 @@ func (x *machine) compare(res controller.Result, pl mplan) {
 		what      string
 		got, want []string
 	}{{"restored", res.Restored, restored}, {"deleted", res.Deleted, deleted}, {"skipped", skipped, pl.skipped}} {
+		if c.what == "skipped" && res.Skipped == nil && x.cli {
+			continue // fork --json does not list them
+		}
 		g, w := slices.Clone(c.got), slices.Clone(c.want)
 		sort.Strings(g)
 		sort.Strings(w)
@@ -1397,7 +1728,7 @@ func (x *machine) run(steps int) {
 	x.set(".gitignore", &mnode{data: ignoreRules[0]})
 	scan := x.ch.intn(2) == 0
 	x.log("setup: a, d/x, x.log, .gitignore; turn p0 scan=%v", scan)
-	if _, err := x.c.BeginTurnWith(x.ctx, "p0", controller.TurnOptions{Scan: scan}); err != nil {
+	if _, err := x.d.BeginTurn("p0", scan); err != nil {
 		x.t.Fatal(err)
 	}
 	x.m.beginTurn("p0", scan)
@@ -1409,19 +1740,20 @@ func (x *machine) run(steps int) {
 	}
 }
 
-func runSeed(t *testing.T, seed int64, steps int, stats map[string]int) {
-	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))})
+func runSeed(t *testing.T, seed int64, steps int, bin string, stats map[string]int) {
+	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))}, bin)
 	defer x.close()
 	x.run(steps)
 	for k, v := range x.stats {
 		stats[k] += v
 	}
 	if x.failed {
-		t.Logf("seed %d (rerun: CKPT_MODEL_SEED=%d go test ./controller -run 'TestModel$')", seed, seed)
+		t.Logf("seed %d (rerun: CKPT_MODEL_SEED=%d go test ./controller -run '%s')", seed, seed, strings.Split(t.Name(), "/")[0])
 	}
 }
 
-// TestModel runs 200 random sequences (10,000 with CKPT_MODEL_LONG=1).
+// TestModel runs 200 random sequences (10,000 with CKPT_MODEL_LONG=1)
+// through the Controller.
 func TestModel(t *testing.T) {
 	n, steps := 200, 20
 	if os.Getenv("CKPT_MODEL_LONG") == "1" {
@@ -1430,6 +1762,23 @@ func TestModel(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
+	runModel(t, n, steps, "")
+}
+
+// TestModelCLI runs the same sequences through the real ckpt binary: 12
+// (500 with CKPT_MODEL_LONG=1), as every step is a process.
+func TestModelCLI(t *testing.T) {
+	n, steps := 12, 15
+	if os.Getenv("CKPT_MODEL_LONG") == "1" {
+		n, steps = 500, 30
+	}
+	if testing.Short() {
+		n = 3
+	}
+	runModel(t, n, steps, buildCkpt(t))
+}
+
+func runModel(t *testing.T, n, steps int, bin string) {
 	base := time.Now().UnixNano()
 	if s := os.Getenv("CKPT_MODEL_SEED"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
@@ -1438,12 +1787,19 @@ func TestModel(t *testing.T) {
 		}
 		base, n = v, 1
 	}
+	if s := os.Getenv("CKPT_MODEL_N"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = v
+	}
 	start := time.Now()
 	stats := map[string]int{}
 	var failed []int64
 	for i := 0; i < n; i++ {
 		seed := base + int64(i)
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, stats) })
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, bin, stats) })
 		if !ok {
 			failed = append(failed, seed)
 			t.Errorf("seed %d diverged (rerun with CKPT_MODEL_SEED=%d)", seed, seed)
@@ -1456,6 +1812,34 @@ func TestModel(t *testing.T) {
 	keys := slices.Sorted(maps.Keys(stats))
 	for _, k := range keys {
 		t.Logf("  %6d %s", stats[k], k)
+	}
+}
+
+// keptSeeds are sequences of 40 steps that once diverged, kept as they
+// were found by the long run (see model_found_test.go for what each
+// class of divergence was).
+var keptSeeds = []int64{
+	1795442981244925989, // prune --keep 1 pruned the open turn (newest turn hidden)
+	1795442981244925993,
+	1795442981244926139,
+	1795442981244926275,
+	1795442981244926337,
+	1795442981244926449, // then: a redone rewind counts again for conflicts
+	1795442981244927479,
+	1795442981244928798,
+	1795442981244929853,
+	1795442981244931510,
+	1795443487770457456, // the open turn pruned when a hidden pinned turn follows it
+	1795443487770457647, // gc refused a live set that is really empty
+	1795443487770458068,
+	1795443487770458903,
+	1795443487770459433,
+}
+
+func TestModelKeptSeeds(t *testing.T) {
+	stats := map[string]int{}
+	for _, seed := range keptSeeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, 40, "", stats) })
 	}
 }
 
@@ -1472,7 +1856,7 @@ func FuzzModel(f *testing.F) {
 		if len(b) > 400 {
 			b = b[:400]
 		}
-		x := newMachine(t, &byteChooser{b: b})
+		x := newMachine(t, &byteChooser{b: b}, "")
 		defer x.close()
 		x.run(1 << 30)
 	})

@@ -93,8 +93,10 @@ func (s *Store) RetainProgress(ctx context.Context, p Policy, progress func(done
 	if err := retention.Apply(ctx, s.dir, plan); err != nil {
 		return plan, retention.GCReport{}, err
 	}
-	// Removing the last session on purpose may leave nothing referenced.
-	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0, Progress: progress})
+	// Removing the last session, or pruning the last turns that held
+	// snapshots, on purpose may leave nothing referenced: the sessions
+	// were read, so an empty live set is what the plan meant.
+	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0, Progress: progress})
 	return plan, rep, err
 }
 

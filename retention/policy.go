@@ -258,7 +258,7 @@ func keepFrom(p Policy, now time.Time, turns []checkpoints.TurnRecord) (int, []s
 		switch {
 		case i >= first && t.Pinned:
 			reasons[i] = "pinned"
-		case i >= protect && i == n-1:
+		case i == protect && !t.Pinned || i >= protect && i == n-1:
 			reasons[i] = "the open turn"
 		case i >= protect:
 			reasons[i] = "needed to rewind to a pinned turn"
@@ -275,17 +275,23 @@ func keepFrom(p Policy, now time.Time, turns []checkpoints.TurnRecord) (int, []s
 
 // protectedFrom returns the index from which turns are never pruned: the
 // first pinned turn (rewinding to it needs every later snapshot) or the
-// last turn, whichever comes first.
+// open turn, whichever comes first. The open turn is the newest turn in
+// the active history, not always the last opened: a conversation rewind
+// hides the turns it cuts, and captures then go to the turn before them.
 func protectedFrom(turns []checkpoints.TurnRecord) int {
-	for i, t := range turns {
+	open := max(len(turns)-1, 0)
+	for i := len(turns) - 1; i >= 0; i-- {
+		if !turns[i].Hidden {
+			open = i
+			break
+		}
+	}
+	for i, t := range turns[:open] {
 		if t.Pinned {
 			return i
 		}
 	}
-	if len(turns) == 0 {
-		return 0
-	}
-	return len(turns) - 1
+	return open
 }
 
 func anyPinned(turns []checkpoints.TurnRecord) bool {

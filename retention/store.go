@@ -350,10 +350,10 @@ type GCReport struct {
 	Spared     int   `json:"spared"`      // unreferenced but younger than the grace period
 }
 
-// ErrEmptyLiveSet is wrapped by Collect when no session references any
-// blob while the store holds some: that is what a wrong store path or a
-// lost sessions directory looks like, so nothing is deleted unless the
-// caller says an empty store is meant (CollectOptions.AllowEmpty).
+// ErrEmptyLiveSet is wrapped by Collect when the store holds blobs but no
+// session: that is what a wrong store path or a lost sessions directory
+// looks like, so nothing is deleted unless the caller says an empty store
+// is meant (CollectOptions.AllowEmpty).
 var ErrEmptyLiveSet = errors.New("no session references any blob; refusing to delete them all")
 
 // CollectOptions tune Collect.
@@ -367,7 +367,7 @@ type CollectOptions struct {
 // is older than the grace period). It marks and sweeps holding the store's
 // collector lock, so captures running meanwhile cannot lose a blob (see
 // doc.go). If any session's index cannot be read, or (unless AllowEmpty)
-// nothing at all is referenced, it deletes nothing.
+// the store has no session while it holds blobs, it deletes nothing.
 func Collect(ctx context.Context, store string, blobs *cas.Disk, o CollectOptions) (GCReport, error) {
 	var rep GCReport
 	grace, progress := o.Grace, o.Progress
@@ -377,7 +377,9 @@ func Collect(ctx context.Context, store string, blobs *cas.Disk, o CollectOption
 	}
 	defer release()
 	live := map[cas.ID]bool{}
+	sessions := 0
 	err = eachSession(ctx, store, func(_ string, x *checkpoints.Index) error {
+		sessions++
 		return x.Refs(ctx, func(r checkpoints.Ref) error {
 			live[r.Blob] = true
 			return nil
@@ -386,7 +388,10 @@ func Collect(ctx context.Context, store string, blobs *cas.Disk, o CollectOption
 	if err != nil {
 		return rep, fmt.Errorf("retention: collect: nothing deleted: %w", err)
 	}
-	if len(live) == 0 && !o.AllowEmpty {
+	// Sessions read whose records name no blob (every turn holding one
+	// pruned, the files gone from the stat cache) are a real empty live
+	// set; no session at all is what a wrong path looks like.
+	if len(live) == 0 && sessions == 0 && !o.AllowEmpty {
 		if n, _, err := blobs.Usage(ctx); err != nil || n > 0 {
 			return rep, fmt.Errorf("retention: collect: nothing deleted: %w", ErrEmptyLiveSet)
 		}

@@ -307,7 +307,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 		},
 	}
 	cmd.Flags().StringVar(&grace, "grace", "", "spare blobs younger than this, e.g. 10m (default: config.json, else 0)")
-	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "delete every blob when no session references any (refused by default: it looks like a wrong --store)")
+	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "delete every blob when the store has no session (refused by default: it looks like a wrong --store)")
 	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
 }

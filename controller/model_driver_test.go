@@ -1,0 +1,352 @@
+package controller_test
+
+// The model test's drivers: the steps of model_test.go run either through
+// the Controller in this process (apiDriver) or through the real ckpt
+// binary (cliDriver), one process per command with --json, its outcome
+// read back from stdout and its refusal from the one-line stderr message.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
+)
+
+// driver runs the model test's steps against the product.
+type driver interface {
+	Capture(p string) (recorded bool, err error)
+	BeginTurn(prompt string, scan bool) (int, error)
+	Message(text string) error
+	Rewind(n int, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error)
+	Revert(n int, o controller.RewindOptions) (controller.Result, error)
+	Undo(redo bool, o controller.UndoOptions) (controller.Result, error)
+	Summarize(n int, dir controller.Direction, text string) error
+	// Fork's Result has Skipped nil when the driver cannot tell them.
+	Fork(n int, id string, restore, force bool) (controller.Result, error)
+	// ConversationOf is the active conversation of a session ("" for the
+	// driven one), one "TURN ROLE TEXT" string per message.
+	ConversationOf(session string) ([]string, error)
+	History() ([]controller.HistoryEntry, error)
+	Pin(n int) error
+	// Prune keeps the newest keep turns of the driven session, then
+	// collects with no grace.
+	Prune(keep int) error
+	GC() error
+	Switch(session string) // drive another session from now on
+	Reopen()
+	Close()
+}
+
+// --- the Controller ---
+
+type apiDriver struct {
+	t                 testing.TB
+	ctx               context.Context
+	ws, store, sessID string
+	c                 *controller.Controller
+}
+
+func newAPIDriver(t testing.TB, ws, store string) *apiDriver {
+	d := &apiDriver{t: t, ctx: context.Background(), ws: ws, store: store}
+	d.Reopen()
+	return d
+}
+
+func (d *apiDriver) Reopen() {
+	d.Close()
+	c, err := controller.Open(d.ctx, controller.Options{Workspace: d.ws, Store: d.store, Session: d.sessID, NoAutoRetention: true})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.c = c
+}
+
+func (d *apiDriver) Close() {
+	if d.c != nil {
+		d.c.Close()
+		d.c = nil
+	}
+}
+
+func (d *apiDriver) Switch(id string) { d.sessID = id; d.Reopen() }
+
+func (d *apiDriver) Capture(p string) (bool, error) {
+	res, err := d.c.Capture(d.ctx, p)
+	return res.Recorded, err
+}
+
+func (d *apiDriver) BeginTurn(prompt string, scan bool) (int, error) {
+	res, err := d.c.BeginTurnWith(d.ctx, prompt, controller.TurnOptions{Scan: scan})
+	return res.Turn, err
+}
+
+func (d *apiDriver) Message(text string) error {
+	_, err := d.c.AppendMessage(d.ctx, "assistant", text)
+	return err
+}
+
+func (d *apiDriver) Rewind(n int, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error) {
+	return d.c.Rewind(d.ctx, n, scope, o)
+}
+
+func (d *apiDriver) Revert(n int, o controller.RewindOptions) (controller.Result, error) {
+	return d.c.Revert(d.ctx, n, o)
+}
+
+func (d *apiDriver) Undo(redo bool, o controller.UndoOptions) (controller.Result, error) {
+	if redo {
+		return d.c.Redo(d.ctx, o)
+	}
+	return d.c.Undo(d.ctx, o)
+}
+
+func (d *apiDriver) Summarize(n int, dir controller.Direction, text string) error {
+	_, err := d.c.Summarize(d.ctx, n, dir, text)
+	return err
+}
+
+func (d *apiDriver) Fork(n int, id string, restore, force bool) (controller.Result, error) {
+	res, err := d.c.ForkWith(d.ctx, n, controller.ForkOptions{To: id, Restore: restore, Force: force})
+	return res.Rewind, err
+}
+
+func convStrings(msgs []checkpoints.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, fmt.Sprintf("%d %s %s", m.Turn, m.Role, m.Text))
+	}
+	return out
+}
+
+func (d *apiDriver) ConversationOf(session string) ([]string, error) {
+	if session == "" {
+		msgs, err := d.c.Conversation(d.ctx)
+		return convStrings(msgs), err
+	}
+	c, err := controller.Open(d.ctx, controller.Options{Workspace: d.ws, Store: d.store, Session: session, NoAutoRetention: true})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	msgs, err := c.Conversation(d.ctx)
+	return convStrings(msgs), err
+}
+
+func (d *apiDriver) History() ([]controller.HistoryEntry, error) { return d.c.History(d.ctx) }
+
+func (d *apiDriver) Pin(n int) error { return d.c.Pin(d.ctx, n, true, "") }
+
+func (d *apiDriver) Prune(keep int) error {
+	_, _, err := controller.StoreOf(d.c).Retain(d.ctx, retention.Policy{KeepTurns: keep, Session: d.c.Session()})
+	return err
+}
+
+func (d *apiDriver) GC() error {
+	_, err := controller.StoreOf(d.c).Collect(d.ctx, retention.CollectOptions{})
+	return err
+}
+
+// --- the ckpt binary ---
+
+// buildCkpt builds cmd/ckpt into a temporary directory of t: once per
+// TestModelCLI run.
+func buildCkpt(t testing.TB) string {
+	bin := filepath.Join(t.TempDir(), "ckpt")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/ckpt/ckpt/cmd/ckpt").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+type cliDriver struct {
+	t                      testing.TB
+	bin, ws, store, sessID string
+}
+
+func newCLIDriver(t testing.TB, bin, ws, store string) *cliDriver {
+	return &cliDriver{t: t, bin: bin, ws: ws, store: store, sessID: "model"}
+}
+
+// sentinels are the refusals the model tells apart, matched in the
+// binary's one-line stderr message by their text.
+var sentinels = []error{
+	controller.ErrUndoConflict, controller.ErrRedoConflict, controller.ErrConflict, controller.ErrLaterChanges,
+	controller.ErrNoTurn, controller.ErrNothingToRedo, controller.ErrNotInEffect, controller.ErrNotReversible,
+	checkpoints.ErrPruned, checkpoints.ErrNothingToUndo, capture.ErrOutsideWorkspace, checkpoints.ErrNoOpenTurn,
+	capture.ErrSymlink, capture.ErrNotRegular,
+}
+
+// run runs ckpt with args in the workspace; the JSON on stdout goes into
+// out. A failure is an error wrapping the sentinel its message names.
+func (d *cliDriver) run(session string, out any, args ...string) error {
+	if session == "" {
+		session = d.sessID
+	}
+	full := append([]string{"--json", "--workspace", d.ws, "--store", d.store, "--session", session}, args...)
+	cmd := exec.Command(d.bin, full...)
+	cmd.Dir = d.ws
+	cmd.Env = append(os.Environ(), "CKPT_HOME="+d.store, "NO_COLOR=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(msg, "ckpt: ") || strings.Contains(msg, "\n") {
+			return fmt.Errorf("ckpt %s: %v, stderr %q (want exit 1 and one line)", strings.Join(args, " "), err, msg)
+		}
+		for _, s := range sentinels {
+			if strings.Contains(msg, s.Error()) {
+				return fmt.Errorf("%s: %w", msg, s)
+			}
+		}
+		return errors.New(msg)
+	}
+	if out != nil {
+		if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+			return fmt.Errorf("ckpt %s: stdout is not JSON: %v: %q", strings.Join(args, " "), err, stdout.String())
+		}
+	}
+	return nil
+}
+
+func (d *cliDriver) Reopen()          {}
+func (d *cliDriver) Close()           {}
+func (d *cliDriver) Switch(id string) { d.sessID = id }
+func (d *cliDriver) GC() error        { return d.run("", nil, "gc", "--grace", "0s") }
+func (d *cliDriver) Pin(n int) error  { return d.run("", nil, "pin", strconv.Itoa(n)) }
+func (d *cliDriver) Message(t string) error {
+	return d.run("", nil, "message", "assistant", t)
+}
+
+func (d *cliDriver) Capture(p string) (bool, error) {
+	var out []struct {
+		Recorded bool `json:"recorded"`
+	}
+	if err := d.run("", &out, "capture", p); err != nil {
+		return false, err
+	}
+	if len(out) != 1 {
+		return false, fmt.Errorf("capture printed %d results", len(out))
+	}
+	return out[0].Recorded, nil
+}
+
+func (d *cliDriver) BeginTurn(prompt string, scan bool) (int, error) {
+	args := []string{"turn", prompt}
+	if scan {
+		args = append(args, "--scan")
+	}
+	var out struct {
+		Turn int `json:"turn"`
+	}
+	err := d.run("", &out, args...)
+	return out.Turn, err
+}
+
+func (d *cliDriver) result(args ...string) (controller.Result, error) {
+	var res controller.Result
+	err := d.run("", &res, args...)
+	return res, err
+}
+
+func rewindFlags(o controller.RewindOptions) []string {
+	var args []string
+	if o.Force {
+		args = append(args, "--force")
+	}
+	if o.DryRun {
+		args = append(args, "--dry-run")
+	}
+	return args
+}
+
+func (d *cliDriver) Rewind(n int, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error) {
+	args := append([]string{"rewind", strconv.Itoa(n), "--scope", string(scope)}, rewindFlags(o)...)
+	if len(o.Only) > 0 {
+		args = append(append(args, "--only"), o.Only...)
+	}
+	return d.result(args...)
+}
+
+func (d *cliDriver) Revert(n int, o controller.RewindOptions) (controller.Result, error) {
+	return d.result(append([]string{"revert", strconv.Itoa(n)}, rewindFlags(o)...)...)
+}
+
+func (d *cliDriver) Undo(redo bool, o controller.UndoOptions) (controller.Result, error) {
+	args := []string{"undo"}
+	if redo {
+		args[0] = "redo"
+	}
+	args = append(args, rewindFlags(controller.RewindOptions{Force: o.Force, DryRun: o.DryRun})...)
+	if o.Op != 0 {
+		args = append(args, "--op", strconv.FormatInt(o.Op, 10))
+	}
+	return d.result(args...)
+}
+
+func (d *cliDriver) Summarize(n int, dir controller.Direction, text string) error {
+	flag := "--from"
+	if dir == controller.UpTo {
+		flag = "--up-to"
+	}
+	return d.run("", nil, "summarize", strconv.Itoa(n), flag, "--text", text)
+}
+
+func (d *cliDriver) Fork(n int, id string, restore, force bool) (controller.Result, error) {
+	args := []string{"fork", strconv.Itoa(n), "--to", id}
+	if restore {
+		args = append(args, "--restore")
+	}
+	if force {
+		args = append(args, "--force")
+	}
+	var out struct {
+		Restored []string `json:"restored"`
+		Deleted  []string `json:"deleted"`
+	}
+	err := d.run("", &out, args...)
+	return controller.Result{Restored: out.Restored, Deleted: out.Deleted}, err
+}
+
+func (d *cliDriver) ConversationOf(session string) ([]string, error) {
+	var out []struct {
+		Turn int    `json:"turn"`
+		Role string `json:"role"`
+		Text string `json:"text"`
+	}
+	if err := d.run(session, &out, "log"); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, errors.New("log --json printed null, not []")
+	}
+	var msgs []string
+	for _, m := range out {
+		msgs = append(msgs, fmt.Sprintf("%d %s %s", m.Turn, m.Role, m.Text))
+	}
+	return msgs, nil
+}
+
+func (d *cliDriver) History() ([]controller.HistoryEntry, error) {
+	var out []controller.HistoryEntry
+	err := d.run("", &out, "history")
+	return out, err
+}
+
+func (d *cliDriver) Prune(keep int) error {
+	return d.run("", nil, "prune", "--keep", strconv.Itoa(keep), "--max-age", "0", "--grace", "0s")
+}
