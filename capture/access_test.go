@@ -42,6 +42,7 @@ var allowedAccess = map[string]struct {
 	"controller/locate.go:*":                    {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},
 	"controller/scan.go:Controller.scanAllowed": {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
 	"controller/storeperm.go:*":                 {[]string{"os.Stat"}, "the store root's mode"},
+	"controller/sessionmeta.go:*":               {[]string{"os.Stat", "os.Remove"}, "a session index in the store: whether it exists, and discarding one for a fork"},
 }
 
 // pathCall is a call to the file system by path found in a source file.

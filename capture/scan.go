@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/checkpoints"
+	"golang.org/x/sync/errgroup"
 )
 
 // Scan defaults.
@@ -92,25 +93,20 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 	var (
 		mu  sync.Mutex
 		res ScanResult
-		wg  sync.WaitGroup
 	)
-	var firstErr error
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-			cancel()
-		}
-		mu.Unlock()
-	}
+	// Two workers read and hash; the first error a worker meets stops the
+	// walk (cancel), and the workers drain the queue, closing its files.
+	var workers errgroup.Group
 	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		workers.Go(func() error {
+			var first error
 			for j := range jobs {
 				e, st, err := c.scanFile(ctx, j.rel, j.f, j.fi, j.at, put)
 				if err != nil {
-					fail(err)
+					if first == nil {
+						first = err
+						cancel()
+					}
 					continue
 				}
 				mu.Lock()
@@ -119,7 +115,8 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 				res.Read++
 				mu.Unlock()
 			}
-		}()
+			return first
+		})
 	}
 	skip := func(rel, reason string) {
 		mu.Lock()
@@ -235,9 +232,8 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 	}
 	werr := walk(c.ws.dir, "")
 	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		werr = firstErr
+	if err := workers.Wait(); err != nil {
+		werr = err
 	}
 	if werr != nil {
 		if errors.Is(werr, context.DeadlineExceeded) {

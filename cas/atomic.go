@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
+
+	"github.com/ckpt/ckpt/internal/atomicfile"
 )
 
 // tempFile is the one way this package writes a file. It is created in the
@@ -78,22 +79,8 @@ func (t *tempFile) discard() {
 	t.f.Close()
 }
 
-// syncDir makes changes to dir's entries durable. Windows cannot fsync a
-// directory and does not need to.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// syncDir makes changes to dir's entries durable.
+func syncDir(dir string) error { return atomicfile.SyncDir(dir) }
 
 // mkdir creates dir if it is missing and makes its creation durable.
 func mkdir(dir string) error {

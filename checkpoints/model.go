@@ -24,8 +24,11 @@ var (
 	ErrPruned = errors.New("turn was pruned by retention: its files can no longer be restored")
 )
 
-// Roles are the message roles the conversation accepts.
-var Roles = []string{"user", "assistant", "tool", "system"}
+// roles are the message roles the conversation accepts.
+var roles = []string{"user", "assistant", "tool", "system"}
+
+// Roles returns the message roles the conversation accepts.
+func Roles() []string { return append([]string(nil), roles...) }
 
 // State is one path's state: Content nil means the path did not exist.
 type State struct {

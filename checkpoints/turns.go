@@ -402,7 +402,7 @@ func (x *Index) AppendMessage(ctx context.Context, role, text string) (Message, 
 }
 
 func validRole(r string) bool {
-	for _, v := range Roles {
+	for _, v := range roles {
 		if r == v {
 			return true
 		}

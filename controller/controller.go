@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"time"
@@ -11,12 +12,13 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/hatch"
 	"github.com/gofrs/flock"
 )
 
 // Errors returned by the controller. Callers test them with errors.Is; the
-// index's and capture's sentinels (checkpoints.ErrNoOpenTurn,
-// capture.ErrOutsideWorkspace, ...) pass through wrapped.
+// sentinels of the packages below it pass through wrapped, and api.go
+// re-exports them (ErrNoOpenTurn, ErrOutsideWorkspace, ...).
 var (
 	// ErrNoTurn is wrapped when a rewind or diff names a turn that is not
 	// in the active history.
@@ -34,11 +36,19 @@ type Options struct {
 	Workspace string // the workspace root; required
 	Session   string // session id; the workspace's default (WorkspaceSession) when empty
 	Store     string // the store directory holding blobs/ and sessions/; required
-	// Clock overrides time.Now (tests).
+	// Clock overrides time.Now wherever the controller reads the time:
+	// turn, message and op times, and retention's ages (tests).
 	Clock func() time.Time
 	// NoAutoRetention turns off the retention the store's config.json asks
 	// for (a daily sweep at Open, quota enforcement when a turn opens).
 	NoAutoRetention bool
+	// Logger receives what the caller is not told: failures of automatic
+	// retention, which never fail the call that triggered it. nil
+	// discards them.
+	Logger *slog.Logger
+	// Scan tunes scan mode's scans (limits, budget, ignore rules); the
+	// zero value takes the defaults.
+	Scan ScanOptions
 }
 
 // Controller drives one session. It is safe for concurrent use.
@@ -51,6 +61,9 @@ type Controller struct {
 	cap     *capture.Capturer
 	lock    *flock.Flock
 	noAuto  bool
+	scan    ScanOptions
+	now     func() time.Time
+	log     *slog.Logger
 	// recovered says what Open did about an op a crash left unfinished.
 	recovered string
 
@@ -79,18 +92,20 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	if !checkpoints.ValidSession(o.Session) {
 		return nil, fmt.Errorf("controller: session %q: %w", o.Session, checkpoints.ErrBadSession)
 	}
-	st, err := OpenStore(ctx, o.Store)
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	st, err := openStore(ctx, o.Store, o.Clock, o.Logger)
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
 	store := st.blobs
-	var opts []checkpoints.Option
-	if o.Clock != nil {
-		opts = append(opts, checkpoints.WithClock(o.Clock))
-	}
 	dir := checkpoints.SessionDir(o.Store, o.Session)
-	idx, err := checkpoints.Open(ctx, dir, opts...)
+	idx, err := checkpoints.Open(ctx, dir, checkpoints.WithClock(o.Clock))
 	if err != nil {
 		store.Close()
 		ws.Close()
@@ -102,6 +117,9 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 		cap:    capture.New(ws, idx, store),
 		lock:   flock.New(filepath.Join(dir, "ops.lock")),
 		noAuto: o.NoAutoRetention,
+		scan:   o.Scan,
+		now:    o.Clock,
+		log:    o.Logger,
 		subs:   map[int]func(Event){},
 	}
 	root, err := idx.InitMeta(ctx, "workspace", ws.Root())
@@ -119,7 +137,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 		return nil, err
 	}
 	if !c.noAuto {
-		c.st.autoRetain(ctx)
+		c.st.autoRetain(ctx, c.session)
 	}
 	return c, nil
 }
@@ -136,17 +154,15 @@ func (c *Controller) Recovered() string { return c.recovered }
 // Session returns the session id.
 func (c *Controller) Session() string { return c.session }
 
-// Workspace returns the workspace.
-func (c *Controller) Workspace() *capture.Workspace { return c.ws }
+// WorkspaceRoot returns the workspace root: absolute, symlinks resolved.
+func (c *Controller) WorkspaceRoot() string { return c.ws.Root() }
 
-// Store returns the blob store.
-func (c *Controller) Store() cas.Store { return c.store }
+// StoreDir returns the store directory the session lives in.
+func (c *Controller) StoreDir() string { return c.st.Dir() }
 
-// StoreOf returns the store the session lives in, for store-wide work.
-func (c *Controller) StoreOf() *Store { return c.st }
-
-// Index returns the session index.
-func (c *Controller) Index() *checkpoints.Index { return c.idx }
+// StoreWarning is a message for people about the store as Open found it
+// (its directory readable by other users), or "". Front-ends show it once.
+func (c *Controller) StoreWarning() string { return c.st.Warning() }
 
 // TurnOptions modify BeginTurnWith.
 type TurnOptions struct {
@@ -161,9 +177,9 @@ type TurnOptions struct {
 
 // TurnResult is what BeginTurnWith did.
 type TurnResult struct {
-	checkpoints.Checkpoint
+	checkpoints.Checkpoint // the turn opened: a Record
 	// Scan describes the scan, when one ran and finished.
-	Scan *capture.ScanResult
+	Scan *ScanResult
 	// Warning is set when a scan was asked for and could not be done (over
 	// its time budget, or a home directory or filesystem root): the turn is
 	// open without a manifest, and edit-tool captures work as ever.
@@ -171,7 +187,7 @@ type TurnResult struct {
 }
 
 // BeginTurn opens the next turn with prompt (see BeginTurnWith).
-func (c *Controller) BeginTurn(ctx context.Context, prompt string) (checkpoints.Checkpoint, error) {
+func (c *Controller) BeginTurn(ctx context.Context, prompt string) (Record, error) {
 	res, err := c.BeginTurnWith(ctx, prompt, TurnOptions{})
 	return res.Checkpoint, err
 }
@@ -217,10 +233,56 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	}
 	res.Checkpoint = cp
 	if !c.noAuto {
-		c.st.enforceQuota(ctx)
+		c.st.enforceQuota(ctx, c.session)
 	}
 	c.emit(Event{Kind: EventTurnOpened, Turn: cp.Turn})
 	return res, nil
+}
+
+// OpenTurn returns the open turn (the active turn with the highest
+// number) without its file snapshots, or an error wrapping ErrNoOpenTurn.
+func (c *Controller) OpenTurn(ctx context.Context) (Record, error) {
+	return c.idx.OpenTurn(ctx)
+}
+
+// EnsureTurn opens a turn with prompt when the session has no open turn,
+// and reports whether it did. Agent hooks call it before their first
+// capture: they run in parallel, in several processes, so the check and the
+// open happen under a per-session lock file, and two first tool calls open
+// one turn, not two. When a turn was open already the result is zero.
+func (c *Controller) EnsureTurn(ctx context.Context, prompt string) (TurnResult, bool, error) {
+	return c.ensureTurn(ctx, prompt, func(Record) bool { return true })
+}
+
+// EnsureScannedTurn opens a turn with prompt unless the open turn has a
+// workspace manifest, and reports whether it did: an agent starting or
+// resuming a session in scan mode calls it so that a code rewind can reach
+// the workspace as it was before the agent's first action. It takes the
+// same lock as EnsureTurn.
+func (c *Controller) EnsureScannedTurn(ctx context.Context, prompt string) (TurnResult, bool, error) {
+	return c.ensureTurn(ctx, prompt, func(open Record) bool { return open.Scanned })
+}
+
+// ensureTurn opens a turn with prompt under the session's hook lock unless
+// there is an open turn and enough says it will do.
+func (c *Controller) ensureTurn(ctx context.Context, prompt string, enough func(open Record) bool) (TurnResult, bool, error) {
+	lock := flock.New(filepath.Join(c.idx.Dir(), "hook.lock"))
+	if ok, err := lock.TryLockContext(ctx, 10*time.Millisecond); err != nil || !ok {
+		if err == nil {
+			err = ErrBusy
+		}
+		return TurnResult{}, false, fmt.Errorf("controller: lock session %s: %w", c.session, err)
+	}
+	defer lock.Unlock()
+	open, err := c.idx.OpenTurn(ctx)
+	switch {
+	case err == nil && enough(open):
+		return TurnResult{}, false, nil
+	case err != nil && !errors.Is(err, checkpoints.ErrNoOpenTurn):
+		return TurnResult{}, false, err
+	}
+	res, err := c.BeginTurnWith(ctx, prompt, TurnOptions{})
+	return res, err == nil, err
 }
 
 // maxTurnTries bounds how often BeginTurnWith reads the open turn's end
@@ -251,9 +313,13 @@ func (c *Controller) turnEnds(ctx context.Context) (checkpoints.Seen, []checkpoi
 	return checkpoints.SeenOf(&prev), ends, nil
 }
 
-// Capture records path's current state into the open turn (see
-// capture.Capturer.Capture for the errors).
-func (c *Controller) Capture(ctx context.Context, path string) (capture.Result, error) {
+// Capture records path's current state into the open turn: the first
+// capture of a path in a turn wins, later ones record nothing (Recorded
+// false). path is absolute or relative to the workspace root. It fails
+// with an error wrapping ErrNoOpenTurn, ErrOutsideWorkspace, ErrVCSDir,
+// ErrSymlink or ErrNotRegular, or the read error of a file it cannot read;
+// on any error nothing is recorded.
+func (c *Controller) Capture(ctx context.Context, path string) (CaptureResult, error) {
 	res, err := c.cap.Capture(ctx, path)
 	if err != nil {
 		return res, err
@@ -265,7 +331,7 @@ func (c *Controller) Capture(ctx context.Context, path string) (capture.Result, 
 }
 
 // AppendMessage appends a message to the open turn.
-func (c *Controller) AppendMessage(ctx context.Context, role, text string) (checkpoints.Message, error) {
+func (c *Controller) AppendMessage(ctx context.Context, role, text string) (Message, error) {
 	m, err := c.idx.AppendMessage(ctx, role, text)
 	if err != nil {
 		return m, err
@@ -286,11 +352,14 @@ func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) 
 		}
 		return fmt.Errorf("controller: %s turn %d: %w", verb, turn, ErrNoTurn)
 	}
+	if err == nil {
+		c.emit(Event{Kind: EventPinned, Turn: turn})
+	}
 	return err
 }
 
 // Conversation returns the active conversation.
-func (c *Controller) Conversation(ctx context.Context) ([]checkpoints.Message, error) {
+func (c *Controller) Conversation(ctx context.Context) ([]Message, error) {
 	return c.idx.Conversation(ctx)
 }
 
@@ -308,4 +377,11 @@ func (c *Controller) withLock(ctx context.Context, fn func() error) error {
 	}
 	defer c.lock.Unlock()
 	return fn()
+}
+
+func init() {
+	hatch.Register(func(v any) hatch.Parts {
+		c := v.(*Controller)
+		return hatch.Parts{Index: c.idx, Blobs: c.store, Workspace: c.ws, Store: c.st}
+	})
 }

@@ -146,19 +146,19 @@ func TestCrashAfterPlanIsFinishedOnOpen(t *testing.T) {
 	e.edit("a.txt", "a1")
 	e.edit("b.txt", "b1")
 	e.edit("c.txt", "c1")
-	targets, err := e.c.Index().Earliest(ctx, 0)
+	targets, err := controller.IndexOf(e.c).Earliest(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []checkpoints.OpFile
 	for _, p := range []string{"a.txt", "b.txt", "c.txt"} {
-		cur, err := capture.New(e.c.Workspace(), e.c.Index(), e.c.Store()).State(ctx, p)
+		cur, err := capture.New(controller.WorkspaceOf(e.c), controller.IndexOf(e.c), controller.BlobsOf(e.c)).State(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, checkpoints.OpFile{Path: p, Before: cur, After: targets[p]})
 	}
-	op, err := e.c.Index().PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: 0, Scope: checkpoints.ScopeCode, Files: files})
+	op, err := controller.IndexOf(e.c).PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: 0, Scope: checkpoints.ScopeCode, Files: files})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestCrashAfterPlanIsFinishedOnOpen(t *testing.T) {
 	e.want("a.txt", "a0")
 	e.want("b.txt", "b0")
 	e.want("c.txt", "<absent>")
-	if _, err := e.c.Index().PendingOp(ctx); !errors.Is(err, checkpoints.ErrNotFound) {
+	if _, err := controller.IndexOf(e.c).PendingOp(ctx); !errors.Is(err, checkpoints.ErrNotFound) {
 		t.Fatalf("op still pending after reopen: %v", err)
 	}
 	// And the finished rewind undoes like any other.
@@ -188,11 +188,11 @@ func TestCorruptBlobAbortsBeforeTouchingFiles(t *testing.T) {
 	e.turn("t0")
 	e.edit("a.txt", "a1")
 	e.edit("b.txt", "b1")
-	cps, _ := e.c.Index().Checkpoints(ctx)
+	cps, _ := controller.IndexOf(e.c).Checkpoints(ctx)
 	// Delete b's original blob from the store behind ckpt's back.
 	for _, f := range cps[0].Files {
 		if f.Path == "b.txt" {
-			if err := e.c.Store().Delete(ctx, *f.Content); err != nil {
+			if err := controller.BlobsOf(e.c).Delete(ctx, *f.Content); err != nil {
 				t.Fatal(err)
 			}
 		}

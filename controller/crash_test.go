@@ -98,11 +98,11 @@ func TestCrashRewind(t *testing.T) {
 			idx.Close()
 		}
 		e.reopen() // recovery runs here
-		if _, err := e.c.Index().PendingOp(ctx); err == nil {
+		if _, err := controller.IndexOf(e.c).PendingOp(ctx); err == nil {
 			t.Fatalf("round %d: an op is still pending after reopen", round)
 		}
 		version := 1
-		if _, err := e.c.Index().LastRewind(ctx); err == nil {
+		if _, err := controller.IndexOf(e.c).LastRewind(ctx); err == nil {
 			version = 0
 		}
 		e.checkAll(t, round, version)

@@ -7,6 +7,20 @@
 // appends messages, lists checkpoints, diffs, rewinds and undoes, and tells
 // subscribers about each of those as an Event.
 //
+// Embedding: package controller is all a front-end imports. Open a
+// Controller with Options (workspace, store, and optionally session,
+// Clock, Logger, Scan); BeginTurn per user prompt; Capture each path
+// before a tool writes it; AppendMessage; Checkpoints, Conversation and
+// Diff to show; Rewind, Revert, Undo and Redo to act; History for every
+// op. The types of the packages below (Record, FileSnap, Message, Scope,
+// CaptureResult, ...) and their sentinel errors are re-exported here as
+// aliases (api.go). To follow a session, read LastSeq with the state
+// shown, then Watch from it: every change by any process (agent hooks run
+// in their own), in commit order; Subscribe gives this Controller's own
+// events synchronously. Store does the store-wide work (retention, gc,
+// verify, sessions). Package controller/httpapi serves all of it over
+// HTTP with the web page.
+//
 // Rewind semantics (DESIGN.md):
 //   - code: every path with a recorded event since turn T opened (a capture
 //     in any later turn, or a path a later rewind or undo rewrote) is put back

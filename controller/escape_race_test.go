@@ -167,7 +167,7 @@ func TestEscapeRace(t *testing.T) {
 			if b == nil || leakedSeen[name] {
 				continue
 			}
-			ok, err := ctl.Store().Has(ctx, cas.Sum(b))
+			ok, err := controller.BlobsOf(ctl).Has(ctx, cas.Sum(b))
 			if err != nil {
 				t.Fatal(err)
 			}

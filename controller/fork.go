@@ -24,7 +24,7 @@ const (
 // Errors returned by Fork and Summarize.
 var (
 	// ErrSessionExists is wrapped when a fork names a session that exists.
-	ErrSessionExists = errors.New("session already exists")
+	ErrSessionExists = checkpoints.ErrExists
 	// ErrEmptySummary is wrapped when a summarize has no text.
 	ErrEmptySummary = errors.New("summary text is empty")
 )
@@ -107,7 +107,7 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 			}
 		}
 	}
-	f, err := Open(ctx, Options{Workspace: c.ws.Root(), Session: id, Store: c.st.Dir(), NoAutoRetention: true})
+	f, err := Open(ctx, Options{Workspace: c.ws.Root(), Session: id, Store: c.st.Dir(), NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan})
 	if err != nil {
 		cleanup()
 		return fail(err)

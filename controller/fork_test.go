@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
@@ -21,7 +20,7 @@ type session struct {
 func snapshot(t testing.TB, c *controller.Controller) session {
 	t.Helper()
 	ctx := context.Background()
-	list, err := c.Index().Checkpoints(ctx)
+	list, err := controller.IndexOf(c).Checkpoints(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +55,7 @@ func threeTurns(e *env) {
 
 func blobCount(t testing.TB, c *controller.Controller) int64 {
 	t.Helper()
-	n, _, err := c.Store().(*cas.Disk).Usage(context.Background())
+	n, _, err := controller.BlobsOf(c).Usage(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ type UndoOptions struct {
 }
 
 // More errors of Undo and Redo (see also ErrUndoConflict and
-// checkpoints.ErrNothingToUndo).
+// ErrNothingToUndo).
 var (
 	// ErrNothingToRedo is wrapped by Redo when no undone op can be
 	// re-applied: nothing was undone, or a newer rewind ended the chain
@@ -101,11 +101,11 @@ const EventRedone EventKind = "redone"
 
 // HistoryEntry is one op of the journal as History reports it.
 type HistoryEntry struct {
-	ID    int64             `json:"id"`
-	Time  time.Time         `json:"time"`
-	Kind  string            `json:"kind"` // "rewind", "revert", "summarize", "undo" or "redo"
-	Scope checkpoints.Scope `json:"scope"`
-	Turn  int               `json:"turn"` // the target turn of the base rewind or summarize
+	ID    int64     `json:"id"`
+	Time  time.Time `json:"time"`
+	Kind  string    `json:"kind"` // "rewind", "revert", "summarize", "undo" or "redo"
+	Scope Scope     `json:"scope"`
+	Turn  int       `json:"turn"` // the target turn of the base rewind or summarize
 	// Undoes is the op an undo or redo reverses (0 for a rewind or summarize).
 	Undoes int64 `json:"undoes"`
 	// State is "done" (in effect), "undone", or "planned" (interrupted;
@@ -280,7 +280,7 @@ func (j *journal) reversible(e checkpoints.Entry) bool {
 // undos walk back; o.Op names another. The files it rewrote get the bytes
 // and mode they had just before it (hand edits included), and its
 // conversation change is reverted. It fails with an error wrapping
-// checkpoints.ErrNothingToUndo when there is nothing to undo, and with one
+// ErrNothingToUndo when there is nothing to undo, and with one
 // wrapping ErrUndoConflict (naming what would be lost) when work was done
 // since, unless o.Force. With o.DryRun it reports the plan and its
 // conflicts and changes nothing.
@@ -312,7 +312,7 @@ func (j *journal) pick(id int64, redo bool) (checkpoints.Entry, error) {
 		if e, ok := j.nextUndo(); ok {
 			return e, nil
 		}
-		return checkpoints.Entry{}, fmt.Errorf("no rewind in effect: %w", checkpoints.ErrNothingToUndo)
+		return checkpoints.Entry{}, fmt.Errorf("no rewind in effect: %w", ErrNothingToUndo)
 	}
 	e, ok := j.get(id)
 	if !ok {

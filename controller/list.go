@@ -82,10 +82,17 @@ func (c *Controller) kind(ctx context.Context, f checkpoints.FileSnap, open bool
 
 // Turn returns the active turn numbered n with its file snapshots, or an
 // error wrapping ErrNoTurn.
-func (c *Controller) Turn(ctx context.Context, n int) (checkpoints.Checkpoint, error) {
+func (c *Controller) Turn(ctx context.Context, n int) (Record, error) {
 	cp, err := c.idx.Turn(ctx, n)
 	if errors.Is(err, checkpoints.ErrNotFound) {
 		return checkpoints.Checkpoint{}, fmt.Errorf("controller: turn %d: %w", n, ErrNoTurn)
 	}
 	return cp, err
+}
+
+// Turns returns the active turns, oldest first, as recorded: without their
+// files or change kinds, so cheaper than Checkpoints (for a count, or a
+// status line).
+func (c *Controller) Turns(ctx context.Context) ([]Record, error) {
+	return c.idx.Checkpoints(ctx)
 }

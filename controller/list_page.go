@@ -2,15 +2,13 @@ package controller
 
 import (
 	"context"
-
-	"github.com/ckpt/ckpt/checkpoints"
 )
 
 // CheckpointsPage is Checkpoints for one page of the active turns (see
 // checkpoints.Page), with the same change kinds: the newest active turn is
 // the open one, whose paths without a recorded end are compared with the
 // files now. It reads only the page's rows.
-func (c *Controller) CheckpointsPage(ctx context.Context, p checkpoints.Page) ([]Checkpoint, checkpoints.PageInfo, error) {
+func (c *Controller) CheckpointsPage(ctx context.Context, p Page) ([]Checkpoint, PageInfo, error) {
 	cps, info, err := c.idx.CheckpointsPage(ctx, p)
 	if err != nil {
 		return nil, info, err

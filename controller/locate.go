@@ -13,6 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/atomicfile"
 )
 
 // A store keeps one small marker file per workspace it has a session for:
@@ -49,6 +50,18 @@ func WorkspaceSession(root string) string {
 		name = "root"
 	}
 	return name + "-" + hex.EncodeToString(sum[:6])
+}
+
+// WorkspaceRoot returns the root of the workspace dir names: absolute,
+// symlinks resolved, as Open and WorkspaceSession take it. It fails when
+// dir is not a directory.
+func WorkspaceRoot(dir string) (string, error) {
+	ws, err := capture.NewWorkspace(dir)
+	if err != nil {
+		return "", err
+	}
+	defer ws.Close()
+	return ws.Root(), nil
 }
 
 // Location is where a command runs: its workspace root and session.
@@ -154,19 +167,7 @@ func markWorkspace(store, root string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("controller: workspace marker: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("controller: workspace marker: %w", err)
-	}
-	_, err = f.WriteString(root + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, WorkspaceSession(root)))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.WriteFile(filepath.Join(dir, WorkspaceSession(root)), []byte(root+"\n"), 0o600); err != nil {
 		return fmt.Errorf("controller: workspace marker: %w", err)
 	}
 	return nil

@@ -149,12 +149,12 @@ func (d *apiDriver) History() ([]controller.HistoryEntry, error) { return d.c.Hi
 func (d *apiDriver) Pin(n int) error { return d.c.Pin(d.ctx, n, true, "") }
 
 func (d *apiDriver) Prune(keep int) error {
-	_, _, err := d.c.StoreOf().Retain(d.ctx, retention.Policy{KeepTurns: keep, Session: d.c.Session()})
+	_, _, err := controller.StoreOf(d.c).Retain(d.ctx, retention.Policy{KeepTurns: keep, Session: d.c.Session()})
 	return err
 }
 
 func (d *apiDriver) GC() error {
-	_, err := d.c.StoreOf().Collect(d.ctx, retention.CollectOptions{})
+	_, err := controller.StoreOf(d.c).Collect(d.ctx, retention.CollectOptions{})
 	return err
 }
 

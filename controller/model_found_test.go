@@ -197,7 +197,7 @@ func TestModelFoundPruneLeavingNothingReferenced(t *testing.T) {
 	e.turn("t0")
 	e.edit(".gitignore", "")
 	e.turn("t1")
-	plan, rep, err := e.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()})
+	plan, rep, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()})
 	if err != nil {
 		t.Fatalf("retain: %v", err)
 	}
@@ -224,7 +224,7 @@ func TestModelFoundPruneKeepsTheOpenTurnAfterAConversationRewind(t *testing.T) {
 	e.turn("t2")
 	e.rewind(2, checkpoints.ScopeConversation, controller.RewindOptions{}) // t2 hidden: t1 is open
 	e.edit("a", "a1")
-	if _, _, err := e.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
 		t.Fatalf("retain: %v", err)
 	}
 	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
@@ -271,7 +271,7 @@ func TestModelFoundPruneKeepsTheOpenTurnBeforeAHiddenPin(t *testing.T) {
 	}
 	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{}) // t1, t2 hidden: t0 is open
 	e.edit("a", "a1")
-	if _, _, err := e.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
 		t.Fatalf("retain: %v", err)
 	}
 	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
@@ -290,12 +290,12 @@ func TestModelFoundGCWithSessionsReferencingNothing(t *testing.T) {
 	e.write("a", "a0")
 	e.scanTurn("t0")
 	e.turn("t1")
-	if _, _, err := e.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
 		t.Fatalf("retain: %v", err)
 	}
 	e.rm("a")
 	e.scanTurn("t2")
-	rep, err := e.c.StoreOf().Collect(ctx, retention.CollectOptions{})
+	rep, err := controller.StoreOf(e.c).Collect(ctx, retention.CollectOptions{})
 	if err != nil {
 		t.Fatalf("gc: %v", err)
 	}

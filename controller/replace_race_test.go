@@ -120,23 +120,23 @@ func TestInterruptedRewindRollsBackRenamedFiles(t *testing.T) {
 	e.turn("t0")
 	e.edit("a.txt", "a1")
 	e.edit("b.txt", "b1")
-	targets, err := e.c.Index().Earliest(ctx, 0)
+	targets, err := controller.IndexOf(e.c).Earliest(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []checkpoints.OpFile
 	for _, p := range []string{"a.txt", "b.txt"} {
-		cur, err := capture.New(e.c.Workspace(), e.c.Index(), e.c.Store()).State(ctx, p)
+		cur, err := capture.New(controller.WorkspaceOf(e.c), controller.IndexOf(e.c), controller.BlobsOf(e.c)).State(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, checkpoints.OpFile{Path: p, Before: cur, After: targets[p]})
 	}
-	if _, err := e.c.Index().PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: 0, Scope: checkpoints.ScopeCode, Files: files}); err != nil {
+	if _, err := controller.IndexOf(e.c).PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: 0, Scope: checkpoints.ScopeCode, Files: files}); err != nil {
 		t.Fatal(err)
 	}
 	e.write("a.txt", "a0") // the crash came after a.txt was renamed into place
-	if err := e.c.Store().Delete(ctx, *targets["b.txt"].Content); err != nil {
+	if err := controller.BlobsOf(e.c).Delete(ctx, *targets["b.txt"].Content); err != nil {
 		t.Fatal(err)
 	}
 	e.reopen()

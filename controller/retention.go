@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/atomicfile"
 	"github.com/ckpt/ckpt/retention"
 	"github.com/gofrs/flock"
 )
@@ -30,10 +32,17 @@ type Store struct {
 	dir     string
 	blobs   *cas.Disk
 	warning string
+	now     func() time.Time
+	log     *slog.Logger
 }
 
 // OpenStore opens the store directory (creating it on first use).
 func OpenStore(ctx context.Context, dir string) (*Store, error) {
+	return openStore(ctx, dir, time.Now, slog.New(slog.DiscardHandler))
+}
+
+// openStore is OpenStore with a Controller's clock and logger.
+func openStore(ctx context.Context, dir string, now func() time.Time, log *slog.Logger) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("controller: a store directory is required")
 	}
@@ -46,7 +55,7 @@ func OpenStore(ctx context.Context, dir string) (*Store, error) {
 		blobs.Close()
 		return nil, err
 	}
-	return &Store{dir: dir, blobs: blobs, warning: warning}, nil
+	return &Store{dir: dir, blobs: blobs, warning: warning, now: now, log: log}, nil
 }
 
 // Warning is a message for people about the store as Open found it (its
@@ -61,22 +70,22 @@ func (s *Store) Dir() string { return s.dir }
 
 // Policy returns the store's retention policy (config.json, or defaults)
 // and whether automatic retention is on.
-func (s *Store) Policy() (retention.Policy, bool, error) { return retention.LoadConfig(s.dir) }
+func (s *Store) Policy() (Policy, bool, error) { return retention.LoadConfig(s.dir) }
 
 // Plan evaluates the policy on the store as it is now, changing nothing.
-func (s *Store) Plan(ctx context.Context, p retention.Policy) (retention.Plan, error) {
-	return retention.PlanFor(ctx, s.dir, s.blobs, p, time.Now())
+func (s *Store) Plan(ctx context.Context, p Policy) (Plan, error) {
+	return retention.PlanFor(ctx, s.dir, s.blobs, p, s.now())
 }
 
 // Retain applies the policy now: prunes and removes what it says across
 // all sessions, then collects unreferenced blobs.
-func (s *Store) Retain(ctx context.Context, p retention.Policy) (retention.Plan, retention.GCReport, error) {
+func (s *Store) Retain(ctx context.Context, p Policy) (Plan, GCReport, error) {
 	return s.RetainProgress(ctx, p, nil)
 }
 
 // RetainProgress is Retain calling progress (if not nil) with the count of
 // blobs collection has scanned, for a progress display.
-func (s *Store) RetainProgress(ctx context.Context, p retention.Policy, progress func(done int)) (retention.Plan, retention.GCReport, error) {
+func (s *Store) RetainProgress(ctx context.Context, p Policy, progress func(done int)) (Plan, GCReport, error) {
 	plan, err := s.Plan(ctx, p)
 	if err != nil {
 		return plan, retention.GCReport{}, err
@@ -92,12 +101,12 @@ func (s *Store) RetainProgress(ctx context.Context, p retention.Policy, progress
 }
 
 // Collect deletes every blob no session references (see retention.Collect).
-func (s *Store) Collect(ctx context.Context, o retention.CollectOptions) (retention.GCReport, error) {
+func (s *Store) Collect(ctx context.Context, o CollectOptions) (GCReport, error) {
 	return retention.Collect(ctx, s.dir, s.blobs, o)
 }
 
 // Verify checks every referenced blob (see retention.Verify).
-func (s *Store) Verify(ctx context.Context, repair bool, before func(retention.Finding), progress func(done, total int)) (retention.VerifyReport, error) {
+func (s *Store) Verify(ctx context.Context, repair bool, before func(Finding), progress func(done, total int)) (VerifyReport, error) {
 	return retention.Verify(ctx, s.dir, s.blobs, repair, before, progress)
 }
 
@@ -107,7 +116,7 @@ func (s *Store) Verify(ctx context.Context, repair bool, before func(retention.F
 // (see retention.RemoveSession for the errors); with dryRun it changes
 // nothing and says what it would remove. The GCReport is zero when nothing
 // was removed.
-func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool) (retention.Removal, retention.GCReport, error) {
+func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool) (Removal, GCReport, error) {
 	r, err := retention.RemoveSession(ctx, s.dir, id, force, dryRun)
 	if err != nil || !r.Removed {
 		return r, retention.GCReport{}, err
@@ -119,6 +128,15 @@ func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool
 	// Removing the last session on purpose may leave nothing referenced.
 	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: true})
 	return r, rep, err
+}
+
+// HasSession reports whether the store has a session id with an index.
+func (s *Store) HasSession(id string) bool {
+	if !checkpoints.ValidSession(id) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName))
+	return err == nil
 }
 
 // SessionInfo describes one session of the store.
@@ -207,28 +225,41 @@ func (s *Store) sessionInfo(ctx context.Context, info *SessionInfo) (map[cas.ID]
 
 // autoRetain runs the daily sweep if it is due and no other process is
 // running it, within a small time budget. Its errors are not the caller's:
-// the next run, or `ckpt gc`, reports them.
-func (s *Store) autoRetain(ctx context.Context) {
+// they go to the logger, and the next run, or `ckpt gc`, reports them.
+func (s *Store) autoRetain(ctx context.Context, inUse string) {
 	p, auto, err := s.Policy()
-	if err != nil || !auto {
+	if err != nil {
+		s.log.Warn("controller: automatic retention: read policy", "store", s.dir, "err", err)
 		return
 	}
-	if fi, err := os.Stat(s.stamp()); err == nil && time.Since(fi.ModTime()) < autoEvery {
+	if !auto {
 		return
 	}
+	if fi, err := os.Stat(s.stamp()); err == nil && s.now().Sub(fi.ModTime()) < autoEvery {
+		return
+	}
+	p.InUse = inUse
 	s.retainOnce(ctx, p, autoBudget)
 }
 
 // enforceQuota runs retention when the store takes more than the policy's
 // quota on disk (every file of the store, as du counts it). One walk of the
 // store directory: a few milliseconds for thousands of sessions.
-func (s *Store) enforceQuota(ctx context.Context) {
+func (s *Store) enforceQuota(ctx context.Context, inUse string) {
 	p, auto, err := s.Policy()
-	if err != nil || !auto || p.MaxBytes <= 0 {
+	if err != nil {
+		s.log.Warn("controller: quota: read policy", "store", s.dir, "err", err)
+		return
+	}
+	if !auto || p.MaxBytes <= 0 {
 		return
 	}
 	u, err := retention.DiskUsage(s.dir)
-	if err != nil || u.Total <= p.MaxBytes {
+	if err != nil {
+		s.log.Warn("controller: quota: measure the store", "store", s.dir, "err", err)
+		return
+	}
+	if u.Total <= p.MaxBytes {
 		return
 	}
 	// A store retention could not bring under the quota (pinned turns,
@@ -240,9 +271,11 @@ func (s *Store) enforceQuota(ctx context.Context) {
 			return
 		}
 	}
+	p.InUse = inUse
 	if s.retainOnce(ctx, p, quotaLimit) {
 		if after, err := retention.DiskUsage(s.dir); err == nil && after.Total > p.MaxBytes {
-			os.WriteFile(s.overStamp(), []byte(strconv.FormatInt(after.Total, 10)), 0o600)
+			s.log.Warn("controller: quota: retention could not bring the store under its quota", "store", s.dir, "bytes", after.Total, "quota", p.MaxBytes)
+			atomicfile.WriteFile(s.overStamp(), []byte(strconv.FormatInt(after.Total, 10)), 0o600)
 		} else {
 			os.Remove(s.overStamp())
 		}
@@ -261,16 +294,22 @@ func (s *Store) stamp() string { return filepath.Join(s.dir, "retention.stamp") 
 func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.Duration) bool {
 	lock := flock.New(filepath.Join(s.dir, "retention.lock"))
 	if ok, err := lock.TryLock(); err != nil || !ok {
+		if err != nil {
+			s.log.Warn("controller: automatic retention: lock", "store", s.dir, "err", err)
+		}
 		return false
 	}
 	defer lock.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	_, _, err := s.Retain(ctx, p)
+	if err != nil {
+		s.log.Warn("controller: automatic retention", "store", s.dir, "err", err)
+	}
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
-		now := time.Now()
+		now := s.now()
 		if os.Chtimes(s.stamp(), now, now) != nil {
-			os.WriteFile(s.stamp(), nil, 0o600)
+			atomicfile.WriteFile(s.stamp(), nil, 0o600)
 		}
 	}
 	return err == nil

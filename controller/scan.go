@@ -21,10 +21,6 @@ import (
 // that are not the project's.
 var ErrScanRefused = errors.New("scan mode refused: the workspace is a home directory or a filesystem root")
 
-// ScanOptions tune scans (limits, budget); the zero value takes capture's
-// defaults. Tests and benchmarks set it.
-var ScanOptions capture.ScanOptions
-
 // SetScan turns scan mode on or off for every turn of the session.
 func (c *Controller) SetScan(ctx context.Context, on bool) error {
 	if on {
@@ -84,7 +80,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 	}
 	batch := c.store.NewBatch()
 	defer batch.Abort()
-	so := ScanOptions
+	so := c.scan
 	so.Progress = progress
 	res, err := c.cap.Scan(ctx, so, cache, batch.Put)
 	if errors.Is(err, capture.ErrScanBudget) {
@@ -109,7 +105,7 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 	if err != nil {
 		return capture.ScanResult{}, err
 	}
-	return c.cap.Scan(ctx, ScanOptions, cache, capture.Hash)
+	return c.cap.Scan(ctx, c.scan, cache, capture.Hash)
 }
 
 // absentSince marks as "absent" the files a scan finds now, and the paths
@@ -134,7 +130,7 @@ func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.
 	for _, f := range now.Manifest.Files {
 		open[f.Path] = true
 	}
-	rules := ScanOptions.Ignore
+	rules := c.scan.Ignore
 	if rules == nil {
 		rules = c.ws.Ignore()
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
@@ -34,10 +33,12 @@ func TestScanOverBudgetWarnsAndCaptureStillWorks(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		e.write(string(rune('a'+i))+"/f.txt", "x")
 	}
-	old := controller.ScanOptions
-	controller.ScanOptions = capture.ScanOptions{Budget: time.Nanosecond}
-	defer func() { controller.ScanOptions = old }()
-	res, err := e.c.BeginTurnWith(ctx, "t", controller.TurnOptions{Scan: true})
+	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{Budget: time.Nanosecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.BeginTurnWith(ctx, "t", controller.TurnOptions{Scan: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestScanOverBudgetWarnsAndCaptureStillWorks(t *testing.T) {
 		t.Fatalf("scanned=%v warning=%q; want no manifest and one warning", res.Scanned, res.Warning)
 	}
 	e.edit("a/f.txt", "y")
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a/f.txt", "x")

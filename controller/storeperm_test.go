@@ -66,7 +66,7 @@ func useStore(t *testing.T, store, ws, session, fork string) string {
 	if _, err := c.Fork(ctx, 0, fork, false); err != nil {
 		t.Fatal(err)
 	}
-	return c.StoreOf().Warning()
+	return controller.StoreOf(c).Warning()
 }
 
 // checkPrivate fails for every directory under store (the root aside) not

@@ -18,7 +18,7 @@ func TestRewindSkipsVCSCaseVariants(t *testing.T) {
 	e.write("a.txt", "a1")
 	cp := e.turn("t0")
 	// Record .Git/config as created in t0, as an older ckpt could have.
-	if _, err := e.c.Index().AddSnap(ctx, cp.ID, checkpoints.FileSnap{Path: ".Git/config"}); err != nil {
+	if _, err := controller.IndexOf(e.c).AddSnap(ctx, cp.ID, checkpoints.FileSnap{Path: ".Git/config"}); err != nil {
 		t.Fatal(err)
 	}
 	e.edit("a.txt", "a2")

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/cas/backend/s3"
-	"github.com/ckpt/ckpt/cas/backend/s3/s3test"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/s3test"
 )
 
 // benchSession captures n files of size bytes (half compressible text,

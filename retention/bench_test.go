@@ -21,6 +21,7 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/hatch"
 	"github.com/ckpt/ckpt/retention"
 )
 
@@ -69,7 +70,7 @@ func buildGCStore() (string, error) {
 		return "", err
 	}
 	defer ctl.Close()
-	batch := ctl.Store().NewBatch()
+	batch := hatch.Of(ctl).Blobs.NewBatch()
 	ids := make([]cas.ID, gcBlobs)
 	for i := range ids {
 		if ids[i], _, err = batch.Put(ctx, strings.NewReader(gcContent(i))); err != nil {
@@ -86,7 +87,7 @@ func buildGCStore() (string, error) {
 	}
 	for i := range gcLive {
 		snap := checkpoints.FileSnap{Path: fmt.Sprintf("d%03d/f%05d.txt", i%1000, i), Content: &ids[i], Mode: 0o644, Size: int64(len(gcContent(i)))}
-		if _, err := ctl.Index().AddSnap(ctx, cp.ID, snap); err != nil {
+		if _, err := hatch.Of(ctl).Index.AddSnap(ctx, cp.ID, snap); err != nil {
 			return "", err
 		}
 	}

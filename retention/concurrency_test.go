@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/hatch"
 )
 
 // captureContent is what path k of a worker holds: most contents are
@@ -153,7 +155,7 @@ func TestConcurrentCapture(t *testing.T) {
 					t.Fatalf("session %s: list shows %+v; want one turn with %d files", c.session, cps, len(files[s]))
 				}
 				ctl := openSession(t, c)
-				checkSnaps(t, ctl.Index(), 0, files[s])
+				checkSnaps(t, hatch.Of(ctl).Index, 0, files[s])
 				ctl.Close()
 			}
 			sessions[0].verifyClean(t)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/hatch"
 )
 
 // crashRig is one store and workspace whose default session a crash test
@@ -257,7 +258,7 @@ func (r *crashRig) crashCapture() {
 	}
 	r.run(r.capture()...) // paths captured before the kill are no-ops now
 	ctl := openSession(t, r.c)
-	checkSnaps(t, ctl.Index(), n, r.cur)
+	checkSnaps(t, hatch.Of(ctl).Index, n, r.cur)
 	ctl.Close()
 	r.edit()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/hatch"
 	"github.com/ckpt/ckpt/retention"
 )
 
@@ -89,7 +90,7 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	f.turn("t2")
 	f.edit("a.txt", "Z")
 
-	st := f.c.StoreOf()
+	st := hatch.Of(f.c).Store.(*controller.Store)
 	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -100,10 +101,10 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	if rep.Deleted == 0 {
 		t.Errorf("gc deleted nothing; b.txt's original was referenced only by a pruned turn")
 	}
-	if has(t, f.c.Store(), "only turn 0 knew me") {
+	if has(t, hatch.Of(f.c).Blobs, "only turn 0 knew me") {
 		t.Errorf("blob of the pruned turn survived gc")
 	}
-	if !has(t, f.c.Store(), "X") {
+	if !has(t, hatch.Of(f.c).Blobs, "X") {
 		t.Fatalf("gc deleted X, which the kept turn 2 still references")
 	}
 	if _, err := f.c.Rewind(ctx, 2, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
@@ -133,7 +134,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []retention.Policy{{KeepTurns: 1}, {MaxAge: 1}, {MaxBytes: 1}} {
-		plan, _, err := f.c.StoreOf().Retain(ctx, p)
+		plan, _, err := hatch.Of(f.c).Store.(*controller.Store).Retain(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +145,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	if err := f.c.Pin(ctx, 0, false, ""); err != nil {
 		t.Fatal(err)
 	}
-	plan, _, err := f.c.StoreOf().Retain(ctx, retention.Policy{KeepTurns: 1})
+	plan, _, err := hatch.Of(f.c).Store.(*controller.Store).Retain(ctx, retention.Policy{KeepTurns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/hatch"
 )
 
 // The GC race: turn r of the session starts with f.txt holding raceOrphan(r),
@@ -80,16 +81,16 @@ func raceRoundAPI(ctx context.Context, t testing.TB, ctl *controller.Controller,
 	if cp.Turn != r {
 		return fmt.Errorf("opened turn %d, want %d", cp.Turn, r)
 	}
-	if err := plantOrphan(ctx, ctl.Store(), raceOrphan(r)); err != nil {
+	if err := plantOrphan(ctx, hatch.Of(ctl).Blobs, raceOrphan(r)); err != nil {
 		return err
 	}
-	writeTree(t, ctl.Workspace().Root(), raceStart(r))
+	writeTree(t, ctl.WorkspaceRoot(), raceStart(r))
 	for _, p := range []string{"f.txt", "g.txt"} {
 		if _, err := ctl.Capture(ctx, p); err != nil {
 			return err
 		}
 	}
-	writeTree(t, ctl.Workspace().Root(), raceEdit(r))
+	writeTree(t, ctl.WorkspaceRoot(), raceEdit(r))
 	if r%10 == 0 { // a rewind and its undo store the current bytes, holding the store too
 		if _, err := ctl.Rewind(ctx, r/2, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 			return err
@@ -208,7 +209,7 @@ func TestGCRacingCapture(t *testing.T) {
 			ctl := openSession(t, c)
 			for r := range starts {
 				starts[r] = raceStart(r)
-				checkSnaps(t, ctl.Index(), r, starts[r])
+				checkSnaps(t, hatch.Of(ctl).Index, r, starts[r])
 			}
 			ctl.Close()
 			checkRewinds(t, c, starts, 0, raceEdit(rounds))

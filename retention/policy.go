@@ -19,6 +19,10 @@ type Policy struct {
 	// session's turn is pruned and no session is removed. The quota is
 	// still weighed against the whole store.
 	Session string
+	// InUse names a session open right now (the automatic retention of a
+	// Controller opening it): it is never removed whole, however long it
+	// was unused, though its old turns are pruned as any session's.
+	InUse string
 }
 
 // DefaultPolicy keeps 30 days, with no count limit and no quota.
@@ -141,7 +145,7 @@ func evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int6
 			}
 			continue
 		}
-		removeWhole := p.Session == "" && p.MaxAge > 0 && !s.LastUse.IsZero() && now.Sub(s.LastUse) > p.MaxAge && !anyPinned(s.Turns)
+		removeWhole := p.Session == "" && s.ID != p.InUse && p.MaxAge > 0 && !s.LastUse.IsZero() && now.Sub(s.LastUse) > p.MaxAge && !anyPinned(s.Turns)
 		if removeWhole {
 			plan.Sessions = append(plan.Sessions, SessionDecision{Session: s.ID, Action: "remove",
 				Reason: fmt.Sprintf("unused for %s, longer than max age %s, nothing pinned", days(now.Sub(s.LastUse)), days(p.MaxAge))})

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
 )
 
 // agentSpec is one coding agent besides Claude Code: how its hook events
@@ -113,8 +113,8 @@ func (n normEvent) plan(agent string) (hookPlan, *hookFailure) {
 	if n.session == "" || n.cwd == "" {
 		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event needs a session id and a working directory; nothing recorded", agent)}
 	}
-	if !checkpoints.ValidSession(n.session) {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session id %q: %v; nothing recorded", n.session, checkpoints.ErrBadSession)}
+	if !controller.ValidSession(n.session) {
+		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session id %q: %v; nothing recorded", n.session, controller.ErrBadSession)}
 	}
 	cwd, abs := agentPath(n.cwd, onWindows)
 	if !abs {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -15,6 +16,11 @@ type captureJSON struct {
 	Turn      int    `json:"turn"`
 	Recorded  bool   `json:"recorded"`
 	Existed   bool   `json:"existed"`
+}
+
+// captureOptions are capture's arguments.
+type captureOptions struct {
+	paths []string
 }
 
 func newCaptureCmd(a *app) *cobra.Command {
@@ -40,62 +46,68 @@ for it; the other PATHs are still captured.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			c, err := a.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			out := []captureJSON{}
-			failed := 0
-			// Every path in one durable step: one blob commit, one index
-			// commit (Controller.CaptureAll).
-			abs := make([]string, 0, len(args))
-			absErr := make([]error, len(args))
-			for i, p := range args {
-				ap, err := filepath.Abs(p)
-				absErr[i] = err
-				if err == nil {
-					abs = append(abs, ap)
-				}
-			}
-			results, errs := c.CaptureAll(ctx, abs)
-			k := 0
-			for i := range args {
-				err := absErr[i]
-				if err == nil {
-					res := results[k]
-					err = errs[k]
-					k++
-					if err == nil {
-						out = append(out, captureJSON{Path: res.Path, PathBytes: pathBytes(res.Path), Turn: res.Turn, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
-						if !a.json {
-							state, note := "captured", ""
-							if !res.Recorded {
-								state = "already captured"
-							} else if res.Snap.Content == nil {
-								note = " (new file: a rewind deletes it)"
-							}
-							fmt.Fprintf(a.stdout, "turn %d: %s %s%s\n", res.Turn, state, qpath(res.Path), note)
-						}
-						continue
-					}
-				}
-				if len(args) == 1 {
-					return err
-				}
-				failed++
-				a.say("ckpt: %s", oneLine(err))
-			}
-			if a.json {
-				if err := a.printJSON(out); err != nil {
-					return err
-				}
-			}
-			if failed > 0 {
-				return silentError{exitFail}
-			}
-			return nil
+			return a.runCapture(cmd.Context(), captureOptions{paths: args})
 		},
 	}
+}
+
+// runCapture records each path into the open turn; with several paths a
+// failure is reported and the rest are still captured.
+func (a *app) runCapture(ctx context.Context, o captureOptions) error {
+	args := o.paths
+	c, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out := []captureJSON{}
+	failed := 0
+	// Every path in one durable step: one blob commit, one index commit
+	// (Controller.CaptureAll).
+	abs := make([]string, 0, len(args))
+	absErr := make([]error, len(args))
+	for i, p := range args {
+		ap, err := filepath.Abs(p)
+		absErr[i] = err
+		if err == nil {
+			abs = append(abs, ap)
+		}
+	}
+	results, errs := c.CaptureAll(ctx, abs)
+	k := 0
+	for i := range args {
+		err := absErr[i]
+		if err == nil {
+			res := results[k]
+			err = errs[k]
+			k++
+			if err == nil {
+				out = append(out, captureJSON{Path: res.Path, PathBytes: pathBytes(res.Path), Turn: res.Turn, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
+				if !a.json {
+					state, note := "captured", ""
+					if !res.Recorded {
+						state = "already captured"
+					} else if res.Snap.Content == nil {
+						note = " (new file: a rewind deletes it)"
+					}
+					fmt.Fprintf(a.stdout, "turn %d: %s %s%s\n", res.Turn, state, qpath(res.Path), note)
+				}
+				continue
+			}
+		}
+		if len(args) == 1 {
+			return err
+		}
+		failed++
+		a.say("ckpt: %s", oneLine(err))
+	}
+	if a.json {
+		if err := a.printJSON(out); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return silentError{exitFail}
+	}
+	return nil
 }

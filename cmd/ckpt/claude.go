@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/gofrs/flock"
 )
@@ -55,7 +54,7 @@ func claudeTurnKey(rowID int64) string { return "claude.turn." + strconv.FormatI
 
 // recordClaudeTurn stores what the event tells about the turn with row id
 // rowID. Nothing to store is not an error.
-func recordClaudeTurn(ctx context.Context, x *checkpoints.Index, rowID int64, t claudeTurn) error {
+func recordClaudeTurn(ctx context.Context, x *controller.Controller, rowID int64, t claudeTurn) error {
 	if _, err := x.InitMeta(ctx, "agent", "claude"); err != nil {
 		return err
 	}
@@ -75,16 +74,22 @@ func recordClaudeTurn(ctx context.Context, x *checkpoints.Index, rowID int64, t 
 	return nil
 }
 
+// metaReader reads a session's metadata: a controller, or a view of
+// another session.
+type metaReader interface {
+	Meta(ctx context.Context, key string) (string, error)
+}
+
 // loadClaudeTurn returns what was recorded for the turn with row id rowID;
 // ok is false when the session is not a Claude Code session.
-func loadClaudeTurn(ctx context.Context, x *checkpoints.Index, rowID int64) (t claudeTurn, ok bool, err error) {
-	if v, err := x.Meta(ctx, "agent"); errors.Is(err, checkpoints.ErrNotFound) || (err == nil && v != "claude") {
+func loadClaudeTurn(ctx context.Context, x metaReader, rowID int64) (t claudeTurn, ok bool, err error) {
+	if v, err := x.Meta(ctx, "agent"); errors.Is(err, controller.ErrNotFound) || (err == nil && v != "claude") {
 		return t, false, nil
 	} else if err != nil {
 		return t, false, err
 	}
 	v, err := x.Meta(ctx, claudeTurnKey(rowID))
-	if errors.Is(err, checkpoints.ErrNotFound) {
+	if errors.Is(err, controller.ErrNotFound) {
 		return t, true, nil
 	}
 	if err != nil {
@@ -235,12 +240,12 @@ func readTail(path string, max int64) ([]byte, error) {
 // continues (see continuesFile), or id itself, and the transcript entry
 // the fork began after ("" when unknown).
 func continuedSession(store, id string) (session, at string) {
-	b, err := os.ReadFile(filepath.Join(checkpoints.SessionDir(store, id), continuesFile))
+	b, err := os.ReadFile(filepath.Join(controller.SessionDir(store, id), continuesFile))
 	if err != nil {
 		return id, ""
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if !checkpoints.ValidSession(strings.TrimSpace(lines[0])) {
+	if !controller.ValidSession(strings.TrimSpace(lines[0])) {
 		return id, ""
 	}
 	if len(lines) > 1 {
@@ -252,7 +257,7 @@ func continuedSession(store, id string) (session, at string) {
 // markContinues records that Claude Code session newID continues the ckpt
 // session id, forked after transcript entry at.
 func markContinues(store, newID, id, at string) error {
-	dir := checkpoints.SessionDir(store, newID)
+	dir := controller.SessionDir(store, newID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -329,7 +334,7 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 	if at == "" {
 		return "", 0, false
 	}
-	ids, err := checkpoints.Sessions(store)
+	ids, err := controller.SessionIDs(store)
 	if err != nil {
 		return "", 0, false
 	}
@@ -337,7 +342,7 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 		if id == self {
 			continue
 		}
-		turn, ok := turnAt(ctx, checkpoints.SessionDir(store, id), root, at)
+		turn, ok := turnAt(ctx, store, id, root, at)
 		if ok {
 			return id, turn, true
 		}
@@ -345,8 +350,8 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 	return "", 0, false
 }
 
-func turnAt(ctx context.Context, dir, root, at string) (int, bool) {
-	x, err := checkpoints.Open(ctx, dir)
+func turnAt(ctx context.Context, store, id, root, at string) (int, bool) {
+	x, err := controller.ViewSession(ctx, store, id)
 	if err != nil {
 		return 0, false
 	}
@@ -362,7 +367,7 @@ func turnAt(ctx context.Context, dir, root, at string) (int, bool) {
 	if err != nil {
 		return 0, false
 	}
-	cps, err := x.Checkpoints(ctx)
+	cps, err := x.Turns(ctx)
 	if err != nil {
 		return 0, false
 	}
@@ -477,7 +482,7 @@ const adoptFile = "claude-adopt"
 // ckpt fork of that session at that turn, and the prompt's turn is opened
 // again in it. It reports whether it did.
 func adoptFork(ctx context.Context, store, sid, transcript string, say func(string, ...any)) bool {
-	dir := checkpoints.SessionDir(store, sid)
+	dir := controller.SessionDir(store, sid)
 	mark := filepath.Join(dir, adoptFile)
 	if _, err := os.Stat(mark); err != nil {
 		return false
@@ -531,17 +536,17 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 	if at == "" {
 		return false // a new conversation
 	}
-	x, err := checkpoints.Open(ctx, dir)
+	x, err := controller.ViewSession(ctx, store, sid)
 	if err != nil {
 		return false
 	}
 	root, _ := x.Meta(ctx, "workspace")
-	cps, err1 := x.Checkpoints(ctx)
-	ops, err2 := x.Journal(ctx, false)
+	cps, err1 := x.Turns(ctx)
+	ops, err2 := x.Operations(ctx)
 	var prompt string
-	ok := err1 == nil && err2 == nil && len(cps) == 1 && len(ops) == 0 && root != ""
+	ok := err1 == nil && err2 == nil && len(cps) == 1 && ops == 0 && root != ""
 	if ok {
-		var cp checkpoints.Checkpoint
+		var cp controller.Record
 		if cp, err = x.Turn(ctx, cps[0].Turn); err == nil && len(cp.Files) == 0 {
 			prompt = cp.Prompt
 		} else {
@@ -556,8 +561,9 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 	if !ok {
 		return false
 	}
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		os.Remove(filepath.Join(dir, checkpoints.FileName+suffix))
+	if err := controller.DiscardIndex(store, sid); err != nil {
+		say("ckpt: hook: warning: replace session %s by a fork: %s; recording a new session", sid, oneLine(err))
+		return false
 	}
 	if _, err := forkAt(ctx, store, root, parent, turn, sid); err != nil {
 		say("ckpt: hook: warning: fork of session %s at turn %d: %s; recording a new session", parent, turn, oneLine(err))
@@ -573,7 +579,7 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 		say("ckpt: hook: warning: reopen the prompt's turn in the fork: %s", oneLine(err))
 		return false
 	}
-	recordClaudeTurn(ctx, c.Index(), res.ID, claudeTurn{PromptID: pp.PromptID, ResumeAt: at})
+	recordClaudeTurn(ctx, c, res.ID, claudeTurn{PromptID: pp.PromptID, ResumeAt: at})
 	return true
 }
 

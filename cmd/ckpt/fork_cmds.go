@@ -3,12 +3,9 @@ package main
 import (
 	"fmt"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
-
-func init() { extraCommands = append(extraCommands, newForkCmd, newSummarizeCmd) }
 
 // forkJSON is fork's --json document.
 type forkJSON struct {
@@ -54,8 +51,8 @@ The default id is "<session>-fork-<n>"; --to names it.`,
 }
 
 func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
-	if o.to != "" && !checkpoints.ValidSession(o.to) {
-		return usageError{fmt.Errorf("--to %q: %w", o.to, checkpoints.ErrBadSession)}
+	if o.to != "" && !controller.ValidSession(o.to) {
+		return usageError{fmt.Errorf("--to %q: %w", o.to, controller.ErrBadSession)}
 	}
 	c, err := a.open(cmd.Context())
 	if err != nil {

@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newHistoryCmd) }
-
 func newHistoryCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "history",

@@ -3,24 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
-	"github.com/ckpt/ckpt/capture"
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 )
-
-func init() {
-	extraCommands = append(extraCommands, newHookCmd, newInstallCmd, newUninstallCmd)
-}
 
 // noPromptLabel labels a turn the hook opens itself because a tool call
 // came before any prompt it saw (ckpt installed mid-session).
@@ -29,40 +20,6 @@ const noPromptLabel = "(turn opened by ckpt: no prompt seen)"
 // maxHookInput bounds what the hook reads from stdin; Claude's events are
 // a few KiB (a Write carries the new content in tool_input).
 const maxHookInput = 64 << 20
-
-// hookEvent is one agent hook event: Claude Code's JSON, which is also the
-// generic protocol documented in the README ("Agent hooks").
-type hookEvent struct {
-	SessionID      string          `json:"session_id"`
-	TranscriptPath string          `json:"transcript_path"`
-	Cwd            string          `json:"cwd"`
-	HookEventName  string          `json:"hook_event_name"`
-	Prompt         *string         `json:"prompt"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolUseID      string          `json:"tool_use_id"`
-	Source         string          `json:"source"`
-	PromptID       string          `json:"prompt_id"`
-	// AgentID and AgentType are set on events from inside a subagent; its
-	// session_id is the parent's, so its edits land in the parent's open
-	// turn.
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
-}
-
-// toolPaths is the part of tool_input the hook reads.
-type toolPaths struct {
-	FilePath     string `json:"file_path"`
-	NotebookPath string `json:"notebook_path"`
-}
-
-// quietEvents are Claude Code events the hook accepts and has nothing to
-// do for: they are not installed, but a hand-written settings file may
-// route them here, and that is not a mistake worth a message.
-var quietEvents = map[string]bool{
-	"PostToolUse": true, "Stop": true, "SubagentStop": true, "Notification": true,
-	"PreCompact": true, "SessionEnd": true,
-}
 
 type hookOptions struct {
 	agent  string // "claude" or "generic"
@@ -148,6 +105,9 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 	return nil
 }
 
+// hook reads one event, decodes and classifies it (decodeHook, in
+// hook_decode.go, or the agent's own decoder, in agents.go), opens its
+// session and executes it (hookRun, in hook_exec.go).
 func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	in := a.stdin
 	if in == nil {
@@ -217,7 +177,7 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 
 	switch {
 	case plan.start:
-		return h.resumeCheckpoint(ctx, ev.Source)
+		return h.resumeCheckpoint(ctx)
 	case ev.HookEventName == "UserPromptSubmit":
 		// Not blocking even with --strict: exit 2 here would erase the
 		// user's prompt, which is worse than a turn without a checkpoint.
@@ -245,7 +205,7 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 			a.say("ckpt: warning: %s", res.Warning)
 		}
 		if o.agent == "claude" {
-			if err := recordClaudeTurn(ctx, c.Index(), res.ID, ct); err != nil {
+			if err := recordClaudeTurn(ctx, c, res.ID, ct); err != nil {
 				a.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", oneLine(err))
 			}
 			if res.Turn == 0 && ct.ResumeAt == "" && session == ev.SessionID && ev.PromptID != "" {
@@ -254,7 +214,7 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 				// (Not only for a session this event created: Claude
 				// runs SessionStart hooks alongside the first prompt.)
 				if b, err := json.Marshal(pendingPrompt{PromptID: ev.PromptID, Prompt: *ev.Prompt}); err == nil {
-					os.WriteFile(filepath.Join(checkpoints.SessionDir(a.store, session), adoptFile), b, 0o644)
+					os.WriteFile(filepath.Join(controller.SessionDir(a.store, session), adoptFile), b, 0o644)
 				}
 			}
 		}
@@ -276,252 +236,4 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 		}
 		return nil
 	}
-}
-
-// hookPlan is what one event asks for, decided from its JSON alone.
-type hookPlan struct {
-	ev    hookEvent
-	paths []string // to capture: absolute, or relative to ev.Cwd
-	shell bool     // a shell command is about to run
-	start bool     // a SessionStart: ev.Source says which
-	none  bool     // nothing to do (a quiet event, a tool that does not write)
-}
-
-// onWindows selects the path style agentPath converts to.
-var onWindows = runtime.GOOS == "windows"
-
-// decodeHook parses one event of agent ("claude" or "generic") and decides
-// what it asks for, before any store is opened. It touches nothing.
-func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
-	var ev hookEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("event is not valid JSON (%v); nothing recorded", err)}
-	}
-	if ev.HookEventName == "" {
-		return hookPlan{}, &hookFailure{msg: "event has no hook_event_name; nothing recorded"}
-	}
-	switch ev.HookEventName {
-	case "UserPromptSubmit", "PreToolUse", "SessionStart":
-	default:
-		if quietEvents[ev.HookEventName] {
-			return hookPlan{none: true}, nil
-		}
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("unknown event %q; nothing recorded", ev.HookEventName)}
-	}
-	if ev.SessionID == "" || ev.Cwd == "" {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event needs session_id and cwd; nothing recorded", ev.HookEventName)}
-	}
-	if !checkpoints.ValidSession(ev.SessionID) {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, checkpoints.ErrBadSession)}
-	}
-	cwd, abs := agentPath(ev.Cwd, onWindows)
-	if !abs {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("cwd %q is not absolute; nothing recorded", ev.Cwd)}
-	}
-	ev.Cwd = cwd
-	if ev.HookEventName == "SessionStart" {
-		switch ev.Source {
-		case "startup", "resume", "fork", "":
-			return hookPlan{ev: ev, start: true}, nil
-		default: // clear, compact: the conversation goes on in the same turn
-			return hookPlan{none: true}, nil
-		}
-	}
-
-	var paths []string
-	shell := false
-	if ev.HookEventName == "PreToolUse" {
-		var tp toolPaths
-		switch {
-		case agent == "claude" && (ev.ToolName == "Write" || ev.ToolName == "Edit" || ev.ToolName == "MultiEdit"):
-			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.FilePath == "" {
-				return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event has no tool_input.file_path; nothing recorded", ev.ToolName)}
-			}
-			paths = append(paths, tp.FilePath)
-		case agent == "claude" && ev.ToolName == "NotebookEdit":
-			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.NotebookPath == "" {
-				return hookPlan{}, &hookFailure{msg: "NotebookEdit event has no tool_input.notebook_path; nothing recorded"}
-			}
-			paths = append(paths, tp.NotebookPath)
-		case ev.ToolName == "Bash" || ev.ToolName == "PowerShell" || (agent == "generic" && ev.ToolName == "shell"):
-			shell = true
-		case agent == "generic":
-			if len(ev.ToolInput) > 0 && json.Unmarshal(ev.ToolInput, &tp) == nil {
-				for _, p := range []string{tp.FilePath, tp.NotebookPath} {
-					if p != "" {
-						paths = append(paths, p)
-					}
-				}
-			}
-		}
-		if len(paths) == 0 && !shell {
-			return hookPlan{none: true}, nil // a tool that does not write (Read, Grep, …)
-		}
-		for i, p := range paths {
-			paths[i], _ = agentPath(p, onWindows)
-		}
-	}
-	if ev.HookEventName == "UserPromptSubmit" && ev.Prompt == nil {
-		return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
-	}
-
-	return hookPlan{ev: ev, paths: paths, shell: shell}, nil
-}
-
-// agentPath converts a path from an agent's event into the host's form
-// (windows selects Windows style) and says whether it is absolute there.
-// Claude Code on Windows sends backslash paths (C:\p\x.go), and its Git
-// Bash side may give forward slashes (C:/p/x.go) or the MSYS form
-// (/c/p/x.go): all three become C:\p\x.go. On other systems the path is
-// taken as it is (a backslash is an ordinary character in a name there).
-func agentPath(p string, windows bool) (string, bool) {
-	if !windows {
-		return p, strings.HasPrefix(p, "/")
-	}
-	p = strings.ReplaceAll(p, "/", `\`)
-	if len(p) >= 2 && p[0] == '\\' && isLetter(p[1]) && (len(p) == 2 || p[2] == '\\') {
-		p = strings.ToUpper(p[1:2]) + ":" + p[2:]
-		if len(p) == 2 {
-			p += `\`
-		}
-	}
-	abs := strings.HasPrefix(p, `\\`) || (len(p) >= 3 && isLetter(p[0]) && p[1] == ':' && p[2] == '\\')
-	return p, abs
-}
-
-func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
-
-// claudeWorkspace is the workspace for a Claude Code event: the project
-// directory Claude Code exports to hooks when cwd is inside it (the agent's
-// shell may have cd'd into a subdirectory, and a session has one
-// workspace), else cwd.
-func claudeWorkspace(cwd string) string {
-	proj := os.Getenv("CLAUDE_PROJECT_DIR")
-	if proj == "" || !filepath.IsAbs(proj) {
-		return cwd
-	}
-	if rel, err := filepath.Rel(proj, cwd); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		return proj
-	}
-	return cwd
-}
-
-type hookRun struct {
-	a       *app
-	c       *controller.Controller
-	session string
-	strict  bool
-}
-
-// capture records path into the open turn, opening one first when there
-// is none. A path the design refuses to record (outside the workspace,
-// inside .git) is skipped with a warning and is never a failure.
-func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
-	_, err := h.c.Capture(ctx, path)
-	if errors.Is(err, checkpoints.ErrNoOpenTurn) {
-		if err = h.ensureTurn(ctx); err == nil {
-			_, err = h.c.Capture(ctx, path)
-		}
-	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, capture.ErrOutsideWorkspace) || errors.Is(err, capture.ErrVCSDir):
-		h.a.say("ckpt: hook: warning: skipped %s: %s", path, oneLine(err))
-		return nil
-	default:
-		return &hookFailure{msg: "capture " + oneLine(err)}
-	}
-}
-
-// ensureTurn opens a turn when the session has none. Tool hooks run in
-// parallel, so the check and the open happen under a per-session lock:
-// two first tool calls open one turn, not two.
-func (h hookRun) ensureTurn(ctx context.Context) error {
-	lock := flock.New(filepath.Join(checkpoints.SessionDir(h.a.store, h.session), "hook.lock"))
-	if err := lock.Lock(); err != nil {
-		return fmt.Errorf("lock session: %w", err)
-	}
-	defer lock.Unlock()
-	if _, err := h.c.Index().OpenTurn(ctx); !errors.Is(err, checkpoints.ErrNoOpenTurn) {
-		return err
-	}
-	res, err := h.c.BeginTurnWith(ctx, noPromptLabel, controller.TurnOptions{})
-	if err != nil {
-		return err
-	}
-	if res.Warning != "" {
-		h.a.say("ckpt: warning: %s", res.Warning)
-	}
-	return nil
-}
-
-// ensureManifest runs before a shell command. Outside scan mode there is
-// nothing to record (a shell command's writes are not known in advance).
-// In scan mode every turn takes its manifest when it opens (the
-// UserPromptSubmit that opened it), so this only opens a turn when there
-// is none; a turn opened before scan mode was turned on keeps having no
-// manifest, which it says once per shell command.
-func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
-	on, err := h.c.ScanSetting(ctx)
-	if err != nil {
-		return &hookFailure{msg: "scan setting: " + oneLine(err), block: h.strict}
-	}
-	if !on {
-		return nil
-	}
-	cp, err := h.c.Index().OpenTurn(ctx)
-	if errors.Is(err, checkpoints.ErrNoOpenTurn) {
-		if err := h.ensureTurn(ctx); err != nil {
-			return &hookFailure{msg: "open turn: " + oneLine(err), block: h.strict}
-		}
-		return nil
-	}
-	if err != nil {
-		return &hookFailure{msg: oneLine(err), block: h.strict}
-	}
-	if !cp.Scanned {
-		h.a.say("ckpt: hook: warning: turn %d opened without a workspace manifest (scan mode came on later, or its scan was refused); this shell command's changes are rewound from the next prompt on", cp.Turn)
-	}
-	return nil
-}
-
-// resumeLabel labels the turn a SessionStart opens to record the workspace
-// before the agent's first action.
-const resumeLabel = "(session start: workspace before the agent acts)"
-
-// resumeCheckpoint runs at SessionStart (startup, resume or fork). In scan
-// mode, a session that has no workspace manifest to fall back on (no turn
-// yet, or an open turn without one) opens a turn that records it, so a
-// code rewind can always reach the state before the agent's first action;
-// a session whose open turn has a manifest already needs none. Outside
-// scan mode there is nothing to record before a tool call names a path.
-func (h hookRun) resumeCheckpoint(ctx context.Context, source string) *hookFailure {
-	on, err := h.c.ScanSetting(ctx)
-	if err != nil {
-		return &hookFailure{msg: "scan setting: " + oneLine(err)}
-	}
-	if !on {
-		return nil
-	}
-	lock := flock.New(filepath.Join(checkpoints.SessionDir(h.a.store, h.session), "hook.lock"))
-	if err := lock.Lock(); err != nil {
-		return &hookFailure{msg: "lock session: " + oneLine(err)}
-	}
-	defer lock.Unlock()
-	cp, err := h.c.Index().OpenTurn(ctx)
-	switch {
-	case err == nil && cp.Scanned:
-		return nil
-	case err != nil && !errors.Is(err, checkpoints.ErrNoOpenTurn):
-		return &hookFailure{msg: oneLine(err)}
-	}
-	res, err := h.c.BeginTurnWith(ctx, resumeLabel, controller.TurnOptions{})
-	if err != nil {
-		return &hookFailure{msg: "open turn: " + oneLine(err)}
-	}
-	if res.Warning != "" {
-		h.a.say("ckpt: warning: %s", res.Warning)
-	}
-	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
 )
 
 // FuzzDecodeHook feeds arbitrary bytes to the hook's event decoder, as
@@ -38,7 +38,7 @@ func FuzzDecodeHook(f *testing.F) {
 				continue
 			}
 			ev := plan.ev
-			if !checkpoints.ValidSession(ev.SessionID) || !filepath.IsAbs(ev.Cwd) {
+			if !controller.ValidSession(ev.SessionID) || !filepath.IsAbs(ev.Cwd) {
 				t.Fatalf("%s: accepted session %q cwd %q", agent, ev.SessionID, ev.Cwd)
 			}
 			if plan.start != (ev.HookEventName == "SessionStart") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
@@ -49,85 +50,19 @@ On a terminal, with neither flag, list shows the newest 50 and says how to see
 the rest; piped or with --json it lists every turn unless told otherwise.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o := listOptions{limit: limit, since: -1}
 			if limit < 0 {
 				return usagef("list: --limit must be 0 (all) or more, not %d", limit)
 			}
-			if cmd.Flags().Changed("since") && since < 0 {
-				return usagef("list: --since must be a turn number, not %d", since)
-			}
-			page := checkpoints.Page{Since: -1, Limit: limit}
 			if cmd.Flags().Changed("since") {
-				page.Since = since
-			}
-			if !a.json && !cmd.Flags().Changed("limit") && !cmd.Flags().Changed("since") && a.stdoutTerminal() {
-				page.Limit = listPage
-			}
-			c, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			cps, info, err := c.CheckpointsPage(cmd.Context(), page)
-			if err != nil {
-				return err
-			}
-			if !a.json && len(cps) > 0 && len(cps) < info.Total {
-				defer a.say("showing turns %d–%d of %d active; `ckpt list --since TURN --limit N` pages, `--limit 0` lists all",
-					cps[0].Turn, cps[len(cps)-1].Turn, info.Total)
-			}
-			if a.json {
-				out := make([]checkpointJSON, len(cps))
-				for i, cp := range cps {
-					out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
-						Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
-					for j, f := range cp.Files {
-						out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, PathBytes: pathBytes(f.Path), Kind: string(cp.Kinds[j])})
-					}
+				if since < 0 {
+					return usagef("list: --since must be a turn number, not %d", since)
 				}
-				return a.printJSON(out)
+				o.since = since
 			}
-			if len(cps) == 0 && info.Total > 0 {
-				a.say("no active turn from %d on: the newest is %d", page.Since, info.Last)
-				return nil
-			}
-			if len(cps) == 0 {
-				a.say("no checkpoints yet: open a turn with `ckpt turn PROMPT`")
-				return nil
-			}
-			w := bufio.NewWriter(a.stdout)
-			fmt.Fprintf(w, "%-5s %-19s  %-48s  %s\n", "TURN", "TIME", "PROMPT", "FILES")
-			var line []byte
-			for _, cp := range cps {
-				line = strconv.AppendInt(line[:0], int64(cp.Turn), 10)
-				for len(line) < 6 {
-					line = append(line, ' ')
-				}
-				line = cp.Time.Local().AppendFormat(line, "2006-01-02 15:04:05")
-				line = append(line, "  "...)
-				prompt := cp.Prompt
-				switch {
-				case cp.Pinned && cp.Label != "":
-					prompt = "[pinned: " + cp.Label + "] " + prompt
-				case cp.Pinned:
-					prompt = "[pinned] " + prompt
-				case cp.Pruned:
-					prompt = "[pruned] " + prompt
-				}
-				line = append(line, shorten(prompt, 48)...)
-				for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
-					line = append(line, ' ')
-				}
-				for j, f := range cp.Files {
-					if j > 0 {
-						line = append(line, ' ')
-					}
-					line = append(line, kindMark(string(cp.Kinds[j]))...)
-					line = append(line, qpath(f.Path)...)
-				}
-				line = append(line, '\n')
-				w.Write(line)
-			}
-			return w.Flush()
+			// On a terminal, with neither flag, one screenful.
+			o.page = !a.json && !cmd.Flags().Changed("limit") && !cmd.Flags().Changed("since") && a.stdoutTerminal()
+			return a.runList(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "show at most N turns: the newest N, or N from --since (0: all)")
@@ -161,4 +96,85 @@ func shorten(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// listOptions are list's flags: limit turns (0: all) from turn since (-1:
+// the newest limit); page shows the newest listPage when limit is 0.
+type listOptions struct {
+	limit, since int
+	page         bool
+}
+
+// runList prints the active turns, oldest first, with their files.
+func (a *app) runList(ctx context.Context, o listOptions) error {
+	page := controller.Page{Since: o.since, Limit: o.limit}
+	if o.page {
+		page.Limit = listPage
+	}
+	c, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cps, info, err := c.CheckpointsPage(ctx, page)
+	if err != nil {
+		return err
+	}
+	if !a.json && len(cps) > 0 && len(cps) < info.Total {
+		defer a.say("showing turns %d–%d of %d active; `ckpt list --since TURN --limit N` pages, `--limit 0` lists all",
+			cps[0].Turn, cps[len(cps)-1].Turn, info.Total)
+	}
+	if a.json {
+		out := make([]checkpointJSON, len(cps))
+		for i, cp := range cps {
+			out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
+				Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
+			for j, f := range cp.Files {
+				out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, PathBytes: pathBytes(f.Path), Kind: string(cp.Kinds[j])})
+			}
+		}
+		return a.printJSON(out)
+	}
+	if len(cps) == 0 && info.Total > 0 {
+		a.say("no active turn from %d on: the newest is %d", page.Since, info.Last)
+		return nil
+	}
+	if len(cps) == 0 {
+		a.say("no checkpoints yet: open a turn with `ckpt turn PROMPT`")
+		return nil
+	}
+	w := bufio.NewWriter(a.stdout)
+	fmt.Fprintf(w, "%-5s %-19s  %-48s  %s\n", "TURN", "TIME", "PROMPT", "FILES")
+	var line []byte
+	for _, cp := range cps {
+		line = strconv.AppendInt(line[:0], int64(cp.Turn), 10)
+		for len(line) < 6 {
+			line = append(line, ' ')
+		}
+		line = cp.Time.Local().AppendFormat(line, "2006-01-02 15:04:05")
+		line = append(line, "  "...)
+		prompt := cp.Prompt
+		switch {
+		case cp.Pinned && cp.Label != "":
+			prompt = "[pinned: " + cp.Label + "] " + prompt
+		case cp.Pinned:
+			prompt = "[pinned] " + prompt
+		case cp.Pruned:
+			prompt = "[pruned] " + prompt
+		}
+		line = append(line, shorten(prompt, 48)...)
+		for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
+			line = append(line, ' ')
+		}
+		for j, f := range cp.Files {
+			if j > 0 {
+				line = append(line, ' ')
+			}
+			line = append(line, kindMark(string(cp.Kinds[j]))...)
+			line = append(line, qpath(f.Path)...)
+		}
+		line = append(line, '\n')
+		w.Write(line)
+	}
+	return w.Flush()
 }

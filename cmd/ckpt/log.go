@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -19,30 +20,35 @@ func newLogCmd(a *app) *cobra.Command {
 		Short: "Print the active conversation",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			msgs, err := c.Conversation(cmd.Context())
-			if err != nil {
-				return err
-			}
-			out := make([]messageJSON, len(msgs))
-			for i, m := range msgs {
-				out[i] = messageJSON{Turn: m.Turn, Role: m.Role, Text: m.Text}
-			}
-			if a.json {
-				return a.printJSON(out)
-			}
-			if len(out) == 0 {
-				a.say("the conversation is empty")
-			}
-			for _, m := range out {
-				text := strings.ReplaceAll(m.Text, "\n", "\n"+strings.Repeat(" ", 16))
-				fmt.Fprintf(a.stdout, "[%d] %-11s %s\n", m.Turn, m.Role+":", text)
-			}
-			return nil
+			return a.runLog(cmd.Context())
 		},
 	}
+}
+
+// runLog prints the active conversation.
+func (a *app) runLog(ctx context.Context) error {
+	c, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	msgs, err := c.Conversation(ctx)
+	if err != nil {
+		return err
+	}
+	out := make([]messageJSON, len(msgs))
+	for i, m := range msgs {
+		out[i] = messageJSON{Turn: m.Turn, Role: m.Role, Text: m.Text}
+	}
+	if a.json {
+		return a.printJSON(out)
+	}
+	if len(out) == 0 {
+		a.say("the conversation is empty")
+	}
+	for _, m := range out {
+		text := strings.ReplaceAll(m.Text, "\n", "\n"+strings.Repeat(" ", 16))
+		fmt.Fprintf(a.stdout, "[%d] %-11s %s\n", m.Turn, m.Role+":", text)
+	}
+	return nil
 }

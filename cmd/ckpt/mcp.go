@@ -12,12 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/mcpserver"
 )
-
-func init() { extraCommands = append(extraCommands, newMCPCmd) }
 
 func newMCPCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -64,7 +61,7 @@ func (a *app) serveMCP(cmd *cobra.Command) error {
 	defer c.Close()
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv := mcpserver.New(c, mcpserver.Options{Version: buildVersion().Version, Logger: log})
-	a.say("ckpt: serving session %s of %s as MCP tools on stdio", c.Session(), c.Workspace().Root())
+	a.say("ckpt: serving session %s of %s as MCP tools on stdio", c.Session(), c.WorkspaceRoot())
 	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
 	err = srv.Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
@@ -84,7 +81,7 @@ func (nopWriteCloser) Close() error { return nil }
 // workspace when the current directory is inside it (as the hooks do).
 func (a *app) claudeSession(ctx context.Context) error {
 	id := os.Getenv("CLAUDE_CODE_SESSION_ID")
-	if a.session != "" || id == "" || !checkpoints.ValidSession(id) {
+	if a.session != "" || id == "" || !controller.ValidSession(id) {
 		return nil
 	}
 	a.session = id

@@ -1,8 +1,15 @@
 package main
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 )
+
+// messageOptions are message's arguments.
+type messageOptions struct {
+	role, text string
+}
 
 func newMessageCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -23,19 +30,24 @@ func newMessageCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			m, err := c.AppendMessage(cmd.Context(), args[0], text)
-			if err != nil {
-				return err
-			}
-			if a.json {
-				return a.printJSON(map[string]any{"turn": m.Turn, "role": m.Role})
-			}
-			return nil
+			return a.runMessage(cmd.Context(), messageOptions{role: args[0], text: text})
 		},
 	}
+}
+
+// runMessage appends a message to the open turn.
+func (a *app) runMessage(ctx context.Context, o messageOptions) error {
+	c, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	m, err := c.AppendMessage(ctx, o.role, o.text)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.printJSON(map[string]any{"turn": m.Turn, "role": m.Role})
+	}
+	return nil
 }

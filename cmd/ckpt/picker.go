@@ -1,26 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	udiff "github.com/aymanbagabas/go-udiff"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -34,11 +28,6 @@ import (
 // presses Enter; the rewind itself runs after the TUI has closed, and its
 // result is printed exactly as `ckpt rewind TURN` prints it. Every prompt
 // wraps to the terminal's width; list rows and paths are cut to it.
-
-func init() { picker = runPicker }
-
-// maxStatBytes bounds the size of a file the picker reads to count lines.
-const maxStatBytes = 4 << 20
 
 func runPicker(cmd *cobra.Command, a *app) error {
 	ctx := cmd.Context()
@@ -98,11 +87,11 @@ const (
 // scopeChoices is the scope menu; the last entry cancels.
 var scopeChoices = []struct {
 	label string
-	scope checkpoints.Scope
+	scope controller.Scope
 }{
-	{"code + conversation", checkpoints.ScopeBoth},
-	{"conversation only", checkpoints.ScopeConversation},
-	{"code only", checkpoints.ScopeCode},
+	{"code + conversation", controller.ScopeBoth},
+	{"conversation only", controller.ScopeConversation},
+	{"code only", controller.ScopeCode},
 	{"cancel", ""},
 }
 
@@ -159,7 +148,7 @@ type pickerModel struct {
 func newPickerModel(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint) *pickerModel {
 	m := &pickerModel{ctx: ctx, c: c, previews: map[int][]string{}, width: 80, height: 24}
 	for i := len(cps) - 1; i >= 0; i-- {
-		m.rows = append(m.rows, turnStats(ctx, c, cps[i], i == len(cps)-1))
+		m.rows = append(m.rows, turnStats(ctx, c, cps[i]))
 	}
 	return m
 }
@@ -167,32 +156,23 @@ func newPickerModel(ctx context.Context, c *controller.Controller, cps []control
 // turnStats counts each file's added and removed lines over the turn: its
 // content at the turn's start against its content at the turn's end (for
 // the open turn, the file on disk now).
-func turnStats(ctx context.Context, c *controller.Controller, cp controller.Checkpoint, open bool) turnRow {
+func turnStats(ctx context.Context, c *controller.Controller, cp controller.Checkpoint) turnRow {
 	r := turnRow{turn: cp.Turn, when: cp.Time.Local().Format("2006-01-02 15:04:05"), prompt: firstLine(cp.Prompt), pruned: cp.Pruned}
 	var added, removed int
-	known := true
-	for i, f := range cp.Files {
-		fst := fileStat{path: f.Path, kind: cp.Kinds[i]}
-		before, okB := statBlob(ctx, c, f.Content)
-		var after []byte
-		okA := false
+	changes, err := c.TurnChanges(ctx, cp)
+	known := err == nil
+	for _, fc := range changes {
+		fst := fileStat{path: fc.Path, kind: fc.Kind}
 		switch {
-		case open:
-			after, okA = statDisk(c, f.Path)
-		case f.End != nil:
-			after, okA = statBlob(ctx, c, f.End.Content)
-		}
-		switch {
-		case !okB || !okA:
+		case !fc.Known:
 			fst.stat = "?"
 			known = false
-		case !isTextBytes(before) || !isTextBytes(after):
+		case fc.Binary:
 			fst.stat = "binary"
 		default:
-			p, n := countLines(string(before), string(after))
-			added += p
-			removed += n
-			fst.stat = fmt.Sprintf("+%d −%d", p, n)
+			added += fc.Added
+			removed += fc.Removed
+			fst.stat = fmt.Sprintf("+%d −%d", fc.Added, fc.Removed)
 		}
 		r.files = append(r.files, fst)
 	}
@@ -214,55 +194,6 @@ func turnStats(ctx context.Context, c *controller.Controller, cp controller.Chec
 	return r
 }
 
-// statBlob returns a state's bytes; nil id means the file did not exist.
-func statBlob(ctx context.Context, c *controller.Controller, id *cas.ID) ([]byte, bool) {
-	if id == nil {
-		return nil, true
-	}
-	b, err := c.Store().Get(ctx, *id)
-	if err != nil || len(b) > maxStatBytes {
-		return nil, false
-	}
-	return b, true
-}
-
-// statDisk returns a workspace file's bytes now; absent means empty. It
-// reads through the workspace's root handle, like every workspace access.
-func statDisk(c *controller.Controller, rel string) ([]byte, bool) {
-	f, fi, err := c.Workspace().OpenFile(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, true
-	}
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	if fi.Size() > maxStatBytes {
-		return nil, false
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxStatBytes+1))
-	return b, err == nil && len(b) <= maxStatBytes
-}
-
-// countLines returns the lines added and removed going from before to after.
-func countLines(before, after string) (added, removed int) {
-	u := udiff.Unified("a", "b", before, after)
-	for _, l := range strings.Split(u, "\n") {
-		switch {
-		case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
-		case strings.HasPrefix(l, "+"):
-			added++
-		case strings.HasPrefix(l, "-"):
-			removed++
-		}
-	}
-	return added, removed
-}
-
-func isTextBytes(b []byte) bool {
-	return !bytes.ContainsRune(b, 0) && utf8.Valid(b)
-}
-
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -271,7 +202,7 @@ func firstLine(s string) string {
 	return s
 }
 
-func (m *pickerModel) scope() checkpoints.Scope { return scopeChoices[m.scopeSel].scope }
+func (m *pickerModel) scope() controller.Scope { return scopeChoices[m.scopeSel].scope }
 
 func (m *pickerModel) Init() tea.Cmd { return nil }
 
@@ -581,10 +512,10 @@ func (m *pickerModel) viewScope(b *strings.Builder) {
 
 func (m *pickerModel) viewConfirm(b *strings.Builder) {
 	r := m.rows[m.sel]
-	what := map[checkpoints.Scope]string{
-		checkpoints.ScopeBoth:         "code and conversation",
-		checkpoints.ScopeConversation: "the conversation",
-		checkpoints.ScopeCode:         "code",
+	what := map[controller.Scope]string{
+		controller.ScopeBoth:         "code and conversation",
+		controller.ScopeConversation: "the conversation",
+		controller.ScopeCode:         "code",
 	}[m.scope()]
 	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Rewind %s to the start of turn %d (%s)?", what, r.turn, truncate(r.prompt, 60)))))
 	if m.scope().Code() {

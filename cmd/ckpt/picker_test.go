@@ -12,7 +12,6 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -444,15 +443,15 @@ func TestPickerModel(t *testing.T) {
 		keys      []string
 		confirmed bool
 		turn      int
-		scope     checkpoints.Scope
+		scope     controller.Scope
 	}{
-		{"default_is_no", []string{"enter", "enter", "enter"}, false, 1, checkpoints.ScopeBoth},
-		{"yes_both_newest", []string{"enter", "enter", "down", "enter"}, true, 1, checkpoints.ScopeBoth},
-		{"yes_code_oldest", []string{"down", "enter", "down", "down", "enter", "tab", "enter"}, true, 0, checkpoints.ScopeCode},
-		{"yes_conversation", []string{"j", "k", "enter", "j", "enter", "l", "enter"}, true, 1, checkpoints.ScopeConversation},
+		{"default_is_no", []string{"enter", "enter", "enter"}, false, 1, controller.ScopeBoth},
+		{"yes_both_newest", []string{"enter", "enter", "down", "enter"}, true, 1, controller.ScopeBoth},
+		{"yes_code_oldest", []string{"down", "enter", "down", "down", "enter", "tab", "enter"}, true, 0, controller.ScopeCode},
+		{"yes_conversation", []string{"j", "k", "enter", "j", "enter", "l", "enter"}, true, 1, controller.ScopeConversation},
 		{"cancel_item", []string{"enter", "end", "down", "down", "down", "enter"}, false, 1, ""},
-		{"esc", []string{"down", "esc", "enter"}, false, 0, checkpoints.ScopeBoth},
-		{"no_after_yes", []string{"enter", "enter", "down", "up", "enter"}, false, 1, checkpoints.ScopeBoth},
+		{"esc", []string{"down", "esc", "enter"}, false, 0, controller.ScopeBoth},
+		{"no_after_yes", []string{"enter", "enter", "down", "up", "enter"}, false, 1, controller.ScopeBoth},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newPickerModel(ctx, c, cps)

@@ -9,13 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/remote"
-	"github.com/ckpt/ckpt/retention"
 	"github.com/spf13/cobra"
 )
-
-func init() { extraCommands = append(extraCommands, newRemoteCmd, newSyncCmd, newPullCmd) }
 
 // openRemote opens the store's configured remote.
 func (a *app) openRemote(ctx context.Context) (*remote.Remote, error) {
@@ -103,7 +100,7 @@ reuses a marked pack; it uploads those blobs again.
 ` + remoteHelp,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := retention.ParseAge(margin)
+			m, err := controller.ParseAge(margin)
 			if err != nil || m <= 0 {
 				return usagef("--margin %q: want a duration such as 24h or 2d", margin)
 			}
@@ -132,7 +129,7 @@ reuses a marked pack; it uploads those blobs again.
 				fmt.Fprintln(a.stdout, k)
 			}
 			a.say("%s %d objects (%s); %d live, %d unreferenced kept for now; %d stale uploads aborted",
-				verb, len(rep.Deleted), retention.FormatBytes(rep.DeletedBytes), rep.Live, rep.Candidates, rep.AbortedUploads)
+				verb, len(rep.Deleted), controller.FormatBytes(rep.DeletedBytes), rep.Live, rep.Candidates, rep.AbortedUploads)
 			return nil
 		},
 	}
@@ -160,8 +157,8 @@ at once (the other one uploads the same things).
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, s := range sessions {
-				if !checkpoints.ValidSession(s) {
-					return usagef("--session-only %q: %v", s, checkpoints.ErrBadSession)
+				if !controller.ValidSession(s) {
+					return usagef("--session-only %q: %v", s, controller.ErrBadSession)
 				}
 			}
 			r, err := a.openRemote(cmd.Context())
@@ -186,7 +183,7 @@ at once (the other one uploads the same things).
 				for _, s := range res {
 					switch s.Status {
 					case "uploaded":
-						fmt.Fprintf(a.stdout, "%s: uploaded %d blobs in %d packs, %s\n", s.Session, s.Blobs, s.Packs, retention.FormatBytes(s.Bytes))
+						fmt.Fprintf(a.stdout, "%s: uploaded %d blobs in %d packs, %s\n", s.Session, s.Blobs, s.Packs, controller.FormatBytes(s.Bytes))
 					case "forked":
 						fmt.Fprintf(a.stdout, "%s: forked: %s\n", s.Session, s.Reason)
 					case "skipped":
@@ -224,11 +221,11 @@ another id with --as.
 ` + remoteHelp,
 		Args: exactArgs(1, "one SESSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !checkpoints.ValidSession(args[0]) {
-				return usagef("session %q: %v", args[0], checkpoints.ErrBadSession)
+			if !controller.ValidSession(args[0]) {
+				return usagef("session %q: %v", args[0], controller.ErrBadSession)
 			}
-			if as != "" && !checkpoints.ValidSession(as) {
-				return usagef("--as %q: %v", as, checkpoints.ErrBadSession)
+			if as != "" && !controller.ValidSession(as) {
+				return usagef("--as %q: %v", as, controller.ErrBadSession)
 			}
 			// --workspace (the global flag) re-points the session; only an
 			// explicit flag does, not $CKPT_WORKSPACE.
@@ -253,7 +250,7 @@ another id with --as.
 			if a.json {
 				return a.printJSON(res)
 			}
-			fmt.Fprintf(a.stdout, "pulled %s: %d turns, %d blobs fetched (%s)\n", res.Session, res.Turns, res.Blobs, retention.FormatBytes(res.Bytes))
+			fmt.Fprintf(a.stdout, "pulled %s: %d turns, %d blobs fetched (%s)\n", res.Session, res.Turns, res.Blobs, controller.FormatBytes(res.Bytes))
 			fmt.Fprintf(a.stdout, "workspace: %s\n", res.Workspace)
 			fmt.Fprintf(a.stdout, "session:   %s (from %s)\n", res.Session, res.RemoteSession)
 			return nil
@@ -280,7 +277,7 @@ func (a *app) remoteSessions(ctx context.Context) error {
 	w := bufio.NewWriter(a.stdout)
 	fmt.Fprintf(w, "%-24s %6s %10s  %-20s  %-12s %s\n", "SESSION", "TURNS", "INDEX", "UPDATED", "HOST", "WORKSPACE")
 	for _, h := range hs {
-		fmt.Fprintf(w, "%-24s %6d %10s  %-20s  %-12s %s\n", h.Session, h.Turns, retention.FormatBytes(h.IndexSize), h.Updated, h.Host, h.Workspace)
+		fmt.Fprintf(w, "%-24s %6d %10s  %-20s  %-12s %s\n", h.Session, h.Turns, controller.FormatBytes(h.IndexSize), h.Updated, h.Host, h.Workspace)
 	}
 	return w.Flush()
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ckpt/ckpt/cas/backend/s3/s3test"
+	"github.com/ckpt/ckpt/internal/s3test"
 )
 
 // remoteRig runs the real binary against a real S3 server (versitygw on

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
@@ -82,16 +81,16 @@ acceptEdits).`,
 				args, claudeArgs = args[:dash], args[dash:]
 			}
 			if len(args) == 0 {
-				if picker == nil || !a.interactive() {
+				if !a.interactive() {
 					return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
 				}
-				return picker(cmd, a)
+				return runPicker(cmd, a)
 			}
 			turn, err := parseTurn(args[0])
 			if err != nil {
 				return err
 			}
-			sc, err := checkpoints.ParseScope(scope)
+			sc, err := controller.ParseScope(scope)
 			if err != nil {
 				return usageError{err}
 			}
@@ -109,8 +108,8 @@ acceptEdits).`,
 			var ct claudeTurn
 			isClaude := false
 			if sc.Conversation() && !only {
-				if cp, err := c.Index().Turn(cmd.Context(), turn); err == nil {
-					if ct, isClaude, err = loadClaudeTurn(cmd.Context(), c.Index(), cp.ID); err != nil {
+				if cp, err := c.Turn(cmd.Context(), turn); err == nil {
+					if ct, isClaude, err = loadClaudeTurn(cmd.Context(), c, cp.ID); err != nil {
 						a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
 					}
 				}
@@ -180,10 +179,6 @@ later turn changed one of the same files. Undoable with ckpt undo.`,
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite files changed since the agent left them")
 	return cmd
 }
-
-// picker, when set (by the interactive picker's file), runs `ckpt rewind`
-// without TURN on a terminal.
-var picker func(cmd *cobra.Command, a *app) error
 
 // interactive reports whether stdin and stdout are both terminals.
 func (a *app) interactive() bool {
@@ -263,10 +258,10 @@ func (a *app) printResult(res controller.Result, verb string) error {
 	for _, p := range res.NotRecorded {
 		a.say("  not recorded: %s (never captured or scanned at or after turn %d; left alone)", qpath(p), res.Turn)
 	}
-	what := map[checkpoints.Scope]string{
-		checkpoints.ScopeCode:         "code",
-		checkpoints.ScopeConversation: "conversation",
-		checkpoints.ScopeBoth:         "code and conversation",
+	what := map[controller.Scope]string{
+		controller.ScopeCode:         "code",
+		controller.ScopeConversation: "conversation",
+		controller.ScopeBoth:         "code and conversation",
 	}[res.Scope]
 	counts := ""
 	if res.Scope.Code() {

@@ -9,9 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckpt/ckpt/capture"
-	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/jsondoc"
 	"github.com/spf13/cobra"
@@ -64,7 +61,7 @@ func (a *app) open(ctx context.Context) (*controller.Controller, error) {
 		a.say("ckpt: %s", c.Recovered())
 	}
 	if err == nil {
-		a.warnStore(c.StoreOf())
+		a.warnStore(c.StoreWarning())
 	}
 	return c, err
 }
@@ -80,11 +77,11 @@ func (a *app) locate(ctx context.Context) error {
 	}
 	if a.workspace != "" {
 		if a.session == "" {
-			ws, err := capture.NewWorkspace(a.workspace)
+			root, err := controller.WorkspaceRoot(a.workspace)
 			if err != nil {
 				return err
 			}
-			a.session = controller.WorkspaceSession(ws.Root())
+			a.session = controller.WorkspaceSession(root)
 		}
 		a.located = true
 		return nil
@@ -102,8 +99,8 @@ func (a *app) locate(ctx context.Context) error {
 }
 
 // warnStore shows the store's warning (readable by others), once per run.
-func (a *app) warnStore(st *controller.Store) {
-	if w := st.Warning(); w != "" && !a.warned {
+func (a *app) warnStore(w string) {
+	if w != "" && !a.warned {
 		a.warned = true
 		a.say("ckpt: warning: %s", w)
 	}
@@ -149,11 +146,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // libraries say what happened, the CLI says which command helps.
 func hint(err error) string {
 	switch {
-	case errors.Is(err, checkpoints.ErrNoOpenTurn):
+	case errors.Is(err, controller.ErrNoOpenTurn):
 		return " (open one with `ckpt turn PROMPT` first)"
 	case errors.Is(err, controller.ErrNoTurn):
 		return " (`ckpt list` shows the turns)"
-	case errors.Is(err, cas.ErrNotFound):
+	case errors.Is(err, controller.ErrBlobNotFound):
 		return " (`ckpt verify` checks the store)"
 	}
 	return ""
@@ -204,23 +201,22 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 	f.StringVar(&a.session, "session", "", "session id (default $CKPT_SESSION, else the workspace's own default session)")
 	f.StringVar(&a.store, "store", "", "store directory (default $CKPT_HOME, else $XDG_DATA_HOME/ckpt or ~/.local/share/ckpt)")
 	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
+	// Every command, registered here and only here (help lists them
+	// sorted by name).
 	root.AddCommand(
 		newTurnCmd(a), newCaptureCmd(a), newMessageCmd(a), newListCmd(a), newLogCmd(a),
-		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newDemoCmd(a),
+		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newRedoCmd(a), newRevertCmd(a), newHistoryCmd(a),
+		newForkCmd(a), newSummarizeCmd(a), newDemoCmd(a),
 		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
-		newScanCmd(a), newStatusCmd(a), newRevertCmd(a), newVersionCmd(a),
+		newScanCmd(a), newStatusCmd(a), newVersionCmd(a),
+		newHookCmd(a), newInstallCmd(a), newUninstallCmd(a), newServeCmd(a),
+		newStatusLineCmd(a), newMCPCmd(a), newRemoteCmd(a), newSyncCmd(a), newPullCmd(a),
 	)
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("ckpt {{.Version}}\n")
-	for _, add := range extraCommands {
-		root.AddCommand(add(a))
-	}
 	addHelpTopics(root)
 	return root
 }
-
-// extraCommands are commands whose files register themselves in init.
-var extraCommands []func(*app) *cobra.Command
 
 // resolveGlobals fills the global flags' defaults from the environment.
 func (a *app) resolveGlobals(cmd *cobra.Command) error {
@@ -234,8 +230,8 @@ func (a *app) resolveGlobals(cmd *cobra.Command) error {
 		a.session = os.Getenv("CKPT_SESSION")
 	}
 	if a.session != "" || f.Changed("session") {
-		if !checkpoints.ValidSession(a.session) {
-			return usageError{fmt.Errorf("session %q: %w", a.session, checkpoints.ErrBadSession)}
+		if !controller.ValidSession(a.session) {
+			return usageError{fmt.Errorf("session %q: %w", a.session, controller.ErrBadSession)}
 		}
 	}
 	if a.store == "" {

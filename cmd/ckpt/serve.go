@@ -19,8 +19,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newServeCmd) }
-
 // minTokenBits is the least strength a token may have.
 const minTokenBits = 128
 

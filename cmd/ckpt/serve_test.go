@@ -446,8 +446,8 @@ func TestServeEventStreamOutlivesTimeouts(t *testing.T) {
 	}
 	select {
 	case d, ok := <-events:
-		if !ok || !strings.Contains(d, `"kind":"changed"`) {
-			t.Fatalf("event %q (open %v), want changed", d, ok)
+		if !ok || !strings.Contains(d, `"kind":"rewound"`) {
+			t.Fatalf("event %q (open %v), want rewound", d, ok)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no event within 10s of a rewind by another process")

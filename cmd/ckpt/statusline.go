@@ -11,14 +11,9 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
-
-func init() {
-	extraCommands = append(extraCommands, newStatusLineCmd)
-}
 
 // statusInput is the part of the JSON Claude Code sends a statusLine
 // command on stdin that ckpt reads.
@@ -58,7 +53,7 @@ func (a *app) statusLine(ctx context.Context) string {
 		}
 	}
 	session := a.session
-	if in.SessionID != "" && checkpoints.ValidSession(in.SessionID) {
+	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
 		session, _ = continuedSession(a.store, in.SessionID)
 	}
 	if session == "" {
@@ -90,7 +85,7 @@ func (a *app) statusLine(ctx context.Context) string {
 		return "ckpt: status unavailable"
 	}
 	defer c.Close()
-	cps, err := c.Index().Checkpoints(ctx)
+	cps, err := c.Turns(ctx)
 	if err != nil {
 		return "ckpt: status unavailable"
 	}

@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/retention"
 	"github.com/spf13/cobra"
 )
 
@@ -21,7 +18,7 @@ import (
 func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
 	st, err := controller.OpenStore(ctx, a.store)
 	if err == nil {
-		a.warnStore(st)
+		a.warnStore(st.Warning())
 	}
 	return st, err
 }
@@ -38,11 +35,11 @@ func (h hinted) Unwrap() error { return h.err }
 // storeHint adds what to do to the store errors people can act on: the
 // libraries say what happened, the CLI which command helps.
 func storeHint(err error) error {
-	var noIndex *retention.NoIndexError
+	var noIndex *controller.NoIndexError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, retention.ErrPinned):
+	case errors.Is(err, controller.ErrPinned):
 		return hinted{err, "unpin them, or use --force"}
 	case errors.As(err, &noIndex):
 		return hinted{err, "restore it, or remove the session with `ckpt sessions rm " + noIndex.Session + " --force`"}
@@ -82,9 +79,9 @@ func (pf *policyFlags) check() error {
 		name, v string
 		parse   func(string) error
 	}{
-		{"max-age", pf.maxAge, func(v string) error { _, err := retention.ParseAge(v); return err }},
-		{"max-bytes", pf.maxBytes, func(v string) error { _, err := retention.ParseBytes(v); return err }},
-		{"grace", pf.grace, func(v string) error { _, err := retention.ParseAge(v); return err }},
+		{"max-age", pf.maxAge, func(v string) error { _, err := controller.ParseAge(v); return err }},
+		{"max-bytes", pf.maxBytes, func(v string) error { _, err := controller.ParseBytes(v); return err }},
+		{"grace", pf.grace, func(v string) error { _, err := controller.ParseAge(v); return err }},
 	} {
 		if !changed(f.name) {
 			continue
@@ -97,13 +94,13 @@ func (pf *policyFlags) check() error {
 }
 
 // policy is the store's policy with the flags given on top.
-func (pf *policyFlags) policy(s *controller.Store) (retention.Policy, error) {
+func (pf *policyFlags) policy(s *controller.Store) (controller.Policy, error) {
 	changed := pf.cmd.Flags().Changed
 	p, _, err := s.Policy()
 	if err != nil {
 		return p, err
 	}
-	c := retention.Config{MaxAge: pf.maxAge, MaxBytes: pf.maxBytes, Grace: pf.grace}
+	c := controller.PolicyConfig{MaxAge: pf.maxAge, MaxBytes: pf.maxBytes, Grace: pf.grace}
 	if changed("keep") {
 		c.KeepTurns = &pf.keep
 	}
@@ -152,7 +149,7 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 				return err
 			}
 			if cmd.Flags().Changed("session") || os.Getenv("CKPT_SESSION") != "" {
-				if _, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.Dir(), a.session), checkpoints.FileName)); err != nil {
+				if !s.HasSession(a.session) {
 					return fmt.Errorf("prune: no session %s in the store", a.session)
 				}
 				p.Session = a.session
@@ -195,8 +192,8 @@ the argument only: the global --session flag never selects what rm removes.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id := args[0]
-			if !checkpoints.ValidSession(id) {
-				return usageError{fmt.Errorf("session %q: %w", id, checkpoints.ErrBadSession)}
+			if !controller.ValidSession(id) {
+				return usageError{fmt.Errorf("session %q: %w", id, controller.ErrBadSession)}
 			}
 			s, err := a.openStore(ctx)
 			if err != nil {
@@ -204,7 +201,7 @@ the argument only: the global --session flag never selects what rm removes.`,
 			}
 			defer s.Close()
 			r, rep, err := s.RemoveSession(ctx, id, force, dryRun)
-			if errors.Is(err, checkpoints.ErrNotFound) {
+			if errors.Is(err, controller.ErrNotFound) {
 				return fmt.Errorf("sessions rm: no session %s in the store", id)
 			}
 			if err != nil && !r.Removed {
@@ -220,7 +217,7 @@ the argument only: the global --session flag never selects what rm removes.`,
 			} else if dryRun {
 				a.say("would remove session %s: %d turns, %d pinned", id, r.Turns, len(r.Pinned))
 			} else {
-				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, retention.FormatBytes(rep.FreedBytes), rep.Deleted)
+				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, controller.FormatBytes(rep.FreedBytes), rep.Deleted)
 			}
 			if err != nil {
 				return fmt.Errorf("removed session %s, but collecting its blobs failed: %w", id, err)
@@ -233,7 +230,7 @@ the argument only: the global --session flag never selects what rm removes.`,
 	return cmd
 }
 
-func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
+func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
 	if a.json {
 		return a.printJSON(map[string]any{"dry_run": rep == nil, "plan": plan, "gc": rep})
 	}
@@ -255,12 +252,12 @@ func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
 	if rep == nil {
 		verb = "would prune"
 	}
-	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, retention.FormatBytes(plan.StoreBytes), retention.FormatBytes(plan.FreedBytes))
+	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, controller.FormatBytes(plan.StoreBytes), controller.FormatBytes(plan.FreedBytes))
 	if plan.OverQuota {
 		a.say("warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
 	}
 	if rep != nil {
-		a.say("collected %d blobs, %s", rep.Deleted, retention.FormatBytes(rep.FreedBytes))
+		a.say("collected %d blobs, %s", rep.Deleted, controller.FormatBytes(rep.FreedBytes))
 	}
 	return nil
 }
@@ -277,7 +274,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			graceSet := cmd.Flags().Changed("grace")
-			g, err := retention.ParseAge(grace)
+			g, err := controller.ParseAge(grace)
 			if graceSet && err != nil {
 				return usagef("--grace: %v", err)
 			}
@@ -296,7 +293,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 			}
 			start := time.Now()
 			bar := a.progress("scanning blobs", -1)
-			rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: bar.count()})
+			rep, err := s.Collect(ctx, controller.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: bar.count()})
 			bar.done()
 			if err != nil {
 				return err
@@ -305,7 +302,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 				return a.printJSON(rep)
 			}
 			a.say("scanned %d blobs in %s: %d live, %d deleted (%s freed), %d spared by the grace period",
-				rep.Scanned, time.Since(start).Round(time.Millisecond), rep.Live, rep.Deleted, retention.FormatBytes(rep.FreedBytes), rep.Spared)
+				rep.Scanned, time.Since(start).Round(time.Millisecond), rep.Live, rep.Deleted, controller.FormatBytes(rep.FreedBytes), rep.Spared)
 			return nil
 		},
 	}
@@ -341,7 +338,7 @@ content again stores it afresh.`,
 			}
 			defer s.Close()
 			var bar *progress
-			before := func(f retention.Finding) {
+			before := func(f controller.Finding) {
 				bar.clear()
 				for _, u := range f.Uses {
 					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, u.Path, u.Kind, f.Blob.Short(), f.Kind)
@@ -439,9 +436,9 @@ the others are listed all the same.`,
 					last = i.LastUse.Local().Format("2006-01-02 15:04:05")
 				}
 				if i.SharedBytes > 0 {
-					shared = retention.FormatBytes(i.SharedBytes)
+					shared = controller.FormatBytes(i.SharedBytes)
 				}
-				fmt.Fprintf(w, row, i.ID, fmt.Sprint(i.Turns), retention.FormatBytes(i.Bytes), shared, last, qpath(i.Workspace))
+				fmt.Fprintf(w, row, i.ID, fmt.Sprint(i.Turns), controller.FormatBytes(i.Bytes), shared, last, qpath(i.Workspace))
 			}
 			if err := w.Flush(); err != nil {
 				return err

@@ -1,14 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
 
+// turnOptions are turn's argument and flags.
+type turnOptions struct {
+	prompt string
+	scan   bool
+}
+
 func newTurnCmd(a *app) *cobra.Command {
-	var scan bool
+	var o turnOptions
 	cmd := &cobra.Command{
 		Use:   "turn PROMPT|-",
 		Short: "Open the next turn with the user's prompt; prints its number",
@@ -32,32 +39,38 @@ created since. Unchanged files are not re-read (a stat cache).`,
 			if err != nil {
 				return err
 			}
-			c, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			bar := a.progress("scanning the workspace (files)", -1)
-			res, err := c.BeginTurnWith(cmd.Context(), prompt, controller.TurnOptions{Scan: scan, Progress: bar.count()})
-			bar.done()
-			if err != nil {
-				return err
-			}
-			if res.Warning != "" {
-				a.say("ckpt: warning: %s", res.Warning)
-			}
-			if a.json {
-				out := map[string]any{"turn": res.Turn, "scanned": res.Scanned}
-				if res.Scan != nil {
-					out["scan"] = map[string]any{"files": len(res.Scan.Manifest.Files), "read": res.Scan.Read,
-						"reused": res.Scan.Reused, "skipped": res.Scan.Manifest.Skips}
-				}
-				return a.printJSON(out)
-			}
-			fmt.Fprintln(a.stdout, res.Turn)
-			return nil
+			o.prompt = prompt
+			return a.runTurn(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&scan, "scan", false, "record a manifest of the whole workspace first (scan mode)")
+	cmd.Flags().BoolVar(&o.scan, "scan", false, "record a manifest of the whole workspace first (scan mode)")
 	return cmd
+}
+
+// runTurn opens the next turn and prints its number.
+func (a *app) runTurn(ctx context.Context, o turnOptions) error {
+	c, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	bar := a.progress("scanning the workspace (files)", -1)
+	res, err := c.BeginTurnWith(ctx, o.prompt, controller.TurnOptions{Scan: o.scan, Progress: bar.count()})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if res.Warning != "" {
+		a.say("ckpt: warning: %s", res.Warning)
+	}
+	if a.json {
+		out := map[string]any{"turn": res.Turn, "scanned": res.Scanned}
+		if res.Scan != nil {
+			out["scan"] = map[string]any{"files": len(res.Scan.Manifest.Files), "read": res.Scan.Read,
+				"reused": res.Scan.Reused, "skipped": res.Scan.Manifest.Skips}
+		}
+		return a.printJSON(out)
+	}
+	fmt.Fprintln(a.stdout, res.Turn)
+	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newRedoCmd) }
-
 // undoOptions are the flags of undo and redo.
 type undoOptions struct {
 	force, dryRun bool

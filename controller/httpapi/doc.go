@@ -25,7 +25,9 @@
 //
 // The static page files need no token: they hold no session data.
 //
-// Changes made by other processes (hooks capturing, the CLI rewinding) are
-// found by polling the session directory's files (sizes and times) when
-// Options.Store is set; the stream reports them as {"kind":"changed"}.
+// GET /api/events streams every change to the session as it is committed,
+// by this handler or by other processes (hooks capturing, the CLI
+// rewinding), in commit order: one controller.Event per change
+// (Controller.Watch), {"kind": "captured", "turn": 2, "path": "a.go",
+// "seq": 41, ...}.
 package httpapi

@@ -1,64 +1,36 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/jsondoc"
 )
 
-// fingerprint is a cheap summary of the session directory's files: it
-// moves when any process commits a change to the session. Empty files
-// hold no session data (the lock files are empty and only flocked), so
-// they are left out: taking a lock is not a change. "" when there is no
-// store to look in.
-func (h *handler) fingerprint() string {
-	if h.o.Store == "" {
-		return ""
-	}
-	dir := checkpoints.SessionDir(h.o.Store, h.c.Session())
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	var b strings.Builder
-	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		fi, err := os.Stat(filepath.Join(dir, e.Name()))
-		if err != nil || fi.Size() == 0 {
-			continue
-		}
-		b.WriteString(e.Name())
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatInt(fi.Size(), 10))
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatInt(fi.ModTime().UnixNano(), 10))
-		b.WriteByte(';')
-	}
-	return b.String()
-}
-
-// events streams the controller's events, and "changed" when the session
-// changes by another process, as Server-Sent Events.
+// events streams every change to the session, by this handler or any
+// other process (Controller.Watch), as Server-Sent Events, in commit order.
 func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	ch := make(chan controller.Event, 64)
-	cancel := h.c.Subscribe(func(e controller.Event) {
-		select {
-		case ch <- e:
-		default: // a slow client loses events; the poll below still says "changed"
-		}
-	})
+	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	after, err := h.c.LastSeq(ctx)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	ch := make(chan controller.Event)
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- h.c.Watch(ctx, controller.WatchOptions{Interval: h.o.PollInterval, After: after}, func(e controller.Event) {
+			select {
+			case ch <- e: // a slow client slows the watch; it misses nothing
+			case <-ctx.Done():
+			}
+		})
+	}()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	write := func(s string) bool {
@@ -68,34 +40,25 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
-	last := h.fingerprint()
 	w.WriteHeader(http.StatusOK)
 	if !write(": ckpt events\n\n") {
 		return
 	}
-	poll := time.NewTicker(h.o.PollInterval)
-	defer poll.Stop()
 	keep := time.NewTicker(h.o.KeepAlive)
 	defer keep.Stop()
-	send := func(v any) bool {
-		b, _ := jsondoc.Marshal(v)
-		return write("data: " + string(b) + "\n\n")
-	}
 	for {
 		select {
-		case <-r.Context().Done():
+		case <-ctx.Done():
+			return
+		case err := <-watchErr:
+			if ctx.Err() == nil {
+				h.log.Error("httpapi: events", "err", err)
+			}
 			return
 		case e := <-ch:
-			last = h.fingerprint() // our own change: already reported
-			if !send(e) {
+			b, _ := jsondoc.Marshal(e)
+			if !write("data: " + string(b) + "\n\n") {
 				return
-			}
-		case <-poll.C:
-			if fp := h.fingerprint(); fp != last {
-				last = fp
-				if !send(map[string]string{"kind": "changed", "session": h.c.Session()}) {
-					return
-				}
 			}
 		case <-keep.C:
 			if !write(": keep-alive\n\n") {

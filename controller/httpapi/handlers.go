@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -74,14 +73,14 @@ func message(err error) string {
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, controller.ErrNoTurn), errors.Is(err, checkpoints.ErrNotFound):
+	case errors.Is(err, controller.ErrNoTurn), errors.Is(err, controller.ErrNotFound):
 		code = http.StatusNotFound
 	case errors.Is(err, controller.ErrConflict), errors.Is(err, controller.ErrUndoConflict), errors.Is(err, controller.ErrBusy),
-		errors.Is(err, controller.ErrSessionExists), errors.Is(err, checkpoints.ErrExists), errors.Is(err, checkpoints.ErrNothingToUndo),
+		errors.Is(err, controller.ErrSessionExists), errors.Is(err, controller.ErrNothingToUndo),
 		errors.Is(err, controller.ErrRedoConflict), errors.Is(err, controller.ErrNothingToRedo), errors.Is(err, controller.ErrNotInEffect),
 		errors.Is(err, controller.ErrNotReversible):
 		code = http.StatusConflict
-	case errors.Is(err, controller.ErrEmptySummary), errors.Is(err, checkpoints.ErrBadSession), errors.Is(err, checkpoints.ErrPruned):
+	case errors.Is(err, controller.ErrEmptySummary), errors.Is(err, controller.ErrBadSession), errors.Is(err, controller.ErrPruned):
 		code = http.StatusBadRequest
 	}
 	if code == http.StatusInternalServerError {
@@ -171,7 +170,7 @@ func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
 // session serves GET /api/session: which session this server serves, and
 // its workspace, so a page can say what it is about to change.
 func (h *handler) session(w http.ResponseWriter, r *http.Request) {
-	h.writeJSON(w, http.StatusOK, map[string]string{"session": h.c.Session(), "workspace": h.c.Workspace().Root()})
+	h.writeJSON(w, http.StatusOK, map[string]string{"session": h.c.Session(), "workspace": h.c.WorkspaceRoot()})
 }
 
 func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
@@ -240,9 +239,9 @@ func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Scope == "" {
-		req.Scope = string(checkpoints.ScopeBoth)
+		req.Scope = string(controller.ScopeBoth)
 	}
-	sc, err := checkpoints.ParseScope(req.Scope)
+	sc, err := controller.ParseScope(req.Scope)
 	if err != nil {
 		h.error(w, http.StatusBadRequest, message(err))
 		return
@@ -335,8 +334,8 @@ func (h *handler) fork(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if req.To != "" && !checkpoints.ValidSession(req.To) {
-		h.error(w, http.StatusBadRequest, fmt.Sprintf("to %q: %v", req.To, checkpoints.ErrBadSession))
+	if req.To != "" && !controller.ValidSession(req.To) {
+		h.error(w, http.StatusBadRequest, fmt.Sprintf("to %q: %v", req.To, controller.ErrBadSession))
 		return
 	}
 	h.mu.Lock()

@@ -36,8 +36,7 @@ type Options struct {
 	// token refuses every API request.
 	Token string
 	// Store is the store directory the controller was opened on. It
-	// enables GET /api/sessions and the event stream's detection of
-	// changes made by other processes; empty disables both.
+	// enables GET /api/sessions; empty disables it.
 	Store string
 	// Hosts are Host header values accepted besides the address the
 	// connection arrived on: "name" (any port) or "name:port". For a
@@ -49,8 +48,8 @@ type Options struct {
 	// Logger receives refused requests (debug) and failures (error); nil
 	// discards them.
 	Logger *slog.Logger
-	// PollInterval is how often the event stream looks for changes by
-	// other processes; KeepAlive how often it sends a comment when idle.
+	// PollInterval is how often the event stream reads the session's
+	// change log (controller.WatchOptions.Interval); KeepAlive how often it sends a comment when idle.
 	PollInterval, KeepAlive time.Duration
 	// BodyTimeout bounds the time to read a request body; WriteTimeout
 	// the time to write a response, and each event of the stream.

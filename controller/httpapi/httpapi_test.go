@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/httpapi"
 	"github.com/gofrs/flock"
@@ -369,9 +368,9 @@ func trickle(t *testing.T, addr, body string, gap time.Duration) trickled {
 	return trickled{sent: len(body), resp: <-answered}
 }
 
-// TestEventsStream: the stream needs the token in a header, carries the
-// handler's own changes as controller events and other processes' changes
-// (another Controller on the same session) as "changed".
+// TestEventsStream: the stream needs the token in a header and carries,
+// in commit order, the handler's own changes and other processes' changes
+// (another Controller on the same session) as the events they are.
 func TestEventsStream(t *testing.T) {
 	ws, store, c := session(t)
 	url := serve(t, c, httpapi.Options{Store: store, PollInterval: 20 * time.Millisecond})
@@ -382,24 +381,31 @@ func TestEventsStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if _, err := other.Rewind(context.Background(), 1, "code", controller.RewindOptions{}); err != nil {
+	if _, err := other.Capture(context.Background(), "b.txt"); err != nil {
 		t.Fatal(err)
 	}
-	if e := next(t, events); e["kind"] != "changed" || e["session"] != c.Session() {
-		t.Fatalf("event %v after another controller's rewind, want changed", e)
+	if _, err := other.Rewind(context.Background(), 1, "code", controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	if r := call(t, "POST", url+"/api/undo", testToken, ""); r.code != 200 {
 		t.Fatalf("undo: %d %s", r.code, r.raw)
 	}
-	// More "changed" may come first: the other controller's writes can
-	// span several polls.
-	for {
+	var got []string
+	var last float64
+	for _, want := range []string{"captured b.txt", "rewound ", "undone "} {
 		e := next(t, events)
-		if e["kind"] == "undone" {
-			break
+		if e["session"] != c.Session() {
+			t.Errorf("event %v: session %v, want %s", e, e["session"], c.Session())
 		}
-		if e["kind"] != "changed" {
-			t.Fatalf("event %v before the undo's, want changed or undone", e)
+		seq, _ := e["seq"].(float64)
+		if seq <= last {
+			t.Errorf("event %v: seq %v after %v", e, seq, last)
+		}
+		last = seq
+		path, _ := e["path"].(string)
+		got = append(got, fmt.Sprint(e["kind"], " ", path))
+		if got[len(got)-1] != want {
+			t.Fatalf("events %q, want %q next", got, want)
 		}
 	}
 }
@@ -487,7 +493,7 @@ func TestWorkOutlivesReadTimeout(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 
-	lock := flock.New(filepath.Join(checkpoints.SessionDir(store, c.Session()), "ops.lock"))
+	lock := flock.New(filepath.Join(store, "sessions", c.Session(), "ops.lock")) // as another process holds it
 	if err := lock.Lock(); err != nil {
 		t.Fatal(err)
 	}

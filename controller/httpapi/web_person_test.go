@@ -114,8 +114,8 @@ func TestWebPageAsAPerson(t *testing.T) {
 	if got := text("#session"); got != c.Session() {
 		t.Errorf("session shown %q, want %q", got, c.Session())
 	}
-	if got := text("#workspace"); got != c.Workspace().Root() {
-		t.Errorf("workspace shown %q, want %q", got, c.Workspace().Root())
+	if got := text("#workspace"); got != c.WorkspaceRoot() {
+		t.Errorf("workspace shown %q, want %q", got, c.WorkspaceRoot())
 	}
 	buttons("at the start", false, false)
 	if got := text("#history-empty"); got != "No rewinds yet." {

@@ -15,7 +15,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -184,9 +183,9 @@ func hint(err error) string {
 		return " — call again with force: true to overwrite that work (history lists every op)"
 	case errors.Is(err, controller.ErrNoTurn):
 		return " (list_checkpoints shows the turns)"
-	case errors.Is(err, checkpoints.ErrPruned):
+	case errors.Is(err, controller.ErrPruned):
 		return " (retention dropped its files; a conversation rewind still reaches it)"
-	case errors.Is(err, checkpoints.ErrNothingToUndo), errors.Is(err, controller.ErrNothingToRedo),
+	case errors.Is(err, controller.ErrNothingToUndo), errors.Is(err, controller.ErrNothingToRedo),
 		errors.Is(err, controller.ErrNotInEffect):
 		return " (history lists every op)"
 	case errors.Is(err, controller.ErrBusy):
@@ -228,7 +227,7 @@ func (s *server) list(ctx context.Context, _ ListInput) (ListOutput, error) {
 	if err != nil {
 		return ListOutput{}, err
 	}
-	out := ListOutput{Session: s.c.Session(), Workspace: s.c.Workspace().Root(), Checkpoints: make([]Checkpoint, len(cps))}
+	out := ListOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Checkpoints: make([]Checkpoint, len(cps))}
 	for i, cp := range cps {
 		out.Checkpoints[i] = Checkpoint{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt,
 			Files: make([]File, len(cp.Files)), Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
@@ -316,7 +315,7 @@ func (s *server) diff(ctx context.Context, in DiffInput) (DiffOutput, error) {
 // leaves the workspace.
 func (s *server) relPath(p string) (string, error) {
 	if filepath.IsAbs(p) {
-		r, err := filepath.Rel(s.c.Workspace().Root(), p)
+		r, err := filepath.Rel(s.c.WorkspaceRoot(), p)
 		if err != nil {
 			return "", fmt.Errorf("path %s: %w", p, err)
 		}
@@ -324,7 +323,7 @@ func (s *server) relPath(p string) (string, error) {
 	}
 	c := path.Clean(filepath.ToSlash(p))
 	if c == "." || c == ".." || strings.HasPrefix(c, "../") || path.IsAbs(c) {
-		return "", fmt.Errorf("path %s is not a file inside the workspace %s", p, s.c.Workspace().Root())
+		return "", fmt.Errorf("path %s is not a file inside the workspace %s", p, s.c.WorkspaceRoot())
 	}
 	return c, nil
 }
@@ -391,9 +390,9 @@ func (s *server) rewind(ctx context.Context, in RewindInput) (Result, error) {
 		return Result{}, fmt.Errorf("turn must be a whole number ≥ 0, got %d", in.Turn)
 	}
 	if in.Scope == "" {
-		in.Scope = string(checkpoints.ScopeBoth)
+		in.Scope = string(controller.ScopeBoth)
 	}
-	sc, err := checkpoints.ParseScope(in.Scope)
+	sc, err := controller.ParseScope(in.Scope)
 	if err != nil {
 		return Result{}, err
 	}
@@ -423,7 +422,7 @@ func (s *server) rewind(ctx context.Context, in RewindInput) (Result, error) {
 	default:
 		out.Summary = fmt.Sprintf("rewound (%s): %s; undo reverses it", what, out.counts())
 	}
-	if out.Scope != string(checkpoints.ScopeCode) && out.Prompt != "" && !out.DryRun {
+	if out.Scope != string(controller.ScopeCode) && out.Prompt != "" && !out.DryRun {
 		out.Summary += "; the conversation is cut before that turn, its prompt is in prompt"
 	}
 	return out, nil
@@ -526,7 +525,7 @@ type StatusOutput struct {
 }
 
 func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
-	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.Workspace().Root(), Changes: []controller.Change{}}
+	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Changes: []controller.Change{}}
 	var err error
 	if out.Scan, err = s.c.ScanSetting(ctx); err != nil {
 		return StatusOutput{}, err
@@ -540,8 +539,8 @@ func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error
 		out.CanRedo = out.CanRedo || e.NextRedo
 	}
 	scan := map[bool]string{true: "on", false: "off"}[out.Scan]
-	open, err := s.c.Index().OpenTurn(ctx)
-	if errors.Is(err, checkpoints.ErrNoOpenTurn) {
+	open, err := s.c.OpenTurn(ctx)
+	if errors.Is(err, controller.ErrNoOpenTurn) {
 		out.Summary = fmt.Sprintf("no turn yet in session %s; scan mode %s", out.Session, scan)
 		return out, nil
 	}

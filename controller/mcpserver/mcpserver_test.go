@@ -208,8 +208,8 @@ func TestListCheckpoints(t *testing.T) {
 	e := newEnv(t, mcpserver.Options{})
 	var out mcpserver.ListOutput
 	res := e.call("list_checkpoints", nil, &out, false)
-	if out.Session != e.c.Session() || out.Workspace != e.c.Workspace().Root() {
-		t.Errorf("session %q workspace %q, want %q %q", out.Session, out.Workspace, e.c.Session(), e.c.Workspace().Root())
+	if out.Session != e.c.Session() || out.Workspace != e.c.WorkspaceRoot() {
+		t.Errorf("session %q workspace %q, want %q %q", out.Session, out.Workspace, e.c.Session(), e.c.WorkspaceRoot())
 	}
 	type tf struct {
 		turn   int

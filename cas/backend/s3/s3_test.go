@@ -10,7 +10,7 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/cas/backend/backendtest"
 	"github.com/ckpt/ckpt/cas/backend/s3"
-	"github.com/ckpt/ckpt/cas/backend/s3/s3test"
+	"github.com/ckpt/ckpt/internal/s3test"
 )
 
 // TestConformance runs the backend suite against a real S3 server

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/ckpt/ckpt/controller"
+)
+
+// hookRun executes what an event asks for, on the controller of its
+// session: captures, and the turn a capture or shell command needs.
+type hookRun struct {
+	a       *app
+	c       *controller.Controller
+	session string
+	strict  bool
+}
+
+// capture records path into the open turn, opening one first when there
+// is none. A path the design refuses to record (outside the workspace,
+// inside .git) is skipped with a warning and is never a failure.
+func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
+	_, err := h.c.Capture(ctx, path)
+	if errors.Is(err, controller.ErrNoOpenTurn) {
+		if err = h.ensureTurn(ctx); err == nil {
+			_, err = h.c.Capture(ctx, path)
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir):
+		h.a.say("ckpt: hook: warning: skipped %s: %s", path, oneLine(err))
+		return nil
+	default:
+		return &hookFailure{msg: "capture " + oneLine(err)}
+	}
+}
+
+// ensureTurn opens a turn when the session has none (see
+// Controller.EnsureTurn: parallel tool hooks open one turn, not two).
+func (h hookRun) ensureTurn(ctx context.Context) error {
+	res, _, err := h.c.EnsureTurn(ctx, noPromptLabel)
+	if err != nil {
+		return err
+	}
+	if res.Warning != "" {
+		h.a.say("ckpt: warning: %s", res.Warning)
+	}
+	return nil
+}
+
+// ensureManifest runs before a shell command. Outside scan mode there is
+// nothing to record (a shell command's writes are not known in advance).
+// In scan mode every turn takes its manifest when it opens (the
+// UserPromptSubmit that opened it), so this only opens a turn when there
+// is none; a turn opened before scan mode was turned on keeps having no
+// manifest, which it says once per shell command.
+func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
+	on, err := h.c.ScanSetting(ctx)
+	if err != nil {
+		return &hookFailure{msg: "scan setting: " + oneLine(err), block: h.strict}
+	}
+	if !on {
+		return nil
+	}
+	cp, err := h.c.OpenTurn(ctx)
+	if errors.Is(err, controller.ErrNoOpenTurn) {
+		if err := h.ensureTurn(ctx); err != nil {
+			return &hookFailure{msg: "open turn: " + oneLine(err), block: h.strict}
+		}
+		return nil
+	}
+	if err != nil {
+		return &hookFailure{msg: oneLine(err), block: h.strict}
+	}
+	if !cp.Scanned {
+		h.a.say("ckpt: hook: warning: turn %d opened without a workspace manifest (scan mode came on later, or its scan was refused); this shell command's changes are rewound from the next prompt on", cp.Turn)
+	}
+	return nil
+}
+
+// resumeLabel labels the turn a SessionStart opens to record the workspace
+// before the agent's first action.
+const resumeLabel = "(session start: workspace before the agent acts)"
+
+// resumeCheckpoint runs at SessionStart (startup, resume or fork). In scan
+// mode, a session that has no workspace manifest to fall back on (no turn
+// yet, or an open turn without one) opens a turn that records it, so a
+// code rewind can always reach the state before the agent's first action;
+// a session whose open turn has a manifest already needs none. Outside
+// scan mode there is nothing to record before a tool call names a path.
+func (h hookRun) resumeCheckpoint(ctx context.Context) *hookFailure {
+	on, err := h.c.ScanSetting(ctx)
+	if err != nil {
+		return &hookFailure{msg: "scan setting: " + oneLine(err)}
+	}
+	if !on {
+		return nil
+	}
+	res, _, err := h.c.EnsureScannedTurn(ctx, resumeLabel)
+	if err != nil {
+		return &hookFailure{msg: "open turn: " + oneLine(err)}
+	}
+	if res.Warning != "" {
+		h.a.say("ckpt: warning: %s", res.Warning)
+	}
+	return nil
+}

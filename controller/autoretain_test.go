@@ -1,0 +1,70 @@
+package controller_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/controller"
+)
+
+// TestAutoRetentionUsesTheClock: the daily sweep at Open judges ages by
+// Options.Clock. Sixty days on, turn 0 is past the default 30-day age and
+// is pruned; the session itself, unused for as long, is the one being
+// opened, so it is kept (it used to be removed under the open Controller).
+func TestAutoRetentionUsesTheClock(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write("a.txt", "a0")
+	e.turn("old")
+	e.edit("a.txt", "a1")
+	e.turn("also old")
+	e.edit("a.txt", "a2")
+	e.c.Close()
+	later := func() time.Time { return time.Now().Add(60 * 24 * time.Hour) }
+	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Clock: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cps, err := c.Checkpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cps) != 2 || !cps[0].Pruned || cps[1].Pruned {
+		t.Fatalf("turns after Open 60 days on: %+v; want turn 0 pruned by the daily sweep, turn 1 kept", cps)
+	}
+	st, err := controller.OpenStore(ctx, e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if !st.HasSession(c.Session()) {
+		t.Fatal("the daily sweep removed the session being opened")
+	}
+}
+
+// TestAutoRetentionFailureIsLogged: automatic retention never fails the
+// call that triggered it, but its failure reaches Options.Logger.
+func TestAutoRetentionFailureIsLogged(t *testing.T) {
+	ctx := context.Background()
+	ws, store := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(store, "config.json"), []byte(`{"max_age": "soon"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Logger: log})
+	if err != nil {
+		t.Fatalf("Open with a bad retention config: %v; want it to succeed", err)
+	}
+	defer c.Close()
+	if got := buf.String(); !strings.Contains(got, "automatic retention") || !strings.Contains(got, "config") {
+		t.Errorf("log %q; want the automatic retention failure, naming the config", got)
+	}
+}

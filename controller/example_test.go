@@ -1,0 +1,163 @@
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ckpt/ckpt/controller"
+)
+
+// An agent's whole life with ckpt: open the session of a workspace, open a
+// turn per user prompt, capture each file before the agent's tool writes
+// it, rewind to an earlier turn, undo the rewind and redo it.
+func Example() {
+	ctx := context.Background()
+	ws, _ := os.MkdirTemp("", "ckpt-ws-")
+	store, _ := os.MkdirTemp("", "ckpt-store-")
+	defer os.RemoveAll(ws)
+	defer os.RemoveAll(store)
+	write := func(name, text string) { os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644) }
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(ws, name))
+		if errors.Is(err, os.ErrNotExist) {
+			return "(absent)"
+		}
+		return string(b)
+	}
+
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	write("main.go", "package main\n")
+	// Turn 0: the agent edits main.go. Capture before the write.
+	if _, err := c.BeginTurn(ctx, "add a greeting"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.Capture(ctx, "main.go"); err != nil {
+		log.Fatal(err)
+	}
+	write("main.go", "package main // hello\n")
+	c.AppendMessage(ctx, "assistant", "added a greeting")
+
+	// Turn 1: the agent creates a file.
+	c.BeginTurn(ctx, "add a readme")
+	c.Capture(ctx, "README.md") // absent now: a rewind deletes it
+	write("README.md", "# hello\n")
+
+	// Rewind code and conversation to the start of turn 0.
+	res, err := c.Rewind(ctx, 0, controller.ScopeBoth, controller.RewindOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("rewound: restored %v, deleted %v, prompt %q\n", res.Restored, res.Deleted, res.Prompt)
+	fmt.Printf("main.go %q, README.md %s\n", read("main.go"), read("README.md"))
+
+	// Every rewind can be undone, and every undo redone.
+	if _, err := c.Undo(ctx, controller.UndoOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("undone: main.go %q, README.md %q\n", read("main.go"), read("README.md"))
+	if _, err := c.Redo(ctx, controller.UndoOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("redone: README.md %s\n", read("README.md"))
+	// Undo walks back: the redo's rewind, then nothing is left.
+	undos := 0
+	for ; err == nil; undos++ {
+		_, err = c.Undo(ctx, controller.UndoOptions{})
+	}
+	fmt.Println("undos until nothing is left:", undos-1, errors.Is(err, controller.ErrNothingToUndo))
+
+	// Output:
+	// rewound: restored [main.go], deleted [README.md], prompt "add a greeting"
+	// main.go "package main\n", README.md (absent)
+	// undone: main.go "package main // hello\n", README.md "# hello\n"
+	// redone: README.md (absent)
+	// undos until nothing is left: 1 true
+}
+
+// A UI follows a session: it reads the state it renders and the change
+// log's position together, then watches from that position. Watch reports
+// every change by any process (an agent's hooks run in processes of their
+// own), in commit order; Subscribe reports this Controller's own changes,
+// synchronously, with the rewind's Result.
+func ExampleController_Watch() {
+	ctx := context.Background()
+	ws, _ := os.MkdirTemp("", "ckpt-ws-")
+	store, _ := os.MkdirTemp("", "ckpt-store-")
+	defer os.RemoveAll(ws)
+	defer os.RemoveAll(store)
+
+	ui, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ui.Close()
+	seq, err := ui.LastSeq(ctx) // with the state it renders
+	if err != nil {
+		log.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	seen := make(chan controller.Event)
+	go ui.Watch(wctx, controller.WatchOptions{After: seq, Interval: 10 * time.Millisecond}, func(e controller.Event) { seen <- e })
+	defer stop()
+
+	// An agent's hook, as another process would: its own Controller.
+	hook, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer hook.Close()
+	hook.BeginTurn(ctx, "fix the build")
+	hook.Capture(ctx, "go.mod")
+	for range 3 {
+		e := <-seen
+		fmt.Println(strings.TrimSpace(fmt.Sprint(e.Kind, " ", e.Turn, " ", e.Path)))
+	}
+
+	// Output:
+	// turn_opened 0
+	// message 0
+	// captured 0 go.mod
+}
+
+// Subscribe tells a UI, synchronously, about what this Controller does.
+func ExampleController_Subscribe() {
+	ctx := context.Background()
+	ws, _ := os.MkdirTemp("", "ckpt-ws-")
+	store, _ := os.MkdirTemp("", "ckpt-store-")
+	defer os.RemoveAll(ws)
+	defer os.RemoveAll(store)
+
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	cancel := c.Subscribe(func(e controller.Event) {
+		if e.Result != nil {
+			fmt.Println(e.Kind, e.Turn, "deleted", e.Result.Deleted)
+			return
+		}
+		fmt.Println(strings.TrimSpace(fmt.Sprint(e.Kind, " ", e.Turn, " ", e.Path)))
+	})
+	defer cancel()
+	c.BeginTurn(ctx, "write notes")
+	c.Capture(ctx, "notes.txt")
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("notes\n"), 0o644)
+	c.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{})
+
+	// Output:
+	// turn_opened 0
+	// captured 0 notes.txt
+	// rewound 0 deleted [notes.txt]
+}

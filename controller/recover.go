@@ -1,0 +1,92 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+
+	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// recoverPending finishes an op a crash interrupted: it re-applies the
+// files not yet in their After state. If a blob can no longer be read it
+// rolls the op back instead, putting every file back to its Before state.
+func (c *Controller) recoverPending(ctx context.Context) error {
+	if _, err := c.idx.PendingOp(ctx); errors.Is(err, checkpoints.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	return c.withLock(ctx, func() error {
+		op, err := c.idx.PendingOp(ctx) // again, under the lock
+		if errors.Is(err, checkpoints.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		todo := op
+		todo.Files = nil
+		for _, f := range op.Files {
+			cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
+			// Staging may have put the temp file next to a parent (see stage).
+			for p := f.Path; p != "."; p = path.Dir(p) {
+				c.ws.CleanStaged(p, strconv.FormatInt(op.ID, 10))
+			}
+			if err == nil && cur.Equal(f.After) {
+				continue
+			}
+			todo.Files = append(todo.Files, f)
+		}
+		c.recovered = fmt.Sprintf("finished an interrupted %s of turn %d (scope %s)", op.Kind, op.Turn, op.Scope)
+		skipped, err := c.apply(ctx, todo)
+		ctx = context.WithoutCancel(ctx)
+		if err != nil {
+			c.recovered = fmt.Sprintf("rolled back an interrupted %s of turn %d (scope %s)", op.Kind, op.Turn, op.Scope)
+			back := op
+			for i := range back.Files {
+				// The files already renamed hold After: that is what
+				// apply's re-check must find before putting Before back.
+				back.Files[i].Before, back.Files[i].After = back.Files[i].After, back.Files[i].Before
+			}
+			if _, berr := c.apply(ctx, back); berr != nil {
+				return fmt.Errorf("an interrupted rewind can neither be finished nor rolled back: %w", errors.Join(err, berr))
+			}
+			return errors.Join(c.ws.SyncDirs(opPaths(back)), c.idx.AbortOp(ctx, op.ID))
+		}
+		paths := make([]string, len(skipped))
+		for i, s := range skipped {
+			paths[i] = s.Path
+		}
+		serr := c.ws.SyncDirs(opPaths(todo))
+		return errors.Join(serr, c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths}))
+	})
+}
+
+// skippable reports whether err is about a path ckpt leaves alone (a
+// symlink, a non-regular file, a VCS directory): skipped with its reason.
+func skippable(err error) bool {
+	return errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) || errors.Is(err, capture.ErrVCSDir)
+}
+
+// opPaths returns the paths of an op's files.
+func opPaths(op checkpoints.Op) []string {
+	out := make([]string, len(op.Files))
+	for i, f := range op.Files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+func remove(list []string, s string) []string {
+	out := list[:0]
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// Session metadata: short key/value rows in a session's index that a
+// front-end keeps about its agent (which agent recorded the session, where
+// each turn begins in the agent's own conversation). The controller
+// neither reads nor interprets them.
+
+// Meta returns the session's value for key, or ErrNotFound.
+func (c *Controller) Meta(ctx context.Context, key string) (string, error) {
+	return c.idx.Meta(ctx, key)
+}
+
+// SetMeta sets the session's value for key.
+func (c *Controller) SetMeta(ctx context.Context, key, value string) error {
+	return c.idx.SetMeta(ctx, key, value)
+}
+
+// InitMeta sets key to value unless it has one, and returns the value it
+// has afterwards.
+func (c *Controller) InitMeta(ctx context.Context, key, value string) (string, error) {
+	return c.idx.InitMeta(ctx, key, value)
+}
+
+// SessionDir is session id's directory in store: a front-end may keep its
+// own small files there, beside the index.
+func SessionDir(store, id string) string { return checkpoints.SessionDir(store, id) }
+
+// SessionIDs lists the ids of store's session directories.
+func SessionIDs(store string) ([]string, error) { return checkpoints.Sessions(store) }
+
+// HasIndex reports whether session id of store has an index.
+func HasIndex(store, id string) bool {
+	if !checkpoints.ValidSession(id) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(checkpoints.SessionDir(store, id), checkpoints.FileName))
+	return err == nil
+}
+
+// DiscardIndex deletes session id's index (and its SQLite side files), so
+// that a fork can be made into the id. The caller makes sure the session
+// holds nothing worth keeping and no other process uses it.
+func DiscardIndex(store, id string) error {
+	if !checkpoints.ValidSession(id) {
+		return checkpoints.ErrBadSession
+	}
+	var errs []error
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		err := os.Remove(filepath.Join(checkpoints.SessionDir(store, id), checkpoints.FileName+suffix))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SessionView reads a session's index without its workspace or a
+// controller: its metadata and turns, for a front-end looking across the
+// store's sessions.
+type SessionView struct{ x *checkpoints.Index }
+
+// ViewSession opens session id of store for reading. It does not create a
+// session: one without an index is an error.
+func ViewSession(ctx context.Context, store, id string) (*SessionView, error) {
+	if !HasIndex(store, id) {
+		return nil, checkpoints.ErrNotFound
+	}
+	x, err := checkpoints.Open(ctx, checkpoints.SessionDir(store, id))
+	if err != nil {
+		return nil, err
+	}
+	return &SessionView{x: x}, nil
+}
+
+// Close closes the view.
+func (v *SessionView) Close() error { return v.x.Close() }
+
+// Meta returns the session's value for key, or ErrNotFound.
+func (v *SessionView) Meta(ctx context.Context, key string) (string, error) {
+	return v.x.Meta(ctx, key)
+}
+
+// Turns lists the turns of the active history, oldest first, without
+// their files.
+func (v *SessionView) Turns(ctx context.Context) ([]Record, error) { return v.x.Checkpoints(ctx) }
+
+// Turn returns turn n of the active history with its files.
+func (v *SessionView) Turn(ctx context.Context, n int) (Record, error) { return v.x.Turn(ctx, n) }
+
+// Operations counts the rewinds, reverts, undos and redos recorded.
+func (v *SessionView) Operations(ctx context.Context) (int, error) {
+	ops, err := v.x.Journal(ctx, false)
+	return len(ops), err
+}
