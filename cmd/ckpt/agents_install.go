@@ -184,7 +184,10 @@ func installGroups(a *app, path string, wants []groupWant, command string, own f
 		if install && groupsHaveExactly(groups, w.matcher, command, own) {
 			continue
 		}
-		kept, gone := removeOwnGroups(groups, own)
+		kept, gone, err := removeOwnGroups(groups, own)
+		if err != nil {
+			return err
+		}
 		for _, c := range gone {
 			removed = append(removed, w.event+": "+c)
 		}
@@ -253,12 +256,14 @@ func groupsHaveExactly(groups []json.RawMessage, matcher, command string, own fu
 	return found && !other
 }
 
-// removeOwnGroups drops ckpt's hooks (and groups left empty) from groups.
-func removeOwnGroups(groups []json.RawMessage, own func(string) bool) (kept []json.RawMessage, gone []string) {
+// removeOwnGroups drops the hooks own recognises as ckpt's from groups,
+// and groups left without hooks; everything else is kept byte for byte. It
+// returns the removed commands.
+func removeOwnGroups(groups []json.RawMessage, own func(string) bool) (kept []json.RawMessage, gone []string, err error) {
 	for _, raw := range groups {
 		obj, err := parseObject(raw)
 		if err != nil {
-			kept = append(kept, raw)
+			kept = append(kept, raw) // not ours to judge
 			continue
 		}
 		var hooks []json.RawMessage
@@ -279,13 +284,17 @@ func removeOwnGroups(groups []json.RawMessage, own func(string) bool) (kept []js
 		case len(keep) == len(hooks):
 			kept = append(kept, raw)
 		case len(keep) == 0:
+			// the group was ckpt's alone
 		default:
-			b, _ := marshalNoEscape(keep)
+			b, err := marshalNoEscape(keep)
+			if err != nil {
+				return nil, nil, err
+			}
 			obj.set("hooks", b)
 			kept = append(kept, obj.marshal())
 		}
 	}
-	return kept, gone
+	return kept, gone, nil
 }
 
 // installFlat merges ckpt's entry into path's hooks.EVENT arrays of flat

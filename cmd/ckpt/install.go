@@ -197,7 +197,7 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		if install && hasExactly(groups, w.matcher, command) {
 			continue
 		}
-		kept, gone, err := removeOwn(groups)
+		kept, gone, err := removeOwnGroups(groups, isOwnCommand)
 		if err != nil {
 			return fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, w.event, err)
 		}
@@ -416,45 +416,6 @@ func hasExactly(groups []json.RawMessage, matcher, command string) bool {
 	return found && !other
 }
 
-// removeOwn drops ckpt's hooks from groups, and groups left without hooks;
-// everything else is kept byte for byte. It returns the removed commands.
-func removeOwn(groups []json.RawMessage) (kept []json.RawMessage, gone []string, err error) {
-	for _, raw := range groups {
-		obj, err := parseObject(raw)
-		if err != nil {
-			kept = append(kept, raw) // not ours to judge
-			continue
-		}
-		var hooks []json.RawMessage
-		if json.Unmarshal(obj.vals["hooks"], &hooks) != nil {
-			kept = append(kept, raw)
-			continue
-		}
-		var keep []json.RawMessage
-		for _, h := range hooks {
-			var e hookEntry
-			if json.Unmarshal(h, &e) == nil && isOwnCommand(e.Command) {
-				gone = append(gone, e.Command)
-				continue
-			}
-			keep = append(keep, h)
-		}
-		switch {
-		case len(keep) == len(hooks):
-			kept = append(kept, raw)
-		case len(keep) == 0:
-			// the group was ckpt's alone
-		default:
-			b, err := marshalNoEscape(keep)
-			if err != nil {
-				return nil, nil, err
-			}
-			obj.set("hooks", b)
-			kept = append(kept, obj.marshal())
-		}
-	}
-	return kept, gone, nil
-}
 
 // object is a JSON object that keeps its keys' order and its values' bytes,
 // so a merge leaves what it does not own as the user wrote it.

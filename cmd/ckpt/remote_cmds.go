@@ -275,9 +275,9 @@ func (a *app) remoteSessions(ctx context.Context) error {
 		return a.printJSON(hs)
 	}
 	w := bufio.NewWriter(a.stdout)
-	fmt.Fprintf(w, "%-24s %6s %10s  %-20s  %-12s %s\n", "SESSION", "TURNS", "INDEX", "UPDATED", "HOST", "WORKSPACE")
+	fmt.Fprintf(w, "%-36s %6s %10s  %-20s  %-12s %s\n", "SESSION", "TURNS", "INDEX", "UPDATED", "HOST", "WORKSPACE")
 	for _, h := range hs {
-		fmt.Fprintf(w, "%-24s %6d %10s  %-20s  %-12s %s\n", h.Session, h.Turns, controller.FormatBytes(h.IndexSize), h.Updated, h.Host, h.Workspace)
+		fmt.Fprintf(w, "%-36s %6d %10s  %-20s  %-12s %s\n", h.Session, h.Turns, controller.FormatBytes(h.IndexSize), h.Updated, h.Host, h.Workspace)
 	}
 	return w.Flush()
 }
