@@ -416,7 +416,6 @@ func hasExactly(groups []json.RawMessage, matcher, command string) bool {
 	return found && !other
 }
 
-
 // object is a JSON object that keeps its keys' order and its values' bytes,
 // so a merge leaves what it does not own as the user wrote it.
 type object struct {
