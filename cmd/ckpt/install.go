@@ -194,7 +194,7 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		if err != nil {
 			return fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, w.event, err)
 		}
-		if install && hasExactly(groups, w.matcher, command) {
+		if install && groupsHaveExactly(groups, w.matcher, command, isOwnCommand) {
 			continue
 		}
 		kept, gone, err := removeOwnGroups(groups, isOwnCommand)
@@ -388,32 +388,6 @@ type hookGroup struct {
 type hookEntry struct {
 	Type    string `json:"type"`
 	Command string `json:"command"`
-}
-
-// hasExactly reports whether groups already hold ckpt's hook exactly as it
-// would be installed, and no other ckpt hook.
-func hasExactly(groups []json.RawMessage, matcher, command string) bool {
-	found, other := false, false
-	for _, raw := range groups {
-		var g struct {
-			Matcher string      `json:"matcher"`
-			Hooks   []hookEntry `json:"hooks"`
-		}
-		if json.Unmarshal(raw, &g) != nil {
-			continue
-		}
-		for _, h := range g.Hooks {
-			if !isOwnCommand(h.Command) {
-				continue
-			}
-			if h.Command == command && g.Matcher == matcher && h.Type == "command" {
-				found = true
-			} else {
-				other = true
-			}
-		}
-	}
-	return found && !other
 }
 
 // object is a JSON object that keeps its keys' order and its values' bytes,
