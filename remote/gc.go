@@ -71,9 +71,13 @@ func (r *Remote) readGCState(ctx context.Context) (gcState, string, error) {
 
 // GCOptions tune a collection.
 type GCOptions struct {
-	Margin time.Duration    // DefaultMargin when 0
-	DryRun bool             // report, delete nothing, write no state
-	Now    func() time.Time // time.Now when nil (tests)
+	Margin time.Duration // DefaultMargin when 0
+	DryRun bool          // report, delete nothing, write no state
+	// RepackBelow: a pack some HEAD names whose referenced frames are less
+	// than this fraction of its frame bytes is repacked (repack.go).
+	// 0 means DefaultRepackBelow; a negative value never repacks.
+	RepackBelow float64
+	Now         func() time.Time // time.Now when nil (tests)
 }
 
 // GCReport says what a collection found and did.
@@ -86,14 +90,21 @@ type GCReport struct {
 	// AbortedUploads counts multipart uploads older than the margin that
 	// were aborted (S3 only: parts of uploads whose writer died).
 	AbortedUploads int `json:"aborted_uploads"`
+	// Repack says which mostly-dead packs were (or, in a dry run, would be)
+	// repacked.
+	Repack RepackReport `json:"repack"`
 }
 
 // GC collects the remote's packs and indexes that no HEAD names (see the
 // rule above). A HEAD it cannot read stops it before it deletes anything.
 func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
-	rep := GCReport{Deleted: []string{}, DryRun: o.DryRun}
+	rep := GCReport{Deleted: []string{}, DryRun: o.DryRun,
+		Repack: RepackReport{Packs: []string{}, NewPacks: []string{}, Skipped: []string{}}}
 	if o.Margin <= 0 {
 		o.Margin = DefaultMargin
+	}
+	if o.RepackBelow == 0 {
+		o.RepackBelow = DefaultRepackBelow
 	}
 	now := time.Now()
 	if o.Now != nil {
@@ -102,6 +113,13 @@ func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 	st, etag, err := r.readGCState(ctx)
 	if err != nil {
 		return rep, err
+	}
+	if o.RepackBelow > 0 {
+		// Before the HEADs are read below: the packs repacked are then
+		// unreferenced, listed in the state, and no longer reused.
+		if rep.Repack, err = r.repack(ctx, o.RepackBelow, o.DryRun); err != nil {
+			return rep, err
+		}
 	}
 	heads, err := r.Sessions(ctx)
 	if err != nil {

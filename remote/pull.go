@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/ckpt/ckpt/capture"
@@ -75,18 +74,10 @@ func (r *Remote) ReadHead(ctx context.Context, session string) (Head, string, er
 
 // Sessions lists the remote's sessions, by id.
 func (r *Remote) Sessions(ctx context.Context) ([]Head, error) {
-	var ids []string
-	err := r.b.List(ctx, "sessions/", func(o cas.ObjectInfo) error {
-		rest := strings.TrimPrefix(o.Key, "sessions/")
-		if id, ok := strings.CutSuffix(rest, "/HEAD"); ok && !strings.Contains(id, "/") {
-			ids = append(ids, id)
-		}
-		return nil
-	})
+	ids, err := r.sessionIDs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(ids)
 	out := []Head{}
 	for _, id := range ids {
 		h, _, err := r.ReadHead(ctx, id)

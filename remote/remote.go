@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -57,6 +58,9 @@ type Head struct {
 	Updated   string    `json:"updated"`    // RFC 3339, the writer's clock
 	Host      string    `json:"host"`
 	ForkOf    string    `json:"fork_of,omitempty"` // the session this one forked from
+	// RepackedFrom is set by a collection that rewrote this HEAD to name
+	// new packs (repack.go): the ETag of the HEAD its writer last wrote.
+	RepackedFrom string `json:"repacked_from,omitempty"`
 }
 
 // PackRef names a pack and says how to read its trailer.
@@ -67,6 +71,19 @@ type PackRef struct {
 }
 
 func headKey(session string) string { return "sessions/" + session + "/HEAD" }
+
+// sessionOfHead returns the session whose HEAD is at key, if key is one.
+func sessionOfHead(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, "sessions/")
+	if !ok {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(rest, "/HEAD")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return "", false
+	}
+	return id, true
+}
 
 // Remote is a store's view of one remote.
 type Remote struct {

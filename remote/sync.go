@@ -203,6 +203,17 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 		res.Status = "unchanged"
 		return res, nil
 	}
+	if synced && len(r.condemned) > 0 {
+		// A collection may have repacked this session (and listed the old
+		// packs): learn the new packs first rather than upload again.
+		cur, curTag, err := r.ReadHead(ctx, res.RemoteSession)
+		if err == nil && cur.RepackedFrom != "" && cur.RepackedFrom == last.etag {
+			if err := r.adoptRepack(ctx, cur); err != nil {
+				return res, err
+			}
+			last.etag = curTag
+		}
+	}
 	// 1. Packs: every referenced blob not yet known to be remote.
 	packs, err := r.uploadBlobs(ctx, s.refs, &res)
 	if err != nil {
@@ -218,6 +229,23 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 		cond = cas.PutCond{IfMatch: last.etag}
 	}
 	etag, err := r.putIndexAndHead(ctx, s, &h, cond, &res)
+	for try := 0; synced && errors.Is(err, cas.ErrPrecondition) && try < 3; try++ {
+		// A collection that repacked the session rewrote HEAD: nobody
+		// else wrote it, so carry on from the rewritten HEAD (whose packs
+		// this store learns) instead of forking.
+		cur, curTag, rerr := r.ReadHead(ctx, res.RemoteSession)
+		if rerr != nil || cur.RepackedFrom == "" || cur.RepackedFrom != last.etag {
+			break
+		}
+		if err = r.adoptRepack(ctx, cur); err != nil {
+			return res, err
+		}
+		if h.Packs, err = r.uploadBlobs(ctx, s.refs, &res); err != nil {
+			return res, err
+		}
+		last.etag = curTag
+		etag, err = r.putIndexAndHead(ctx, s, &h, cas.PutCond{IfMatch: curTag}, &res)
+	}
 	if errors.Is(err, cas.ErrPrecondition) {
 		// Another writer moved HEAD (or made it first): fork.
 		fork := forkID(res.RemoteSession)
@@ -451,4 +479,32 @@ func (r *Remote) uploadAlone(ctx context.Context, s cas.Stored, res *SyncResult)
 	res.Bytes += ref.Size
 	r.progress(ref.Size)
 	return ref.Key, nil
+}
+
+// adoptRepack learns the packs a repacked HEAD names (their trailers, so
+// uploadBlobs finds the blobs there) and reloads the collector's state, in
+// which the packs they replace are now listed.
+func (r *Remote) adoptRepack(ctx context.Context, h Head) error {
+	for _, p := range h.Packs {
+		var n int
+		if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM packs WHERE remote = ? AND key = ?`, r.url, p.Key).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		es, err := readTrailer(ctx, r.b, p.Key, p.Size, p.Entries)
+		if err != nil {
+			return fmt.Errorf("remote: %w", err)
+		}
+		if err := r.recordPack(ctx, p, es); err != nil {
+			return err
+		}
+	}
+	gc, _, err := r.readGCState(ctx)
+	if err != nil {
+		return fmt.Errorf("remote: gc state: %w", err)
+	}
+	r.condemned = gc.Candidates
+	return nil
 }

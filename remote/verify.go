@@ -38,17 +38,10 @@ func (v VerifyReport) OK() bool { return len(v.Findings) == 0 }
 // frame decodes to bytes that hash to its id.
 func (r *Remote) Verify(ctx context.Context, progress func(done int)) (VerifyReport, error) {
 	rep := VerifyReport{Findings: []Finding{}}
-	var ids []string
-	err := r.b.List(ctx, "sessions/", func(o cas.ObjectInfo) error {
-		if len(o.Key) > len("sessions/")+len("/HEAD") && o.Key[len(o.Key)-5:] == "/HEAD" {
-			ids = append(ids, o.Key[len("sessions/"):len(o.Key)-5])
-		}
-		return nil
-	})
+	ids, err := r.sessionIDs(ctx)
 	if err != nil {
 		return rep, err
 	}
-	sort.Strings(ids)
 	checked := map[cas.ID]bool{} // blobs already hashed
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {

@@ -88,6 +88,7 @@ func newRemoteCmd(a *app) *cobra.Command {
 func newRemoteGCCmd(a *app) *cobra.Command {
 	var margin string
 	var dryRun bool
+	var repackBelow float64
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Delete the remote's packs and indexes no session names any more",
@@ -97,12 +98,24 @@ it unreferenced, and the server's time of the object is older than --margin.
 So run it regularly (e.g. daily): the first run only marks. A sync never
 reuses a marked pack; it uploads those blobs again.
 
+A pack whose referenced blobs are under --repack-below of its bytes (pruned
+turns, deleted sessions) is repacked first: its live blobs, each checked,
+go to a new pack, and each HEAD naming it is rewritten (if-match: a HEAD
+that changed meanwhile is left alone) to name the new pack. The old pack is
+then unreferenced and collected by the rule above.
+
 ` + remoteHelp,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := controller.ParseAge(margin)
 			if err != nil || m <= 0 {
 				return usagef("--margin %q: want a duration such as 24h or 2d", margin)
+			}
+			if repackBelow < 0 || repackBelow > 1 {
+				return usagef("--repack-below %g: want a fraction from 0 (never repack) to 1", repackBelow)
+			}
+			if repackBelow == 0 {
+				repackBelow = -1
 			}
 			r, err := a.openRemote(cmd.Context())
 			if err != nil {
@@ -114,16 +127,20 @@ reuses a marked pack; it uploads those blobs again.
 				return err
 			}
 			defer unlock()
-			rep, err := r.GC(cmd.Context(), remote.GCOptions{Margin: m, DryRun: dryRun})
+			rep, err := r.GC(cmd.Context(), remote.GCOptions{Margin: m, DryRun: dryRun, RepackBelow: repackBelow})
 			if err != nil {
 				return err
 			}
 			if a.json {
 				return a.printJSON(rep)
 			}
-			verb := "deleted"
+			verb, rverb := "deleted", "repacked"
 			if dryRun {
-				verb = "would delete"
+				verb, rverb = "would delete", "would repack"
+			}
+			if rp := rep.Repack; len(rp.Packs) > 0 {
+				a.say("%s %d packs (%s unreferenced, %s live kept in %d new packs); %d sessions' HEADs rewritten, %d changed meanwhile and left alone",
+					rverb, len(rp.Packs), controller.FormatBytes(rp.DeadBytes), controller.FormatBytes(rp.LiveBytes), len(rp.NewPacks), rp.Sessions, len(rp.Skipped))
 			}
 			for _, k := range rep.Deleted {
 				fmt.Fprintln(a.stdout, k)
@@ -135,6 +152,7 @@ reuses a marked pack; it uploads those blobs again.
 	}
 	cmd.Flags().StringVar(&margin, "margin", "24h", "how long an object must stay unreferenced (and unwritten) before it is deleted")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be deleted; delete nothing, record nothing")
+	cmd.Flags().Float64Var(&repackBelow, "repack-below", remote.DefaultRepackBelow, "repack a pack whose referenced blobs are under this fraction of its bytes (0: never)")
 	return cmd
 }
 

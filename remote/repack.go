@@ -1,0 +1,274 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/ckpt/ckpt/cas"
+)
+
+// Repacking. Packs are immutable, so a pack most of whose blobs no session
+// references any more (their turns were pruned) keeps its dead bytes for as
+// long as one live blob in it is named. A collection repacks such a pack:
+//
+//  1. it reads every session's HEAD (with its ETag) and index, and so knows
+//     which blobs each session references;
+//  2. for each pack some HEAD names whose referenced frames are less than
+//     RepackBelow of its frame bytes, it fetches the pack, checks every
+//     referenced frame (decoded and hashed: corruption is never copied), and
+//     writes those frames into new packs, durable before step 3;
+//  3. it rewrites each HEAD naming a repacked pack to name the new packs
+//     instead, with if-match on the ETag read in step 1. A HEAD that changed
+//     meanwhile is left alone: it still names the old pack, which so stays
+//     live. The rewritten HEAD keeps the index, and records in repacked_from
+//     the ETag of the writer's HEAD it replaced, so that writer's next sync
+//     (whose if-match on that ETag now fails) knows nobody else wrote the
+//     session and carries on instead of forking.
+//
+// The old packs are then named by no HEAD and go the way of every
+// unreferenced object: the same collection lists them, syncs stop reusing
+// them, and a collection at least the margin later deletes them.
+
+// DefaultRepackBelow is the live fraction under which a pack is repacked.
+const DefaultRepackBelow = 0.5
+
+// RepackReport says what repacking did.
+type RepackReport struct {
+	Packs     []string `json:"packs"`      // packs repacked (now unreferenced)
+	NewPacks  []string `json:"new_packs"`  // packs written in their place
+	DeadBytes int64    `json:"dead_bytes"` // unreferenced frame bytes they held
+	LiveBytes int64    `json:"live_bytes"` // referenced frame bytes copied
+	Sessions  int      `json:"sessions"`   // HEADs rewritten
+	// Skipped names the sessions whose HEAD changed during the repack; their
+	// HEADs still name the old packs.
+	Skipped []string `json:"skipped"`
+}
+
+type headAt struct {
+	h    Head
+	etag string
+	refs map[cas.ID]bool
+}
+
+// repack runs steps 1-3 above. With dryRun it only reports which packs it
+// would repack (and the bytes), writing nothing.
+func (r *Remote) repack(ctx context.Context, below float64, dryRun bool) (RepackReport, error) {
+	rep := RepackReport{Packs: []string{}, NewPacks: []string{}, Skipped: []string{}}
+	ids, err := r.sessionIDs(ctx)
+	if err != nil {
+		return rep, err
+	}
+	var heads []*headAt
+	naming := map[string][]*headAt{} // pack key -> the HEADs naming it
+	refs := map[string]PackRef{}
+	for _, id := range ids {
+		h, etag, err := r.ReadHead(ctx, id)
+		if errors.Is(err, cas.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return rep, fmt.Errorf("remote repack: every HEAD must be readable: %w", err)
+		}
+		need, err := r.headRefs(ctx, h)
+		if err != nil {
+			return rep, fmt.Errorf("remote repack: session %s: %w", id, err)
+		}
+		ha := &headAt{h: h, etag: etag, refs: need}
+		heads = append(heads, ha)
+		for _, p := range h.Packs {
+			naming[p.Key] = append(naming[p.Key], ha)
+			refs[p.Key] = p
+		}
+	}
+	keys := make([]string, 0, len(naming))
+	for k := range naming {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	// Which packs are mostly dead, and which of their entries live.
+	type victim struct {
+		ref  PackRef
+		live []Entry
+	}
+	var victims []victim
+	for _, k := range keys {
+		p := refs[k]
+		if p.Entries < 2 {
+			continue // a blob alone in its pack: nothing to gain
+		}
+		es, err := readTrailer(ctx, r.b, p.Key, p.Size, p.Entries)
+		if err != nil {
+			return rep, fmt.Errorf("remote repack: %w", err)
+		}
+		var total, live int64
+		var keep []Entry
+		for _, e := range es {
+			total += e.Stored.Stored
+			for _, ha := range naming[k] {
+				if ha.refs[e.ID] {
+					live += e.Stored.Stored
+					keep = append(keep, e)
+					break
+				}
+			}
+		}
+		if total == 0 || float64(live) >= below*float64(total) {
+			continue
+		}
+		victims = append(victims, victim{ref: p, live: keep})
+		rep.Packs = append(rep.Packs, p.Key)
+		rep.DeadBytes += total - live
+		rep.LiveBytes += live
+	}
+	if dryRun || len(victims) == 0 {
+		return rep, nil
+	}
+	// Step 2: the live frames into new packs.
+	moved := map[cas.ID]PackRef{} // blob -> the new pack holding it
+	placed := map[cas.ID]bool{}
+	var pb packBuilder
+	flush := func() error {
+		if len(pb.entries) == 0 {
+			return nil
+		}
+		body, key := pb.finish()
+		ref := PackRef{Key: key, Size: int64(len(body)), Entries: len(pb.entries)}
+		if err := r.putPack(ctx, ref, bytes.NewReader(body)); err != nil {
+			return err
+		}
+		if err := r.recordPack(ctx, ref, pb.entries); err != nil {
+			return err
+		}
+		for _, e := range pb.entries {
+			moved[e.ID] = ref
+		}
+		rep.NewPacks = append(rep.NewPacks, key)
+		pb = packBuilder{}
+		return nil
+	}
+	for _, v := range victims {
+		if len(v.live) == 0 {
+			continue
+		}
+		body, err := r.getPack(ctx, v.ref)
+		if err != nil {
+			return rep, err
+		}
+		for _, e := range v.live {
+			if placed[e.ID] {
+				continue
+			}
+			frame := body[e.Off : e.Off+e.Stored.Stored]
+			if err := r.blobs.CheckStored(ctx, e.Stored, bytes.NewReader(frame)); err != nil {
+				return rep, fmt.Errorf("remote repack: blob %s in %s: %w (ckpt verify --remote)", e.ID.Short(), v.ref.Key, err)
+			}
+			if !pb.fits(e.Stored.Stored) {
+				if err := flush(); err != nil {
+					return rep, err
+				}
+			}
+			if err := pb.add(e.Stored, bytes.NewReader(frame)); err != nil {
+				return rep, err
+			}
+			placed[e.ID] = true
+		}
+	}
+	if err := flush(); err != nil {
+		return rep, err
+	}
+	// Step 3: every HEAD naming a victim names the new packs instead.
+	gone := map[string]bool{}
+	for _, v := range victims {
+		gone[v.ref.Key] = true
+	}
+	for _, ha := range heads {
+		var hit bool
+		for _, p := range ha.h.Packs {
+			hit = hit || gone[p.Key]
+		}
+		if !hit {
+			continue
+		}
+		nh := ha.h
+		seen := map[string]bool{}
+		nh.Packs = []PackRef{}
+		for _, p := range ha.h.Packs {
+			if gone[p.Key] || seen[p.Key] {
+				continue
+			}
+			seen[p.Key] = true
+			nh.Packs = append(nh.Packs, p)
+		}
+		for id := range ha.refs {
+			if p, ok := moved[id]; ok && !seen[p.Key] {
+				seen[p.Key] = true
+				nh.Packs = append(nh.Packs, p)
+			}
+		}
+		sort.Slice(nh.Packs, func(i, j int) bool { return nh.Packs[i].Key < nh.Packs[j].Key })
+		if nh.RepackedFrom == "" {
+			nh.RepackedFrom = ha.etag
+		}
+		body, err := json.MarshalIndent(nh, "", "  ")
+		if err != nil {
+			return rep, err
+		}
+		_, err = r.b.Put(ctx, headKey(nh.Session), bytes.NewReader(body), int64(len(body)), cas.PutCond{IfMatch: ha.etag})
+		if errors.Is(err, cas.ErrPrecondition) {
+			rep.Skipped = append(rep.Skipped, nh.Session)
+			continue
+		}
+		if err != nil {
+			return rep, fmt.Errorf("remote repack: HEAD of %s: %w", nh.Session, err)
+		}
+		rep.Sessions++
+	}
+	return rep, nil
+}
+
+// sessionIDs lists the ids of the sessions with a HEAD.
+func (r *Remote) sessionIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := r.b.List(ctx, "sessions/", func(o cas.ObjectInfo) error {
+		if id, ok := sessionOfHead(o.Key); ok {
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	sort.Strings(ids)
+	return ids, err
+}
+
+// headRefs downloads h's index and returns the blobs it references.
+func (r *Remote) headRefs(ctx context.Context, h Head) (map[cas.ID]bool, error) {
+	tmp, err := os.MkdirTemp(r.store, ".repack-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := r.fetchIndex(ctx, h, filepath.Join(tmp, "index.db")); err != nil {
+		return nil, err
+	}
+	return neededBlobs(ctx, tmp)
+}
+
+// getPack reads a whole pack (at most about PackTarget bytes when it holds
+// more than one blob).
+func (r *Remote) getPack(ctx context.Context, p PackRef) ([]byte, error) {
+	rc, err := r.b.Get(ctx, p.Key, 0, p.Size)
+	if err != nil {
+		return nil, fmt.Errorf("remote: %s: %w", p.Key, err)
+	}
+	defer rc.Close()
+	body, err := cas.ReadFull(rc, p.Size)
+	if err != nil {
+		return nil, fmt.Errorf("remote: %s: %w", p.Key, err)
+	}
+	return body, nil
+}
