@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // faultProxy sits between the CLI and the S3 server on loopback and
@@ -23,12 +24,13 @@ type faultProxy struct {
 }
 
 type fault struct {
-	before   func() // runs before the request is forwarded
-	drop     bool   // forward, then lose the response (the server committed)
-	truncate bool   // send half the response body, then cut the connection
+	before   func()        // runs before the request is forwarded
+	drop     bool          // forward, then lose the response (the server committed)
+	truncate bool          // send half the response body, then cut the connection
+	delay    time.Duration // wait this long before forwarding (a distant server)
 }
 
-func startProxy(t *testing.T, upstream string) (*faultProxy, string) {
+func startProxy(t testing.TB, upstream string) (*faultProxy, string) {
 	t.Helper()
 	p := &faultProxy{upstream: upstream}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -57,6 +59,7 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.before != nil {
 		f.before()
 	}
+	time.Sleep(f.delay)
 	out := r.Clone(r.Context())
 	out.URL.Scheme, out.URL.Host, out.Host, out.RequestURI = "http", p.upstream, r.Host, ""
 	resp, err := http.DefaultTransport.RoundTrip(out)
