@@ -1,0 +1,295 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/fakemodel"
+)
+
+// agentBin finds a real agent CLI: $envVar, else name on $PATH; it skips
+// the test, saying how to get one, when there is none.
+func agentBin(t *testing.T, envVar, name, pkg string) string {
+	t.Helper()
+	if b := os.Getenv(envVar); b != "" {
+		return b
+	}
+	if b, err := exec.LookPath(name); err == nil {
+		return b
+	}
+	t.Skipf("no %s CLI: set $%s or put %s on $PATH (npm install %s); .ci/run does", name, envVar, name, pkg)
+	return ""
+}
+
+// agentTestDirs makes the workspace (symlinks resolved, as agents report
+// it), a home and a store for a real-agent test, and checks that TestMain
+// put ckpt on $PATH.
+func agentTestDirs(t *testing.T) (ws, home, store string) {
+	t.Helper()
+	if _, err := exec.LookPath("ckpt"); err != nil {
+		t.Skip("no ckpt on $PATH (TestMain puts this test binary there)")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, t.TempDir(), t.TempDir()
+}
+
+// isolatedEnv is the test process's environment without the variables
+// whose names start with one of drop (and without CKPT_*, HOME and XDG_*),
+// plus set.
+func isolatedEnv(drop []string, set ...string) []string {
+	var env []string
+next:
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		for _, p := range append([]string{"CKPT_", "XDG_"}, drop...) {
+			if strings.HasPrefix(k, p) {
+				continue next
+			}
+		}
+		if k != "HOME" {
+			env = append(env, kv)
+		}
+	}
+	return append(env, set...)
+}
+
+// ckptTurns is `ckpt list --json` as one line per turn: the prompt, then
+// each file with its kind.
+func (e *agentEnv) ckptTurns(sid string) []string {
+	e.t.Helper()
+	var list []struct {
+		Prompt string `json:"prompt"`
+		Files  []struct {
+			Path string `json:"path"`
+			Kind string `json:"kind"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "list", "--json")), &list); err != nil {
+		e.t.Fatal(err)
+	}
+	var got []string
+	for _, cp := range list {
+		s := cp.Prompt + ":"
+		for _, f := range cp.Files {
+			s += " " + f.Path + "=" + f.Kind
+		}
+		got = append(got, s)
+	}
+	return got
+}
+
+// checkRewinds rewinds sid's code to each turn in code (turn number → the
+// tree expected there) and undoes each, then rewinds the conversation and
+// both to turn convTurn, whose prompt is convPrompt, and undoes those:
+// every tree byte for byte, after is the tree the agent left.
+func (e *agentEnv) checkRewinds(sid string, code []rewindWant, convTurn, convPrompt string, after map[string]string) {
+	e.t.Helper()
+	for _, tc := range code {
+		e.ckpt("--session", sid, "rewind", tc.turn, "--scope", "code")
+		e.wantFiles("rewind "+tc.turn+" --scope code", tc.want)
+		e.ckpt("--session", sid, "undo")
+		e.wantFiles("undo of rewind "+tc.turn+" --scope code", after)
+	}
+	var atConv map[string]string
+	for _, tc := range code {
+		if tc.turn == convTurn {
+			atConv = tc.want
+		}
+	}
+	logBefore := e.ckpt("--session", sid, "log")
+
+	// Conversation: the log is cut before the turn, its prompt handed back,
+	// and the files stay.
+	var rj struct {
+		Prompt string `json:"prompt"`
+		Scope  string `json:"scope"`
+	}
+	if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "rewind", convTurn, "--scope", "conversation", "--json")), &rj); err != nil {
+		e.t.Fatal(err)
+	}
+	if rj.Prompt != convPrompt || rj.Scope != "conversation" {
+		e.t.Errorf("rewind %s --scope conversation: prompt %q scope %q, want %q", convTurn, rj.Prompt, rj.Scope, convPrompt)
+	}
+	e.wantFiles("rewind "+convTurn+" --scope conversation", after)
+	if log := e.ckpt("--session", sid, "log"); strings.Contains(log, convPrompt) {
+		e.t.Errorf("log after rewind %s --scope conversation still has %q:\n%s", convTurn, convPrompt, log)
+	}
+	e.ckpt("--session", sid, "undo")
+	if log := e.ckpt("--session", sid, "log"); log != logBefore {
+		e.t.Errorf("log after undo:\n%s\nwant:\n%s", log, logBefore)
+	}
+
+	// Both: files and conversation together, and undo of both.
+	if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "rewind", convTurn, "--scope", "both", "--json")), &rj); err != nil {
+		e.t.Fatal(err)
+	}
+	if rj.Prompt != convPrompt {
+		e.t.Errorf("rewind %s --scope both: prompt %q, want %q", convTurn, rj.Prompt, convPrompt)
+	}
+	e.wantFiles("rewind "+convTurn+" --scope both", atConv)
+	if log := e.ckpt("--session", sid, "log"); strings.Contains(log, convPrompt) {
+		e.t.Errorf("log after rewind %s --scope both still has %q:\n%s", convTurn, convPrompt, log)
+	}
+	e.ckpt("--session", sid, "undo")
+	e.wantFiles("undo of rewind "+convTurn+" --scope both", after)
+	if log := e.ckpt("--session", sid, "log"); log != logBefore {
+		e.t.Errorf("log after undo of both:\n%s\nwant:\n%s", log, logBefore)
+	}
+}
+
+type rewindWant struct {
+	turn string
+	want map[string]string
+}
+
+// TestCodexRealBinary drives the real Codex CLI (`codex exec`) against a
+// scripted Responses API server: three prompts create files with
+// apply_patch, edit and move one with apply_patch, and delete them with its
+// shell in scan mode, through the hooks `ckpt install codex` wrote; then
+// every rewind scope and undo are checked byte for byte.
+func TestCodexRealBinary(t *testing.T) {
+	codex := agentBin(t, "CKPT_CODEX_BIN", "codex", "@openai/codex")
+	ws, home, store := agentTestDirs(t)
+
+	const (
+		p1 = "create the notes"
+		p2 = "edit the notes and move keep"
+		p3 = "clean up with the shell"
+	)
+	srv, err := fakemodel.NewResponses(map[string][]fakemodel.Step{
+		p1: {
+			{Tool: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** Add File: notes.txt\n+alpha\n+line two\n*** Add File: keep.txt\n+keep me\n*** End Patch\n"}},
+			{Text: "Created."},
+		},
+		p2: {
+			{Tool: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+beta\n line two\n*** Update File: keep.txt\n*** Move to: sub/kept.txt\n@@\n-keep me\n+kept\n*** End Patch\n"}},
+			{Text: "Edited."},
+		},
+		p3: {
+			{Tool: "exec_command", Input: map[string]any{"cmd": "rm notes.txt sub/kept.txt && printf 'by shell\\n' > shell.txt"}},
+			{Text: "Cleaned."},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.MkdirAll(codexHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A provider for the scripted server (OPENAI_BASE_URL alone would try
+	// a websocket first), and the workspace trusted so Codex loads its
+	// .codex/hooks.json.
+	config := `model = "gpt-5.5"
+model_provider = "scripted"
+check_for_update_on_startup = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "` + srv.URL + `/v1"
+wire_api = "responses"
+env_key = "CKPT_TEST_OPENAI_KEY"
+
+[projects.` + strconvQuote(ws) + `]
+trust_level = "trusted"
+`
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := isolatedEnv([]string{"OPENAI_", "CODEX_", "RUST_LOG"},
+		"HOME="+home, "CODEX_HOME="+codexHome, "CKPT_HOME="+store, "CKPT_TEST_OPENAI_KEY=sk-test")
+	e := &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 40 * time.Second}
+	defer func() {
+		if t.Failed() {
+			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
+		}
+	}()
+	ver, _, _ := e.run(ws, nil, codex, "--version")
+	t.Logf("codex --version: %s", strings.TrimSpace(ver))
+
+	e.ckpt("install", "codex")
+	hooks, err := os.ReadFile(filepath.Join(ws, ".codex", "hooks.json"))
+	if err != nil || !strings.Contains(string(hooks), `"command": "ckpt hook codex"`) {
+		t.Fatalf("hooks.json after install: %s (%v)", hooks, err)
+	}
+
+	// codex exec runs one prompt; resume continues the same session (the
+	// hooks' session id). Hooks run only when trusted: the bypass flag is
+	// what automation uses instead of trusting them in the TUI's /hooks.
+	flags := []string{"exec", "-m", "gpt-5.5", "--dangerously-bypass-approvals-and-sandbox",
+		"--dangerously-bypass-hook-trust", "--skip-git-repo-check", "--json"}
+	sid := ""
+	prompt := func(p string) {
+		t.Helper()
+		args := flags
+		if sid != "" {
+			args = append(append([]string(nil), flags...), "resume", sid)
+		}
+		out, errOut, err := e.run(ws, nil, codex, append(args, p)...)
+		if err != nil {
+			t.Fatalf("codex exec %q: %v\nstdout: %s\nstderr: %s", p, err, out, errOut)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			var ev struct {
+				Type     string `json:"type"`
+				ThreadID string `json:"thread_id"`
+			}
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "thread.started" {
+				if sid != "" && ev.ThreadID != sid {
+					t.Fatalf("codex exec resume %s started thread %s", sid, ev.ThreadID)
+				}
+				sid = ev.ThreadID
+			}
+		}
+		if sid == "" {
+			t.Fatalf("codex exec %q: no thread.started event\nstdout: %s\nstderr: %s", p, out, errOut)
+		}
+	}
+
+	prompt(p1)
+	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\n"}
+	e.wantFiles("after prompt 1", afterP1)
+	// Scan mode for the session from its second turn on: the shell's
+	// deletions in prompt 3 rewind too.
+	e.ckpt("--session", sid, "scan", "on")
+	prompt(p2)
+	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "sub/kept.txt": "kept\n"}
+	e.wantFiles("after prompt 2", afterP2)
+	prompt(p3)
+	after := map[string]string{"shell.txt": "by shell\n"}
+	e.wantFiles("after prompt 3", after)
+
+	// One turn per prompt (UserPromptSubmit), each with the paths its
+	// patch named: added, updated, moved from and to.
+	got := e.ckptTurns(sid)
+	want := []string{
+		p1 + ": keep.txt=created notes.txt=created",
+		p2 + ": keep.txt=deleted notes.txt=modified sub/kept.txt=created",
+		p3 + ":",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("ckpt list:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	e.checkRewinds(sid, []rewindWant{
+		{"2", afterP2},
+		{"1", afterP1},
+		{"0", map[string]string{}},
+	}, "1", p2, after)
+}
+
+// strconvQuote quotes s as a TOML basic string.
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
