@@ -66,7 +66,7 @@ func toolWrites(tool string, args map[string]json.RawMessage) (paths []string, s
 	switch tool {
 	case "Bash", "PowerShell", "Shell", "shell", "bash", "powershell", "run_shell_command",
 		"exec_command", "local_shell", "execute_command", "run_commands", "run_command":
-		return nil, true
+		return shellPatchPaths(firstString(args, "command", "cmd")), true
 	case "apply_patch", "patch", "ApplyPatch":
 		return patchPaths(firstString(args, "command", "input", "patch", "patchText", "patch_text")), false
 	}

@@ -171,10 +171,13 @@ func TestCodexRealBinary(t *testing.T) {
 		},
 		p2: {
 			{Tool: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** Update File: notes.txt\n@@\n-alpha\n+beta\n line two\n*** Update File: keep.txt\n*** Move to: sub/kept.txt\n@@\n-keep me\n+kept\n*** End Patch\n"}},
+			// The same tool through the shell: Codex applies it, and its
+			// hook names the shell with the patch in the command.
+			{Tool: "exec_command", Input: map[string]any{"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: extra.txt\n+extra\n*** End Patch\nEOF"}},
 			{Text: "Edited."},
 		},
 		p3: {
-			{Tool: "exec_command", Input: map[string]any{"cmd": "rm notes.txt sub/kept.txt && printf 'by shell\\n' > shell.txt"}},
+			{Tool: "exec_command", Input: map[string]any{"cmd": "rm notes.txt sub/kept.txt extra.txt && printf 'by shell\\n' > shell.txt"}},
 			{Text: "Cleaned."},
 		},
 	})
@@ -263,18 +266,19 @@ trust_level = "trusted"
 	// deletions in prompt 3 rewind too.
 	e.ckpt("--session", sid, "scan", "on")
 	prompt(p2)
-	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "sub/kept.txt": "kept\n"}
+	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "sub/kept.txt": "kept\n", "extra.txt": "extra\n"}
 	e.wantFiles("after prompt 2", afterP2)
 	prompt(p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
 	e.wantFiles("after prompt 3", after)
 
 	// One turn per prompt (UserPromptSubmit), each with the paths its
-	// patch named: added, updated, moved from and to.
+	// patches named: added, updated, moved from and to, and added by the
+	// patch run through the shell.
 	got := e.ckptTurns(sid)
 	want := []string{
 		p1 + ": keep.txt=created notes.txt=created",
-		p2 + ": keep.txt=deleted notes.txt=modified sub/kept.txt=created",
+		p2 + ": extra.txt=created keep.txt=deleted notes.txt=modified sub/kept.txt=created",
 		p3 + ":",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
