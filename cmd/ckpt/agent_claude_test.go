@@ -61,7 +61,7 @@ func (e *agentEnv) run(dir string, extraEnv []string, name string, args ...strin
 	killGroup := ownProcessGroup(cmd)
 	err = cmd.Run()
 	killGroup()
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w (timed out after %s)", err, timeout)
 	}
 	return out.String(), errb.String(), err
