@@ -27,7 +27,8 @@ func TestCodexRealBinary(t *testing.T) {
 	)
 	srv, err := fakemodel.NewResponses(map[string][]fakemodel.Step{
 		p1: {
-			{Tool: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** Add File: notes.txt\n+alpha\n+line two\n*** Add File: keep.txt\n+keep me\n*** End Patch\n"}},
+			// A relative and an absolute path (models write both).
+			{Tool: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** Add File: notes.txt\n+alpha\n+line two\n*** Add File: " + filepath.Join(ws, "keep.txt") + "\n+keep me\n*** End Patch\n"}},
 			{Text: "Created."},
 		},
 		p2: {
