@@ -126,7 +126,7 @@ wire_api = "responses"
 env_key = "CKPT_TEST_OPENAI_KEY"
 `
 	if trustProject {
-		config += "\n[projects." + strconvQuote(ws) + "]\ntrust_level = \"trusted\"\n"
+		config += "\n[projects." + tomlString(ws) + "]\ntrust_level = \"trusted\"\n"
 	}
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
@@ -201,8 +201,8 @@ func TestCodexRealBinaryUserHooks(t *testing.T) {
 	}
 }
 
-// strconvQuote quotes s as a TOML basic string.
-func strconvQuote(s string) string {
+// tomlString quotes s as a TOML basic string (JSON's escapes are TOML's).
+func tomlString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
