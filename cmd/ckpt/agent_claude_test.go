@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,23 +33,37 @@ func claudeBin(t *testing.T) string {
 // directories: its own HOME, config and store, the scripted model server,
 // and the ckpt binary TestMain put first on $PATH.
 type agentEnv struct {
-	t      *testing.T
-	ws     string
-	store  string
-	claude string
-	env    []string
+	t       *testing.T
+	ws      string
+	store   string
+	claude  string
+	env     []string
+	timeout time.Duration // for each process; 0 means 90 s
 }
 
+// run runs one process with e's environment and no stdin, in a process
+// group of its own (Unix) that is killed when it ends or times out, so an
+// agent leaves nothing running behind it.
 func (e *agentEnv) run(dir string, extraEnv []string, name string, args ...string) (stdout, stderr string, err error) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	timeout := e.timeout
+	if timeout == 0 {
+		timeout = 90 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(append([]string(nil), e.env...), extraEnv...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	killGroup := ownProcessGroup(cmd)
 	err = cmd.Run()
+	killGroup()
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (timed out after %s)", err, timeout)
+	}
 	return out.String(), errb.String(), err
 }
 
@@ -72,8 +87,9 @@ func (e *agentEnv) prompt(args ...string) {
 	}
 }
 
-// files reads the workspace's regular files (outside .claude), by
-// slash path.
+// files reads the workspace's regular files, by slash path, outside the
+// top-level dot directories agents keep their settings in (.claude,
+// .codex, .gemini, ...).
 func (e *agentEnv) files() map[string]string {
 	e.t.Helper()
 	got := map[string]string{}
@@ -82,7 +98,7 @@ func (e *agentEnv) files() map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(e.ws, p)
-		if d.IsDir() && rel == ".claude" {
+		if d.IsDir() && strings.HasPrefix(rel, ".") && rel != "." && !strings.ContainsRune(rel, filepath.Separator) {
 			return filepath.SkipDir
 		}
 		if d.Type().IsRegular() {

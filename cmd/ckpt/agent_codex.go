@@ -66,7 +66,7 @@ func toolWrites(tool string, args map[string]json.RawMessage) (paths []string, s
 	switch tool {
 	case "Bash", "PowerShell", "Shell", "shell", "bash", "powershell", "run_shell_command",
 		"exec_command", "local_shell", "execute_command", "run_commands", "run_command":
-		return nil, true
+		return shellPatchPaths(firstString(args, "command", "cmd")), true
 	case "apply_patch", "patch", "ApplyPatch":
 		return patchPaths(firstString(args, "command", "input", "patch", "patchText", "patch_text")), false
 	}
@@ -105,10 +105,23 @@ func installCodex(a *app, ws string, o installOptions, install bool) error {
 	}
 	err := installGroups(a, path, []groupWant{{"UserPromptSubmit", ""}, {"PreToolUse", ""}}, agentCommand("codex", o.strict), ownAgentCommand("codex"), install)
 	if err == nil && install {
-		a.say("ckpt: note: Codex runs hooks only when they are enabled (features.codex_hooks = true in config.toml) and trusted")
+		a.say("ckpt: note: %s", codexTrustNote(o.user))
 	}
 	return err
 }
 
 // codexHome is $CODEX_HOME, where Codex keeps its user configuration.
 func codexHome() string { return os.Getenv("CODEX_HOME") }
+
+// codexTrustNote says what Codex needs before it runs the hooks ckpt
+// installed (checked with the Codex CLI 0.169.0): a new or changed hook
+// runs only once the user trusts it, and a project's .codex/ layer loads
+// only in a trusted project. ckpt writes neither: both are the user's
+// decision, and the hook's trust hash is Codex's own.
+func codexTrustNote(user bool) string {
+	note := "Codex runs a new or changed hook only after you trust it: open /hooks in codex and trust ckpt's two hooks"
+	if !user {
+		note += "; it loads .codex/hooks.json only in a project you trusted"
+	}
+	return note + " (automation that vets its hooks: codex exec --dangerously-bypass-hook-trust)"
+}

@@ -59,5 +59,12 @@ func installGemini(a *app, ws string, o installOptions, install bool) error {
 		}
 		path = p
 	}
-	return installGroups(a, path, []groupWant{{"BeforeAgent", ""}, {"BeforeTool", geminiMatcher}}, agentCommand("gemini", o.strict), ownAgentCommand("gemini"), install)
+	err := installGroups(a, path, []groupWant{{"BeforeAgent", ""}, {"BeforeTool", geminiMatcher}}, agentCommand("gemini", o.strict), ownAgentCommand("gemini"), install)
+	if err == nil && install && !o.user {
+		// Checked with the Gemini CLI 0.61.0: in an untrusted folder the
+		// project's settings, hooks and all, are not loaded, and
+		// `gemini -p --skip-trust` does not load them either.
+		a.say("ckpt: note: Gemini CLI runs a project's hooks only in a trusted folder (trust it when gemini asks; for headless runs set GEMINI_CLI_TRUST_WORKSPACE=true, as --skip-trust does not load them)")
+	}
+	return err
 }

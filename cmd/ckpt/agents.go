@@ -135,12 +135,12 @@ func (n normEvent) plan(agent string) (hookPlan, *hookFailure) {
 			paths = append(paths, p)
 		}
 	}
-	if len(paths) > 0 {
-		// A tool that both writes named files and is a shell does not
-		// exist; paths win.
-		return hookPlan{ev: ev, paths: paths}, nil
+	if len(paths) == 0 {
+		return hookPlan{ev: ev, shell: true}, nil
 	}
-	return hookPlan{ev: ev, shell: true}, nil
+	// A shell command may name the files it writes too (an apply_patch
+	// heredoc): both are recorded.
+	return hookPlan{ev: ev, paths: paths, shell: n.shell}, nil
 }
 
 // badJSON is the failure for an event that is not JSON.
@@ -154,6 +154,17 @@ func unknownEvent(name string) *hookFailure {
 		return &hookFailure{msg: "event names no hook event; nothing recorded"}
 	}
 	return &hookFailure{msg: fmt.Sprintf("unknown event %q; nothing recorded", name)}
+}
+
+// shellPatchPaths returns the paths an apply_patch patch inside a shell
+// command writes (`apply_patch <<'EOF' ... EOF`, as the Codex CLI's model
+// may run it through its shell), or nil when the command holds no patch.
+// They are relative to the event's cwd.
+func shellPatchPaths(command string) []string {
+	if !strings.Contains(command, "*** Begin Patch") {
+		return nil
+	}
+	return patchPaths(command)
 }
 
 // patchPaths returns the paths an apply_patch patch writes: the files it

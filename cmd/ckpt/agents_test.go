@@ -32,6 +32,7 @@ func TestAgentDecode(t *testing.T) {
 		{"codex", "prompt", nil, want{event: "UserPromptSubmit"}},
 		{"codex", "apply_patch", nil, want{event: "PreToolUse", paths: "new.txt,a.txt,b.txt,c.txt,sub/d.txt"}},
 		{"codex", "bash", nil, want{event: "PreToolUse", shell: true}},
+		{"codex", "bash_patch", nil, want{event: "PreToolUse", paths: "made.txt,a.txt", shell: true}},
 		{"codex", "post", nil, want{}},
 		{"gemini", "before_agent", nil, want{event: "UserPromptSubmit"}},
 		{"gemini", "write_file", nil, want{event: "PreToolUse", paths: "/w/new.txt"}},

@@ -219,10 +219,17 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 			}
 		}
 		return nil
-	case shell:
+	case shell && len(paths) == 0:
 		return h.ensureManifest(ctx)
 	default:
 		var fails []string
+		if shell {
+			// A shell command that names files too (an apply_patch
+			// heredoc): the manifest in scan mode, and the files.
+			if f := h.ensureManifest(ctx); f != nil {
+				fails = append(fails, f.msg)
+			}
+		}
 		for _, p := range paths {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(ev.Cwd, p)
