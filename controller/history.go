@@ -385,7 +385,7 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 		}
 		base, depth := j.base(x)
 		reapplies = depth%2 == 1 // x is an undo: reversing it re-applies the base
-		res = Result{Turn: base.Turn, Scope: base.Scope, DryRun: o.DryRun, Changed: true,
+		res = Result{Turn: base.Turn, Step: base.Step, Scope: base.Scope, DryRun: o.DryRun, Changed: true,
 			Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
 		switch {
 		case base.Summarizes():

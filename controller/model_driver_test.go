@@ -229,7 +229,9 @@ func (d *cliDriver) run(session string, out any, args ...string) error {
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(msg, "ckpt: ") || strings.Contains(msg, "\n") {
+		// A conversation scope with a step is a usage error (exit 2).
+		usage := strings.Contains(msg, controller.ErrStepScope.Error())
+		if !errors.As(err, &ee) || ee.ExitCode() != map[bool]int{false: 1, true: 2}[usage] || !strings.HasPrefix(msg, "ckpt: ") || strings.Contains(msg, "\n") {
 			return fmt.Errorf("ckpt %s: %v, stderr %q (want exit 1 and one line)", strings.Join(args, " "), err, msg)
 		}
 		for _, s := range sentinels {
