@@ -715,9 +715,9 @@ type machine struct {
 	// rewinds go to steps too. Off, the sequences are the ones the kept
 	// seeds were found with.
 	withSteps bool
-	keys      int // tool-call ids handed out
-	stats   map[string]int // what the sequence exercised, by outcome
-	forks   int
+	keys      int            // tool-call ids handed out
+	stats     map[string]int // what the sequence exercised, by outcome
+	forks     int
 }
 
 // newMachine sets up a sequence; bin is the ckpt binary to drive, or ""
