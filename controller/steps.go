@@ -47,7 +47,7 @@ func ParsePoint(s string) (Point, error) {
 	t, st, dotted := strings.Cut(s, ".")
 	turn, err := strconv.Atoi(t)
 	if err != nil || turn < 0 || t != strconv.Itoa(turn) {
-		return Point{}, fmt.Errorf("%q is not a turn number (TURN or TURN.STEP)", s)
+		return Point{}, fmt.Errorf("turn must be a whole number ≥ 0, got %q (TURN or TURN.STEP)", s)
 	}
 	if !dotted {
 		return Point{Turn: turn}, nil

@@ -220,8 +220,11 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 		}
 		return nil
 	case shell:
-		return h.ensureManifest(ctx)
+		f := h.ensureManifest(ctx)
+		h.beginStep(ctx, ev.ToolUseID, ev.ToolName, false) // each tool call is a step
+		return f
 	default:
+		h.step = h.beginStep(ctx, ev.ToolUseID, ev.ToolName, len(paths) > 0) // each tool call is a step
 		var fails []string
 		for _, p := range paths {
 			if !filepath.IsAbs(p) {
