@@ -197,7 +197,7 @@ func TestListTools(t *testing.T) {
 			continue
 		}
 		in, _ := json.Marshal(tool.InputSchema)
-		for _, s := range []string{`"enum":["code","conversation","both"]`, `"default":"both"`, `"required":["turn"]`, `"minimum":0`} {
+		for _, s := range []string{`"enum":["code","conversation","both"]`, `"step":{`, `"required":["turn"]`, `"minimum":0`} {
 			if !strings.Contains(string(in), s) {
 				t.Errorf("rewind input schema %s lacks %s", in, s)
 			}
