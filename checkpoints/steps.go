@@ -151,9 +151,20 @@ func stepsOf(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]Step
 	for _, st := range out {
 		turns[st.TurnID] = true
 	}
-	for id := range turns {
-		rows, err := tx.QueryContext(ctx, `SELECT turn_id, step, path, blob, mode, size, dirs FROM snaps WHERE turn_id = ?1 AND step > 0
-			UNION ALL SELECT turn_id, step, path, blob, mode, size, dirs FROM step_snaps WHERE turn_id = ?1`, id)
+	// The files: per turn for a few turns, else in one pass over the
+	// active turns (list --steps of a long session).
+	const filesSQL = `SELECT s.turn_id, s.step, s.path, s.blob, s.mode, s.size, s.dirs FROM snaps s %[1]s s.step > 0
+		UNION ALL SELECT s.turn_id, s.step, s.path, s.blob, s.mode, s.size, s.dirs FROM step_snaps s %[1]s 1`
+	var queries [][]any
+	if len(turns) <= 8 {
+		for id := range turns {
+			queries = append(queries, []any{fmt.Sprintf(filesSQL, "WHERE s.turn_id = ?1 AND"), id})
+		}
+	} else {
+		queries = append(queries, []any{fmt.Sprintf(filesSQL, "JOIN turns t ON t.id = s.turn_id WHERE t.hidden_by IS NULL AND")})
+	}
+	for _, q := range queries {
+		rows, err := tx.QueryContext(ctx, q[0].(string), q[1:]...)
 		if err != nil {
 			return nil, err
 		}

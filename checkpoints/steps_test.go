@@ -142,3 +142,36 @@ func TestStepsRecordFirstTouchPerStep(t *testing.T) {
 		t.Errorf("after prune, events remain: %v", ev)
 	}
 }
+
+// TestStepsOfManyTurns lists the steps of more turns than Steps reads one
+// by one, so the one-pass query is used, hidden turns left out.
+func TestStepsOfManyTurns(t *testing.T) {
+	ctx := context.Background()
+	x := open(t, t.TempDir())
+	for i := 0; i < 12; i++ {
+		cp, err := x.BeginTurn(ctx, "t", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := 1; s <= 2; s++ {
+			if _, _, err := x.BeginStep(ctx, "", "Edit"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := x.AddSnaps(ctx, cp.ID, []checkpoints.FileSnap{{Path: "f", Content: id("c"), Step: s}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps, err := x.Steps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 24 {
+		t.Fatalf("%d steps, want 24", len(steps))
+	}
+	for i, st := range steps {
+		if st.Turn != i/2 || st.Number != i%2+1 || len(st.Files) != 1 || st.Files[0].Path != "f" || st.Files[0].Step != st.Number {
+			t.Fatalf("step %d: %+v", i, st)
+		}
+	}
+}
