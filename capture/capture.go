@@ -29,9 +29,12 @@ func New(ws *Workspace, idx *checkpoints.Index, store cas.Store) *Capturer {
 
 // Result says what Capture did.
 type Result struct {
-	Path     string // canonical workspace-relative path
-	Turn     int
-	Recorded bool // false: the turn already had this path (first capture wins)
+	Path string // canonical workspace-relative path
+	Turn int
+	Step int // the step of the turn the capture went into (0: before any)
+	// Recorded is false when the step already had this path, or the turn
+	// had it from this step (the first touch per path per step wins).
+	Recorded bool
 	Snap     checkpoints.FileSnap
 }
 
@@ -41,17 +44,26 @@ type Result struct {
 // ErrNotRegular, or the read error for a file it cannot read; on any error
 // nothing is recorded.
 func (c *Capturer) Capture(ctx context.Context, p string) (Result, error) {
+	return c.CaptureIn(ctx, checkpoints.StepRef{}, p)
+}
+
+// CaptureIn is Capture into the step ref names (see checkpoints.StepRef:
+// the zero ref is the open turn's latest step). A path the turn captured
+// in an earlier step is recorded again, once per step: its state before
+// this tool call.
+func (c *Capturer) CaptureIn(ctx context.Context, ref checkpoints.StepRef, p string) (Result, error) {
 	rel, err := c.ws.Rel(p)
 	if err != nil {
 		return Result{}, err
 	}
-	turn, snap, err := c.idx.Capturing(ctx, rel)
+	cg, err := c.idx.CapturingIn(ctx, rel, ref)
 	if err != nil {
 		return Result{}, fmt.Errorf("capture: %s: %w", rel, err)
 	}
-	res := Result{Path: rel, Turn: turn.Turn}
-	if snap != nil {
-		res.Snap = *snap
+	turn := cg.Turn
+	res := Result{Path: rel, Turn: turn.Turn, Step: cg.Step}
+	if !cg.Needed() {
+		res.Snap = *cg.Snap
 		return res, nil
 	}
 	// Hold the store from its collector from the Put until the snapshot
@@ -65,7 +77,7 @@ func (c *Capturer) Capture(ctx context.Context, p string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res.Snap = checkpoints.FileSnap{Path: rel, Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs}
+	res.Snap = checkpoints.FileSnap{Path: rel, Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs, Step: cg.Step}
 	if res.Recorded, err = c.idx.AddSnap(ctx, turn.ID, res.Snap); err != nil {
 		return Result{}, fmt.Errorf("capture: %s: %w", rel, err)
 	}

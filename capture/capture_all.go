@@ -16,6 +16,11 @@ import (
 // path twice records it once (the first wins). It is safe for concurrent
 // use.
 func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []error) {
+	return c.CaptureAllIn(ctx, checkpoints.StepRef{}, paths)
+}
+
+// CaptureAllIn is CaptureAll into the step ref names (see CaptureIn).
+func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, paths []string) ([]Result, []error) {
 	res := make([]Result, len(paths))
 	errs := make([]error, len(paths))
 	release, err := c.store.Hold(ctx) // the new blobs until their rows commit
@@ -39,7 +44,8 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 			errs[i] = err
 			continue
 		}
-		turn, snap, err := c.idx.Capturing(ctx, rel)
+		cg, err := c.idx.CapturingIn(ctx, rel, ref)
+		turn := cg.Turn
 		if err != nil {
 			errs[i] = fmt.Errorf("capture: %s: %w", rel, err)
 			continue
@@ -52,9 +58,9 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 			defer batch.Abort()
 		}
 		turnID = turn.ID
-		res[i] = Result{Path: rel, Turn: turn.Turn}
-		if snap != nil {
-			res[i].Snap = *snap
+		res[i] = Result{Path: rel, Turn: turn.Turn, Step: cg.Step}
+		if !cg.Needed() {
+			res[i].Snap = *cg.Snap
 			continue
 		}
 		st, err := c.StateWith(ctx, rel, batch.Put)
@@ -62,7 +68,7 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 			errs[i] = err
 			continue
 		}
-		res[i].Snap = checkpoints.FileSnap{Path: rel, Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs}
+		res[i].Snap = checkpoints.FileSnap{Path: rel, Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs, Step: cg.Step}
 		pending = append(pending, i)
 		snaps = append(snaps, res[i].Snap)
 	}

@@ -10,7 +10,8 @@ import (
 // one commit for all of them, so `ckpt capture` of many paths and a hook
 // event pay for one. added[i] reports whether snaps[i] was recorded (false
 // when the turn already had that path, an earlier entry of snaps
-// included: the first capture wins). It records nothing when it fails; a
+// included: the first capture wins; or, for a snapshot with a Step, when
+// that step of the turn had it). It records nothing when it fails; a
 // turn a rewind has hidden fails with ErrNoOpenTurn.
 func (x *Index) AddSnaps(ctx context.Context, turnID int64, snaps []FileSnap) ([]bool, error) {
 	added := make([]bool, len(snaps))
@@ -31,16 +32,9 @@ func (x *Index) AddSnaps(ctx context.Context, turnID int64, snaps []FileSnap) ([
 			if err != nil {
 				return err
 			}
-			res, err := stmt.ExecContext(ctx,
-				turnID, f.Path, seq, blobArg(f.Content), uint32(f.Mode), f.Size, joinDirs(f.Dirs), turnID)
-			if err != nil {
+			if added[i], err = addSnap(ctx, tx, stmt, turnID, seq, f); err != nil {
 				return fmt.Errorf("%s: %w", f.Path, err)
 			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			added[i] = n > 0
 		}
 		return nil
 	})

@@ -16,6 +16,7 @@ const (
 	ChangeMessage    ChangeKind = "message"
 	ChangeOp         ChangeKind = "op" // a rewind, undo, redo or summarize finished
 	ChangePinned     ChangeKind = "pinned"
+	ChangeStepOpened ChangeKind = "step_opened" // a tool call opened a step (migration 0007)
 )
 
 // Change is one committed change to the session, from its change log.

@@ -17,6 +17,13 @@
 //     "before" state of its first event after T's seq; Earliest returns
 //     exactly that, so a rewind that follows another rewind still restores
 //     the right bytes.
+//   - A Step is one tool call of a turn (BeginStep), numbered from 1, with
+//     a clock value of its own. A capture in a step records the path's
+//     first touch in it: in snaps when the turn has no snapshot of the path
+//     yet (FileSnap.Step says which step), else once per later step in
+//     step_snaps, which are events like any other. A path's state just
+//     before step S is the before-state of its first event after the
+//     step's seq, as for a turn.
 //   - An Op is a rewind or an undo. PlanOp records it, with the before and
 //     after state of every path it will rewrite, in state "planned" before
 //     any file is touched; FinishOp marks it done and applies its

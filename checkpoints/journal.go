@@ -110,8 +110,8 @@ func entry(ctx context.Context, tx *sql.Tx, id int64, files bool) (Entry, error)
 	}
 	var undoes sql.NullInt64
 	var t int64
-	err = tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time, action, revert, conv_recorded
-		FROM ops WHERE id = ?`, id).Scan(&e.ID, &e.Seq, &e.Kind, &e.Turn, &e.Scope, &e.State, &undoes, &e.Prompt, &t, &e.Action, &e.Revert, &e.Recorded)
+	err = tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time, action, revert, conv_recorded, step
+		FROM ops WHERE id = ?`, id).Scan(&e.ID, &e.Seq, &e.Kind, &e.Turn, &e.Scope, &e.State, &undoes, &e.Prompt, &t, &e.Action, &e.Revert, &e.Recorded, &e.Step)
 	if err != nil {
 		return Entry{}, notFound(err)
 	}

@@ -67,6 +67,9 @@ type FileSnap struct {
 	// End is the state found when the next turn opened; nil while the turn
 	// is open or when it was not recorded.
 	End *State
+	// Step is the step of the turn (its tool call, from 1) that made this
+	// capture; 0 before the turn's first step.
+	Step int
 }
 
 // State returns the snapshot as a State.
@@ -159,6 +162,9 @@ type Op struct {
 	// Revert marks a rewind that reverts one turn's files (Journal reads
 	// it back; it changes nothing in how the op is applied).
 	Revert bool
+	// Step is the step of Turn a code rewind went back to (0: the turn's
+	// start).
+	Step int
 }
 
 // Action says what a conversation op does; see Op.Action.

@@ -45,6 +45,8 @@ func (x *Index) EarliestEvents(ctx context.Context, seq int64) (map[string]Event
 		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, dirs, lost, min(seq) FROM (
 			SELECT path, seq, blob, mode, size, dirs, lost FROM snaps WHERE seq > ?1
 			UNION ALL
+			SELECT path, seq, blob, mode, size, dirs, lost FROM step_snaps WHERE seq > ?1
+			UNION ALL
 			SELECT m.path, t.seq, m.blob, m.mode, m.size, '', m.lost
 			FROM manifest_files m JOIN turns t ON t.manifest_id = m.manifest_id WHERE t.seq >= ?1
 			UNION ALL
@@ -104,8 +106,8 @@ func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
 		if op.Action == "" {
 			op.Action = ActionRewind
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO ops (seq, kind, turn, scope, state, undoes, prompt, time, action, revert)
-			VALUES (?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?)`, seq, op.Kind, op.Turn, op.Scope, undoes, op.Prompt, now.UnixNano(), op.Action, op.Revert)
+		res, err := tx.ExecContext(ctx, `INSERT INTO ops (seq, kind, turn, scope, state, undoes, prompt, time, action, revert, step)
+			VALUES (?, ?, ?, ?, 'planned', ?, ?, ?, ?, ?, ?)`, seq, op.Kind, op.Turn, op.Scope, undoes, op.Prompt, now.UnixNano(), op.Action, op.Revert, op.Step)
 		if err != nil {
 			return err
 		}
@@ -260,8 +262,8 @@ func getOp(ctx context.Context, tx *sql.Tx, id int64) (Op, error) {
 	var op Op
 	var undoes sql.NullInt64
 	var t int64
-	err := tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time, action FROM ops WHERE id = ?`, id).
-		Scan(&op.ID, &op.Seq, &op.Kind, &op.Turn, &op.Scope, &op.State, &undoes, &op.Prompt, &t, &op.Action)
+	err := tx.QueryRowContext(ctx, `SELECT id, seq, kind, turn, scope, state, undoes, prompt, time, action, step FROM ops WHERE id = ?`, id).
+		Scan(&op.ID, &op.Seq, &op.Kind, &op.Turn, &op.Scope, &op.State, &undoes, &op.Prompt, &t, &op.Action, &op.Step)
 	if err != nil {
 		return Op{}, notFound(err)
 	}

@@ -67,6 +67,7 @@ func (x *Index) TurnRecords(ctx context.Context) ([]TurnRecord, error) {
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT turn_id, blob FROM snaps WHERE blob IS NOT NULL
 			UNION ALL SELECT turn_id, end_blob FROM snaps WHERE end_blob IS NOT NULL
+			UNION ALL SELECT turn_id, blob FROM step_snaps WHERE blob IS NOT NULL
 			UNION ALL SELECT t.id, m.blob FROM manifest_files m JOIN turns t ON t.manifest_id = m.manifest_id`)
 		if err != nil {
 			return err
@@ -102,6 +103,9 @@ func (x *Index) Prune(ctx context.Context, turnIDs []int64) error {
 	err := x.write(ctx, func(tx *sql.Tx) error {
 		for _, id := range turnIDs {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM snaps WHERE turn_id = ?`, id); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM step_snaps WHERE turn_id = ?`, id); err != nil {
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE turns SET pruned = 1, manifest_id = NULL WHERE id = ?`, id); err != nil {
@@ -144,6 +148,7 @@ func (x *Index) Refs(ctx context.Context, fn func(Ref) error) error {
 		rows, err := tx.QueryContext(ctx, `
 			SELECT s.blob, 'snapshot', t.number, s.path, s.lost FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.blob IS NOT NULL
 			UNION ALL SELECT s.end_blob, 'end', t.number, s.path, 0 FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.end_blob IS NOT NULL
+			UNION ALL SELECT s.blob, 'snapshot', t.number, s.path, s.lost FROM step_snaps s JOIN turns t ON t.id = s.turn_id WHERE s.blob IS NOT NULL
 			UNION ALL SELECT f.before_blob, 'undo', o.turn, f.path, f.lost FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.before_blob IS NOT NULL
 			UNION ALL SELECT f.after_blob, 'undo', o.turn, f.path, 0 FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.after_blob IS NOT NULL
 			UNION ALL SELECT m.blob, 'manifest', u.n, m.path, m.lost FROM manifest_files m JOIN (
@@ -198,6 +203,7 @@ func (x *Index) MarkLost(ctx context.Context, blobs []cas.ID) (int, error) {
 		for _, id := range blobs {
 			for _, q := range []string{
 				`UPDATE snaps SET lost = 1 WHERE blob = ? AND lost = 0`,
+				`UPDATE step_snaps SET lost = 1 WHERE blob = ? AND lost = 0`,
 				`UPDATE snaps SET end_state = 0, end_blob = NULL WHERE end_blob = ?`,
 				`UPDATE op_files SET lost = 1 WHERE before_blob = ? AND lost = 0`,
 				`UPDATE manifest_files SET lost = 1 WHERE blob = ? AND lost = 0`,

@@ -200,19 +200,21 @@ func scanTurn(s scanner) (Checkpoint, error) {
 	return cp, nil
 }
 
-const snapCols = `path, blob, mode, size, dirs, end_state, end_blob, end_mode`
+const snapCols = `path, blob, mode, size, dirs, end_state, end_blob, end_mode, step`
 
 func scanSnap(s scanner, extra ...any) (FileSnap, error) {
 	var path, dirs string
 	var blob, endBlob []byte
 	var mode, endMode uint32
 	var size int64
-	var endState int
-	dst := append([]any{&path, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode}, extra...)
+	var endState, step int
+	dst := append([]any{&path, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode, &step}, extra...)
 	if err := s.Scan(dst...); err != nil {
 		return FileSnap{}, err
 	}
-	return snapFrom(path, blob, mode, size, dirs, endState, endBlob, endMode)
+	f, err := snapFrom(path, blob, mode, size, dirs, endState, endBlob, endMode)
+	f.Step = step
+	return f, err
 }
 
 func snapFrom(path string, blob []byte, mode uint32, size int64, dirs string, endState int, endBlob []byte, endMode uint32) (FileSnap, error) {
@@ -255,6 +257,37 @@ func snapsOf(ctx context.Context, tx *sql.Tx, turnID int64) ([]FileSnap, error) 
 // (a capture of path would then be a no-op), in one query: the capture hot
 // path. It fails with an error wrapping ErrNoOpenTurn.
 func (x *Index) Capturing(ctx context.Context, path string) (Checkpoint, *FileSnap, error) {
+	c, err := x.CapturingIn(ctx, path, StepRef{})
+	return c.Turn, c.Snap, err
+}
+
+// StepRef names the step a capture goes into: step Step of the turn with
+// id TurnID. The zero StepRef, or one naming a turn that is no longer the
+// open one, means the open turn's latest step (0 when it has none).
+type StepRef struct {
+	TurnID int64
+	Step   int
+}
+
+// Capturing is what CapturingIn found: the open turn, its snapshot of the
+// path (nil when the turn has none), the step a capture goes into, and
+// whether that step has recorded the path already.
+type Capturing struct {
+	Turn   Checkpoint
+	Snap   *FileSnap
+	Step   int
+	InStep bool
+}
+
+// Needed reports whether a capture has something to record: the turn has
+// no snapshot of the path, or the step has not touched it yet (the first
+// touch per path per step is recorded, once per turn in snaps and once per
+// later step in step_snaps).
+func (c Capturing) Needed() bool { return c.Snap == nil || (c.Snap.Step != c.Step && !c.InStep) }
+
+// CapturingIn is Capturing for a capture into the step ref names, in one
+// query.
+func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capturing, error) {
 	var cp Checkpoint
 	var t int64
 	var sp sql.NullString
@@ -262,29 +295,38 @@ func (x *Index) Capturing(ctx context.Context, path string) (Checkpoint, *FileSn
 	var mode, endMode sql.NullInt64
 	var size sql.NullInt64
 	var dirs sql.NullString
-	var endState sql.NullInt64
-	err := x.stmts.capturing.QueryRowContext(ctx, path).Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
-		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode)
+	var endState, snapStep sql.NullInt64
+	var cur int
+	var inStep bool
+	err := x.stmts.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step).Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
+		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode, &snapStep, &cur, &inStep)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNoOpenTurn
 	}
 	if err != nil {
-		return Checkpoint{}, nil, fmt.Errorf("checkpoints: %w", err)
+		return Capturing{}, fmt.Errorf("checkpoints: %w", err)
 	}
 	cp.Time = time.Unix(0, t)
+	c := Capturing{Turn: cp, Step: cur, InStep: inStep}
 	if !sp.Valid {
-		return cp, nil, nil
+		return c, nil
 	}
 	f, err := snapFrom(sp.String, blob, uint32(mode.Int64), size.Int64, dirs.String, int(endState.Int64), endBlob, uint32(endMode.Int64))
 	if err != nil {
-		return Checkpoint{}, nil, fmt.Errorf("checkpoints: snap %s: %w", path, err)
+		return Capturing{}, fmt.Errorf("checkpoints: snap %s: %w", path, err)
 	}
-	return cp, &f, nil
+	f.Step = int(snapStep.Int64)
+	c.Snap = &f
+	return c, nil
 }
 
+// capturingSQL takes the path (?1) and a StepRef (?2, ?3). The step is
+// ?3 when ?2 is the open turn's id, else the open turn's latest step.
 const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned, t.scanned,
-	s.path, s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode
-	FROM (` + openTurnSQL + `) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path = ?`
+	s.path, s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode, s.step, t.cur,
+	EXISTS (SELECT 1 FROM step_snaps x WHERE x.turn_id = t.id AND x.step = t.cur AND x.path = ?1)
+	FROM (SELECT u.*, CASE WHEN u.id = ?2 THEN ?3 ELSE (SELECT coalesce(max(number), 0) FROM steps WHERE turn_id = u.id) END AS cur
+		FROM (` + openTurnSQL + `) u) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path = ?1`
 
 // AddSnap records f as the state of f.Path at the start of turn turnID,
 // unless the turn already has one for that path (the first capture wins).
@@ -297,14 +339,9 @@ func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, er
 		if err != nil {
 			return err
 		}
-		res, err := tx.StmtContext(ctx, x.stmts.addSnap).ExecContext(ctx,
-			turnID, f.Path, seq, blobArg(f.Content), uint32(f.Mode), f.Size, joinDirs(f.Dirs), turnID)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil || n > 0 {
-			added = n > 0
+		ok, err := addSnap(ctx, tx, tx.StmtContext(ctx, x.stmts.addSnap), turnID, seq, f)
+		if err != nil || ok {
+			added = ok
 			return err
 		}
 		// Nothing inserted: the path was captured already, or the turn is
@@ -324,8 +361,36 @@ func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, er
 	return added, nil
 }
 
-const addSnapSQL = `INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode, size, dirs)
-	SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE id = ? AND hidden_by IS NULL)`
+const addSnapSQL = `INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode, size, dirs, step)
+	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?1 AND hidden_by IS NULL)`
+
+// addStepSnapSQL records a path's first touch in a step of a turn that
+// captured it in another step already.
+const addStepSnapSQL = `INSERT OR IGNORE INTO step_snaps (turn_id, path, seq, blob, mode, size, dirs, step)
+	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM snaps WHERE turn_id = ?1 AND path = ?2 AND step != ?8)
+	AND EXISTS (SELECT 1 FROM turns WHERE id = ?1 AND hidden_by IS NULL)`
+
+// addSnap records f at clock value seq: as the turn's first capture of
+// f.Path, or else as the first touch of it in step f.Step when the turn's
+// first capture was in another step. It reports whether a row was added.
+func addSnap(ctx context.Context, tx *sql.Tx, first *sql.Stmt, turnID, seq int64, f FileSnap) (bool, error) {
+	args := []any{turnID, f.Path, seq, blobArg(f.Content), uint32(f.Mode), f.Size, joinDirs(f.Dirs), f.Step}
+	res, err := first.ExecContext(ctx, args...)
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return n > 0, err
+	}
+	if f.Step == 0 {
+		return false, nil // step 0 is every turn's first: snaps has it
+	}
+	if res, err = tx.ExecContext(ctx, addStepSnapSQL, args...); err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
 
 // Checkpoints returns the active turns, oldest first, each with its
 // snapshots sorted by path. It runs two queries whatever the count, so

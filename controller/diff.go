@@ -57,15 +57,31 @@ func (d FileDiff) Header() string {
 // Diff returns what Rewind(turn, code) would change, path by path, and the
 // paths it would skip. It changes nothing.
 func (c *Controller) Diff(ctx context.Context, turn int) ([]FileDiff, []Skip, error) {
-	cp, err := c.idx.Turn(ctx, turn)
+	return c.DiffTo(ctx, Point{Turn: turn})
+}
+
+// DiffTo is Diff for RewindTo(p, code): to a turn's start or to one of its
+// steps (ErrNoStep when the turn has no such step).
+func (c *Controller) DiffTo(ctx context.Context, p Point) ([]FileDiff, []Skip, error) {
+	cp, err := c.idx.Turn(ctx, p.Turn)
 	if errors.Is(err, checkpoints.ErrNotFound) {
-		return nil, nil, fmt.Errorf("controller: diff turn %d: %w", turn, ErrNoTurn)
+		return nil, nil, fmt.Errorf("controller: diff turn %s: %w", p, ErrNoTurn)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if cp.Pruned {
-		return nil, nil, fmt.Errorf("controller: diff turn %d: %w", turn, checkpoints.ErrPruned)
+		return nil, nil, fmt.Errorf("controller: diff turn %s: %w", p, checkpoints.ErrPruned)
+	}
+	if p.Step > 0 {
+		st, err := c.idx.StepOf(ctx, p.Turn, p.Step)
+		if errors.Is(err, checkpoints.ErrNoStep) {
+			return nil, nil, fmt.Errorf("controller: diff turn %s: %w", p, ErrNoStep)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		cp.Seq = st.Seq
 	}
 	targets, err := c.targets(ctx, cp)
 	if err != nil {
@@ -73,13 +89,13 @@ func (c *Controller) Diff(ctx context.Context, turn int) ([]FileDiff, []Skip, er
 	}
 	files, skipped, err := c.plan(ctx, targets, true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("controller: diff turn %d: %w", turn, err)
+		return nil, nil, fmt.Errorf("controller: diff turn %s: %w", p, err)
 	}
 	out := make([]FileDiff, 0, len(files))
 	for _, f := range files {
 		d, err := c.fileDiff(ctx, f)
 		if err != nil {
-			return nil, nil, fmt.Errorf("controller: diff turn %d: %w", turn, err)
+			return nil, nil, fmt.Errorf("controller: diff turn %s: %w", p, err)
 		}
 		out = append(out, d)
 	}

@@ -31,6 +31,16 @@
 //   - conversation: turns T.. leave the active history (hidden, never
 //     deleted), T's prompt is handed back, and the next turn opened is T.
 //   - both: code then conversation as one op.
+//   - a step (RewindTo, "T.S"): each tool call opens a step of the open
+//     turn (BeginStep) at a clock value of its own, and the first touch of
+//     a path in each step is recorded. A code rewind to step S of turn T is
+//     the code rule above from that clock value: every path with an event
+//     since step S opened goes back to the before-state of its first such
+//     event, i.e. to just before T's S-th tool call. A step rewinds code
+//     only (ErrStepScope otherwise): the conversation is recorded by turns.
+//     A scanned turn's manifest is an event at the turn's start, before its
+//     steps, so a shell's changes inside turn T are not undone by T.S
+//     (later scanned turns still bring theirs back to how T ended).
 //
 // Nothing is lost: before a rewind touches a file it stores the file's
 // current bytes and records the whole plan (op "planned"); Undo reverses the

@@ -19,6 +19,9 @@ const (
 	EventUndone     EventKind = "undone"
 	// EventPinned: a turn's pin or label changed (Pin).
 	EventPinned EventKind = "pinned"
+	// EventStepOpened: a tool call opened a step of the open turn
+	// (BeginStep).
+	EventStepOpened EventKind = "step_opened"
 )
 
 // Event tells subscribers that the session changed, so a UI can re-render
@@ -27,6 +30,7 @@ type Event struct {
 	Kind    EventKind `json:"kind"`
 	Session string    `json:"session"`
 	Turn    int       `json:"turn"`
+	Step    int       `json:"step,omitempty"`   // for EventStepOpened, and a rewind to a step
 	Path    string    `json:"path,omitempty"`   // for EventCaptured
 	Result  *Result   `json:"result,omitempty"` // Subscribe only: for EventRewound, EventUndone, EventRedone, EventSummarized
 	// Seq is the change's position in the session's change log, for

@@ -106,6 +106,9 @@ type HistoryEntry struct {
 	Kind  string    `json:"kind"` // "rewind", "revert", "summarize", "undo" or "redo"
 	Scope Scope     `json:"scope"`
 	Turn  int       `json:"turn"` // the target turn of the base rewind or summarize
+	// Step is the step of Turn a code rewind went back to (0: the turn's
+	// start; see RewindTo).
+	Step int `json:"step,omitempty"`
 	// Undoes is the op an undo or redo reverses (0 for a rewind or summarize).
 	Undoes int64 `json:"undoes"`
 	// State is "done" (in effect), "undone", or "planned" (interrupted;
@@ -382,7 +385,7 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 		}
 		base, depth := j.base(x)
 		reapplies = depth%2 == 1 // x is an undo: reversing it re-applies the base
-		res = Result{Turn: base.Turn, Scope: base.Scope, DryRun: o.DryRun, Changed: true,
+		res = Result{Turn: base.Turn, Step: base.Step, Scope: base.Scope, DryRun: o.DryRun, Changed: true,
 			Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
 		switch {
 		case base.Summarizes():
@@ -432,7 +435,7 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 		if o.DryRun {
 			return nil
 		}
-		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpUndo, Turn: base.Turn, Scope: base.Scope, Undoes: x.ID, Files: files})
+		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpUndo, Turn: base.Turn, Step: base.Step, Scope: base.Scope, Undoes: x.ID, Files: files})
 		if err != nil {
 			return err
 		}
@@ -540,7 +543,7 @@ func (c *Controller) History(ctx context.Context) ([]HistoryEntry, error) {
 	out := make([]HistoryEntry, 0, len(ops))
 	for i := len(ops) - 1; i >= 0; i-- {
 		e := ops[i]
-		h := HistoryEntry{ID: e.ID, Time: e.Time.UTC(), Scope: e.Scope, Turn: e.Turn, Undoes: e.Undoes, State: e.State,
+		h := HistoryEntry{ID: e.ID, Time: e.Time.UTC(), Scope: e.Scope, Turn: e.Turn, Step: e.Step, Undoes: e.Undoes, State: e.State,
 			Paths: []string{}, Files: []HistoryFile{}, HiddenTurns: []int{}, ShownTurns: []int{}}
 		switch {
 		case e.Kind == checkpoints.OpRewind && e.Summarizes():

@@ -27,6 +27,10 @@ import (
 // driver runs the model test's steps against the product.
 type driver interface {
 	Capture(p string) (recorded bool, err error)
+	// Step opens a step of the open turn (a tool call) with key, and
+	// returns its number; captures go into it from then on.
+	Step(key string) (int, error)
+	RewindTo(p controller.Point, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error)
 	BeginTurn(prompt string, scan bool) (int, error)
 	Message(text string) error
 	Rewind(n int, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error)
@@ -56,6 +60,7 @@ type apiDriver struct {
 	ctx               context.Context
 	ws, store, sessID string
 	c                 *controller.Controller
+	step              *controller.Step // the last step opened: captures go into it (CaptureIn)
 }
 
 func newAPIDriver(t testing.TB, ws, store string) *apiDriver {
@@ -80,11 +85,30 @@ func (d *apiDriver) Close() {
 	}
 }
 
-func (d *apiDriver) Switch(id string) { d.sessID = id; d.Reopen() }
+func (d *apiDriver) Switch(id string) { d.sessID = id; d.step = nil; d.Reopen() }
 
 func (d *apiDriver) Capture(p string) (bool, error) {
+	if d.step != nil {
+		// As a hook does: into the step its tool call opened (the open
+		// turn's latest, if that step's turn is no longer open).
+		res, err := d.c.CaptureIn(d.ctx, *d.step, p)
+		return res.Recorded, err
+	}
 	res, err := d.c.Capture(d.ctx, p)
 	return res.Recorded, err
+}
+
+func (d *apiDriver) Step(key string) (int, error) {
+	st, err := d.c.BeginStep(d.ctx, controller.StepOptions{Key: key, Tool: "Edit"})
+	if err != nil {
+		return 0, err
+	}
+	d.step = &st
+	return st.Number, nil
+}
+
+func (d *apiDriver) RewindTo(p controller.Point, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error) {
+	return d.c.RewindTo(d.ctx, p, scope, o)
 }
 
 func (d *apiDriver) BeginTurn(prompt string, scan bool) (int, error) {
@@ -184,7 +208,7 @@ func newCLIDriver(t testing.TB, bin, ws, store string) *cliDriver {
 // binary's one-line stderr message by their text.
 var sentinels = []error{
 	controller.ErrUndoConflict, controller.ErrRedoConflict, controller.ErrConflict, controller.ErrLaterChanges,
-	controller.ErrNoTurn, controller.ErrNothingToRedo, controller.ErrNotInEffect, controller.ErrNotReversible,
+	controller.ErrNoTurn, controller.ErrNoStep, controller.ErrStepScope, controller.ErrNothingToRedo, controller.ErrNotInEffect, controller.ErrNotReversible,
 	checkpoints.ErrPruned, checkpoints.ErrNothingToUndo, capture.ErrOutsideWorkspace, checkpoints.ErrNoOpenTurn,
 	capture.ErrSymlink, capture.ErrNotRegular,
 }
@@ -205,7 +229,9 @@ func (d *cliDriver) run(session string, out any, args ...string) error {
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasPrefix(msg, "ckpt: ") || strings.Contains(msg, "\n") {
+		// A conversation scope with a step is a usage error (exit 2).
+		usage := strings.Contains(msg, controller.ErrStepScope.Error())
+		if !errors.As(err, &ee) || ee.ExitCode() != map[bool]int{false: 1, true: 2}[usage] || !strings.HasPrefix(msg, "ckpt: ") || strings.Contains(msg, "\n") {
 			return fmt.Errorf("ckpt %s: %v, stderr %q (want exit 1 and one line)", strings.Join(args, " "), err, msg)
 		}
 		for _, s := range sentinels {
@@ -243,6 +269,27 @@ func (d *cliDriver) Capture(p string) (bool, error) {
 		return false, fmt.Errorf("capture printed %d results", len(out))
 	}
 	return out[0].Recorded, nil
+}
+
+func (d *cliDriver) Step(key string) (int, error) {
+	args := []string{"step", "--tool", "Edit"}
+	if key != "" {
+		args = append(args, key)
+	}
+	var out struct {
+		Turn int `json:"turn"`
+		Step int `json:"step"`
+	}
+	err := d.run("", &out, args...)
+	return out.Step, err
+}
+
+func (d *cliDriver) RewindTo(p controller.Point, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error) {
+	args := append([]string{"rewind", p.String(), "--scope", string(scope)}, rewindFlags(o)...)
+	if len(o.Only) > 0 {
+		args = append(append(args, "--only"), o.Only...)
+	}
+	return d.result(args...)
 }
 
 func (d *cliDriver) BeginTurn(prompt string, scan bool) (int, error) {

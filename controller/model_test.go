@@ -141,12 +141,24 @@ type mconv struct {
 	shown bool
 }
 
-// msnap is a capture: path p's state when first captured in a turn.
+// msnap is a capture: path p's state when first captured in a turn (or,
+// in a step's snaps, first touched in that step of a turn that captured it
+// in an earlier one).
 type msnap struct {
 	seq   int
 	st    mstate
 	ended bool // an end state was recorded when a later turn opened
 	end   mstate
+	step  int // the step of the turn that made it (0: before any)
+}
+
+// mstep is one tool call of a turn: its clock value, its key (the agent's
+// tool-call id, or ""), and the paths first touched in it that the turn
+// had captured in an earlier step.
+type mstep struct {
+	seq   int
+	key   string
+	snaps map[string]*msnap
 }
 
 type mturn struct {
@@ -157,7 +169,8 @@ type mturn struct {
 	at      map[string]mstate // scanned: the state at the start of every path not ignored then
 	rules   mstate            // scanned: .gitignore then
 	snaps   map[string]*msnap
-	hidden  bool // out of the active history
+	steps   []*mstep // in order: step i+1 is steps[i]
+	hidden  bool     // out of the active history
 	pinned  bool
 	pruned  bool // retention dropped its snapshots and manifest
 	msgs    []*mmsg
@@ -269,8 +282,8 @@ func (m *model) readable(p string) bool {
 }
 
 // captureErr predicts whether capturing p fails: a parent symlink leads
-// out of the workspace; with no open turn; and, unless the open turn has
-// captured p already (a no-op), when p cannot be read.
+// out of the workspace; with no open turn; and, unless the capture has
+// nothing to record (a no-op), when p cannot be read.
 func (m *model) captureErr(p string) bool {
 	if _, n, ok := m.ancestor(p); ok && n.link {
 		return true
@@ -279,19 +292,56 @@ func (m *model) captureErr(p string) bool {
 	if t == nil {
 		return true
 	}
-	if _, ok := t.snaps[p]; ok {
+	if !m.needed(p) {
 		return false
 	}
 	return !m.readable(p)
 }
 
-// capture records p's state into the open turn (first capture wins).
-func (m *model) capture(p string) {
+// needed reports whether capturing p into the open turn records anything:
+// the first touch of a path per step is recorded (in the turn's snaps the
+// first time, in the step's after that), and later ones are no-ops.
+func (m *model) needed(p string) bool {
 	t := m.open()
-	if _, ok := t.snaps[p]; ok {
+	s, ok := t.snaps[p]
+	if !ok {
+		return true
+	}
+	cur := len(t.steps)
+	if s.step == cur {
+		return false
+	}
+	_, had := t.steps[cur-1].snaps[p]
+	return !had
+}
+
+// capture records p's state into the open turn's latest step.
+func (m *model) capture(p string) {
+	if !m.needed(p) {
 		return
 	}
-	t.snaps[p] = &msnap{seq: m.tick(), st: m.state(p)}
+	t := m.open()
+	cur := len(t.steps)
+	if _, ok := t.snaps[p]; !ok {
+		t.snaps[p] = &msnap{seq: m.tick(), st: m.state(p), step: cur}
+		return
+	}
+	t.steps[cur-1].snaps[p] = &msnap{seq: m.tick(), st: m.state(p), step: cur}
+}
+
+// beginStep opens the next step of the open turn, or finds the step of
+// the open turn with key; it reports the step's number.
+func (m *model) beginStep(key string) int {
+	t := m.open()
+	if key != "" {
+		for i, s := range t.steps {
+			if s.key == key {
+				return i + 1
+			}
+		}
+	}
+	t.steps = append(t.steps, &mstep{seq: m.tick(), key: key, snaps: map[string]*msnap{}})
+	return len(t.steps)
 }
 
 // beginTurn opens the next turn: ends are recorded for the open turn's
@@ -359,6 +409,12 @@ func (m *model) earliest(p string, seq int) (mstate, bool) {
 			consider(s.seq, s.st)
 			seen = seen || s.seq >= seq
 		}
+		for _, st := range t.steps {
+			if s, ok := st.snaps[p]; ok {
+				consider(s.seq, s.st)
+				seen = seen || s.seq >= seq
+			}
+		}
 		// A manifest lacking p proves it absent only when p was not
 		// ignored then: the rules then must be the rules now, and let p
 		// through.
@@ -377,7 +433,8 @@ func (m *model) earliest(p string, seq int) (mstate, bool) {
 	return st, found && seen
 }
 
-// targets is what a code rewind to the turn opened at seq puts back.
+// targets is what a code rewind to the turn (or step) opened at seq puts
+// back.
 func (m *model) targets(seq int) map[string]mstate {
 	out := map[string]mstate{}
 	for _, p := range universe {
@@ -600,6 +657,10 @@ func errKind(err error) string {
 		return "not-reversible"
 	case errors.Is(err, checkpoints.ErrPruned):
 		return "pruned"
+	case errors.Is(err, controller.ErrNoStep):
+		return "no-step"
+	case errors.Is(err, controller.ErrStepScope):
+		return "step-scope"
 	case errors.Is(err, checkpoints.ErrNothingToUndo):
 		return "nothing-to-undo"
 	case errors.Is(err, capture.ErrOutsideWorkspace):
@@ -650,8 +711,13 @@ type machine struct {
 	ch      chooser
 	steps   []string
 	failed  bool
-	stats   map[string]int // what the sequence exercised, by outcome
-	forks   int
+	// withSteps turns on tool-call steps: agent changes open steps, and
+	// rewinds go to steps too. Off, the sequences are the ones the kept
+	// seeds were found with.
+	withSteps bool
+	keys      int            // tool-call ids handed out
+	stats     map[string]int // what the sequence exercised, by outcome
+	forks     int
 }
 
 // newMachine sets up a sequence; bin is the ckpt binary to drive, or ""
@@ -892,11 +958,54 @@ func (x *machine) captureStep(p string) {
 		return
 	}
 	if err == nil {
-		_, had := x.m.open().snaps[p]
-		if recorded == had {
-			x.fail("capture %s: recorded=%v, but the open turn had it already: %v", p, recorded, had)
+		if need := x.m.needed(p); recorded != need {
+			x.fail("capture %s: recorded=%v, model: something to record %v", p, recorded, need)
+		}
+		if t := x.m.open(); len(t.steps) > 0 && x.m.needed(p) {
+			if _, ok := t.snaps[p]; ok {
+				x.stats["capture again in a later step"]++
+			}
 		}
 		x.m.capture(p)
+	}
+}
+
+// toolCall opens a step for an agent's tool call (as a hook does before
+// every tool), now and then with the key of the open turn's latest step
+// (a repeated event of one call: no new step).
+func (x *machine) toolCall() {
+	t := x.m.open()
+	key := ""
+	switch x.ch.intn(4) {
+	case 0:
+	case 1:
+		if t != nil && len(t.steps) > 0 {
+			key = t.steps[len(t.steps)-1].key
+		}
+	default:
+		x.keys++
+		key = "toolu_" + strconv.Itoa(x.keys)
+	}
+	x.log("tool call %q", key)
+	num, err := x.d.Step(key)
+	if t == nil {
+		if errKind(err) != "capture-refused" {
+			x.fail("step with no open turn: got %v, model predicts no open turn", err)
+		}
+		return
+	}
+	if err != nil {
+		x.fail("step: %v", err)
+		return
+	}
+	before := len(t.steps)
+	if want := x.m.beginStep(key); num != want {
+		x.fail("step opened as %d, model %d", num, want)
+	}
+	if len(t.steps) == before {
+		x.stats["step key seen again"]++
+	} else {
+		x.stats["step"]++
 	}
 }
 
@@ -910,6 +1019,9 @@ func (x *machine) agent(name string, caps []string, change func()) {
 		how = "shell"
 	}
 	x.log("%s (%s)", name, how)
+	if x.withSteps && x.ch.intn(3) != 0 {
+		x.toolCall() // a hook opens a step before every tool, a shell's too
+	}
 	if !shell {
 		for _, p := range caps {
 			x.captureStep(p)
@@ -923,7 +1035,13 @@ func (x *machine) content() (string, bool) {
 }
 
 func (x *machine) step() {
-	switch k := x.ch.intn(106); {
+	n := 106
+	if x.withSteps {
+		n += 10
+	}
+	switch k := x.ch.intn(n); {
+	case k >= 106:
+		x.rewindStep()
 	case k < 14: // write a file
 		free := x.free()
 		if len(free) == 0 {
@@ -1092,7 +1210,7 @@ func (x *machine) step() {
 			t.pinned = true
 			x.stats["pin"]++
 		}
-	default:
+	case k < 106:
 		keep := 1 + x.ch.intn(3)
 		x.log("prune --keep %d", keep)
 		if err := x.d.Prune(keep); err != nil {
@@ -1125,6 +1243,9 @@ func (m *model) prune(keep int) {
 	for _, t := range m.turns[:first] {
 		if !t.pruned {
 			t.pruned, t.snaps, t.at = true, map[string]*msnap{}, nil
+			for _, st := range t.steps {
+				st.snaps = map[string]*msnap{}
+			}
 		}
 	}
 }
@@ -1224,6 +1345,78 @@ func (x *machine) rewind() {
 	if scope.Conversation() {
 		x.m.cut(op, n)
 	}
+}
+
+// rewindStep rewinds to a step of a turn (now and then one that does not
+// exist, or with a conversation scope, which a step refuses).
+func (x *machine) rewindStep() {
+	n := x.turnNumber()
+	var withSteps []*mturn
+	for _, u := range x.m.active() {
+		if len(u.steps) > 0 {
+			withSteps = append(withSteps, u)
+		}
+	}
+	if len(withSteps) > 0 && x.ch.intn(4) != 0 {
+		n = withSteps[x.ch.intn(len(withSteps))].number // mostly a turn with steps
+	}
+	t := x.m.turn(n)
+	steps := 0
+	if t != nil {
+		steps = len(t.steps)
+	}
+	s := 1 + x.ch.intn(steps+1)
+	if steps > 0 && s == steps+1 && x.ch.intn(2) == 0 {
+		s = steps // a missing step less often
+	}
+	scope := checkpoints.ScopeCode
+	if x.ch.intn(8) == 0 {
+		scope = []checkpoints.Scope{checkpoints.ScopeConversation, checkpoints.ScopeBoth}[x.ch.intn(2)]
+	}
+	o := x.options()
+	p := controller.Point{Turn: n, Step: s}
+	x.log("rewind %s scope=%s force=%v dry=%v only=%v", p, scope, o.Force, o.DryRun, o.Only)
+	res, err := x.d.RewindTo(p, scope, o)
+
+	var pl mplan
+	want := ""
+	switch {
+	case scope != checkpoints.ScopeCode:
+		want = "step-scope"
+	case t == nil:
+		want = "no-turn"
+	case t.pruned:
+		want = "pruned"
+	case s > steps:
+		want = "no-step"
+	case x.onlyErr(o):
+		want = "outside"
+	default:
+		pl = x.m.plan(filterOnly(x.m.targets(t.steps[s-1].seq), o.Only))
+		x.m.conflicts(&pl)
+		if len(pl.conflicts) > 0 && !o.Force && !o.DryRun {
+			want = "conflict"
+		}
+	}
+	if got := errKind(err); got != want {
+		x.fail("rewind %s: got %q (%v), model predicts %q %v", p, got, err, want, pl.conflicts)
+		return
+	}
+	x.count("rewind to a step", want, pl)
+	if err != nil {
+		return
+	}
+	x.compare(res, pl)
+	if res.Turn != n || res.Step != s {
+		x.fail("rewind %s: result names %d.%d", p, res.Turn, res.Step)
+	}
+	if res.Changed != (len(pl.files) > 0) {
+		x.fail("rewind %s changed=%v, model %v", p, res.Changed, len(pl.files) > 0)
+	}
+	if o.DryRun || len(pl.files) == 0 {
+		return
+	}
+	x.m.apply(&mop{kind: "rewind", scope: scope}, pl)
 }
 
 // cut hides the active turns numbered n and above, recording it in op.
@@ -1740,8 +1933,9 @@ func (x *machine) run(steps int) {
 	}
 }
 
-func runSeed(t *testing.T, seed int64, steps int, bin string, stats map[string]int) {
+func runSeed(t *testing.T, seed int64, steps int, bin string, stats map[string]int, withSteps bool) {
 	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))}, bin)
+	x.withSteps = withSteps
 	defer x.close()
 	x.run(steps)
 	for k, v := range x.stats {
@@ -1799,7 +1993,7 @@ func runModel(t *testing.T, n, steps int, bin string) {
 	var failed []int64
 	for i := 0; i < n; i++ {
 		seed := base + int64(i)
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, bin, stats) })
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, bin, stats, true) })
 		if !ok {
 			failed = append(failed, seed)
 			t.Errorf("seed %d diverged (rerun with CKPT_MODEL_SEED=%d)", seed, seed)
@@ -1839,7 +2033,7 @@ var keptSeeds = []int64{
 func TestModelKeptSeeds(t *testing.T) {
 	stats := map[string]int{}
 	for _, seed := range keptSeeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, 40, "", stats) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, 40, "", stats, false) })
 	}
 }
 
@@ -1857,6 +2051,7 @@ func FuzzModel(f *testing.F) {
 			b = b[:400]
 		}
 		x := newMachine(t, &byteChooser{b: b}, "")
+		x.withSteps = true
 		defer x.close()
 		x.run(1 << 30)
 	})

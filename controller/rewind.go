@@ -45,7 +45,10 @@ type Skip struct {
 
 // Result says what a rewind or undo did (or, for a dry run, would do).
 type Result struct {
-	Turn     int      `json:"turn"`
+	Turn int `json:"turn"`
+	// Step is the step of Turn a code rewind went back to (0: the turn's
+	// start; see RewindTo).
+	Step     int      `json:"step,omitempty"`
 	Scope    Scope    `json:"scope"`
 	Restored []string `json:"restored"` // written back (content and mode)
 	Deleted  []string `json:"deleted"`  // removed: they did not exist at the target
@@ -77,14 +80,36 @@ func (c *Controller) Rewind(ctx context.Context, turn int, scope Scope, o Rewind
 	return c.rewindOp(ctx, rewindJob{verb: "rewind to turn", turn: turn, scope: scope, o: o, targets: c.targets})
 }
 
+// RewindTo rewinds to a point: a turn's start (Step 0), which is exactly
+// Rewind, or the moment just before the turn's Step-th tool call (see
+// Step). A step rewind restores code only: ckpt records the conversation
+// by turns, so ScopeConversation or ScopeBoth with a step fails with
+// ErrStepScope (rewind the turn, or the turn after it, for that). It
+// fails with ErrNoTurn, or ErrNoStep when the turn has no such step, before
+// touching anything. It is undoable like any rewind.
+func (c *Controller) RewindTo(ctx context.Context, p Point, scope Scope, o RewindOptions) (Result, error) {
+	if p.Step == 0 {
+		return c.Rewind(ctx, p.Turn, scope, o)
+	}
+	if _, err := checkpoints.ParseScope(string(scope)); err != nil {
+		return Result{}, fmt.Errorf("controller: rewind: %w", err)
+	}
+	if scope != ScopeCode {
+		return Result{Turn: p.Turn, Step: p.Step, Scope: scope}, fmt.Errorf("controller: rewind to %s: %w", p, ErrStepScope)
+	}
+	return c.rewindOp(ctx, rewindJob{verb: "rewind to turn", turn: p.Turn, step: p.Step, scope: scope, o: o, targets: c.targets})
+}
+
 // rewindJob is one op of the rewind pipeline: a Rewind or a Revert.
 type rewindJob struct {
 	verb   string // for errors: "rewind to turn" N
 	turn   int
+	step   int // a code rewind to this step of turn (0: its start)
 	scope  Scope
 	revert bool
 	o      RewindOptions
-	// targets says what a code rewind puts each path back to.
+	// targets says what a code rewind puts each path back to, from the
+	// clock value of the turn's start or of its step.
 	targets func(context.Context, checkpoints.Checkpoint) (map[string]checkpoints.State, error)
 }
 
@@ -93,7 +118,7 @@ type rewindJob struct {
 // conflicts, record the op and run it, then tell subscribers.
 func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) {
 	turn, scope, o := j.turn, j.scope, j.o
-	res := Result{Turn: turn, Scope: scope, DryRun: o.DryRun, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
+	res := Result{Turn: turn, Step: j.step, Scope: scope, DryRun: o.DryRun, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
 	err := c.withLock(ctx, func() error {
 		release, err := c.store.Hold(ctx) // before-states' blobs until the plan commits
 		if err != nil {
@@ -110,6 +135,18 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 		var files []checkpoints.OpFile
 		if scope.Code() && cp.Pruned {
 			return fmt.Errorf("turn %d: %w", turn, checkpoints.ErrPruned)
+		}
+		if j.step > 0 {
+			// The step's clock value stands in for the turn's: events after
+			// it are what a rewind to the step undoes.
+			st, err := c.idx.StepOf(ctx, turn, j.step)
+			if errors.Is(err, checkpoints.ErrNoStep) {
+				return ErrNoStep
+			}
+			if err != nil {
+				return err
+			}
+			cp.Seq, cp.Scanned = st.Seq, false
 		}
 		if scope.Code() {
 			targets, err := j.targets(ctx, cp)
@@ -137,8 +174,8 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 		if o.DryRun || !res.Changed {
 			return nil
 		}
-		op := checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: scope, Files: files, Revert: j.revert}
-		if !j.revert {
+		op := checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Step: j.step, Scope: scope, Files: files, Revert: j.revert}
+		if !j.revert && j.step == 0 {
 			op.Prompt = cp.Prompt
 		}
 		if op, err = c.idx.PlanOp(ctx, op); err != nil {
@@ -147,10 +184,10 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 		return c.run(ctx, op, &res)
 	})
 	if err != nil {
-		return Result{Turn: turn, Scope: scope, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s %d: %w", j.verb, turn, err)
+		return Result{Turn: turn, Step: j.step, Scope: scope, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s %s: %w", j.verb, Point{turn, j.step}, err)
 	}
 	if !o.DryRun && res.Changed {
-		c.emit(Event{Kind: EventRewound, Turn: turn, Result: &res})
+		c.emit(Event{Kind: EventRewound, Turn: turn, Step: j.step, Result: &res})
 	}
 	return res, nil
 }

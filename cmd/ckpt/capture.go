@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
 
@@ -14,6 +15,7 @@ type captureJSON struct {
 	// valid UTF-8; omitted otherwise.
 	PathBytes []byte `json:"path_bytes,omitempty"`
 	Turn      int    `json:"turn"`
+	Step      int    `json:"step,omitempty"` // the step of the turn it went into (see ckpt step)
 	Recorded  bool   `json:"recorded"`
 	Existed   bool   `json:"existed"`
 }
@@ -29,7 +31,8 @@ func newCaptureCmd(a *app) *cobra.Command {
 		Short: "Record PATHs' current state into the open turn, before a tool changes them",
 		Long: `Record each PATH's current bytes and mode into the open turn. Call it before a
 tool writes, renames or deletes PATH. The first capture of a path in a turn
-wins; later ones are no-ops. A PATH that does not exist is recorded as
+wins; later ones are no-ops, except that once steps are open (ckpt step: one
+per tool call) the first capture of a path in each step is recorded too. A PATH that does not exist is recorded as
 created, so a rewind deletes it. Relative PATHs are relative to the current
 directory. A PATH outside the workspace, inside .git, a symlink, a directory
 or a file that cannot be read is refused (exit 1) and nothing is recorded
@@ -82,7 +85,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 			err = errs[k]
 			k++
 			if err == nil {
-				out = append(out, captureJSON{Path: res.Path, PathBytes: pathBytes(res.Path), Turn: res.Turn, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
+				out = append(out, captureJSON{Path: res.Path, PathBytes: pathBytes(res.Path), Turn: res.Turn, Step: res.Step, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
 				if !a.json {
 					state, note := "captured", ""
 					if !res.Recorded {
@@ -90,7 +93,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 					} else if res.Snap.Content == nil {
 						note = " (new file: a rewind deletes it)"
 					}
-					fmt.Fprintf(a.stdout, "turn %d: %s %s%s\n", res.Turn, state, qpath(res.Path), note)
+					fmt.Fprintf(a.stdout, "turn %s: %s %s%s\n", controller.Point{Turn: res.Turn, Step: res.Step}, state, qpath(res.Path), note)
 				}
 				continue
 			}

@@ -4,27 +4,31 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
 
 // diffOptions are diff's arguments.
 type diffOptions struct {
 	turn int
+	step int // a step of turn (TURN.STEP), 0 for its start
 }
 
 func newDiffCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "diff TURN",
+		Use:   "diff TURN[.STEP]",
 		Short: "Show the unified diff of what `rewind TURN --scope code` would change",
 		Long: `Show, as a unified diff from the current files (a/) to the rewound ones (b/),
-what "ckpt rewind TURN --scope code" would change. Nothing is changed.`,
+what "ckpt rewind TURN --scope code" would change (TURN.STEP: rewinding to
+just before TURN's STEP-th tool call; see ckpt list --steps). Nothing is
+changed.`,
 		Args: exactArgs(1, "one TURN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			turn, err := parseTurn(args[0])
+			p, err := parsePoint(args[0])
 			if err != nil {
 				return err
 			}
-			return a.runDiff(cmd.Context(), diffOptions{turn: turn})
+			return a.runDiff(cmd.Context(), diffOptions{turn: p.Turn, step: p.Step})
 		},
 	}
 }
@@ -37,12 +41,16 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 		return err
 	}
 	defer c.Close()
-	diffs, skipped, err := c.Diff(ctx, turn)
+	pt := controller.Point{Turn: turn, Step: o.step}
+	diffs, skipped, err := c.DiffTo(ctx, pt)
 	if err != nil {
 		return err
 	}
 	if a.json {
 		doc := map[string]any{"turn": turn, "files": diffs, "skipped": skipped}
+		if o.step > 0 {
+			doc["step"] = o.step
+		}
 		var paths []string
 		for _, d := range diffs {
 			paths = append(paths, d.Path)
@@ -70,7 +78,7 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 		a.say("skip %s: %s", qpath(s.Path), s.Reason)
 	}
 	if len(diffs) == 0 {
-		a.say("rewinding code to turn %d would change nothing", turn)
+		a.say("rewinding code to %s would change nothing", pointName(pt))
 	}
 	return nil
 }

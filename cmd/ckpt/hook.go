@@ -220,7 +220,9 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 		}
 		return nil
 	case shell && len(paths) == 0:
-		return h.ensureManifest(ctx)
+		f := h.ensureManifest(ctx)
+		h.beginStep(ctx, ev.ToolUseID, ev.ToolName, false) // each tool call is a step
+		return f
 	default:
 		var fails []string
 		if shell {
@@ -230,6 +232,7 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 				fails = append(fails, f.msg)
 			}
 		}
+		h.step = h.beginStep(ctx, ev.ToolUseID, ev.ToolName, len(paths) > 0) // each tool call is a step
 		for _, p := range paths {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(ev.Cwd, p)

@@ -14,16 +14,25 @@ type hookRun struct {
 	c       *controller.Controller
 	session string
 	strict  bool
+	step    *controller.Step // this tool call's step (beginStep), if one is open
 }
 
 // capture records path into the open turn, opening one first when there
 // is none. A path the design refuses to record (outside the workspace,
 // inside .git) is skipped with a warning and is never a failure.
 func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
-	_, err := h.c.Capture(ctx, path)
+	capture := func() error {
+		if h.step != nil {
+			_, err := h.c.CaptureIn(ctx, *h.step, path)
+			return err
+		}
+		_, err := h.c.Capture(ctx, path)
+		return err
+	}
+	err := capture()
 	if errors.Is(err, controller.ErrNoOpenTurn) {
 		if err = h.ensureTurn(ctx); err == nil {
-			_, err = h.c.Capture(ctx, path)
+			err = capture()
 		}
 	}
 	switch {
@@ -35,6 +44,28 @@ func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
 	default:
 		return &hookFailure{msg: "capture " + oneLine(err)}
 	}
+}
+
+// beginStep opens the step of one tool call in the open turn (key: the
+// agent's id of the call, so every hook of one call shares a step), and
+// opens a turn first when there is none and open is set. A step that
+// cannot be opened is a warning: the captures still land in the turn.
+func (h hookRun) beginStep(ctx context.Context, key, tool string, open bool) *controller.Step {
+	o := controller.StepOptions{Key: key, Tool: tool}
+	st, err := h.c.BeginStep(ctx, o)
+	if errors.Is(err, controller.ErrNoOpenTurn) && open {
+		if err = h.ensureTurn(ctx); err == nil {
+			st, err = h.c.BeginStep(ctx, o)
+		}
+	}
+	if errors.Is(err, controller.ErrNoOpenTurn) {
+		return nil
+	}
+	if err != nil {
+		h.a.say("ckpt: hook: warning: step of %s: %s", tool, oneLine(err))
+		return nil
+	}
+	return &st
 }
 
 // ensureTurn opens a turn when the session has none (see

@@ -27,7 +27,10 @@ import (
 // brings them back. It changes nothing until the user moves to "Yes" and
 // presses Enter; the rewind itself runs after the TUI has closed, and its
 // result is printed exactly as `ckpt rewind TURN` prints it. Every prompt
-// wraps to the terminal's width; list rows and paths are cut to it.
+// wraps to the terminal's width; list rows and paths are cut to it. Each
+// turn's steps (its tool calls) are rows under it, newest first: choosing
+// one rewinds the code to just before that tool call (a step has no scope
+// menu: it rewinds code only).
 
 func runPicker(cmd *cobra.Command, a *app) error {
 	ctx := cmd.Context()
@@ -65,7 +68,7 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		a.say("cancelled, nothing changed")
 		return nil
 	}
-	res, err := c.Rewind(ctx, fm.rows[fm.sel].turn, fm.scope(), controller.RewindOptions{Force: fm.force})
+	res, err := c.RewindTo(ctx, fm.rows[fm.sel].point(), fm.scope(), controller.RewindOptions{Force: fm.force})
 	if err != nil {
 		// A file changed between the preview and the rewind: refused
 		// with the list, as `ckpt rewind TURN` is.
@@ -110,14 +113,27 @@ type fileStat struct {
 	stat string // "+N −M", "binary", or why it is unknown
 }
 
-// turnRow is one turn of the list, with its stats.
+// turnRow is one turn of the list, with its stats, or one step of a turn
+// (step > 0), with the files its tool call touched first.
 type turnRow struct {
 	turn    int
+	step    int
 	when    string
-	prompt  string
+	prompt  string // for a step: its tool
 	pruned  bool
 	files   []fileStat
 	summary string
+}
+
+// point is where choosing the row rewinds to.
+func (r turnRow) point() controller.Point { return controller.Point{Turn: r.turn, Step: r.step} }
+
+// target names the row's rewind point for the prompts.
+func (r turnRow) target() string {
+	if r.step == 0 {
+		return fmt.Sprintf("the start of turn %d", r.turn)
+	}
+	return fmt.Sprintf("turn %d before tool call %d (%s)", r.turn, r.step, r.point())
 }
 
 type pickerModel struct {
@@ -138,7 +154,7 @@ type pickerModel struct {
 	conflicts []string
 	planErr   string
 
-	previews map[int][]string // per turn: the preview's lines
+	previews map[controller.Point][]string // per row: the preview's lines
 
 	width, height int
 	confirmed     bool
@@ -146,11 +162,44 @@ type pickerModel struct {
 }
 
 func newPickerModel(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint) *pickerModel {
-	m := &pickerModel{ctx: ctx, c: c, previews: map[int][]string{}, width: 80, height: 24}
+	m := &pickerModel{ctx: ctx, c: c, previews: map[controller.Point][]string{}, width: 80, height: 24}
+	steps := map[int][]controller.Step{}
+	if all, err := c.Steps(ctx); err == nil { // without them, the turns still list
+		for _, st := range all {
+			steps[st.Turn] = append(steps[st.Turn], st)
+		}
+	}
 	for i := len(cps) - 1; i >= 0; i-- {
 		m.rows = append(m.rows, turnStats(ctx, c, cps[i]))
+		ss := steps[cps[i].Turn]
+		for j := len(ss) - 1; j >= 0; j-- {
+			m.rows = append(m.rows, stepRow(ss[j], cps[i].Pruned))
+		}
 	}
 	return m
+}
+
+// stepRow is a step's row: its tool and the files it touched first (+ did
+// not exist before the call, ~ existed).
+func stepRow(st controller.Step, pruned bool) turnRow {
+	r := turnRow{turn: st.Turn, step: st.Number, when: st.Time.Local().Format("2006-01-02 15:04:05"), prompt: st.Tool, pruned: pruned}
+	if r.prompt == "" {
+		r.prompt = "(tool call)"
+	}
+	var names []string
+	for _, f := range st.Files {
+		kind, mark := controller.Modified, "~"
+		if f.Content == nil {
+			kind, mark = controller.Created, "+"
+		}
+		r.files = append(r.files, fileStat{path: f.Path, kind: kind, stat: "first touch"})
+		names = append(names, mark+f.Path)
+	}
+	r.summary = plural(len(st.Files), "file")
+	if len(names) > 0 {
+		r.prompt += " " + strings.Join(names, " ")
+	}
+	return r
 }
 
 // turnStats counts each file's added and removed lines over the turn: its
@@ -202,7 +251,12 @@ func firstLine(s string) string {
 	return s
 }
 
-func (m *pickerModel) scope() controller.Scope { return scopeChoices[m.scopeSel].scope }
+func (m *pickerModel) scope() controller.Scope {
+	if m.rows[m.sel].step > 0 {
+		return controller.ScopeCode // a step rewinds code only
+	}
+	return scopeChoices[m.scopeSel].scope
+}
 
 func (m *pickerModel) Init() tea.Cmd { return nil }
 
@@ -285,7 +339,7 @@ func (m *pickerModel) plan() {
 	if !m.scope().Code() {
 		return
 	}
-	res, err := m.c.Rewind(m.ctx, m.rows[m.sel].turn, m.scope(), controller.RewindOptions{DryRun: true})
+	res, err := m.c.RewindTo(m.ctx, m.rows[m.sel].point(), m.scope(), controller.RewindOptions{DryRun: true})
 	if err != nil {
 		m.planErr = oneLine(err)
 		return
@@ -312,6 +366,11 @@ func (m *pickerModel) updateTurns(key string) (tea.Model, tea.Cmd) {
 		if m.rows[m.sel].pruned {
 			return m, nil // nothing to rewind to; the preview says why
 		}
+		if m.rows[m.sel].step > 0 {
+			m.plan() // code only: no scope to ask for
+			m.screen, m.confirmSel = screenConfirm, 0
+			return m, nil
+		}
 		m.screen, m.scopeSel = screenScope, 0
 	}
 	if m.sel != prev {
@@ -324,19 +383,23 @@ func (m *pickerModel) updateTurns(key string) (tea.Model, tea.Cmd) {
 // its per-file stats, then what a code rewind to it would change.
 func (m *pickerModel) preview() []string {
 	r := m.rows[m.sel]
-	if p, ok := m.previews[r.turn]; ok {
+	if p, ok := m.previews[r.point()]; ok {
 		return p
 	}
 	var lines []string
-	lines = append(lines, fmt.Sprintf("turn %d changed:", r.turn))
+	if r.step > 0 {
+		lines = append(lines, fmt.Sprintf("tool call %s touched first:", r.point()))
+	} else {
+		lines = append(lines, fmt.Sprintf("turn %d changed:", r.turn))
+	}
 	if len(r.files) == 0 {
 		lines = append(lines, "  (no files)")
 	}
 	for _, f := range r.files {
 		lines = append(lines, fmt.Sprintf("  %-14s %-9s %s", f.stat, f.kind, f.path))
 	}
-	lines = append(lines, "", fmt.Sprintf("a code rewind to turn %d would:", r.turn))
-	diffs, skipped, err := m.c.Diff(m.ctx, r.turn)
+	lines = append(lines, "", fmt.Sprintf("a code rewind to %s would:", r.target()))
+	diffs, skipped, err := m.c.DiffTo(m.ctx, r.point())
 	switch {
 	case err != nil:
 		lines = append(lines, "  cannot preview: "+oneLine(err))
@@ -355,7 +418,7 @@ func (m *pickerModel) preview() []string {
 	for _, s := range skipped {
 		lines = append(lines, fmt.Sprintf("skip %s: %s", s.Path, s.Reason))
 	}
-	m.previews[r.turn] = lines
+	m.previews[r.point()] = lines
 	return lines
 }
 
@@ -480,6 +543,9 @@ func (m *pickerModel) viewTurns(b *strings.Builder) {
 			when = r.when[len("2006-01-02 "):len("2006-01-02 15:04")] // the prompt needs the room
 		}
 		line := fmt.Sprintf("%s turn %-3d %s  %-*s  %s", marker(i == m.sel), r.turn, when, sw, r.summary, r.prompt)
+		if r.step > 0 {
+			line = fmt.Sprintf("%s   %-7s %s  %-*s  %s", marker(i == m.sel), r.point(), when, sw, r.summary, r.prompt)
+		}
 		line = truncate(line, m.width)
 		if i == m.sel {
 			line = selStyle.Render(line)
@@ -517,7 +583,7 @@ func (m *pickerModel) viewConfirm(b *strings.Builder) {
 		controller.ScopeConversation: "the conversation",
 		controller.ScopeCode:         "code",
 	}[m.scope()]
-	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Rewind %s to the start of turn %d (%s)?", what, r.turn, truncate(r.prompt, 60)))))
+	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Rewind %s to %s (%s)?", what, r.target(), truncate(r.prompt, 60)))))
 	if m.scope().Code() {
 		n := 0
 		for _, l := range m.preview() {
@@ -557,7 +623,7 @@ func (m *pickerModel) viewConfirm(b *strings.Builder) {
 // viewForce is the second confirmation, for overwriting the conflicts.
 func (m *pickerModel) viewForce(b *strings.Builder) {
 	r := m.rows[m.sel]
-	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Overwrite %s changed since the agent left %s, rewinding to turn %d?", plural(len(m.conflicts), "file"), them(len(m.conflicts)), r.turn))))
+	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Overwrite %s changed since the agent left %s, rewinding to %s?", plural(len(m.conflicts), "file"), them(len(m.conflicts)), strings.TrimPrefix(r.target(), "the start of ")))))
 	m.listPaths(b, m.conflicts)
 	b.WriteString("\n" + m.para(fmt.Sprintf("The current content is stored first: `ckpt undo` brings %s back.", them(len(m.conflicts)))) + "\n\n")
 	m.choices(b, forceChoices, m.forceSel)

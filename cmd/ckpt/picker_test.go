@@ -223,6 +223,54 @@ func TestPicker(t *testing.T) {
 		}
 	})
 
+	// A turn's steps are rows under it: choosing one goes straight to the
+	// confirmation (code only) and rewinds to just before that tool call.
+	t.Run("step", func(t *testing.T) {
+		e := newPickerEnv(t, bin)
+		e.ckpt("step", "--tool", "Edit")
+		e.ckpt("capture", "a.txt")
+		e.write("a.txt", "alpha v3\n")
+		e.ckpt("step", "--tool", "Write")
+		e.ckpt("capture", "a.txt", "c.txt")
+		e.write("a.txt", "alpha v4\n")
+		e.write("c.txt", "new\n")
+		e.start()
+		s := e.waitFor("> turn 2")
+		for _, want := range []string{"2.2", "2.1", "Write ~a.txt +c.txt", "Edit ~a.txt"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("turn list lacks %q:\n%s", want, s)
+			}
+		}
+		e.keys("Down")
+		s = e.waitFor("a code rewind to turn 2 before tool call 2 (2.2) would:")
+		for _, want := range []string{"+alpha v3", "delete c.txt"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("preview of 2.2 lacks %q:\n%s", want, s)
+			}
+		}
+		e.keys("Enter")
+		s = e.waitFor("> No, keep everything")
+		if !strings.Contains(s, "Rewind code to turn 2 before tool call 2 (2.2)") || strings.Contains(s, "conversation only") {
+			t.Errorf("a step's confirmation:\n%s", s)
+		}
+		e.keys("j")
+		e.waitFor("> Yes, rewind")
+		e.keys("Enter")
+		if got := e.waitExit(); got != "EXIT=0" {
+			t.Fatalf("picker exited %s:\n%s", got, e.screen())
+		}
+		e.waitFor("rewound code to turn 2 before tool call 2 (2.2)")
+		if got := e.read("a.txt"); got != "alpha v3\n" {
+			t.Errorf("a.txt = %q, want %q", got, "alpha v3\n")
+		}
+		if got := e.read("c.txt"); got != "<absent>" {
+			t.Errorf("c.txt = %q, want it deleted", got)
+		}
+		if log := e.ckpt("log"); !strings.Contains(log, "rewrite alpha two") {
+			t.Errorf("a step rewind cut the conversation:\n%s", log)
+		}
+	})
+
 	t.Run("code_only", func(t *testing.T) {
 		e := newPickerEnv(t, bin)
 		e.start()

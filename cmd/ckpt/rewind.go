@@ -13,7 +13,9 @@ import (
 )
 
 type rewindJSON struct {
-	Turn      int               `json:"turn"`
+	Turn int `json:"turn"`
+	// Step: a rewind to TURN.STEP (just before TURN's STEP-th tool call).
+	Step      int               `json:"step,omitempty"`
 	Scope     string            `json:"scope"`
 	Restored  []string          `json:"restored"`
 	Deleted   []string          `json:"deleted"`
@@ -38,7 +40,7 @@ func newRewindCmd(a *app) *cobra.Command {
 	var scope string
 	var dryRun, force, only, resumeClaude bool
 	cmd := &cobra.Command{
-		Use:   "rewind TURN [-- CLAUDE-ARGS]",
+		Use:   "rewind TURN[.STEP] [-- CLAUDE-ARGS]",
 		Short: "Rewind code, conversation or both to the start of TURN (undo with `ckpt undo`)",
 		Long: `Put the session back to the start of TURN.
 
@@ -47,6 +49,15 @@ func newRewindCmd(a *app) *cobra.Command {
   --scope conversation  turns TURN.. leave the conversation; TURN's prompt is
                         printed so you can edit and resend it
   --scope both          both, as one operation (the default)
+
+TURN.STEP rewinds code to just before TURN's STEP-th tool call (steps are
+numbered from 1; ckpt list --steps shows them): what tool calls STEP.. and
+later turns did is put back; what earlier tool calls of TURN did stays. A
+step rewinds code only (the default scope for it): ckpt records the
+conversation by turns, so --scope conversation or both is refused there.
+In a scan-mode turn, a step knows the edit tools' files; what a shell did
+within the turn is known only at turn boundaries, so from TURN.STEP it
+stays as the turn left it (rewind TURN to undo it).
 
 Before any file changes, its current content is stored: "ckpt undo" reverses
 the rewind exactly, including edits you made by hand. Symlinks are never
@@ -86,13 +97,23 @@ acceptEdits).`,
 				}
 				return runPicker(cmd, a)
 			}
-			turn, err := parseTurn(args[0])
+			pt, err := parsePoint(args[0])
 			if err != nil {
 				return err
+			}
+			turn := pt.Turn
+			if pt.Step > 0 && !cmd.Flags().Changed("scope") {
+				scope = string(controller.ScopeCode)
 			}
 			sc, err := controller.ParseScope(scope)
 			if err != nil {
 				return usageError{err}
+			}
+			if pt.Step > 0 && sc != controller.ScopeCode {
+				return usagef("rewind %s --scope %s: %s", pt, sc, controller.ErrStepScope)
+			}
+			if pt.Step > 0 && resumeClaude {
+				return usagef("--resume-claude goes with a conversation rewind of a turn, not a step")
 			}
 			c, err := a.open(cmd.Context())
 			if err != nil {
@@ -114,7 +135,7 @@ acceptEdits).`,
 					}
 				}
 			}
-			res, err := c.Rewind(cmd.Context(), turn, sc, o)
+			res, err := c.RewindTo(cmd.Context(), pt, sc, o)
 			if err != nil {
 				return a.refused(res, err)
 			}
@@ -133,6 +154,20 @@ acceptEdits).`,
 	cmd.Flags().BoolVar(&only, "only", false, "restore only the PATHs given after TURN")
 	cmd.Flags().BoolVar(&resumeClaude, "resume-claude", false, "for a Claude Code session, run the command that forks Claude's conversation at TURN")
 	return cmd
+}
+
+// point is where a rewind result went.
+func point(res controller.Result) controller.Point {
+	return controller.Point{Turn: res.Turn, Step: res.Step}
+}
+
+// pointName says a rewind point for people: "turn 3", or "turn 3 before
+// tool call 2".
+func pointName(p controller.Point) string {
+	if p.Step == 0 {
+		return fmt.Sprintf("turn %d", p.Turn)
+	}
+	return fmt.Sprintf("turn %d before tool call %d (%s)", p.Turn, p.Step, p)
 }
 
 // absPaths makes command-line paths absolute (relative to the current
@@ -190,7 +225,7 @@ func (a *app) interactive() bool {
 // resultJSON is the one JSON form of a rewind, undo or revert result (CLI
 // and HTTP alike), with empty lists rather than null.
 func resultJSON(res controller.Result) rewindJSON {
-	j := rewindJSON{Turn: res.Turn, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
+	j := rewindJSON{Turn: res.Turn, Step: res.Step, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
 		Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed, NotRecorded: res.NotRecorded, Of: res.Of}
 	if j.NotRecorded == nil {
 		j.NotRecorded = []string{}
@@ -276,17 +311,17 @@ func (a *app) printResult(res controller.Result, verb string) error {
 	case !res.Changed && verb == "revert":
 		a.say("nothing to revert: the files turn %d changed already hold what they held before it", res.Turn)
 	case !res.Changed:
-		a.say("nothing to %s: the files already match turn %d", verb, res.Turn)
+		a.say("nothing to %s: the files already match %s", verb, pointName(point(res)))
 	case verb == "undo":
-		a.say("undid the rewind of %s to turn %d%s", what, res.Turn, counts)
+		a.say("undid the rewind of %s to %s%s", what, pointName(point(res)), counts)
 	case verb == "revert" && res.DryRun:
 		a.say("dry run: nothing changed; reverting turn %d would do the above%s", res.Turn, counts)
 	case verb == "revert":
 		a.say("reverted turn %d%s (undo with `ckpt undo`)", res.Turn, counts)
 	case res.DryRun:
-		a.say("dry run: nothing changed; rewinding %s to turn %d would do the above%s", what, res.Turn, counts)
+		a.say("dry run: nothing changed; rewinding %s to %s would do the above%s", what, pointName(point(res)), counts)
 	default:
-		a.say("rewound %s to turn %d%s (undo with `ckpt undo`)", what, res.Turn, counts)
+		a.say("rewound %s to %s%s (undo with `ckpt undo`)", what, pointName(point(res)), counts)
 	}
 	if res.Scope.Conversation() && verb == "rewind" {
 		if !res.DryRun {

@@ -208,7 +208,7 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 		newDiffCmd(a), newRewindCmd(a), newUndoCmd(a), newRedoCmd(a), newRevertCmd(a), newHistoryCmd(a),
 		newForkCmd(a), newSummarizeCmd(a), newDemoCmd(a),
 		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
-		newScanCmd(a), newStatusCmd(a), newVersionCmd(a),
+		newScanCmd(a), newStatusCmd(a), newVersionCmd(a), newStepCmd(a),
 		newHookCmd(a), newInstallCmd(a), newUninstallCmd(a), newServeCmd(a),
 		newStatusLineCmd(a), newMCPCmd(a), newRemoteCmd(a), newSyncCmd(a), newPullCmd(a),
 	)
@@ -257,6 +257,15 @@ func defaultStore() string {
 }
 
 // parseTurn parses a TURN argument.
+// parsePoint reads TURN or TURN.STEP (a usage error otherwise).
+func parsePoint(s string) (controller.Point, error) {
+	p, err := controller.ParsePoint(s)
+	if err != nil {
+		return controller.Point{}, usageError{err}
+	}
+	return p, nil
+}
+
 func parseTurn(s string) (int, error) {
 	var n int
 	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n < 0 || fmt.Sprint(n) != s {

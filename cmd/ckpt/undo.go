@@ -127,7 +127,7 @@ func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
 	case "revert":
 		what = fmt.Sprintf("the revert of turn %d", res.Turn)
 	case "rewind":
-		what = fmt.Sprintf("the rewind of %s to turn %d", res.Scope, res.Turn)
+		what = fmt.Sprintf("the rewind of %s to %s", res.Scope, pointName(point(res)))
 	}
 	counts := ""
 	if res.Scope.Code() {

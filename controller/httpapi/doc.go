@@ -6,6 +6,12 @@
 //
 // It holds no rewind logic: every request is one Controller call.
 //
+// Steps: each checkpoint lists its steps (the turn's tool calls, with the
+// files each touched first); POST /api/rewind takes {"turn": T, "step": S}
+// to rewind code to just before T's S-th tool call (scope code, the
+// default for a step; a conversation scope is a 400), and GET /api/diff
+// takes ?turn=T&step=S.
+//
 // Guards, in the order a request meets them:
 //   - Host: the request's Host header must name the address the connection
 //     arrived on (a loopback name or IP, or the local IP itself) with its

@@ -29,6 +29,20 @@ type (
 		Pinned bool       `json:"pinned"`
 		Label  string     `json:"label,omitempty"`
 		Pruned bool       `json:"pruned"`
+		// Steps are the turn's tool calls: a code rewind can go to just
+		// before one ({"turn": T, "step": S}).
+		Steps []stepJSON `json:"steps"`
+	}
+	stepJSON struct {
+		Step  int            `json:"step"`
+		Time  string         `json:"time"`
+		Tool  string         `json:"tool"`
+		Key   string         `json:"key"`
+		Files []stepFileJSON `json:"files"` // first touched in the step
+	}
+	stepFileJSON struct {
+		Path    string `json:"path"`
+		Existed bool   `json:"existed"` // just before the tool call
 	}
 	messageJSON struct {
 		ID   int64  `json:"id"`
@@ -73,14 +87,15 @@ func message(err error) string {
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, controller.ErrNoTurn), errors.Is(err, controller.ErrNotFound):
+	case errors.Is(err, controller.ErrNoTurn), errors.Is(err, controller.ErrNotFound), errors.Is(err, controller.ErrNoStep):
 		code = http.StatusNotFound
 	case errors.Is(err, controller.ErrConflict), errors.Is(err, controller.ErrUndoConflict), errors.Is(err, controller.ErrBusy),
 		errors.Is(err, controller.ErrSessionExists), errors.Is(err, controller.ErrNothingToUndo),
 		errors.Is(err, controller.ErrRedoConflict), errors.Is(err, controller.ErrNothingToRedo), errors.Is(err, controller.ErrNotInEffect),
 		errors.Is(err, controller.ErrNotReversible):
 		code = http.StatusConflict
-	case errors.Is(err, controller.ErrEmptySummary), errors.Is(err, controller.ErrBadSession), errors.Is(err, controller.ErrPruned):
+	case errors.Is(err, controller.ErrEmptySummary), errors.Is(err, controller.ErrBadSession), errors.Is(err, controller.ErrPruned),
+		errors.Is(err, controller.ErrStepScope):
 		code = http.StatusBadRequest
 	}
 	if code == http.StatusInternalServerError {
@@ -179,10 +194,26 @@ func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	steps, err := h.c.Steps(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	byTurn := map[int][]stepJSON{}
+	for _, st := range steps {
+		s := stepJSON{Step: st.Number, Time: st.Time.UTC().Format(time.RFC3339), Tool: st.Tool, Key: st.Key, Files: []stepFileJSON{}}
+		for _, f := range st.Files {
+			s.Files = append(s.Files, stepFileJSON{Path: f.Path, Existed: f.Content != nil})
+		}
+		byTurn[st.Turn] = append(byTurn[st.Turn], s)
+	}
 	out := make([]checkpointJSON, len(cps))
 	for i, cp := range cps {
 		out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
-			Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
+			Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned, Steps: byTurn[cp.Turn]}
+		if out[i].Steps == nil {
+			out[i].Steps = []stepJSON{}
+		}
 		for j, f := range cp.Files {
 			out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, Kind: string(cp.Kinds[j])})
 		}
@@ -210,7 +241,14 @@ func (h *handler) diff(w http.ResponseWriter, r *http.Request) {
 		h.error(w, http.StatusBadRequest, fmt.Sprintf("turn must be a whole number ≥ 0, got %q", s))
 		return
 	}
-	diffs, skipped, err := h.c.Diff(r.Context(), turn)
+	step := 0
+	if s := r.URL.Query().Get("step"); s != "" {
+		if step, err = strconv.Atoi(s); err != nil || step < 1 || strconv.Itoa(step) != s {
+			h.error(w, http.StatusBadRequest, fmt.Sprintf("step must be a whole number ≥ 1, got %q", s))
+			return
+		}
+	}
+	diffs, skipped, err := h.c.DiffTo(r.Context(), controller.Point{Turn: turn, Step: step})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -221,12 +259,19 @@ func (h *handler) diff(w http.ResponseWriter, r *http.Request) {
 	if skipped == nil {
 		skipped = []controller.Skip{}
 	}
-	h.writeJSON(w, http.StatusOK, map[string]any{"turn": turn, "files": diffs, "skipped": skipped})
+	doc := map[string]any{"turn": turn, "files": diffs, "skipped": skipped}
+	if step > 0 {
+		doc["step"] = step
+	}
+	h.writeJSON(w, http.StatusOK, doc)
 }
 
 func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Turn   *int   `json:"turn"`
+		Turn *int `json:"turn"`
+		// Step: rewind code to just before the turn's Step-th tool call
+		// (0 or absent: the turn's start).
+		Step   int    `json:"step"`
 		Scope  string `json:"scope"`
 		DryRun bool   `json:"dry_run"`
 		Force  bool   `json:"force"`
@@ -238,8 +283,15 @@ func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if req.Step < 0 {
+		h.error(w, http.StatusBadRequest, `"step" must be a whole number ≥ 1 (0 or absent: the turn's start)`)
+		return
+	}
 	if req.Scope == "" {
 		req.Scope = string(controller.ScopeBoth)
+		if req.Step > 0 {
+			req.Scope = string(controller.ScopeCode) // a step rewinds code only
+		}
 	}
 	sc, err := controller.ParseScope(req.Scope)
 	if err != nil {
@@ -248,7 +300,7 @@ func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	res, err := h.c.Rewind(r.Context(), turn, sc, controller.RewindOptions{DryRun: req.DryRun, Force: req.Force})
+	res, err := h.c.RewindTo(r.Context(), controller.Point{Turn: turn, Step: req.Step}, sc, controller.RewindOptions{DryRun: req.DryRun, Force: req.Force})
 	if err != nil {
 		if errors.Is(err, controller.ErrConflict) {
 			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": result(res)})

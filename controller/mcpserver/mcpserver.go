@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,7 +42,7 @@ type server struct {
 	mu sync.Mutex
 }
 
-const instructions = `ckpt recorded every file this workspace's agent changed, turn by turn (a turn is one user prompt and everything done in answer; turns are numbered from 0). Use list_checkpoints to find a turn, show_diff to see what rewinding to it would change, and rewind to put files (scope code), ckpt's conversation log (scope conversation) or both back to the start of that turn. Call rewind with dry_run: true first. A rewind never overwrites files changed since the agent left them unless force: true. Every rewind can be undone (undo), and an undo redone (redo); history lists every op. status shows what changed since the open turn began.`
+const instructions = `ckpt recorded every file this workspace's agent changed, turn by turn (a turn is one user prompt and everything done in answer; turns are numbered from 0). Use list_checkpoints to find a turn, show_diff to see what rewinding to it would change, and rewind to put files (scope code), ckpt's conversation log (scope conversation) or both back to the start of that turn. Call rewind with dry_run: true first. A rewind never overwrites files changed since the agent left them unless force: true. Every rewind can be undone (undo), and an undo redone (redo); history lists every op. status shows what changed since the open turn began. Each turn lists its steps (its tool calls, numbered from 1): rewind and show_diff with step S go to just before the turn's S-th tool call (code only).`
 
 // New returns an MCP server whose tools drive c. The caller runs it on a
 // transport (Server.Run) and closes c when it returns; c must stay open
@@ -80,13 +79,15 @@ func New(c *controller.Controller, o Options) *mcp.Server {
 	add(srv, s, &mcp.Tool{
 		Name:        "rewind",
 		Title:       "Rewind to a turn",
-		Description: `Put the session back to the start of a turn. scope "code": every file changed since that turn began gets back its bytes and mode (files created since are deleted); "conversation": that turn and later ones leave ckpt's conversation log, and the turn's prompt is returned to edit and resend; "both" (default): both as one op. Call with dry_run: true first to see the plan and any conflicts. Files changed since the agent left them (by a person or another session) are conflicts: the rewind is refused and changes nothing unless force: true. Before changing anything ckpt stores the current state, so undo reverses the rewind exactly.`,
+		Description: `Put the session back to the start of a turn. scope "code": every file changed since that turn began gets back its bytes and mode (files created since are deleted); "conversation": that turn and later ones leave ckpt's conversation log, and the turn's prompt is returned to edit and resend; "both" (the default): both as one op. With step S (from list_checkpoints), rewind the code only (the default then) to just before the turn's S-th tool call. Call with dry_run: true first to see the plan and any conflicts. Files changed since the agent left them (by a person or another session) are conflicts: the rewind is refused and changes nothing unless force: true. Before changing anything ckpt stores the current state, so undo reverses the rewind exactly.`,
 		Annotations: writes,
 		InputSchema: schemaFor[RewindInput](func(s *jsonschema.Schema) {
 			turnMin(s)
 			sc := s.Properties["scope"]
 			sc.Enum = []any{"code", "conversation", "both"}
-			sc.Default = json.RawMessage(`"both"`)
+			// No schema default: absent means both for a turn, code for
+			// a step (rewind fills it in).
+			s.Properties["step"].Minimum = jsonschema.Ptr(0.0)
 		}),
 	}, s.rewind)
 	add(srv, s, &mcp.Tool{
@@ -181,8 +182,8 @@ func hint(err error) string {
 		return " — call rewind again with force: true to overwrite them"
 	case errors.Is(err, controller.ErrUndoConflict), errors.Is(err, controller.ErrRedoConflict):
 		return " — call again with force: true to overwrite that work (history lists every op)"
-	case errors.Is(err, controller.ErrNoTurn):
-		return " (list_checkpoints shows the turns)"
+	case errors.Is(err, controller.ErrNoTurn), errors.Is(err, controller.ErrNoStep):
+		return " (list_checkpoints shows the turns and their steps)"
 	case errors.Is(err, controller.ErrPruned):
 		return " (retention dropped its files; a conversation rewind still reaches it)"
 	case errors.Is(err, controller.ErrNothingToUndo), errors.Is(err, controller.ErrNothingToRedo),
@@ -214,6 +215,14 @@ type Checkpoint struct {
 	Pinned bool   `json:"pinned" jsonschema:"exempt from retention"`
 	Label  string `json:"label,omitempty" jsonschema:"the name given when pinned"`
 	Pruned bool   `json:"pruned" jsonschema:"retention dropped its file snapshots: only a conversation rewind reaches it"`
+	Steps  []Step `json:"steps" jsonschema:"the turn's tool calls, numbered from 1: rewind with step goes to just before one"`
+}
+
+// Step is one tool call of a turn.
+type Step struct {
+	Step  int    `json:"step" jsonschema:"the step number within its turn, from 1"`
+	Tool  string `json:"tool" jsonschema:"the tool's name, when known"`
+	Files []File `json:"files" jsonschema:"the files the tool call touched first; kind created: it did not exist just before the call, else modified"`
 }
 
 // File is one path a turn touched.
@@ -227,10 +236,29 @@ func (s *server) list(ctx context.Context, _ ListInput) (ListOutput, error) {
 	if err != nil {
 		return ListOutput{}, err
 	}
+	steps, err := s.c.Steps(ctx)
+	if err != nil {
+		return ListOutput{}, err
+	}
+	byTurn := map[int][]Step{}
+	for _, st := range steps {
+		o := Step{Step: st.Number, Tool: st.Tool, Files: []File{}}
+		for _, f := range st.Files {
+			kind := "modified"
+			if f.Content == nil {
+				kind = "created"
+			}
+			o.Files = append(o.Files, File{Path: f.Path, Kind: kind})
+		}
+		byTurn[st.Turn] = append(byTurn[st.Turn], o)
+	}
 	out := ListOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Checkpoints: make([]Checkpoint, len(cps))}
 	for i, cp := range cps {
 		out.Checkpoints[i] = Checkpoint{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt,
-			Files: make([]File, len(cp.Files)), Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
+			Files: make([]File, len(cp.Files)), Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned, Steps: byTurn[cp.Turn]}
+		if out.Checkpoints[i].Steps == nil {
+			out.Checkpoints[i].Steps = []Step{}
+		}
 		for j, f := range cp.Files {
 			out.Checkpoints[i].Files[j] = File{Path: f.Path, Kind: string(cp.Kinds[j])}
 		}
@@ -241,6 +269,7 @@ func (s *server) list(ctx context.Context, _ ListInput) (ListOutput, error) {
 // DiffInput is show_diff's argument object.
 type DiffInput struct {
 	Turn int    `json:"turn" jsonschema:"the turn whose start the code would be rewound to"`
+	Step int    `json:"step,omitempty" jsonschema:"a step of the turn: the code as just before its step-th tool call (0 or absent: the turn's start)"`
 	Path string `json:"path,omitempty" jsonschema:"show only this file (workspace-relative, or absolute inside the workspace)"`
 }
 
@@ -248,6 +277,7 @@ type DiffInput struct {
 // and truncated).
 type DiffOutput struct {
 	Turn    int                   `json:"turn"`
+	Step    int                   `json:"step,omitempty"`
 	Files   []controller.FileDiff `json:"files" jsonschema:"what a code rewind would do to each file: restore or delete, with the unified diff"`
 	Skipped []controller.Skip     `json:"skipped" jsonschema:"files a rewind would leave alone, and why"`
 	// Truncated is set when the diff text was cut at the size bound.
@@ -259,6 +289,10 @@ func (s *server) diff(ctx context.Context, in DiffInput) (DiffOutput, error) {
 	if in.Turn < 0 {
 		return DiffOutput{}, fmt.Errorf("turn must be a whole number ≥ 0, got %d", in.Turn)
 	}
+	if in.Step < 0 {
+		return DiffOutput{}, fmt.Errorf("step must be a whole number ≥ 1 (0: the turn's start), got %d", in.Step)
+	}
+	pt := controller.Point{Turn: in.Turn, Step: in.Step}
 	want := ""
 	if in.Path != "" {
 		var err error
@@ -266,11 +300,11 @@ func (s *server) diff(ctx context.Context, in DiffInput) (DiffOutput, error) {
 			return DiffOutput{}, err
 		}
 	}
-	diffs, skipped, err := s.c.Diff(ctx, in.Turn)
+	diffs, skipped, err := s.c.DiffTo(ctx, pt)
 	if err != nil {
 		return DiffOutput{}, err
 	}
-	out := DiffOutput{Turn: in.Turn, Files: []controller.FileDiff{}, Skipped: []controller.Skip{}}
+	out := DiffOutput{Turn: in.Turn, Step: in.Step, Files: []controller.FileDiff{}, Skipped: []controller.Skip{}}
 	total := 0
 	for _, d := range diffs {
 		if want != "" && d.Path != want {
@@ -291,9 +325,9 @@ func (s *server) diff(ctx context.Context, in DiffInput) (DiffOutput, error) {
 	}
 	switch {
 	case len(out.Files) == 0 && want != "":
-		out.Summary = fmt.Sprintf("rewinding the code to turn %d would not change %s", in.Turn, want)
+		out.Summary = fmt.Sprintf("rewinding the code to turn %s would not change %s", pt, want)
 	case len(out.Files) == 0:
-		out.Summary = fmt.Sprintf("rewinding the code to turn %d would change nothing", in.Turn)
+		out.Summary = fmt.Sprintf("rewinding the code to turn %s would change nothing", pt)
 	default:
 		restore, del := 0, 0
 		for _, d := range out.Files {
@@ -303,7 +337,7 @@ func (s *server) diff(ctx context.Context, in DiffInput) (DiffOutput, error) {
 				restore++
 			}
 		}
-		out.Summary = fmt.Sprintf("rewinding the code to turn %d would restore %d file(s) and delete %d", in.Turn, restore, del)
+		out.Summary = fmt.Sprintf("rewinding the code to turn %s would restore %d file(s) and delete %d", pt, restore, del)
 	}
 	if len(out.Skipped) > 0 {
 		out.Summary += fmt.Sprintf(", and skip %d", len(out.Skipped))
@@ -331,7 +365,8 @@ func (s *server) relPath(p string) (string, error) {
 // RewindInput is rewind's argument object.
 type RewindInput struct {
 	Turn   int    `json:"turn" jsonschema:"the turn to go back to the start of (from list_checkpoints)"`
-	Scope  string `json:"scope,omitempty" jsonschema:"code (files), conversation (ckpt's conversation log) or both"`
+	Step   int    `json:"step,omitempty" jsonschema:"a step of the turn (from list_checkpoints): go back to just before its step-th tool call, code only (0 or absent: the turn's start)"`
+	Scope  string `json:"scope,omitempty" jsonschema:"code (files), conversation (ckpt's conversation log) or both; a step takes code only (its default)"`
 	DryRun bool   `json:"dry_run,omitempty" jsonschema:"report what would change, and conflicts, and change nothing"`
 	Force  bool   `json:"force,omitempty" jsonschema:"overwrite files changed since the agent left them (their current content is kept: undo brings it back)"`
 }
@@ -347,6 +382,7 @@ type UndoInput struct {
 // `ckpt rewind --json`, and a summary.
 type Result struct {
 	Turn      int               `json:"turn" jsonschema:"the target turn"`
+	Step      int               `json:"step,omitempty" jsonschema:"the target step of the turn (0: its start)"`
 	Scope     string            `json:"scope" jsonschema:"code, conversation or both"`
 	Restored  []string          `json:"restored" jsonschema:"files written back (content and mode)"`
 	Deleted   []string          `json:"deleted" jsonschema:"files removed: they did not exist at the target"`
@@ -359,7 +395,7 @@ type Result struct {
 }
 
 func result(r controller.Result) Result {
-	out := Result{Turn: r.Turn, Scope: string(r.Scope), Restored: r.Restored, Deleted: r.Deleted, Skipped: r.Skipped,
+	out := Result{Turn: r.Turn, Step: r.Step, Scope: string(r.Scope), Restored: r.Restored, Deleted: r.Deleted, Skipped: r.Skipped,
 		Conflicts: r.Conflicts, Prompt: r.Prompt, DryRun: r.DryRun, Changed: r.Changed}
 	if out.Restored == nil {
 		out.Restored = []string{}
@@ -389,29 +425,36 @@ func (s *server) rewind(ctx context.Context, in RewindInput) (Result, error) {
 	if in.Turn < 0 {
 		return Result{}, fmt.Errorf("turn must be a whole number ≥ 0, got %d", in.Turn)
 	}
+	if in.Step < 0 {
+		return Result{}, fmt.Errorf("step must be a whole number ≥ 1 (0: the turn's start), got %d", in.Step)
+	}
 	if in.Scope == "" {
 		in.Scope = string(controller.ScopeBoth)
+		if in.Step > 0 {
+			in.Scope = string(controller.ScopeCode) // a step rewinds code only
+		}
 	}
 	sc, err := controller.ParseScope(in.Scope)
 	if err != nil {
 		return Result{}, err
 	}
+	pt := controller.Point{Turn: in.Turn, Step: in.Step}
 	if !in.DryRun {
 		// Once begun, a rewind finishes even if the client gives up on
 		// it: an interrupted op would wait for the next Open.
 		ctx = context.WithoutCancel(ctx)
 	}
-	res, err := s.c.Rewind(ctx, in.Turn, sc, controller.RewindOptions{DryRun: in.DryRun, Force: in.Force})
+	res, err := s.c.RewindTo(ctx, pt, sc, controller.RewindOptions{DryRun: in.DryRun, Force: in.Force})
 	out := result(res)
 	if err != nil {
 		if errors.Is(err, controller.ErrConflict) {
-			out.Turn, out.Scope = in.Turn, string(sc)
+			out.Turn, out.Step, out.Scope = in.Turn, in.Step, string(sc)
 			out.Summary = fmt.Sprintf("refused: %d file(s) changed since the agent left them; nothing changed", len(out.Conflicts))
 			return out, refused{err}
 		}
 		return Result{}, err
 	}
-	what := fmt.Sprintf("turn %d, %s", out.Turn, out.Scope)
+	what := fmt.Sprintf("turn %s, %s", controller.Point{Turn: out.Turn, Step: out.Step}, out.Scope)
 	switch {
 	case !out.Changed:
 		out.Summary = fmt.Sprintf("nothing to rewind (%s): the files are as they were at its start", what)
@@ -463,7 +506,7 @@ func (s *server) reverse(ctx context.Context, in UndoInput, redo bool) (Result, 
 		}
 		return Result{}, err
 	}
-	what := fmt.Sprintf("turn %d, %s", out.Turn, out.Scope)
+	what := fmt.Sprintf("turn %s, %s", controller.Point{Turn: out.Turn, Step: out.Step}, out.Scope)
 	switch {
 	case !out.Changed:
 		out.Summary = fmt.Sprintf("nothing to %s: the state it would bring back is there already", verb)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -196,7 +197,7 @@ func TestListTools(t *testing.T) {
 			continue
 		}
 		in, _ := json.Marshal(tool.InputSchema)
-		for _, s := range []string{`"enum":["code","conversation","both"]`, `"default":"both"`, `"required":["turn"]`, `"minimum":0`} {
+		for _, s := range []string{`"enum":["code","conversation","both"]`, `"step":{`, `"required":["turn"]`, `"minimum":0`} {
 			if !strings.Contains(string(in), s) {
 				t.Errorf("rewind input schema %s lacks %s", in, s)
 			}
@@ -497,4 +498,50 @@ func TestStatusBeforeAnyTurn(t *testing.T) {
 	if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), `"checkpoints":[]`) {
 		t.Fatalf("list_checkpoints before any turn: %s", b)
 	}
+}
+
+// TestSteps lists the open turn's tool calls and rewinds the code to just
+// before one of them; a conversation scope with a step is refused.
+func TestSteps(t *testing.T) {
+	e := newEnv(t, mcpserver.Options{})
+	ctx := context.Background()
+	for i, v := range []string{"v3\n", "v4\n"} {
+		st, err := e.c.BeginStep(ctx, controller.StepOptions{Key: fmt.Sprint("toolu_", i), Tool: "Edit"})
+		e.step(st, err)
+		e.step(e.c.CaptureIn(ctx, st, e.abs("a.txt")))
+		e.write("a.txt", []byte(v), 0o644)
+	}
+	var list mcpserver.ListOutput
+	e.call("list_checkpoints", nil, &list, false)
+	steps := list.Checkpoints[2].Steps
+	if len(steps) != 2 || steps[1].Step != 2 || steps[1].Tool != "Edit" || len(steps[1].Files) != 1 || steps[1].Files[0].Path != "a.txt" {
+		t.Fatalf("turn 2 steps: %+v", steps)
+	}
+	if len(list.Checkpoints[0].Steps) != 0 || list.Checkpoints[0].Steps == nil {
+		t.Errorf("turn 0 steps: %#v, want []", list.Checkpoints[0].Steps)
+	}
+
+	var d mcpserver.DiffOutput
+	e.call("show_diff", map[string]any{"turn": 2, "step": 2}, &d, false)
+	if d.Step != 2 || len(d.Files) != 1 || !strings.Contains(d.Files[0].Unified, "+v3") {
+		t.Fatalf("show_diff 2.2: %+v", d)
+	}
+	res := e.call("rewind", map[string]any{"turn": 2, "step": 2, "scope": "both"}, nil, true)
+	if !strings.Contains(text(res), "a step rewinds code only") {
+		t.Errorf("rewind 2.2 both: %s", text(res))
+	}
+	res = e.call("rewind", map[string]any{"turn": 2, "step": 5}, nil, true)
+	if !strings.Contains(text(res), "no such step") {
+		t.Errorf("rewind 2.5: %s", text(res))
+	}
+	e.file("a.txt", []byte("v4\n"), 0o644)
+
+	var r mcpserver.Result
+	e.call("rewind", map[string]any{"turn": 2, "step": 2}, &r, false)
+	if r.Scope != "code" || r.Step != 2 || !slices.Equal(r.Restored, []string{"a.txt"}) || !strings.Contains(r.Summary, "turn 2.2") {
+		t.Fatalf("rewind 2.2: %+v", r)
+	}
+	e.file("a.txt", []byte("v3\n"), 0o644)
+	e.call("undo", nil, &r, false)
+	e.file("a.txt", []byte("v4\n"), 0o644)
 }

@@ -85,7 +85,7 @@
   // What an op of the history did, in words.
   function describeOp(o) {
     switch (o.kind) {
-      case "rewind": return "rewind of " + o.scope + " to turn #" + o.turn;
+      case "rewind": return "rewind of " + o.scope + " to turn #" + o.turn + (o.step ? " before tool call " + o.step : "");
       case "revert": return "revert of turn #" + o.turn;
       case "summarize": return "summary at turn #" + o.turn;
       case "undo": return "undo of op #" + o.undoes;
@@ -165,6 +165,29 @@
         files.append(fl);
       }
       li.append(files);
+      if ((t.steps || []).length) {
+        // The turn's tool calls: a code rewind can go to just before one.
+        const steps = el("ol", "steps");
+        steps.dataset.testid = "steps";
+        for (const s of t.steps) {
+          const sl = el("li", "step");
+          sl.dataset.step = s.step;
+          sl.append(el("span", "num", t.turn + "." + s.step), el("span", "tool", " " + (s.tool || "tool call") + " "));
+          for (const f of s.files) sl.append(el("span", "file", (f.existed ? "~" : "+") + f.path + " "));
+          const b = el("button", "step-rewind", "Rewind code to before this");
+          b.type = "button";
+          b.dataset.step = s.step;
+          b.disabled = t.pruned;
+          b.addEventListener("click", (e) => {
+            e.stopPropagation();
+            select(t.turn);
+            openConfirm("rewind", "code", s.step);
+          });
+          sl.append(b);
+          steps.append(sl);
+        }
+        li.append(steps);
+      }
       const msgs = el("ul", "msgs");
       for (const m of byTurn.get(t.turn) || []) {
         if (m.role === "user" && m.text === t.prompt) continue;
@@ -244,19 +267,22 @@
     $("confirm-ok").textContent = cs.length ? "Overwrite and rewind…" : "Confirm";
   }
 
-  async function openConfirm(kind, scope) {
+  async function openConfirm(kind, scope, step) {
     if (selected === null) return;
     const turn = selected;
-    pending = { kind, scope, turn, conflicts: [] };
+    step = step || 0;
+    pending = { kind, scope, turn, step, conflicts: [] };
     const c = $("confirm");
     c.hidden = false;
     c.dataset.state = "loading";
     c.dataset.kind = kind;
     c.dataset.scope = scope || "";
+    c.dataset.step = step;
     $("fork-options").hidden = kind !== "fork";
     $("force-confirm").hidden = true;
     showConflicts([]);
-    $("confirm-title").textContent = kind === "fork" ? "Fork a new session from turn #" + turn : "Rewind " + scope + " to turn #" + turn;
+    $("confirm-title").textContent = kind === "fork" ? "Fork a new session from turn #" + turn :
+      "Rewind " + scope + " to turn #" + turn + (step ? " before tool call " + step + " (" + turn + "." + step + ")" : "");
     $("confirm-summary").textContent = "Loading the changes…";
     $("diff").textContent = "";
     $("confirm-ok").disabled = true;
@@ -265,14 +291,14 @@
       const code = kind === "fork" || scope !== "conversation";
       const parts = [];
       if (code) {
-        const d = await api("GET", "/api/diff?turn=" + turn);
+        const d = await api("GET", "/api/diff?turn=" + turn + (step ? "&step=" + step : ""));
         renderDiff(d.files, d.skipped);
         parts.push(d.files.length + " file(s) would change" + (kind === "fork" ? " if restored" : ""));
       }
       if (kind === "rewind" && scope !== "conversation") {
         // A dry run changes nothing and names the conflicts.
-        const plan = await api("POST", "/api/rewind", { turn, scope, dry_run: true });
-        if (!pending || pending.turn !== turn) return;
+        const plan = await api("POST", "/api/rewind", { turn, step, scope, dry_run: true });
+        if (!pending || pending.turn !== turn || pending.step !== step) return;
         showConflicts(plan.conflicts);
       }
       if (kind === "fork") {
@@ -300,7 +326,7 @@
 
   function describe(r) {
     const n = (r.restored || []).length + (r.deleted || []).length;
-    let s = "Rewound " + r.scope + " to turn #" + r.turn + ": " + n + " file(s) changed" +
+    let s = "Rewound " + r.scope + " to turn #" + r.turn + (r.step ? " before tool call " + r.step : "") + ": " + n + " file(s) changed" +
       ((r.skipped || []).length ? ", " + r.skipped.length + " skipped" : "") + ".";
     if (r.scope !== "code" && r.prompt) s += " Turn #" + r.turn + "'s prompt, to edit and resend: " + r.prompt;
     return s;
@@ -345,7 +371,7 @@
         const r = await api("POST", "/api/fork", body);
         status("Forked session " + r.session + " from turn #" + r.turn + (body.restore ? " (files restored)" : "") + ".", "ok");
       } else {
-        const r = await api("POST", "/api/rewind", { turn: p.turn, scope: p.scope, force });
+        const r = await api("POST", "/api/rewind", { turn: p.turn, step: p.step, scope: p.scope, force });
         status(describe(r), "ok");
       }
       document.body.dataset.lastAction = p.kind;

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/ckpt/ckpt/controller"
+	"github.com/spf13/cobra"
+)
+
+type stepJSON struct {
+	Turn int    `json:"turn"`
+	Step int    `json:"step"`
+	Key  string `json:"key"`
+	Tool string `json:"tool"`
+}
+
+func newStepCmd(a *app) *cobra.Command {
+	var tool string
+	cmd := &cobra.Command{
+		Use:   "step [KEY]",
+		Short: "Open the next step of the open turn: a tool call is about to run; prints TURN.STEP",
+		Long: `Open the next step of the open turn, before an agent's tool call runs: the
+captures that follow go into it, and "ckpt rewind TURN.STEP" later puts the
+files back to how they were just before it. Agent hooks do this for every
+tool call; call it yourself from an agent without hooks.
+
+KEY is the agent's id of the tool call: a step of the open turn with that
+KEY already is reused rather than a second one opened. --tool names the
+tool, for ckpt list --steps.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usagef("step takes at most one KEY (see ckpt step --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := controller.StepOptions{Tool: tool}
+			if len(args) == 1 {
+				o.Key = args[0]
+			}
+			c, err := a.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			st, err := c.BeginStep(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.printJSON(stepJSON{Turn: st.Turn, Step: st.Number, Key: st.Key, Tool: st.Tool})
+			}
+			fmt.Fprintf(a.stdout, "%d.%d\n", st.Turn, st.Number)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&tool, "tool", "", "the tool's name, shown by list --steps")
+	return cmd
+}
