@@ -24,6 +24,14 @@ const maxHookInput = 64 << 20
 type hookOptions struct {
 	agent  string // "claude" or "generic"
 	strict bool
+	// startServer makes sure the resident hook server (`ckpt serve
+	// --hooks`) runs after the event: what `ckpt install claude --http`
+	// installs on the prompt and session-start events.
+	startServer bool
+	// projectDir is Claude Code's project directory ($CLAUDE_PROJECT_DIR
+	// of the hook process; "" over HTTP, where the session's workspace
+	// decides).
+	projectDir string
 }
 
 func newHookCmd(a *app) *cobra.Command {
@@ -80,6 +88,7 @@ events are reported on stderr and record nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "block the tool call (exit 2) when its capture fails")
+	cmd.Flags().BoolVar(&o.startServer, "start-server", false, "after the event, start the resident hook server (ckpt serve --hooks) when it is not running")
 	return cmd
 }
 
@@ -105,9 +114,9 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 	return nil
 }
 
-// hook reads one event, decodes and classifies it (decodeHook, in
-// hook_decode.go, or the agent's own decoder, in agents.go), opens its
-// session and executes it (hookRun, in hook_exec.go).
+// hook reads one event from stdin, handles it (handleHook) with a
+// controller opened for this one event, and prints what the agent expects
+// on stdout.
 func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	in := a.stdin
 	if in == nil {
@@ -118,7 +127,60 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	if err != nil {
 		return &hookFailure{msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
 	}
+	if o.agent == "claude" {
+		o.projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
+	}
+	f := a.handleHook(ctx, o, data, processSessions{a})
+	if o.startServer {
+		a.ensureHookServer()
+	}
+	return f
+}
+
+// sessions gives the hook the controller of a session: one opened for the
+// event (processSessions, a `ckpt hook` process), or one a resident server
+// keeps open across events (hookServer, in hook_serve.go).
+type sessions interface {
+	// locate is controller.Locate, or a faster answer from what is open.
+	locate(ctx context.Context, dir, session string) (controller.Location, error)
+	// open returns session's controller for workspace ws; release hands
+	// it back.
+	open(ctx context.Context, ws, session string) (c *controller.Controller, release func(), err error)
+	// forget closes what is kept open for session: its index is about to
+	// be replaced.
+	forget(session string)
+}
+
+// processSessions opens a controller per event and closes it after.
+type processSessions struct{ a *app }
+
+func (p processSessions) locate(ctx context.Context, dir, session string) (controller.Location, error) {
+	return controller.Locate(ctx, p.a.store, dir, session)
+}
+
+func (p processSessions) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.a.store})
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.Recovered() != "" {
+		p.a.say("ckpt: %s", c.Recovered())
+	}
+	return c, func() { c.Close() }, nil
+}
+
+func (processSessions) forget(string) {}
+
+// handleHook decodes and classifies one event (decodeHook, in
+// hook_decode.go, or the agent's own decoder, in agents.go), opens its
+// session through ss and executes it (hookRun, in hook_exec.go). It is the
+// one implementation of the hook: `ckpt hook` and the resident server
+// (`ckpt serve`, POST /hook/AGENT) both call it.
+func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss sessions) (fail *hookFailure) {
 	plan, f := decodeFor(data, o.agent)
+	if plan.sync {
+		a.startSync()
+	}
 	if f != nil || plan.none {
 		return f
 	}
@@ -134,13 +196,13 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	// The workspace: the session's own when it exists and cwd is inside
 	// it; for Claude Code, its project directory when cwd is inside that;
 	// else the nearest enclosing workspace the store knows, else cwd.
-	loc, err := controller.Locate(ctx, a.store, ev.Cwd, session)
+	loc, err := ss.locate(ctx, ev.Cwd, session)
 	if err != nil {
 		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
 	}
 	ws := loc.Workspace
 	if o.agent == "claude" && !loc.OfSession {
-		if p := claudeWorkspace(ev.Cwd); p != ev.Cwd {
+		if p := claudeWorkspace(ev.Cwd, o.projectDir); p != ev.Cwd {
 			ws = p
 		}
 	}
@@ -162,17 +224,15 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 		// first turn takes its own manifest in scan mode).
 		return nil
 	}
-	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" {
+	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" && adoptPending(a.store, session) {
+		ss.forget(session) // adoptFork may replace the session's index
 		adoptFork(ctx, a.store, session, ev.TranscriptPath, a.say)
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: a.store})
+	c, release, err := ss.open(ctx, ws, session)
 	if err != nil {
 		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
 	}
-	defer c.Close()
-	if c.Recovered() != "" {
-		a.say("ckpt: %s", c.Recovered())
-	}
+	defer release()
 	h := hookRun{a: a, c: c, session: session, strict: o.strict}
 
 	switch {
