@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/atomicfile"
 	"github.com/spf13/cobra"
 )
@@ -83,12 +84,16 @@ what it would write, and changes nothing.`,
 			if len(args) == 0 {
 				return a.runDetect()
 			}
+			if err := a.installScan(o); err != nil {
+				return err
+			}
 			if s := agents[args[0]]; s != nil {
 				return a.runAgentInstall(s, o, true)
 			}
 			return a.runInstall(o, true)
 		},
 	}
+	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "leave scan mode as it is (install turns it on for the workspace)")
 	cmd.Flags().BoolVar(&o.user, "user", false, "install into ~/.claude/settings.json instead of the workspace's")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hook with --strict: a failed capture blocks the edit")
 	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `also set Claude Code's statusLine to "ckpt statusline"`)
@@ -183,6 +188,46 @@ type installJSON struct {
 	Changed  bool     `json:"changed"`
 	Added    []string `json:"added"`
 	Removed  []string `json:"removed"`
+	// Scan is the workspace's scan mode after an install: "on", "off"
+	// (--no-scan, --user) or "refused" (a home directory or a
+	// filesystem root).
+	Scan string `json:"scan,omitempty"`
+}
+
+// installScan turns scan mode on for the workspace, the default every
+// session of it inherits (sessions of any agent, new ones included), so a
+// code rewind also undoes what the agent did through its shell. Not with
+// --no-scan, nor with --user (hooks for every project; scan mode is per
+// workspace). A workspace too big for the scan budget turns it off again
+// at its first prompt, with one warning (controller.SetWorkspaceScan).
+func (a *app) installScan(o installOptions) error {
+	a.scanState, a.scanNote = "off", ""
+	if o.noScan || o.user {
+		return nil
+	}
+	if err := a.locate(context.Background()); err != nil {
+		return err
+	}
+	root, err := controller.WorkspaceRoot(a.workspace)
+	if err != nil {
+		return err
+	}
+	if on, set := controller.WorkspaceScan(a.store, root); on && set {
+		a.scanState = "on"
+		return nil
+	}
+	err = controller.SetWorkspaceScan(a.store, root, true)
+	if errors.Is(err, controller.ErrScanRefused) {
+		a.scanState = "refused"
+		a.scanNote = fmt.Sprintf("scan mode stays off: %s is a home directory or a filesystem root; edit-tool captures only", root)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.scanState = "on"
+	a.scanNote = fmt.Sprintf("scan mode on for %s: each prompt records the workspace, so a rewind also undoes shell edits (install --no-scan leaves it off)", root)
+	return nil
 }
 
 // claudeWant is one hook ckpt installs into Claude Code's settings.
@@ -475,10 +520,19 @@ func describeHook(event, command string) string {
 func (a *app) reportInstall(path string, install bool, added, removed []string) error {
 	changed := len(added)+len(removed) > 0
 	if a.json {
-		return a.printJSON(installJSON{Settings: path, Changed: changed, Added: nonNil(added), Removed: nonNil(removed)})
+		scan := ""
+		if install {
+			scan = a.scanState
+		}
+		return a.printJSON(installJSON{Settings: path, Changed: changed || a.scanNote != "", Added: nonNil(added), Removed: nonNil(removed), Scan: scan})
+	}
+	if a.scanNote != "" && install {
+		defer fmt.Fprintln(a.stdout, a.scanNote)
 	}
 	if !changed {
-		if install {
+		if install && a.scanNote != "" {
+			fmt.Fprintf(a.stdout, "ckpt hooks already installed in %s\n", path)
+		} else if install {
 			fmt.Fprintf(a.stdout, "ckpt hooks already installed in %s; nothing changed\n", path)
 		} else {
 			fmt.Fprintf(a.stdout, "no ckpt hooks in %s; nothing changed\n", path)
