@@ -144,6 +144,31 @@ func (a *app) ensureHookServer() {
 	}
 }
 
+// hookServerDown reports whether Claude Code's settings for project (its
+// .claude/settings.local.json, or ~/.claude/settings.json) send tool calls
+// to the store's hook server and that server does not answer: the edits
+// then go uncaptured, which the status line says.
+func hookServerDown(store, project string) bool {
+	cfg, ok, err := loadHookServer(store)
+	if err != nil || !ok {
+		return false
+	}
+	url := []byte(`"http://` + cfg.Addr + `/hook/claude`)
+	var files []string
+	if project != "" && filepath.IsAbs(project) {
+		files = append(files, filepath.Join(project, ".claude", "settings.local.json"))
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		files = append(files, filepath.Join(home, ".claude", "settings.json"))
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, url) {
+			return !hookServerUp(cfg, 300*time.Millisecond)
+		}
+	}
+	return false
+}
+
 // hookServer handles hook events over HTTP for any session and workspace
 // of the store, keeping one controller per session open between events.
 // It is safe for concurrent use.

@@ -351,9 +351,16 @@ func TestHookServerEvents(t *testing.T) {
 	}
 
 	// The server goes away; the next prompt's command hook starts it.
+	status := fmt.Sprintf(`{"session_id":"s1","cwd":%q,"workspace":{"project_dir":%q}}`, r.ws, r.ws)
+	if out, _ := r.ckpt(status, "statusline"); strings.Contains(out, "down") {
+		t.Errorf("statusline with the server running: %q", out)
+	}
 	r.stopServer()
 	if r.ping() != 0 {
 		t.Fatal("the server still answers after SIGTERM")
+	}
+	if out, _ := r.ckpt(status, "statusline"); !strings.Contains(out, "hook server down, edits not captured") {
+		t.Errorf("statusline with the server stopped: %q, want the warning", out)
 	}
 	ev, _ := json.Marshal(event("s3", r.ws, "UserPromptSubmit", map[string]any{"prompt": "again"}))
 	r.ckpt(string(ev), "hook", "claude", "--start-server")
