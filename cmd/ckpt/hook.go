@@ -130,7 +130,9 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	if o.agent == "claude" {
 		o.projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
 	}
-	f := a.handleHook(ctx, o, data, processSessions{a})
+	ps := &processSessions{a: a}
+	f := a.handleHook(ctx, o, data, ps)
+	ps.done()
 	if o.startServer {
 		a.ensureHookServer()
 	}
@@ -151,25 +153,68 @@ type sessions interface {
 	forget(session string)
 }
 
-// processSessions opens a controller per event and closes it after.
-type processSessions struct{ a *app }
+// processSessions opens a controller per event and closes it after. A
+// session that exists is opened once: locate opens it for the workspace
+// the store's markers give (a stat per ancestor), and open hands that
+// controller on, where controller.Locate would open the session's index
+// once more only to read its workspace.
+type processSessions struct {
+	a *app
+	c *controller.Controller // opened by locate, for open
+}
 
-func (p processSessions) locate(ctx context.Context, dir, session string) (controller.Location, error) {
+func (p *processSessions) locate(ctx context.Context, dir, session string) (controller.Location, error) {
+	if controller.HasIndex(p.a.store, session) {
+		if near, err := controller.Locate(ctx, p.a.store, dir, ""); err == nil && near.Found {
+			c, err := p.openNow(ctx, near.Workspace, session)
+			if err == nil {
+				p.c = c
+				return controller.Location{Workspace: near.Workspace, Session: session, Found: true, OfSession: true}, nil
+			}
+			// Another workspace's session (an enclosing one), or a
+			// failure Locate and open report again.
+		}
+	}
 	return controller.Locate(ctx, p.a.store, dir, session)
 }
 
-func (p processSessions) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.a.store})
-	if err != nil {
-		return nil, nil, err
-	}
-	if c.Recovered() != "" {
-		p.a.say("ckpt: %s", c.Recovered())
+func (p *processSessions) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
+	c := p.c
+	p.c = nil
+	if c == nil || c.WorkspaceRoot() != ws || c.Session() != session {
+		if c != nil {
+			c.Close()
+		}
+		var err error
+		if c, err = p.openNow(ctx, ws, session); err != nil {
+			return nil, nil, err
+		}
 	}
 	return c, func() { c.Close() }, nil
 }
 
-func (processSessions) forget(string) {}
+func (p *processSessions) openNow(ctx context.Context, ws, session string) (*controller.Controller, error) {
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.a.store})
+	if err != nil {
+		return nil, err
+	}
+	if c.Recovered() != "" {
+		p.a.say("ckpt: %s", c.Recovered())
+	}
+	return c, nil
+}
+
+// forget closes the controller locate opened: the session's index is
+// about to be replaced.
+func (p *processSessions) forget(string) {
+	if p.c != nil {
+		p.c.Close()
+		p.c = nil
+	}
+}
+
+// done closes what was opened and not used.
+func (p *processSessions) done() { p.forget("") }
 
 // handleHook decodes and classifies one event (decodeHook, in
 // hook_decode.go, or the agent's own decoder, in agents.go), opens its
