@@ -80,6 +80,7 @@ func (a *app) startDetached(lockName, logName string, args ...string) error {
 	defer log.Close()
 	fmt.Fprintf(log, "%s ckpt %v: started in the background\n", time.Now().UTC().Format(time.RFC3339), args)
 	cmd := exec.Command(bin, append([]string{"--store", a.store}, args...)...)
+	cmd.Dir = a.store // not the workspace: it may go away while the child runs
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.ExtraFiles = []*os.File{held}
 	detach(cmd)
