@@ -52,6 +52,8 @@ func newHookCmd(a *app) *cobra.Command {
                     workspace manifest yet opens a turn that records one
                     (a resume checkpoint); fork: a new session continuing a
                     ckpt-recorded Claude conversation becomes a ckpt fork
+  Stop, SessionEnd  when the store has a remote, start "ckpt sync" in the
+                    background (one at a time; output in STORE/sync.log)
   PostToolUse and other known events: accepted, nothing to do
 
 Events from a subagent (agent_id set) carry the parent's session_id and

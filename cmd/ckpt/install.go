@@ -61,12 +61,27 @@ func newInstallCmd(a *app) *cobra.Command {
 ~/.claude/settings.json with --user): UserPromptSubmit opens a turn per
 prompt, PreToolUse captures each file before Write, Edit or NotebookEdit
 changes it (and Bash or PowerShell keeps scan mode's manifest), SessionStart
-records a resume checkpoint in scan mode and links forked conversations.
-Other settings and hooks are kept; running it again changes nothing; an
-older ckpt install (another matcher, another binary path) is replaced in
-place. --statusline also sets Claude Code's statusLine to "ckpt
+records a resume checkpoint in scan mode and links forked conversations,
+Stop and SessionEnd start a background "ckpt sync" when the store has a
+remote. Other settings and hooks are kept; running it again changes
+nothing; an older ckpt install (another matcher, another binary path) is
+replaced in place. --statusline also sets Claude Code's statusLine to "ckpt
 statusline" (not over a status line of your own). Prints what it changed.
 "ckpt uninstall claude" removes exactly these entries.
+
+--http makes PreToolUse an http hook: Claude Code posts each tool call to
+"ckpt serve --hooks" on loopback (--port or --addr; default ` + defaultHookAddr + `),
+with no process started per call. The hooks carry the store's token, so they
+go in .claude/settings.local.json (kept out of version control); the prompt
+and session-start hooks start the server when it is not running, and so does
+the install. While it is down Claude Code goes on and edits are not captured
+("ckpt statusline" says so). Installing with or without --http switches in
+place.
+
+Installing also turns scan mode on for the workspace (every session of it,
+of any agent, inherits it), so a rewind also undoes shell edits; --no-scan
+leaves it off, and a tree too big to scan at every prompt turns it off again
+with one warning. Not with --user.
 
 Other agents: codex (.codex/hooks.json), gemini (.gemini/settings.json),
 cursor (.cursor/hooks.json), copilot (.github/hooks/ckpt.json), cline
@@ -128,9 +143,10 @@ func newUninstallCmd(a *app) *cobra.Command {
 		Use:   "uninstall claude|AGENT",
 		Short: "Remove ckpt's hooks from Claude Code's settings",
 		Long: `Remove the hook entries "ckpt install claude" added from the workspace's
-.claude/settings.json (or ~/.claude/settings.json with --user), and a
-statusLine running "ckpt statusline", leaving every other setting and hook
-as it was.`,
+.claude/settings.json and .claude/settings.local.json (or
+~/.claude/settings.json with --user), and a statusLine running "ckpt
+statusline", leaving every other setting and hook as it was. The
+workspace's scan mode stays as it is.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || (args[0] != "claude" && agents[args[0]] == nil) {
 				return usagef("uninstall takes the agent: %s", strings.Join(agentNames(), ", "))
