@@ -298,7 +298,7 @@ func (s *hookServer) open(ctx context.Context, ws, session string) (*controller.
 		return nil, nil, errors.New("the hook server is stopping")
 	}
 	e := s.kept[k]
-	if e != nil && e.c != nil {
+	if e != nil && e.c != nil { // opened (e.c is set under s.mu)
 		if fi, err := os.Stat(indexPath); err != nil || e.index == nil || !os.SameFile(fi, e.index) {
 			s.dropLocked(k, e)
 			e = nil
@@ -309,13 +309,17 @@ func (s *hookServer) open(ctx context.Context, ws, session string) (*controller.
 		s.kept[k] = e
 		e.refs++
 		s.mu.Unlock()
-		e.c, e.err = controller.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session, Store: s.a.store})
-		if e.err == nil {
-			e.index, _ = os.Stat(indexPath)
-			if r := e.c.Recovered(); r != "" {
+		c, err := controller.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session, Store: s.a.store})
+		var index os.FileInfo
+		if err == nil {
+			index, _ = os.Stat(indexPath)
+			if r := c.Recovered(); r != "" {
 				s.logf("ckpt: %s", r)
 			}
 		}
+		s.mu.Lock()
+		e.c, e.err, e.index = c, err, index
+		s.mu.Unlock()
 		close(e.ready)
 	} else {
 		e.refs++

@@ -152,3 +152,49 @@ func TestServeTakesHookEvents(t *testing.T) {
 		t.Errorf("the API does not show the file the hook event captured: %+v", cps)
 	}
 }
+
+// TestHookServerConcurrentEvents: events of a few sessions at once, with
+// forget and the sweep running among them, each get a working controller
+// (run with -race).
+func TestHookServerConcurrentEvents(t *testing.T) {
+	ctx := context.Background()
+	ws, store := t.TempDir(), t.TempDir()
+	root, err := controller.WorkspaceRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newHookServer(&app{store: store, stdout: io.Discard, stderr: io.Discard}, testToken)
+	defer s.close()
+	errs := make(chan error, 64)
+	done := make(chan struct{})
+	for g := 0; g < 8; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 10; i++ {
+				session := []string{"a", "b", "c"}[(g+i)%3]
+				c, release, err := s.open(ctx, root, session)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := c.Turns(ctx); err != nil {
+					errs <- err
+				}
+				release()
+				switch i % 4 {
+				case 1:
+					s.forget(session)
+				case 3:
+					s.sweep(0)
+				}
+			}
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-done
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

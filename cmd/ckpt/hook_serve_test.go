@@ -364,6 +364,9 @@ func TestHookServerEvents(t *testing.T) {
 	if out, _ := r.ckpt(status, "statusline"); !strings.Contains(out, "hook server down, edits not captured") {
 		t.Errorf("statusline with the server stopped: %q, want the warning", out)
 	}
+	if _, stderr := r.ckpt("", "--session", "s1", "status"); !strings.Contains(stderr, "hook server, which is not running") {
+		t.Errorf("status with the server stopped said %q, want the warning", stderr)
+	}
 	ev, _ := json.Marshal(event("s3", r.ws, "UserPromptSubmit", map[string]any{"prompt": "again"}))
 	r.ckpt(string(ev), "hook", "claude", "--start-server")
 	r.waitServer()
