@@ -516,7 +516,7 @@ func benchHookServer() error {
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 		// The install configures the store's hook server and starts it.
-		must(ck(ws, st, "install", "claude", "--http", "--port", strconv.Itoa(port)))
+		must(ck(ws, st, "install", "claude", "--http", "--no-scan", "--port", strconv.Itoa(port)))
 		var hs struct{ Addr, Token string }
 		b, err := os.ReadFile(filepath.Join(st, "hook-server.json"))
 		if err == nil {
