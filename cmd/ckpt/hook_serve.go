@@ -109,21 +109,52 @@ func hookURL(addr string, strict bool) string {
 // hookServerUp reports whether a ckpt hook server answers at cfg.Addr
 // with cfg.Token.
 func hookServerUp(cfg hookServerConfig, timeout time.Duration) bool {
+	_, ok := pingHookServer(cfg, timeout)
+	return ok
+}
+
+// pingHookServer asks the hook server at cfg.Addr who it is.
+func pingHookServer(cfg hookServerConfig, timeout time.Duration) (who hookServerPing, ok bool) {
 	req, err := http.NewRequest(http.MethodGet, "http://"+cfg.Addr+"/hook/ping", nil)
 	if err != nil {
-		return false
+		return who, false
 	}
 	req.Header.Set("Authorization", "Bearer "+cfg.Token)
 	cl := http.Client{Timeout: timeout, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	resp, err := cl.Do(req)
 	if err != nil {
-		return false
+		return who, false
 	}
 	defer resp.Body.Close()
-	var v struct {
-		Ckpt string `json:"ckpt"`
+	ok = resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&who) == nil && who.Ckpt != ""
+	return who, ok
+}
+
+// hookServerPing is GET /hook/ping's answer.
+type hookServerPing struct {
+	Ckpt  string `json:"ckpt"`
+	Store string `json:"store"`
+	Pid   int    `json:"pid"`
+}
+
+// stopHookServer stops the store's hook server listening at old.Addr, if
+// one answers there, and waits (a few seconds at most) until it has let go
+// of the lock that lets the hooks start another.
+func stopHookServer(store string, old hookServerConfig) {
+	who, ok := pingHookServer(old, 500*time.Millisecond)
+	if !ok || who.Store != store || who.Pid <= 0 {
+		return
 	}
-	return resp.StatusCode == http.StatusOK && json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&v) == nil && v.Ckpt != ""
+	p, err := os.FindProcess(who.Pid)
+	if err != nil {
+		return
+	}
+	if p.Signal(os.Interrupt) != nil {
+		p.Kill()
+	}
+	for try := 0; try < 100 && bgRunning(store, serverLockFile); try++ {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // ensureHookServer starts `ckpt serve --hooks` in the background when the
@@ -222,7 +253,7 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case agent == "ping" && r.Method == http.MethodGet:
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"ckpt": buildVersion().String(), "store": s.a.store, "pid": os.Getpid()})
+		json.NewEncoder(w).Encode(hookServerPing{Ckpt: buildVersion().String(), Store: s.a.store, Pid: os.Getpid()})
 		return
 	case !hookAgents[agent]:
 		http.Error(w, "no such hook endpoint: "+r.URL.Path, http.StatusNotFound)

@@ -260,6 +260,32 @@ func TestInstallClaudeHTTP(t *testing.T) {
 		t.Errorf("after install --http, settings.local.json has %+v", h)
 	}
 
+	// Another port: the server at the old one stops, one at the new one
+	// starts, and the hook posts there.
+	oldPid := r.waitServer()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newPort := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	oldAddr := r.addr
+	r.port, r.addr = newPort, "127.0.0.1:"+newPort
+	out, _ = r.ckpt("", "install", "claude", "--http", "--port", newPort, "--no-scan")
+	if !strings.Contains(out, "POST http://"+r.addr+"/hook/claude") {
+		t.Errorf("install --port %s said:\n%s", newPort, out)
+	}
+	if pid := r.waitServer(); pid == oldPid {
+		t.Errorf("the server at the new port is the old process %d", pid)
+	}
+	if c, err := net.DialTimeout("tcp", oldAddr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("something still listens at the old address %s", oldAddr)
+	}
+	if h := settingsHooks(t, local); len(h["PreToolUse"]) != 1 || h["PreToolUse"][0].URL != "http://"+r.addr+"/hook/claude" {
+		t.Errorf("after the port changed, PreToolUse hooks = %+v", h["PreToolUse"])
+	}
+
 	r.ckpt("", "uninstall", "claude")
 	if a, b := settingsHooks(t, shared), settingsHooks(t, local); len(a)+len(b) != 0 {
 		t.Errorf("after uninstall: settings.json %+v, settings.local.json %+v", a, b)

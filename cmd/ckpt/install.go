@@ -371,17 +371,22 @@ func (a *app) runInstall(o installOptions, install bool) error {
 
 // hookServerFor configures the store's hook server for an http install:
 // --addr or --port when given, else the address it has, else the default.
+// A server still listening at the old address is stopped, so the one the
+// hooks start next listens at the new one.
 func (a *app) hookServerFor(o installOptions) (hookServerConfig, error) {
+	cur, had, err := loadHookServer(a.store)
+	if err != nil {
+		return cur, err
+	}
 	addr := o.addr
 	if addr == "" {
-		cur, ok, err := loadHookServer(a.store)
-		if err != nil {
-			return cur, err
-		}
 		addr = defaultHookAddr
-		if ok {
+		if had {
 			addr = cur.Addr
 		}
+	}
+	if had && addr != cur.Addr {
+		defer stopHookServer(a.store, cur)
 	}
 	if err := checkAddr(addr, false); err != nil {
 		return hookServerConfig{}, err
