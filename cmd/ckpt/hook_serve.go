@@ -273,7 +273,9 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var out, msgs bytes.Buffer
 	ra := *s.a
 	ra.stdin, ra.stdout, ra.stderr = nil, &out, &msgs
-	f := ra.handleHook(r.Context(), o, data, s)
+	// Handled to the end even when the agent stops waiting: it goes on
+	// with the tool call, so the capture had better be complete.
+	f := ra.handleHook(context.WithoutCancel(r.Context()), o, data, s)
 	if f != nil {
 		ra.say("ckpt: hook: %s", f.msg)
 	}
