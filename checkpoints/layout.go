@@ -61,6 +61,9 @@ func Sessions(store string) ([]string, error) {
 var storeEntries = map[string]bool{
 	"blobs": true, "sessions": true, "config.json": true, "retention.stamp": true, "retention.lock": true,
 	"workspaces": true, "quota.over": true,
+	// cmd/ckpt's hook server and background sync (hook_bg.go, hook_serve.go)
+	"hook-server.json": true, "hook-server.lock": true, "hook-server.log": true,
+	"sync-bg.lock": true, "sync.log": true, "sync.log.1": true, "hook-server.log.1": true,
 }
 
 // WorkspacesDir is the store directory of workspace markers (one small

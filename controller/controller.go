@@ -207,10 +207,10 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 		return res, err
 	}
 	var manifest *checkpoints.Manifest
-	if scan, err := c.scanOn(ctx, o); err != nil {
+	if scan, inherited, err := c.scanOn(ctx, o); err != nil {
 		return res, err
 	} else if scan {
-		sr, warning, err := c.scanForTurn(ctx, o.Progress)
+		sr, warning, err := c.scanForTurn(ctx, o.Progress, inherited)
 		if err != nil {
 			return res, err
 		}

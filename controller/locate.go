@@ -18,7 +18,9 @@ import (
 
 // A store keeps one small marker file per workspace it has a session for:
 //
-//	STORE/workspaces/ID   the workspace's root path, one line
+//	STORE/workspaces/ID   the workspace's root path, one line; then
+//	                      "scan on" or "scan off" when the workspace has a
+//	                      scan-mode default (SetWorkspaceScan)
 //
 // where ID is WorkspaceSession(root). The markers let Locate find the
 // workspace enclosing a directory with one stat per ancestor, as git finds
@@ -123,8 +125,52 @@ func Locate(ctx context.Context, store, dir, session string) (Location, error) {
 
 // known reports whether root is the workspace of a session in store.
 func known(store, root string) bool {
+	_, ok := readMarker(store, root)
+	return ok
+}
+
+// readMarker reads root's marker: ok is false when there is none (or it
+// names another root, whose id collides), scan is its scan line's value.
+func readMarker(store, root string) (scan string, ok bool) {
 	b, err := os.ReadFile(filepath.Join(store, workspacesDir, WorkspaceSession(root)))
-	return err == nil && strings.TrimSuffix(string(b), "\n") == root
+	if err != nil {
+		return "", false
+	}
+	first, rest, _ := strings.Cut(string(b), "\n")
+	if first != root {
+		return "", false
+	}
+	scan, _ = strings.CutPrefix(strings.TrimSpace(rest), "scan ")
+	return scan, true
+}
+
+// SetWorkspaceScan sets the scan-mode default of the workspace rooted at
+// root (absolute, symlinks resolved, as WorkspaceRoot gives it): every
+// session of the workspace whose own setting was never made (SetScan)
+// takes it, sessions of any agent, new ones included. It fails wrapping
+// ErrScanRefused for a home directory or a filesystem root.
+func SetWorkspaceScan(store, root string, on bool) error {
+	if on {
+		if err := scanAllowedAt(root); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Join(store, workspacesDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("controller: workspace marker: %w", err)
+	}
+	v := map[bool]string{true: "on", false: "off"}[on]
+	if err := atomicfile.WriteFile(filepath.Join(dir, WorkspaceSession(root)), []byte(root+"\nscan "+v+"\n"), 0o600); err != nil {
+		return fmt.Errorf("controller: workspace marker: %w", err)
+	}
+	return nil
+}
+
+// WorkspaceScan reports the scan-mode default of the workspace rooted at
+// root; set is false when it has none.
+func WorkspaceScan(store, root string) (on, set bool) {
+	v, ok := readMarker(store, root)
+	return v == "on", ok && (v == "on" || v == "off")
 }
 
 // within reports whether p is root or below it.

@@ -35,25 +35,37 @@ func (c *Controller) SetScan(ctx context.Context, on bool) error {
 	return c.idx.SetMeta(ctx, "scan", v)
 }
 
-// ScanSetting reports whether the session is in scan mode.
+// ScanSetting reports whether the session is in scan mode: its own
+// setting (SetScan), else its workspace's default (SetWorkspaceScan), else
+// off.
 func (c *Controller) ScanSetting(ctx context.Context) (bool, error) {
-	v, err := c.idx.Meta(ctx, "scan")
-	if errors.Is(err, checkpoints.ErrNotFound) {
-		return false, nil
-	}
-	return v == "on", err
+	on, _, err := c.scanSetting(ctx)
+	return on, err
 }
 
-func (c *Controller) scanOn(ctx context.Context, o TurnOptions) (bool, error) {
-	if o.Scan {
-		return true, nil
+// scanSetting is ScanSetting; inherited says the workspace's default
+// decided.
+func (c *Controller) scanSetting(ctx context.Context) (on, inherited bool, err error) {
+	v, err := c.idx.Meta(ctx, "scan")
+	if errors.Is(err, checkpoints.ErrNotFound) {
+		on, set := WorkspaceScan(c.st.Dir(), c.ws.Root())
+		return on, set, nil
 	}
-	return c.ScanSetting(ctx)
+	return v == "on", false, err
+}
+
+func (c *Controller) scanOn(ctx context.Context, o TurnOptions) (on, inherited bool, err error) {
+	if o.Scan {
+		return true, false, nil
+	}
+	return c.scanSetting(ctx)
 }
 
 // scanAllowed refuses a home directory or a filesystem root.
-func (c *Controller) scanAllowed() error {
-	root := c.ws.Root()
+func (c *Controller) scanAllowed() error { return scanAllowedAt(c.ws.Root()) }
+
+// scanAllowedAt refuses a home directory or a filesystem root as root.
+func scanAllowedAt(root string) error {
 	if filepath.Dir(root) == root {
 		return fmt.Errorf("controller: %s: %w", root, ErrScanRefused)
 	}
@@ -68,9 +80,11 @@ func (c *Controller) scanAllowed() error {
 // scanForTurn takes the manifest for a turn about to open: every blob goes
 // into one batch committed before the turn's row (the caller holds the
 // store), and the stat cache is replaced. A refused or over-budget scan is
-// a warning, not an error: the turn opens without a manifest. progress, if
-// not nil, is told how many files the scan has found.
-func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) (*capture.ScanResult, string, error) {
+// a warning, not an error: the turn opens without a manifest. A workspace
+// too big for the budget whose scan mode is its default (inherited) has
+// the default turned off, so the next turns do not spend the budget again.
+// progress, if not nil, is told how many files the scan has found.
+func (c *Controller) scanForTurn(ctx context.Context, progress func(files int), inherited bool) (*capture.ScanResult, string, error) {
 	if err := c.scanAllowed(); err != nil {
 		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
 	}
@@ -84,6 +98,11 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 	so.Progress = progress
 	res, err := c.cap.Scan(ctx, so, cache, batch.Put)
 	if errors.Is(err, capture.ErrScanBudget) {
+		if inherited {
+			if serr := SetWorkspaceScan(c.st.Dir(), c.ws.Root(), false); serr == nil {
+				return nil, err.Error() + "; the workspace is too big to scan at every prompt, so its scan mode is now off: edit-tool captures only (`ckpt scan on` scans this session anyway)", nil
+			}
+		}
 		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
 	}
 	if err != nil {

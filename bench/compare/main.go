@@ -21,6 +21,8 @@ import (
 	"io"
 	"io/fs"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,6 +124,7 @@ func run() error {
 		fn   func() error
 	}{
 		{"capture", benchCapture},
+		{"capture", benchHookServer},
 		{"scan", benchScan},
 		{"rewind", benchRewind},
 		{"store", benchStoreBytes},
@@ -488,6 +491,103 @@ func benchCapture() error {
 					}
 					b = append(b, ms(time.Since(t)))
 				})
+			}
+			r.ckpt, r.other = append(r.ckpt, median(a)), append(r.other, median(b))
+		}
+		rows = append(rows, r)
+	})
+}
+
+// benchHookServer: a Claude Code PreToolUse event for a new 8 KiB file,
+// POSTed over loopback (keep-alive, as an agent's HTTP client does) to a
+// running `ckpt serve --hooks`, against `git hash-object -w` of a file
+// the same size.
+func benchHookServer() error {
+	return guard(func() {
+		rng := rand.New(rand.NewPCG(5, 6))
+		ws := filepath.Join(tmp, "hook1")
+		os.MkdirAll(ws, 0o755)
+		st, gd := filepath.Join(tmp, "hook1.store"), filepath.Join(tmp, "hook1.git")
+		must(git(gd, ws, "init", "-q"))
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			panic(benchErr{err})
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		// The install configures the store's hook server and starts it.
+		must(ck(ws, st, "install", "claude", "--http", "--no-scan", "--port", strconv.Itoa(port)))
+		var hs struct{ Addr, Token string }
+		b, err := os.ReadFile(filepath.Join(st, "hook-server.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &hs)
+		}
+		if err != nil {
+			panic(benchErr{err})
+		}
+		cl := &http.Client{Timeout: 10 * time.Second}
+		post := func(ev map[string]any) {
+			body, _ := json.Marshal(ev)
+			req, _ := http.NewRequest(http.MethodPost, "http://"+hs.Addr+"/hook/claude", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+hs.Token)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := cl.Do(req)
+			if err != nil {
+				panic(benchErr{err})
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || len(out) != 0 {
+				panic(benchErr{fmt.Errorf("hook server: %s: %s", resp.Status, out)})
+			}
+		}
+		var pid int
+		for try := 0; ; try++ {
+			req, _ := http.NewRequest(http.MethodGet, "http://"+hs.Addr+"/hook/ping", nil)
+			req.Header.Set("Authorization", "Bearer "+hs.Token)
+			resp, err := cl.Do(req)
+			if err == nil {
+				var v struct{ Pid int }
+				json.NewDecoder(resp.Body).Decode(&v)
+				resp.Body.Close()
+				pid = v.Pid
+				break
+			}
+			if try == 100 {
+				panic(benchErr{fmt.Errorf("hook server did not start: %v", err)})
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		defer func() {
+			if p, err := os.FindProcess(pid); err == nil && pid > 0 {
+				p.Signal(os.Interrupt)
+			}
+		}()
+		ev := func(name string, extra map[string]any) map[string]any {
+			m := map[string]any{"session_id": "bench-http", "cwd": ws, "hook_event_name": name, "transcript_path": ""}
+			for k, v := range extra {
+				m[k] = v
+			}
+			return m
+		}
+		post(ev("UserPromptSubmit", map[string]any{"prompt": "over http"}))
+		r := &row{name: "PreToolUse capture of an 8 KiB file POSTed to `ckpt serve --hooks`, p50", alt: "`git hash-object -w`", unit: "ms", target: "p50 ≤ 2 ms"}
+		const per = 30
+		n := 0
+		for rep := 0; rep < cfg.reps; rep++ {
+			var a, b []float64
+			for i := 0; i < per; i++ {
+				n++
+				f1, f2 := filepath.Join(ws, fmt.Sprintf("h%05d.go", n)), fmt.Sprintf("g%05d.go", n)
+				os.WriteFile(f1, sourceText(8192, rng), 0o644)
+				os.WriteFile(filepath.Join(ws, f2), sourceText(8192, rng), 0o644)
+				e := ev("PreToolUse", map[string]any{"tool_name": "Write", "tool_use_id": fmt.Sprint("t", n),
+					"tool_input": map[string]any{"file_path": f1, "content": "x"}})
+				interleave(i, func() {
+					t := time.Now()
+					post(e)
+					a = append(a, ms(time.Since(t)))
+				}, func() { b = append(b, ms(must(git(gd, ws, "hash-object", "-w", f2)).wall)) })
 			}
 			r.ckpt, r.other = append(r.ckpt, median(a)), append(r.other, median(b))
 		}

@@ -174,6 +174,7 @@ func installGroups(a *app, path string, wants []groupWant, command string, own f
 	if !install && !e.exist {
 		return a.reportInstall(path, install, nil, nil)
 	}
+	ownEntry := func(h hookEntry) bool { return h.Command != "" && own(h.Command) }
 	var added, removed []string
 	for _, w := range wants {
 		raw, had := e.hooks.vals[w.event]
@@ -181,10 +182,10 @@ func installGroups(a *app, path string, wants []groupWant, command string, own f
 		if err != nil {
 			return fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, w.event, err)
 		}
-		if install && groupsHaveExactly(groups, w.matcher, command, own) {
+		if install && groupsHaveExactly(groups, w.matcher, hookEntry{Type: "command", Command: command}, ownEntry) {
 			continue
 		}
-		kept, gone, err := removeOwnGroups(groups, own)
+		kept, gone, err := removeOwnGroups(groups, ownEntry)
 		if err != nil {
 			return err
 		}
@@ -230,9 +231,9 @@ func describeMatcher(m string) string {
 	return " (" + m + ")"
 }
 
-// groupsHaveExactly reports whether groups hold command under matcher
-// and no other hook of ckpt's.
-func groupsHaveExactly(groups []json.RawMessage, matcher, command string, own func(string) bool) bool {
+// groupsHaveExactly reports whether groups hold want under matcher and
+// no other hook own recognises as ckpt's.
+func groupsHaveExactly(groups []json.RawMessage, matcher string, want hookEntry, own func(hookEntry) bool) bool {
 	found, other := false, false
 	for _, raw := range groups {
 		var g struct {
@@ -243,10 +244,10 @@ func groupsHaveExactly(groups []json.RawMessage, matcher, command string, own fu
 			continue
 		}
 		for _, h := range g.Hooks {
-			if !own(h.Command) {
+			if !own(h) {
 				continue
 			}
-			if h.Command == command && g.Matcher == matcher && h.Type == "command" {
+			if h.same(want) && g.Matcher == matcher {
 				found = true
 			} else {
 				other = true
@@ -258,8 +259,8 @@ func groupsHaveExactly(groups []json.RawMessage, matcher, command string, own fu
 
 // removeOwnGroups drops the hooks own recognises as ckpt's from groups,
 // and groups left without hooks; everything else is kept byte for byte. It
-// returns the removed commands.
-func removeOwnGroups(groups []json.RawMessage, own func(string) bool) (kept []json.RawMessage, gone []string, err error) {
+// returns the removed hooks, described.
+func removeOwnGroups(groups []json.RawMessage, own func(hookEntry) bool) (kept []json.RawMessage, gone []string, err error) {
 	for _, raw := range groups {
 		obj, err := parseObject(raw)
 		if err != nil {
@@ -274,8 +275,8 @@ func removeOwnGroups(groups []json.RawMessage, own func(string) bool) (kept []js
 		var keep []json.RawMessage
 		for _, h := range hooks {
 			var e hookEntry
-			if json.Unmarshal(h, &e) == nil && own(e.Command) {
-				gone = append(gone, e.Command)
+			if json.Unmarshal(h, &e) == nil && own(e) {
+				gone = append(gone, e.describe())
 				continue
 			}
 			keep = append(keep, h)

@@ -474,6 +474,13 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 // holds a pendingPrompt as JSON.
 const adoptFile = "claude-adopt"
 
+// adoptPending reports whether session sid has a first prompt adoptFork
+// has yet to look at.
+func adoptPending(store, sid string) bool {
+	_, err := os.Stat(filepath.Join(controller.SessionDir(store, sid), adoptFile))
+	return err == nil
+}
+
 // adoptFork runs before a tool call of session sid (a Claude Code session
 // ckpt opened at its first prompt, marked by adoptFile). When the
 // transcript now shows the prompt came after an assistant entry that a

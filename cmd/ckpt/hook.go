@@ -24,6 +24,14 @@ const maxHookInput = 64 << 20
 type hookOptions struct {
 	agent  string // "claude" or "generic"
 	strict bool
+	// startServer makes sure the resident hook server (`ckpt serve
+	// --hooks`) runs after the event: what `ckpt install claude --http`
+	// installs on the prompt and session-start events.
+	startServer bool
+	// projectDir is Claude Code's project directory ($CLAUDE_PROJECT_DIR
+	// of the hook process; "" over HTTP, where the session's workspace
+	// decides).
+	projectDir string
 }
 
 func newHookCmd(a *app) *cobra.Command {
@@ -44,6 +52,8 @@ func newHookCmd(a *app) *cobra.Command {
                     workspace manifest yet opens a turn that records one
                     (a resume checkpoint); fork: a new session continuing a
                     ckpt-recorded Claude conversation becomes a ckpt fork
+  Stop, SessionEnd  when the store has a remote, start "ckpt sync" in the
+                    background (one at a time; output in STORE/sync.log)
   PostToolUse and other known events: accepted, nothing to do
 
 Events from a subagent (agent_id set) carry the parent's session_id and
@@ -80,6 +90,7 @@ events are reported on stderr and record nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "block the tool call (exit 2) when its capture fails")
+	cmd.Flags().BoolVar(&o.startServer, "start-server", false, "after the event, start the resident hook server (ckpt serve --hooks) when it is not running")
 	return cmd
 }
 
@@ -105,9 +116,9 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 	return nil
 }
 
-// hook reads one event, decodes and classifies it (decodeHook, in
-// hook_decode.go, or the agent's own decoder, in agents.go), opens its
-// session and executes it (hookRun, in hook_exec.go).
+// hook reads one event from stdin, handles it (handleHook) with a
+// controller opened for this one event, and prints what the agent expects
+// on stdout.
 func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	in := a.stdin
 	if in == nil {
@@ -118,7 +129,105 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	if err != nil {
 		return &hookFailure{msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
 	}
+	if o.agent == "claude" {
+		o.projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
+	}
+	ps := &processSessions{a: a}
+	f := a.handleHook(ctx, o, data, ps)
+	ps.done()
+	if o.startServer {
+		a.ensureHookServer()
+	}
+	return f
+}
+
+// sessions gives the hook the controller of a session: one opened for the
+// event (processSessions, a `ckpt hook` process), or one a resident server
+// keeps open across events (hookServer, in hook_serve.go).
+type sessions interface {
+	// locate is controller.Locate, or a faster answer from what is open.
+	locate(ctx context.Context, dir, session string) (controller.Location, error)
+	// open returns session's controller for workspace ws; release hands
+	// it back.
+	open(ctx context.Context, ws, session string) (c *controller.Controller, release func(), err error)
+	// forget closes what is kept open for session: its index is about to
+	// be replaced.
+	forget(session string)
+}
+
+// processSessions opens a controller per event and closes it after. A
+// session that exists is opened once: locate opens it for the workspace
+// the store's markers give (a stat per ancestor), and open hands that
+// controller on, where controller.Locate would open the session's index
+// once more only to read its workspace.
+type processSessions struct {
+	a *app
+	c *controller.Controller // opened by locate, for open
+}
+
+func (p *processSessions) locate(ctx context.Context, dir, session string) (controller.Location, error) {
+	if controller.HasIndex(p.a.store, session) {
+		if near, err := controller.Locate(ctx, p.a.store, dir, ""); err == nil && near.Found {
+			c, err := p.openNow(ctx, near.Workspace, session)
+			if err == nil {
+				p.c = c
+				return controller.Location{Workspace: near.Workspace, Session: session, Found: true, OfSession: true}, nil
+			}
+			// Another workspace's session (an enclosing one), or a
+			// failure Locate and open report again.
+		}
+	}
+	return controller.Locate(ctx, p.a.store, dir, session)
+}
+
+func (p *processSessions) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
+	c := p.c
+	p.c = nil
+	if c == nil || c.WorkspaceRoot() != ws || c.Session() != session {
+		if c != nil {
+			c.Close()
+		}
+		var err error
+		if c, err = p.openNow(ctx, ws, session); err != nil {
+			return nil, nil, err
+		}
+	}
+	return c, func() { c.Close() }, nil
+}
+
+func (p *processSessions) openNow(ctx context.Context, ws, session string) (*controller.Controller, error) {
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.a.store})
+	if err != nil {
+		return nil, err
+	}
+	if c.Recovered() != "" {
+		p.a.say("ckpt: %s", c.Recovered())
+	}
+	return c, nil
+}
+
+// forget closes the controller locate opened: the session's index is
+// about to be replaced.
+func (p *processSessions) forget(string) {
+	if p.c != nil {
+		p.c.Close()
+		p.c = nil
+	}
+}
+
+// done closes what was opened and not used.
+func (p *processSessions) done() { p.forget("") }
+
+// handleHook decodes and classifies one event (decodeHook, in
+// hook_decode.go, or the agent's own decoder, in agents.go), opens its
+// session through ss and executes it (hookRun, in hook_exec.go). It is the
+// one implementation of the hook: `ckpt hook` and the resident server
+// (`ckpt serve`, POST /hook/AGENT) both call it.
+func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss sessions) (fail *hookFailure) {
 	plan, f := decodeFor(data, o.agent)
+	if plan.sync {
+		a.startSync()
+	}
 	if f != nil || plan.none {
 		return f
 	}
@@ -134,13 +243,13 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	// The workspace: the session's own when it exists and cwd is inside
 	// it; for Claude Code, its project directory when cwd is inside that;
 	// else the nearest enclosing workspace the store knows, else cwd.
-	loc, err := controller.Locate(ctx, a.store, ev.Cwd, session)
+	loc, err := ss.locate(ctx, ev.Cwd, session)
 	if err != nil {
 		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
 	}
 	ws := loc.Workspace
 	if o.agent == "claude" && !loc.OfSession {
-		if p := claudeWorkspace(ev.Cwd); p != ev.Cwd {
+		if p := claudeWorkspace(ev.Cwd, o.projectDir); p != ev.Cwd {
 			ws = p
 		}
 	}
@@ -162,17 +271,15 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 		// first turn takes its own manifest in scan mode).
 		return nil
 	}
-	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" {
+	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" && adoptPending(a.store, session) {
+		ss.forget(session) // adoptFork may replace the session's index
 		adoptFork(ctx, a.store, session, ev.TranscriptPath, a.say)
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: a.store})
+	c, release, err := ss.open(ctx, ws, session)
 	if err != nil {
 		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
 	}
-	defer c.Close()
-	if c.Recovered() != "" {
-		a.say("ckpt: %s", c.Recovered())
-	}
+	defer release()
 	h := hookRun{a: a, c: c, session: session, strict: o.strict}
 
 	switch {

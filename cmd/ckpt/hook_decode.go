@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -45,6 +44,10 @@ var quietEvents = map[string]bool{
 	"PreCompact": true, "SessionEnd": true,
 }
 
+// syncEvents end an agent's answer or session: the moment to upload what
+// was recorded, in the background, when the store has a remote.
+var syncEvents = map[string]bool{"Stop": true, "SessionEnd": true}
+
 // hookPlan is what one event asks for, decided from its JSON alone.
 type hookPlan struct {
 	ev    hookEvent
@@ -52,6 +55,9 @@ type hookPlan struct {
 	shell bool     // a shell command is about to run
 	start bool     // a SessionStart: ev.Source says which
 	none  bool     // nothing to do (a quiet event, a tool that does not write)
+	// sync: the agent finished answering or the session ended, so a
+	// background `ckpt sync` starts when the store has a remote.
+	sync bool
 }
 
 // onWindows selects the path style agentPath converts to.
@@ -71,7 +77,7 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 	case "UserPromptSubmit", "PreToolUse", "SessionStart":
 	default:
 		if quietEvents[ev.HookEventName] {
-			return hookPlan{none: true}, nil
+			return hookPlan{none: true, sync: syncEvents[ev.HookEventName]}, nil
 		}
 		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("unknown event %q; nothing recorded", ev.HookEventName)}
 	}
@@ -159,11 +165,10 @@ func agentPath(p string, windows bool) (string, bool) {
 func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
 
 // claudeWorkspace is the workspace for a Claude Code event: the project
-// directory Claude Code exports to hooks when cwd is inside it (the agent's
-// shell may have cd'd into a subdirectory, and a session has one
-// workspace), else cwd.
-func claudeWorkspace(cwd string) string {
-	proj := os.Getenv("CLAUDE_PROJECT_DIR")
+// directory Claude Code exports to hooks (proj, its $CLAUDE_PROJECT_DIR)
+// when cwd is inside it (the agent's shell may have cd'd into a
+// subdirectory, and a session has one workspace), else cwd.
+func claudeWorkspace(cwd, proj string) string {
 	if proj == "" || !filepath.IsAbs(proj) {
 		return cwd
 	}

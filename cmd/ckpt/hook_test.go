@@ -72,8 +72,7 @@ func TestClaudeWorkspace(t *testing.T) {
 		{"/w", "/wx", "/wx"},
 		{"rel", "/w", "/w"},
 	} {
-		t.Setenv("CLAUDE_PROJECT_DIR", tc.proj)
-		if got := claudeWorkspace(tc.cwd); got != tc.want {
+		if got := claudeWorkspace(tc.cwd, tc.proj); got != tc.want {
 			t.Errorf("claudeWorkspace(%q) with CLAUDE_PROJECT_DIR=%q = %q, want %q", tc.cwd, tc.proj, got, tc.want)
 		}
 	}

@@ -7,12 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/atomicfile"
 	"github.com/spf13/cobra"
 )
@@ -43,6 +47,9 @@ type installOptions struct {
 	user       bool
 	strict     bool
 	statusLine bool
+	http       bool   // Claude Code: PreToolUse as an http hook to `ckpt serve --hooks`
+	addr       string // the hook server's address (--addr, --port)
+	noScan     bool
 }
 
 func newInstallCmd(a *app) *cobra.Command {
@@ -54,12 +61,27 @@ func newInstallCmd(a *app) *cobra.Command {
 ~/.claude/settings.json with --user): UserPromptSubmit opens a turn per
 prompt, PreToolUse captures each file before Write, Edit or NotebookEdit
 changes it (and Bash or PowerShell keeps scan mode's manifest), SessionStart
-records a resume checkpoint in scan mode and links forked conversations.
-Other settings and hooks are kept; running it again changes nothing; an
-older ckpt install (another matcher, another binary path) is replaced in
-place. --statusline also sets Claude Code's statusLine to "ckpt
+records a resume checkpoint in scan mode and links forked conversations,
+Stop and SessionEnd start a background "ckpt sync" when the store has a
+remote. Other settings and hooks are kept; running it again changes
+nothing; an older ckpt install (another matcher, another binary path) is
+replaced in place. --statusline also sets Claude Code's statusLine to "ckpt
 statusline" (not over a status line of your own). Prints what it changed.
 "ckpt uninstall claude" removes exactly these entries.
+
+--http makes PreToolUse an http hook: Claude Code posts each tool call to
+"ckpt serve --hooks" on loopback (--port or --addr; default ` + defaultHookAddr + `),
+with no process started per call. The hooks carry the store's token, so they
+go in .claude/settings.local.json (kept out of version control); the prompt
+and session-start hooks start the server when it is not running, and so does
+the install. While it is down Claude Code goes on and edits are not captured
+("ckpt statusline" says so). Installing with or without --http switches in
+place.
+
+Installing also turns scan mode on for the workspace (every session of it,
+of any agent, inherits it), so a rewind also undoes shell edits; --no-scan
+leaves it off, and a tree too big to scan at every prompt turns it off again
+with one warning. Not with --user.
 
 Other agents: codex (.codex/hooks.json), gemini (.gemini/settings.json),
 cursor (.cursor/hooks.json), copilot (.github/hooks/ckpt.json), cline
@@ -77,15 +99,41 @@ what it would write, and changes nothing.`,
 			if len(args) == 0 {
 				return a.runDetect()
 			}
+			if err := a.installScan(o); err != nil {
+				return err
+			}
 			if s := agents[args[0]]; s != nil {
 				return a.runAgentInstall(s, o, true)
 			}
 			return a.runInstall(o, true)
 		},
 	}
+	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "leave scan mode as it is (install turns it on for the workspace)")
 	cmd.Flags().BoolVar(&o.user, "user", false, "install into ~/.claude/settings.json instead of the workspace's")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hook with --strict: a failed capture blocks the edit")
 	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `also set Claude Code's statusLine to "ckpt statusline"`)
+	cmd.Flags().BoolVar(&o.http, "http", false, "claude: send tool calls to a resident ckpt (ckpt serve --hooks) over loopback HTTP instead of starting a process per call")
+	cmd.Flags().StringVar(&o.addr, "addr", "", "with --http: the hook server's loopback HOST:PORT (default "+defaultHookAddr+", or the store's current one)")
+	var port int
+	cmd.Flags().IntVar(&port, "port", 0, "with --http: the hook server's port on 127.0.0.1")
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if port != 0 {
+			if o.addr != "" {
+				return usagef("--addr and --port: give one")
+			}
+			if port < 1 || port > 65535 {
+				return usagef("--port %d: want 1 to 65535", port)
+			}
+			o.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		}
+		if (o.addr != "") && !o.http {
+			return usagef("--addr and --port go with --http")
+		}
+		if o.http && len(args) == 1 && args[0] != "claude" {
+			return usagef("--http is for claude (Claude Code's http hooks)")
+		}
+		return nil
+	}
 	return cmd
 }
 
@@ -95,9 +143,10 @@ func newUninstallCmd(a *app) *cobra.Command {
 		Use:   "uninstall claude|AGENT",
 		Short: "Remove ckpt's hooks from Claude Code's settings",
 		Long: `Remove the hook entries "ckpt install claude" added from the workspace's
-.claude/settings.json (or ~/.claude/settings.json with --user), and a
-statusLine running "ckpt statusline", leaving every other setting and hook
-as it was.`,
+.claude/settings.json and .claude/settings.local.json (or
+~/.claude/settings.json with --user), and a statusLine running "ckpt
+statusline", leaving every other setting and hook as it was. The
+workspace's scan mode stays as it is.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || (args[0] != "claude" && agents[args[0]] == nil) {
 				return usagef("uninstall takes the agent: %s", strings.Join(agentNames(), ", "))
@@ -155,101 +204,272 @@ type installJSON struct {
 	Changed  bool     `json:"changed"`
 	Added    []string `json:"added"`
 	Removed  []string `json:"removed"`
+	// Scan is the workspace's scan mode after an install: "on", "off"
+	// (--no-scan, --user) or "refused" (a home directory or a
+	// filesystem root).
+	Scan string `json:"scan,omitempty"`
+}
+
+// installScan turns scan mode on for the workspace, the default every
+// session of it inherits (sessions of any agent, new ones included), so a
+// code rewind also undoes what the agent did through its shell. Not with
+// --no-scan, nor with --user (hooks for every project; scan mode is per
+// workspace). A workspace too big for the scan budget turns it off again
+// at its first prompt, with one warning (controller.SetWorkspaceScan).
+func (a *app) installScan(o installOptions) error {
+	a.scanState, a.scanNote = "off", ""
+	if o.noScan || o.user {
+		return nil
+	}
+	if err := a.locate(context.Background()); err != nil {
+		return err
+	}
+	root, err := controller.WorkspaceRoot(a.workspace)
+	if err != nil {
+		return err
+	}
+	if on, set := controller.WorkspaceScan(a.store, root); on && set {
+		a.scanState = "on"
+		return nil
+	}
+	err = controller.SetWorkspaceScan(a.store, root, true)
+	if errors.Is(err, controller.ErrScanRefused) {
+		a.scanState = "refused"
+		a.scanNote = fmt.Sprintf("scan mode stays off: %s is a home directory or a filesystem root; edit-tool captures only", root)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	a.scanState = "on"
+	a.scanNote = fmt.Sprintf("scan mode on for %s: each prompt records the workspace, so a rewind also undoes shell edits (install --no-scan leaves it off)", root)
+	return nil
+}
+
+// claudeWant is one hook ckpt installs into Claude Code's settings.
+type claudeWant struct {
+	event, matcher string
+	entry          hookEntry
+}
+
+// claudeWants are the hooks `ckpt install claude` writes: command hooks
+// for every event, or (http) an http hook for PreToolUse, the hot path,
+// with the prompt and session-start command hooks starting the resident
+// server when it is not running. Stop and SessionEnd start a background
+// sync when the store has a remote.
+func claudeWants(o installOptions, hs hookServerConfig) []claudeWant {
+	cmd := command(hookCommand(o.strict))
+	pre, start := cmd, cmd
+	if o.http {
+		pre = hookEntry{Type: "http", URL: hookURL(hs.Addr, o.strict), Headers: map[string]string{"Authorization": "Bearer " + hs.Token}}
+		start = command(hookCommand(o.strict) + " --start-server")
+	}
+	return []claudeWant{
+		{"UserPromptSubmit", "", start},
+		{"PreToolUse", claudeMatcher, pre},
+		{"SessionStart", "", start},
+		{"Stop", "", cmd},
+		{"SessionEnd", "", cmd},
+	}
+}
+
+func command(c string) hookEntry { return hookEntry{Type: "command", Command: c} }
+
+// claudeEvents are the events ckpt may have hooks in.
+var claudeEvents = []string{"UserPromptSubmit", "PreToolUse", "SessionStart", "Stop", "SessionEnd"}
+
+// isOwnClaudeHook recognises a hook ckpt installed for Claude Code: a
+// command running "ckpt hook claude", or an http hook posting to a hook
+// server's /hook/claude.
+func isOwnClaudeHook(h hookEntry) bool {
+	switch h.Type {
+	case "http":
+		return isOwnHookURL(h.URL)
+	case "command", "":
+		return isOwnCommand(h.Command)
+	}
+	return false
+}
+
+// isOwnHookURL recognises the URL of ckpt's hook server on loopback.
+func isOwnHookURL(u string) bool {
+	rest, ok := strings.CutPrefix(u, "http://")
+	if !ok {
+		return false
+	}
+	host, path, _ := strings.Cut(rest, "/")
+	path, _, _ = strings.Cut(path, "?")
+	h, _, err := net.SplitHostPort(host)
+	return err == nil && isLoopbackHost(h) && path == "hook/claude"
+}
+
+// claudeSettings are the settings files of a Claude install: target gets
+// the hooks, other loses any of ckpt's (an install of the other kind
+// there). Command hooks go in the project's .claude/settings.json; http
+// hooks carry the hook server's token, so they go in
+// .claude/settings.local.json, the project's settings Claude Code keeps
+// out of version control. --user: ~/.claude/settings.json for both kinds.
+func (a *app) claudeSettings(o installOptions) (target, other string, err error) {
+	if o.user {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", fmt.Errorf("home directory: %w", err)
+		}
+		return filepath.Join(home, ".claude", "settings.json"), "", nil
+	}
+	shared := filepath.Join(a.workspace, ".claude", "settings.json")
+	local := filepath.Join(a.workspace, ".claude", "settings.local.json")
+	if o.http {
+		return local, shared, nil
+	}
+	return shared, local, nil
 }
 
 func (a *app) runInstall(o installOptions, install bool) error {
 	if err := a.locate(context.Background()); err != nil {
 		return err
 	}
-	path := filepath.Join(a.workspace, ".claude", "settings.json")
-	if o.user {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return fmt.Errorf("home directory: %w", err)
-		}
-		path = filepath.Join(home, ".claude", "settings.json")
-	}
-	data, mode, err := readSettings(path)
+	target, other, err := a.claudeSettings(o)
 	if err != nil {
 		return err
 	}
-	if !install && data == nil {
-		return a.reportInstall(path, install, nil, nil)
-	}
-	root, err := parseObject(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w (left unchanged)", path, err)
-	}
-	hooks := &object{vals: map[string]json.RawMessage{}}
-	if raw, ok := root.vals["hooks"]; ok {
-		if hooks, err = parseObject(raw); err != nil {
-			return fmt.Errorf("%s: hooks: %w (left unchanged)", path, err)
-		}
-	}
-	var added, removed []string
-	want := []struct{ event, matcher string }{{"UserPromptSubmit", ""}, {"PreToolUse", claudeMatcher}, {"SessionStart", ""}}
-	command := hookCommand(o.strict)
-	for _, w := range want {
-		groups, err := parseGroups(hooks.vals[w.event])
-		if err != nil {
-			return fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, w.event, err)
-		}
-		if install && groupsHaveExactly(groups, w.matcher, command, isOwnCommand) {
-			continue
-		}
-		kept, gone, err := removeOwnGroups(groups, isOwnCommand)
-		if err != nil {
-			return fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, w.event, err)
-		}
-		for _, c := range gone {
-			removed = append(removed, describeHook(w.event, c))
-		}
-		if install {
-			b, err := marshalNoEscape(hookGroup{Matcher: w.matcher, Hooks: []hookEntry{{Type: "command", Command: command}}})
-			if err != nil {
+	var wants []claudeWant
+	if install {
+		var hs hookServerConfig
+		if o.http {
+			if hs, err = a.hookServerFor(o); err != nil {
 				return err
 			}
-			kept = append(kept, b)
-			added = append(added, describeHook(w.event, command))
 		}
-		if len(gone) == 0 && !install {
+		wants = claudeWants(o, hs)
+	}
+	var added, removed []string
+	if other != "" {
+		// Switching between command and http hooks: the other file's
+		// hooks go (uninstall: both files).
+		_, rm, err := a.editClaudeSettings(other, nil, false, false)
+		if err != nil {
+			return err
+		}
+		for _, r := range rm {
+			removed = append(removed, other+": "+r)
+		}
+	}
+	ad, rm, err := a.editClaudeSettings(target, wants, install && o.statusLine, !install)
+	if err != nil {
+		return err
+	}
+	added, removed = append(added, ad...), append(removed, rm...)
+	if err := a.reportInstall(target, install, added, removed); err != nil {
+		return err
+	}
+	if install && o.http {
+		a.ensureHookServer()
+	}
+	return nil
+}
+
+// hookServerFor configures the store's hook server for an http install:
+// --addr or --port when given, else the address it has, else the default.
+// A server still listening at the old address is stopped, so the one the
+// hooks start next listens at the new one.
+func (a *app) hookServerFor(o installOptions) (hookServerConfig, error) {
+	cur, had, err := loadHookServer(a.store)
+	if err != nil {
+		return cur, err
+	}
+	addr := o.addr
+	if addr == "" {
+		addr = defaultHookAddr
+		if had {
+			addr = cur.Addr
+		}
+	}
+	if had && addr != cur.Addr {
+		defer stopHookServer(a.store, cur)
+	}
+	if err := checkAddr(addr, false); err != nil {
+		return hookServerConfig{}, err
+	}
+	if _, port, _ := net.SplitHostPort(addr); port == "0" {
+		return hookServerConfig{}, usagef("--addr %q: the hook server needs a fixed port", addr)
+	}
+	return configureHookServer(a.store, addr)
+}
+
+// editClaudeSettings makes path's ckpt hooks exactly wants (none: remove
+// them) and sets or removes ckpt's statusLine, keeping everything else byte
+// for byte. It writes the file only when something changed, and returns
+// what it added and removed.
+func (a *app) editClaudeSettings(path string, wants []claudeWant, addStatus, removeStatus bool) (added, removed []string, err error) {
+	e, err := openSettings(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !e.exist && len(wants) == 0 && !addStatus {
+		return nil, nil, nil
+	}
+	wanted := map[string]claudeWant{}
+	for _, w := range wants {
+		wanted[w.event] = w
+	}
+	for _, event := range claudeEvents {
+		w, want := wanted[event]
+		raw, had := e.hooks.vals[event]
+		groups, err := parseGroups(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, event, err)
+		}
+		if want && groupsHaveExactly(groups, w.matcher, w.entry, isOwnClaudeHook) {
+			continue
+		}
+		kept, gone, err := removeOwnGroups(groups, isOwnClaudeHook)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, event, err)
+		}
+		for _, c := range gone {
+			removed = append(removed, describeHook(event, c))
+		}
+		if want {
+			b, err := marshalNoEscape(hookGroup{Matcher: w.matcher, Hooks: []hookEntry{w.entry}})
+			if err != nil {
+				return nil, nil, err
+			}
+			kept = append(kept, b)
+			added = append(added, describeHook(event, w.entry.describe()))
+		}
+		if len(gone) == 0 && !want {
 			continue
 		}
 		if len(kept) == 0 {
-			hooks.del(w.event)
+			if had {
+				e.hooks.del(event)
+			}
 		} else {
 			b, err := marshalNoEscape(kept)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
-			hooks.set(w.event, b)
+			e.hooks.set(event, b)
 		}
 	}
-	ad, rm, err := statusLineChange(root, install && o.statusLine, !install, a)
+	ad, rm, err := statusLineChange(e.root, addStatus, removeStatus, a)
 	if err != nil {
-		return fmt.Errorf("%s: statusLine: %w (left unchanged)", path, err)
+		return nil, nil, fmt.Errorf("%s: statusLine: %w (left unchanged)", path, err)
 	}
 	added, removed = append(added, ad...), append(removed, rm...)
 	if len(added) == 0 && len(removed) == 0 {
-		return a.reportInstall(path, install, nil, nil)
+		return nil, nil, nil
 	}
-	if len(hooks.keys) == 0 {
-		root.del("hooks")
-	} else {
-		root.set("hooks", hooks.marshal())
+	for _, w := range wants {
+		if !e.exist && w.entry.Type == "http" {
+			e.mode = 0o600 // it holds the hook server's token
+		}
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, root.marshal(), "", "  "); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err := e.save(false, nil); err != nil {
+		return nil, nil, err
 	}
-	out.WriteByte('\n')
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	if err := writeFileAtomic(path, out.Bytes(), mode); err != nil {
-		return err
-	}
-	return a.reportInstall(path, install, added, removed)
+	return added, removed, nil
 }
 
 // statusLineCommand recognises the statusLine command ckpt installs.
@@ -321,10 +541,19 @@ func describeHook(event, command string) string {
 func (a *app) reportInstall(path string, install bool, added, removed []string) error {
 	changed := len(added)+len(removed) > 0
 	if a.json {
-		return a.printJSON(installJSON{Settings: path, Changed: changed, Added: nonNil(added), Removed: nonNil(removed)})
+		scan := ""
+		if install {
+			scan = a.scanState
+		}
+		return a.printJSON(installJSON{Settings: path, Changed: changed || a.scanNote != "", Added: nonNil(added), Removed: nonNil(removed), Scan: scan})
+	}
+	if a.scanNote != "" && install {
+		defer fmt.Fprintln(a.stdout, a.scanNote)
 	}
 	if !changed {
-		if install {
+		if install && a.scanNote != "" {
+			fmt.Fprintf(a.stdout, "ckpt hooks already installed in %s\n", path)
+		} else if install {
 			fmt.Fprintf(a.stdout, "ckpt hooks already installed in %s; nothing changed\n", path)
 		} else {
 			fmt.Fprintf(a.stdout, "no ckpt hooks in %s; nothing changed\n", path)
@@ -385,9 +614,26 @@ type hookGroup struct {
 	Hooks   []hookEntry `json:"hooks"`
 }
 
+// hookEntry is one hook: a command, or (Claude Code) an http hook.
 type hookEntry struct {
-	Type    string `json:"type"`
-	Command string `json:"command"`
+	Type    string            `json:"type"`
+	Command string            `json:"command,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// describe names the hook for install's report; an http hook's headers
+// (its token) are not shown.
+func (h hookEntry) describe() string {
+	if h.Type == "http" {
+		return "POST " + h.URL
+	}
+	return h.Command
+}
+
+// same reports whether h is exactly want.
+func (h hookEntry) same(want hookEntry) bool {
+	return h.Type == want.Type && h.Command == want.Command && h.URL == want.URL && maps.Equal(h.Headers, want.Headers)
 }
 
 // object is a JSON object that keeps its keys' order and its values' bytes,

@@ -43,6 +43,9 @@ type app struct {
 	located   bool      // locate has settled workspace and session
 	remoteBar *progress // a sync or pull's transfer display, if shown
 	warned    bool      // the store's warning was shown
+	// scanState and scanNote are what an install did to the workspace's
+	// scan mode (installScan), for its report.
+	scanState, scanNote string
 
 	stdin          io.Reader
 	stdout, stderr io.Writer

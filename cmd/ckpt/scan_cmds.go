@@ -59,6 +59,9 @@ started: every file, for a scanned turn; the captured files otherwise.`,
 				return err
 			}
 			defer c.Close()
+			if hookServerDown(a.store, a.workspace) {
+				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
+			}
 			changes, err := c.Status(cmd.Context())
 			if err != nil {
 				return err

@@ -40,6 +40,11 @@ type serveOptions struct {
 	tokenFile   string
 	allowRemote bool
 	token       string // filled from tokenFile, or random
+	// hooks serves only the hook endpoint, at the store's hook server
+	// address with its token (hook_serve.go); idle, if set, stops it after
+	// that long without an event.
+	hooks bool
+	idle  time.Duration
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -61,20 +66,48 @@ needs "Authorization: Bearer TOKEN". The token is random (128 bits) unless
 22 base64 characters). One JSON line goes to stdout:
 {"url":...,"token":...,"open_url":...}, open_url being the page with the
 token in its fragment. The token is never printed on stderr.
-Stops cleanly on SIGINT or SIGTERM.`,
+Stops cleanly on SIGINT or SIGTERM.
+
+Agent hook events are accepted too: POST /hook/claude (or /hook/generic)
+with the event's JSON as the body, handled as "ckpt hook claude" handles
+it, for any session of the store, with no process start-up per event.
+--hooks serves only that, on the address and with the token "ckpt install
+claude --http" keeps in the store (STORE/hook-server.json), and needs no
+workspace; that install starts it when it is not running.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.hooks {
+				cfg, ok, err := loadHookServer(a.store)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("no hook server configured in %s (run ckpt install claude --http)", a.store)
+				}
+				if !cmd.Flags().Changed("addr") {
+					o.addr = cfg.Addr
+				}
+				if o.tokenFile == "" {
+					o.token = cfg.Token
+				}
+			} else if o.idle != 0 {
+				return usagef("--idle goes with --hooks")
+			}
 			if err := checkAddr(o.addr, o.allowRemote); err != nil {
 				return err
 			}
-			token, err := serveToken(o.tokenFile)
-			if err != nil {
-				return err
+			if o.token == "" {
+				token, err := serveToken(o.tokenFile)
+				if err != nil {
+					return err
+				}
+				o.token = token
 			}
-			o.token = token
 			return a.serve(cmd.Context(), o, nil)
 		},
 	}
+	cmd.Flags().BoolVar(&o.hooks, "hooks", false, "serve only agent hook events, at the store's hook server address (see ckpt install claude --http)")
+	cmd.Flags().DurationVar(&o.idle, "idle", 0, "with --hooks: stop after this long without an event (0: never)")
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:0", "loopback HOST:PORT to listen on (port 0 picks a free one)")
 	cmd.Flags().StringVar(&o.tokenFile, "token-file", "", "read the bearer token (at least 128 bits) from this file instead of making a random one")
 	cmd.Flags().BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (the API can rewrite this workspace's files: only on a network you trust)")
@@ -176,11 +209,6 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if o.allowRemote && tokenBits(o.token) < minTokenBits {
 		return usagef("--allow-remote needs a token of at least %d bits", minTokenBits)
 	}
-	c, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
@@ -193,16 +221,28 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if o.allowRemote && (bound == nil || !bound.IP.IsLoopback()) {
 		a.say("ckpt: warning: --allow-remote: serving on %s, beyond this machine; whoever can reach it and holds the token can rewrite this workspace's files, and plain HTTP is not encrypted", ln.Addr())
 	}
-	h := httpapi.NewHandler(c, httpapi.Options{
-		Token:        o.token,
-		Store:        a.store,
-		PollInterval: serveLimits.poll,
-		KeepAlive:    serveLimits.keepAlive,
-		BodyTimeout:  serveLimits.read,
-		WriteTimeout: serveLimits.write,
-	})
+	hooks := newHookServer(a, o.token)
+	defer hooks.close()
+	mux := http.NewServeMux()
+	mux.Handle("/hook/", hooks)
+	if !o.hooks {
+		c, err := a.open(ctx)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer c.Close()
+		mux.Handle("/", httpapi.NewHandler(c, httpapi.Options{
+			Token:        o.token,
+			Store:        a.store,
+			PollInterval: serveLimits.poll,
+			KeepAlive:    serveLimits.keepAlive,
+			BodyTimeout:  serveLimits.read,
+			WriteTimeout: serveLimits.write,
+		}))
+	}
 	hs := &http.Server{
-		Handler:           h,
+		Handler:           mux,
 		ReadHeaderTimeout: serveLimits.readHeader,
 		ReadTimeout:       serveLimits.read,
 		WriteTimeout:      serveLimits.write,
@@ -219,18 +259,37 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 		}
 		url = "http://" + net.JoinHostPort(lo.String(), strconv.Itoa(bound.Port))
 	}
-	line, _ := json.Marshal(map[string]string{"url": url, "token": o.token, "open_url": url + "/#token=" + o.token})
-	fmt.Fprintln(a.stdout, string(line))
-	a.say("ckpt: serving session %s at %s (open the open_url printed on stdout); Ctrl-C stops", a.session, url)
+	if o.hooks {
+		// The token stays in the store's hook-server.json.
+		line, _ := json.Marshal(map[string]string{"url": url, "hook_url": url + "/hook/claude"})
+		fmt.Fprintln(a.stdout, string(line))
+		a.say("ckpt: serving agent hook events for store %s at %s; Ctrl-C stops", a.store, url)
+	} else {
+		line, _ := json.Marshal(map[string]string{"url": url, "token": o.token, "open_url": url + "/#token=" + o.token})
+		fmt.Fprintln(a.stdout, string(line))
+		a.say("ckpt: serving session %s at %s (open the open_url printed on stdout); Ctrl-C stops", a.session, url)
+	}
 	if ready != nil {
 		ready <- url
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+	tick := time.NewTicker(hookIdle / 2)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+			break wait
+		case <-tick.C:
+			hooks.sweep(hookIdle)
+			if o.idle > 0 && hooks.idleFor() > o.idle {
+				a.say("ckpt: no hook event for %s; stopping", o.idle)
+				break wait
+			}
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()

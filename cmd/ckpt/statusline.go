@@ -52,6 +52,19 @@ func (a *app) statusLine(ctx context.Context) string {
 			json.Unmarshal(data, &in)
 		}
 	}
+	line := a.sessionStatus(ctx, in)
+	proj := in.Workspace.ProjectDir
+	if proj == "" {
+		proj = in.Cwd
+	}
+	if hookServerDown(a.store, proj) {
+		return "ckpt: hook server down, edits not captured (ckpt serve --hooks) · " + strings.TrimPrefix(line, "ckpt: ")
+	}
+	return line
+}
+
+// sessionStatus is the status line of the session in's event names.
+func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 	session := a.session
 	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
 		session, _ = continuedSession(a.store, in.SessionID)

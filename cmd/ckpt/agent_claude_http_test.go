@@ -1,0 +1,147 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/internal/fakemodel"
+)
+
+// TestClaudeCodeRealBinaryHTTP runs the real Claude Code against a
+// scripted model with `ckpt install claude --http`: its PreToolUse hook is
+// an http hook to the resident `ckpt serve --hooks` (the only PreToolUse
+// hook installed), so the files it captured prove Claude Code posted the
+// events with the token and took the empty 200 as "go on". Code rewinds
+// then bring each state back.
+func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
+	claude := claudeBin(t)
+	if _, err := exec.LookPath("ckpt"); err != nil {
+		t.Skip("no ckpt on $PATH (TestMain puts this test binary there)")
+	}
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, store := t.TempDir(), t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+
+	const p1, p2 = "create the notes", "edit the notes"
+	srv, err := fakemodel.NewAnthropic(map[string][]fakemodel.Step{
+		p1: {
+			{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(ws, "notes.txt"), "content": "alpha\nline two\n"}},
+			{Text: "Created."},
+		},
+		p2: {
+			{Tool: "Read", Input: map[string]any{"file_path": filepath.Join(ws, "notes.txt")}},
+			{Tool: "Edit", Input: map[string]any{"file_path": filepath.Join(ws, "notes.txt"), "old_string": "alpha", "new_string": "beta"}},
+			{Text: "Edited."},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "CKPT_") || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || k == "HOME" || k == "XDG_CONFIG_HOME" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"),
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-test", "CKPT_HOME="+store,
+		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
+	e := &agentEnv{t: t, ws: ws, store: store, claude: claude, env: env}
+	defer func() {
+		if t.Failed() {
+			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
+			log, _ := os.ReadFile(filepath.Join(store, serverLogFile))
+			t.Logf("hook server log:\n%s", log)
+		}
+	}()
+	ver, _, _ := e.run(ws, nil, claude, "--version")
+	t.Logf("claude --version: %s", strings.TrimSpace(ver))
+
+	e.ckpt("install", "claude", "--http", "--port", port, "--no-scan")
+	cfg, ok, err := loadHookServer(store)
+	if err != nil || !ok {
+		t.Fatalf("hook server configuration: %v %v", ok, err)
+	}
+	defer func() {
+		// Stop the server the install started.
+		req, _ := http.NewRequest(http.MethodGet, "http://"+cfg.Addr+"/hook/ping", nil)
+		req.Header.Set("Authorization", "Bearer "+cfg.Token)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			var v struct{ Pid int }
+			json.NewDecoder(resp.Body).Decode(&v)
+			resp.Body.Close()
+			if v.Pid > 0 {
+				syscall.Kill(v.Pid, syscall.SIGTERM)
+			}
+		}
+	}()
+	for try := 0; !hookServerUp(cfg, time.Second); try++ {
+		if try == 200 {
+			t.Fatal("the hook server did not start")
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	settings, _ := os.ReadFile(filepath.Join(ws, ".claude", "settings.local.json"))
+	if !bytes.Contains(settings, []byte(`"type": "http"`)) {
+		t.Fatalf("settings.local.json after install --http:\n%s", settings)
+	}
+
+	const sid = "6c1d0b5f-2e3a-4b4c-8d9e-8f7a6b5c4d3e"
+	e.prompt("-p", p1, "--session-id", sid)
+	e.wantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\nline two\n"})
+	e.prompt("-p", p2, "--continue")
+	e.wantFiles("after prompt 2", map[string]string{"notes.txt": "beta\nline two\n"})
+
+	var list []struct {
+		Prompt string `json:"prompt"`
+		Files  []struct {
+			Path string `json:"path"`
+			Kind string `json:"kind"`
+		} `json:"files"`
+	}
+	if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "list", "--json")), &list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, cp := range list {
+		s := cp.Prompt + ":"
+		for _, f := range cp.Files {
+			s += " " + f.Path + "=" + f.Kind
+		}
+		got = append(got, s)
+	}
+	want := []string{p1 + ": notes.txt=created", p2 + ": notes.txt=modified"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("ckpt list (captures through the http hook):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	e.ckpt("--session", sid, "rewind", "1", "--scope", "code")
+	e.wantFiles("after rewind 1", map[string]string{"notes.txt": "alpha\nline two\n"})
+	e.ckpt("--session", sid, "rewind", "0", "--scope", "code")
+	e.wantFiles("after rewind 0", map[string]string{})
+	e.ckpt("--session", sid, "undo")
+	e.wantFiles("after undo", map[string]string{"notes.txt": "alpha\nline two\n"})
+}

@@ -1,0 +1,20 @@
+//go:build !unix
+
+package main
+
+import (
+	"os"
+	"os/exec"
+)
+
+// detach: the child is started as it is (Windows does not tie it to the
+// hook's console once the hook exits).
+func detach(cmd *exec.Cmd) {}
+
+// tryLockFile opens path. Without flock, every call gets it: concurrent
+// hooks may start more than one child, and `ckpt sync` itself refuses to
+// run twice at once.
+func tryLockFile(path string) (*os.File, bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	return f, err == nil, err
+}

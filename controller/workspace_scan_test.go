@@ -1,0 +1,93 @@
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ckpt/ckpt/controller"
+)
+
+// TestWorkspaceScanDefault: a workspace's scan-mode default reaches every
+// session of it that has no setting of its own, existing and new ones;
+// a session's own setting wins; the marker still locates the workspace.
+func TestWorkspaceScanDefault(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	root := e.c.WorkspaceRoot()
+	if on, set := controller.WorkspaceScan(e.store, root); on || set {
+		t.Fatalf("fresh workspace: scan default on=%v set=%v, want none", on, set)
+	}
+	if err := controller.SetWorkspaceScan(e.store, root, true); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := e.c.ScanSetting(ctx); err != nil || !on {
+		t.Errorf("existing session after the workspace default went on: %v, %v; want on", on, err)
+	}
+	other, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Session: "other-agent", Store: e.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if on, err := other.ScanSetting(ctx); err != nil || !on {
+		t.Errorf("new session: %v, %v; want on (inherited)", on, err)
+	}
+	res, err := other.BeginTurnWith(ctx, "first", controller.TurnOptions{})
+	if err != nil || !res.Scanned {
+		t.Errorf("new session's first turn: scanned=%v err=%v; want a manifest", res.Scanned, err)
+	}
+	if err := other.SetScan(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if on, _ := other.ScanSetting(ctx); on {
+		t.Error("a session's own scan off lost to the workspace default")
+	}
+	loc, err := controller.Locate(ctx, e.store, e.ws+"/", "")
+	if err != nil || loc.Workspace != root || !loc.Found {
+		t.Errorf("Locate after the scan line was written: %+v, %v; want the workspace found", loc, err)
+	}
+
+	t.Setenv("HOME", root)
+	if err := controller.SetWorkspaceScan(e.store, root, true); !errors.Is(err, controller.ErrScanRefused) {
+		t.Errorf("scan default on in $HOME: %v, want ErrScanRefused", err)
+	}
+}
+
+// TestWorkspaceScanOverBudgetFallsBack: a workspace whose inherited scan
+// runs past the budget gets its default turned off, with a warning that
+// says so; the next turn does not try again.
+func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	for i := 0; i < 20; i++ {
+		e.write(string(rune('a'+i))+"/f.txt", "x")
+	}
+	root := e.c.WorkspaceRoot()
+	if err := controller.SetWorkspaceScan(e.store, root, true); err != nil {
+		t.Fatal(err)
+	}
+	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{Budget: time.Nanosecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.BeginTurnWith(ctx, "big", controller.TurnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scanned || !strings.Contains(res.Warning, "scan mode is now off") {
+		t.Errorf("over budget: scanned=%v warning=%q; want no manifest and the fallback said", res.Scanned, res.Warning)
+	}
+	if on, set := controller.WorkspaceScan(e.store, root); on || !set {
+		t.Errorf("workspace default after the fallback: on=%v set=%v, want off", on, set)
+	}
+	res, err = c.BeginTurnWith(ctx, "next", controller.TurnOptions{})
+	if err != nil || res.Warning != "" || res.Scanned {
+		t.Errorf("next turn: %+v, %v; want no scan and no warning", res, err)
+	}
+	if _, err := c.Capture(ctx, "a/f.txt"); err != nil {
+		t.Errorf("edit capture after the fallback: %v", err)
+	}
+}
