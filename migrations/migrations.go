@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-//go:embed index/*.sql cas/*.sql
+//go:embed index/*.sql cas/*.sql catalog/*.sql
 var files embed.FS
 
 // Errors returned by Apply.
@@ -35,6 +35,9 @@ var (
 	Index = Set{name: "index"}
 	// CAS is the blob store's own database.
 	CAS = Set{name: "cas"}
+	// Catalog is the store's catalog of sessions: a cache of each
+	// session's summary, rebuilt from the indexes when lost.
+	Catalog = Set{name: "catalog"}
 )
 
 // String returns the set's name.
