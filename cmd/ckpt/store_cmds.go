@@ -372,8 +372,11 @@ content again stores it afresh.`,
 					}
 					fmt.Fprintln(w)
 				}
+				for _, id := range rep.Catalog {
+					fmt.Fprintf(w, "%-8s %s  its summary in the store's catalog disagreed with its index (rewritten)\n", "catalog", id)
+				}
 				w.Flush()
-				a.say("checked %d referenced blobs of %d stored: %d findings", rep.Checked, rep.Blobs, len(rep.Findings))
+				a.say("checked %d referenced blobs of %d stored: %d findings", rep.Checked, rep.Blobs, len(rep.Findings)+len(rep.Catalog))
 				if repair && rep.Repaired > 0 {
 					a.say("repaired: %d references marked lost", rep.Repaired)
 				}
