@@ -242,9 +242,10 @@ func (c *Catalog) Sessions(ctx context.Context, open OpenFunc) ([]Summary, error
 		at  time.Time
 	}
 	var stale []job
+	at := c.now()
+	allSigs := indexSigs(dir, ids)
 	for n, id := range ids {
-		at := c.now()
-		sig := indexSig(SessionDir(c.store, id))
+		sig := allSigs[n]
 		if r, ok := rows[id]; ok && sig.trusted(r.sig, r.at) {
 			if s, err := decodeSummary(r.data); err == nil {
 				s.ID = id

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 )
 
 // fileSig is what the catalog records of one file of an index.
@@ -70,3 +72,33 @@ func (s sigs) trusted(rec []byte, at int64) bool {
 
 // modTime is a file's modification time in unix nanoseconds.
 func modTime(fi os.FileInfo) int64 { return fi.ModTime().UnixNano() }
+
+// indexSigsEach is indexSigs by path, for platforms without fstatat.
+func indexSigsEach(sessions string, ids []string) []sigs {
+	out := make([]sigs, len(ids))
+	parallel(len(ids), func(i int) { out[i] = indexSig(filepath.Join(sessions, ids[i])) })
+	return out
+}
+
+// parallel calls fn(0..n-1) from one goroutine per processor: lstat-bound
+// work over thousands of sessions, which the kernel serves in parallel.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), 8, max(n/256, 1))
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}

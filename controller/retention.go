@@ -151,15 +151,20 @@ type SessionInfo struct {
 	// SharedBytes is what the blobs it shares with other sessions take.
 	SharedBytes int64     `json:"shared_bytes"`
 	LastUse     time.Time `json:"last_use"`
-	// Parent is the session this one was forked from, and ParentTurn the
-	// turn it was forked before (its parent in the session tree); both are
-	// null for a session that is not a fork. The parent may have been
-	// removed since.
-	Parent     *string `json:"parent"`
-	ParentTurn *int    `json:"parent_turn"`
+	// Parent is where this session was forked from (its parent in the
+	// session tree): null for a session that is not a fork. The parent
+	// may have been removed since.
+	Parent *Parent `json:"parent"`
 	// Error says why the session's index could not be read; the other
 	// fields but ID are then zero. Empty when it was read.
 	Error string `json:"error,omitempty"`
+}
+
+// Parent is the session a fork was made from and the turn it was forked
+// before.
+type Parent struct {
+	Session string `json:"session"`
+	Turn    int    `json:"turn"`
 }
 
 // Sessions lists the store's sessions, sorted by id. A session whose index
@@ -189,8 +194,7 @@ func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
 		}
 		info := SessionInfo{ID: sum.ID, Workspace: sum.Workspace, Turns: sum.Active(), LastUse: sum.LastUse}
 		if sum.Origin.Session != "" {
-			p, t := sum.Origin.Session, sum.Origin.Turn
-			info.Parent, info.ParentTurn = &p, &t
+			info.Parent = &Parent{Session: sum.Origin.Session, Turn: sum.Origin.Turn}
 		}
 		out = append(out, info)
 	}

@@ -410,7 +410,7 @@ the others are listed all the same.
 --tree shows the session tree: each fork under the session it was forked
 from, with the turn it was forked before. Any session of the tree can be
 rewound or forked again with --session ID. In --json, every session has
-"parent" and "parent_turn" (null for a session that is not a fork); with
+"parent": {"session": ID, "turn": N} for a fork, null otherwise; with
 --tree the document nests forks in "children".`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -505,7 +505,7 @@ func sessionTree(infos []controller.SessionInfo) []*sessionNode {
 	forks := map[string][]*sessionNode{} // by parent, in id order
 	for _, i := range infos {
 		if i.Parent != nil {
-			forks[*i.Parent] = append(forks[*i.Parent], nodes[i.ID])
+			forks[i.Parent.Session] = append(forks[i.Parent.Session], nodes[i.ID])
 		}
 	}
 	var roots []*sessionNode
@@ -521,7 +521,7 @@ func sessionTree(infos []controller.SessionInfo) []*sessionNode {
 		}
 	}
 	for _, i := range infos {
-		if n := nodes[i.ID]; n.Parent == nil || nodes[*n.Parent] == nil {
+		if n := nodes[i.ID]; n.Parent == nil || nodes[n.Parent.Session] == nil {
 			roots = append(roots, n)
 			place(n)
 		}
@@ -552,9 +552,9 @@ func (a *app) printSessionTree(infos []controller.SessionInfo) error {
 	walk = func(n *sessionNode, prefix, branch string) {
 		name := prefix + branch + n.ID
 		if n.Parent != nil {
-			from := fmt.Sprintf(" (turn %d)", *n.ParentTurn)
+			from := fmt.Sprintf(" (turn %d)", n.Parent.Turn)
 			if branch == "" { // a root whose parent is gone
-				from = fmt.Sprintf(" (from %s turn %d, gone)", *n.Parent, *n.ParentTurn)
+				from = fmt.Sprintf(" (from %s turn %d, gone)", n.Parent.Session, n.Parent.Turn)
 			}
 			name += from
 		}
