@@ -289,11 +289,13 @@ func (c *Catalog) Sessions(ctx context.Context, open OpenFunc) ([]Summary, error
 	}
 	close(jobs)
 	wg.Wait()
+	// What was read is kept even when ctx ended: a sweep cut short by its
+	// time budget leaves less for the next one to read.
+	c.store1(context.WithoutCancel(ctx), freshIDs, fresh)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	c.Read = len(stale)
-	c.store1(ctx, freshIDs, fresh)
 	c.forget(ctx, rows, ids)
 	return out, nil
 }
