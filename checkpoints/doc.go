@@ -2,7 +2,11 @@
 // snapshots, conversation and rewind journal, and its SQLite adapter.
 //
 // One Index lives in one directory per session (index.db there); several
-// sessions may share one cas store, so the index holds only blob ids.
+// sessions may share one cas store, so the index holds only blob ids. The
+// store's Catalog (catalog.db) caches a summary of each session for the
+// store-wide commands, trusted only while the index files are unchanged
+// (see catalog.go); a fork records its origin (RecordOrigin), which makes
+// the sessions of a store a tree.
 //
 // The model:
 //   - A turn (Checkpoint) is opened by BeginTurn and numbered from 0 in the

@@ -67,6 +67,9 @@ func (c *Controller) Fork(ctx context.Context, turn int, newID string, restoreFi
 // not changed. It fails with ErrNoTurn for a turn not in the active
 // history and ErrSessionExists when o.To names an existing session; if the
 // fork's rewind fails (a conflict, unless forced), the fork is removed.
+// The fork records this session and turn as its origin (its parent in the
+// session tree, see Store.Sessions); a fork can be rewound and forked like
+// any session.
 func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (ForkResult, error) {
 	fail := func(err error) (ForkResult, error) {
 		return ForkResult{}, fmt.Errorf("controller: fork turn %d: %w", turn, err)
@@ -109,6 +112,13 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 	}
 	f, err := Open(ctx, Options{Workspace: c.ws.Root(), Session: id, Store: c.st.Dir(), NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan})
 	if err != nil {
+		cleanup()
+		return fail(err)
+	}
+	// The fork's place in the session tree. The copy carries this
+	// session's own origin; the fork's is this session.
+	if err := f.idx.RecordOrigin(ctx, checkpoints.Origin{Session: c.session, Turn: turn}); err != nil {
+		f.Close()
 		cleanup()
 		return fail(err)
 	}

@@ -151,44 +151,55 @@ type SessionInfo struct {
 	// SharedBytes is what the blobs it shares with other sessions take.
 	SharedBytes int64     `json:"shared_bytes"`
 	LastUse     time.Time `json:"last_use"`
+	// Parent is where this session was forked from (its parent in the
+	// session tree): null for a session that is not a fork. The parent
+	// may have been removed since.
+	Parent *Parent `json:"parent"`
 	// Error says why the session's index could not be read; the other
 	// fields but ID are then zero. Empty when it was read.
 	Error string `json:"error,omitempty"`
 }
 
+// Parent is the session a fork was made from and the turn it was forked
+// before.
+type Parent struct {
+	Session string `json:"session"`
+	Turn    int    `json:"turn"`
+}
+
 // Sessions lists the store's sessions, sorted by id. A session whose index
 // cannot be read (missing, empty, corrupt) is listed with its Error and
 // does not hide the others; its blobs count as nobody's, so the sizes of
-// the others may count as their own what it also references.
+// the others may count as their own what it also references. What each
+// index holds comes from the store's catalog (see checkpoints.Catalog),
+// which opens only the indexes that changed since it last read them.
 func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
 	sizes, err := retention.BlobSizes(ctx, s.blobs)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := retention.SessionDirs(s.dir)
+	ss, err := retention.Summaries(ctx, s.dir)
 	if err != nil {
 		return nil, err
 	}
-	out := []SessionInfo{}
-	refs := make([]map[cas.ID]bool, len(ids))
+	out := make([]SessionInfo, 0, len(ss))
 	holders := map[cas.ID]int{} // sessions referencing each blob
-	for n, id := range ids {
-		info := SessionInfo{ID: id}
-		seen, err := s.sessionInfo(ctx, &info)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			info = SessionInfo{ID: id, Error: strings.TrimPrefix(err.Error(), "checkpoints: ")}
+	for _, sum := range ss {
+		if sum.Err != nil {
+			out = append(out, SessionInfo{ID: sum.ID, Error: strings.TrimPrefix(sum.Err.Error(), "checkpoints: ")})
+			continue
 		}
-		for b := range seen {
+		for _, b := range sum.Refs {
 			holders[b]++
 		}
-		refs[n] = seen
+		info := SessionInfo{ID: sum.ID, Workspace: sum.Workspace, Turns: sum.Active(), LastUse: sum.LastUse}
+		if sum.Origin.Session != "" {
+			info.Parent = &Parent{Session: sum.Origin.Session, Turn: sum.Origin.Turn}
+		}
 		out = append(out, info)
 	}
-	for n := range out {
-		for b := range refs[n] {
+	for n, sum := range ss {
+		for _, b := range sum.Refs {
 			if holders[b] > 1 {
 				out[n].SharedBytes += sizes[b]
 			} else {
@@ -197,30 +208,6 @@ func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
 		}
 	}
 	return out, nil
-}
-
-// sessionInfo fills info for session info.ID and returns the blobs it
-// references.
-func (s *Store) sessionInfo(ctx context.Context, info *SessionInfo) (map[cas.ID]bool, error) {
-	x, err := retention.OpenSession(ctx, s.dir, info.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer x.Close()
-	info.Workspace, _ = x.Meta(ctx, "workspace")
-	seen := map[cas.ID]bool{}
-	if err := x.Refs(ctx, func(r checkpoints.Ref) error { seen[r.Blob] = true; return nil }); err != nil {
-		return nil, err
-	}
-	cps, err := x.Checkpoints(ctx)
-	if err != nil {
-		return nil, err
-	}
-	info.Turns = len(cps)
-	if info.LastUse, err = x.LastUse(ctx); err != nil {
-		return nil, err
-	}
-	return seen, nil
 }
 
 // autoRetain runs the daily sweep if it is due and no other process is

@@ -1,9 +1,10 @@
 // Package migrations holds ckpt's SQLite schemas as embedded, numbered SQL
 // files and applies them.
 //
-// There are two schema sets: Index (one database per session: turns, file
-// snapshots, the conversation and the rewind journal) and CAS (the blob
-// store's database). Each set is a directory of files named NNNN_name.sql.
+// There are three schema sets: Index (one database per session: turns, file
+// snapshots, the conversation and the rewind journal), CAS (the blob store's
+// database) and Catalog (the store's cache of session summaries). Each set is
+// a directory of files named NNNN_name.sql.
 // Apply runs the files whose number is above the database's recorded
 // version, in order, each in its own transaction together with the row that
 // records it in the schema_migrations table. Applying twice is a no-op.

@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-//go:embed index/*.sql cas/*.sql
+//go:embed index/*.sql cas/*.sql catalog/*.sql index/base/*.sql
 var files embed.FS
 
 // Errors returned by Apply.
@@ -35,6 +35,9 @@ var (
 	Index = Set{name: "index"}
 	// CAS is the blob store's own database.
 	CAS = Set{name: "cas"}
+	// Catalog is the store's catalog of sessions: a cache of each
+	// session's summary, rebuilt from the indexes when lost.
+	Catalog = Set{name: "catalog"}
 )
 
 // String returns the set's name.
@@ -78,6 +81,85 @@ func (s Set) List() ([]Migration, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil
+}
+
+// createMigrationsTable makes the table recording applied migrations.
+const createMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY,
+		name    TEXT NOT NULL,
+		applied INTEGER NOT NULL
+	)`
+
+// useBase lets Apply create a new database from the set's base schema
+// (tests turn it off to compare the two ways).
+var useBase = true
+
+// base returns the set's base schema with the highest version not above
+// latest: a file base/NNNN.sql holding, in one script, the schema that
+// migrations 1..NNNN build, written compactly. A new database is created
+// from it in one transaction, and the rows recording migrations 1..NNNN
+// are written as if each had run. Stored schema text takes pages (the
+// CREATE statements with their comments, and the text ALTER TABLE appends,
+// live in sqlite_master), and every index starts small; the base holds
+// the same statements as SQLite stores them after the migrations, less
+// comments and spacing, which a test checks. Databases that exist already
+// are never touched by it.
+func (s Set) base(latest int) (Migration, bool) {
+	ents, err := fs.ReadDir(files, path.Join(s.name, "base"))
+	if err != nil {
+		return Migration{}, false
+	}
+	var best Migration
+	for _, e := range ents {
+		v, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".sql"))
+		if err != nil || !strings.HasSuffix(e.Name(), ".sql") || v > latest || v <= best.Version {
+			continue
+		}
+		b, err := files.ReadFile(path.Join(s.name, "base", e.Name()))
+		if err != nil {
+			continue
+		}
+		best = Migration{Version: v, Name: "base/" + e.Name(), SQL: string(b)}
+	}
+	return best, best.Version > 0
+}
+
+// applyBase creates the schema of a new database from base b and records
+// migrations 1..b.Version, in one transaction. Another process that got
+// there first leaves it nothing to do.
+func applyBase(ctx context.Context, db *sql.DB, set Set, b Migration, ms []Migration) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrations: %s %s: begin: %w", set, b.Name, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, createMigrationsTable); err != nil {
+		return fmt.Errorf("migrations: %s: create table: %w", set, err)
+	}
+	var done int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&done); err != nil {
+		return fmt.Errorf("migrations: %s %s: %w", set, b.Name, err)
+	}
+	if done > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, b.SQL); err != nil {
+		return fmt.Errorf("migrations: %s %s: %w", set, b.Name, err)
+	}
+	for _, m := range ms {
+		if m.Version > b.Version {
+			break
+		}
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, strftime('%s','now'))`,
+			m.Version, m.Name); err != nil {
+			return fmt.Errorf("migrations: %s %s: record: %w", set, b.Name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrations: %s %s: commit: %w", set, b.Name, err)
+	}
+	return nil
 }
 
 // Latest returns the highest version the set embeds.
@@ -134,6 +216,14 @@ func Apply(ctx context.Context, db *sql.DB, set Set) error {
 	if cur == latest {
 		return nil
 	}
+	if cur == 0 && useBase {
+		if b, ok := set.base(latest); ok {
+			if err := applyBase(ctx, db, set, b, ms); err != nil {
+				return err
+			}
+			cur = b.Version
+		}
+	}
 	for _, m := range ms {
 		if m.Version <= cur {
 			continue
@@ -152,11 +242,7 @@ func applyOne(ctx context.Context, db *sql.DB, set Set, m Migration) error {
 	}
 	defer tx.Rollback()
 
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY,
-		name    TEXT NOT NULL,
-		applied INTEGER NOT NULL
-	)`); err != nil {
+	if _, err := tx.ExecContext(ctx, createMigrationsTable); err != nil {
 		return fmt.Errorf("migrations: %s: create table: %w", set, err)
 	}
 	var done int

@@ -64,4 +64,18 @@
 // empty; ErrNoIndex), collection stops before deleting and names the
 // directory. Retention never opens a missing index, which would create an
 // empty one.
+//
+// # The catalog
+//
+// Planning, collection's mark and listing sessions read each session's
+// summary (its turns with their blobs, undo blobs, every blob it
+// references, last use) from the store's catalog (checkpoints.Catalog)
+// instead of opening thousands of indexes. The catalog vouches for a
+// summary only while the index's files are exactly as they were when it
+// was read, with no commit pending in a WAL and no write recent enough to
+// hide in the file system's timestamp granularity; every other session is
+// read from its index, under the collector's lock for the mark. So the
+// mark sees every reference any index holds, as it did when it opened
+// every index, whoever wrote it and however a writer stopped. Verify reads
+// every index and checks the catalog's trusted summaries against them.
 package retention

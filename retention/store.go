@@ -110,28 +110,56 @@ func eachSession(ctx context.Context, store string, fn func(id string, x *checkp
 	return nil
 }
 
-// Load reads what Evaluate needs from every session of the store.
-func Load(ctx context.Context, store string) ([]Session, error) {
-	var out []Session
-	err := eachSession(ctx, store, func(id string, x *checkpoints.Index) error {
-		s := Session{ID: id}
-		var err error
-		if s.Turns, err = x.TurnRecords(ctx); err != nil {
-			return err
-		}
-		if s.LastUse, err = x.LastUse(ctx); err != nil {
-			return err
-		}
-		err = x.Refs(ctx, func(r checkpoints.Ref) error {
-			if r.Kind == checkpoints.RefUndo {
-				s.Undo = append(s.Undo, r.Blob)
-			}
-			return nil
-		})
-		out = append(out, s)
-		return err
+// summaries returns the catalog's summary of every session directory of
+// the store (see checkpoints.Catalog), failing at the first session whose
+// index cannot be read: such a session is never taken for empty.
+func summaries(ctx context.Context, store string) ([]checkpoints.Summary, error) {
+	cat, err := checkpoints.OpenCatalog(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("retention: %w", err)
+	}
+	defer cat.Close()
+	ss, err := cat.Sessions(ctx, func(ctx context.Context, id string) (*checkpoints.Index, error) {
+		return openSession(ctx, store, id)
 	})
-	return out, err
+	if err != nil {
+		return nil, fmt.Errorf("retention: %w", err)
+	}
+	for _, s := range ss {
+		if s.Err != nil {
+			return nil, fmt.Errorf("retention: session %s: %w", s.ID, s.Err)
+		}
+	}
+	return ss, nil
+}
+
+// Summaries returns the catalog's summary of every session directory of
+// the store, sorted by id; a session whose index cannot be read has its
+// Err set (a *NoIndexError when index.db is missing or empty) and does
+// not hide the others.
+func Summaries(ctx context.Context, store string) ([]checkpoints.Summary, error) {
+	cat, err := checkpoints.OpenCatalog(ctx, store)
+	if err != nil {
+		return nil, fmt.Errorf("retention: %w", err)
+	}
+	defer cat.Close()
+	return cat.Sessions(ctx, func(ctx context.Context, id string) (*checkpoints.Index, error) {
+		return openSession(ctx, store, id)
+	})
+}
+
+// Load reads what Evaluate needs of every session of the store, from the
+// catalog where it vouches for an index.
+func Load(ctx context.Context, store string) ([]Session, error) {
+	ss, err := summaries(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Session, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, Session{ID: s.ID, Turns: s.Turns, LastUse: s.LastUse, Undo: s.Undo})
+	}
+	return out, nil
 }
 
 // BlobSizes returns the stored size of every blob.
@@ -376,17 +404,19 @@ func Collect(ctx context.Context, store string, blobs *cas.Disk, o CollectOption
 		return rep, err
 	}
 	defer release()
-	live := map[cas.ID]bool{}
-	sessions := 0
-	err = eachSession(ctx, store, func(_ string, x *checkpoints.Index) error {
-		sessions++
-		return x.Refs(ctx, func(r checkpoints.Ref) error {
-			live[r.Blob] = true
-			return nil
-		})
-	})
+	// The mark: every blob a session's index references, from the
+	// catalog where it vouches for the index (it does only for an index
+	// whose files have not changed since it was read), else from the index.
+	ss, err := summaries(ctx, store)
 	if err != nil {
 		return rep, fmt.Errorf("retention: collect: nothing deleted: %w", err)
+	}
+	live := map[cas.ID]bool{}
+	sessions := len(ss)
+	for _, s := range ss {
+		for _, b := range s.Refs {
+			live[b] = true
+		}
 	}
 	// Sessions read whose records name no blob (every turn holding one
 	// pruned, the files gone from the stat cache) are a real empty live

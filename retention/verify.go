@@ -44,10 +44,19 @@ type VerifyReport struct {
 	Checked  int       `json:"checked"`  // referenced blobs read and hashed
 	Findings []Finding `json:"findings"` // sorted: losses first
 	Repaired int       `json:"repaired"` // references marked lost by repair
+	// Catalog lists the sessions whose summary in the store's catalog was
+	// trusted yet disagreed with their index; verify rewrote them. A
+	// catalog is a cache checked against the index files, so this is a
+	// fault (a file system that kept a file's times across a change, or a
+	// bug) that could have misled collection: not OK.
+	Catalog []string `json:"catalog"`
 }
 
 // OK reports whether nothing referenced is missing or corrupt.
 func (r VerifyReport) OK() bool {
+	if len(r.Catalog) > 0 {
+		return false
+	}
 	for _, f := range r.Findings {
 		if f.Kind != Orphan {
 			return false
@@ -114,12 +123,28 @@ func Verify(ctx context.Context, store string, blobs cas.Store, repair bool, bef
 	if err != nil {
 		return rep, fmt.Errorf("retention: verify: %w", err)
 	}
+	if rep.Catalog, err = checkCatalog(ctx, store); err != nil {
+		return rep, fmt.Errorf("retention: verify: %w", err)
+	}
 	if repair {
 		if err := doRepair(ctx, store, blobs, &rep, before); err != nil {
 			return rep, err
 		}
 	}
 	return rep, nil
+}
+
+// checkCatalog compares the store catalog's trusted summaries with the
+// indexes, rewriting those that disagree.
+func checkCatalog(ctx context.Context, store string) ([]string, error) {
+	cat, err := checkpoints.OpenCatalog(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	defer cat.Close()
+	return cat.Check(ctx, func(ctx context.Context, id string) (*checkpoints.Index, error) {
+		return openSession(ctx, store, id)
+	})
 }
 
 // check reads one blob whole, verifying it, and classifies the outcome.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/internal/jsondoc/jsondoctest"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -38,6 +39,8 @@ func TestScripts(t *testing.T) {
 			"isexec":     cmdIsExec,
 			"nonull":     cmdNoNull,
 			"manyfiles":  cmdManyFiles,
+			"backdate":   cmdBackdate,
+			"pause":      cmdPause,
 		},
 	})
 }
@@ -142,6 +145,25 @@ func cmdManyFiles(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(os.MkdirAll(dir, 0o755))
 		ts.Check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d.txt", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o644))
 	}
+}
+
+// backdate PATH... sets each path's modification time two hours back.
+func cmdBackdate(ts *testscript.TestScript, neg bool, args []string) {
+	old := time.Now().Add(-2 * time.Hour)
+	for _, a := range args {
+		ts.Check(os.Chtimes(ts.MkAbs(a), old, old))
+	}
+}
+
+// pause DURATION waits, e.g. for file times to age past the catalog's
+// margin.
+func cmdPause(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: pause DURATION")
+	}
+	d, err := time.ParseDuration(args[0])
+	ts.Check(err)
+	time.Sleep(d)
 }
 
 // isexec FILE checks that FILE has its owner-executable bit set.

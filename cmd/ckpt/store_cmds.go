@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -371,8 +372,11 @@ content again stores it afresh.`,
 					}
 					fmt.Fprintln(w)
 				}
+				for _, id := range rep.Catalog {
+					fmt.Fprintf(w, "%-8s %s  its summary in the store's catalog disagreed with its index (rewritten)\n", "catalog", id)
+				}
 				w.Flush()
-				a.say("checked %d referenced blobs of %d stored: %d findings", rep.Checked, rep.Blobs, len(rep.Findings))
+				a.say("checked %d referenced blobs of %d stored: %d findings", rep.Checked, rep.Blobs, len(rep.Findings)+len(rep.Catalog))
 				if repair && rep.Repaired > 0 {
 					a.say("repaired: %d references marked lost", rep.Repaired)
 				}
@@ -390,7 +394,7 @@ content again stores it afresh.`,
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
-	var remote bool
+	var remote, tree bool
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List the store's sessions with their size, turns and last use; sessions rm ID removes one",
@@ -401,11 +405,20 @@ OWN SIZE is what the blobs only that session references take: what
 "ckpt sessions rm ID" would free. SHARED is what the blobs it shares with
 other sessions take; a fork shares most of its parent's. A session whose
 index cannot be read is listed with the reason (and "error" in --json);
-the others are listed all the same.`,
+the others are listed all the same.
+
+--tree shows the session tree: each fork under the session it was forked
+from, with the turn it was forked before. Any session of the tree can be
+rewound or forked again with --session ID. In --json, every session has
+"parent": {"session": ID, "turn": N} for a fork, null otherwise; with
+--tree the document nests forks in "children".`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if remote {
+				if tree {
+					return usagef("--tree does not apply to --remote")
+				}
 				return a.remoteSessions(ctx)
 			}
 			s, err := a.openStore(ctx)
@@ -417,41 +430,156 @@ the others are listed all the same.`,
 			if err != nil {
 				return err
 			}
+			if tree {
+				return a.printSessionTree(infos)
+			}
 			if a.json {
 				return a.printJSON(infos)
 			}
 			w := bufio.NewWriter(a.stdout)
-			// Session ids from Claude Code are 36-character UUIDs.
-			const row = "%-36s %5s %10s %10s  %-19s  %s\n"
-			fmt.Fprintf(w, row, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
-			bad := 0
+			fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
 			for _, i := range infos {
-				if i.Error != "" {
-					bad++
-					fmt.Fprintf(w, row, i.ID, "?", "?", "?", "?", "unreadable: "+strings.ReplaceAll(i.Error, "\n", "; "))
-					continue
-				}
-				last, shared := "-", "-"
-				if !i.LastUse.IsZero() {
-					last = i.LastUse.Local().Format("2006-01-02 15:04:05")
-				}
-				if i.SharedBytes > 0 {
-					shared = controller.FormatBytes(i.SharedBytes)
-				}
-				fmt.Fprintf(w, row, i.ID, fmt.Sprint(i.Turns), controller.FormatBytes(i.Bytes), shared, last, qpath(i.Workspace))
+				fmt.Fprint(w, sessionLine(i.ID, i))
 			}
 			if err := w.Flush(); err != nil {
 				return err
 			}
-			if bad > 0 {
-				a.say("warning: %d session(s) have an unreadable index; `ckpt sessions rm ID --force` removes one", bad)
-			}
+			a.warnUnreadable(infos)
 			return nil
 		},
 	}
 	cmd.AddCommand(newSessionsRmCmd(a))
 	cmd.Flags().BoolVar(&remote, "remote", false, "list the sessions on the remote (ckpt remote) instead")
+	cmd.Flags().BoolVar(&tree, "tree", false, "show forks under the session and turn they came from")
 	return cmd
+}
+
+// sessionRow lays out one line of the sessions table. Session ids from
+// Claude Code are 36-character UUIDs.
+const sessionRow = "%-36s %5s %10s %10s  %-19s  %s\n"
+
+// sessionLine is session i's line of the table, its first column name.
+func sessionLine(name string, i controller.SessionInfo) string {
+	if i.Error != "" {
+		return fmt.Sprintf(sessionRow, name, "?", "?", "?", "?", "unreadable: "+strings.ReplaceAll(i.Error, "\n", "; "))
+	}
+	last, shared := "-", "-"
+	if !i.LastUse.IsZero() {
+		last = i.LastUse.Local().Format("2006-01-02 15:04:05")
+	}
+	if i.SharedBytes > 0 {
+		shared = controller.FormatBytes(i.SharedBytes)
+	}
+	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), controller.FormatBytes(i.Bytes), shared, last, qpath(i.Workspace))
+}
+
+// warnUnreadable says how many sessions could not be read.
+func (a *app) warnUnreadable(infos []controller.SessionInfo) {
+	bad := 0
+	for _, i := range infos {
+		if i.Error != "" {
+			bad++
+		}
+	}
+	if bad > 0 {
+		a.say("warning: %d session(s) have an unreadable index; `ckpt sessions rm ID --force` removes one", bad)
+	}
+}
+
+// sessionNode is one session of the tree, with its forks.
+type sessionNode struct {
+	controller.SessionInfo
+	Children []*sessionNode `json:"children"`
+}
+
+// sessionTree arranges sessions by origin: a fork goes under its parent
+// when the parent is in the store; a session that is not a fork, or whose
+// parent is gone, is a root. Roots and children are sorted by id. A cycle
+// (possible only when a removed session's id was reused) is broken by
+// making its first member a root.
+func sessionTree(infos []controller.SessionInfo) []*sessionNode {
+	nodes := map[string]*sessionNode{}
+	for _, i := range infos {
+		nodes[i.ID] = &sessionNode{SessionInfo: i, Children: []*sessionNode{}}
+	}
+	forks := map[string][]*sessionNode{} // by parent, in id order
+	for _, i := range infos {
+		if i.Parent != nil {
+			forks[i.Parent.Session] = append(forks[i.Parent.Session], nodes[i.ID])
+		}
+	}
+	var roots []*sessionNode
+	placed := map[string]bool{}
+	var place func(n *sessionNode)
+	place = func(n *sessionNode) {
+		placed[n.ID] = true
+		for _, c := range forks[n.ID] {
+			if !placed[c.ID] {
+				n.Children = append(n.Children, c)
+				place(c)
+			}
+		}
+	}
+	for _, i := range infos {
+		if n := nodes[i.ID]; n.Parent == nil || nodes[n.Parent.Session] == nil {
+			roots = append(roots, n)
+			place(n)
+		}
+	}
+	for _, i := range infos { // cycles
+		if n := nodes[i.ID]; !placed[n.ID] {
+			roots = append(roots, n)
+			place(n)
+		}
+	}
+	sort.Slice(roots, func(i, j int) bool { return roots[i].ID < roots[j].ID })
+	return roots
+}
+
+// printSessionTree prints the session tree: --json nests forks in
+// "children"; the table puts each fork under its parent.
+func (a *app) printSessionTree(infos []controller.SessionInfo) error {
+	roots := sessionTree(infos)
+	if roots == nil {
+		roots = []*sessionNode{}
+	}
+	if a.json {
+		return a.printJSON(roots)
+	}
+	w := bufio.NewWriter(a.stdout)
+	fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
+	var walk func(n *sessionNode, prefix, branch string)
+	walk = func(n *sessionNode, prefix, branch string) {
+		name := prefix + branch + n.ID
+		if n.Parent != nil {
+			from := fmt.Sprintf(" (turn %d)", n.Parent.Turn)
+			if branch == "" { // a root whose parent is gone
+				from = fmt.Sprintf(" (from %s turn %d, gone)", n.Parent.Session, n.Parent.Turn)
+			}
+			name += from
+		}
+		fmt.Fprint(w, sessionLine(name, n.SessionInfo))
+		if branch == "├─ " {
+			prefix += "│  "
+		} else if branch == "└─ " {
+			prefix += "   "
+		}
+		for k, c := range n.Children {
+			b := "├─ "
+			if k == len(n.Children)-1 {
+				b = "└─ "
+			}
+			walk(c, prefix, b)
+		}
+	}
+	for _, r := range roots {
+		walk(r, "", "")
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	a.warnUnreadable(infos)
+	return nil
 }
 
 func newPinCmd(a *app, pin bool) *cobra.Command {

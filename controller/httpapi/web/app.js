@@ -73,6 +73,7 @@
   async function loadSession() {
     try {
       const s = await api("GET", "/api/session");
+      current = s.session;
       $("session").textContent = s.session;
       $("workspace").textContent = s.workspace;
       $("workspace").title = s.workspace;
@@ -80,6 +81,56 @@
     } catch (e) {
       status("Could not load the session: " + e.message, "error");
     }
+  }
+
+  // The session tree (GET /api/sessions, when the server lists sessions):
+  // each fork under its parent; a fork whose parent is gone is a root that
+  // says where it came from. The page's own session is marked.
+  let current = "";
+  async function loadTree() {
+    let list;
+    try {
+      list = await api("GET", "/api/sessions");
+    } catch (e) {
+      $("tree-pane").hidden = true;
+      return;
+    }
+    const byId = new Map(list.map((s) => [s.id, s]));
+    const kids = new Map();
+    const roots = [];
+    for (const s of list) {
+      if (s.parent && byId.has(s.parent.session)) {
+        if (!kids.has(s.parent.session)) kids.set(s.parent.session, []);
+        kids.get(s.parent.session).push(s);
+      } else {
+        roots.push(s);
+      }
+    }
+    const seen = new Set();
+    const node = (s, isRoot) => {
+      seen.add(s.id);
+      const li = el("li", s.id === current ? "node current" : "node");
+      li.dataset.session = s.id;
+      li.append(el("span", "id", s.id));
+      if (s.parent) {
+        li.append(el("span", "hint", isRoot ? "from " + s.parent.session + " turn #" + s.parent.turn + " (gone)" : "from turn #" + s.parent.turn));
+      }
+      li.append(el("span", "hint", s.error ? "unreadable" : s.turns + " turn(s)"));
+      if (s.id === current) li.append(el("span", "tag", "this page"));
+      const children = (kids.get(s.id) || []).filter((c) => !seen.has(c.id));
+      if (children.length) {
+        const ul = el("ul", "tree");
+        for (const c of children) ul.append(node(c, false));
+        li.append(ul);
+      }
+      return li;
+    };
+    const tree = $("session-tree");
+    tree.textContent = "";
+    for (const s of roots) tree.append(node(s, true));
+    for (const s of list) if (!seen.has(s.id)) tree.append(node(s, true)); // a cycle of reused ids
+    tree.dataset.count = list.length;
+    $("tree-pane").hidden = false;
   }
 
   // What an op of the history did, in words.
@@ -370,6 +421,7 @@
         if (to) body.to = to;
         const r = await api("POST", "/api/fork", body);
         status("Forked session " + r.session + " from turn #" + r.turn + (body.restore ? " (files restored)" : "") + ".", "ok");
+        loadTree();
       } else {
         const r = await api("POST", "/api/rewind", { turn: p.turn, step: p.step, scope: p.scope, force });
         status(describe(r), "ok");
@@ -461,7 +513,7 @@
     }
     sessionStorage.setItem("ckpt-token", token);
     $("auth").hidden = true;
-    loadSession();
+    loadSession().then(loadTree);
     refresh();
     connect();
   }
