@@ -44,11 +44,16 @@ func (e *agentEnv) wantTurns(sid string, want ...string) {
 func TestCopilotRealBinary(t *testing.T) {
 	copilot := agentBin(t, "CKPT_COPILOT_BIN", "copilot", "@github/copilot")
 	ws, home, store := agentTestDirs(t)
+	ws2, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	const (
 		p1 = "create the notes"
 		p2 = "edit the notes"
 		p3 = "clean up with the shell"
+		p4 = "create a note elsewhere"
 	)
 	srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{
 		p1: {
@@ -63,6 +68,10 @@ func TestCopilotRealBinary(t *testing.T) {
 		p3: {
 			{Tool: "bash", Input: map[string]any{"command": "rm notes.txt keep.txt && printf 'by shell\\n' > shell.txt", "description": "clean up"}},
 			{Text: "Cleaned."},
+		},
+		p4: {
+			{Tool: "create", Input: map[string]any{"path": filepath.Join(ws2, "other.txt"), "file_text": "other\n"}},
+			{Text: "Created."},
 		},
 	})
 	if err != nil {
@@ -103,21 +112,21 @@ func TestCopilotRealBinary(t *testing.T) {
 	// hooks' events carry. Scan mode is on for it before it starts.
 	const sid = "0f4b6c1e-7a2d-4c3b-8e9f-1a2b3c4d5e6f"
 	e.ckpt("--session", sid, "scan", "on")
-	prompt := func(p string) {
+	prompt := func(dir, sid, p string) {
 		t.Helper()
-		out, errOut, err := e.run(ws, nil, copilot, "-p", p, "--session-id", sid,
+		out, errOut, err := e.run(dir, nil, copilot, "-p", p, "--session-id", sid,
 			"--allow-all-tools", "--allow-all-paths", "--no-auto-update")
 		if err != nil {
 			t.Fatalf("copilot -p %q: %v\nstdout: %s\nstderr: %s", p, err, out, errOut)
 		}
 	}
-	prompt(p1)
+	prompt(ws, sid, p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
 	e.wantFiles("after prompt 1", afterP1)
-	prompt(p2)
+	prompt(ws, sid, p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
 	e.wantFiles("after prompt 2", afterP2)
-	prompt(p3)
+	prompt(ws, sid, p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
 	e.wantFiles("after prompt 3", after)
 
@@ -130,4 +139,16 @@ func TestCopilotRealBinary(t *testing.T) {
 		{"1", afterP1},
 		{"0", map[string]string{}},
 	}, "1", p2, after)
+
+	// A user-level install (COPILOT_HOME/hooks) runs in every folder,
+	// trusted or not.
+	e.ckpt("--workspace", ws2, "install", "copilot", "--user")
+	if _, err := os.Stat(filepath.Join(copilotHome, "hooks", "ckpt.json")); err != nil {
+		t.Fatalf("install --user: %v", err)
+	}
+	const sid2 = "6a7b8c9d-0e1f-4a2b-9c3d-4e5f6a7b8c9d"
+	prompt(ws2, sid2, p4)
+	e2 := *e
+	e2.ws = ws2
+	e2.wantTurns(sid2, p4+": other.txt=created")
 }
