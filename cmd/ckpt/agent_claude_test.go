@@ -54,7 +54,9 @@ func (e *agentEnv) run(dir string, extraEnv []string, name string, args ...strin
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append([]string(nil), e.env...), extraEnv...)
+	// $PWD is dir, not the test's: agents (OpenCode) take it as their
+	// working directory.
+	cmd.Env = append(append(append([]string(nil), e.env...), "PWD="+dir), extraEnv...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 5 * time.Second

@@ -12,6 +12,15 @@ import (
 // with the patch; execute_command and run_commands for the shell),
 // UserPromptSubmit has userPromptSubmit.prompt. Cline reads a JSON answer
 // on stdout: {"cancel": false} lets it go on.
+//
+// The Cline CLI (3.x) runs the same files but names its events its own
+// way: tool_call (with preToolUse as above), prompt_submit, agent_start
+// (TaskStart's file), agent_resume (TaskResume's), and more. It sends no
+// prompt_submit for the prompt that starts a run, so agent_start, which
+// it sends as each prompt's run starts, opens the turn, labelled
+// clineRunLabel since it carries no prompt text. It runs agent_start
+// without waiting for it: the turn is open before the run's first tool
+// call because the model takes longer to answer than the hook to run.
 func init() {
 	registerAgent(&agentSpec{
 		name:    "cline",
@@ -20,7 +29,7 @@ func init() {
 		reply:   clineReply,
 		install: installCline,
 		detect:  []string{".clinerules", ".cline"},
-		writes:  ".clinerules/hooks/UserPromptSubmit and .clinerules/hooks/PreToolUse",
+		writes:  ".clinerules/hooks/UserPromptSubmit, PreToolUse, TaskStart and TaskResume",
 	})
 }
 
@@ -37,6 +46,10 @@ type clineEvent struct {
 	} `json:"userPromptSubmit"`
 }
 
+// clineRunLabel labels the turn a Cline CLI run opens (agent_start), whose
+// events carry no prompt text.
+const clineRunLabel = "(Cline run started: its hooks do not send the prompt)"
+
 func decodeCline(data []byte) (hookPlan, *hookFailure) {
 	var ev clineEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
@@ -47,15 +60,18 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 		n.cwd = ev.WorkspaceRoots[0]
 	}
 	switch ev.HookName {
-	case "UserPromptSubmit":
+	case "UserPromptSubmit", "prompt_submit":
 		if ev.UserPromptSubmit.Prompt == nil {
-			return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no userPromptSubmit.prompt; nothing recorded"}
+			return hookPlan{}, &hookFailure{msg: ev.HookName + " event has no userPromptSubmit.prompt; nothing recorded"}
 		}
 		n.kind, n.prompt = "prompt", *ev.UserPromptSubmit.Prompt
-	case "PreToolUse":
+	case "PreToolUse", "tool_call":
 		n.kind = "tool"
 		n.paths, n.shell = toolWrites(ev.PreToolUse.ToolName, objectArgs(ev.PreToolUse.Parameters))
-	case "TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "PostToolUse", "PreCompact":
+	case "agent_start", "agent_resume":
+		n.kind, n.prompt = "prompt", clineRunLabel
+	case "TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "TaskError", "PostToolUse", "PreCompact", "SessionShutdown",
+		"agent_abort", "agent_end", "agent_error", "tool_result", "pre_compact", "session_shutdown":
 		return hookPlan{none: true}, nil
 	default:
 		return hookPlan{}, unknownEvent(ev.HookName)
@@ -76,6 +92,9 @@ func installCline(a *app, ws string, o installOptions, install bool) error {
 	return installFiles(a, dir, []ownFile{
 		{path: filepath.Join(dir, "UserPromptSubmit"), content: script, mode: 0o755},
 		{path: filepath.Join(dir, "PreToolUse"), content: script, mode: 0o755},
+		// The Cline CLI's agent_start and agent_resume: a turn per run.
+		{path: filepath.Join(dir, "TaskStart"), content: script, mode: 0o755},
+		{path: filepath.Join(dir, "TaskResume"), content: script, mode: 0o755},
 	}, install)
 }
 

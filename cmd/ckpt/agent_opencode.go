@@ -35,6 +35,8 @@ const argv = CKPT_COMMAND;
 export const CkptPlugin = async ({ directory }) => {
   const send = (event) => {
     const r = spawnSync(argv[0], argv.slice(1), { input: JSON.stringify(event), encoding: "utf8", cwd: directory });
+    // ckpt not found or not runnable: say so, and let the tool run.
+    if (r.error) process.stderr.write("ckpt: opencode plugin: " + r.error.message + "\n");
     if (r.stderr) process.stderr.write(r.stderr);
     // Exit 2 only with --strict: a capture failed, so the tool must not run.
     if (r.status === 2) throw new Error(r.stderr || "ckpt: capture failed");

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/fakemodel"
+)
+
+// seedOpenCodeDeps marks dir, an OpenCode configuration directory, as
+// having its dependencies installed. OpenCode otherwise runs an npm
+// install of its plugin SDK into every configuration directory it loads
+// (the project's .opencode and the user's), from the registry, on first
+// use: half a minute, and no business of this test (ckpt's plugin imports
+// nothing from it).
+func seedOpenCodeDeps(t *testing.T, dir string) {
+	t.Helper()
+	deps := `{"dependencies": {"@opencode-ai/plugin": "*"}}`
+	lock := `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}`
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"package.json": deps, "package-lock.json": lock} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOpenCodeRealBinary drives the real OpenCode CLI (`opencode run`)
+// against a scripted Chat Completions server behind its openai-compatible
+// provider: three prompts write files, read and edit one and, by its bash
+// tool in scan mode, delete them, through the plugin `ckpt install
+// opencode` wrote to .opencode/plugin/ckpt.js; then every rewind scope and
+// undo are checked byte for byte.
+func TestOpenCodeRealBinary(t *testing.T) {
+	opencode := agentBin(t, "CKPT_OPENCODE_BIN", "opencode", "opencode-ai")
+	ws, home, store := agentTestDirs(t)
+
+	const (
+		p1 = "create the notes"
+		p2 = "edit the notes"
+		p3 = "clean up with the shell"
+	)
+	notes := filepath.Join(ws, "notes.txt")
+	srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{
+		p1: {
+			{Tool: "write", Input: map[string]any{"filePath": notes, "content": "alpha\nline two\n"}},
+			{Tool: "write", Input: map[string]any{"filePath": filepath.Join(ws, "keep.txt"), "content": "keep me\r\n"}},
+			{Text: "Created."},
+		},
+		p2: {
+			{Tool: "read", Input: map[string]any{"filePath": notes}},
+			{Tool: "edit", Input: map[string]any{"filePath": notes, "oldString": "alpha", "newString": "beta"}},
+			{Text: "Edited."},
+		},
+		p3: {
+			{Tool: "bash", Input: map[string]any{"command": "rm notes.txt keep.txt && printf 'by shell\\n' > shell.txt", "description": "clean up"}},
+			{Text: "Cleaned."},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	// The scripted provider in the user's configuration, so the workspace
+	// holds only what the agent writes.
+	configDir := filepath.Join(home, ".config", "opencode")
+	seedOpenCodeDeps(t, configDir)
+	config, _ := json.Marshal(map[string]any{
+		"provider": map[string]any{"scripted": map[string]any{
+			"npm":     "@ai-sdk/openai-compatible",
+			"name":    "scripted",
+			"options": map[string]any{"baseURL": srv.URL + "/v1", "apiKey": "sk-test"},
+			"models":  map[string]any{"gpt-4.1": map[string]any{"name": "gpt-4.1"}},
+		}},
+		"model":      "scripted/gpt-4.1",
+		"autoupdate": false,
+		"share":      "disabled",
+	})
+	if err := os.WriteFile(filepath.Join(configDir, "opencode.json"), config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := isolatedEnv([]string{"OPENCODE_", "OPENAI_"},
+		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "CKPT_HOME="+store,
+		"OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_AUTOUPDATE=true")
+	e := &agentEnv{t: t, ws: ws, store: store, env: env}
+	defer func() {
+		if t.Failed() {
+			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
+		}
+	}()
+	ver, _, _ := e.run(ws, nil, opencode, "--version")
+	t.Logf("opencode --version: %s", strings.TrimSpace(ver))
+
+	e.ckpt("install", "opencode")
+	plugin, err := os.ReadFile(filepath.Join(ws, ".opencode", "plugin", "ckpt.js"))
+	if err != nil || !strings.Contains(string(plugin), `const argv = ["ckpt","hook","opencode"];`) {
+		t.Fatalf("plugin after install: %s (%v)", plugin, err)
+	}
+	seedOpenCodeDeps(t, filepath.Join(ws, ".opencode"))
+
+	// `opencode run` joins its words into the message (quoting a word
+	// that holds a space), so the prompt goes as separate words, as typed
+	// in a shell. The session is the plugin's session id, which later
+	// runs continue.
+	sid := ""
+	prompt := func(p string) {
+		t.Helper()
+		args := []string{"run", "--auto"}
+		if sid != "" {
+			args = append(args, "--session", sid)
+		}
+		out, errOut, err := e.run(ws, nil, opencode, append(args, strings.Fields(p)...)...)
+		if err != nil {
+			t.Fatalf("opencode run %q: %v\nstdout: %s\nstderr: %s", p, err, out, errOut)
+		}
+	}
+	prompt(p1)
+	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
+	e.wantFiles("after prompt 1", afterP1)
+	sid = e.onlySession()
+	if !strings.HasPrefix(sid, "ses_") {
+		t.Errorf("session %q is not an OpenCode session id", sid)
+	}
+	// Scan mode for the session from its second turn on: the shell's
+	// deletions in prompt 3 rewind too.
+	e.ckpt("--session", sid, "scan", "on")
+	prompt(p2)
+	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
+	e.wantFiles("after prompt 2", afterP2)
+	prompt(p3)
+	after := map[string]string{"shell.txt": "by shell\n"}
+	e.wantFiles("after prompt 3", after)
+
+	// One turn per prompt (chat.message), each with the files its write
+	// and edit calls named (the read records nothing).
+	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+
+	e.checkRewinds(sid, []rewindWant{
+		{"2", afterP2},
+		{"1", afterP1},
+		{"0", map[string]string{}},
+	}, "1", p2, after)
+}
