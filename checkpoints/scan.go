@@ -111,48 +111,81 @@ func (x *Index) ManifestByID(ctx context.Context, id int64) (*Manifest, error) {
 
 func manifestByID(ctx context.Context, tx *sql.Tx, mid int64) (*Manifest, error) {
 	m := &Manifest{}
-	err := func() error {
-		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size FROM manifest_files WHERE manifest_id = ? ORDER BY path`, mid)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var e ManifestEntry
-			var b []byte
-			var mode uint32
-			if err := rows.Scan(&e.Path, &b, &mode, &e.Size); err != nil {
-				rows.Close()
-				return err
-			}
-			id, err := scanBlob(b)
-			if err != nil || id == nil {
-				rows.Close()
-				return fmt.Errorf("manifest %s: bad blob id", e.Path)
-			}
-			e.Blob, e.Mode = *id, fs.FileMode(mode)
-			m.Files = append(m.Files, e)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		rows, err = tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var sk ScanSkip
-			if err := rows.Scan(&sk.Path, &sk.Reason); err != nil {
-				return err
-			}
-			m.Skips = append(m.Skips, sk)
-		}
-		return rows.Err()
-	}()
+	err := resolveManifest(ctx, tx, mid, func(e ManifestEntry, _ bool) {
+		m.Files = append(m.Files, e)
+	})
 	if err != nil {
 		return nil, err
 	}
+	rows, err := tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sk ScanSkip
+		if err := rows.Scan(&sk.Path, &sk.Reason); err != nil {
+			return nil, err
+		}
+		m.Skips = append(m.Skips, sk)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// Manifest storage. A manifest is stored whole (base NULL) or as a delta
+// against base: a row for each path whose entry differs from base's, and a
+// tombstone (gone = 1, empty blob) for each path base has and it lacks.
+// Skips are stored whole with every manifest (they are few).
+const (
+	// maxManifestDepth bounds a delta chain: the next manifest is stored
+	// whole, so a read applies at most this many deltas.
+	maxManifestDepth = 16
+)
+
+// manifestChainSQL is the recursive CTE "chain(top, mid, depth)": for
+// every start row (top, mid) of the SELECT that follows it in the
+// caller's text, the manifests of mid's chain down to its whole manifest,
+// depth 0 for mid itself.
+const manifestChainSQL = `WITH RECURSIVE chain(top, mid, depth) AS (
+	%s
+	UNION ALL SELECT c.top, m.base, c.depth + 1 FROM chain c JOIN manifests m ON m.id = c.mid WHERE m.base IS NOT NULL
+)`
+
+// resolvedRowsSQL selects, after manifestChainSQL, each (top, path) row
+// that decides path in top's manifest: the one nearest to top along the
+// chain. A tombstone decides too (gone = 1: absent).
+const resolvedRowsSQL = `SELECT c.top AS top, f.path AS path, f.blob AS blob, f.mode AS mode, f.size AS size, f.lost AS lost,
+	f.gone AS gone, min(c.depth) FROM chain c JOIN manifest_files f ON f.manifest_id = c.mid GROUP BY c.top, f.path`
+
+// resolveManifest calls fn, in path order, for every file of manifest mid
+// with its lost flag, its chain of deltas applied.
+func resolveManifest(ctx context.Context, tx *sql.Tx, mid int64, fn func(e ManifestEntry, lost bool)) error {
+	q := fmt.Sprintf(manifestChainSQL, `SELECT ?1, ?1, 0`) + `
+		SELECT path, blob, mode, size, lost FROM (` + resolvedRowsSQL + `) WHERE gone = 0 ORDER BY path`
+	rows, err := tx.QueryContext(ctx, q, mid)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e ManifestEntry
+		var b []byte
+		var mode uint32
+		var lost bool
+		if err := rows.Scan(&e.Path, &b, &mode, &e.Size, &lost); err != nil {
+			return err
+		}
+		id, err := scanBlob(b)
+		if err != nil || id == nil {
+			return fmt.Errorf("manifest %s: bad blob id", e.Path)
+		}
+		e.Blob, e.Mode = *id, fs.FileMode(mode)
+		fn(e, lost)
+	}
+	return rows.Err()
 }
 
 // hash identifies a manifest's content (files and skips, in order).
@@ -177,33 +210,16 @@ func (m *Manifest) hash() cas.ID {
 
 // insertManifest records m as turn turnID's manifest, sharing the rows of
 // an identical manifest already stored (an unchanged workspace writes
-// nothing but the turn's reference).
+// nothing but the turn's reference). A new manifest is stored as a delta
+// against the manifest of the last scanned turn when that is shorter than
+// half of m and the chain stays within maxManifestDepth, else whole.
 func insertManifest(ctx context.Context, tx *sql.Tx, turnID int64, m *Manifest) error {
 	h := m.hash()
 	var mid int64
 	err := tx.QueryRowContext(ctx, `SELECT id FROM manifests WHERE hash = ?`, h[:]).Scan(&mid)
 	if errors.Is(err, sql.ErrNoRows) {
-		res, err := tx.ExecContext(ctx, `INSERT INTO manifests (hash) VALUES (?)`, h[:])
-		if err != nil {
+		if mid, err = storeManifest(ctx, tx, h, m); err != nil {
 			return err
-		}
-		if mid, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		st, err := tx.PrepareContext(ctx, `INSERT INTO manifest_files (manifest_id, path, blob, mode, size) VALUES (?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, e := range m.Files {
-			if _, err := st.ExecContext(ctx, mid, e.Path, e.Blob[:], uint32(e.Mode), e.Size); err != nil {
-				return err
-			}
-		}
-		for _, sk := range m.Skips {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO manifest_skips (manifest_id, path, reason) VALUES (?, ?, ?)`, mid, sk.Path, sk.Reason); err != nil {
-				return err
-			}
 		}
 	} else if err != nil {
 		return err
@@ -212,12 +228,131 @@ func insertManifest(ctx context.Context, tx *sql.Tx, turnID int64, m *Manifest) 
 	return err
 }
 
-// dropUnusedManifests deletes manifests no turn refers to any more.
+// deltaRow is one row of a delta manifest: an entry, or a tombstone.
+type deltaRow struct {
+	e    ManifestEntry
+	gone bool
+}
+
+// storeManifest writes m (content hash h) and returns its id.
+func storeManifest(ctx context.Context, tx *sql.Tx, h cas.ID, m *Manifest) (int64, error) {
+	var base, depth sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT m.id, m.depth FROM turns t JOIN manifests m ON m.id = t.manifest_id
+		ORDER BY t.seq DESC LIMIT 1`).Scan(&base, &depth)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	var delta []deltaRow
+	if base.Valid && depth.Int64+1 <= maxManifestDepth {
+		if delta, err = manifestDelta(ctx, tx, base.Int64, m.Files, len(m.Files)/2); err != nil {
+			return 0, err
+		}
+		if delta == nil {
+			base.Valid = false // too different: whole
+		}
+	} else {
+		base.Valid = false
+	}
+	var res sql.Result
+	if base.Valid {
+		res, err = tx.ExecContext(ctx, `INSERT INTO manifests (hash, base, depth) VALUES (?, ?, ?)`, h[:], base.Int64, depth.Int64+1)
+	} else {
+		res, err = tx.ExecContext(ctx, `INSERT INTO manifests (hash) VALUES (?)`, h[:])
+	}
+	if err != nil {
+		return 0, err
+	}
+	mid, err := res.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO manifest_files (manifest_id, path, blob, mode, size, gone) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	put := func(r deltaRow) error {
+		blob := r.e.Blob[:]
+		if r.gone {
+			blob = []byte{}
+		}
+		_, err := st.ExecContext(ctx, mid, r.e.Path, blob, uint32(r.e.Mode), r.e.Size, r.gone)
+		return err
+	}
+	if base.Valid {
+		for _, r := range delta {
+			if err := put(r); err != nil {
+				return 0, err
+			}
+		}
+	} else {
+		for _, e := range m.Files {
+			if err := put(deltaRow{e: e}); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for _, sk := range m.Skips {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO manifest_skips (manifest_id, path, reason) VALUES (?, ?, ?)`, mid, sk.Path, sk.Reason); err != nil {
+			return 0, err
+		}
+	}
+	return mid, nil
+}
+
+// manifestDelta returns the rows that turn manifest base into files
+// (sorted by path), or nil when there would be more than limit of them. An
+// entry base holds as lost is written again: the new manifest's is not.
+func manifestDelta(ctx context.Context, tx *sql.Tx, base int64, files []ManifestEntry, limit int) ([]deltaRow, error) {
+	delta := []deltaRow{}
+	i := 0
+	over := false
+	err := resolveManifest(ctx, tx, base, func(b ManifestEntry, lost bool) {
+		if over {
+			return
+		}
+		for i < len(files) && files[i].Path < b.Path {
+			delta = append(delta, deltaRow{e: files[i]})
+			i++
+		}
+		switch {
+		case i < len(files) && files[i].Path == b.Path:
+			if files[i] != b || lost {
+				delta = append(delta, deltaRow{e: files[i]})
+			}
+			i++
+		default:
+			delta = append(delta, deltaRow{e: ManifestEntry{Path: b.Path}, gone: true})
+		}
+		over = len(delta) > limit
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ; i < len(files) && !over; i++ {
+		delta = append(delta, deltaRow{e: files[i]})
+		over = len(delta) > limit
+	}
+	if over {
+		return nil, nil
+	}
+	return delta, nil
+}
+
+// liveManifestsSQL is the recursive CTE "live(id)": the manifests a turn
+// refers to and every manifest their deltas are built on.
+const liveManifestsSQL = `WITH RECURSIVE live(id) AS (
+	SELECT manifest_id FROM turns WHERE manifest_id IS NOT NULL
+	UNION SELECT m.base FROM live l JOIN manifests m ON m.id = l.id WHERE m.base IS NOT NULL
+)`
+
+// dropUnusedManifests deletes manifests no turn refers to any more, keeping
+// those a live delta is built on.
 func dropUnusedManifests(ctx context.Context, tx *sql.Tx) error {
 	for _, q := range []string{
-		`DELETE FROM manifest_files WHERE manifest_id NOT IN (SELECT manifest_id FROM turns WHERE manifest_id IS NOT NULL)`,
-		`DELETE FROM manifest_skips WHERE manifest_id NOT IN (SELECT manifest_id FROM turns WHERE manifest_id IS NOT NULL)`,
-		`DELETE FROM manifests WHERE id NOT IN (SELECT manifest_id FROM turns WHERE manifest_id IS NOT NULL)`,
+		liveManifestsSQL + ` DELETE FROM manifest_files WHERE manifest_id NOT IN (SELECT id FROM live)`,
+		liveManifestsSQL + ` DELETE FROM manifest_skips WHERE manifest_id NOT IN (SELECT id FROM live)`,
+		liveManifestsSQL + ` DELETE FROM manifests WHERE id NOT IN (SELECT id FROM live)`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err

@@ -1,0 +1,11 @@
+-- Manifests stored as deltas: a manifest with a base holds only the rows
+-- that differ from its base's entries (after the base's own chain is
+-- applied), and a row with gone = 1 (blob empty) for each path its base has
+-- and it lacks. depth counts the deltas down to a whole manifest (base
+-- NULL, depth 0); a new manifest is stored whole once the chain would grow
+-- past a bound, so a read applies a few deltas at most. A manifest stays
+-- while any turn refers to it or to a delta built on it.
+ALTER TABLE manifests ADD COLUMN base INTEGER REFERENCES manifests (id);
+ALTER TABLE manifests ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE manifest_files ADD COLUMN gone INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX manifests_base ON manifests (base) WHERE base IS NOT NULL;
