@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
@@ -161,29 +162,98 @@ const resolvedRowsSQL = `SELECT c.top AS top, f.path AS path, f.blob AS blob, f.
 	f.gone AS gone, min(c.depth) FROM chain c JOIN manifest_files f ON f.manifest_id = c.mid GROUP BY c.top, f.path`
 
 // resolveManifest calls fn, in path order, for every file of manifest mid
-// with its lost flag, its chain of deltas applied.
+// with its lost flag, its chain of deltas applied: the deltas' rows (the
+// nearest to mid decides a path) merged into the whole manifest's, read
+// in the order of its primary key.
 func resolveManifest(ctx context.Context, tx *sql.Tx, mid int64, fn func(e ManifestEntry, lost bool)) error {
-	q := fmt.Sprintf(manifestChainSQL, `SELECT ?1, ?1, 0`) + `
-		SELECT path, blob, mode, size, lost FROM (` + resolvedRowsSQL + `) WHERE gone = 0 ORDER BY path`
-	rows, err := tx.QueryContext(ctx, q, mid)
+	chain := []int64{mid}
+	for {
+		var base sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT base FROM manifests WHERE id = ?`, chain[len(chain)-1]).Scan(&base); err != nil {
+			return fmt.Errorf("manifest %d: %w", chain[len(chain)-1], notFound(err))
+		}
+		if !base.Valid {
+			break
+		}
+		if len(chain) > 4*maxManifestDepth {
+			return fmt.Errorf("manifest %d: its chain of deltas does not end", mid)
+		}
+		chain = append(chain, base.Int64)
+	}
+	// The deltas' rows, nearest first: the first row of a path wins.
+	over := map[string]storedRow{}
+	for _, id := range chain[:len(chain)-1] {
+		err := manifestRows(ctx, tx, id, func(r storedRow) {
+			if _, ok := over[r.e.Path]; !ok {
+				over[r.e.Path] = r
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	paths := make([]string, 0, len(over))
+	for p := range over {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	emit := func(r storedRow) {
+		if !r.gone {
+			fn(r.e, r.lost)
+		}
+	}
+	i := 0
+	err := manifestRows(ctx, tx, chain[len(chain)-1], func(r storedRow) {
+		for ; i < len(paths) && paths[i] < r.e.Path; i++ {
+			emit(over[paths[i]])
+		}
+		if i < len(paths) && paths[i] == r.e.Path {
+			emit(over[paths[i]])
+			i++
+			return
+		}
+		emit(r)
+	})
+	if err != nil {
+		return err
+	}
+	for ; i < len(paths); i++ {
+		emit(over[paths[i]])
+	}
+	return nil
+}
+
+// storedRow is one row of manifest_files.
+type storedRow struct {
+	e    ManifestEntry
+	lost bool
+	gone bool
+}
+
+// manifestRows calls fn for each row stored for manifest mid, in path
+// order.
+func manifestRows(ctx context.Context, tx *sql.Tx, mid int64, fn func(storedRow)) error {
+	rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, lost, gone FROM manifest_files WHERE manifest_id = ? ORDER BY path`, mid)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var e ManifestEntry
+		var r storedRow
 		var b []byte
 		var mode uint32
-		var lost bool
-		if err := rows.Scan(&e.Path, &b, &mode, &e.Size, &lost); err != nil {
+		if err := rows.Scan(&r.e.Path, &b, &mode, &r.e.Size, &r.lost, &r.gone); err != nil {
 			return err
 		}
-		id, err := scanBlob(b)
-		if err != nil || id == nil {
-			return fmt.Errorf("manifest %s: bad blob id", e.Path)
+		if !r.gone {
+			id, err := scanBlob(b)
+			if err != nil || id == nil {
+				return fmt.Errorf("manifest %s: bad blob id", r.e.Path)
+			}
+			r.e.Blob = *id
 		}
-		e.Blob, e.Mode = *id, fs.FileMode(mode)
-		fn(e, lost)
+		r.e.Mode = fs.FileMode(mode)
+		fn(r)
 	}
 	return rows.Err()
 }

@@ -86,8 +86,8 @@ func TestStatCacheRoundTrip(t *testing.T) {
 
 func sum(s string) cas.ID { return cas.Sum([]byte(s)) }
 
-// manifestRows counts the stored manifests and their rows.
-func manifestRows(t *testing.T, x *Index) (manifests, rows int) {
+// countManifests counts the stored manifests and their rows.
+func countManifests(t *testing.T, x *Index) (manifests, rows int) {
 	t.Helper()
 	if err := x.db.QueryRow(`SELECT count(*) FROM manifests`).Scan(&manifests); err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestManifestDeltas(t *testing.T) {
 		}
 	}
 	check(0)
-	m, rows := manifestRows(t, x)
+	m, rows := countManifests(t, x)
 	if rows > 4*200+turns*8 {
 		t.Errorf("%d turns stored %d rows in %d manifests; deltas should keep it near 4 whole manifests", turns, rows, m)
 	}
@@ -247,7 +247,7 @@ func TestManifestDeltas(t *testing.T) {
 	if err := x.Prune(ctx, ids[half:]); err != nil {
 		t.Fatal(err)
 	}
-	if m, rows := manifestRows(t, x); m != 0 || rows != 0 {
+	if m, rows := countManifests(t, x); m != 0 || rows != 0 {
 		t.Errorf("after pruning every turn: %d manifests, %d rows", m, rows)
 	}
 }
@@ -284,7 +284,7 @@ func TestManifestDeltaRewritesLostEntries(t *testing.T) {
 	if ev["f3"].State.Lost || ev["f5"].State.Content == nil || *ev["f5"].State.Content != sum("changed") {
 		t.Errorf("f3 %+v, f5 %+v: want f3 not lost and f5 changed", ev["f3"].State, ev["f5"].State)
 	}
-	if _, rows := manifestRows(t, x); rows != 12 {
+	if _, rows := countManifests(t, x); rows != 12 {
 		t.Errorf("%d rows, want 12 (10 whole, then f3 again and f5)", rows)
 	}
 }
