@@ -10,7 +10,7 @@ import (
 	"path"
 	"runtime"
 	"slices"
-	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +71,9 @@ type ScanResult struct {
 	Stats    []checkpoints.StatEntry
 	Read     int // files read (cache misses)
 	Reused   int // files whose blob id came from the stat cache
+	// CacheUnchanged says Stats holds exactly the cache the scan was
+	// given: every entry was reused as it was, and no other file found.
+	CacheUnchanged bool
 }
 
 // Scan records every regular file of the workspace that the ignore rules
@@ -139,8 +142,9 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 		return ScanResult{}, w.err
 	}
 	res := w.res
-	sort.Slice(res.Manifest.Files, func(i, j int) bool { return res.Manifest.Files[i].Path < res.Manifest.Files[j].Path })
-	sort.Slice(res.Manifest.Skips, func(i, j int) bool { return res.Manifest.Skips[i].Path < res.Manifest.Skips[j].Path })
+	res.CacheUnchanged = res.Read == 0 && res.Reused == len(cache)
+	slices.SortFunc(res.Manifest.Files, func(a, b checkpoints.ManifestEntry) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(res.Manifest.Skips, func(a, b checkpoints.ScanSkip) int { return strings.Compare(a.Path, b.Path) })
 	return res, nil
 }
 
@@ -221,8 +225,8 @@ func (w *walker) walkDir(d *os.Root, dir string) error {
 		match = func(rel string, isDir bool) (bool, error) { return w.ign.matchRules(id, rel, isDir).excludes(), nil }
 	}
 	var (
-		files   []checkpoints.ManifestEntry
-		stats   []checkpoints.StatEntry
+		files   = make([]checkpoints.ManifestEntry, 0, len(ents))
+		stats   = make([]checkpoints.StatEntry, 0, len(ents))
 		skips   []checkpoints.ScanSkip
 		subdirs []fs.DirEntry
 	)

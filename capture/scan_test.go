@@ -279,3 +279,30 @@ func TestScanRuleFileKinds(t *testing.T) {
 		t.Error("sub/a.o missing once .gitignore is a directory")
 	}
 }
+
+// TestScanCacheUnchanged: CacheUnchanged is set exactly when the scan's
+// stat entries are the cache it was given.
+func TestScanCacheUnchanged(t *testing.T) {
+	f := newFixture(t)
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, n := range []string{"a", "b/c"} {
+		f.write(t, n, n, 0o644)
+		if err := os.Chtimes(filepath.Join(f.root, n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := scanOnce(t, f, nil)
+	if first.CacheUnchanged {
+		t.Error("a first scan reports its (empty) cache unchanged")
+	}
+	second := scanOnce(t, f, cacheOf(first))
+	if !second.CacheUnchanged {
+		t.Error("an unchanged re-scan reports the cache changed")
+	}
+	// A cache entry for a file that is gone: the cache changes.
+	cache := cacheOf(second)
+	cache["gone"] = checkpoints.StatEntry{Path: "gone"}
+	if scanOnce(t, f, cache).CacheUnchanged {
+		t.Error("a scan that dropped a cache entry reports the cache unchanged")
+	}
+}

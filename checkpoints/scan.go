@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/ckpt/ckpt/cas"
 )
@@ -260,7 +261,11 @@ func manifestRows(ctx context.Context, tx *sql.Tx, mid int64, fn func(storedRow)
 
 // hash identifies a manifest's content (files and skips, in order).
 func (m *Manifest) hash() cas.ID {
-	var b []byte
+	n := 1
+	for _, e := range m.Files {
+		n += len(e.Path) + len(e.Blob) + 3*binary.MaxVarintLen64
+	}
+	b := make([]byte, 0, n)
 	for _, e := range m.Files {
 		b = binary.AppendUvarint(b, uint64(len(e.Path)))
 		b = append(b, e.Path...)
@@ -524,8 +529,11 @@ func encodeStats(entries []StatEntry) []byte {
 
 // decodeStats unpacks encodeStats; it stops at the first malformed entry
 // (the cache is advisory: a lost entry only costs a re-read).
+//
+// The paths are views of b, which the caller gives up: one allocation for
+// the whole cache instead of one per path.
 func decodeStats(b []byte) map[string]StatEntry {
-	out := map[string]StatEntry{}
+	out := make(map[string]StatEntry, len(b)/64)
 	uv := func() (uint64, bool) {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -548,7 +556,10 @@ func decodeStats(b []byte) map[string]StatEntry {
 		if !ok || uint64(len(b)) < n {
 			break
 		}
-		e.Path, b = string(b[:n]), b[n:]
+		if n > 0 {
+			e.Path = unsafe.String(&b[0], int(n))
+		}
+		b = b[n:]
 		var mode uint64
 		var ok2, ok3, ok4, ok5, ok6, ok7 bool
 		e.Size, ok2 = sv()

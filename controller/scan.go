@@ -92,8 +92,10 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 	if err := batch.Commit(ctx); err != nil {
 		return nil, "", err
 	}
-	if err := c.idx.UpdateStatCache(ctx, cache, res.Stats); err != nil {
-		return nil, "", err
+	if !res.CacheUnchanged {
+		if err := c.idx.UpdateStatCache(ctx, cache, res.Stats); err != nil {
+			return nil, "", err
+		}
 	}
 	return &res, "", nil
 }
