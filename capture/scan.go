@@ -110,8 +110,9 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 	var workers sync.WaitGroup
 	for range 2 {
 		workers.Go(func() {
-			var files []checkpoints.ManifestEntry
+			var files, changed []checkpoints.ManifestEntry
 			var stats []checkpoints.StatEntry
+			known := 0 // files read that have a cache entry
 			for j := range w.jobs {
 				if ctx.Err() != nil {
 					j.f.Close()
@@ -123,11 +124,20 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 					continue
 				}
 				files, stats = append(files, e), append(stats, st)
+				old, ok := cache[j.rel]
+				if ok {
+					known++
+				}
+				if !ok || old.Blob != e.Blob || old.Mode != e.Mode || old.Size != e.Size {
+					changed = append(changed, e)
+				}
 			}
 			w.mu.Lock()
 			w.res.Manifest.Files = append(w.res.Manifest.Files, files...)
 			w.res.Stats = append(w.res.Stats, stats...)
 			w.res.Read += len(files)
+			w.known += known
+			w.changed = append(w.changed, changed...)
 			w.mu.Unlock()
 		})
 	}
@@ -143,8 +153,22 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 	}
 	res := w.res
 	res.CacheUnchanged = res.Read == 0 && res.Reused == len(cache)
-	slices.SortFunc(res.Manifest.Files, func(a, b checkpoints.ManifestEntry) int { return strings.Compare(a.Path, b.Path) })
+	byPath := func(a, b checkpoints.ManifestEntry) int { return strings.Compare(a.Path, b.Path) }
+	slices.SortFunc(res.Manifest.Files, byPath)
 	slices.SortFunc(res.Manifest.Skips, func(a, b checkpoints.ScanSkip) int { return strings.Compare(a.Path, b.Path) })
+	// How the files differ from the cache's: what was read and differs,
+	// and the cache's paths the walk did not find.
+	since := &checkpoints.ManifestChanges{Files: w.changed, Gone: []string{}}
+	slices.SortFunc(since.Files, byPath)
+	if res.Reused+w.known < len(cache) {
+		for p := range cache {
+			if _, found := slices.BinarySearchFunc(res.Manifest.Files, p, func(e checkpoints.ManifestEntry, p string) int { return strings.Compare(e.Path, p) }); !found {
+				since.Gone = append(since.Gone, p)
+			}
+		}
+		slices.Sort(since.Gone)
+	}
+	res.Manifest.Since = since
 	return res, nil
 }
 
@@ -174,9 +198,11 @@ type walker struct {
 	progMu   sync.Mutex
 	reported int64
 
-	mu  sync.Mutex
-	err error
-	res ScanResult
+	mu      sync.Mutex
+	err     error
+	res     ScanResult
+	known   int                         // files read that have a cache entry
+	changed []checkpoints.ManifestEntry // files read whose entry is not the cache's
 }
 
 // walk reads the open directory d (workspace-relative dir) and descends

@@ -306,3 +306,42 @@ func TestScanCacheUnchanged(t *testing.T) {
 		t.Error("a scan that dropped a cache entry reports the cache unchanged")
 	}
 }
+
+// TestScanSince: a re-scan reports how its files differ from the cache it
+// was given: files edited or added, and cache paths gone; a file read
+// again with the same content is no change.
+func TestScanSince(t *testing.T) {
+	f := newFixture(t)
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, n := range []string{"a", "b/c", "b/d", "e"} {
+		f.write(t, n, n, 0o644)
+		if err := os.Chtimes(filepath.Join(f.root, n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := scanOnce(t, f, nil)
+	if s := first.Manifest.Since; s == nil || len(s.Files) != 4 || len(s.Gone) != 0 {
+		t.Fatalf("first scan: since = %+v, want every file new", s)
+	}
+	f.write(t, "b/c", "edited", 0o644)
+	f.write(t, "new", "n", 0o644)
+	if err := os.Remove(filepath.Join(f.root, "b", "d")); err != nil {
+		t.Fatal(err)
+	}
+	// e is read again (its cache entry is racy) but has not changed.
+	cache := cacheOf(first)
+	e := cache["e"]
+	e.Checked = e.MTime
+	cache["e"] = e
+	res := scanOnce(t, f, cache)
+	var changed []string
+	for _, e := range res.Manifest.Since.Files {
+		changed = append(changed, e.Path)
+	}
+	if !slices.Equal(changed, []string{"b/c", "new"}) || !slices.Equal(res.Manifest.Since.Gone, []string{"b/d"}) {
+		t.Errorf("since: changed %q gone %q; want [b/c new] and [b/d]", changed, res.Manifest.Since.Gone)
+	}
+	if res.Read != 3 {
+		t.Errorf("read %d files, want 3 (b/c, new, and the racy e)", res.Read)
+	}
+}

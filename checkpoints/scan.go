@@ -1,6 +1,7 @@
 package checkpoints
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -33,6 +34,19 @@ type ScanSkip struct {
 type Manifest struct {
 	Files []ManifestEntry // sorted by path
 	Skips []ScanSkip
+	// Since, if not nil, is how Files differ from the files of the
+	// manifest whose hash is Since.Prev (the one the scan's stat cache
+	// came from: ScanCache). When that is the previous scanned turn's
+	// manifest, the delta is stored without reading it.
+	Since *ManifestChanges
+}
+
+// ManifestChanges is how a manifest's files differ from those of manifest
+// Prev: entries new or changed, and paths gone, each sorted by path.
+type ManifestChanges struct {
+	Prev  cas.ID
+	Files []ManifestEntry
+	Gone  []string
 }
 
 // Manifest returns turn turnID's manifest, or nil when the turn was not
@@ -312,21 +326,35 @@ type deltaRow struct {
 // storeManifest writes m (content hash h) and returns its id.
 func storeManifest(ctx context.Context, tx *sql.Tx, h cas.ID, m *Manifest) (int64, error) {
 	var base, depth sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT m.id, m.depth FROM turns t JOIN manifests m ON m.id = t.manifest_id
-		ORDER BY t.seq DESC LIMIT 1`).Scan(&base, &depth)
+	var baseHash []byte
+	err := tx.QueryRowContext(ctx, `SELECT m.id, m.depth, m.hash FROM turns t JOIN manifests m ON m.id = t.manifest_id
+		ORDER BY t.seq DESC LIMIT 1`).Scan(&base, &depth, &baseHash)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
 	}
 	var delta []deltaRow
-	if base.Valid && depth.Int64+1 <= maxManifestDepth {
+	switch {
+	case !base.Valid || depth.Int64+1 > maxManifestDepth:
+		base.Valid = false
+	case m.Since != nil && bytes.Equal(baseHash, m.Since.Prev[:]):
+		// The scan measured its changes against this very manifest.
+		if len(m.Since.Files)+len(m.Since.Gone) > len(m.Files)/2 {
+			base.Valid = false
+			break
+		}
+		for _, e := range m.Since.Files {
+			delta = append(delta, deltaRow{e: e})
+		}
+		for _, p := range m.Since.Gone {
+			delta = append(delta, deltaRow{e: ManifestEntry{Path: p}, gone: true})
+		}
+	default:
 		if delta, err = manifestDelta(ctx, tx, base.Int64, m.Files, len(m.Files)/2); err != nil {
 			return 0, err
 		}
 		if delta == nil {
 			base.Valid = false // too different: whole
 		}
-	} else {
-		base.Valid = false
 	}
 	var res sql.Result
 	if base.Valid {
@@ -461,28 +489,45 @@ func (e StatEntry) Racy() bool { return e.MTime >= e.Checked-int64(RacyWindow) }
 
 // StatCache returns the session's stat cache.
 func (x *Index) StatCache(ctx context.Context) (map[string]StatEntry, error) {
+	out, _, err := x.ScanCache(ctx)
+	return out, err
+}
+
+// ScanCache returns the session's stat cache and the content hash of the
+// manifest taken by the scan that wrote it (see UpdateScanCache; zero when
+// unknown). A scan that reports its changes against this cache (Manifest.
+// Since) lets the turn store its manifest as a delta without reading the
+// previous one.
+func (x *Index) ScanCache(ctx context.Context) (map[string]StatEntry, cas.ID, error) {
 	var out map[string]StatEntry
+	var of cas.ID
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = statCache(ctx, tx)
+		out, of, err = statCacheOf(ctx, tx)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("checkpoints: stat cache: %w", err)
+		return nil, cas.ID{}, fmt.Errorf("checkpoints: stat cache: %w", err)
 	}
-	return out, nil
+	return out, of, nil
 }
 
 func statCache(ctx context.Context, tx *sql.Tx) (map[string]StatEntry, error) {
+	out, _, err := statCacheOf(ctx, tx)
+	return out, err
+}
+
+func statCacheOf(ctx context.Context, tx *sql.Tx) (map[string]StatEntry, cas.ID, error) {
 	var data []byte
 	err := tx.QueryRowContext(ctx, `SELECT data FROM statcache WHERE id = 1`).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
-		return map[string]StatEntry{}, nil
+		return map[string]StatEntry{}, cas.ID{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, cas.ID{}, err
 	}
-	return decodeStats(data), nil
+	out, of := decodeStats(data)
+	return out, of, nil
 }
 
 // UpdateStatCache makes the stat cache hold exactly entries. It writes
@@ -490,7 +535,14 @@ func statCache(ctx context.Context, tx *sql.Tx) (map[string]StatEntry, error) {
 // re-scan. The cache is one encoded row: loading 10,000 entries is one
 // read, not 10,000 row steps.
 func (x *Index) UpdateStatCache(ctx context.Context, old map[string]StatEntry, entries []StatEntry) error {
-	if len(old) == len(entries) {
+	return x.UpdateScanCache(ctx, old, entries, nil)
+}
+
+// UpdateScanCache is UpdateStatCache for a scan whose manifest (m, nil for
+// none) holds exactly the files of entries: the cache then records m's
+// hash, which ScanCache returns.
+func (x *Index) UpdateScanCache(ctx context.Context, old map[string]StatEntry, entries []StatEntry, m *Manifest) error {
+	if len(old) == len(entries) && m == nil {
 		same := true
 		for _, e := range entries {
 			if o, ok := old[e.Path]; !ok || o != e {
@@ -502,17 +554,27 @@ func (x *Index) UpdateStatCache(ctx context.Context, old map[string]StatEntry, e
 			return nil
 		}
 	}
-	_, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (1, ?)`, encodeStats(entries))
+	var of cas.ID
+	if m != nil {
+		of = m.hash()
+	}
+	_, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (1, ?)`, encodeStats(entries, of))
 	if err != nil {
 		return fmt.Errorf("checkpoints: stat cache: %w", err)
 	}
 	return nil
 }
 
-// encodeStats packs entries: per entry the path (length-prefixed), size,
-// mtime, ctime, inode, mode, checked as varints, and the 32-byte blob id.
-func encodeStats(entries []StatEntry) []byte {
-	b := make([]byte, 0, len(entries)*80)
+// encodeStats packs entries: a header when of is not zero (a 0 byte, which
+// no entry starts with, and of), then per entry the path (length-prefixed),
+// size, mtime, ctime, inode, mode, checked as varints, and the 32-byte blob
+// id.
+func encodeStats(entries []StatEntry, of cas.ID) []byte {
+	b := make([]byte, 0, 33+len(entries)*80)
+	if !of.IsZero() {
+		b = append(b, 0)
+		b = append(b, of[:]...)
+	}
 	for _, e := range entries {
 		b = binary.AppendUvarint(b, uint64(len(e.Path)))
 		b = append(b, e.Path...)
@@ -528,12 +590,21 @@ func encodeStats(entries []StatEntry) []byte {
 }
 
 // decodeStats unpacks encodeStats; it stops at the first malformed entry
-// (the cache is advisory: a lost entry only costs a re-read).
+// (the cache is advisory: a lost entry only costs a re-read), and then
+// returns a zero manifest hash: a partial cache vouches for no manifest.
 //
 // The paths are views of b, which the caller gives up: one allocation for
 // the whole cache instead of one per path.
-func decodeStats(b []byte) map[string]StatEntry {
+func decodeStats(b []byte) (map[string]StatEntry, cas.ID) {
 	out := make(map[string]StatEntry, len(b)/64)
+	var of cas.ID
+	if len(b) > 0 && b[0] == 0 {
+		if len(b) < 1+len(of) {
+			return out, cas.ID{}
+		}
+		copy(of[:], b[1:])
+		b = b[1+len(of):]
+	}
 	uv := func() (uint64, bool) {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -553,13 +624,10 @@ func decodeStats(b []byte) map[string]StatEntry {
 	for len(b) > 0 {
 		var e StatEntry
 		n, ok := uv()
-		if !ok || uint64(len(b)) < n {
-			break
+		if !ok || n == 0 || uint64(len(b)) < n {
+			return out, cas.ID{}
 		}
-		if n > 0 {
-			e.Path = unsafe.String(&b[0], int(n))
-		}
-		b = b[n:]
+		e.Path, b = unsafe.String(&b[0], int(n)), b[n:]
 		var mode uint64
 		var ok2, ok3, ok4, ok5, ok6, ok7 bool
 		e.Size, ok2 = sv()
@@ -569,12 +637,12 @@ func decodeStats(b []byte) map[string]StatEntry {
 		mode, ok6 = uv()
 		e.Checked, ok7 = sv()
 		if !(ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || len(b) < len(e.Blob) {
-			break
+			return out, cas.ID{}
 		}
 		e.Mode = fs.FileMode(mode)
 		copy(e.Blob[:], b)
 		b = b[len(e.Blob):]
 		out[e.Path] = e
 	}
-	return out
+	return out, of
 }

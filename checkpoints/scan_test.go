@@ -288,3 +288,84 @@ func TestManifestDeltaRewritesLostEntries(t *testing.T) {
 		t.Errorf("%d rows, want 12 (10 whole, then f3 again and f5)", rows)
 	}
 }
+
+// TestManifestSince: a manifest whose Since names the previous scanned
+// turn's manifest is stored as that delta without reading the base; one
+// whose Since names another manifest is stored from its files, whatever
+// its Since says.
+func TestManifestSince(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	var files []ManifestEntry
+	for i := range 20 {
+		p := fmt.Sprintf("f%02d", i)
+		files = append(files, ManifestEntry{Path: p, Blob: sum(p), Mode: 0o644, Size: 1})
+	}
+	m0 := &Manifest{Files: slices.Clone(files)}
+	if _, err := x.BeginTurn(ctx, "t0", nil, m0); err != nil {
+		t.Fatal(err)
+	}
+	// t1: f03 edited, f07 gone, g added, told against m0.
+	files[3].Blob = sum("edited")
+	added := ManifestEntry{Path: "g", Blob: sum("g"), Mode: 0o644, Size: 1}
+	f1 := append(slices.Delete(slices.Clone(files), 7, 8), added)
+	m1 := &Manifest{Files: f1, Since: &ManifestChanges{Prev: m0.hash(), Files: []ManifestEntry{files[3], added}, Gone: []string{"f07"}}}
+	t1, err := x.BeginTurn(ctx, "t1", nil, m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, rows := countManifests(t, x); rows != 23 {
+		t.Errorf("%d rows, want 23 (20 whole, then 3 changes)", rows)
+	}
+	// t2: a Since that names some other manifest (and lies) is not used.
+	f2 := slices.Clone(f1)
+	f2[0].Blob = sum("again")
+	m2 := &Manifest{Files: f2, Since: &ManifestChanges{Prev: sum("another manifest"), Gone: []string{"f00", "f01"}}}
+	t2, err := x.BeginTurn(ctx, "t2", nil, m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id   int64
+		want []ManifestEntry
+	}{{t1.ID, f1}, {t2.ID, f2}} {
+		got, err := x.Manifest(ctx, c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Files, c.want) {
+			t.Errorf("turn %d: files %v, want %v", c.id, got.Files, c.want)
+		}
+	}
+}
+
+// TestScanCacheHeader: the cache records the hash of the manifest its
+// scan took, and a damaged cache vouches for none.
+func TestScanCacheHeader(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	in := []StatEntry{{Path: "a", Size: 1, Blob: sum("a")}, {Path: "b", Size: 2, Blob: sum("b")}}
+	m := &Manifest{Files: []ManifestEntry{{Path: "a", Blob: sum("a"), Size: 1}, {Path: "b", Blob: sum("b"), Size: 2}}}
+	if err := x.UpdateScanCache(ctx, nil, in, m); err != nil {
+		t.Fatal(err)
+	}
+	got, of, err := x.ScanCache(ctx)
+	if err != nil || len(got) != 2 || got["b"] != in[1] || of != m.hash() {
+		t.Fatalf("ScanCache = %v, %s, %v; want both entries and the manifest's hash", got, of.Short(), err)
+	}
+	data := encodeStats(in, m.hash())
+	if part, of := decodeStats(data[:len(data)-3]); of != (cas.ID{}) || len(part) != 1 {
+		t.Errorf("truncated cache: %d entries, hash %s; want 1 and none", len(part), of.Short())
+	}
+	if all, of := decodeStats(encodeStats(in, cas.ID{})); of != (cas.ID{}) || len(all) != 2 {
+		t.Errorf("cache without a manifest: %d entries, hash %s", len(all), of.Short())
+	}
+}

@@ -74,7 +74,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 	if err := c.scanAllowed(); err != nil {
 		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
 	}
-	cache, err := c.idx.StatCache(ctx)
+	cache, prev, err := c.idx.ScanCache(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -93,10 +93,11 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 		return nil, "", err
 	}
 	if !res.CacheUnchanged {
-		if err := c.idx.UpdateStatCache(ctx, cache, res.Stats); err != nil {
+		if err := c.idx.UpdateScanCache(ctx, cache, res.Stats, &res.Manifest); err != nil {
 			return nil, "", err
 		}
 	}
+	res.Manifest.Since.Prev = prev // the manifest the cache came from
 	return &res, "", nil
 }
 
