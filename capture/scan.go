@@ -74,6 +74,9 @@ type ScanResult struct {
 	// CacheUnchanged says Stats holds exactly the cache the scan was
 	// given: every entry was reused as it was, and no other file found.
 	CacheUnchanged bool
+	// Dirs names every directory whose stat entries differ from the
+	// cache's: where a file was read, or a cached file is gone.
+	Dirs map[string]bool
 }
 
 // Scan records every regular file of the workspace that the ignore rules
@@ -138,6 +141,9 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 			w.res.Read += len(files)
 			w.known += known
 			w.changed = append(w.changed, changed...)
+			for _, e := range files {
+				w.read = append(w.read, e.Path)
+			}
 			w.mu.Unlock()
 		})
 	}
@@ -169,6 +175,17 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 		slices.Sort(since.Gone)
 	}
 	res.Manifest.Since = since
+	res.Dirs = map[string]bool{}
+	for _, e := range w.read {
+		res.Dirs[path.Dir(e)] = true
+	}
+	for _, p := range since.Gone {
+		res.Dirs[path.Dir(p)] = true
+	}
+	if res.Dirs["."] {
+		delete(res.Dirs, ".")
+		res.Dirs[""] = true
+	}
 	return res, nil
 }
 
@@ -201,6 +218,7 @@ type walker struct {
 	mu      sync.Mutex
 	err     error
 	res     ScanResult
+	read    []string                    // files read
 	known   int                         // files read that have a cache entry
 	changed []checkpoints.ManifestEntry // files read whose entry is not the cache's
 }

@@ -344,4 +344,7 @@ func TestScanSince(t *testing.T) {
 	if res.Read != 3 {
 		t.Errorf("read %d files, want 3 (b/c, new, and the racy e)", res.Read)
 	}
+	if len(res.Dirs) != 2 || !res.Dirs[""] || !res.Dirs["b"] {
+		t.Errorf("dirs %v, want the root and b", res.Dirs)
+	}
 }

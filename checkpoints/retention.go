@@ -217,7 +217,10 @@ func (x *Index) MarkLost(ctx context.Context, blobs []cas.ID) (int, error) {
 		}
 		// The stat cache is advisory: drop it rather than let it vouch for
 		// a lost blob.
-		_, err := tx.ExecContext(ctx, `DELETE FROM statcache`)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM statcache`); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs`)
 		return err
 	})
 	if err != nil {

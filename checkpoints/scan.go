@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -489,60 +490,92 @@ func (e StatEntry) Racy() bool { return e.MTime >= e.Checked-int64(RacyWindow) }
 
 // StatCache returns the session's stat cache.
 func (x *Index) StatCache(ctx context.Context) (map[string]StatEntry, error) {
-	out, _, err := x.ScanCache(ctx)
-	return out, err
+	sc, err := x.LoadScanCache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sc.Entries, nil
 }
 
-// ScanCache returns the session's stat cache and the content hash of the
-// manifest taken by the scan that wrote it (see UpdateScanCache; zero when
-// unknown). A scan that reports its changes against this cache (Manifest.
-// Since) lets the turn store its manifest as a delta without reading the
-// previous one.
-func (x *Index) ScanCache(ctx context.Context) (map[string]StatEntry, cas.ID, error) {
-	var out map[string]StatEntry
-	var of cas.ID
+// ScanCache is the stat cache as a scan starts from it.
+type ScanCache struct {
+	Entries map[string]StatEntry
+	// Manifest is the content hash of the manifest taken by the scan that
+	// wrote the cache (zero when unknown). A scan that reports its changes
+	// against this cache (Manifest.Since) lets the turn store its manifest
+	// as a delta without reading the previous one.
+	Manifest cas.ID
+	gen      int64 // the cache's generation; 0: none, or an old single-row cache
+}
+
+// LoadScanCache returns the session's stat cache and what it belongs to.
+func (x *Index) LoadScanCache(ctx context.Context) (*ScanCache, error) {
+	var sc *ScanCache
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, of, err = statCacheOf(ctx, tx)
+		sc, err = loadScanCache(ctx, tx)
 		return err
 	})
 	if err != nil {
-		return nil, cas.ID{}, fmt.Errorf("checkpoints: stat cache: %w", err)
+		return nil, fmt.Errorf("checkpoints: stat cache: %w", err)
 	}
-	return out, of, nil
+	return sc, nil
 }
 
 func statCache(ctx context.Context, tx *sql.Tx) (map[string]StatEntry, error) {
-	out, _, err := statCacheOf(ctx, tx)
-	return out, err
+	sc, err := loadScanCache(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	return sc.Entries, nil
 }
 
-func statCacheOf(ctx context.Context, tx *sql.Tx) (map[string]StatEntry, cas.ID, error) {
+// loadScanCache reads the header row and, while it exists, the directory
+// rows. A damaged row costs its entries and the manifest hash.
+func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
+	sc := &ScanCache{Entries: map[string]StatEntry{}}
 	var data []byte
 	err := tx.QueryRowContext(ctx, `SELECT data FROM statcache WHERE id = 1`).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
-		return map[string]StatEntry{}, cas.ID{}, nil
+		return sc, nil
 	}
 	if err != nil {
-		return nil, cas.ID{}, err
+		return nil, err
 	}
-	out, of := decodeStats(data)
-	return out, of, nil
+	var ok bool
+	sc.Manifest, sc.gen, ok = decodeStats(data, sc.Entries)
+	if !ok || sc.gen == 0 {
+		return sc, nil // an old single-row cache: no directory rows
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM statcache_dirs`).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		sc.Entries = make(map[string]StatEntry, 16*n)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM statcache_dirs`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d []byte
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		if _, _, ok := decodeStats(d, sc.Entries); !ok {
+			sc.Manifest = cas.ID{}
+		}
+	}
+	return sc, rows.Err()
 }
 
 // UpdateStatCache makes the stat cache hold exactly entries. It writes
 // nothing when they equal old (the cache as it was read): an unchanged
-// re-scan. The cache is one encoded row: loading 10,000 entries is one
-// read, not 10,000 row steps.
+// re-scan.
 func (x *Index) UpdateStatCache(ctx context.Context, old map[string]StatEntry, entries []StatEntry) error {
-	return x.UpdateScanCache(ctx, old, entries, nil)
-}
-
-// UpdateScanCache is UpdateStatCache for a scan whose manifest (m, nil for
-// none) holds exactly the files of entries: the cache then records m's
-// hash, which ScanCache returns.
-func (x *Index) UpdateScanCache(ctx context.Context, old map[string]StatEntry, entries []StatEntry, m *Manifest) error {
-	if len(old) == len(entries) && m == nil {
+	if len(old) == len(entries) {
 		same := true
 		for _, e := range entries {
 			if o, ok := old[e.Path]; !ok || o != e {
@@ -554,26 +587,88 @@ func (x *Index) UpdateScanCache(ctx context.Context, old map[string]StatEntry, e
 			return nil
 		}
 	}
+	return x.SaveScanCache(ctx, nil, entries, nil, nil)
+}
+
+// SaveScanCache makes the stat cache hold exactly entries, for a scan that
+// started from old and whose manifest m (nil: none) holds exactly their
+// files: the cache then records m's hash. dirs, if not nil, names every
+// directory whose entries differ from old's; when the cache is still old
+// (no other process saved one since), only their rows are written.
+func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []StatEntry, dirs map[string]bool, m *Manifest) error {
 	var of cas.ID
 	if m != nil {
 		of = m.hash()
 	}
-	_, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (1, ?)`, encodeStats(entries, of))
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		var gen int64
+		var data []byte
+		err := tx.QueryRowContext(ctx, `SELECT data FROM statcache WHERE id = 1`).Scan(&data)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil {
+			gen = headerGen(data)
+		}
+		if old == nil || dirs == nil || gen == 0 || gen != old.gen {
+			dirs = nil // rewrite it all
+			if _, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs`); err != nil {
+				return err
+			}
+		}
+		byDir := map[string][]StatEntry{}
+		for _, e := range entries {
+			d := dirOf(e.Path)
+			if dirs == nil || dirs[d] {
+				byDir[d] = append(byDir[d], e)
+			}
+		}
+		for d := range dirs {
+			if len(byDir[d]) == 0 {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs WHERE dir = ?`, d); err != nil {
+					return err
+				}
+			}
+		}
+		for d, es := range byDir {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache_dirs (dir, data) VALUES (?, ?)`, d, encodeStats(es, cas.ID{}, 0)); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (1, ?)`, encodeStats(nil, of, gen+1))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("checkpoints: stat cache: %w", err)
 	}
 	return nil
 }
 
-// encodeStats packs entries: a header when of is not zero (a 0 byte, which
-// no entry starts with, and of), then per entry the path (length-prefixed),
-// size, mtime, ctime, inode, mode, checked as varints, and the 32-byte blob
-// id.
-func encodeStats(entries []StatEntry, of cas.ID) []byte {
-	b := make([]byte, 0, 33+len(entries)*80)
-	if !of.IsZero() {
+// dirOf returns the directory of a workspace-relative path, "" for the
+// root.
+func dirOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// headerGen returns the generation of an encoded header row, 0 for none.
+func headerGen(b []byte) int64 {
+	_, gen, _ := decodeStats(b, map[string]StatEntry{})
+	return gen
+}
+
+// encodeStats packs entries: a header when gen is not zero (a 0 byte,
+// which no entry starts with, the manifest hash of, and gen as a varint),
+// then per entry the path (length-prefixed), size, mtime, ctime, inode,
+// mode, checked as varints, and the 32-byte blob id.
+func encodeStats(entries []StatEntry, of cas.ID, gen int64) []byte {
+	b := make([]byte, 0, 34+len(entries)*80)
+	if gen != 0 {
 		b = append(b, 0)
 		b = append(b, of[:]...)
+		b = binary.AppendVarint(b, gen)
 	}
 	for _, e := range entries {
 		b = binary.AppendUvarint(b, uint64(len(e.Path)))
@@ -589,22 +684,14 @@ func encodeStats(entries []StatEntry, of cas.ID) []byte {
 	return b
 }
 
-// decodeStats unpacks encodeStats; it stops at the first malformed entry
-// (the cache is advisory: a lost entry only costs a re-read), and then
-// returns a zero manifest hash: a partial cache vouches for no manifest.
+// decodeStats unpacks encodeStats into out and returns its header (zero
+// without one). It stops at the first malformed entry and reports it (ok
+// false): the cache is advisory, a lost entry only costs a re-read, but a
+// partial cache vouches for no manifest.
 //
 // The paths are views of b, which the caller gives up: one allocation for
 // the whole cache instead of one per path.
-func decodeStats(b []byte) (map[string]StatEntry, cas.ID) {
-	out := make(map[string]StatEntry, len(b)/64)
-	var of cas.ID
-	if len(b) > 0 && b[0] == 0 {
-		if len(b) < 1+len(of) {
-			return out, cas.ID{}
-		}
-		copy(of[:], b[1:])
-		b = b[1+len(of):]
-	}
+func decodeStats(b []byte, out map[string]StatEntry) (of cas.ID, gen int64, ok bool) {
 	uv := func() (uint64, bool) {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -621,11 +708,21 @@ func decodeStats(b []byte) (map[string]StatEntry, cas.ID) {
 		b = b[n:]
 		return v, true
 	}
+	if len(b) > 0 && b[0] == 0 {
+		if len(b) < 1+len(of) {
+			return cas.ID{}, 0, false
+		}
+		copy(of[:], b[1:])
+		b = b[1+len(of):]
+		if gen, ok = sv(); !ok || gen <= 0 {
+			return cas.ID{}, 0, false
+		}
+	}
 	for len(b) > 0 {
 		var e StatEntry
 		n, ok := uv()
 		if !ok || n == 0 || uint64(len(b)) < n {
-			return out, cas.ID{}
+			return cas.ID{}, gen, false
 		}
 		e.Path, b = unsafe.String(&b[0], int(n)), b[n:]
 		var mode uint64
@@ -637,12 +734,12 @@ func decodeStats(b []byte) (map[string]StatEntry, cas.ID) {
 		mode, ok6 = uv()
 		e.Checked, ok7 = sv()
 		if !(ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || len(b) < len(e.Blob) {
-			return out, cas.ID{}
+			return cas.ID{}, gen, false
 		}
 		e.Mode = fs.FileMode(mode)
 		copy(e.Blob[:], b)
 		b = b[len(e.Blob):]
 		out[e.Path] = e
 	}
-	return out, of
+	return of, gen, true
 }

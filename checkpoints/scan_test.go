@@ -343,29 +343,96 @@ func TestManifestSince(t *testing.T) {
 	}
 }
 
-// TestScanCacheHeader: the cache records the hash of the manifest its
-// scan took, and a damaged cache vouches for none.
-func TestScanCacheHeader(t *testing.T) {
+// TestScanCacheByDirectory: the cache records the hash of the manifest
+// its scan took; a save that names the directories it changed rewrites
+// only their rows, and falls back to a whole rewrite when another save
+// came between; dropping the header row drops the cache; a damaged cache
+// vouches for no manifest.
+func TestScanCacheByDirectory(t *testing.T) {
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	in := []StatEntry{{Path: "a", Size: 1, Blob: sum("a")}, {Path: "b", Size: 2, Blob: sum("b")}}
-	m := &Manifest{Files: []ManifestEntry{{Path: "a", Blob: sum("a"), Size: 1}, {Path: "b", Blob: sum("b"), Size: 2}}}
-	if err := x.UpdateScanCache(ctx, nil, in, m); err != nil {
+	entry := func(p string, size int64) StatEntry { return StatEntry{Path: p, Size: size, Blob: sum(p)} }
+	manifestOf := func(es []StatEntry) *Manifest {
+		m := &Manifest{}
+		for _, e := range es {
+			m.Files = append(m.Files, ManifestEntry{Path: e.Path, Blob: e.Blob, Size: e.Size})
+		}
+		slices.SortFunc(m.Files, func(a, b ManifestEntry) int { return strings.Compare(a.Path, b.Path) })
+		return m
+	}
+	load := func() *ScanCache {
+		t.Helper()
+		sc, err := x.LoadScanCache(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	same := func(sc *ScanCache, want []StatEntry) bool {
+		if len(sc.Entries) != len(want) {
+			return false
+		}
+		for _, e := range want {
+			if sc.Entries[e.Path] != e {
+				return false
+			}
+		}
+		return true
+	}
+	dirRows := func() (n int) {
+		x.db.QueryRow(`SELECT count(*) FROM statcache_dirs`).Scan(&n)
+		return
+	}
+	v1 := []StatEntry{entry("a", 1), entry("d/b", 2), entry("d/c", 3), entry("e/f", 4)}
+	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
 		t.Fatal(err)
 	}
-	got, of, err := x.ScanCache(ctx)
-	if err != nil || len(got) != 2 || got["b"] != in[1] || of != m.hash() {
-		t.Fatalf("ScanCache = %v, %s, %v; want both entries and the manifest's hash", got, of.Short(), err)
+	sc1 := load()
+	if !same(sc1, v1) || sc1.Manifest != manifestOf(v1).hash() || dirRows() != 3 {
+		t.Fatalf("after a whole save: %d entries, %d rows, manifest %s", len(sc1.Entries), dirRows(), sc1.Manifest.Short())
 	}
-	data := encodeStats(in, m.hash())
-	if part, of := decodeStats(data[:len(data)-3]); of != (cas.ID{}) || len(part) != 1 {
-		t.Errorf("truncated cache: %d entries, hash %s; want 1 and none", len(part), of.Short())
+	// d/b changed, e/f gone: rows d and e, nothing else.
+	x.db.Exec(`UPDATE statcache_dirs SET data = x'' WHERE dir = ''`) // a row the save must not touch
+	v2 := []StatEntry{entry("a", 1), entry("d/b", 20), entry("d/c", 3)}
+	if err := x.SaveScanCache(ctx, sc1, v2, map[string]bool{"d": true, "e": true}, manifestOf(v2)); err != nil {
+		t.Fatal(err)
 	}
-	if all, of := decodeStats(encodeStats(in, cas.ID{})); of != (cas.ID{}) || len(all) != 2 {
-		t.Errorf("cache without a manifest: %d entries, hash %s", len(all), of.Short())
+	sc2 := load()
+	if _, ok := sc2.Entries["a"]; ok || len(sc2.Entries) != 2 || sc2.Entries["d/b"] != v2[1] || dirRows() != 2 {
+		t.Fatalf("a save naming d and e touched other rows or missed these: %+v, %d rows", sc2.Entries, dirRows())
+	}
+	// Another save from sc1 after sc2's: rewritten whole.
+	if err := x.SaveScanCache(ctx, sc1, v1, map[string]bool{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if sc := load(); !same(sc, v1) || !sc.Manifest.IsZero() {
+		t.Fatalf("a save from a stale cache: %d entries, manifest %s; want v1 whole and no manifest", len(sc.Entries), sc.Manifest.Short())
+	}
+	// A repair or a pull deletes the header row: the cache is empty.
+	if _, err := x.MarkLost(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if sc := load(); len(sc.Entries) != 0 || dirRows() != 0 {
+		t.Fatalf("after MarkLost: %d entries, %d rows", len(sc.Entries), dirRows())
+	}
+	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
+		t.Fatal(err)
+	}
+	x.db.Exec(`DELETE FROM statcache`)
+	if sc := load(); len(sc.Entries) != 0 {
+		t.Fatalf("directory rows without the header row: %d entries, want none", len(sc.Entries))
+	}
+	// Damage.
+	data := encodeStats(v1, sum("m"), 0)
+	got := map[string]StatEntry{}
+	if of, _, ok := decodeStats(data[:len(data)-3], got); ok || len(got) != 3 || !of.IsZero() {
+		t.Errorf("truncated: ok %v, %d entries, manifest %s; want false, 3, none", ok, len(got), of.Short())
+	}
+	if of, gen, ok := decodeStats(encodeStats(nil, sum("m"), 7), got); !ok || gen != 7 || of != sum("m") {
+		t.Errorf("header: %s %d %v", of.Short(), gen, ok)
 	}
 }

@@ -74,7 +74,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 	if err := c.scanAllowed(); err != nil {
 		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
 	}
-	cache, prev, err := c.idx.ScanCache(ctx)
+	sc, err := c.idx.LoadScanCache(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -82,7 +82,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 	defer batch.Abort()
 	so := c.scan
 	so.Progress = progress
-	res, err := c.cap.Scan(ctx, so, cache, batch.Put)
+	res, err := c.cap.Scan(ctx, so, sc.Entries, batch.Put)
 	if errors.Is(err, capture.ErrScanBudget) {
 		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
 	}
@@ -93,11 +93,11 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 		return nil, "", err
 	}
 	if !res.CacheUnchanged {
-		if err := c.idx.UpdateScanCache(ctx, cache, res.Stats, &res.Manifest); err != nil {
+		if err := c.idx.SaveScanCache(ctx, sc, res.Stats, res.Dirs, &res.Manifest); err != nil {
 			return nil, "", err
 		}
 	}
-	res.Manifest.Since.Prev = prev // the manifest the cache came from
+	res.Manifest.Since.Prev = sc.Manifest // the manifest the cache came from
 	return &res, "", nil
 }
 
