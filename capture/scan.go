@@ -75,7 +75,8 @@ type ScanResult struct {
 	// given: every entry was reused as it was, and no other file found.
 	CacheUnchanged bool
 	// Dirs names every directory whose stat entries differ from the
-	// cache's: where a file was read, or a cached file is gone.
+	// cache's: where a file was read, or a cached file is gone; nil when
+	// the cache was empty.
 	Dirs map[string]bool
 }
 
@@ -127,6 +128,9 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 					continue
 				}
 				files, stats = append(files, e), append(stats, st)
+				if len(cache) == 0 {
+					continue // a first scan: nothing to tell changes from
+				}
 				old, ok := cache[j.rel]
 				if ok {
 					known++
@@ -141,8 +145,10 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 			w.res.Read += len(files)
 			w.known += known
 			w.changed = append(w.changed, changed...)
-			for _, e := range files {
-				w.read = append(w.read, e.Path)
+			if len(cache) > 0 {
+				for _, e := range files {
+					w.read = append(w.read, e.Path)
+				}
 			}
 			w.mu.Unlock()
 		})
@@ -162,6 +168,9 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 	byPath := func(a, b checkpoints.ManifestEntry) int { return strings.Compare(a.Path, b.Path) }
 	slices.SortFunc(res.Manifest.Files, byPath)
 	slices.SortFunc(res.Manifest.Skips, func(a, b checkpoints.ScanSkip) int { return strings.Compare(a.Path, b.Path) })
+	if len(cache) == 0 {
+		return res, nil // Since and Dirs nil: all of it is new
+	}
 	// How the files differ from the cache's: what was read and differs,
 	// and the cache's paths the walk did not find.
 	since := &checkpoints.ManifestChanges{Files: w.changed, Gone: []string{}}

@@ -97,7 +97,9 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 			return nil, "", err
 		}
 	}
-	res.Manifest.Since.Prev = sc.Manifest // the manifest the cache came from
+	if res.Manifest.Since != nil {
+		res.Manifest.Since.Prev = sc.Manifest // the manifest the cache came from
+	}
 	return &res, "", nil
 }
 
