@@ -547,13 +547,11 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 	if !ok || sc.gen == 0 {
 		return sc, nil // an old single-row cache: no directory rows
 	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM statcache_dirs`).Scan(&n); err != nil {
+	var size int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(length(data)), 0) FROM statcache_dirs`).Scan(&size); err != nil {
 		return nil, err
 	}
-	if n > 0 {
-		sc.Entries = make(map[string]StatEntry, 16*n)
-	}
+	sc.Entries = make(map[string]StatEntry, size/64) // an entry takes 50-100 bytes
 	rows, err := tx.QueryContext(ctx, `SELECT data FROM statcache_dirs`)
 	if err != nil {
 		return nil, err

@@ -89,8 +89,10 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int)) 
 	if err != nil {
 		return nil, "", err
 	}
-	if err := batch.Commit(ctx); err != nil {
-		return nil, "", err
+	if res.Read > 0 { // else nothing was put
+		if err := batch.Commit(ctx); err != nil {
+			return nil, "", err
+		}
 	}
 	if !res.CacheUnchanged {
 		if err := c.idx.SaveScanCache(ctx, sc, res.Stats, res.Dirs, &res.Manifest); err != nil {
