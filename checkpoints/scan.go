@@ -592,7 +592,8 @@ func (x *Index) UpdateStatCache(ctx context.Context, old map[string]StatEntry, e
 // started from old and whose manifest m (nil: none) holds exactly their
 // files: the cache then records m's hash. dirs, if not nil, names every
 // directory whose entries differ from old's; when the cache is still old
-// (no other process saved one since), only their rows are written.
+// (no other process saved one since), only their buckets' rows are
+// written.
 func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []StatEntry, dirs map[string]bool, m *Manifest) error {
 	var of cas.ID
 	if m != nil {
@@ -614,22 +615,29 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []Sta
 				return err
 			}
 		}
-		byDir := map[string][]StatEntry{}
-		for _, e := range entries {
-			d := dirOf(e.Path)
-			if dirs == nil || dirs[d] {
-				byDir[d] = append(byDir[d], e)
+		var dirty map[int]bool // nil: all
+		if dirs != nil {
+			dirty = map[int]bool{}
+			for d := range dirs {
+				dirty[dirBucket(d)] = true
 			}
 		}
-		for d := range dirs {
-			if len(byDir[d]) == 0 {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs WHERE dir = ?`, d); err != nil {
+		byBucket := map[int][]StatEntry{}
+		for _, e := range entries {
+			b := dirBucket(dirOf(e.Path))
+			if dirty == nil || dirty[b] {
+				byBucket[b] = append(byBucket[b], e)
+			}
+		}
+		for b := range dirty {
+			if len(byBucket[b]) == 0 {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs WHERE bucket = ?`, b); err != nil {
 					return err
 				}
 			}
 		}
-		for d, es := range byDir {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache_dirs (dir, data) VALUES (?, ?)`, d, encodeStats(es, cas.ID{}, 0)); err != nil {
+		for b, es := range byBucket {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache_dirs (bucket, data) VALUES (?, ?)`, b, encodeStats(es, cas.ID{}, 0)); err != nil {
 				return err
 			}
 		}
@@ -640,6 +648,21 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []Sta
 		return fmt.Errorf("checkpoints: stat cache: %w", err)
 	}
 	return nil
+}
+
+// statBuckets is how many rows the stat cache is spread over: enough that
+// a few edits rewrite a small part of it, few enough that loading it is a
+// few hundred row steps however many directories there are.
+const statBuckets = 256
+
+// dirBucket returns the stat cache row of directory dir (FNV-1a of its
+// path).
+func dirBucket(dir string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(dir); i++ {
+		h = (h ^ uint32(dir[i])) * 16777619
+	}
+	return int(h % statBuckets)
 }
 
 // dirOf returns the directory of a workspace-relative path, "" for the

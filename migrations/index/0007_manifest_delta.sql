@@ -10,12 +10,14 @@ ALTER TABLE manifests ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE manifest_files ADD COLUMN gone INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX manifests_base ON manifests (base) WHERE base IS NOT NULL;
 
--- The stat cache by directory: a re-scan that changed a few files rewrites
--- the rows of their directories, not the whole cache. The statcache row
--- (id 1) now holds a header: the hash of the manifest the scan that wrote
--- the cache took and a generation; directory rows count only while it
--- exists (deleting it, as a repair or a pull does, drops the whole cache).
+-- The stat cache in buckets of directories: a re-scan that changed a few
+-- files rewrites the rows of their directories' buckets, not the whole
+-- cache. A directory's bucket is a hash of its path (checkpoints.dirBucket),
+-- so a bucket holds whole directories. The statcache row (id 1) now holds a
+-- header: the hash of the manifest the scan that wrote the cache took and a
+-- generation; bucket rows count only while it exists (deleting it, as a
+-- repair or a pull does, drops the whole cache).
 CREATE TABLE statcache_dirs (
-	dir  TEXT NOT NULL UNIQUE, -- workspace-relative, '' for the root
-	data BLOB NOT NULL         -- checkpoints.encodeStats of its files
+	bucket INTEGER NOT NULL PRIMARY KEY,
+	data   BLOB    NOT NULL -- checkpoints.encodeStats of its files
 );
