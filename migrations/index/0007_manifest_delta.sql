@@ -8,6 +8,7 @@
 ALTER TABLE manifests ADD COLUMN base INTEGER REFERENCES manifests (id);
 ALTER TABLE manifests ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE manifest_files ADD COLUMN gone INTEGER NOT NULL DEFAULT 0;
+-- The foreign key check of a deleted manifest looks for deltas built on it.
 CREATE INDEX manifests_base ON manifests (base) WHERE base IS NOT NULL;
 
 -- The stat cache in buckets of directories: a re-scan that changed a few
