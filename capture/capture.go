@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -20,6 +21,11 @@ type Capturer struct {
 	// open opens a regular file for reading; a seam so tests can make a
 	// read fail as an unprivileged user would see it (tests run as root).
 	open func(rel string) (*os.File, fs.FileInfo, error)
+
+	// rules keeps the .gitignore files scans parsed, by path, so an
+	// unchanged one is not read again by the next scan.
+	rulesMu sync.Mutex
+	rules   map[string]parsedRules
 }
 
 // New returns a Capturer for the workspace, session index and blob store.

@@ -80,6 +80,12 @@ func openChild(parent *os.Root, name string) (*os.Root, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openChildAs(parent, name, fi)
+}
+
+// openChildAs is openChild for a caller that has Lstat'ed name already
+// (fi; a directory listing's entry).
+func openChildAs(parent *os.Root, name string, fi fs.FileInfo) (*os.Root, error) {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return nil, ErrSymlink

@@ -62,5 +62,11 @@
 // .ckptignore, built-in dependency/cache/VCS directories), pruning ignored
 // directories as it goes, never following a symlink, skipping files over a
 // size limit and crowded directories, and reusing the blob id of files whose
-// stat matches the stat cache (git's racy rule applies).
+// stat matches the stat cache (git's racy rule applies). Directories are
+// walked in parallel (a bounded number at a time), each through its own
+// handle; a directory's .gitignore is read through that handle and matched
+// with the rules of its ancestors, the way Ignore.Match would find them. A
+// re-scan reports how its files differ from the stat cache
+// (Manifest.Since, ScanResult.Dirs), so the index stores the new manifest
+// as a delta and rewrites only the cache rows of the directories changed.
 package capture

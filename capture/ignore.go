@@ -192,11 +192,34 @@ func (m *Ignore) dir(rel string) (*ignoreDir, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.loadDir(rel)
+	return m.loadDir(rel, nil)
 }
 
-// loadDir is dir with m.mu held for writing.
-func (m *Ignore) loadDir(rel string) (*ignoreDir, error) {
+// dirRules is what a walker holding a directory open found there: that it
+// is a real directory (it was opened through real directories, following
+// no link) and its .gitignore rules, nil for none. It spares loadDir the
+// walk from the root that would find out the same.
+type dirRules func() (*ruleFile, error)
+
+// enterDir is dir for a walker that holds rel open: rules, called at most
+// once and only when rel's rules apply (rel and its ancestors are not
+// ignored), stands in for reading rel's .gitignore through the root
+// handle. A failure is not cached.
+func (m *Ignore) enterDir(rel string, rules dirRules) (*ignoreDir, error) {
+	m.mu.RLock()
+	d := m.dirs[rel]
+	m.mu.RUnlock()
+	if d != nil {
+		return d, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.loadDir(rel, rules)
+}
+
+// loadDir is dir with m.mu held for writing; probe, if not nil, answers
+// for rel itself (see enterDir).
+func (m *Ignore) loadDir(rel string, probe dirRules) (*ignoreDir, error) {
 	if d := m.dirs[rel]; d != nil {
 		return d, nil
 	}
@@ -207,7 +230,7 @@ func (m *Ignore) loadDir(rel string) (*ignoreDir, error) {
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		parentRel, name = rel[:i], rel[i+1:]
 	}
-	parent, err := m.loadDir(parentRel)
+	parent, err := m.loadDir(parentRel, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +243,12 @@ func (m *Ignore) loadDir(rel string) (*ignoreDir, error) {
 	default:
 		d.verdict = m.matchRules(parent, rel, true)
 	}
-	if !d.verdict.excludes() && parent.real {
+	if !d.verdict.excludes() && parent.real && probe != nil {
+		d.real = true
+		if d.rules, err = probe(); err != nil {
+			return nil, err
+		}
+	} else if !d.verdict.excludes() && parent.real {
 		if d.real, err = m.isRealDir(rel); err != nil {
 			return nil, err
 		}

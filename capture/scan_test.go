@@ -3,11 +3,14 @@ package capture
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
@@ -116,5 +119,232 @@ func TestScanBudget(t *testing.T) {
 	_, err := f.c.Scan(context.Background(), ScanOptions{Budget: time.Nanosecond}, nil, Hash)
 	if !errors.Is(err, ErrScanBudget) {
 		t.Fatalf("scan past its budget: %v, want ErrScanBudget", err)
+	}
+}
+
+// TestScanAgreesWithMatch checks the walk's per-directory rule loading
+// against Ignore.Match by path, on every layout of the git corpus: the
+// files a scan records are exactly the regular files a walk asking Match
+// keeps.
+func TestScanAgreesWithMatch(t *testing.T) {
+	for _, c := range append(slices.Clone(gitCorpus), generatedCorpus()...) {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			buildIgnoreLayout(t, root, c)
+			ws, err := NewWorkspace(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ws.Close()
+			res, err := New(ws, nil, cas.NewMemory()).Scan(context.Background(), ScanOptions{}, nil, Hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range res.Manifest.Files {
+				got = append(got, f.Path)
+			}
+			var want []string
+			for _, p := range walkIgnore(t, NewIgnore(root), root, "") {
+				if fi, err := os.Lstat(filepath.Join(root, p)); err == nil && fi.Mode().IsRegular() {
+					want = append(want, p)
+				}
+			}
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("scan recorded %q, Match keeps %q", got, want)
+			}
+		})
+	}
+}
+
+// TestScanWideTree walks many directories at once (the walk is parallel
+// per directory) and finds every file once, sorted, with the right reuse
+// counts on a re-scan.
+func TestScanWideTree(t *testing.T) {
+	f := newFixture(t)
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	var want []string
+	for i := range 60 {
+		for j := range 5 {
+			rel := fmt.Sprintf("d%02d/e%d/f%d.txt", i, j%3, j)
+			f.write(t, rel, rel, 0o644)
+			if err := os.Chtimes(filepath.Join(f.root, rel), old, old); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, rel)
+		}
+	}
+	slices.Sort(want)
+	var calls []int
+	res, err := f.c.Scan(context.Background(), ScanOptions{Progress: func(n int) { calls = append(calls, n) }}, nil, Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range res.Manifest.Files {
+		got = append(got, e.Path)
+		if e.Size != int64(len(e.Path)) {
+			t.Errorf("%s: size %d, want %d", e.Path, e.Size, len(e.Path))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("scan found %d files %q, want %d", len(got), got, len(want))
+	}
+	if !slices.Equal(calls, []int{256}) {
+		t.Errorf("progress calls %v for %d files", calls, len(want))
+	}
+	again := scanOnce(t, f, cacheOf(res))
+	if again.Read != 0 || again.Reused != len(want) {
+		t.Errorf("re-scan read %d, reused %d; want 0 and %d", again.Read, again.Reused, len(want))
+	}
+}
+
+// TestScanReusesUnchangedRules: a second scan by the same Capturer does
+// not read a .gitignore whose stat is unchanged (and not racy), and does
+// read one that changed.
+func TestScanReusesUnchangedRules(t *testing.T) {
+	f := newFixture(t)
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.write(t, "sub/.gitignore", "*.o\n", 0o644)
+	f.write(t, "sub/a.o", "o", 0o644)
+	f.write(t, "sub/a.c", "c", 0o644)
+	gi := filepath.Join(f.root, "sub", ".gitignore")
+	if err := os.Chtimes(gi, old, old); err != nil {
+		t.Fatal(err)
+	}
+	files := func(res ScanResult) []string {
+		var out []string
+		for _, e := range res.Manifest.Files {
+			out = append(out, e.Path)
+		}
+		return out
+	}
+	first := scanOnce(t, f, nil)
+	if got := files(first); !slices.Equal(got, []string{"sub/.gitignore", "sub/a.c"}) {
+		t.Fatalf("first scan: %q", got)
+	}
+	parsed := f.c.rules["sub/.gitignore"].rules
+	if parsed == nil {
+		t.Fatal("the scan kept no parsed rules for sub/.gitignore")
+	}
+	scanOnce(t, f, nil)
+	if f.c.rules["sub/.gitignore"].rules != parsed {
+		t.Error("an unchanged .gitignore was parsed again")
+	}
+	// Changed: new rules apply at once, whatever its mtime.
+	if err := os.WriteFile(gi, []byte("*.c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(gi, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(scanOnce(t, f, nil)); !slices.Equal(got, []string{"sub/.gitignore", "sub/a.o"}) {
+		t.Errorf("after the rules changed: %q, want sub/.gitignore and sub/a.o", got)
+	}
+}
+
+// TestScanRuleFileKinds: a symlinked .gitignore is not followed and a
+// directory named .gitignore holds no rules.
+func TestScanRuleFileKinds(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, "sub/.gitignore", "*.o\n", 0o644)
+	f.write(t, "sub/a.o", "o", 0o644)
+	f.write(t, "link/a.o", "o", 0o644)
+	f.write(t, "outside-rules", "*\n", 0o644)
+	if err := os.Symlink("../outside-rules", filepath.Join(f.root, "link", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	res := scanOnce(t, f, nil)
+	var got []string
+	for _, e := range res.Manifest.Files {
+		got = append(got, e.Path)
+	}
+	if want := []string{"link/a.o", "outside-rules", "sub/.gitignore"}; !slices.Equal(got, want) {
+		t.Errorf("files %q, want %q (a symlinked .gitignore is not followed)", got, want)
+	}
+	if err := os.Remove(filepath.Join(f.root, "sub", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(f.root, "sub", ".gitignore"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A directory named .gitignore holds no rules: sub/a.o is kept.
+	res = scanOnce(t, f, nil)
+	found := false
+	for _, e := range res.Manifest.Files {
+		found = found || e.Path == "sub/a.o"
+	}
+	if !found {
+		t.Error("sub/a.o missing once .gitignore is a directory")
+	}
+}
+
+// TestScanCacheUnchanged: CacheUnchanged is set exactly when the scan's
+// stat entries are the cache it was given.
+func TestScanCacheUnchanged(t *testing.T) {
+	f := newFixture(t)
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, n := range []string{"a", "b/c"} {
+		f.write(t, n, n, 0o644)
+		if err := os.Chtimes(filepath.Join(f.root, n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := scanOnce(t, f, nil)
+	if first.CacheUnchanged {
+		t.Error("a first scan reports its (empty) cache unchanged")
+	}
+	second := scanOnce(t, f, cacheOf(first))
+	if !second.CacheUnchanged {
+		t.Error("an unchanged re-scan reports the cache changed")
+	}
+	// A cache entry for a file that is gone: the cache changes.
+	cache := cacheOf(second)
+	cache["gone"] = checkpoints.StatEntry{Path: "gone"}
+	if scanOnce(t, f, cache).CacheUnchanged {
+		t.Error("a scan that dropped a cache entry reports the cache unchanged")
+	}
+}
+
+// TestScanSince: a re-scan reports how its files differ from the cache it
+// was given: files edited or added, and cache paths gone; a file read
+// again with the same content is no change.
+func TestScanSince(t *testing.T) {
+	f := newFixture(t)
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, n := range []string{"a", "b/c", "b/d", "e"} {
+		f.write(t, n, n, 0o644)
+		if err := os.Chtimes(filepath.Join(f.root, n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := scanOnce(t, f, nil)
+	if s := first.Manifest.Since; s != nil || first.Dirs != nil {
+		t.Fatalf("first scan: since = %+v, dirs %v; want none (no cache to differ from)", s, first.Dirs)
+	}
+	f.write(t, "b/c", "edited", 0o644)
+	f.write(t, "new", "n", 0o644)
+	if err := os.Remove(filepath.Join(f.root, "b", "d")); err != nil {
+		t.Fatal(err)
+	}
+	// e is read again (its cache entry is racy) but has not changed.
+	cache := cacheOf(first)
+	e := cache["e"]
+	e.Checked = e.MTime
+	cache["e"] = e
+	res := scanOnce(t, f, cache)
+	var changed []string
+	for _, e := range res.Manifest.Since.Files {
+		changed = append(changed, e.Path)
+	}
+	if !slices.Equal(changed, []string{"b/c", "new"}) || !slices.Equal(res.Manifest.Since.Gone, []string{"b/d"}) {
+		t.Errorf("since: changed %q gone %q; want [b/c new] and [b/d]", changed, res.Manifest.Since.Gone)
+	}
+	if res.Read != 3 {
+		t.Errorf("read %d files, want 3 (b/c, new, and the racy e)", res.Read)
+	}
+	if len(res.Dirs) != 2 || !res.Dirs[""] || !res.Dirs["b"] {
+		t.Errorf("dirs %v, want the root and b", res.Dirs)
 	}
 }

@@ -42,13 +42,14 @@ func (x *Index) EarliestEvents(ctx context.Context, seq int64) (map[string]Event
 	out := map[string]Event{}
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		// SQLite fills the bare columns from the row holding min(seq).
-		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, dirs, lost, min(seq) FROM (
+		// The manifests' entries: chain starts at each scanned turn's seq.
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(manifestChainSQL, `SELECT seq, manifest_id, 0 FROM turns WHERE manifest_id IS NOT NULL AND seq >= ?1`)+`
+			SELECT path, blob, mode, size, dirs, lost, min(seq) FROM (
 			SELECT path, seq, blob, mode, size, dirs, lost FROM snaps WHERE seq > ?1
 			UNION ALL
 			SELECT path, seq, blob, mode, size, dirs, lost FROM step_snaps WHERE seq > ?1
 			UNION ALL
-			SELECT m.path, t.seq, m.blob, m.mode, m.size, '', m.lost
-			FROM manifest_files m JOIN turns t ON t.manifest_id = m.manifest_id WHERE t.seq >= ?1
+			SELECT path, top, blob, mode, size, '', lost FROM (`+resolvedRowsSQL+`) WHERE gone = 0
 			UNION ALL
 			SELECT f.path, f.seq, f.before_blob, f.before_mode, f.before_size, f.before_dirs, f.lost
 			FROM op_files f JOIN ops o ON o.id = f.op_id

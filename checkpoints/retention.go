@@ -65,10 +65,13 @@ func (x *Index) TurnRecords(ctx context.Context) ([]TurnRecord, error) {
 		if err := rows.Close(); err != nil {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT turn_id, blob FROM snaps WHERE blob IS NOT NULL
+		// A scanned turn references every row of its manifest's chain (a
+		// delta keeps its bases, and their blobs, alive).
+		rows, err = tx.QueryContext(ctx, fmt.Sprintf(manifestChainSQL, `SELECT id, manifest_id, 0 FROM turns WHERE manifest_id IS NOT NULL`)+`
+			SELECT turn_id, blob FROM snaps WHERE blob IS NOT NULL
 			UNION ALL SELECT turn_id, end_blob FROM snaps WHERE end_blob IS NOT NULL
 			UNION ALL SELECT turn_id, blob FROM step_snaps WHERE blob IS NOT NULL
-			UNION ALL SELECT t.id, m.blob FROM manifest_files m JOIN turns t ON t.manifest_id = m.manifest_id`)
+			UNION ALL SELECT c.top, f.blob FROM chain c JOIN manifest_files f ON f.manifest_id = c.mid WHERE f.gone = 0`)
 		if err != nil {
 			return err
 		}
@@ -145,15 +148,17 @@ type Ref struct {
 // states and undo records. It reads one consistent snapshot.
 func (x *Index) Refs(ctx context.Context, fn func(Ref) error) error {
 	err := x.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `
+		// A manifest's rows are referenced by the first turn whose
+		// manifest is it or a delta built on it.
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(manifestChainSQL, `SELECT number, manifest_id, 0 FROM turns WHERE manifest_id IS NOT NULL`)+`
 			SELECT s.blob, 'snapshot', t.number, s.path, s.lost FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.blob IS NOT NULL
 			UNION ALL SELECT s.end_blob, 'end', t.number, s.path, 0 FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.end_blob IS NOT NULL
 			UNION ALL SELECT s.blob, 'snapshot', t.number, s.path, s.lost FROM step_snaps s JOIN turns t ON t.id = s.turn_id WHERE s.blob IS NOT NULL
 			UNION ALL SELECT f.before_blob, 'undo', o.turn, f.path, f.lost FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.before_blob IS NOT NULL
 			UNION ALL SELECT f.after_blob, 'undo', o.turn, f.path, 0 FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.after_blob IS NOT NULL
 			UNION ALL SELECT m.blob, 'manifest', u.n, m.path, m.lost FROM manifest_files m JOIN (
-				SELECT manifest_id, min(number) AS n FROM turns WHERE manifest_id IS NOT NULL GROUP BY manifest_id) u
-				ON u.manifest_id = m.manifest_id`)
+				SELECT mid, min(top) AS n FROM chain GROUP BY mid) u
+				ON u.mid = m.manifest_id WHERE m.gone = 0`)
 		if err != nil {
 			return err
 		}
@@ -218,7 +223,10 @@ func (x *Index) MarkLost(ctx context.Context, blobs []cas.ID) (int, error) {
 		}
 		// The stat cache is advisory: drop it rather than let it vouch for
 		// a lost blob.
-		_, err := tx.ExecContext(ctx, `DELETE FROM statcache`)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM statcache`); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs`)
 		return err
 	})
 	if err != nil {

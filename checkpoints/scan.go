@@ -1,13 +1,17 @@
 package checkpoints
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/ckpt/ckpt/cas"
 )
@@ -31,6 +35,19 @@ type ScanSkip struct {
 type Manifest struct {
 	Files []ManifestEntry // sorted by path
 	Skips []ScanSkip
+	// Since, if not nil, is how Files differ from the files of the
+	// manifest whose hash is Since.Prev (the one the scan's stat cache
+	// came from: ScanCache). When that is the previous scanned turn's
+	// manifest, the delta is stored without reading it.
+	Since *ManifestChanges
+}
+
+// ManifestChanges is how a manifest's files differ from those of manifest
+// Prev: entries new or changed, and paths gone, each sorted by path.
+type ManifestChanges struct {
+	Prev  cas.ID
+	Files []ManifestEntry
+	Gone  []string
 }
 
 // Manifest returns turn turnID's manifest, or nil when the turn was not
@@ -111,53 +128,159 @@ func (x *Index) ManifestByID(ctx context.Context, id int64) (*Manifest, error) {
 
 func manifestByID(ctx context.Context, tx *sql.Tx, mid int64) (*Manifest, error) {
 	m := &Manifest{}
-	err := func() error {
-		rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size FROM manifest_files WHERE manifest_id = ? ORDER BY path`, mid)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var e ManifestEntry
-			var b []byte
-			var mode uint32
-			if err := rows.Scan(&e.Path, &b, &mode, &e.Size); err != nil {
-				rows.Close()
-				return err
-			}
-			id, err := scanBlob(b)
-			if err != nil || id == nil {
-				rows.Close()
-				return fmt.Errorf("manifest %s: bad blob id", e.Path)
-			}
-			e.Blob, e.Mode = *id, fs.FileMode(mode)
-			m.Files = append(m.Files, e)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		rows, err = tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var sk ScanSkip
-			if err := rows.Scan(&sk.Path, &sk.Reason); err != nil {
-				return err
-			}
-			m.Skips = append(m.Skips, sk)
-		}
-		return rows.Err()
-	}()
+	err := resolveManifest(ctx, tx, mid, func(e ManifestEntry, _ bool) {
+		m.Files = append(m.Files, e)
+	})
 	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var sk ScanSkip
+		if err := rows.Scan(&sk.Path, &sk.Reason); err != nil {
+			return nil, err
+		}
+		m.Skips = append(m.Skips, sk)
+	}
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
+// Manifest storage. A manifest is stored whole (base NULL) or as a delta
+// against base: a row for each path whose entry differs from base's, and a
+// tombstone (gone = 1, empty blob) for each path base has and it lacks.
+// Skips are stored whole with every manifest (they are few).
+const (
+	// maxManifestDepth bounds a delta chain: the next manifest is stored
+	// whole, so a read applies at most this many deltas.
+	maxManifestDepth = 16
+)
+
+// manifestChainSQL is the recursive CTE "chain(top, mid, depth)": for
+// every start row (top, mid) of the SELECT that follows it in the
+// caller's text, the manifests of mid's chain down to its whole manifest,
+// depth 0 for mid itself.
+const manifestChainSQL = `WITH RECURSIVE chain(top, mid, depth) AS (
+	%s
+	UNION ALL SELECT c.top, m.base, c.depth + 1 FROM chain c JOIN manifests m ON m.id = c.mid WHERE m.base IS NOT NULL
+)`
+
+// resolvedRowsSQL selects, after manifestChainSQL, each (top, path) row
+// that decides path in top's manifest: the one nearest to top along the
+// chain. A tombstone decides too (gone = 1: absent).
+const resolvedRowsSQL = `SELECT c.top AS top, f.path AS path, f.blob AS blob, f.mode AS mode, f.size AS size, f.lost AS lost,
+	f.gone AS gone, min(c.depth) FROM chain c JOIN manifest_files f ON f.manifest_id = c.mid GROUP BY c.top, f.path`
+
+// resolveManifest calls fn, in path order, for every file of manifest mid
+// with its lost flag, its chain of deltas applied: the deltas' rows (the
+// nearest to mid decides a path) merged into the whole manifest's, read
+// in the order of its primary key.
+func resolveManifest(ctx context.Context, tx *sql.Tx, mid int64, fn func(e ManifestEntry, lost bool)) error {
+	chain := []int64{mid}
+	for {
+		var base sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT base FROM manifests WHERE id = ?`, chain[len(chain)-1]).Scan(&base); err != nil {
+			return fmt.Errorf("manifest %d: %w", chain[len(chain)-1], notFound(err))
+		}
+		if !base.Valid {
+			break
+		}
+		if len(chain) > 4*maxManifestDepth {
+			return fmt.Errorf("manifest %d: its chain of deltas does not end", mid)
+		}
+		chain = append(chain, base.Int64)
+	}
+	// The deltas' rows, nearest first: the first row of a path wins.
+	over := map[string]storedRow{}
+	for _, id := range chain[:len(chain)-1] {
+		err := manifestRows(ctx, tx, id, func(r storedRow) {
+			if _, ok := over[r.e.Path]; !ok {
+				over[r.e.Path] = r
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	paths := make([]string, 0, len(over))
+	for p := range over {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	emit := func(r storedRow) {
+		if !r.gone {
+			fn(r.e, r.lost)
+		}
+	}
+	i := 0
+	err := manifestRows(ctx, tx, chain[len(chain)-1], func(r storedRow) {
+		for ; i < len(paths) && paths[i] < r.e.Path; i++ {
+			emit(over[paths[i]])
+		}
+		if i < len(paths) && paths[i] == r.e.Path {
+			emit(over[paths[i]])
+			i++
+			return
+		}
+		emit(r)
+	})
+	if err != nil {
+		return err
+	}
+	for ; i < len(paths); i++ {
+		emit(over[paths[i]])
+	}
+	return nil
+}
+
+// storedRow is one row of manifest_files.
+type storedRow struct {
+	e    ManifestEntry
+	lost bool
+	gone bool
+}
+
+// manifestRows calls fn for each row stored for manifest mid, in path
+// order.
+func manifestRows(ctx context.Context, tx *sql.Tx, mid int64, fn func(storedRow)) error {
+	rows, err := tx.QueryContext(ctx, `SELECT path, blob, mode, size, lost, gone FROM manifest_files WHERE manifest_id = ? ORDER BY path`, mid)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r storedRow
+		var b []byte
+		var mode uint32
+		if err := rows.Scan(&r.e.Path, &b, &mode, &r.e.Size, &r.lost, &r.gone); err != nil {
+			return err
+		}
+		if !r.gone {
+			id, err := scanBlob(b)
+			if err != nil || id == nil {
+				return fmt.Errorf("manifest %s: bad blob id", r.e.Path)
+			}
+			r.e.Blob = *id
+		}
+		r.e.Mode = fs.FileMode(mode)
+		fn(r)
+	}
+	return rows.Err()
+}
+
 // hash identifies a manifest's content (files and skips, in order).
 func (m *Manifest) hash() cas.ID {
-	var b []byte
+	n := 1
+	for _, e := range m.Files {
+		n += len(e.Path) + len(e.Blob) + 3*binary.MaxVarintLen64
+	}
+	b := make([]byte, 0, n)
 	for _, e := range m.Files {
 		b = binary.AppendUvarint(b, uint64(len(e.Path)))
 		b = append(b, e.Path...)
@@ -177,33 +300,16 @@ func (m *Manifest) hash() cas.ID {
 
 // insertManifest records m as turn turnID's manifest, sharing the rows of
 // an identical manifest already stored (an unchanged workspace writes
-// nothing but the turn's reference).
+// nothing but the turn's reference). A new manifest is stored as a delta
+// against the manifest of the last scanned turn when that is shorter than
+// half of m and the chain stays within maxManifestDepth, else whole.
 func insertManifest(ctx context.Context, tx *sql.Tx, turnID int64, m *Manifest) error {
 	h := m.hash()
 	var mid int64
 	err := tx.QueryRowContext(ctx, `SELECT id FROM manifests WHERE hash = ?`, h[:]).Scan(&mid)
 	if errors.Is(err, sql.ErrNoRows) {
-		res, err := tx.ExecContext(ctx, `INSERT INTO manifests (hash) VALUES (?)`, h[:])
-		if err != nil {
+		if mid, err = storeManifest(ctx, tx, h, m); err != nil {
 			return err
-		}
-		if mid, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		st, err := tx.PrepareContext(ctx, `INSERT INTO manifest_files (manifest_id, path, blob, mode, size) VALUES (?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, e := range m.Files {
-			if _, err := st.ExecContext(ctx, mid, e.Path, e.Blob[:], uint32(e.Mode), e.Size); err != nil {
-				return err
-			}
-		}
-		for _, sk := range m.Skips {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO manifest_skips (manifest_id, path, reason) VALUES (?, ?, ?)`, mid, sk.Path, sk.Reason); err != nil {
-				return err
-			}
 		}
 	} else if err != nil {
 		return err
@@ -212,12 +318,145 @@ func insertManifest(ctx context.Context, tx *sql.Tx, turnID int64, m *Manifest) 
 	return err
 }
 
-// dropUnusedManifests deletes manifests no turn refers to any more.
+// deltaRow is one row of a delta manifest: an entry, or a tombstone.
+type deltaRow struct {
+	e    ManifestEntry
+	gone bool
+}
+
+// storeManifest writes m (content hash h) and returns its id.
+func storeManifest(ctx context.Context, tx *sql.Tx, h cas.ID, m *Manifest) (int64, error) {
+	var base, depth sql.NullInt64
+	var baseHash []byte
+	err := tx.QueryRowContext(ctx, `SELECT m.id, m.depth, m.hash FROM turns t JOIN manifests m ON m.id = t.manifest_id
+		ORDER BY t.seq DESC LIMIT 1`).Scan(&base, &depth, &baseHash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	var delta []deltaRow
+	switch {
+	case !base.Valid || depth.Int64+1 > maxManifestDepth:
+		base.Valid = false
+	case m.Since != nil && bytes.Equal(baseHash, m.Since.Prev[:]):
+		// The scan measured its changes against this very manifest.
+		if len(m.Since.Files)+len(m.Since.Gone) > len(m.Files)/2 {
+			base.Valid = false
+			break
+		}
+		for _, e := range m.Since.Files {
+			delta = append(delta, deltaRow{e: e})
+		}
+		for _, p := range m.Since.Gone {
+			delta = append(delta, deltaRow{e: ManifestEntry{Path: p}, gone: true})
+		}
+	default:
+		if delta, err = manifestDelta(ctx, tx, base.Int64, m.Files, len(m.Files)/2); err != nil {
+			return 0, err
+		}
+		if delta == nil {
+			base.Valid = false // too different: whole
+		}
+	}
+	var res sql.Result
+	if base.Valid {
+		res, err = tx.ExecContext(ctx, `INSERT INTO manifests (hash, base, depth) VALUES (?, ?, ?)`, h[:], base.Int64, depth.Int64+1)
+	} else {
+		res, err = tx.ExecContext(ctx, `INSERT INTO manifests (hash) VALUES (?)`, h[:])
+	}
+	if err != nil {
+		return 0, err
+	}
+	mid, err := res.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO manifest_files (manifest_id, path, blob, mode, size, gone) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	put := func(r deltaRow) error {
+		blob := r.e.Blob[:]
+		if r.gone {
+			blob = []byte{}
+		}
+		_, err := st.ExecContext(ctx, mid, r.e.Path, blob, uint32(r.e.Mode), r.e.Size, r.gone)
+		return err
+	}
+	if base.Valid {
+		for _, r := range delta {
+			if err := put(r); err != nil {
+				return 0, err
+			}
+		}
+	} else {
+		for _, e := range m.Files {
+			if err := put(deltaRow{e: e}); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for _, sk := range m.Skips {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO manifest_skips (manifest_id, path, reason) VALUES (?, ?, ?)`, mid, sk.Path, sk.Reason); err != nil {
+			return 0, err
+		}
+	}
+	return mid, nil
+}
+
+// manifestDelta returns the rows that turn manifest base into files
+// (sorted by path), or nil when there would be more than limit of them. An
+// entry base holds as lost is written again: the new manifest's is not.
+func manifestDelta(ctx context.Context, tx *sql.Tx, base int64, files []ManifestEntry, limit int) ([]deltaRow, error) {
+	delta := []deltaRow{}
+	i := 0
+	over := false
+	err := resolveManifest(ctx, tx, base, func(b ManifestEntry, lost bool) {
+		if over {
+			return
+		}
+		for i < len(files) && files[i].Path < b.Path {
+			delta = append(delta, deltaRow{e: files[i]})
+			i++
+		}
+		switch {
+		case i < len(files) && files[i].Path == b.Path:
+			if files[i] != b || lost {
+				delta = append(delta, deltaRow{e: files[i]})
+			}
+			i++
+		default:
+			delta = append(delta, deltaRow{e: ManifestEntry{Path: b.Path}, gone: true})
+		}
+		over = len(delta) > limit
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ; i < len(files) && !over; i++ {
+		delta = append(delta, deltaRow{e: files[i]})
+		over = len(delta) > limit
+	}
+	if over {
+		return nil, nil
+	}
+	return delta, nil
+}
+
+// liveManifestsSQL is the recursive CTE "live(id)": the manifests a turn
+// refers to and every manifest their deltas are built on.
+const liveManifestsSQL = `WITH RECURSIVE live(id) AS (
+	SELECT manifest_id FROM turns WHERE manifest_id IS NOT NULL
+	UNION SELECT m.base FROM live l JOIN manifests m ON m.id = l.id WHERE m.base IS NOT NULL
+)`
+
+// dropUnusedManifests deletes manifests no turn refers to any more, keeping
+// those a live delta is built on.
 func dropUnusedManifests(ctx context.Context, tx *sql.Tx) error {
 	for _, q := range []string{
-		`DELETE FROM manifest_files WHERE manifest_id NOT IN (SELECT manifest_id FROM turns WHERE manifest_id IS NOT NULL)`,
-		`DELETE FROM manifest_skips WHERE manifest_id NOT IN (SELECT manifest_id FROM turns WHERE manifest_id IS NOT NULL)`,
-		`DELETE FROM manifests WHERE id NOT IN (SELECT manifest_id FROM turns WHERE manifest_id IS NOT NULL)`,
+		liveManifestsSQL + ` DELETE FROM manifest_files WHERE manifest_id NOT IN (SELECT id FROM live)`,
+		liveManifestsSQL + ` DELETE FROM manifest_skips WHERE manifest_id NOT IN (SELECT id FROM live)`,
+		liveManifestsSQL + ` DELETE FROM manifests WHERE id NOT IN (SELECT id FROM live)`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
@@ -251,34 +490,88 @@ func (e StatEntry) Racy() bool { return e.MTime >= e.Checked-int64(RacyWindow) }
 
 // StatCache returns the session's stat cache.
 func (x *Index) StatCache(ctx context.Context) (map[string]StatEntry, error) {
-	var out map[string]StatEntry
+	sc, err := x.LoadScanCache(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sc.Entries, nil
+}
+
+// ScanCache is the stat cache as a scan starts from it.
+type ScanCache struct {
+	Entries map[string]StatEntry
+	// Manifest is the content hash of the manifest taken by the scan that
+	// wrote the cache (zero when unknown). A scan that reports its changes
+	// against this cache (Manifest.Since) lets the turn store its manifest
+	// as a delta without reading the previous one.
+	Manifest cas.ID
+	gen      int64 // the cache's generation; 0: none, or an old single-row cache
+}
+
+// LoadScanCache returns the session's stat cache and what it belongs to.
+func (x *Index) LoadScanCache(ctx context.Context) (*ScanCache, error) {
+	var sc *ScanCache
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = statCache(ctx, tx)
+		sc, err = loadScanCache(ctx, tx)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: stat cache: %w", err)
 	}
-	return out, nil
+	return sc, nil
 }
 
 func statCache(ctx context.Context, tx *sql.Tx) (map[string]StatEntry, error) {
+	sc, err := loadScanCache(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	return sc.Entries, nil
+}
+
+// loadScanCache reads the header row and, while it exists, the directory
+// rows. A damaged row costs its entries and the manifest hash.
+func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
+	sc := &ScanCache{Entries: map[string]StatEntry{}}
 	var data []byte
 	err := tx.QueryRowContext(ctx, `SELECT data FROM statcache WHERE id = 1`).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
-		return map[string]StatEntry{}, nil
+		return sc, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return decodeStats(data), nil
+	var ok bool
+	sc.Manifest, sc.gen, ok = decodeStats(data, sc.Entries)
+	if !ok || sc.gen == 0 {
+		return sc, nil // an old single-row cache: no directory rows
+	}
+	var size int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(length(data)), 0) FROM statcache_dirs`).Scan(&size); err != nil {
+		return nil, err
+	}
+	sc.Entries = make(map[string]StatEntry, size/64) // an entry takes 50-100 bytes
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM statcache_dirs`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d []byte
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		if _, _, ok := decodeStats(d, sc.Entries); !ok {
+			sc.Manifest = cas.ID{}
+		}
+	}
+	return sc, rows.Err()
 }
 
 // UpdateStatCache makes the stat cache hold exactly entries. It writes
 // nothing when they equal old (the cache as it was read): an unchanged
-// re-scan. The cache is one encoded row: loading 10,000 entries is one
-// read, not 10,000 row steps.
+// re-scan.
 func (x *Index) UpdateStatCache(ctx context.Context, old map[string]StatEntry, entries []StatEntry) error {
 	if len(old) == len(entries) {
 		same := true
@@ -292,17 +585,112 @@ func (x *Index) UpdateStatCache(ctx context.Context, old map[string]StatEntry, e
 			return nil
 		}
 	}
-	_, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (1, ?)`, encodeStats(entries))
+	return x.SaveScanCache(ctx, nil, entries, nil, nil)
+}
+
+// SaveScanCache makes the stat cache hold exactly entries, for a scan that
+// started from old and whose manifest m (nil: none) holds exactly their
+// files: the cache then records m's hash. dirs, if not nil, names every
+// directory whose entries differ from old's; when the cache is still old
+// (no other process saved one since), only their buckets' rows are
+// written.
+func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []StatEntry, dirs map[string]bool, m *Manifest) error {
+	var of cas.ID
+	if m != nil {
+		of = m.hash()
+	}
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		var gen int64
+		var data []byte
+		err := tx.QueryRowContext(ctx, `SELECT data FROM statcache WHERE id = 1`).Scan(&data)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil {
+			gen = headerGen(data)
+		}
+		if old == nil || dirs == nil || gen == 0 || gen != old.gen {
+			dirs = nil // rewrite it all
+			if _, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs`); err != nil {
+				return err
+			}
+		}
+		var dirty map[int]bool // nil: all
+		if dirs != nil {
+			dirty = map[int]bool{}
+			for d := range dirs {
+				dirty[dirBucket(d)] = true
+			}
+		}
+		byBucket := map[int][]StatEntry{}
+		for _, e := range entries {
+			b := dirBucket(dirOf(e.Path))
+			if dirty == nil || dirty[b] {
+				byBucket[b] = append(byBucket[b], e)
+			}
+		}
+		for b := range dirty {
+			if len(byBucket[b]) == 0 {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs WHERE bucket = ?`, b); err != nil {
+					return err
+				}
+			}
+		}
+		for b, es := range byBucket {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache_dirs (bucket, data) VALUES (?, ?)`, b, encodeStats(es, cas.ID{}, 0)); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (1, ?)`, encodeStats(nil, of, gen+1))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("checkpoints: stat cache: %w", err)
 	}
 	return nil
 }
 
-// encodeStats packs entries: per entry the path (length-prefixed), size,
-// mtime, ctime, inode, mode, checked as varints, and the 32-byte blob id.
-func encodeStats(entries []StatEntry) []byte {
-	b := make([]byte, 0, len(entries)*80)
+// statBuckets is how many rows the stat cache is spread over: enough that
+// a few edits rewrite a small part of it, few enough that loading it is a
+// few hundred row steps however many directories there are.
+const statBuckets = 256
+
+// dirBucket returns the stat cache row of directory dir (FNV-1a of its
+// path).
+func dirBucket(dir string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(dir); i++ {
+		h = (h ^ uint32(dir[i])) * 16777619
+	}
+	return int(h % statBuckets)
+}
+
+// dirOf returns the directory of a workspace-relative path, "" for the
+// root.
+func dirOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// headerGen returns the generation of an encoded header row, 0 for none.
+func headerGen(b []byte) int64 {
+	_, gen, _ := decodeStats(b, map[string]StatEntry{})
+	return gen
+}
+
+// encodeStats packs entries: a header when gen is not zero (a 0 byte,
+// which no entry starts with, the manifest hash of, and gen as a varint),
+// then per entry the path (length-prefixed), size, mtime, ctime, inode,
+// mode, checked as varints, and the 32-byte blob id.
+func encodeStats(entries []StatEntry, of cas.ID, gen int64) []byte {
+	b := make([]byte, 0, 34+len(entries)*80)
+	if gen != 0 {
+		b = append(b, 0)
+		b = append(b, of[:]...)
+		b = binary.AppendVarint(b, gen)
+	}
 	for _, e := range entries {
 		b = binary.AppendUvarint(b, uint64(len(e.Path)))
 		b = append(b, e.Path...)
@@ -317,10 +705,14 @@ func encodeStats(entries []StatEntry) []byte {
 	return b
 }
 
-// decodeStats unpacks encodeStats; it stops at the first malformed entry
-// (the cache is advisory: a lost entry only costs a re-read).
-func decodeStats(b []byte) map[string]StatEntry {
-	out := map[string]StatEntry{}
+// decodeStats unpacks encodeStats into out and returns its header (zero
+// without one). It stops at the first malformed entry and reports it (ok
+// false): the cache is advisory, a lost entry only costs a re-read, but a
+// partial cache vouches for no manifest.
+//
+// The paths are views of b, which the caller gives up: one allocation for
+// the whole cache instead of one per path.
+func decodeStats(b []byte, out map[string]StatEntry) (of cas.ID, gen int64, ok bool) {
 	uv := func() (uint64, bool) {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -337,13 +729,23 @@ func decodeStats(b []byte) map[string]StatEntry {
 		b = b[n:]
 		return v, true
 	}
+	if len(b) > 0 && b[0] == 0 {
+		if len(b) < 1+len(of) {
+			return cas.ID{}, 0, false
+		}
+		copy(of[:], b[1:])
+		b = b[1+len(of):]
+		if gen, ok = sv(); !ok || gen <= 0 {
+			return cas.ID{}, 0, false
+		}
+	}
 	for len(b) > 0 {
 		var e StatEntry
 		n, ok := uv()
-		if !ok || uint64(len(b)) < n {
-			break
+		if !ok || n == 0 || uint64(len(b)) < n {
+			return cas.ID{}, gen, false
 		}
-		e.Path, b = string(b[:n]), b[n:]
+		e.Path, b = unsafe.String(&b[0], int(n)), b[n:]
 		var mode uint64
 		var ok2, ok3, ok4, ok5, ok6, ok7 bool
 		e.Size, ok2 = sv()
@@ -353,12 +755,12 @@ func decodeStats(b []byte) map[string]StatEntry {
 		mode, ok6 = uv()
 		e.Checked, ok7 = sv()
 		if !(ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || len(b) < len(e.Blob) {
-			break
+			return cas.ID{}, gen, false
 		}
 		e.Mode = fs.FileMode(mode)
 		copy(e.Blob[:], b)
 		b = b[len(e.Blob):]
 		out[e.Path] = e
 	}
-	return out
+	return of, gen, true
 }

@@ -2,6 +2,10 @@ package checkpoints
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ckpt/ckpt/cas"
@@ -81,3 +85,357 @@ func TestStatCacheRoundTrip(t *testing.T) {
 }
 
 func sum(s string) cas.ID { return cas.Sum([]byte(s)) }
+
+// countManifests counts the stored manifests and their rows.
+func countManifests(t *testing.T, x *Index) (manifests, rows int) {
+	t.Helper()
+	if err := x.db.QueryRow(`SELECT count(*) FROM manifests`).Scan(&manifests); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.db.QueryRow(`SELECT count(*) FROM manifest_files`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	return
+}
+
+// TestManifestDeltas opens many scanned turns, each changing a few files
+// of a 200-file workspace (edits, additions, deletions, mode changes), and
+// checks every turn's manifest reads back exactly, that the store holds a
+// few rows per turn rather than a whole manifest, that chains stay within
+// maxManifestDepth, and that pruning turns whose manifests are the base of
+// kept ones loses nothing (reads, gc roots, earliest events).
+func TestManifestDeltas(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	cur := map[string]ManifestEntry{}
+	for i := range 200 {
+		p := fmt.Sprintf("d%d/f%03d", i%7, i)
+		cur[p] = ManifestEntry{Path: p, Blob: sum(p), Mode: 0o644, Size: int64(len(p))}
+	}
+	snapshot := func() *Manifest {
+		m := &Manifest{}
+		for _, e := range cur {
+			m.Files = append(m.Files, e)
+		}
+		slices.SortFunc(m.Files, func(a, b ManifestEntry) int { return strings.Compare(a.Path, b.Path) })
+		if rng.IntN(4) == 0 {
+			m.Skips = []ScanSkip{{Path: "big", Reason: fmt.Sprint("too big ", rng.IntN(3))}}
+		}
+		return m
+	}
+	const turns = 3*maxManifestDepth + 5
+	var ids []int64
+	var want []*Manifest
+	for n := range turns {
+		for range 1 + rng.IntN(4) {
+			switch p := fmt.Sprintf("d%d/f%03d", rng.IntN(7), rng.IntN(260)); rng.IntN(4) {
+			case 0:
+				delete(cur, p)
+			case 1:
+				cur[p] = ManifestEntry{Path: p, Blob: sum(fmt.Sprint(p, n)), Mode: 0o755, Size: int64(n)}
+			default:
+				cur[p] = ManifestEntry{Path: p, Blob: sum(fmt.Sprint(p, n)), Mode: 0o644, Size: int64(n)}
+			}
+		}
+		m := snapshot()
+		cp, err := x.BeginTurn(ctx, fmt.Sprint("t", n), nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, want = append(ids, cp.ID), append(want, m)
+	}
+	check := func(from int) {
+		t.Helper()
+		for i := from; i < turns; i++ {
+			got, err := x.Manifest(ctx, ids[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Files, want[i].Files) || !slices.Equal(got.Skips, want[i].Skips) {
+				t.Fatalf("turn %d: manifest read back differs: %d files, want %d", i, len(got.Files), len(want[i].Files))
+			}
+		}
+	}
+	check(0)
+	m, rows := countManifests(t, x)
+	if rows > 4*200+turns*8 {
+		t.Errorf("%d turns stored %d rows in %d manifests; deltas should keep it near 4 whole manifests", turns, rows, m)
+	}
+	var maxDepth int
+	if err := x.db.QueryRow(`SELECT max(depth) FROM manifests`).Scan(&maxDepth); err != nil || maxDepth > maxManifestDepth || maxDepth < 2 {
+		t.Errorf("deepest chain %d (%v), want 2..%d", maxDepth, err, maxManifestDepth)
+	}
+
+	// Prune the first half: the kept turns' manifests are deltas on the
+	// pruned ones' manifests, and must read and count as before.
+	half := turns / 2
+	if err := x.Prune(ctx, ids[:half]); err != nil {
+		t.Fatal(err)
+	}
+	check(half)
+	roots := map[cas.ID]bool{}
+	if err := x.Refs(ctx, func(r Ref) error {
+		if r.Kind == RefManifest {
+			roots[r.Blob] = true
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := x.TurnRecords(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := half; i < turns; i++ {
+		var blobs map[cas.ID]bool
+		for _, r := range recs {
+			if r.ID == ids[i] {
+				blobs = map[cas.ID]bool{}
+				for _, b := range r.Blobs {
+					blobs[b] = true
+				}
+			}
+		}
+		for _, e := range want[i].Files {
+			if !roots[e.Blob] {
+				t.Fatalf("turn %d: %s's blob is not a gc root after the prune", i, e.Path)
+			}
+			if !blobs[e.Blob] {
+				t.Fatalf("turn %d: %s's blob is missing from its turn record", i, e.Path)
+			}
+		}
+	}
+	// Earliest events since the first kept turn: each path's entry in
+	// the first kept manifest that has it.
+	cps, err := x.Checkpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seq int64
+	for _, cp := range cps {
+		if cp.ID == ids[half] {
+			seq = cp.Seq
+		}
+	}
+	ev, err := x.EarliestEvents(ctx, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEv := map[string]ManifestEntry{}
+	for i := half; i < turns; i++ {
+		for _, e := range want[i].Files {
+			if _, ok := wantEv[e.Path]; !ok {
+				wantEv[e.Path] = e
+			}
+		}
+	}
+	if len(ev) != len(wantEv) {
+		t.Errorf("%d earliest events, want %d", len(ev), len(wantEv))
+	}
+	for p, e := range wantEv {
+		got, ok := ev[p]
+		if !ok || got.State.Content == nil || *got.State.Content != e.Blob || got.State.Mode != e.Mode || got.State.Size != e.Size {
+			t.Errorf("earliest %s = %+v, want %+v", p, got, e)
+		}
+	}
+	// Pruning everything drops every manifest.
+	if err := x.Prune(ctx, ids[half:]); err != nil {
+		t.Fatal(err)
+	}
+	if m, rows := countManifests(t, x); m != 0 || rows != 0 {
+		t.Errorf("after pruning every turn: %d manifests, %d rows", m, rows)
+	}
+}
+
+// TestManifestDeltaRewritesLostEntries: an entry the base holds as lost is
+// written afresh by the next manifest, which vouches for it again.
+func TestManifestDeltaRewritesLostEntries(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	var files []ManifestEntry
+	for i := range 10 {
+		p := fmt.Sprint("f", i)
+		files = append(files, ManifestEntry{Path: p, Blob: sum(p), Mode: 0o644, Size: 1})
+	}
+	if _, err := x.BeginTurn(ctx, "t0", nil, &Manifest{Files: slices.Clone(files)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.MarkLost(ctx, []cas.ID{sum("f3")}); err != nil {
+		t.Fatal(err)
+	}
+	files[5].Blob = sum("changed")
+	cp, err := x.BeginTurn(ctx, "t1", nil, &Manifest{Files: slices.Clone(files)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := x.EarliestEvents(ctx, cp.Seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev["f3"].State.Lost || ev["f5"].State.Content == nil || *ev["f5"].State.Content != sum("changed") {
+		t.Errorf("f3 %+v, f5 %+v: want f3 not lost and f5 changed", ev["f3"].State, ev["f5"].State)
+	}
+	if _, rows := countManifests(t, x); rows != 12 {
+		t.Errorf("%d rows, want 12 (10 whole, then f3 again and f5)", rows)
+	}
+}
+
+// TestManifestSince: a manifest whose Since names the previous scanned
+// turn's manifest is stored as that delta without reading the base; one
+// whose Since names another manifest is stored from its files, whatever
+// its Since says.
+func TestManifestSince(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	var files []ManifestEntry
+	for i := range 20 {
+		p := fmt.Sprintf("f%02d", i)
+		files = append(files, ManifestEntry{Path: p, Blob: sum(p), Mode: 0o644, Size: 1})
+	}
+	m0 := &Manifest{Files: slices.Clone(files)}
+	if _, err := x.BeginTurn(ctx, "t0", nil, m0); err != nil {
+		t.Fatal(err)
+	}
+	// t1: f03 edited, f07 gone, g added, told against m0.
+	files[3].Blob = sum("edited")
+	added := ManifestEntry{Path: "g", Blob: sum("g"), Mode: 0o644, Size: 1}
+	f1 := append(slices.Delete(slices.Clone(files), 7, 8), added)
+	m1 := &Manifest{Files: f1, Since: &ManifestChanges{Prev: m0.hash(), Files: []ManifestEntry{files[3], added}, Gone: []string{"f07"}}}
+	t1, err := x.BeginTurn(ctx, "t1", nil, m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, rows := countManifests(t, x); rows != 23 {
+		t.Errorf("%d rows, want 23 (20 whole, then 3 changes)", rows)
+	}
+	// t2: a Since that names some other manifest (and lies) is not used.
+	f2 := slices.Clone(f1)
+	f2[0].Blob = sum("again")
+	m2 := &Manifest{Files: f2, Since: &ManifestChanges{Prev: sum("another manifest"), Gone: []string{"f00", "f01"}}}
+	t2, err := x.BeginTurn(ctx, "t2", nil, m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id   int64
+		want []ManifestEntry
+	}{{t1.ID, f1}, {t2.ID, f2}} {
+		got, err := x.Manifest(ctx, c.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Files, c.want) {
+			t.Errorf("turn %d: files %v, want %v", c.id, got.Files, c.want)
+		}
+	}
+}
+
+// TestScanCacheByDirectory: the cache records the hash of the manifest
+// its scan took; a save that names the directories it changed rewrites
+// only their rows, and falls back to a whole rewrite when another save
+// came between; dropping the header row drops the cache; a damaged cache
+// vouches for no manifest.
+func TestScanCacheByDirectory(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	entry := func(p string, size int64) StatEntry { return StatEntry{Path: p, Size: size, Blob: sum(p)} }
+	manifestOf := func(es []StatEntry) *Manifest {
+		m := &Manifest{}
+		for _, e := range es {
+			m.Files = append(m.Files, ManifestEntry{Path: e.Path, Blob: e.Blob, Size: e.Size})
+		}
+		slices.SortFunc(m.Files, func(a, b ManifestEntry) int { return strings.Compare(a.Path, b.Path) })
+		return m
+	}
+	load := func() *ScanCache {
+		t.Helper()
+		sc, err := x.LoadScanCache(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	same := func(sc *ScanCache, want []StatEntry) bool {
+		if len(sc.Entries) != len(want) {
+			return false
+		}
+		for _, e := range want {
+			if sc.Entries[e.Path] != e {
+				return false
+			}
+		}
+		return true
+	}
+	dirRows := func() (n int) {
+		x.db.QueryRow(`SELECT count(*) FROM statcache_dirs`).Scan(&n)
+		return
+	}
+	v1 := []StatEntry{entry("a", 1), entry("d/b", 2), entry("d/c", 3), entry("e/f", 4)}
+	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
+		t.Fatal(err)
+	}
+	sc1 := load()
+	if !same(sc1, v1) || sc1.Manifest != manifestOf(v1).hash() || dirRows() != 3 {
+		t.Fatalf("after a whole save: %d entries, %d rows, manifest %s", len(sc1.Entries), dirRows(), sc1.Manifest.Short())
+	}
+	if dirBucket("") == dirBucket("d") || dirBucket("") == dirBucket("e") {
+		t.Fatal("the test needs the root in a bucket of its own")
+	}
+	// d/b changed, e/f gone: rows d and e, nothing else.
+	x.db.Exec(`UPDATE statcache_dirs SET data = x'' WHERE bucket = ?`, dirBucket("")) // a row the save must not touch
+	v2 := []StatEntry{entry("a", 1), entry("d/b", 20), entry("d/c", 3)}
+	if err := x.SaveScanCache(ctx, sc1, v2, map[string]bool{"d": true, "e": true}, manifestOf(v2)); err != nil {
+		t.Fatal(err)
+	}
+	sc2 := load()
+	if _, ok := sc2.Entries["a"]; ok || len(sc2.Entries) != 2 || sc2.Entries["d/b"] != v2[1] || dirRows() != 2 {
+		t.Fatalf("a save naming d and e touched other rows or missed these: %+v, %d rows", sc2.Entries, dirRows())
+	}
+	// Another save from sc1 after sc2's: rewritten whole.
+	if err := x.SaveScanCache(ctx, sc1, v1, map[string]bool{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if sc := load(); !same(sc, v1) || !sc.Manifest.IsZero() {
+		t.Fatalf("a save from a stale cache: %d entries, manifest %s; want v1 whole and no manifest", len(sc.Entries), sc.Manifest.Short())
+	}
+	// A repair or a pull deletes the header row: the cache is empty.
+	if _, err := x.MarkLost(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if sc := load(); len(sc.Entries) != 0 || dirRows() != 0 {
+		t.Fatalf("after MarkLost: %d entries, %d rows", len(sc.Entries), dirRows())
+	}
+	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
+		t.Fatal(err)
+	}
+	x.db.Exec(`DELETE FROM statcache`)
+	if sc := load(); len(sc.Entries) != 0 {
+		t.Fatalf("directory rows without the header row: %d entries, want none", len(sc.Entries))
+	}
+	// Damage.
+	data := encodeStats(v1, sum("m"), 0)
+	got := map[string]StatEntry{}
+	if of, _, ok := decodeStats(data[:len(data)-3], got); ok || len(got) != 3 || !of.IsZero() {
+		t.Errorf("truncated: ok %v, %d entries, manifest %s; want false, 3, none", ok, len(got), of.Short())
+	}
+	if of, gen, ok := decodeStats(encodeStats(nil, sum("m"), 7), got); !ok || gen != 7 || of != sum("m") {
+		t.Errorf("header: %s %d %v", of.Short(), gen, ok)
+	}
+}

@@ -88,7 +88,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int), 
 	if err := c.scanAllowed(); err != nil {
 		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
 	}
-	cache, err := c.idx.StatCache(ctx)
+	sc, err := c.idx.LoadScanCache(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -96,7 +96,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int), 
 	defer batch.Abort()
 	so := c.scan
 	so.Progress = progress
-	res, err := c.cap.Scan(ctx, so, cache, batch.Put)
+	res, err := c.cap.Scan(ctx, so, sc.Entries, batch.Put)
 	if errors.Is(err, capture.ErrScanBudget) {
 		if inherited {
 			if serr := SetWorkspaceScan(c.st.Dir(), c.ws.Root(), false); serr == nil {
@@ -108,11 +108,18 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int), 
 	if err != nil {
 		return nil, "", err
 	}
-	if err := batch.Commit(ctx); err != nil {
-		return nil, "", err
+	if res.Read > 0 { // else nothing was put
+		if err := batch.Commit(ctx); err != nil {
+			return nil, "", err
+		}
 	}
-	if err := c.idx.UpdateStatCache(ctx, cache, res.Stats); err != nil {
-		return nil, "", err
+	if !res.CacheUnchanged {
+		if err := c.idx.SaveScanCache(ctx, sc, res.Stats, res.Dirs, &res.Manifest); err != nil {
+			return nil, "", err
+		}
+	}
+	if res.Manifest.Since != nil {
+		res.Manifest.Since.Prev = sc.Manifest // the manifest the cache came from
 	}
 	return &res, "", nil
 }
