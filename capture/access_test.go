@@ -36,13 +36,13 @@ var allowedAccess = map[string]struct {
 	calls  []string
 	reason string
 }{
-	"capture/workspace.go:NewWorkspace":         {[]string{"filepath.EvalSymlinks", "os.OpenRoot"}, "opens the root handle itself"},
-	"controller/fork.go:*":                      {[]string{"os.Stat", "os.Remove", "os.RemoveAll"}, "session directories in the store"},
-	"controller/retention.go:*":                 {[]string{"os.Stat", "os.Chtimes", "os.WriteFile", "os.ReadFile", "os.Remove"}, "the store's session index, retention stamp and quota marker"},
-	"controller/locate.go:*":                    {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},
-	"controller/scan.go:Controller.scanAllowed": {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
-	"controller/storeperm.go:*":                 {[]string{"os.Stat"}, "the store root's mode"},
-	"controller/sessionmeta.go:*":               {[]string{"os.Stat", "os.Remove"}, "a session index in the store: whether it exists, and discarding one for a fork"},
+	"capture/workspace.go:NewWorkspace": {[]string{"filepath.EvalSymlinks", "os.OpenRoot"}, "opens the root handle itself"},
+	"controller/fork.go:*":              {[]string{"os.Stat", "os.Remove", "os.RemoveAll"}, "session directories in the store"},
+	"controller/retention.go:*":         {[]string{"os.Stat", "os.Chtimes", "os.WriteFile", "os.ReadFile", "os.Remove"}, "the store's session index, retention stamp and quota marker"},
+	"controller/locate.go:*":            {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},
+	"controller/scan.go:scanAllowedAt":  {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
+	"controller/storeperm.go:*":         {[]string{"os.Stat"}, "the store root's mode"},
+	"controller/sessionmeta.go:*":       {[]string{"os.Stat", "os.Remove"}, "a session index in the store: whether it exists, and discarding one for a fork"},
 }
 
 // pathCall is a call to the file system by path found in a source file.
