@@ -57,7 +57,7 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 			res[i].Snap = *snap
 			continue
 		}
-		st, err := c.StateWith(ctx, rel, batch.Put)
+		st, err := c.StateWith(c.withPrevious(ctx, rel), rel, batch.Put)
 		if err != nil {
 			errs[i] = err
 			continue

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"golang.org/x/sync/errgroup"
 )
@@ -101,7 +102,7 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 		workers.Go(func() error {
 			var first error
 			for j := range jobs {
-				e, st, err := c.scanFile(ctx, j.rel, j.f, j.fi, j.at, put)
+				e, st, err := c.scanFile(cas.WithBase(ctx, cache[j.rel].Blob), j.rel, j.f, j.fi, j.at, put) // a changed file's delta base
 				if err != nil {
 					if first == nil {
 						first = err

@@ -7,7 +7,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Blob encodings, the blobs.enc column.
+// Blob encodings, the blobs.enc column (encDelta, 2, is in delta.go).
 const (
 	encRaw  = 0
 	encZstd = 1
@@ -38,6 +38,10 @@ type codec struct {
 	dec  *zstd.Decoder
 	encs sync.Pool
 	decs sync.Pool
+	// deltaEncs and deltaDecs serve delta frames (delta.go): each call
+	// sets its own dictionary, so they cannot be shared.
+	deltaEncs sync.Pool
+	deltaDecs sync.Pool
 }
 
 func newCodec() (*codec, error) {
@@ -76,6 +80,22 @@ func newCodec() (*codec, error) {
 	c.decs.New = func() any {
 		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
 			zstd.WithDecoderMaxWindow(maxWindow), zstd.WithDecoderMaxMemory(maxWindow))
+		if err != nil {
+			panic(err) // the options are constant
+		}
+		return d
+	}
+	c.deltaEncs.New = func() any {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
+			zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(inlineMax), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			panic(err) // the options are constant
+		}
+		return e
+	}
+	c.deltaDecs.New = func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(maxWindow),
+			zstd.WithDecoderMaxMemory(maxWindow), zstd.WithDecodeAllCapLimit(true))
 		if err != nil {
 			panic(err) // the options are constant
 		}

@@ -185,6 +185,8 @@ type pending struct {
 	data   []byte    // inline bytes, never nil; nil for a file blob
 	file   *tempFile // the file blob's temp file
 	heal   bool      // a broken row of this id is there: replace it
+	base   ID        // enc 2: the blob whose plain bytes are the dictionary
+	depth  int       // enc 2: base's depth + 1
 }
 
 func (p pending) discard() {
@@ -211,7 +213,21 @@ func (d *Disk) prepare(ctx context.Context, r io.Reader) (p pending, stored bool
 	if stored, p.heal, err = d.stored(ctx, p.id, p.size); err != nil || stored {
 		return p, stored, err
 	}
-	if p.data, p.enc = d.codec.encode(head); p.enc == encRaw {
+	var full []byte
+	if hint, ok := baseOf(ctx); ok && hint != p.id && !p.heal {
+		// Never while healing: the broken row may be a base of the hint's
+		// own chain, and a delta against it would make a cycle.
+		dp, f, enc, ok := d.delta(ctx, hint, head)
+		if ok {
+			dp.id = p.id
+			return dp, false, nil
+		}
+		full, p.enc = f, enc
+	}
+	if full == nil {
+		full, p.enc = d.codec.encode(head)
+	}
+	if p.data = full; p.enc == encRaw {
 		p.data = append([]byte{}, head...) // head goes back to the pool; an empty blob's data must not be nil either
 	}
 	p.stored = int64(len(p.data))
@@ -305,7 +321,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		// A new row never replaces one another Put recorded meanwhile; a
 		// healing row replaces the broken one.
 		insert, err := tx.PrepareContext(ctx,
-			`INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created) VALUES (?, ?, ?, ?, ?, ?)`)
+			`INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -316,7 +332,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 			if p.heal {
 				if replace == nil {
 					replace, err = tx.PrepareContext(ctx,
-						`INSERT OR REPLACE INTO blobs (id, size, stored, enc, data, created) VALUES (?, ?, ?, ?, ?, ?)`)
+						`INSERT OR REPLACE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 					if err != nil {
 						return err
 					}
@@ -324,7 +340,21 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 				}
 				q = replace
 			}
-			if _, err := q.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.data, created); err != nil {
+			var base any // NULL unless a delta
+			if p.enc == encDelta {
+				// The base was durable before the delta was encoded; a
+				// delete since (no Hold was taken) must fail the commit
+				// rather than leave a delta without its base.
+				var ok bool
+				if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE id = ?)`, p.base).Scan(&ok); err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("blob %s: its delta base %s was deleted meanwhile", p.id.Short(), p.base.Short())
+				}
+				base = p.base
+			}
+			if _, err := q.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.data, created, base, p.depth); err != nil {
 				return err
 			}
 		}
@@ -402,7 +432,8 @@ func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 // checkSQL reads what Put's dedup check needs of a row.
-const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data), -1) FROM blobs WHERE id = ?`
+const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data), -1),
+	base IS NULL OR EXISTS (SELECT 1 FROM blobs b WHERE b.id = blobs.base) FROM blobs WHERE id = ?`
 
 // stored reports whether the blob id, whose content is size bytes, is
 // soundly stored: its row is there, consistent with the content, and a
@@ -415,15 +446,16 @@ const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data),
 // --repair, which drops such a row so that the next Put stores it afresh.
 func (d *Disk) stored(ctx context.Context, id ID, size int64) (stored, broken bool, err error) {
 	var rsize, rstored, enc, dataLen int64
-	var inFile bool
-	err = d.checkStmt.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen)
+	var inFile, baseOK bool
+	err = d.checkStmt.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen, &baseOK)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, false, nil
 	}
 	if err != nil {
 		return false, false, err
 	}
-	sound := rsize == size && (enc == encRaw || enc == encZstd) && (enc != encRaw || rstored == size)
+	sound := rsize == size && (enc == encRaw || enc == encZstd || enc == encDelta && baseOK && !inFile) &&
+		(enc != encRaw || rstored == size)
 	switch {
 	case !sound:
 	case inFile:
@@ -480,6 +512,18 @@ func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
 	switch {
 	case size < 0 || !inFile && size > inlineMax:
 		return newVerifier(id, 0, nil, nil, fmt.Errorf("impossible recorded size %d", size)), nil
+	case enc == encDelta:
+		b, err := d.plain(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), err) // deleted since the row was read
+		}
+		if ce := (*chainError)(nil); errors.As(err, &ce) {
+			return newVerifier(id, size, nil, nil, err), nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), err)
+		}
+		return newVerifier(id, size, bytes.NewReader(b), nil, nil), nil
 	case enc != encRaw && enc != encZstd:
 		return newVerifier(id, size, nil, nil, fmt.Errorf("unknown encoding %d", enc)), nil
 	case inFile:
@@ -596,7 +640,7 @@ func (d *Disk) Walk(ctx context.Context, fn func(Info) error) error {
 
 func (d *Disk) walkPage(ctx context.Context, after []byte) ([]Info, error) {
 	rows, err := d.db.QueryContext(ctx,
-		`SELECT id, size, stored, created FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
+		`SELECT id, size, stored, created, base FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
 	if err != nil {
 		return nil, err
 	}
@@ -605,9 +649,11 @@ func (d *Disk) walkPage(ctx context.Context, after []byte) ([]Info, error) {
 	for rows.Next() {
 		var info Info
 		var created int64
-		if err := rows.Scan(&info.ID, &info.Size, &info.Stored, &created); err != nil {
+		var base []byte
+		if err := rows.Scan(&info.ID, &info.Size, &info.Stored, &created, &base); err != nil {
 			return nil, err
 		}
+		copy(info.Base[:], base)
 		info.Created = time.Unix(0, created)
 		infos = append(infos, info)
 	}
