@@ -2,6 +2,7 @@ package cas
 
 import (
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -26,6 +27,14 @@ const (
 	// streamWindow is the window of the streaming encoder for blobs over
 	// inlineMax.
 	streamWindow = 4 << 20
+	// bigBlob is the size from which a file is compressed by the big
+	// encoder: SpeedFastest on every CPU, in jobs of 4 MiB (four times its
+	// 1 MiB window), about 20 MiB of buffers however large the file.
+	// Source-like text: a tenth more bytes than SpeedDefault for about
+	// 1.5x the speed per CPU, and the jobs run in parallel with each other
+	// and with hashing.
+	bigBlob   = 8 << 20
+	bigWindow = 1 << 20
 )
 
 // codec compresses and decompresses blobs. The shared enc and dec serve
@@ -36,8 +45,9 @@ const (
 type codec struct {
 	enc  *zstd.Encoder
 	dec  *zstd.Decoder
-	encs sync.Pool
-	decs sync.Pool
+	encs    sync.Pool
+	bigEncs sync.Pool
+	decs    sync.Pool
 	// deltaEncs and deltaDecs serve delta frames (delta.go): each call
 	// sets its own dictionary, so they cannot be shared.
 	deltaEncs sync.Pool
@@ -72,6 +82,14 @@ func newCodec() (*codec, error) {
 		// a scan allocated again after each GC emptied the pool.
 		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
 			zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(streamWindow), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			panic(err) // the options are constant
+		}
+		return e
+	}
+	c.bigEncs.New = func() any {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false),
+			zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithWindowSize(bigWindow), zstd.WithConcurrentBlocks(true))
 		if err != nil {
 			panic(err) // the options are constant
 		}
@@ -135,16 +153,25 @@ func (c *codec) decode(z []byte, size int64) ([]byte, error) {
 	return c.dec.DecodeAll(z, make([]byte, 0, size+1))
 }
 
-// encoder returns a pooled streaming encoder writing to w.
-func (c *codec) encoder(w io.Writer) *zstd.Encoder {
-	e := c.encs.Get().(*zstd.Encoder)
+// encoder returns a pooled streaming encoder writing to w: the big one for
+// content known to be at least bigBlob bytes.
+func (c *codec) encoder(w io.Writer, big bool) *zstd.Encoder {
+	pool := &c.encs
+	if big {
+		pool = &c.bigEncs
+	}
+	e := pool.Get().(*zstd.Encoder)
 	e.Reset(w)
 	return e
 }
 
-func (c *codec) putEncoder(e *zstd.Encoder) {
+func (c *codec) putEncoder(e *zstd.Encoder, big bool) {
 	e.Reset(nil)
-	c.encs.Put(e)
+	if big {
+		c.bigEncs.Put(e)
+	} else {
+		c.encs.Put(e)
+	}
 }
 
 // decoder returns a pooled streaming decoder reading r.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -198,6 +199,7 @@ func (p pending) discard() {
 // prepare reads r, hashes it and encodes it, all outside any lock. It
 // reports stored (and keeps nothing) when the content is already recorded.
 func (d *Disk) prepare(ctx context.Context, r io.Reader) (p pending, stored bool, err error) {
+	big := sizeOf(r) >= bigBlob
 	r = ctxReader{ctx, r}
 	buf := heads.Get().(*bytes.Buffer)
 	defer heads.Put(buf)
@@ -207,7 +209,7 @@ func (d *Disk) prepare(ctx context.Context, r io.Reader) (p pending, stored bool
 	}
 	head := buf.Bytes()
 	if len(head) > inlineMax {
-		return d.prepareFile(ctx, head, r)
+		return d.prepareFile(ctx, head, r, big)
 	}
 	p = pending{id: Sum(head), size: int64(len(head))}
 	if stored, p.heal, err = d.stored(ctx, p.id, p.size); err != nil || stored {
@@ -234,6 +236,17 @@ func (d *Disk) prepare(ctx context.Context, r io.Reader) (p pending, stored bool
 	return p, false, nil
 }
 
+// sizeOf returns the size of r when r is a file (what captures and scans
+// put), else -1.
+func sizeOf(r io.Reader) int64 {
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	}
+	return -1
+}
+
 // heads holds the buffers prepare reads the first MiB of content into.
 var heads = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -241,7 +254,7 @@ var heads = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // and compressing as it goes. Whether to compress is decided from head, the
 // first MiB: a stream cannot be re-encoded raw at the end without reading it
 // twice.
-func (d *Disk) prepareFile(ctx context.Context, head []byte, r io.Reader) (p pending, stored bool, err error) {
+func (d *Disk) prepareFile(ctx context.Context, head []byte, r io.Reader, big bool) (p pending, stored bool, err error) {
 	t, err := createTemp(filepath.Join(d.dir, "tmp"))
 	if err != nil {
 		return pending{}, false, err
@@ -254,8 +267,8 @@ func (d *Disk) prepareFile(ctx context.Context, head []byte, r io.Reader) (p pen
 	var w io.Writer = t
 	var z *zstd.Encoder
 	if _, p.enc = d.codec.encode(head); p.enc == encZstd {
-		z = d.codec.encoder(t)
-		defer d.codec.putEncoder(z)
+		z = d.codec.encoder(t, big)
+		defer d.codec.putEncoder(z, big)
 		w = z
 	}
 	h := blake3.New()
