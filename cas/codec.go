@@ -43,8 +43,8 @@ const (
 // carries window-sized buffers that are costly to allocate per blob, so
 // streams borrow one from a sync.Pool, which also lets the GC drop idle ones.
 type codec struct {
-	enc  *zstd.Encoder
-	dec  *zstd.Decoder
+	enc     *zstd.Encoder
+	dec     *zstd.Decoder
 	encs    sync.Pool
 	bigEncs sync.Pool
 	decs    sync.Pool
