@@ -10,7 +10,8 @@
 // # On-disk layout
 //
 //	dir/blobs.db           SQLite (WAL: also blobs.db-wal, blobs.db-shm), table blobs
-//	                       from migrations/cas: id, size, stored, enc, data, created
+//	                       from migrations/cas: id, size, stored, enc, data, created,
+//	                       base, depth
 //	dir/objects/xx/<id>    content over 1 MiB, one file per blob; xx = first 2 hex digits
 //	dir/tmp/blob-*         files being written; each is flock'ed by its writer
 //	dir/lock               flock'ed while object files are moved in or deleted
@@ -26,10 +27,50 @@
 // Content up to 1 MiB (uncompressed) is stored inline in blobs.data.
 // Larger content is streamed to a file (hashed and compressed on the way,
 // never held whole in memory) and its row has data NULL. enc is 0 for raw
-// bytes and 1 for one zstd frame. Content is stored raw when it is under 64
+// bytes, 1 for one zstd frame and 2 for a delta (below). Content is stored raw when it is under 64
 // bytes or when zstd saves less than 1/32 (~3%) of it; for a file blob that
 // decision is taken on its first MiB. Frames carry no checksum of their own:
 // the ID is the checksum.
+//
+// Content of 8 MiB and more that Put can see the size of (a file) is
+// compressed at SpeedFastest by GOMAXPROCS encoders working on 4 MiB jobs
+// of one frame, about 20 MiB of buffers whatever the size; smaller file
+// blobs use one SpeedDefault stream with a 4 MiB window. Inline blobs are
+// compressed by EncodeAll of one shared low-memory encoder whose window is
+// inlineMax: GOMAXPROCS history buffers of about 1 MiB in all, however many
+// goroutines put.
+//
+// # Deltas
+//
+// A blob with enc 2 is one zstd frame compressed with the plain bytes of
+// another blob, its base (the row's base column), as raw dictionary (zstd's
+// "patch-from"); depth counts the delta frames a read decodes. Only inline
+// blobs are deltas, and only against inline bases. Put tries a delta when
+// the caller hints at a base (WithBase, WithBaseFunc: a path's previous
+// version) and the content is new: it decodes the base's chain (verifying
+// every base's hash), encodes against the base, or against the chain's
+// root when the base is already at depth 8 (so a read never decodes more
+// than 8 deltas and a root), and keeps the delta only when it is under
+// 1/16 of the content or a quarter smaller than the whole frame. Ids stay
+// the BLAKE3 of the plain bytes and reads verify as ever.
+//
+// Invariants:
+//
+//   - A delta names a base that was committed before the delta was encoded,
+//     and its insert checks, in its own transaction, that the base is still
+//     there (a Delete without a Hold in between fails the commit): a delta
+//     row is never durable without its base.
+//   - DeleteMany (the collector's sweep) deletes deepest first and never a
+//     blob that a remaining row names as base (the partial index
+//     blobs_base answers that), so a live delta's chain stays whole even
+//     when only the delta is referenced. Walk reports each blob's Base, so
+//     verify does not call such bases orphans.
+//   - A missing or damaged base makes its deltas ErrCorrupt, never
+//     ErrNotFound; the dedup check treats a delta whose base row is gone as
+//     broken, so the next Put of that content heals it. A healing Put never
+//     writes a delta (the broken row could be in the hint's own chain).
+//   - OpenStored hands a delta out re-encoded as a self-contained frame, so
+//     a remote's packs never depend on bases in other packs.
 //
 // # Durability
 //
