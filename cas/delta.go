@@ -16,8 +16,8 @@ const (
 	// row's base blob as its raw dictionary ("patch-from").
 	encDelta = 2
 	// maxDepth is how many delta frames a read decodes at most. A new
-	// version whose base is this deep is encoded against the chain's full
-	// root instead (depth 1), or stored whole.
+	// version whose base is this deep is encoded against the base's
+	// ancestor at depth maxDepth/2 instead, or stored whole.
 	maxDepth = 8
 	// dictID names the raw dictionary in a delta frame's header. The base
 	// is recorded in the row, so one constant id serves every frame.
@@ -181,12 +181,15 @@ func (d *Disk) delta(ctx context.Context, hint ID, b []byte) (p pending, full []
 	if err != nil || int64(len(plains[0])) != chain[0].size || Sum(plains[0]) != hint {
 		return p, nil, 0, false
 	}
-	// Encode against the hint, or against the chain's root when the hint
-	// is as deep as a chain may go: the root is one decode away.
-	base, dict, depth := hint, plains[0], chain[0].depth+1
+	// Encode against the hint, or, when the hint is as deep as a chain may
+	// go, against its ancestor at half that depth: the delta then holds
+	// the few versions' changes since, where one against the root would
+	// grow with the whole history. Depths are counted on the chain read,
+	// not taken from the rows.
+	base, dict, depth := hint, plains[0], len(chain)
 	if depth > maxDepth {
-		root := len(chain) - 1
-		base, dict, depth = chain[root].id, plains[root], 1
+		k := len(chain) - 1 - maxDepth/2
+		base, dict, depth = chain[k].id, plains[k], maxDepth/2+1
 	}
 	if len(dict) < minCompress {
 		return p, nil, 0, false

@@ -129,9 +129,9 @@ func TestDeltaRoundTrip(t *testing.T) {
 	if deltas < len(ids)-5 {
 		t.Errorf("%d of %d versions stored as deltas, want nearly all", deltas, len(ids))
 	}
-	// Past the depth bound a version goes against the chain's root.
-	if r := rowOf(t, db, ids[9]); r.enc != 2 || r.depth != 1 || r.base != ids[0] {
-		t.Errorf("version 9: %+v, want a delta of depth 1 against version 0", r)
+	// Past the depth bound a version goes against the ancestor at depth 4.
+	if r := rowOf(t, db, ids[9]); r.enc != 2 || r.depth != 5 || r.base != ids[4] {
+		t.Errorf("version 9: %+v, want a delta of depth 5 against version 4", r)
 	}
 }
 

@@ -48,11 +48,12 @@
 // blobs are deltas, and only against inline bases. Put tries a delta when
 // the caller hints at a base (WithBase, WithBaseFunc: a path's previous
 // version) and the content is new: it decodes the base's chain (verifying
-// every base's hash), encodes against the base, or against the chain's
-// root when the base is already at depth 8 (so a read never decodes more
-// than 8 deltas and a root), and keeps the delta only when it is under
-// 1/16 of the content or a quarter smaller than the whole frame. Ids stay
-// the BLAKE3 of the plain bytes and reads verify as ever.
+// every base's hash), encodes against the base, or against the base's
+// ancestor at depth 4 when the base is already at depth 8 (so a read never
+// decodes more than 8 deltas and a root, and a delta holds the changes of
+// a few versions, not of the whole history), and keeps the delta only when
+// it is under 1/16 of the content or a quarter smaller than the whole
+// frame. Ids stay the BLAKE3 of the plain bytes and reads verify as ever.
 //
 // Invariants:
 //
