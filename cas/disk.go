@@ -444,9 +444,12 @@ func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// checkSQL reads what Put's dedup check needs of a row.
+// checkSQL reads what Put's dedup check needs of a row. base and depth
+// come after data in a row: they are read only for a delta (enc 2), whose
+// data is small, since reading a column past a large data value walks its
+// overflow pages.
 const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data), -1),
-	base IS NULL OR EXISTS (SELECT 1 FROM blobs b WHERE b.id = blobs.base) FROM blobs WHERE id = ?`
+	CASE WHEN enc = 2 THEN EXISTS (SELECT 1 FROM blobs b WHERE b.id = blobs.base) ELSE 1 END FROM blobs WHERE id = ?`
 
 // stored reports whether the blob id, whose content is size bytes, is
 // soundly stored: its row is there, consistent with the content, and a
@@ -653,7 +656,7 @@ func (d *Disk) Walk(ctx context.Context, fn func(Info) error) error {
 
 func (d *Disk) walkPage(ctx context.Context, after []byte) ([]Info, error) {
 	rows, err := d.db.QueryContext(ctx,
-		`SELECT id, size, stored, created, base FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
+		`SELECT id, size, stored, created, CASE WHEN enc = 2 THEN base END FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
 	if err != nil {
 		return nil, err
 	}

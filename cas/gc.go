@@ -116,7 +116,7 @@ func deepestFirst(ctx context.Context, db *sql.DB, ids []ID) ([]ID, error) {
 	depth := make(map[ID]int, len(ids))
 	for _, id := range ids {
 		var k int
-		err := db.QueryRowContext(ctx, `SELECT depth FROM blobs WHERE id = ?`, id).Scan(&k)
+		err := db.QueryRowContext(ctx, `SELECT CASE WHEN enc = 2 THEN depth ELSE 0 END FROM blobs WHERE id = ?`, id).Scan(&k)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, err
 		}
