@@ -25,8 +25,13 @@ const (
 	// windows were made smaller used 8 MiB).
 	maxWindow = 64 << 20
 	// streamWindow is the window of the streaming encoder for blobs over
-	// inlineMax.
+	// inlineMax and under bigBlob.
 	streamWindow = 4 << 20
+	// smallWindow is the window of the shared encoder for blobs up to its
+	// size (most files): its history buffers are sized by the window, not
+	// the blob, so the 1 MiB window that inline blobs up to inlineMax need
+	// would cost ~1 MiB per CPU for every 8 KiB file.
+	smallWindow = 128 << 10
 	// bigBlob is the size from which a file is compressed by the big
 	// encoder: SpeedFastest on every CPU, in jobs of 4 MiB (four times its
 	// 1 MiB window), about 20 MiB of buffers however large the file.
@@ -43,6 +48,7 @@ const (
 // carries window-sized buffers that are costly to allocate per blob, so
 // streams borrow one from a sync.Pool, which also lets the GC drop idle ones.
 type codec struct {
+	small   *zstd.Encoder // for blobs of at most smallWindow bytes
 	enc     *zstd.Encoder
 	dec     *zstd.Decoder
 	encs    sync.Pool
@@ -66,15 +72,22 @@ func newCodec() (*codec, error) {
 	if err != nil {
 		return nil, err
 	}
+	small, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
+		zstd.WithWindowSize(smallWindow), zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		enc.Close()
+		return nil, err
+	}
 	// WithDecodeAllCapLimit makes DecodeAll stop at cap(dst), which decode
 	// sets from the recorded size: a bomb fails after one block.
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxWindow(maxWindow),
 		zstd.WithDecoderMaxMemory(maxWindow), zstd.WithDecodeAllCapLimit(true))
 	if err != nil {
 		enc.Close()
+		small.Close()
 		return nil, err
 	}
-	c := &codec{enc: enc, dec: dec}
+	c := &codec{small: small, enc: enc, dec: dec}
 	// Concurrency 1: synchronous, no goroutines to leak from pooled objects.
 	c.encs.New = func() any {
 		// A 4 MiB window with the low-memory option: about 5 MiB per
@@ -123,6 +136,7 @@ func newCodec() (*codec, error) {
 }
 
 func (c *codec) close() {
+	c.small.Close()
 	c.enc.Close()
 	c.dec.Close()
 }
@@ -135,7 +149,11 @@ func (c *codec) encode(b []byte) ([]byte, int) {
 	}
 	scratch := scratches.Get().(*[]byte)
 	defer scratches.Put(scratch)
-	z := c.enc.EncodeAll(b, (*scratch)[:0])
+	e := c.enc
+	if len(b) <= smallWindow {
+		e = c.small
+	}
+	z := e.EncodeAll(b, (*scratch)[:0])
 	*scratch = z
 	if len(z) > len(b)-len(b)/32 {
 		return b, encRaw
