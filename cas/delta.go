@@ -84,7 +84,7 @@ func (d *Disk) links(ctx context.Context, id ID) ([]link, error) {
 	var chain []link
 	cur := id
 	for {
-		if len(chain) > maxDepth+1 {
+		if len(chain) > maxDepth { // maxDepth deltas read, and still no root
 			return nil, broken("delta chain longer than %d", maxDepth)
 		}
 		l := link{id: cur}

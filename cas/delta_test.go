@@ -276,6 +276,25 @@ func TestDeltaCorruptBase(t *testing.T) {
 	})
 }
 
+// TestDeltaCycle: a chain that loops (only damage from outside can make
+// one) is reported corrupt, not followed forever.
+func TestDeltaCycle(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := openDisk(t, dir)
+	defer d.Close()
+	ids := putChain(t, d, versions(3))
+	db := rawDB(t, dir)
+	if _, err := db.Exec(`UPDATE blobs SET enc = 2, base = ?, depth = 3 WHERE id = ?`, ids[2][:], ids[0][:]); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if _, err := d.Get(ctx, id); !errors.Is(err, cas.ErrCorrupt) {
+			t.Errorf("Get(%s) in a cycle = %v, want ErrCorrupt", id.Short(), err)
+		}
+	}
+}
+
 // zstdFrame compresses b whole, as the store's frames are.
 func zstdFrame(t testing.TB, b []byte) []byte {
 	t.Helper()
