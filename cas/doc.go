@@ -194,4 +194,19 @@
 //	page_size   512: 38.1 MB, 1024: 38.6 MB, 2048: 39.4 MB, 4096: 40.3 MB, 8192: 41.0 MB;
 //	            no difference in time beyond noise, nor in Get of 8 KiB or 1 MiB blobs.
 //	batch size  8 and 32 MiB early commits: equal within noise; 8 MiB keeps memory lower.
+//
+// Deltas, on bench/compare.sh's store-bytes figure (1,000 source files, each
+// turn capturing 100 of them before a one-line edit; load average 5-20):
+//
+//	20 turns    whole versions 8.42 MB, with deltas 3.54 MB (shadow git after gc: 2.81 MB)
+//	100 turns   with deltas 9.16 MB (shadow git after gc: 4.28 MB); 9,993 of 11,000
+//	            blobs are deltas of 174 bytes on average, against 2.5 KB for a whole
+//	            version. What is left is per row: 7.2 MB blobs.db holds 4.2 MB of
+//	            frames, the rest is SQLite (ids, base ids, their two indexes, page
+//	            slack, about 270 bytes a blob), and the session's index.db is 2.0 MB.
+//
+// Large files (128 MiB of Go source, whole ckpt capture process against
+// zstd -3 -T1, interleaved, load average 12-13): single SpeedDefault stream
+// 0.45-0.65x, the parallel SpeedFastest encoder 0.70-1.02x. On 128 MiB it
+// stores 31.7 MB where SpeedDefault stored 28.5 MB.
 package cas
