@@ -33,8 +33,8 @@
 // the ID is the checksum.
 //
 // Content of 8 MiB and more that Put can see the size of (a file) is
-// compressed at SpeedFastest by GOMAXPROCS encoders working on 4 MiB jobs
-// of one frame, about 20 MiB of buffers whatever the size; smaller file
+// compressed at SpeedFastest by GOMAXPROCS encoders working on 2 MiB jobs
+// of one frame (a 512 KiB window), bounded buffers whatever the size; smaller file
 // blobs use one SpeedDefault stream with a 4 MiB window. Inline blobs are
 // compressed by EncodeAll of one shared low-memory encoder whose window is
 // inlineMax: GOMAXPROCS history buffers of about 1 MiB in all, however many
@@ -207,6 +207,7 @@
 //
 // Large files (128 MiB of Go source, whole ckpt capture process against
 // zstd -3 -T1, interleaved, load average 12-13): single SpeedDefault stream
-// 0.45-0.65x, the parallel SpeedFastest encoder 0.70-1.02x. On 128 MiB it
-// stores 31.7 MB where SpeedDefault stored 28.5 MB.
+// 0.45-0.65x, the parallel SpeedFastest encoder 0.70-1.02x; at load 7,
+// three interleaved runs: 0.40-0.65x before, 0.8-1.0x after. On 128 MiB it
+// stores 32.1 MB where SpeedDefault stored 28.5 MB.
 package cas
