@@ -34,11 +34,11 @@
 //
 // Content of 8 MiB and more that Put can see the size of (a file) is
 // compressed at SpeedFastest by GOMAXPROCS encoders working on 2 MiB jobs
-// of one frame (a 512 KiB window), bounded buffers whatever the size; smaller file
-// blobs use one SpeedDefault stream with a 4 MiB window. Inline blobs are
-// compressed by EncodeAll of one shared low-memory encoder whose window is
-// inlineMax: GOMAXPROCS history buffers of about 1 MiB in all, however many
-// goroutines put.
+// of one frame (a 512 KiB window): bounded buffers whatever the size.
+// Smaller file blobs use one SpeedDefault stream with a 4 MiB window.
+// Inline blobs are compressed by EncodeAll of a shared low-memory encoder,
+// whose history buffers (one per CPU) are sized by its window: 128 KiB for
+// blobs up to that size, inlineMax for larger ones.
 //
 // # Deltas
 //
