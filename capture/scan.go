@@ -102,7 +102,10 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 		workers.Go(func() error {
 			var first error
 			for j := range jobs {
-				e, st, err := c.scanFile(cas.WithBase(ctx, cache[j.rel].Blob), j.rel, j.f, j.fi, j.at, put) // a changed file's delta base
+				// A changed file's content at the last scan is the
+				// base its new version may be stored as a delta of.
+				fctx := cas.WithBase(ctx, cache[j.rel].Blob)
+				e, st, err := c.scanFile(fctx, j.rel, j.f, j.fi, j.at, put)
 				if err != nil {
 					if first == nil {
 						first = err
