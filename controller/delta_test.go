@@ -43,7 +43,7 @@ func TestVersionsStoredAsDeltas(t *testing.T) {
 	if _, err := c.Capture(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	write(v1) // the agent's edit
+	write(v1)                                         // the agent's edit
 	if _, err := c.BeginTurn(ctx, "t1"); err != nil { // records v1 as t0's end
 		t.Fatal(err)
 	}
