@@ -43,8 +43,9 @@ func TestVersionsStoredAsDeltas(t *testing.T) {
 	if _, err := c.Capture(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	write(v1)                                         // the agent's edit
-	if _, err := c.BeginTurn(ctx, "t1"); err != nil { // records v1 as t0's end
+	write(v1) // the agent's edit
+	// Opening the next turn records v1 as t0's end.
+	if _, err := c.BeginTurn(ctx, "t1"); err != nil {
 		t.Fatal(err)
 	}
 	write(v2) // someone else's edit between turns
