@@ -79,7 +79,7 @@ func (c *Capturer) CaptureIn(ctx context.Context, ref checkpoints.StepRef, p str
 		return Result{}, err
 	}
 	defer release()
-	st, err := c.State(ctx, rel)
+	st, err := c.State(c.withPrevious(ctx, rel), rel)
 	if err != nil {
 		return Result{}, err
 	}
@@ -88,6 +88,16 @@ func (c *Capturer) CaptureIn(ctx context.Context, ref checkpoints.StepRef, p str
 		return Result{}, fmt.Errorf("capture: %s: %w", rel, err)
 	}
 	return res, nil
+}
+
+// withPrevious hints to the blob store that rel's new content may be stored
+// as a delta against the last content the session recorded for it; the
+// index is asked only if the content is new and small enough.
+func (c *Capturer) withPrevious(ctx context.Context, rel string) context.Context {
+	return cas.WithBaseFunc(ctx, func(ctx context.Context) (cas.ID, bool) {
+		id, ok, err := c.idx.LastBlob(ctx, rel)
+		return id, ok && err == nil
+	})
 }
 
 // PutFunc stores content and returns its id and size: cas.Store.Put,

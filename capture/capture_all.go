@@ -63,7 +63,7 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 			res[i].Snap = *cg.Snap
 			continue
 		}
-		st, err := c.StateWith(ctx, rel, batch.Put)
+		st, err := c.StateWith(c.withPrevious(ctx, rel), rel, batch.Put)
 		if err != nil {
 			errs[i] = err
 			continue

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
@@ -122,7 +123,10 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 					j.f.Close()
 					continue
 				}
-				e, st, err := c.scanFile(ctx, j.rel, j.f, j.fi, j.at, put)
+				// A changed file's content at the last scan is the
+				// base its new version may be stored as a delta of.
+				fctx := cas.WithBase(ctx, cache[j.rel].Blob)
+				e, st, err := c.scanFile(fctx, j.rel, j.f, j.fi, j.at, put)
 				if err != nil {
 					w.fail(err)
 					continue

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,8 +42,14 @@ const (
 // driver before everything else, so a new database is created in
 // incremental auto-vacuum mode (Compact gives pages back to the file
 // system); an older one is converted by its first Compact.
+//
+// cache_size is 256 KiB, an eighth of SQLite's default: blobs are written
+// once and read rarely, and a batch's commit of 8 MiB of small blobs would
+// otherwise hold its dirty pages in C memory the Go heap limit does not see
+// until the commit (a small cache spills them to the WAL as it goes). A
+// first scan of Go's source tree peaked 4-5 MiB lower.
 const dsnParams = "_busy_timeout=10000&_auto_vacuum=incremental&_pragma=page_size(512)&_journal_mode=WAL" +
-	"&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	"&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=cache_size(-256)&_txlock=immediate"
 
 // Disk is a Store in a directory; doc.go describes the layout. It is safe
 // for concurrent use by many goroutines and by many processes sharing the
@@ -185,6 +192,8 @@ type pending struct {
 	data   []byte    // inline bytes, never nil; nil for a file blob
 	file   *tempFile // the file blob's temp file
 	heal   bool      // a broken row of this id is there: replace it
+	base   ID        // enc 2: the blob whose plain bytes are the dictionary
+	depth  int       // enc 2: base's depth + 1
 }
 
 func (p pending) discard() {
@@ -196,26 +205,59 @@ func (p pending) discard() {
 // prepare reads r, hashes it and encodes it, all outside any lock. It
 // reports stored (and keeps nothing) when the content is already recorded.
 func (d *Disk) prepare(ctx context.Context, r io.Reader) (p pending, stored bool, err error) {
+	size := sizeOf(r)
+	big := size >= bigBlob
 	r = ctxReader{ctx, r}
 	buf := heads.Get().(*bytes.Buffer)
 	defer heads.Put(buf)
 	buf.Reset()
+	if size > 0 {
+		// Room for all of the head and ReadFrom's minimum read, so the
+		// buffer is not doubled past it (a pooled 2 MiB buffer per
+		// worker for every file over 512 KiB).
+		buf.Grow(int(min(size, inlineMax)) + 1 + bytes.MinRead)
+	}
 	if _, err := buf.ReadFrom(io.LimitReader(r, inlineMax+1)); err != nil {
 		return pending{}, false, err
 	}
 	head := buf.Bytes()
 	if len(head) > inlineMax {
-		return d.prepareFile(ctx, head, r)
+		return d.prepareFile(ctx, head, r, big)
 	}
 	p = pending{id: Sum(head), size: int64(len(head))}
 	if stored, p.heal, err = d.stored(ctx, p.id, p.size); err != nil || stored {
 		return p, stored, err
 	}
-	if p.data, p.enc = d.codec.encode(head); p.enc == encRaw {
+	var full []byte
+	if hint, ok := baseOf(ctx); ok && hint != p.id && !p.heal {
+		// Never while healing: the broken row may be a base of the hint's
+		// own chain, and a delta against it would make a cycle.
+		dp, f, enc, ok := d.delta(ctx, hint, head)
+		if ok {
+			dp.id = p.id
+			return dp, false, nil
+		}
+		full, p.enc = f, enc
+	}
+	if full == nil {
+		full, p.enc = d.codec.encode(head)
+	}
+	if p.data = full; p.enc == encRaw {
 		p.data = append([]byte{}, head...) // head goes back to the pool; an empty blob's data must not be nil either
 	}
 	p.stored = int64(len(p.data))
 	return p, false, nil
+}
+
+// sizeOf returns the size of r when r is a file (what captures and scans
+// put), else -1.
+func sizeOf(r io.Reader) int64 {
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	}
+	return -1
 }
 
 // heads holds the buffers prepare reads the first MiB of content into.
@@ -225,7 +267,7 @@ var heads = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // and compressing as it goes. Whether to compress is decided from head, the
 // first MiB: a stream cannot be re-encoded raw at the end without reading it
 // twice.
-func (d *Disk) prepareFile(ctx context.Context, head []byte, r io.Reader) (p pending, stored bool, err error) {
+func (d *Disk) prepareFile(ctx context.Context, head []byte, r io.Reader, big bool) (p pending, stored bool, err error) {
 	t, err := createTemp(filepath.Join(d.dir, "tmp"))
 	if err != nil {
 		return pending{}, false, err
@@ -238,8 +280,8 @@ func (d *Disk) prepareFile(ctx context.Context, head []byte, r io.Reader) (p pen
 	var w io.Writer = t
 	var z *zstd.Encoder
 	if _, p.enc = d.codec.encode(head); p.enc == encZstd {
-		z = d.codec.encoder(t)
-		defer d.codec.putEncoder(z)
+		z = d.codec.encoder(t, big)
+		defer d.codec.putEncoder(z, big)
 		w = z
 	}
 	h := blake3.New()
@@ -305,7 +347,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		// A new row never replaces one another Put recorded meanwhile; a
 		// healing row replaces the broken one.
 		insert, err := tx.PrepareContext(ctx,
-			`INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created) VALUES (?, ?, ?, ?, ?, ?)`)
+			`INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -316,7 +358,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 			if p.heal {
 				if replace == nil {
 					replace, err = tx.PrepareContext(ctx,
-						`INSERT OR REPLACE INTO blobs (id, size, stored, enc, data, created) VALUES (?, ?, ?, ?, ?, ?)`)
+						`INSERT OR REPLACE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 					if err != nil {
 						return err
 					}
@@ -324,7 +366,21 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 				}
 				q = replace
 			}
-			if _, err := q.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.data, created); err != nil {
+			var base any // NULL unless a delta
+			if p.enc == encDelta {
+				// The base was durable before the delta was encoded; a
+				// delete since (no Hold was taken) must fail the commit
+				// rather than leave a delta without its base.
+				var ok bool
+				if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE id = ?)`, p.base).Scan(&ok); err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("blob %s: its delta base %s was deleted meanwhile", p.id.Short(), p.base.Short())
+				}
+				base = p.base
+			}
+			if _, err := q.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.data, created, base, p.depth); err != nil {
 				return err
 			}
 		}
@@ -401,8 +457,12 @@ func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// checkSQL reads what Put's dedup check needs of a row.
-const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data), -1) FROM blobs WHERE id = ?`
+// checkSQL reads what Put's dedup check needs of a row. base and depth
+// come after data in a row: they are read only for a delta (enc 2), whose
+// data is small, since reading a column past a large data value walks its
+// overflow pages.
+const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data), -1),
+	CASE WHEN enc = 2 THEN EXISTS (SELECT 1 FROM blobs b WHERE b.id = blobs.base) ELSE 1 END FROM blobs WHERE id = ?`
 
 // stored reports whether the blob id, whose content is size bytes, is
 // soundly stored: its row is there, consistent with the content, and a
@@ -415,15 +475,16 @@ const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data),
 // --repair, which drops such a row so that the next Put stores it afresh.
 func (d *Disk) stored(ctx context.Context, id ID, size int64) (stored, broken bool, err error) {
 	var rsize, rstored, enc, dataLen int64
-	var inFile bool
-	err = d.checkStmt.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen)
+	var inFile, baseOK bool
+	err = d.checkStmt.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen, &baseOK)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, false, nil
 	}
 	if err != nil {
 		return false, false, err
 	}
-	sound := rsize == size && (enc == encRaw || enc == encZstd) && (enc != encRaw || rstored == size)
+	sound := rsize == size && (enc == encRaw || enc == encZstd || enc == encDelta && baseOK && !inFile) &&
+		(enc != encRaw || rstored == size)
 	switch {
 	case !sound:
 	case inFile:
@@ -480,6 +541,18 @@ func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
 	switch {
 	case size < 0 || !inFile && size > inlineMax:
 		return newVerifier(id, 0, nil, nil, fmt.Errorf("impossible recorded size %d", size)), nil
+	case enc == encDelta:
+		b, err := d.plain(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), err) // deleted since the row was read
+		}
+		if ce := (*chainError)(nil); errors.As(err, &ce) {
+			return newVerifier(id, size, nil, nil, err), nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), err)
+		}
+		return newVerifier(id, size, bytes.NewReader(b), nil, nil), nil
 	case enc != encRaw && enc != encZstd:
 		return newVerifier(id, size, nil, nil, fmt.Errorf("unknown encoding %d", enc)), nil
 	case inFile:
@@ -596,7 +669,7 @@ func (d *Disk) Walk(ctx context.Context, fn func(Info) error) error {
 
 func (d *Disk) walkPage(ctx context.Context, after []byte) ([]Info, error) {
 	rows, err := d.db.QueryContext(ctx,
-		`SELECT id, size, stored, created FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
+		`SELECT id, size, stored, created, CASE WHEN enc = 2 THEN base END FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
 	if err != nil {
 		return nil, err
 	}
@@ -605,9 +678,11 @@ func (d *Disk) walkPage(ctx context.Context, after []byte) ([]Info, error) {
 	for rows.Next() {
 		var info Info
 		var created int64
-		if err := rows.Scan(&info.ID, &info.Size, &info.Stored, &created); err != nil {
+		var base []byte
+		if err := rows.Scan(&info.ID, &info.Size, &info.Stored, &created, &base); err != nil {
 			return nil, err
 		}
+		copy(info.Base[:], base)
 		info.Created = time.Unix(0, created)
 		infos = append(infos, info)
 	}

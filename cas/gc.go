@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Delete implements Store. It deletes the row, then the object file if the
@@ -48,6 +49,11 @@ func (d *Disk) delete(ctx context.Context, id ID) error {
 // transaction, and returns how many it removed and their stored bytes.
 // Absent ids are skipped. It is what a collector uses: one Delete per blob
 // would cost a durable commit each.
+//
+// A blob that is the delta base of a blob that stays (one not among ids, or
+// one kept for this same reason) is kept: a collector that marks only what
+// indexes reference never strands a live delta. Deltas go before their
+// bases, so a chain wholly among ids goes entirely.
 func (d *Disk) DeleteMany(ctx context.Context, ids []ID) (int, int64, error) {
 	if d.closed.Load() {
 		return 0, 0, fmt.Errorf("cas: delete: %w", ErrClosed)
@@ -57,6 +63,10 @@ func (d *Disk) DeleteMany(ctx context.Context, ids []ID) (int, int64, error) {
 		return 0, 0, fmt.Errorf("cas: delete: %w", err)
 	}
 	defer unlock()
+	ids, err = deepestFirst(ctx, d.db, ids)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cas: delete: %w", err)
+	}
 	var n int
 	var freed int64
 	for len(ids) > 0 {
@@ -68,7 +78,8 @@ func (d *Disk) DeleteMany(ctx context.Context, ids []ID) (int, int64, error) {
 			for _, id := range chunk {
 				var inFile bool
 				var stored int64
-				err := tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE id = ? RETURNING data IS NULL, stored`, id).Scan(&inFile, &stored)
+				err := tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE id = ?1
+					AND NOT EXISTS (SELECT 1 FROM blobs d WHERE d.base = ?1) RETURNING data IS NULL, stored`, id).Scan(&inFile, &stored)
 				if errors.Is(err, sql.ErrNoRows) {
 					continue
 				}
@@ -93,6 +104,27 @@ func (d *Disk) DeleteMany(ctx context.Context, ids []ID) (int, int64, error) {
 		}
 	}
 	return n, freed, nil
+}
+
+// deepestFirst returns ids ordered by delta depth, deepest first, so that
+// every delta comes before its base.
+func deepestFirst(ctx context.Context, db *sql.DB, ids []ID) ([]ID, error) {
+	var any bool
+	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE base IS NOT NULL)`).Scan(&any); err != nil || !any {
+		return ids, err // no deltas: any order will do
+	}
+	depth := make(map[ID]int, len(ids))
+	for _, id := range ids {
+		var k int
+		err := db.QueryRowContext(ctx, `SELECT CASE WHEN enc = 2 THEN depth ELSE 0 END FROM blobs WHERE id = ?`, id).Scan(&k)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		depth[id] = k
+	}
+	out := slices.Clone(ids)
+	slices.SortStableFunc(out, func(a, b ID) int { return depth[b] - depth[a] })
+	return out, nil
 }
 
 // Usage returns how many blobs the store holds and their stored bytes.

@@ -108,20 +108,32 @@ func TestMultiProcess(t *testing.T) {
 }
 
 // helperCrash announces it is ready and then puts new blobs, small and
-// large, singly and in batches, until it is killed.
+// large, singly and in batches, and versions of one file as deltas, until
+// it is killed.
 func helperCrash(t *testing.T, d *cas.Disk, round int) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(uint64(round), 0))
 	fmt.Println("ready")
-	put := func(k int) error {
-		size := rng.IntN(20 << 10)
-		if k%3 == 2 {
-			size = 1<<20 + rng.IntN(512<<10)
-		}
+	put := func(k int) error { // a large blob
+		size := 1<<20 + rng.IntN(512<<10)
 		_, _, err := d.Put(ctx, castest.Content(uint64(round)<<32|uint64(k), int64(size)))
 		return err
 	}
+	// Puts come in fours: two versions of one small file, each hinted at
+	// the previous one (a chain of deltas grows while the kill comes), a
+	// large blob, a batch.
+	version := source(uint64(round), 16<<10)
+	var prev cas.ID
 	for k := 0; k < 100000; k++ {
+		if k%4 < 2 {
+			version = edit(version, k)
+			id, _, err := d.Put(cas.WithBase(ctx, prev), bytes.NewReader(version))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev = id
+			continue
+		}
 		if k%4 != 3 {
 			if err := put(k); err != nil {
 				t.Fatal(err)
@@ -198,7 +210,11 @@ func TestCrash(t *testing.T) {
 			t.Fatalf("round %d: %d temp files remain after reopen, e.g. %s", round, len(tmp), tmp[0].Name())
 		}
 	}
-	t.Logf("%d blobs after %d kills, %d of them during a large write", len(verified), rounds, midWrite)
+	var deltas int
+	if err := rawDB(t, dir).QueryRow(`SELECT count(*) FROM blobs WHERE enc = 2`).Scan(&deltas); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d blobs (%d deltas) after %d kills, %d of them during a large write", len(verified), deltas, rounds, midWrite)
 }
 
 // TestDiskTempCleanup: OpenDisk removes temp files nobody holds locked,

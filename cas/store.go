@@ -27,6 +27,10 @@ type Info struct {
 	Size    int64     // uncompressed bytes
 	Stored  int64     // bytes the blob takes in the store (compressed or raw)
 	Created time.Time // when this store first recorded the blob
+	// Base is the blob this one is stored as a delta against (doc.go,
+	// "Deltas"), zero when it is stored whole. Reading the blob needs its
+	// base, so a blob that is some live blob's base is live too.
+	Base ID
 }
 
 // Store is a content-addressed blob store. It is implemented by *Disk and

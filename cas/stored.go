@@ -13,6 +13,8 @@ import (
 // Stored describes a blob in the form the store keeps it: its encoding
 // (0 raw, 1 one zstd frame) and the encoded bytes. A remote copies blobs in
 // this form, so they are compressed once, on the machine that captured them.
+// A blob kept as a delta (doc.go, "Deltas") is handed out whole instead:
+// every stored form stands alone.
 type Stored struct {
 	ID     ID
 	Size   int64 // uncompressed bytes
@@ -43,6 +45,9 @@ func (d *Disk) OpenStored(ctx context.Context, id ID) (Stored, io.ReadCloser, er
 	if err != nil {
 		return s, nil, fmt.Errorf("cas: open stored %s: %w", id.Short(), err)
 	}
+	if s.Enc == encDelta {
+		return d.openDeltaStored(ctx, s)
+	}
 	if s.Enc != encRaw && s.Enc != encZstd {
 		return s, nil, fmt.Errorf("cas: open stored %s: unknown encoding %d: %w", id.Short(), s.Enc, ErrCorrupt)
 	}
@@ -64,6 +69,24 @@ func (d *Disk) OpenStored(ctx context.Context, id ID) (Stored, io.ReadCloser, er
 	}
 	s.Stored = fi.Size()
 	return s, f, nil
+}
+
+// openDeltaStored decodes a delta blob's chain and encodes its content as
+// one self-contained frame (or raw), verified.
+func (d *Disk) openDeltaStored(ctx context.Context, s Stored) (Stored, io.ReadCloser, error) {
+	b, err := d.plain(ctx, s.ID)
+	if ce := (*chainError)(nil); errors.As(err, &ce) {
+		return s, nil, fmt.Errorf("cas: open stored %s: %v: %w", s.ID.Short(), err, ErrCorrupt)
+	}
+	if err != nil {
+		return s, nil, fmt.Errorf("cas: open stored %s: %w", s.ID.Short(), err)
+	}
+	if int64(len(b)) != s.Size || Sum(b) != s.ID {
+		return s, nil, fmt.Errorf("cas: open stored %s: content does not match its id: %w", s.ID.Short(), ErrCorrupt)
+	}
+	z, enc := d.codec.encode(b)
+	s.Enc, s.Stored = enc, int64(len(z))
+	return s, io.NopCloser(bytes.NewReader(z)), nil
 }
 
 // PutStored records a blob from its stored form: s.Stored encoded bytes from

@@ -304,7 +304,11 @@ func (c *Controller) turnEnds(ctx context.Context) (checkpoints.Seen, []checkpoi
 	}
 	var ends []checkpoints.PathEnd
 	for _, f := range prev.Files {
-		st, err := c.cap.State(ctx, f.Path)
+		pctx := ctx
+		if f.Content != nil {
+			pctx = cas.WithBase(ctx, *f.Content) // its end is most likely an edit of its start
+		}
+		st, err := c.cap.State(pctx, f.Path)
 		if err != nil {
 			continue // a symlink or unreadable file now: its end stays unknown
 		}

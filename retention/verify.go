@@ -113,15 +113,34 @@ func Verify(ctx context.Context, store string, blobs cas.Store, repair bool, bef
 			rep.Findings = append(rep.Findings, Finding{Kind: kind, Blob: id, Error: msg, Uses: uses[id]})
 		}
 	}
+	// A blob no session names is an orphan unless a referenced blob is
+	// stored as a delta against it (directly or down a chain): reading
+	// that blob needs it, and collection keeps it.
+	var unnamed []cas.ID
+	bases := map[cas.ID]cas.ID{}
 	err = blobs.Walk(ctx, func(i cas.Info) error {
 		rep.Blobs++
+		if !i.Base.IsZero() {
+			bases[i.ID] = i.Base
+		}
 		if _, ok := uses[i.ID]; !ok {
-			rep.Findings = append(rep.Findings, Finding{Kind: Orphan, Blob: i.ID})
+			unnamed = append(unnamed, i.ID)
 		}
 		return nil
 	})
 	if err != nil {
 		return rep, fmt.Errorf("retention: verify: %w", err)
+	}
+	needed := map[cas.ID]bool{}
+	for id := range uses {
+		for b, ok := bases[id]; ok && !needed[b]; b, ok = bases[b] {
+			needed[b] = true
+		}
+	}
+	for _, id := range unnamed {
+		if !needed[id] {
+			rep.Findings = append(rep.Findings, Finding{Kind: Orphan, Blob: id})
+		}
 	}
 	if rep.Catalog, err = checkCatalog(ctx, store); err != nil {
 		return rep, fmt.Errorf("retention: verify: %w", err)

@@ -731,6 +731,9 @@ func benchStoreBytes() error {
 			rels = append(rels, rel)
 		}
 		must(git(gd, ws, "init", "-q"))
+		// No automatic gc in the background: it would make the final
+		// git gc fail with "gc is already running".
+		must(git(gd, ws, "config", "gc.auto", "0"))
 		must(git(gd, ws, "add", "-A"))
 		must(git(gd, ws, "commit", "-q", "-m", "base"))
 		for t := 0; t < cfg.storeTurns; t++ {

@@ -1,0 +1,230 @@
+package cas
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Delta storage: see doc.go, "Deltas".
+const (
+	// encDelta is a zstd frame compressed with the plain bytes of the
+	// row's base blob as its raw dictionary ("patch-from").
+	encDelta = 2
+	// maxDepth is how many delta frames a read decodes at most. A new
+	// version whose base is this deep is encoded against the base's
+	// ancestor at depth maxDepth/2 instead, or stored whole.
+	maxDepth = 8
+	// dictID names the raw dictionary in a delta frame's header. The base
+	// is recorded in the row, so one constant id serves every frame.
+	dictID = 1
+)
+
+type baseKey struct{}
+
+// WithBase returns a context carrying a hint for Put and Batch.Put: base
+// is the blob the content put next most likely resembles (the previous
+// version of the same path). A Disk may then store the content as a delta
+// against it. The hint changes how bytes are stored, never a result: the
+// ID, the size and every read are the same with or without it, and a hint
+// naming an absent, large or unreadable blob is ignored. Memory ignores it.
+func WithBase(ctx context.Context, base ID) context.Context {
+	if base.IsZero() {
+		return ctx
+	}
+	return WithBaseFunc(ctx, func(context.Context) (ID, bool) { return base, true })
+}
+
+// WithBaseFunc is WithBase with the base looked up only when it is needed:
+// fn is called when the content is not stored yet and is small enough to
+// be a delta, so an index lookup costs nothing for unchanged content. fn
+// reports false when there is no base.
+func WithBaseFunc(ctx context.Context, fn func(context.Context) (ID, bool)) context.Context {
+	return context.WithValue(ctx, baseKey{}, fn)
+}
+
+func baseOf(ctx context.Context) (ID, bool) {
+	fn, ok := ctx.Value(baseKey{}).(func(context.Context) (ID, bool))
+	if !ok {
+		return ID{}, false
+	}
+	id, ok := fn(ctx)
+	return id, ok && !id.IsZero()
+}
+
+// chainError is damage found in a delta chain: the blob at its top is
+// corrupt. Readers report it wrapped in ErrCorrupt.
+type chainError struct{ msg string }
+
+func (e *chainError) Error() string { return e.msg }
+
+func broken(format string, a ...any) error { return &chainError{fmt.Sprintf(format, a...)} }
+
+// link is one row of a delta chain, as a read needs it.
+type link struct {
+	id     ID
+	size   int64
+	enc    int
+	depth  int
+	base   ID // zero unless enc is encDelta
+	inline bool
+	data   []byte
+}
+
+// links reads the chain that starts at id: id's row, its base's row, and so
+// on down to the first row that is not a delta. A missing base, a row that
+// is not inline, or a chain longer than any Disk writes is a *chainError
+// (the blob id is corrupt, never "absent"); id's own row missing is
+// ErrNotFound.
+func (d *Disk) links(ctx context.Context, id ID) ([]link, error) {
+	var chain []link
+	cur := id
+	for {
+		if len(chain) > maxDepth { // maxDepth deltas read, and still no root
+			return nil, broken("delta chain longer than %d", maxDepth)
+		}
+		l := link{id: cur}
+		var base []byte
+		var inFile bool
+		err := d.db.QueryRowContext(ctx, `SELECT size, enc, depth, base, data IS NULL, data FROM blobs WHERE id = ?`, cur).
+			Scan(&l.size, &l.enc, &l.depth, &base, &inFile, &l.data)
+		if errors.Is(err, sql.ErrNoRows) {
+			if len(chain) == 0 {
+				return nil, ErrNotFound
+			}
+			return nil, broken("base %s missing", cur.Short())
+		}
+		if err != nil {
+			return nil, err
+		}
+		l.inline = !inFile
+		if l.enc == encDelta {
+			if len(base) != len(ID{}) || !l.inline || l.size > inlineMax {
+				return nil, broken("delta %s: bad row", cur.Short())
+			}
+			copy(l.base[:], base)
+		}
+		chain = append(chain, l)
+		if l.enc != encDelta {
+			return chain, nil
+		}
+		cur = l.base
+	}
+}
+
+// plainChain decodes a chain read by links, root first, and returns the
+// plain bytes of every link (plains[i] belongs to chain[i]). Every base is
+// verified against its ID; the first link is left to the caller's
+// verifier. Failures are *chainError.
+func (d *Disk) plainChain(chain []link) ([][]byte, error) {
+	plains := make([][]byte, len(chain))
+	for i := len(chain) - 1; i >= 0; i-- {
+		l := chain[i]
+		var b []byte
+		var err error
+		switch {
+		case l.enc == encDelta:
+			b, err = d.codec.decodeDelta(plains[i+1], l.data, l.size)
+		case !l.inline || l.size > inlineMax:
+			return nil, broken("base %s is not inline", l.id.Short())
+		case l.enc == encZstd:
+			b, err = d.codec.decode(l.data, l.size)
+		case l.enc == encRaw:
+			b = l.data
+		default:
+			return nil, broken("base %s: unknown encoding %d", l.id.Short(), l.enc)
+		}
+		if err != nil {
+			return nil, broken("blob %s: %v", l.id.Short(), err)
+		}
+		if i > 0 && (int64(len(b)) != l.size || Sum(b) != l.id) {
+			return nil, broken("base %s does not match its id", l.id.Short())
+		}
+		plains[i] = b
+	}
+	return plains, nil
+}
+
+// plain returns the plain bytes of the inline blob id, decoding its delta
+// chain if it has one. Only its bases are verified: callers hash the
+// result.
+func (d *Disk) plain(ctx context.Context, id ID) ([]byte, error) {
+	chain, err := d.links(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	plains, err := d.plainChain(chain)
+	if err != nil {
+		return nil, err
+	}
+	return plains[0], nil
+}
+
+// delta tries to encode b as a delta against the blob the hint names.
+// It returns ok false, and costs nothing more, when there is nothing to
+// gain: no usable base, or a delta not meaningfully smaller than the whole
+// frame. full is b's ordinary encoding when it had to be computed (nil
+// otherwise), so the caller need not compress twice.
+func (d *Disk) delta(ctx context.Context, hint ID, b []byte) (p pending, full []byte, fullEnc int, ok bool) {
+	if len(b) < minCompress {
+		return p, nil, 0, false
+	}
+	chain, err := d.links(ctx, hint)
+	if err != nil {
+		return p, nil, 0, false // an absent or damaged base: store whole
+	}
+	plains, err := d.plainChain(chain)
+	if err != nil || int64(len(plains[0])) != chain[0].size || Sum(plains[0]) != hint {
+		return p, nil, 0, false
+	}
+	// Encode against the hint, or, when the hint is as deep as a chain may
+	// go, against its ancestor at half that depth: the delta then holds
+	// the few versions' changes since, where one against the root would
+	// grow with the whole history. Depths are counted on the chain read,
+	// not taken from the rows.
+	base, dict, depth := hint, plains[0], len(chain)
+	if depth > maxDepth {
+		k := len(chain) - 1 - maxDepth/2
+		base, dict, depth = chain[k].id, plains[k], maxDepth/2+1
+	}
+	if len(dict) < minCompress {
+		return p, nil, 0, false
+	}
+	z := d.codec.encodeDelta(dict, b)
+	// A delta under 1/16 of the content is taken at once; otherwise it
+	// must beat the whole frame by a quarter, or a read would pay the
+	// chain's decodes for little.
+	if len(z) > len(b)/16 {
+		full, fullEnc = d.codec.encode(b)
+		if len(z) > len(full)-len(full)/4 {
+			return p, full, fullEnc, false
+		}
+	}
+	return pending{size: int64(len(b)), stored: int64(len(z)), enc: encDelta, data: z, base: base, depth: depth}, nil, 0, true
+}
+
+// encodeDelta compresses b with dict as its raw dictionary.
+func (c *codec) encodeDelta(dict, b []byte) []byte {
+	e := c.deltaEncs.Get().(*zstd.Encoder)
+	defer c.deltaEncs.Put(e)
+	if err := e.ResetWithOptions(nil, zstd.WithEncoderDictRaw(dictID, dict)); err != nil {
+		panic(err) // only a dictionary over 2 GiB fails, and ours are at most inlineMax
+	}
+	z := e.EncodeAll(b, make([]byte, 0, len(b)/4+64))
+	return bytes.Clone(z) // z's spare capacity would stay pinned in a batch
+}
+
+// decodeDelta decompresses a delta frame of size plain bytes against dict.
+// It decodes at most size+1 bytes.
+func (c *codec) decodeDelta(dict, z []byte, size int64) ([]byte, error) {
+	dec := c.deltaDecs.Get().(*zstd.Decoder)
+	defer c.deltaDecs.Put(dec)
+	if err := dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(dictID, dict)); err != nil {
+		return nil, err
+	}
+	return dec.DecodeAll(z, make([]byte, 0, size+1))
+}
