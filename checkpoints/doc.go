@@ -36,11 +36,13 @@
 //   - Conversation rewinds hide turns (hidden_by), never delete them; an
 //     undo unhides them and hides the turns opened since.
 //
-// Invariants: turn numbers of active turns are 0..n-1 without gaps; every
-// public method is one transaction (begin, helpers taking the tx, commit),
-// so a crash leaves the index at a whole step. The DSN carries busy_timeout,
-// WAL, synchronous NORMAL, foreign keys and _txlock=immediate; Open verifies
-// WAL and busy_timeout took effect. Driver errors do not leak: a missing row
-// is ErrNotFound. An Index is safe for concurrent use by goroutines, and
-// several processes may open the same index at once.
+// Invariants: turn numbers of active turns are distinct, usually 0..n-1
+// (an undo of an older conversation rewind by its id can leave a gap: it
+// shows again the turns it hid, not the earlier ones a newer rewind hid);
+// every public method is one transaction (begin, helpers taking the tx,
+// commit), so a crash leaves the index at a whole step. The DSN carries
+// busy_timeout, WAL, synchronous NORMAL, foreign keys and _txlock=immediate;
+// Open verifies WAL and busy_timeout took effect. Driver errors do not leak:
+// a missing row is ErrNotFound. An Index is safe for concurrent use by
+// goroutines, and several processes may open the same index at once.
 package checkpoints

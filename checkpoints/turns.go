@@ -39,12 +39,13 @@ func SeenOf(open *Checkpoint) Seen {
 	return Seen{Turn: open.ID, Snaps: len(open.Files)}
 }
 
-// BeginTurn opens the next turn (number = count of active turns) with the
-// given prompt, records prompt as the turn's user message, and stores ends
-// as the end state of the previous open turn's snapshots. It does not
-// check that ends were read for the turn that is open when it commits: a
-// caller that can race with other processes opening turns or capturing
-// uses BeginTurnAfter. It returns the new turn.
+// BeginTurn opens the next turn (numbered one more than the highest
+// active one, 0 when there is none) with the given prompt, records prompt
+// as the turn's user message, and stores ends as the end state of the
+// previous open turn's snapshots. It does not check that ends were read
+// for the turn that is open when it commits: a caller that can race with
+// other processes opening turns or capturing uses BeginTurnAfter. It
+// returns the new turn.
 //
 // With a manifest (scan mode) the turn is recorded as scanned, in the same
 // transaction: the manifest is the workspace as the turn found it.

@@ -190,12 +190,20 @@ func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction, sum
 		if strings.TrimSpace(summary) == "" {
 			return ErrEmptySummary
 		}
-		// Active turns are numbered 0..n without gaps: turn existing means
-		// turn-1 does too.
 		if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
 			return ErrNoTurn
 		} else if err != nil {
 			return err
+		}
+		// Turn existing does not mean turn-1 does: undoing an older
+		// conversation rewind by its id shows again the turns it hid, while
+		// the turns before them stay hidden by a newer rewind.
+		if dir == UpTo {
+			if _, err := c.idx.Turn(ctx, turn-1); errors.Is(err, checkpoints.ErrNotFound) {
+				return fmt.Errorf("nothing before turn %d (no turn %d): %w", turn, turn-1, ErrNoTurn)
+			} else if err != nil {
+				return err
+			}
 		}
 		op, err := c.idx.PlanOp(ctx, checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Scope: checkpoints.ScopeConversation, Prompt: summary, Action: action})
 		if err != nil {

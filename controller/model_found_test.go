@@ -10,6 +10,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/ckpt/ckpt/checkpoints"
@@ -301,5 +302,45 @@ func TestModelFoundGCWithSessionsReferencingNothing(t *testing.T) {
 	}
 	if rep.Live != 0 || rep.Deleted == 0 {
 		t.Errorf("gc: %+v, want nothing live and a0's blob deleted", rep)
+	}
+}
+
+// Undoing an older conversation rewind by its id shows the turns it hid
+// even when a newer rewind hid the turns before them: the active history
+// is then turns 1 and 2 without a turn 0. Summarize up to turn 1 took turn
+// 1 existing to mean turn 0 does too, and failed inside the index with a
+// raw "summarize turn 0: not found" instead of ErrNoTurn. (Seeds
+// 1795450485595462657 and 1795450485595462382 in keptSeeds.)
+func TestModelFoundSummarizeUpToAfterAGap(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.turn("t0")
+	e.turn("t1")
+	e.message("assistant", "m1")
+	e.turn("t2")
+	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{}) // t1, t2 hidden
+	first := e.history()[0].ID
+	e.rewind(0, checkpoints.ScopeConversation, controller.RewindOptions{}) // t0 hidden
+	e.undo(controller.UndoOptions{Op: first})                              // t1, t2 shown again; t0 stays hidden
+	if _, err := controller.IndexOf(e.c).Turn(ctx, 0); !errors.Is(err, checkpoints.ErrNotFound) {
+		t.Fatalf("turn 0 after the undo: %v, want it out of the active history", err)
+	}
+	before, err := e.c.Conversation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Summarize(ctx, 1, controller.UpTo, "s"); !errors.Is(err, controller.ErrNoTurn) {
+		t.Errorf("summarize up to turn 1 with no turn 0: %v, want ErrNoTurn", err)
+	}
+	after, err := e.c.Conversation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(after, before) {
+		t.Errorf("conversation changed by a refused summarize:\ngot  %v\nwant %v", after, before)
+	}
+	// The turns that are there can still be summarized.
+	if _, err := e.c.Summarize(ctx, 1, controller.From, "s"); err != nil {
+		t.Errorf("summarize from turn 1: %v", err)
 	}
 }

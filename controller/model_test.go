@@ -2028,6 +2028,8 @@ var keptSeeds = []int64{
 	1795443487770458068,
 	1795443487770458903,
 	1795443487770459433,
+	1795450485595462382, // summarize up to turn 1 with no turn 0 (a named undo left a gap)
+	1795450485595462657,
 }
 
 func TestModelKeptSeeds(t *testing.T) {
