@@ -20,6 +20,9 @@ type Capturer struct {
 	// open opens a regular file for reading; a seam so tests can make a
 	// read fail as an unprivileged user would see it (tests run as root).
 	open func(rel string) (*os.File, fs.FileInfo, error)
+	// blobsCommitted, when set (tests: a crash point), is called once
+	// CaptureAll's blob commit has returned, before its index commit.
+	blobsCommitted func()
 }
 
 // New returns a Capturer for the workspace, session index and blob store.
@@ -41,35 +44,13 @@ type Result struct {
 // ErrNotRegular, or the read error for a file it cannot read; on any error
 // nothing is recorded.
 func (c *Capturer) Capture(ctx context.Context, p string) (Result, error) {
-	rel, err := c.ws.Rel(p)
-	if err != nil {
-		return Result{}, err
+	// One path is CaptureAll's case too: the blob's commit runs while its
+	// row is inserted, and the row commits once the blob is durable.
+	res, errs := c.CaptureAll(ctx, []string{p})
+	if errs[0] != nil {
+		return Result{}, errs[0]
 	}
-	turn, snap, err := c.idx.Capturing(ctx, rel)
-	if err != nil {
-		return Result{}, fmt.Errorf("capture: %s: %w", rel, err)
-	}
-	res := Result{Path: rel, Turn: turn.Turn}
-	if snap != nil {
-		res.Snap = *snap
-		return res, nil
-	}
-	// Hold the store from its collector from the Put until the snapshot
-	// row is committed, so the blob cannot be swept in between.
-	release, err := c.store.Hold(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	defer release()
-	st, err := c.State(ctx, rel)
-	if err != nil {
-		return Result{}, err
-	}
-	res.Snap = checkpoints.FileSnap{Path: rel, Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs}
-	if res.Recorded, err = c.idx.AddSnap(ctx, turn.ID, res.Snap); err != nil {
-		return Result{}, fmt.Errorf("capture: %s: %w", rel, err)
-	}
-	return res, nil
+	return res[0], nil
 }
 
 // PutFunc stores content and returns its id and size: cas.Store.Put,

@@ -56,6 +56,7 @@ type Disk struct {
 	db        *sql.DB
 	hasStmt   *sql.Stmt // prepared: Has and the sweep ask it
 	checkStmt *sql.Stmt // prepared: Put asks it once per blob
+	addStmt   *sql.Stmt // prepared: record inserts every new blob's row with it
 	codec     *codec
 	// lock is dir/lock. Holding objMu and an flock on lock serializes,
 	// across goroutines and processes, the moves of object files into
@@ -124,6 +125,9 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 		return nil, err
 	}
 	if d.checkStmt, err = d.db.PrepareContext(ctx, checkSQL); err != nil {
+		return nil, err
+	}
+	if d.addStmt, err = d.db.PrepareContext(ctx, addSQL); err != nil {
 		return nil, err
 	}
 	if d.codec, err = newCodec(); err != nil {
@@ -304,13 +308,9 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 	err := d.update(ctx, func(tx *sql.Tx) error {
 		// A new row never replaces one another Put recorded meanwhile; a
 		// healing row replaces the broken one.
-		insert, err := tx.PrepareContext(ctx,
-			`INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created) VALUES (?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
+		insert := tx.StmtContext(ctx, d.addStmt)
 		var replace *sql.Stmt
+		var err error
 		for _, p := range ps {
 			q := insert
 			if p.heal {
@@ -400,6 +400,9 @@ func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	return tx.Commit()
 }
+
+// addSQL records a new blob's row.
+const addSQL = `INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created) VALUES (?, ?, ?, ?, ?, ?)`
 
 // checkSQL reads what Put's dedup check needs of a row.
 const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data), -1) FROM blobs WHERE id = ?`
@@ -632,6 +635,9 @@ func (d *Disk) release() error {
 	}
 	if d.checkStmt != nil {
 		d.checkStmt.Close()
+	}
+	if d.addStmt != nil {
+		d.addStmt.Close()
 	}
 	if d.db != nil {
 		err = d.db.Close()

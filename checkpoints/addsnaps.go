@@ -13,26 +13,39 @@ import (
 // included: the first capture wins). It records nothing when it fails; a
 // turn a rewind has hidden fails with ErrNoOpenTurn.
 func (x *Index) AddSnaps(ctx context.Context, turnID int64, snaps []FileSnap) ([]bool, error) {
+	return x.AddSnapsAfter(ctx, turnID, snaps, nil)
+}
+
+// AddSnapsAfter is AddSnaps whose transaction commits only once ready
+// (when not nil) returns nil: ready waits for the blobs the snapshots name
+// to be durable, and the inserts run meanwhile, so a capture pays for the
+// blob commit and the index statements at once, never for a row that
+// names a blob not yet durable. When ready fails nothing is recorded and
+// its error is returned. ready is called once, holding the index's write
+// lock: it must not wait for this index.
+func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSnap, ready func() error) ([]bool, error) {
 	added := make([]bool, len(snaps))
 	if len(snaps) == 0 {
+		if ready != nil {
+			if err := ready(); err != nil {
+				return nil, fmt.Errorf("checkpoints: add snaps: %w", err)
+			}
+		}
 		return added, nil
 	}
 	err := x.write(ctx, func(tx *sql.Tx) error {
-		var hidden sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
-			return notFound(err)
+		// One clock step per snapshot, taken at once: seqs last-n+1..last.
+		var last int64
+		if err := tx.QueryRowContext(ctx, `UPDATE clock SET n = n + ? WHERE id = 1 RETURNING n`, len(snaps)).Scan(&last); err != nil {
+			return err
 		}
-		if hidden.Valid {
-			return ErrNoOpenTurn
-		}
+		// Each insert checks that the turn is active (not hidden by a
+		// rewind since the caller read it).
 		stmt := tx.StmtContext(ctx, x.stmts.addSnap)
+		some := false
 		for i, f := range snaps {
-			seq, err := tick(ctx, tx)
-			if err != nil {
-				return err
-			}
-			res, err := stmt.ExecContext(ctx,
-				turnID, f.Path, seq, blobArg(f.Content), uint32(f.Mode), f.Size, joinDirs(f.Dirs), turnID)
+			seq := last - int64(len(snaps)-1-i)
+			res, err := stmt.ExecContext(ctx, turnID, f.Path, seq, blobArg(f.Content), uint32(f.Mode), f.Size, joinDirs(f.Dirs), turnID)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.Path, err)
 			}
@@ -41,6 +54,21 @@ func (x *Index) AddSnaps(ctx context.Context, turnID int64, snaps []FileSnap) ([
 				return err
 			}
 			added[i] = n > 0
+			some = some || added[i]
+		}
+		if !some {
+			// Nothing inserted: every path was captured already, or the
+			// turn is gone from the active history.
+			var hidden sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
+				return notFound(err)
+			}
+			if hidden.Valid {
+				return ErrNoOpenTurn
+			}
+		}
+		if ready != nil {
+			return ready()
 		}
 		return nil
 	})
