@@ -119,11 +119,14 @@ func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
 			return err
 		}
 		defer st.Close()
-		for _, f := range op.Files {
-			fseq, err := tick(ctx, tx)
-			if err != nil {
+		// The files' clock values, seq+1..seq+n, taken with one update.
+		if len(op.Files) > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE clock SET n = n + ? WHERE id = 1`, len(op.Files)); err != nil {
 				return err
 			}
+		}
+		for i, f := range op.Files {
+			fseq := seq + 1 + int64(i)
 			if _, err := st.ExecContext(ctx, op.ID, f.Path, fseq,
 				blobArg(f.Before.Content), uint32(f.Before.Mode), f.Before.Size,
 				blobArg(f.After.Content), uint32(f.After.Mode), f.After.Size,
