@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -71,19 +72,24 @@ func (c *Capturer) State(ctx context.Context, rel string) (checkpoints.State, er
 // StateWith is State with the bytes handed to put instead of the store:
 // a batch's Put for many files, or Hash for comparisons and dry runs.
 func (c *Capturer) StateWith(ctx context.Context, rel string, put PutFunc) (checkpoints.State, error) {
-	e, err := c.ws.Inspect(rel)
-	if err != nil {
-		return checkpoints.State{}, err
-	}
-	switch e.Kind {
-	case Absent:
-		return checkpoints.State{Dirs: e.Missing}, nil
-	case Unsafe:
-		return checkpoints.State{}, fmt.Errorf("capture: %s: %w", rel, e.Reason)
-	}
+	// Most paths are regular files: open first, and walk to the path a
+	// second time (Inspect) only to say why one cannot be opened.
 	f, fi, err := c.open(rel)
 	if err != nil {
-		return checkpoints.State{}, err
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrSymlink) && !errors.Is(err, ErrNotRegular) && !errors.Is(err, ErrVCSDir) {
+			return checkpoints.State{}, err
+		}
+		e, ierr := c.ws.Inspect(rel)
+		if ierr != nil {
+			return checkpoints.State{}, ierr
+		}
+		switch e.Kind {
+		case Absent:
+			return checkpoints.State{Dirs: e.Missing}, nil
+		case Unsafe:
+			return checkpoints.State{}, fmt.Errorf("capture: %s: %w", rel, e.Reason)
+		}
+		return checkpoints.State{}, err // a file appeared since the open failed
 	}
 	defer f.Close()
 	id, n, err := put(ctx, f)
