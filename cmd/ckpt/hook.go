@@ -222,16 +222,14 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	case shell:
 		return h.ensureManifest(ctx)
 	default:
-		var fails []string
-		for _, p := range paths {
+		abs := make([]string, len(paths))
+		for i, p := range paths {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(ev.Cwd, p)
 			}
-			if f := h.capture(ctx, p); f != nil {
-				fails = append(fails, f.msg)
-			}
+			abs[i] = p
 		}
-		if len(fails) > 0 {
+		if fails := h.capture(ctx, abs); len(fails) > 0 {
 			return &hookFailure{msg: strings.Join(fails, "; "), block: o.strict}
 		}
 		return nil

@@ -16,25 +16,48 @@ type hookRun struct {
 	strict  bool
 }
 
-// capture records path into the open turn, opening one first when there
-// is none. A path the design refuses to record (outside the workspace,
-// inside .git) is skipped with a warning and is never a failure.
-func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
-	_, err := h.c.Capture(ctx, path)
-	if errors.Is(err, controller.ErrNoOpenTurn) {
-		if err = h.ensureTurn(ctx); err == nil {
-			_, err = h.c.Capture(ctx, path)
+// capture records the paths of one event into the open turn as one
+// durable step (one blob commit, one index commit: Controller.CaptureAll),
+// opening a turn first when there is none, and returns what failed. A path
+// the design refuses to record (outside the workspace, inside .git) is
+// skipped with a warning and is never a failure.
+func (h hookRun) capture(ctx context.Context, paths []string) []string {
+	_, errs := h.c.CaptureAll(ctx, paths)
+	var again []int
+	for i, err := range errs {
+		if errors.Is(err, controller.ErrNoOpenTurn) {
+			again = append(again, i)
 		}
 	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir):
-		h.a.say("ckpt: hook: warning: skipped %s: %s", path, oneLine(err))
-		return nil
-	default:
-		return &hookFailure{msg: "capture " + oneLine(err)}
+	if len(again) > 0 {
+		err := h.ensureTurn(ctx)
+		retry := make([]string, len(again))
+		for k, i := range again {
+			retry[k] = paths[i]
+		}
+		var errs2 []error
+		if err == nil {
+			_, errs2 = h.c.CaptureAll(ctx, retry)
+		}
+		for k, i := range again {
+			if err != nil {
+				errs[i] = err
+			} else {
+				errs[i] = errs2[k]
+			}
+		}
 	}
+	var fails []string
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir):
+			h.a.say("ckpt: hook: warning: skipped %s: %s", paths[i], oneLine(err))
+		default:
+			fails = append(fails, "capture "+oneLine(err))
+		}
+	}
+	return fails
 }
 
 // ensureTurn opens a turn when the session has none (see
