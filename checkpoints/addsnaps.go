@@ -36,7 +36,7 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 	err := x.write(ctx, func(tx *sql.Tx) error {
 		// One clock step per snapshot, taken at once: seqs last-n+1..last.
 		var last int64
-		if err := tx.QueryRowContext(ctx, `UPDATE clock SET n = n + ? WHERE id = 1 RETURNING n`, len(snaps)).Scan(&last); err != nil {
+		if err := tx.StmtContext(ctx, x.stmts.tickN).QueryRowContext(ctx, len(snaps)).Scan(&last); err != nil {
 			return err
 		}
 		// Each insert checks that the turn is active (not hidden by a
@@ -77,3 +77,7 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 	}
 	return added, nil
 }
+
+// tickNSQL advances the clock by n and returns its new value. Prepared
+// once: parsing an UPDATE ... RETURNING costs more than running it.
+const tickNSQL = `UPDATE clock SET n = n + ? WHERE id = 1 RETURNING n`

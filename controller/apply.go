@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,11 +73,28 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			}
 		}()
 	}
+	// Files share directories: each directory is looked at once.
+	var mu sync.Mutex
+	blocked := map[string]bool{} // directory -> a parent of it is a file now
+	underFile := func(p string) bool {
+		dir := path.Dir(p)
+		mu.Lock()
+		b, ok := blocked[dir]
+		mu.Unlock()
+		if !ok {
+			_, e, found := c.blockingParent(p)
+			b = found && e.Kind == capture.Regular
+			mu.Lock()
+			blocked[dir] = b
+			mu.Unlock()
+		}
+		return b
+	}
 	parallel(len(op.Files), func(i int) {
 		if !op.Files[i].After.Exists() {
 			return
 		}
-		if _, e, ok := c.blockingParent(op.Files[i].Path); ok && e.Kind == capture.Regular {
+		if underFile(op.Files[i].Path) {
 			late[i] = true
 			return
 		}
