@@ -3,7 +3,6 @@ package capture
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 
 	"github.com/ckpt/ckpt/checkpoints"
@@ -40,51 +39,62 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 	defer release()
 	batch := c.store.NewBatch()
 	defer batch.Abort()
-	turns := make([]int64, len(paths)) // the open turn each path was read for
-	read := make([]bool, len(paths))   // a new state was read: to record
-	each(len(paths), func(i int) {
-		rel, err := c.ws.Rel(paths[i])
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		turn, snap, err := c.idx.Capturing(ctx, rel)
-		if err != nil {
-			errs[i] = fmt.Errorf("capture: %s: %w", rel, err)
-			return
-		}
-		turns[i], res[i] = turn.ID, Result{Path: rel, Turn: turn.Turn}
-		if snap != nil {
-			res[i].Snap = *snap
-			return
-		}
-		st, err := c.StateWith(ctx, rel, batch.Put)
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		res[i].Snap = checkpoints.FileSnap{Path: rel, Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs}
-		read[i] = true
-	})
-	// Paths are recorded into the turn that was open when they were read.
-	// That is one turn unless another process opened one meanwhile; then
-	// each turn gets its own index commit, oldest first.
-	groups := map[int64][]int{}
-	for i := range paths {
-		if read[i] {
-			groups[turns[i]] = append(groups[turns[i]], i)
+	rels := make([]string, len(paths))
+	var todo []int // paths that resolved
+	for i, p := range paths {
+		if rels[i], errs[i] = c.ws.Rel(p); errs[i] == nil {
+			todo = append(todo, i)
 		}
 	}
-	if len(groups) == 0 {
+	// The open turn and what it holds of these paths, read once: every
+	// path of the call is recorded into the turn open when it began.
+	var turn checkpoints.Checkpoint
+	have := make([]*checkpoints.FileSnap, len(todo))
+	switch len(todo) {
+	case 0:
+		return res, errs
+	case 1:
+		turn, have[0], err = c.idx.Capturing(ctx, rels[todo[0]])
+	default:
+		q := make([]string, len(todo))
+		for k, i := range todo {
+			q[k] = rels[i]
+		}
+		turn, have, err = c.idx.CapturingAll(ctx, q)
+	}
+	if err != nil {
+		for _, i := range todo {
+			errs[i] = fmt.Errorf("capture: %s: %w", rels[i], err)
+		}
 		return res, errs
 	}
-	ids := make([]int64, 0, len(groups))
-	for id := range groups {
-		ids = append(ids, id)
+	read := make([]bool, len(paths)) // a new state was read: to record
+	each(len(todo), func(k int) {
+		i := todo[k]
+		res[i] = Result{Path: rels[i], Turn: turn.Turn}
+		if have[k] != nil {
+			res[i].Snap = *have[k]
+			return
+		}
+		st, err := c.StateWith(ctx, rels[i], batch.Put)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		res[i].Snap = checkpoints.FileSnap{Path: rels[i], Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs}
+		read[i] = true
+	})
+	var pending []int
+	for i := range paths {
+		if read[i] {
+			pending = append(pending, i)
+		}
 	}
-	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
-	// The blob commit (an fsync) runs while the first turn's rows are
-	// inserted; that transaction commits only once the blobs are durable.
+	if len(pending) == 0 {
+		return res, errs
+	}
+	// The blob commit (an fsync) runs while the rows are inserted; the
+	// index transaction commits only once the blobs are durable.
 	committed := make(chan error, 1)
 	go func() { committed <- batch.Commit(ctx) }()
 	var blobErr error
@@ -97,16 +107,15 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 		})
 		return blobErr
 	}
-	for _, id := range ids {
-		c.record(ctx, id, groups[id], res, errs, blobs)
-	}
-	blobs() // the commit has finished before the batch is aborted
+	c.record(ctx, turn.ID, pending, res, errs, blobs)
+	blobs() // the commit has returned before the hold is released
 	return res, errs
 }
 
 // record records the snapshots of res[pending[k]] into turn turnID in one
 // transaction that commits only if blobs (the commit of the blobs they
-// name) succeeds, and says in res and errs what became of each.
+// name, which it waits for) succeeds, and says in res and errs what became
+// of each.
 func (c *Capturer) record(ctx context.Context, turnID int64, pending []int, res []Result, errs []error, blobs func() error) {
 	snaps := make([]checkpoints.FileSnap, len(pending))
 	for k, i := range pending {

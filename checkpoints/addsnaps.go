@@ -3,6 +3,7 @@ package checkpoints
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -81,3 +82,39 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 // tickNSQL advances the clock by n and returns its new value. Prepared
 // once: parsing an UPDATE ... RETURNING costs more than running it.
 const tickNSQL = `UPDATE clock SET n = n + ? WHERE id = 1 RETURNING n`
+
+// CapturingAll is Capturing for many paths in one read transaction (each
+// query of its own would begin one, which costs more than the lookup):
+// the open turn, and for each path its snapshot in that turn, or nil when
+// a capture of it would record one. It fails with an error wrapping
+// ErrNoOpenTurn.
+func (x *Index) CapturingAll(ctx context.Context, paths []string) (Checkpoint, []*FileSnap, error) {
+	var cp Checkpoint
+	snaps := make([]*FileSnap, len(paths))
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		if cp, err = openTurn(ctx, tx); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `SELECT `+snapCols+` FROM snaps WHERE turn_id = ? AND path = ?`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, p := range paths {
+			f, err := scanSnap(stmt.QueryRowContext(ctx, cp.ID, p))
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("snap %s: %w", p, err)
+			}
+			snaps[i] = &f
+		}
+		return nil
+	})
+	if err != nil {
+		return Checkpoint{}, nil, fmt.Errorf("checkpoints: %w", err)
+	}
+	return cp, snaps, nil
+}
