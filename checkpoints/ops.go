@@ -84,6 +84,15 @@ func (x *Index) EarliestEvents(ctx context.Context, seq int64) (map[string]Event
 // is touched, and returns it with ID, Seq and Time set. Every file gets its
 // own clock value, after the op's.
 func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
+	return x.PlanOpAfter(ctx, op, nil)
+}
+
+// PlanOpAfter is PlanOp whose transaction commits only once ready (when
+// not nil) returns nil: ready waits for the blobs the op's before-states
+// name to be durable, while the rows are inserted. When ready fails
+// nothing is recorded and its error is returned. ready runs holding the
+// index's write lock: it must not wait for this index.
+func (x *Index) PlanOpAfter(ctx context.Context, op Op, ready func() error) (Op, error) {
 	now := x.now()
 	err := x.writeDurable(ctx, func(tx *sql.Tx) error {
 		var pending int
@@ -133,6 +142,9 @@ func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
 				joinDirs(f.Before.Dirs), joinDirs(f.After.Dirs)); err != nil {
 				return err
 			}
+		}
+		if ready != nil {
+			return ready()
 		}
 		return nil
 	})
