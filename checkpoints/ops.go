@@ -391,6 +391,9 @@ type knowHistory struct {
 	ops     map[int64]knowOp
 	undone  map[int64]int64 // rewind id -> the seq of the undo that reversed it
 	scanned []int64         // seqs of the scanned turns
+	// snapsQ and filesQ are loadPath's queries, prepared in its
+	// transaction (which closes them) at its first call.
+	snapsQ, filesQ *sql.Stmt
 }
 
 type knowSnap struct {
@@ -452,9 +455,20 @@ func loadKnowOps(ctx context.Context, tx *sql.Tx) (*knowHistory, error) {
 // the path read before.
 func (h *knowHistory) loadPath(ctx context.Context, tx *sql.Tx, path string) error {
 	h.snaps, h.files = h.snaps[:0], h.files[:0]
-	rows, err := tx.QueryContext(ctx, `SELECT s.seq, s.end_state, s.end_blob, s.end_mode,
+	if h.snapsQ == nil {
+		// Prepared once per transaction: parsing costs more than the
+		// lookup, and LastKnownMany asks for thousands of paths.
+		var err error
+		if h.snapsQ, err = tx.PrepareContext(ctx, `SELECT s.seq, s.end_state, s.end_blob, s.end_mode,
 		coalesce((SELECT min(t.seq) FROM turns t WHERE t.seq > s.seq), 0)
-		FROM snaps s WHERE s.path = ?`, path)
+		FROM snaps s WHERE s.path = ?`); err != nil {
+			return err
+		}
+		if h.filesQ, err = tx.PrepareContext(ctx, `SELECT op_id, seq, after_blob, after_mode FROM op_files WHERE path = ?`); err != nil {
+			return err
+		}
+	}
+	rows, err := h.snapsQ.QueryContext(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -481,7 +495,7 @@ func (h *knowHistory) loadPath(ctx context.Context, tx *sql.Tx, path string) err
 	if err := rows.Close(); err != nil {
 		return err
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT op_id, seq, after_blob, after_mode FROM op_files WHERE path = ?`, path)
+	rows, err = h.filesQ.QueryContext(ctx, path)
 	if err != nil {
 		return err
 	}
