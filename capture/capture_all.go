@@ -43,18 +43,6 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 	batch := c.store.NewBatch()
 	defer batch.Abort()
 	rels := make([]string, len(paths))
-	read := make([]bool, len(paths)) // a new state was read: to record
-	// readState reads paths[i]'s state into res[i] (its blob into the
-	// batch), or its error into errs[i].
-	readState := func(i int) bool {
-		st, err := c.StateWith(ctx, rels[i], batch.Put)
-		if err != nil {
-			errs[i] = err
-			return false
-		}
-		res[i].Snap = checkpoints.FileSnap{Path: rels[i], Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs}
-		return true
-	}
 	var todo []int // paths that resolved
 	for i, p := range paths {
 		if rels[i], errs[i] = c.ws.Rel(p); errs[i] == nil {
@@ -69,21 +57,7 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 	case 0:
 		return res, errs
 	case 1:
-		// One path (an agent's hook): its file is read, hashed and
-		// compressed while the index is asked, which is most of the time
-		// when it is new; when it was captured already the blob is
-		// dropped with the batch.
-		i := todo[0]
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			read[i] = readState(i)
-		}()
-		turn, have[0], err = c.idx.Capturing(ctx, rels[i])
-		<-done
-		if err == nil && have[0] != nil {
-			read[i], errs[i] = false, nil
-		}
+		turn, have[0], err = c.idx.Capturing(ctx, rels[todo[0]])
 	default:
 		q := make([]string, len(todo))
 		for k, i := range todo {
@@ -97,14 +71,21 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 		}
 		return res, errs
 	}
+	read := make([]bool, len(paths)) // a new state was read: to record
 	each(len(todo), func(k int) {
 		i := todo[k]
+		res[i] = Result{Path: rels[i], Turn: turn.Turn}
 		if have[k] != nil {
-			res[i] = Result{Path: rels[i], Turn: turn.Turn, Snap: *have[k]}
-		} else if len(todo) > 1 {
-			read[i] = readState(i)
+			res[i].Snap = *have[k]
+			return
 		}
-		res[i].Path, res[i].Turn = rels[i], turn.Turn
+		st, err := c.StateWith(ctx, rels[i], batch.Put)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		res[i].Snap = checkpoints.FileSnap{Path: rels[i], Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs}
+		read[i] = true
 	})
 	var pending []int
 	for i := range paths {
