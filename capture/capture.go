@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -26,6 +27,9 @@ type Capturer struct {
 	// unchanged one is not read again by the next scan.
 	rulesMu sync.Mutex
 	rules   map[string]parsedRules
+	// blobsCommitted, when set (tests: a crash point), is called once
+	// CaptureAll's blob commit has returned, before its index commit.
+	blobsCommitted func()
 }
 
 // New returns a Capturer for the workspace, session index and blob store.
@@ -58,36 +62,13 @@ func (c *Capturer) Capture(ctx context.Context, p string) (Result, error) {
 // in an earlier step is recorded again, once per step: its state before
 // this tool call.
 func (c *Capturer) CaptureIn(ctx context.Context, ref checkpoints.StepRef, p string) (Result, error) {
-	rel, err := c.ws.Rel(p)
-	if err != nil {
-		return Result{}, err
+	// One path is CaptureAll's case too: the blob's commit runs while its
+	// row is inserted, and the row commits once the blob is durable.
+	res, errs := c.CaptureAllIn(ctx, ref, []string{p})
+	if errs[0] != nil {
+		return Result{}, errs[0]
 	}
-	cg, err := c.idx.CapturingIn(ctx, rel, ref)
-	if err != nil {
-		return Result{}, fmt.Errorf("capture: %s: %w", rel, err)
-	}
-	turn := cg.Turn
-	res := Result{Path: rel, Turn: turn.Turn, Step: cg.Step}
-	if !cg.Needed() {
-		res.Snap = *cg.Snap
-		return res, nil
-	}
-	// Hold the store from its collector from the Put until the snapshot
-	// row is committed, so the blob cannot be swept in between.
-	release, err := c.store.Hold(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	defer release()
-	st, err := c.State(c.withPrevious(ctx, rel), rel)
-	if err != nil {
-		return Result{}, err
-	}
-	res.Snap = checkpoints.FileSnap{Path: rel, Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs, Step: cg.Step}
-	if res.Recorded, err = c.idx.AddSnap(ctx, turn.ID, res.Snap); err != nil {
-		return Result{}, fmt.Errorf("capture: %s: %w", rel, err)
-	}
-	return res, nil
+	return res[0], nil
 }
 
 // withPrevious hints to the blob store that rel's new content may be stored
@@ -118,19 +99,24 @@ func (c *Capturer) State(ctx context.Context, rel string) (checkpoints.State, er
 // StateWith is State with the bytes handed to put instead of the store:
 // a batch's Put for many files, or Hash for comparisons and dry runs.
 func (c *Capturer) StateWith(ctx context.Context, rel string, put PutFunc) (checkpoints.State, error) {
-	e, err := c.ws.Inspect(rel)
-	if err != nil {
-		return checkpoints.State{}, err
-	}
-	switch e.Kind {
-	case Absent:
-		return checkpoints.State{Dirs: e.Missing}, nil
-	case Unsafe:
-		return checkpoints.State{}, fmt.Errorf("capture: %s: %w", rel, e.Reason)
-	}
+	// Most paths are regular files: open first, and walk to the path a
+	// second time (Inspect) only to say why one cannot be opened.
 	f, fi, err := c.open(rel)
 	if err != nil {
-		return checkpoints.State{}, err
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrSymlink) && !errors.Is(err, ErrNotRegular) && !errors.Is(err, ErrVCSDir) {
+			return checkpoints.State{}, err
+		}
+		e, ierr := c.ws.Inspect(rel)
+		if ierr != nil {
+			return checkpoints.State{}, ierr
+		}
+		switch e.Kind {
+		case Absent:
+			return checkpoints.State{Dirs: e.Missing}, nil
+		case Unsafe:
+			return checkpoints.State{}, fmt.Errorf("capture: %s: %w", rel, e.Reason)
+		}
+		return checkpoints.State{}, err // a file appeared since the open failed
 	}
 	defer f.Close()
 	id, n, err := put(ctx, f)

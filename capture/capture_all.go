@@ -3,18 +3,29 @@ package capture
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
+// readers is how many paths CaptureAll reads at once: hashing and
+// compressing are CPU work, and ckpt's machines have two cores.
+const readers = 2
+
 // CaptureAll is Capture for many paths as one durable step: the new blobs
 // of all of them go into one blob-store commit, made durable before one
 // index transaction records the snapshots that name them, so n paths cost
-// two commits rather than 2n. errs[i] is nil when paths[i] was captured
-// (or was already), else what Capture would have returned for it; a path
-// that fails records nothing, and the others are still captured. Giving a
-// path twice records it once (the first wins). It is safe for concurrent
-// use.
+// two commits rather than 2n, and no fsync per path. errs[i] is nil when
+// paths[i] was captured (or was already), else what Capture would have
+// returned for it; a path that fails records nothing, and the others are
+// still captured. Giving a path twice records it once (the first wins). It
+// is safe for concurrent use.
+//
+// A crash between the two commits leaves only blobs no row names: the
+// collector may sweep them, and nothing was recorded. The blob commit is
+// fsynced (cas: synchronous=FULL); the index commit has the index's
+// synchronous=NORMAL, so a power cut (not a process crash) can lose the
+// last rows, though never keep a row whose blob is lost.
 func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []error) {
 	return c.CaptureAllIn(ctx, checkpoints.StepRef{}, paths)
 }
@@ -23,6 +34,9 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, paths []string) ([]Result, []error) {
 	res := make([]Result, len(paths))
 	errs := make([]error, len(paths))
+	if len(paths) == 0 {
+		return res, errs
+	}
 	release, err := c.store.Hold(ctx) // the new blobs until their rows commit
 	if err != nil {
 		for i := range errs {
@@ -33,70 +47,117 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 	defer release()
 	batch := c.store.NewBatch()
 	defer batch.Abort()
-	var (
-		turnID  int64
-		pending []int // indexes of paths to record
-		snaps   []checkpoints.FileSnap
-	)
+	rels := make([]string, len(paths))
+	var todo []int // paths that resolved
 	for i, p := range paths {
-		rel, err := c.ws.Rel(p)
-		if err != nil {
-			errs[i] = err
-			continue
+		if rels[i], errs[i] = c.ws.Rel(p); errs[i] == nil {
+			todo = append(todo, i)
 		}
-		cg, err := c.idx.CapturingIn(ctx, rel, ref)
-		turn := cg.Turn
-		if err != nil {
-			errs[i] = fmt.Errorf("capture: %s: %w", rel, err)
-			continue
+	}
+	// The open turn and step, and what they hold of these paths, read
+	// once: every path of the call is recorded into the turn open when it
+	// began.
+	if len(todo) == 0 {
+		return res, errs
+	}
+	q := make([]string, len(todo))
+	for k, i := range todo {
+		q[k] = rels[i]
+	}
+	cgs, err := c.idx.CapturingAllIn(ctx, q, ref)
+	if err != nil {
+		for _, i := range todo {
+			errs[i] = fmt.Errorf("capture: %s: %w", rels[i], err)
 		}
-		if len(pending) > 0 && turn.ID != turnID {
-			// Another process opened a turn meanwhile: record what was
-			// read so far into its turn first, then go on in the new one.
-			c.record(ctx, batch, turnID, pending, snaps, res, errs)
-			batch, pending, snaps = c.store.NewBatch(), nil, nil
-			defer batch.Abort()
-		}
-		turnID = turn.ID
-		res[i] = Result{Path: rel, Turn: turn.Turn, Step: cg.Step}
+		return res, errs
+	}
+	turn := cgs[0].Turn
+	read := make([]bool, len(paths)) // a new state was read: to record
+	each(len(todo), func(k int) {
+		i, cg := todo[k], cgs[k]
+		res[i] = Result{Path: rels[i], Turn: turn.Turn, Step: cg.Step}
 		if !cg.Needed() {
 			res[i].Snap = *cg.Snap
-			continue
+			return
 		}
-		st, err := c.StateWith(c.withPrevious(ctx, rel), rel, batch.Put)
+		st, err := c.StateWith(c.withPrevious(ctx, rels[i]), rels[i], batch.Put)
 		if err != nil {
 			errs[i] = err
-			continue
+			return
 		}
-		res[i].Snap = checkpoints.FileSnap{Path: rel, Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs, Step: cg.Step}
-		pending = append(pending, i)
-		snaps = append(snaps, res[i].Snap)
+		res[i].Snap = checkpoints.FileSnap{Path: rels[i], Content: st.Content, Mode: st.Mode, Size: st.Size, Dirs: st.Dirs, Step: cg.Step}
+		read[i] = true
+	})
+	var pending []int
+	for i := range paths {
+		if read[i] {
+			pending = append(pending, i)
+		}
 	}
-	c.record(ctx, batch, turnID, pending, snaps, res, errs)
+	if len(pending) == 0 {
+		return res, errs
+	}
+	// The blob commit (an fsync) runs while the rows are inserted; the
+	// index transaction commits only once the blobs are durable.
+	committed := make(chan error, 1)
+	go func() { committed <- batch.Commit(ctx) }()
+	var blobErr error
+	var once sync.Once
+	blobs := func() error {
+		once.Do(func() {
+			if blobErr = <-committed; c.blobsCommitted != nil {
+				c.blobsCommitted()
+			}
+		})
+		return blobErr
+	}
+	c.record(ctx, turn.ID, pending, res, errs, blobs)
+	blobs() // the commit has returned before the hold is released
 	return res, errs
 }
 
-// record commits batch, then records snaps (of paths[pending[k]]) in one
-// transaction, and says in res and errs what became of each.
-func (c *Capturer) record(ctx context.Context, batch interface{ Commit(context.Context) error }, turnID int64, pending []int, snaps []checkpoints.FileSnap, res []Result, errs []error) {
-	if len(pending) == 0 {
-		return
+// record records the snapshots of res[pending[k]] into turn turnID in one
+// transaction that commits only if blobs (the commit of the blobs they
+// name, which it waits for) succeeds, and says in res and errs what became
+// of each.
+func (c *Capturer) record(ctx context.Context, turnID int64, pending []int, res []Result, errs []error, blobs func() error) {
+	snaps := make([]checkpoints.FileSnap, len(pending))
+	for k, i := range pending {
+		snaps[k] = res[i].Snap
 	}
-	fail := func(err error) {
+	added, err := c.idx.AddSnapsAfter(ctx, turnID, snaps, blobs)
+	if err != nil {
 		for _, i := range pending {
 			errs[i] = fmt.Errorf("capture: %s: %w", res[i].Path, err)
 		}
-	}
-	if err := batch.Commit(ctx); err != nil {
-		fail(err)
-		return
-	}
-	added, err := c.idx.AddSnaps(ctx, turnID, snaps)
-	if err != nil {
-		fail(err)
 		return
 	}
 	for k, i := range pending {
 		res[i].Recorded = added[k]
 	}
+}
+
+// each calls fn(0..n-1) on up to readers goroutines; one path is read on
+// the calling goroutine.
+func each(n int, fn func(i int)) {
+	if n == 1 {
+		fn(0)
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < readers && w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }

@@ -305,6 +305,7 @@ type Staged struct {
 	Rel  string
 	name string      // the temp file's name, in rel's directory
 	dir  fs.FileInfo // that directory, as Stage found it
+	f    *os.File    // open until synced: StageUnsynced's file before SyncStaged
 }
 
 // Stage writes r to a new temp file next to rel (a name no one can
@@ -313,6 +314,19 @@ type Staged struct {
 // rel's missing parent directories, refusing (ErrSymlink, ErrNotRegular,
 // ErrVCSDir) to pass through a symlink, a non-directory or a VCS directory.
 func (w *Workspace) Stage(rel, tag string, r io.Reader, mode fs.FileMode) (Staged, error) {
+	s, err := w.StageUnsynced(rel, tag, r, mode)
+	if err == nil {
+		err = w.SyncStaged(&s)
+	}
+	return s, err
+}
+
+// StageUnsynced is Stage without the fsync: the temp file is written and
+// left open, and SyncStaged must make it durable (and close it) before it
+// is committed. An operation staging many files writes them all first and
+// then syncs them concurrently, so the file system commits many of them
+// in each journal transaction instead of one per file.
+func (w *Workspace) StageUnsynced(rel, tag string, r io.Reader, mode fs.FileMode) (Staged, error) {
 	if _, ok := vcsElem(rel); ok {
 		return Staged{}, fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
 	}
@@ -345,17 +359,32 @@ func (w *Workspace) Stage(rel, tag string, r io.Reader, mode fs.FileMode) (Stage
 	if err == nil {
 		err = f.Chmod(mode.Perm())
 	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
+		f.Close()
 		d.r.Remove(name)
 		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
 	}
-	return Staged{Rel: rel, name: name, dir: dirInfo}, nil
+	return Staged{Rel: rel, name: name, dir: dirInfo, f: f}, nil
+}
+
+// SyncStaged makes a file StageUnsynced wrote durable and closes it; for
+// a file Stage wrote it does nothing. When it fails the temp file is
+// removed, and s can only be discarded.
+func (w *Workspace) SyncStaged(s *Staged) error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Sync()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	s.f = nil
+	if err != nil {
+		w.Discard(*s)
+		s.name = ""
+		return fmt.Errorf("capture: stage %s: %w", s.Rel, err)
+	}
+	return nil
 }
 
 // stagedDir opens the directory s was staged in, if it is still where
@@ -384,8 +413,13 @@ func (w *Workspace) stagedDir(s Staged) (dir, error) {
 // rel is not a symlink or directory. The rename happens inside the open
 // parent directory: it replaces rel's entry and follows nothing. Syncing
 // the directory is left to SyncDirs, once for all the files of an
-// operation.
+// operation. A file StageUnsynced wrote must be synced first (SyncStaged):
+// otherwise Commit discards it and fails.
 func (w *Workspace) Commit(s Staged) error {
+	if s.f != nil {
+		w.Discard(s)
+		return fmt.Errorf("capture: commit %s: staged file not synced", s.Rel)
+	}
 	d, err := w.stagedDir(s)
 	if err != nil {
 		return err // the temp file, if any, is out of reach: CleanStaged finds it
@@ -414,6 +448,9 @@ func (w *Workspace) Commit(s Staged) error {
 
 // Discard removes a staged file that will not be committed.
 func (w *Workspace) Discard(s Staged) {
+	if s.f != nil {
+		s.f.Close()
+	}
 	if s.name == "" {
 		return
 	}

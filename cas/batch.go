@@ -111,7 +111,7 @@ func (b *diskBatch) Commit(ctx context.Context) error {
 		for _, p := range ps {
 			p.discard()
 		}
-	} else {
+	} else if len(ps) > 0 { // nothing new (all deduplicated): no transaction
 		err = b.d.record(ctx, ps)
 	}
 	b.flushing.Wait()

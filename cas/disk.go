@@ -63,6 +63,7 @@ type Disk struct {
 	db        *sql.DB
 	hasStmt   *sql.Stmt // prepared: Has and the sweep ask it
 	checkStmt *sql.Stmt // prepared: Put asks it once per blob
+	addStmt   *sql.Stmt // prepared: record inserts every new blob's row with it
 	codec     *codec
 	// lock is dir/lock. Holding objMu and an flock on lock serializes,
 	// across goroutines and processes, the moves of object files into
@@ -131,6 +132,9 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 		return nil, err
 	}
 	if d.checkStmt, err = d.db.PrepareContext(ctx, checkSQL); err != nil {
+		return nil, err
+	}
+	if d.addStmt, err = d.db.PrepareContext(ctx, addSQL); err != nil {
 		return nil, err
 	}
 	if d.codec, err = newCodec(); err != nil {
@@ -346,13 +350,9 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 	err := d.update(ctx, func(tx *sql.Tx) error {
 		// A new row never replaces one another Put recorded meanwhile; a
 		// healing row replaces the broken one.
-		insert, err := tx.PrepareContext(ctx,
-			`INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
+		insert := tx.StmtContext(ctx, d.addStmt)
 		var replace *sql.Stmt
+		var err error
 		for _, p := range ps {
 			q := insert
 			if p.heal {
@@ -456,6 +456,9 @@ func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	return tx.Commit()
 }
+
+// addSQL records a new blob's row.
+const addSQL = `INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 // checkSQL reads what Put's dedup check needs of a row. base and depth
 // come after data in a row: they are read only for a delta (enc 2), whose
@@ -707,6 +710,9 @@ func (d *Disk) release() error {
 	}
 	if d.checkStmt != nil {
 		d.checkStmt.Close()
+	}
+	if d.addStmt != nil {
+		d.addStmt.Close()
 	}
 	if d.db != nil {
 		err = d.db.Close()

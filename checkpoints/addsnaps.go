@@ -14,27 +14,57 @@ import (
 // that step of the turn had it). It records nothing when it fails; a
 // turn a rewind has hidden fails with ErrNoOpenTurn.
 func (x *Index) AddSnaps(ctx context.Context, turnID int64, snaps []FileSnap) ([]bool, error) {
+	return x.AddSnapsAfter(ctx, turnID, snaps, nil)
+}
+
+// AddSnapsAfter is AddSnaps whose transaction commits only once ready
+// (when not nil) returns nil: ready waits for the blobs the snapshots name
+// to be durable, and the inserts run meanwhile, so a capture pays for the
+// blob commit and the index statements at once, never for a row that
+// names a blob not yet durable. When ready fails nothing is recorded and
+// its error is returned. ready is called once, holding the index's write
+// lock: it must not wait for this index.
+func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSnap, ready func() error) ([]bool, error) {
 	added := make([]bool, len(snaps))
 	if len(snaps) == 0 {
+		if ready != nil {
+			if err := ready(); err != nil {
+				return nil, fmt.Errorf("checkpoints: add snaps: %w", err)
+			}
+		}
 		return added, nil
 	}
 	err := x.write(ctx, func(tx *sql.Tx) error {
-		var hidden sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
-			return notFound(err)
+		// One clock step per snapshot, taken at once: seqs last-n+1..last.
+		var last int64
+		if err := tx.StmtContext(ctx, x.stmts.tickN).QueryRowContext(ctx, len(snaps)).Scan(&last); err != nil {
+			return err
 		}
-		if hidden.Valid {
-			return ErrNoOpenTurn
-		}
+		// Each insert checks that the turn is active (not hidden by a
+		// rewind since the caller read it).
 		stmt := tx.StmtContext(ctx, x.stmts.addSnap)
+		some := false
 		for i, f := range snaps {
-			seq, err := tick(ctx, tx)
-			if err != nil {
-				return err
-			}
+			seq := last - int64(len(snaps)-1-i)
+			var err error
 			if added[i], err = addSnap(ctx, tx, stmt, turnID, seq, f); err != nil {
 				return fmt.Errorf("%s: %w", f.Path, err)
 			}
+			some = some || added[i]
+		}
+		if !some {
+			// Nothing inserted: every path was captured already, or the
+			// turn is gone from the active history.
+			var hidden sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
+				return notFound(err)
+			}
+			if hidden.Valid {
+				return ErrNoOpenTurn
+			}
+		}
+		if ready != nil {
+			return ready()
 		}
 		return nil
 	})
@@ -42,4 +72,31 @@ func (x *Index) AddSnaps(ctx context.Context, turnID int64, snaps []FileSnap) ([
 		return nil, fmt.Errorf("checkpoints: add snaps: %w", err)
 	}
 	return added, nil
+}
+
+// tickNSQL advances the clock by n and returns its new value. Prepared
+// once: parsing an UPDATE ... RETURNING costs more than running it.
+const tickNSQL = `UPDATE clock SET n = n + ? WHERE id = 1 RETURNING n`
+
+// CapturingAllIn is CapturingIn for many paths in one read transaction
+// (each query of its own would begin one, which costs more than the
+// lookup), so every path sees the same open turn and step. It fails with an
+// error wrapping ErrNoOpenTurn.
+func (x *Index) CapturingAllIn(ctx context.Context, paths []string, ref StepRef) ([]Capturing, error) {
+	out := make([]Capturing, len(paths))
+	err := x.read(ctx, func(tx *sql.Tx) error {
+		stmt := tx.StmtContext(ctx, x.stmts.capturing)
+		for i, p := range paths {
+			c, err := scanCapturing(stmt.QueryRowContext(ctx, p, ref.TurnID, ref.Step), p)
+			if err != nil {
+				return err
+			}
+			out[i] = c
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: %w", err)
+	}
+	return out, nil
 }

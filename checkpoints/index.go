@@ -29,7 +29,7 @@ type Index struct {
 	db    *sql.DB
 	dir   string
 	now   func() time.Time
-	stmts struct{ capturing, addSnap *sql.Stmt } // prepared once: the capture hot path
+	stmts struct{ capturing, addSnap, tickN *sql.Stmt } // prepared once: the capture hot path
 }
 
 // Option configures Open.
@@ -95,7 +95,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 	for _, p := range []struct {
 		dst   **sql.Stmt
 		query string
-	}{{&x.stmts.capturing, capturingSQL}, {&x.stmts.addSnap, addSnapSQL}} {
+	}{{&x.stmts.capturing, capturingSQL}, {&x.stmts.addSnap, addSnapSQL}, {&x.stmts.tickN, tickNSQL}} {
 		if *p.dst, err = db.PrepareContext(ctx, p.query); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)

@@ -87,6 +87,15 @@ func (x *Index) EarliestEvents(ctx context.Context, seq int64) (map[string]Event
 // is touched, and returns it with ID, Seq and Time set. Every file gets its
 // own clock value, after the op's.
 func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
+	return x.PlanOpAfter(ctx, op, nil)
+}
+
+// PlanOpAfter is PlanOp whose transaction commits only once ready (when
+// not nil) returns nil: ready waits for the blobs the op's before-states
+// name to be durable, while the rows are inserted. When ready fails
+// nothing is recorded and its error is returned. ready runs holding the
+// index's write lock: it must not wait for this index.
+func (x *Index) PlanOpAfter(ctx context.Context, op Op, ready func() error) (Op, error) {
 	now := x.now()
 	err := x.writeDurable(ctx, func(tx *sql.Tx) error {
 		var pending int
@@ -122,17 +131,23 @@ func (x *Index) PlanOp(ctx context.Context, op Op) (Op, error) {
 			return err
 		}
 		defer st.Close()
-		for _, f := range op.Files {
-			fseq, err := tick(ctx, tx)
-			if err != nil {
+		// The files' clock values, seq+1..seq+n, taken with one update.
+		if len(op.Files) > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE clock SET n = n + ? WHERE id = 1`, len(op.Files)); err != nil {
 				return err
 			}
+		}
+		for i, f := range op.Files {
+			fseq := seq + 1 + int64(i)
 			if _, err := st.ExecContext(ctx, op.ID, f.Path, fseq,
 				blobArg(f.Before.Content), uint32(f.Before.Mode), f.Before.Size,
 				blobArg(f.After.Content), uint32(f.After.Mode), f.After.Size,
 				joinDirs(f.Before.Dirs), joinDirs(f.After.Dirs)); err != nil {
 				return err
 			}
+		}
+		if ready != nil {
+			return ready()
 		}
 		return nil
 	})
@@ -379,6 +394,9 @@ type knowHistory struct {
 	ops     map[int64]knowOp
 	undone  map[int64]int64 // rewind id -> the seq of the undo that reversed it
 	scanned []int64         // seqs of the scanned turns
+	// snapsQ and filesQ are loadPath's queries, prepared in its
+	// transaction (which closes them) at its first call.
+	snapsQ, filesQ *sql.Stmt
 }
 
 type knowSnap struct {
@@ -440,9 +458,20 @@ func loadKnowOps(ctx context.Context, tx *sql.Tx) (*knowHistory, error) {
 // the path read before.
 func (h *knowHistory) loadPath(ctx context.Context, tx *sql.Tx, path string) error {
 	h.snaps, h.files = h.snaps[:0], h.files[:0]
-	rows, err := tx.QueryContext(ctx, `SELECT s.seq, s.end_state, s.end_blob, s.end_mode,
+	if h.snapsQ == nil {
+		// Prepared once per transaction: parsing costs more than the
+		// lookup, and LastKnownMany asks for thousands of paths.
+		var err error
+		if h.snapsQ, err = tx.PrepareContext(ctx, `SELECT s.seq, s.end_state, s.end_blob, s.end_mode,
 		coalesce((SELECT min(t.seq) FROM turns t WHERE t.seq > s.seq), 0)
-		FROM snaps s WHERE s.path = ?`, path)
+		FROM snaps s WHERE s.path = ?`); err != nil {
+			return err
+		}
+		if h.filesQ, err = tx.PrepareContext(ctx, `SELECT op_id, seq, after_blob, after_mode FROM op_files WHERE path = ?`); err != nil {
+			return err
+		}
+	}
+	rows, err := h.snapsQ.QueryContext(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -469,7 +498,7 @@ func (h *knowHistory) loadPath(ctx context.Context, tx *sql.Tx, path string) err
 	if err := rows.Close(); err != nil {
 		return err
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT op_id, seq, after_blob, after_mode FROM op_files WHERE path = ?`, path)
+	rows, err = h.filesQ.QueryContext(ctx, path)
 	if err != nil {
 		return err
 	}

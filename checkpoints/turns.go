@@ -289,6 +289,15 @@ func (c Capturing) Needed() bool { return c.Snap == nil || (c.Snap.Step != c.Ste
 // CapturingIn is Capturing for a capture into the step ref names, in one
 // query.
 func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capturing, error) {
+	c, err := scanCapturing(x.stmts.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step), path)
+	if err != nil {
+		return Capturing{}, fmt.Errorf("checkpoints: %w", err)
+	}
+	return c, nil
+}
+
+// scanCapturing reads a row of capturingSQL for path.
+func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 	var cp Checkpoint
 	var t int64
 	var sp sql.NullString
@@ -299,13 +308,13 @@ func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capt
 	var endState, snapStep sql.NullInt64
 	var cur int
 	var inStep bool
-	err := x.stmts.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step).Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
+	err := row.Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
 		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode, &snapStep, &cur, &inStep)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNoOpenTurn
 	}
 	if err != nil {
-		return Capturing{}, fmt.Errorf("checkpoints: %w", err)
+		return Capturing{}, err
 	}
 	cp.Time = time.Unix(0, t)
 	c := Capturing{Turn: cp, Step: cur, InStep: inStep}
@@ -314,7 +323,7 @@ func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capt
 	}
 	f, err := snapFrom(sp.String, blob, uint32(mode.Int64), size.Int64, dirs.String, int(endState.Int64), endBlob, uint32(endMode.Int64))
 	if err != nil {
-		return Capturing{}, fmt.Errorf("checkpoints: snap %s: %w", path, err)
+		return Capturing{}, fmt.Errorf("snap %s: %w", path, err)
 	}
 	f.Step = int(snapStep.Int64)
 	c.Snap = &f

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -57,16 +59,51 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 	// its parents are made: staging never writes outside the directory the
 	// file will live in.
 	late := make([]bool, len(op.Files))
+	// Writing is CPU work (decompressing, hashing) for a few workers; each
+	// file written goes to a larger pool that fsyncs it, so the file
+	// system commits many files per journal transaction.
+	syncs := make(chan int, syncWorkers)
+	var synced sync.WaitGroup
+	for w := 0; w < syncWorkers; w++ {
+		synced.Add(1)
+		go func() {
+			defer synced.Done()
+			for i := range syncs {
+				errs[i] = c.ws.SyncStaged(&staged[i])
+			}
+		}()
+	}
+	// Files share directories: each directory is looked at once.
+	var mu sync.Mutex
+	blocked := map[string]bool{} // directory -> a parent of it is a file now
+	underFile := func(p string) bool {
+		dir := path.Dir(p)
+		mu.Lock()
+		b, ok := blocked[dir]
+		mu.Unlock()
+		if !ok {
+			_, e, found := c.blockingParent(p)
+			b = found && e.Kind == capture.Regular
+			mu.Lock()
+			blocked[dir] = b
+			mu.Unlock()
+		}
+		return b
+	}
 	parallel(len(op.Files), func(i int) {
 		if !op.Files[i].After.Exists() {
 			return
 		}
-		if _, e, ok := c.blockingParent(op.Files[i].Path); ok && e.Kind == capture.Regular {
+		if underFile(op.Files[i].Path) {
 			late[i] = true
 			return
 		}
-		staged[i], errs[i] = c.stage(ctx, op.Files[i], tag)
+		if staged[i], errs[i] = c.stage(ctx, op.Files[i], tag, false); errs[i] == nil {
+			syncs <- i
+		}
 	})
+	close(syncs)
+	synced.Wait()
 	var skipped []Skip
 	for i, err := range errs {
 		if skippable(err) { // a parent turned unsafe since the plan: leave the path
@@ -97,39 +134,52 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			skip(i, err)
 		}
 	}
-	for i, f := range op.Files {
-		if !f.After.Exists() || (staged[i].Rel == "" && !late[i]) {
-			continue // deleted above, or skipped while staging
+	// The writes touch one path each, so two workers share them: every
+	// staged file's directory exists (the temp file is in it), a late
+	// file's parents are made by whoever comes first, and a directory in
+	// a file's way holds nothing the plan keeps.
+	why := make([]error, len(op.Files))
+	parallel(len(op.Files), func(i int) {
+		if f := op.Files[i]; f.After.Exists() && (staged[i].Rel != "" || late[i]) {
+			why[i] = c.replace(ctx, f, tag, &staged[i], late[i])
 		}
-		if c.ws.IsDir(f.Path) {
-			if err := c.ws.RemoveEmptyDir(f.Path); err != nil {
-				skip(i, err)
-				continue
-			}
-		}
-		if err := c.recheck(ctx, f); err != nil {
-			skip(i, err)
-		} else if err := c.ws.MakeParents(f.Path); err != nil {
-			skip(i, err)
-		} else if late[i] && c.stageLate(ctx, f, tag, &staged[i], skip, i) {
-			continue
-		} else if err := c.ws.Commit(staged[i]); err != nil {
-			skipped = append(skipped, Skip{Path: f.Path, Reason: reason(err)})
+	})
+	for i, err := range why {
+		if err != nil {
+			skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
 		}
 	}
 	return skipped, nil
 }
 
-// stageLate stages a file apply deferred (see apply), reporting through
-// skip and returning true when that failed.
-func (c *Controller) stageLate(ctx context.Context, f checkpoints.OpFile, tag string, st *capture.Staged, skip func(int, error), i int) bool {
-	s, err := c.stage(ctx, f, tag)
-	if err != nil {
-		skip(i, err)
-		return true
+// replace puts the file f in place: it removes an emptied directory in the
+// way, looks at the path once more (recheck), stages a late file, and
+// renames the staged file over the path. An error says why the path was
+// skipped; the staged file is gone then.
+func (c *Controller) replace(ctx context.Context, f checkpoints.OpFile, tag string, st *capture.Staged, late bool) error {
+	// Only a path the plan found absent can be a directory in the way: the
+	// plan records a directory to remove as absent.
+	if !f.Before.Exists() && c.ws.IsDir(f.Path) {
+		if err := c.ws.RemoveEmptyDir(f.Path); err != nil {
+			c.ws.Discard(*st)
+			return err
+		}
 	}
-	*st = s
-	return false
+	if err := c.recheck(ctx, f); err != nil {
+		c.ws.Discard(*st)
+		return err
+	}
+	if late {
+		if err := c.ws.MakeParents(f.Path); err != nil {
+			return err
+		}
+		s, err := c.stage(ctx, f, tag, true)
+		if err != nil {
+			return err
+		}
+		*st = s
+	}
+	return c.ws.Commit(*st)
 }
 
 // errChangedMeanwhile is a Skip's reason for a path edited between a
@@ -141,7 +191,9 @@ var errChangedMeanwhile = errors.New("changed while the rewind ran (left as it i
 // are not regular files now pass: Commit and Remove judge them.
 func (c *Controller) recheck(ctx context.Context, f checkpoints.OpFile) error {
 	if c.beforeReplace != nil {
+		c.hookMu.Lock()
 		c.beforeReplace(f.Path)
+		c.hookMu.Unlock()
 	}
 	cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
 	if err != nil {
@@ -177,13 +229,23 @@ func firstOf(errs []error) error {
 // reason words an error for a Skip: without the package prefixes.
 func reason(err error) string { return strings.TrimPrefix(err.Error(), "capture: ") }
 
-// stage writes f's new content to a temp file next to it or, when a
-// parent of it is a file the op deletes first, next to that file.
-func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string) (capture.Staged, error) {
+// stage writes f's new content to a temp file next to it, synced, or with
+// sync false left for capture.Workspace.SyncStaged.
+func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string, sync bool) (capture.Staged, error) {
 	r, err := c.store.Open(ctx, *f.After.Content)
 	if err != nil {
 		return capture.Staged{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	defer r.Close()
-	return c.ws.Stage(f.Path, tag, r, f.After.Mode)
+	if sync {
+		return c.ws.Stage(f.Path, tag, r, f.After.Mode)
+	}
+	return c.ws.StageUnsynced(f.Path, tag, r, f.After.Mode)
 }
+
+// syncWorkers is how many staged files are fsynced at once. A file
+// system commits the fsyncs that wait together in one journal
+// transaction: on ext4, 1,000 files of 8 KiB took 0.35-0.5 s to sync two
+// at a time and 0.05-0.07 s thirty-two at a time. Each worker holds one
+// open file, and the queue as many again.
+const syncWorkers = 32

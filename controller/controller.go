@@ -68,8 +68,10 @@ type Controller struct {
 	recovered string
 
 	// beforeReplace, when set (tests), is called just before apply
-	// looks at a path for the last time and replaces or deletes it.
+	// looks at a path for the last time and replaces or deletes it; hookMu
+	// makes the calls one at a time.
 	beforeReplace func(rel string)
+	hookMu        sync.Mutex
 
 	mu   sync.Mutex
 	subs map[int]func(Event)

@@ -28,6 +28,22 @@ import (
 // the way of a file is none when every file in it is deleted by the plan
 // (apply removes the emptied directory).
 func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.State, dryRun bool) ([]checkpoints.OpFile, []Skip, error) {
+	files, skipped, commit, err := c.planUncommitted(ctx, targets, dryRun)
+	if err == nil {
+		err = commit()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return files, skipped, nil
+}
+
+// planUncommitted is plan leaving the commit of the current bytes to the
+// caller: commit makes them durable (it must be called, once, and return
+// nil before an op naming them is recorded; it does nothing for a dry
+// run), so a caller can run it while it does other work. A failed commit,
+// or a failed plan, discards what was not committed.
+func (c *Controller) planUncommitted(ctx context.Context, targets map[string]checkpoints.State, dryRun bool) (_ []checkpoints.OpFile, _ []Skip, commit func() error, _ error) {
 	paths := make([]string, 0, len(targets))
 	for p := range targets {
 		paths = append(paths, p)
@@ -35,18 +51,32 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 	sort.Strings(paths)
 	put := capture.PutFunc(capture.Hash)
 	var batch cas.Batch
+	commit = func() error { return nil }
 	if !dryRun {
 		batch = c.store.NewBatch()
-		defer batch.Abort()
 		put = batch.Put
+		commit = func() error { return batch.Commit(ctx) }
+	}
+	fail := func(err error) ([]checkpoints.OpFile, []Skip, func() error, error) {
+		if batch != nil {
+			batch.Abort()
+		}
+		return nil, nil, nil, err
 	}
 	type found struct {
 		cur checkpoints.State
 		err error
+		// has says whether the target's blob is stored (looked up here,
+		// on the workers, since each lookup is a read transaction).
+		has    bool
+		hasErr error
 	}
 	cur := make([]found, len(paths))
 	parallel(len(paths), func(i int) {
 		cur[i].cur, cur[i].err = c.cap.StateWith(ctx, paths[i], put)
+		if t := targets[paths[i]]; t.Exists() && !t.Lost {
+			cur[i].has, cur[i].hasErr = c.store.Has(ctx, *t.Content)
+		}
 	})
 	deleted := map[string]bool{} // files the plan deletes
 	for i, p := range paths {
@@ -75,29 +105,23 @@ func (c *Controller) plan(ctx context.Context, targets map[string]checkpoints.St
 			}
 			cur[i].cur = st
 		} else if err != nil {
-			return nil, nil, err
+			return fail(err)
 		}
 		if cur[i].cur.Equal(target) {
 			continue
 		}
 		if target.Exists() {
-			ok, err := c.store.Has(ctx, *target.Content)
-			if err != nil {
-				return nil, nil, err
+			if err := cur[i].hasErr; err != nil {
+				return fail(err)
 			}
-			if !ok {
-				return nil, nil, fmt.Errorf("%s: blob %s is missing from the store: %w", p, target.Content.Short(), cas.ErrNotFound)
+			if !cur[i].has {
+				return fail(fmt.Errorf("%s: blob %s is missing from the store: %w", p, target.Content.Short(), cas.ErrNotFound))
 			}
 		}
 		files = append(files, checkpoints.OpFile{Path: p, Before: cur[i].cur, After: target})
 	}
 	files, skipped = underWrites(files, skipped)
-	if batch != nil {
-		if err := batch.Commit(ctx); err != nil {
-			return nil, nil, err
-		}
-	}
-	return files, skipped, nil
+	return files, skipped, commit, nil
 }
 
 // underWrites drops, as skipped, each file to write whose path the plan

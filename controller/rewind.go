@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ckpt/ckpt/checkpoints"
 )
@@ -148,6 +149,11 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 			}
 			cp.Seq, cp.Scanned = st.Seq, false
 		}
+		// The current bytes the plan stores commit (an fsync) while the
+		// conflicts are looked up and the op's rows inserted; the op
+		// commits only once they are durable.
+		stored := func() error { return nil }
+		defer func() { stored() }() // committed (or discarded) before the hold is released
 		if scope.Code() {
 			targets, err := j.targets(ctx, cp)
 			if err != nil {
@@ -156,8 +162,17 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 			if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
 				return err
 			}
-			if files, res.Skipped, err = c.plan(ctx, targets, o.DryRun); err != nil {
+			var commit func() error
+			if files, res.Skipped, commit, err = c.planUncommitted(ctx, targets, o.DryRun); err != nil {
 				return err
+			}
+			committed := make(chan error, 1)
+			go func() { committed <- commit() }()
+			var once sync.Once
+			var cerr error
+			stored = func() error {
+				once.Do(func() { cerr = <-committed })
+				return cerr
 			}
 			if res.Conflicts, err = c.conflicts(ctx, files); err != nil {
 				return err
@@ -172,13 +187,13 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 		res.fill(files)
 		res.Changed = len(files) > 0 || scope.Conversation()
 		if o.DryRun || !res.Changed {
-			return nil
+			return stored()
 		}
 		op := checkpoints.Op{Kind: checkpoints.OpRewind, Turn: turn, Step: j.step, Scope: scope, Files: files, Revert: j.revert}
 		if !j.revert && j.step == 0 {
 			op.Prompt = cp.Prompt
 		}
-		if op, err = c.idx.PlanOp(ctx, op); err != nil {
+		if op, err = c.idx.PlanOpAfter(ctx, op, stored); err != nil {
 			return err
 		}
 		return c.run(ctx, op, &res)

@@ -340,15 +340,14 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 			}
 		}
 		h.step = h.beginStep(ctx, ev.ToolUseID, ev.ToolName, len(paths) > 0) // each tool call is a step
-		for _, p := range paths {
+		abs := make([]string, len(paths))
+		for i, p := range paths {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(ev.Cwd, p)
 			}
-			if f := h.capture(ctx, p); f != nil {
-				fails = append(fails, f.msg)
-			}
+			abs[i] = p
 		}
-		if len(fails) > 0 {
+		if fails = append(fails, h.capture(ctx, abs)...); len(fails) > 0 {
 			return &hookFailure{msg: strings.Join(fails, "; "), block: o.strict}
 		}
 		return nil

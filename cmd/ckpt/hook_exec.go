@@ -17,33 +17,57 @@ type hookRun struct {
 	step    *controller.Step // this tool call's step (beginStep), if one is open
 }
 
-// capture records path into the open turn, opening one first when there
-// is none. A path the design refuses to record (outside the workspace,
-// inside .git) is skipped with a warning and is never a failure.
-func (h hookRun) capture(ctx context.Context, path string) *hookFailure {
-	capture := func() error {
+// capture records the paths of one event into the open turn (into this
+// tool call's step when one is open) as one durable step (one blob commit,
+// one index commit: Controller.CaptureAll), opening a turn first when
+// there is none, and returns what failed. A path the design refuses to
+// record (outside the workspace, inside .git) is skipped with a warning
+// and is never a failure.
+func (h hookRun) capture(ctx context.Context, paths []string) []string {
+	captureAll := func(ps []string) []error {
 		if h.step != nil {
-			_, err := h.c.CaptureIn(ctx, *h.step, path)
-			return err
+			_, errs := h.c.CaptureAllIn(ctx, *h.step, ps)
+			return errs
 		}
-		_, err := h.c.Capture(ctx, path)
-		return err
+		_, errs := h.c.CaptureAll(ctx, ps)
+		return errs
 	}
-	err := capture()
-	if errors.Is(err, controller.ErrNoOpenTurn) {
-		if err = h.ensureTurn(ctx); err == nil {
-			err = capture()
+	errs := captureAll(paths)
+	var again []int
+	for i, err := range errs {
+		if errors.Is(err, controller.ErrNoOpenTurn) {
+			again = append(again, i)
 		}
 	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir):
-		h.a.say("ckpt: hook: warning: skipped %s: %s", path, oneLine(err))
-		return nil
-	default:
-		return &hookFailure{msg: "capture " + oneLine(err)}
+	if len(again) > 0 {
+		err := h.ensureTurn(ctx)
+		retry := make([]string, len(again))
+		for k, i := range again {
+			retry[k] = paths[i]
+		}
+		var errs2 []error
+		if err == nil {
+			errs2 = captureAll(retry)
+		}
+		for k, i := range again {
+			if err != nil {
+				errs[i] = err
+			} else {
+				errs[i] = errs2[k]
+			}
+		}
 	}
+	var fails []string
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir):
+			h.a.say("ckpt: hook: warning: skipped %s: %s", paths[i], oneLine(err))
+		default:
+			fails = append(fails, "capture "+oneLine(err))
+		}
+	}
+	return fails
 }
 
 // beginStep opens the step of one tool call in the open turn (key: the
