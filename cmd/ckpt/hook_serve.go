@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -243,6 +245,12 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
+	// A page whose DNS name was rebound to this address sends its own
+	// name as Host: only the address the connection came to is taken.
+	if !hookHostAllowed(r) {
+		http.Error(w, "host is not this server's address", http.StatusForbidden)
+		return
+	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || s.token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ckpt"`)
@@ -298,6 +306,24 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Write([]byte(agentReply(agent, data, f)))
+}
+
+// hookHostAllowed says whether r's Host names the address its connection
+// arrived on: that IP, or localhost when it is loopback, with its port.
+func hookHostAllowed(r *http.Request) bool {
+	name, port, err := net.SplitHostPort(strings.ToLower(r.Host))
+	if err != nil {
+		return false // an agent's hook URL always names the port
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
+	if !ok || port != strconv.Itoa(local.Port) {
+		return false
+	}
+	if name == "localhost" {
+		return local.IP.IsLoopback()
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.Equal(local.IP)
 }
 
 // locate answers from an open session when dir is inside its workspace,
