@@ -5,10 +5,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -94,4 +98,99 @@ func TestHookServerRefusesForeignHost(t *testing.T) {
 			t.Errorf("POST with Host %q: status %d %q, want 200", host, code, body)
 		}
 	}
+}
+
+// Many concurrent PreToolUse events for two sessions, and the server
+// told to stop (SIGTERM) while they are in flight: every event answered
+// 200 must be in its session's checkpoint, the server must exit cleanly,
+// and the store must verify clean.
+func TestHookServerStopsWithEventsInFlight(t *testing.T) {
+	r := newHookRig(t, buildCkpt(t))
+	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")
+	tok := r.token()
+	r.waitServer()
+	r.stopServer()
+	if r.ping() != 0 {
+		t.Fatal("the installed server still answers")
+	}
+	for round := 0; round < 3; round++ {
+		srv := exec.Command(r.bin, "serve", "--hooks")
+		srv.Dir, srv.Env = r.store, r.env()
+		var serr bytes.Buffer
+		srv.Stderr = &serr
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.waitServer()
+		sessions := []string{fmt.Sprintf("r%da", round), fmt.Sprintf("r%db", round)}
+		for _, s := range sessions {
+			if code, body := r.post("/hook/claude", tok, event(s, r.ws, "UserPromptSubmit", map[string]any{"prompt": "p"})); code != 200 {
+				t.Fatalf("UserPromptSubmit %s: %d %q", s, code, body)
+			}
+		}
+		const files = 60
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		answered := map[string][]string{} // session -> files answered 200
+		started := make(chan struct{}, 2*files)
+		for _, s := range sessions {
+			for i := 0; i < files; i++ {
+				name := fmt.Sprintf("%s-%02d.txt", s, i)
+				p := filepath.Join(r.ws, name)
+				if err := os.WriteFile(p, []byte(name+" before\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					body, _ := json.Marshal(write(event(s, r.ws, "PreToolUse", nil), p))
+					req, _ := http.NewRequest(http.MethodPost, "http://"+r.addr+"/hook/claude", bytes.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+tok)
+					started <- struct{}{}
+					resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+					if err != nil {
+						return // refused or cut by the stop: the agent goes on uncaptured, as documented
+					}
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						mu.Lock()
+						answered[s] = append(answered[s], name)
+						mu.Unlock()
+					}
+				}()
+			}
+		}
+		for i := 0; i < files/2; i++ {
+			<-started
+		}
+		srv.Process.Signal(syscall.SIGTERM)
+		wg.Wait()
+		if err := srv.Wait(); err != nil {
+			t.Errorf("round %d: the server exited with %v; stderr:\n%s", round, err, serr.String())
+		}
+		n := 0
+		for _, s := range sessions {
+			out, _ := r.ckpt("", "--session", s, "--json", "list")
+			var cps []struct {
+				Files []struct{ Path string } `json:"files"`
+			}
+			if err := json.Unmarshal([]byte(out), &cps); err != nil {
+				t.Fatal(err)
+			}
+			have := map[string]bool{}
+			for _, cp := range cps {
+				for _, f := range cp.Files {
+					have[f.Path] = true
+				}
+			}
+			for _, name := range answered[s] {
+				n++
+				if !have[name] {
+					t.Errorf("round %d: %s was answered 200 but is not in session %s's checkpoints", round, name, s)
+				}
+			}
+		}
+		t.Logf("round %d: %d of %d events answered 200 before the stop", round, n, 2*files)
+	}
+	r.ckpt("", "verify")
 }
