@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,4 +194,32 @@ func TestHookServerStopsWithEventsInFlight(t *testing.T) {
 		t.Logf("round %d: %d of %d events answered 200 before the stop", round, n, 2*files)
 	}
 	r.ckpt("", "verify")
+}
+
+// Moving the hook server to another port stops the one at the old port.
+// Whatever answers there names the pid to stop in its ping answer; a
+// listener another local user put on that port (the default port is
+// well known) must not be able to make ckpt signal a process of ours.
+func TestInstallHTTPSignalsNoPidAPingNames(t *testing.T) {
+	r := newHookRig(t, buildCkpt(t))
+	victim := exec.Command("sleep", "60")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { victim.Wait(); close(exited) }()
+	defer victim.Process.Kill()
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		json.NewEncoder(w).Encode(hookServerPing{Ckpt: "squatter", Store: r.store, Pid: victim.Process.Pid})
+	}))
+	defer fake.Close()
+	if _, err := configureHookServer(r.store, strings.TrimPrefix(fake.URL, "http://")); err != nil {
+		t.Fatal(err)
+	}
+	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")
+	select {
+	case <-exited:
+		t.Errorf("install signalled pid %d, which a listener at the old address named", victim.Process.Pid)
+	case <-time.After(300 * time.Millisecond):
+	}
 }
