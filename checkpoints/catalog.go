@@ -227,7 +227,7 @@ func (c *Catalog) Sessions(ctx context.Context, open OpenFunc) ([]Summary, error
 	var ids []string
 	for _, e := range ents {
 		switch {
-		case e.IsDir() && ValidSession(e.Name()):
+		case IsSessionEntry(dir, e):
 			ids = append(ids, e.Name())
 		case e.IsDir() && strings.HasPrefix(e.Name(), ".new-"):
 			cleanStaging(filepath.Join(dir, e.Name()), c.now())
