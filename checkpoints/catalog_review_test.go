@@ -2,9 +2,13 @@ package checkpoints_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/checkpoints"
 )
@@ -64,5 +68,120 @@ func TestCatalogReadsSymlinkedIndex(t *testing.T) {
 	got := sessions(t, c, store)
 	if a := got["a"]; a.Active() != 2 || !hasRef(a, "two") {
 		t.Errorf("after a write through the link's target: %d turns, refs %v (cached %d); want 2 turns naming the new blob", a.Active(), a.Refs, c.Cached)
+	}
+}
+
+// TestCatalogRacesSettlingWriters: sessions rest for just over the
+// catalog's margin, so their summaries become trusted, then commit a turn
+// with a new blob at a random moment, opening and closing the index each
+// time (so the WAL is gone again) or keeping it open; meanwhile catalogs
+// list the sessions without pause on the real clock. Every listing
+// started after a commit returned must name its blob: a summary the
+// catalog vouches for is never older than the index. CKPT_CATALOG_RACE
+// sets how long it runs (default 8s).
+func TestCatalogRacesSettlingWriters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for seconds")
+	}
+	run := 8 * time.Second
+	if v := os.Getenv("CKPT_CATALOG_RACE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run = d
+	}
+	ctx := context.Background()
+	store := t.TempDir()
+	const writers = 6
+	type commit struct {
+		session, content string
+	}
+	var mu sync.Mutex
+	var done []commit // commits that have returned, in order
+	for w := 0; w < writers; w++ {
+		storeSession(t, store, fmt.Sprintf("s%d", w), fmt.Sprintf("s%d first", w))
+	}
+	deadline := time.Now().Add(run)
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sid := fmt.Sprintf("s%d", w)
+			rng := rand.New(rand.NewPCG(uint64(w), 11))
+			var x *checkpoints.Index
+			for n := 0; time.Now().Before(deadline); n++ {
+				time.Sleep(3*time.Second + time.Duration(rng.IntN(1000))*time.Millisecond)
+				if x == nil {
+					var err error
+					if x, err = checkpoints.Open(ctx, checkpoints.SessionDir(store, sid)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				content := fmt.Sprintf("%s turn %d", sid, n)
+				cp, err := x.BeginTurn(ctx, content, nil, nil)
+				if err == nil {
+					_, err = x.AddSnap(ctx, cp.ID, checkpoints.FileSnap{Path: "f", Content: id(content), Size: 1})
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if rng.IntN(3) != 0 { // mostly closed again: the WAL goes
+					x.Close()
+					x = nil
+				}
+				mu.Lock()
+				done = append(done, commit{sid, content})
+				mu.Unlock()
+			}
+			if x != nil {
+				x.Close()
+			}
+		}()
+	}
+	listings, cached := 0, 0
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := checkpoints.OpenCatalog(ctx, store)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			for time.Now().Before(deadline) {
+				mu.Lock()
+				before := append([]commit(nil), done...)
+				mu.Unlock()
+				ss, err := c.Sessions(ctx, opener(store))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				by := map[string]checkpoints.Summary{}
+				for _, s := range ss {
+					by[s.ID] = s
+				}
+				for _, cm := range before {
+					if !hasRef(by[cm.session], cm.content) {
+						t.Errorf("a listing started after %q was committed does not name its blob (catalog took %d summaries from its rows)", cm.content, c.Cached)
+						return
+					}
+				}
+				mu.Lock()
+				listings++
+				cached += c.Cached
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d commits, %d listings, %d summaries taken from the catalog", len(done), listings, cached)
+	if cached == 0 {
+		t.Errorf("the catalog never vouched for a summary: the race was not exercised")
 	}
 }
