@@ -1,3 +1,5 @@
+//go:build unix
+
 package checkpoints_test
 
 import (
@@ -7,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,5 +186,50 @@ func TestCatalogRacesSettlingWriters(t *testing.T) {
 	t.Logf("%d commits, %d listings, %d summaries taken from the catalog", len(done), listings, cached)
 	if cached == 0 {
 		t.Errorf("the catalog never vouched for a summary: the race was not exercised")
+	}
+}
+
+// An index replaced by another file that reuses its inode number (a
+// delete then a create: file systems hand freed inode numbers out again
+// at once), with the same size, on the real clock after the catalog
+// vouched for it: the change time gives it away.
+func TestCatalogSeesInodeReused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the catalog's margin")
+	}
+	store := t.TempDir()
+	storeSession(t, store, "a", "one")
+	storeSession(t, store, "b", "two", "three")
+	path := filepath.Join(checkpoints.SessionDir(store, "a"), checkpoints.FileName)
+	other, err := os.ReadFile(filepath.Join(checkpoints.SessionDir(store, "b"), checkpoints.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(old) != len(other) {
+		t.Skipf("the two indexes differ in size (%d, %d)", len(old), len(other))
+	}
+	time.Sleep(3200 * time.Millisecond)
+	c := catalog(t, store, time.Now)
+	sessions(t, c, store)
+	if sessions(t, c, store); c.Cached != 2 {
+		t.Fatalf("the catalog vouches for %d sessions; want 2", c.Cached)
+	}
+	fi, _ := os.Stat(path)
+	before := fi.Sys().(*syscall.Stat_t).Ino
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ = os.Stat(path)
+	t.Logf("inode before %d, after %d", before, fi.Sys().(*syscall.Stat_t).Ino)
+	got := sessions(t, c, store)
+	if a := got["a"]; a.Workspace != "/ws/b" || !hasRef(a, "three") {
+		t.Errorf("after the index was replaced: workspace %q, refs %v; want b's", a.Workspace, a.Refs)
 	}
 }
