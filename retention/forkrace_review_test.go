@@ -118,4 +118,3 @@ func TestForkRacesPruneAndGC(t *testing.T) {
 		t.Errorf("verify after forks raced prunes and collections: %+v", rep)
 	}
 }
-
