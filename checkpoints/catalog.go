@@ -35,7 +35,9 @@ import (
 // new inode), and a write sets the file's ctime to the current time. A
 // summary is trusted when:
 //
-//   - the files' signature is the one recorded;
+//   - the files' signature is the one recorded, and they are regular
+//     files (a symlinked index.db keeps its own times when its target is
+//     written, and SQLite keeps the WAL beside the target);
 //   - the WAL is absent or empty: every commit is in index.db, so no
 //     writer can have appended a commit whose wal-index update a reader
 //     had not seen yet (a process stopped between the two); and
@@ -227,7 +229,7 @@ func (c *Catalog) Sessions(ctx context.Context, open OpenFunc) ([]Summary, error
 	var ids []string
 	for _, e := range ents {
 		switch {
-		case e.IsDir() && ValidSession(e.Name()):
+		case IsSessionEntry(dir, e):
 			ids = append(ids, e.Name())
 		case e.IsDir() && strings.HasPrefix(e.Name(), ".new-"):
 			cleanStaging(filepath.Join(dir, e.Name()), c.now())

@@ -11,6 +11,7 @@ import (
 // fileSig is what the catalog records of one file of an index.
 type fileSig struct {
 	exists       bool
+	regular      bool // a regular file, not a symbolic link or anything else
 	dev, ino     uint64
 	size         int64
 	ctime, mtime int64 // unix nanoseconds; ctime is mtime where the platform has none
@@ -59,6 +60,12 @@ func (s sigs) trusted(rec []byte, at int64) bool {
 	}
 	db, wal := s[0], s[1]
 	if !db.exists || db.size == 0 || (wal.exists && wal.size > 0) {
+		return false
+	}
+	// A symbolic link's own times do not change when its target is
+	// written (nor does SQLite keep the WAL beside the link): only regular
+	// files are vouched for.
+	if !db.regular || (wal.exists && !wal.regular) {
 		return false
 	}
 	limit := at - int64(catalogMargin)

@@ -20,7 +20,7 @@ func indexSigs(sessions string, ids []string) []sigs {
 			if unix.Fstatat(fd, ids[i]+"/"+name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 				continue
 			}
-			out[i][k] = fileSig{exists: true, dev: st.Dev, ino: st.Ino, size: st.Size, ctime: st.Ctim.Nano(), mtime: st.Mtim.Nano()}
+			out[i][k] = fileSig{exists: true, regular: st.Mode&unix.S_IFMT == unix.S_IFREG, dev: st.Dev, ino: st.Ino, size: st.Size, ctime: st.Ctim.Nano(), mtime: st.Mtim.Nano()}
 		}
 	})
 	return out

@@ -8,5 +8,5 @@ import "os"
 // mtime (the catalog's margin still rules out a recent write).
 func statSig(fi os.FileInfo) fileSig {
 	m := modTime(fi)
-	return fileSig{exists: true, size: fi.Size(), mtime: m, ctime: m}
+	return fileSig{exists: true, regular: fi.Mode().IsRegular(), size: fi.Size(), mtime: m, ctime: m}
 }

@@ -34,6 +34,25 @@ func SessionDir(store, id string) string { return filepath.Join(store, "sessions
 // BlobDir returns the blob store's directory in store.
 func BlobDir(store string) string { return filepath.Join(store, "blobs") }
 
+// IsSessionEntry reports whether e, an entry of the store's sessions
+// directory, is a session: named by a valid session id, and a directory
+// or a symbolic link to one (a session moved to another disk and linked
+// back is used through the link by every command, so listings, and gc's
+// mark above all, must see it too).
+func IsSessionEntry(sessions string, e fs.DirEntry) bool {
+	if !ValidSession(e.Name()) {
+		return false
+	}
+	if e.IsDir() {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(sessions, e.Name()))
+	return err == nil && fi.IsDir()
+}
+
 // Sessions lists the ids of the sessions in store that have an index,
 // sorted. A store with no sessions yet gives an empty list.
 func Sessions(store string) ([]string, error) {
@@ -46,7 +65,7 @@ func Sessions(store string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if !e.IsDir() || !ValidSession(e.Name()) {
+		if !IsSessionEntry(filepath.Join(store, "sessions"), e) {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(store, "sessions", e.Name(), FileName)); err == nil {

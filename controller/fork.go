@@ -94,7 +94,17 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 	if _, err := os.Stat(dir); err != nil {
 		created = true
 	}
-	err := c.withLock(ctx, func() error { return c.idx.CopyTo(ctx, dir) })
+	err := c.withLock(ctx, func() error {
+		// The copy names this session's blobs; until it is renamed into
+		// sessions/ no collection sees it, and a prune of this session
+		// meanwhile would leave them unreferenced: hold the store.
+		release, err := c.store.Hold(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		return c.idx.CopyTo(ctx, dir)
+	})
 	if errors.Is(err, checkpoints.ErrExists) {
 		return fail(fmt.Errorf("%s: %w", id, ErrSessionExists))
 	}

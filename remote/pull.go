@@ -148,6 +148,13 @@ func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 	if err != nil {
 		return res, err
 	}
+	// The fetched blobs are unreferenced until the index is in place: hold
+	// the store against a collection until then, as a capture does.
+	release, err := r.blobs.Hold(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer release()
 	if err := r.fetchBlobs(ctx, h, need, &res); err != nil {
 		return res, err
 	}
@@ -167,6 +174,7 @@ func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 	if err := os.Rename(tmp, dst); err != nil {
 		return res, fmt.Errorf("remote: install %s: %w", res.Session, err)
 	}
+	release()
 	if ws != "" {
 		// Opening it once records DIR as a workspace of the store, so
 		// ckpt run in a subdirectory of DIR finds the session too.

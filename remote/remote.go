@@ -98,6 +98,9 @@ type Remote struct {
 	done     int64
 	// condemned are the packs the collector's state lists (sync reads it).
 	condemned map[string]string
+	// present caches, for one Sync, whether a pack this store's records
+	// name still exists on the remote (see packPresent).
+	present map[string]bool
 }
 
 // Open opens store's view of the remote in backend b, named url in the

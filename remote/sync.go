@@ -55,6 +55,7 @@ func (r *Remote) Sync(ctx context.Context, sessions []string, wait bool) ([]Sync
 		return nil, fmt.Errorf("remote: gc state: %w", err)
 	}
 	r.condemned = gc.Candidates
+	r.present = map[string]bool{}
 	out := []SyncResult{}
 	var errs []error
 	for _, s := range sessions {
@@ -358,6 +359,14 @@ func (r *Remote) uploadBlobs(ctx context.Context, refs []cas.ID, res *SyncResult
 		case r.condemned[key] != "":
 			todo = append(todo, id) // a collector may be about to delete it: upload again
 		default:
+			ok, err := r.packPresent(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				todo = append(todo, id)
+				continue
+			}
 			where[id] = key
 		}
 	}
@@ -479,6 +488,39 @@ func (r *Remote) uploadAlone(ctx context.Context, s cas.Stored, res *SyncResult)
 	res.Bytes += ref.Size
 	r.progress(ref.Size)
 	return ref.Key, nil
+}
+
+// packPresent reports whether pack key, which this store's records say
+// holds blobs, still exists on the remote. A pack another machine's
+// collection deleted (listed as a candidate while this store did not
+// sync, then a margin later gone) is forgotten here, and its blobs are
+// uploaded again: a HEAD must never name a missing pack. Each pack is
+// asked about once per Sync.
+func (r *Remote) packPresent(ctx context.Context, key string) (bool, error) {
+	if r.present == nil {
+		r.present = map[string]bool{}
+	}
+	if ok, seen := r.present[key]; seen {
+		return ok, nil
+	}
+	_, err := r.b.Stat(ctx, key)
+	if errors.Is(err, cas.ErrNotFound) {
+		for _, q := range []string{
+			`DELETE FROM blob_packs WHERE remote = ? AND pack = ?`,
+			`DELETE FROM packs WHERE remote = ? AND key = ?`,
+		} {
+			if _, err := r.db.ExecContext(ctx, q, r.url, key); err != nil {
+				return false, err
+			}
+		}
+		r.present[key] = false
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("remote: %s: %w", key, err)
+	}
+	r.present[key] = true
+	return true, nil
 }
 
 // adoptRepack learns the packs a repacked HEAD names (their trailers, so

@@ -50,7 +50,7 @@ func sessionDirs(store string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() && checkpoints.ValidSession(e.Name()) {
+		if checkpoints.IsSessionEntry(filepath.Join(store, "sessions"), e) {
 			out = append(out, e.Name())
 		}
 	}

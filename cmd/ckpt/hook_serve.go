@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +27,7 @@ import (
 //
 //	POST /hook/claude, POST /hook/generic   the event's JSON as the body
 //	GET  /hook/ping                          {"ckpt": VERSION, "store": DIR, "pid": PID}
+//	POST /hook/stop                          stops a --hooks server (202)
 //
 // with "Authorization: Bearer TOKEN", and handles each event as `ckpt
 // hook AGENT` would (handleHook, the one implementation), but with the
@@ -139,18 +142,28 @@ type hookServerPing struct {
 
 // stopHookServer stops the store's hook server listening at old.Addr, if
 // one answers there, and waits (a few seconds at most) until it has let go
-// of the lock that lets the hooks start another.
+// of the lock that lets the hooks start another. It asks the server to
+// stop (POST /hook/stop with the token) rather than signal the pid its
+// ping names: whatever listens at that address (another local user's
+// listener on a well-known port) could name any process of ours.
 func stopHookServer(store string, old hookServerConfig) {
 	who, ok := pingHookServer(old, 500*time.Millisecond)
-	if !ok || who.Store != store || who.Pid <= 0 {
+	if !ok || who.Store != store {
 		return
 	}
-	p, err := os.FindProcess(who.Pid)
+	req, err := http.NewRequest(http.MethodPost, "http://"+old.Addr+"/hook/stop", nil)
 	if err != nil {
 		return
 	}
-	if p.Signal(os.Interrupt) != nil {
-		p.Kill()
+	req.Header.Set("Authorization", "Bearer "+old.Token)
+	cl := http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return
 	}
 	for try := 0; try < 100 && bgRunning(store, serverLockFile); try++ {
 		time.Sleep(50 * time.Millisecond)
@@ -209,6 +222,10 @@ type hookServer struct {
 	logMu sync.Mutex
 	last  atomic.Int64 // unix nanoseconds of the last event
 
+	// stop, when set (ckpt serve --hooks), stops the server: what POST
+	// /hook/stop does.
+	stop func()
+
 	mu   sync.Mutex
 	kept map[keptKey]*keptSession
 	done bool
@@ -243,6 +260,12 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
+	// A page whose DNS name was rebound to this address sends its own
+	// name as Host: only the address the connection came to is taken.
+	if !hookHostAllowed(r) {
+		http.Error(w, "host is not this server's address", http.StatusForbidden)
+		return
+	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || s.token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ckpt"`)
@@ -254,6 +277,10 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case agent == "ping" && r.Method == http.MethodGet:
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(hookServerPing{Ckpt: buildVersion().String(), Store: s.a.store, Pid: os.Getpid()})
+		return
+	case agent == "stop" && r.Method == http.MethodPost && s.stop != nil:
+		w.WriteHeader(http.StatusAccepted)
+		s.stop()
 		return
 	case !hookAgents[agent]:
 		http.Error(w, "no such hook endpoint: "+r.URL.Path, http.StatusNotFound)
@@ -298,6 +325,24 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Write([]byte(agentReply(agent, data, f)))
+}
+
+// hookHostAllowed says whether r's Host names the address its connection
+// arrived on: that IP, or localhost when it is loopback, with its port.
+func hookHostAllowed(r *http.Request) bool {
+	name, port, err := net.SplitHostPort(strings.ToLower(r.Host))
+	if err != nil {
+		return false // an agent's hook URL always names the port
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(*net.TCPAddr)
+	if !ok || port != strconv.Itoa(local.Port) {
+		return false
+	}
+	if name == "localhost" {
+		return local.IP.IsLoopback()
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.Equal(local.IP)
 }
 
 // locate answers from an open session when dir is inside its workspace,

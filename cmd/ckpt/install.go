@@ -458,18 +458,41 @@ func (a *app) editClaudeSettings(path string, wants []claudeWant, addStatus, rem
 		return nil, nil, fmt.Errorf("%s: statusLine: %w (left unchanged)", path, err)
 	}
 	added, removed = append(added, ad...), append(removed, rm...)
-	if len(added) == 0 && len(removed) == 0 {
-		return nil, nil, nil
-	}
+	// An http hook holds the hook server's token: the file is the
+	// user's alone, new or not (Claude Code creates settings.local.json
+	// with the umask's mode, often world-readable).
+	secret := false
 	for _, w := range wants {
-		if !e.exist && w.entry.Type == "http" {
-			e.mode = 0o600 // it holds the hook server's token
+		secret = secret || w.entry.Type == "http"
+	}
+	if secret {
+		e.mode &^= 0o077
+	}
+	if len(added) == 0 && len(removed) == 0 {
+		if secret && e.exist {
+			if err := tightenSettings(path, e.mode); err != nil {
+				return nil, nil, err
+			}
 		}
+		return nil, nil, nil
 	}
 	if err := e.save(false, nil); err != nil {
 		return nil, nil, err
 	}
 	return added, removed, nil
+}
+
+// tightenSettings takes group and world access away from the settings
+// file at path (a regular file, never followed if a symlink).
+func tightenSettings(path string, mode fs.FileMode) error {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 == 0 {
+		return err
+	}
+	if err := os.Chmod(path, mode.Perm()); err != nil {
+		return fmt.Errorf("%s holds the hook server's token, but making it private failed: %w", path, err)
+	}
+	return nil
 }
 
 // statusLineCommand recognises the statusLine command ckpt installs.

@@ -221,7 +221,12 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if o.allowRemote && (bound == nil || !bound.IP.IsLoopback()) {
 		a.say("ckpt: warning: --allow-remote: serving on %s, beyond this machine; whoever can reach it and holds the token can rewrite this workspace's files, and plain HTTP is not encrypted", ln.Addr())
 	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	hooks := newHookServer(a, o.token)
+	if o.hooks {
+		hooks.stop = stop
+	}
 	defer hooks.close()
 	mux := http.NewServeMux()
 	mux.Handle("/hook/", hooks)
