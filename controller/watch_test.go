@@ -211,8 +211,8 @@ func TestWatchResyncsBehindTrim(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(chs) != keep+1 || chs[0].Kind != checkpoints.ChangeTrimmed {
-			t.Fatalf("change log holds %d rows, first %+v; want %d, the first a trim marker", len(chs), chs[0], keep+1)
+		if len(chs) < keep+1 || len(chs) > 2*keep || chs[0].Kind != checkpoints.ChangeTrimmed {
+			t.Fatalf("change log holds %d rows, first %+v; want %d to %d, the first a trim marker", len(chs), chs[0], keep+1, 2*keep)
 		}
 		last, err := e.c.LastSeq(ctx)
 		if err != nil {
