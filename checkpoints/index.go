@@ -30,6 +30,7 @@ type Index struct {
 	dir   string
 	now   func() time.Time
 	stmts struct{ capturing, addSnap, tickN *sql.Stmt } // prepared once: the capture hot path
+	keep  int64                                         // changes the change log keeps (WithChangeLogKeep)
 }
 
 // Option configures Open.
@@ -88,7 +89,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
 	}
-	x := &Index{db: db, dir: dir, now: time.Now}
+	x := &Index{db: db, dir: dir, now: time.Now, keep: DefaultChangeLogKeep}
 	for _, o := range opts {
 		o(x)
 	}

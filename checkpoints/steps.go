@@ -66,7 +66,7 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 			return err
 		}
 		st.Seq, st.Key, st.Tool, st.Time, opened = seq, key, tool, time.Unix(0, now.UnixNano()), true
-		return nil
+		return x.trimChanges(ctx, tx)
 	})
 	if err != nil {
 		return Step{}, false, fmt.Errorf("checkpoints: begin step: %w", err)

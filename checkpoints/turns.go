@@ -114,6 +114,9 @@ func (x *Index) beginTurn(ctx context.Context, prompt string, seen *Seen, ends [
 			return err
 		}
 		cp = Checkpoint{Turn: n, Time: time.Unix(0, now.UnixNano()), Prompt: prompt, ID: id, Seq: seq, Scanned: manifest != nil}
+		if err := x.trimChanges(ctx, tx); err != nil {
+			return err
+		}
 		if manifest != nil {
 			return insertManifest(ctx, tx, id, manifest)
 		}

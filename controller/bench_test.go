@@ -122,3 +122,24 @@ func gitCheckout(b *testing.B, n int) (time.Duration, bool) {
 	git("checkout", "--", ".")
 	return time.Since(start), true
 }
+
+// BenchmarkBeginTurn opens a turn after one capture: the path that trims
+// the session's change log, so each iteration past the log's bound also
+// deletes the rows that fell out of it.
+func BenchmarkBeginTurn(b *testing.B) {
+	ctx := context.Background()
+	e := newEnv(b)
+	e.turn("bench")
+	if err := os.WriteFile(filepath.Join(e.ws, "a.go"), sourceLike(1, 8<<10), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.c.Capture(ctx, "a.go"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.c.BeginTurn(ctx, "next"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -49,6 +49,10 @@ type Options struct {
 	// Scan tunes scan mode's scans (limits, budget, ignore rules); the
 	// zero value takes the defaults.
 	Scan ScanOptions
+	// ChangeLogKeep is how many of the newest changes this Controller
+	// leaves in the session's change log when it trims it (Watch); zero
+	// means checkpoints.DefaultChangeLogKeep.
+	ChangeLogKeep int
 }
 
 // Controller drives one session. It is safe for concurrent use.
@@ -107,7 +111,11 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	}
 	store := st.blobs
 	dir := checkpoints.SessionDir(o.Store, o.Session)
-	idx, err := checkpoints.Open(ctx, dir, checkpoints.WithClock(o.Clock))
+	iopts := []checkpoints.Option{checkpoints.WithClock(o.Clock)}
+	if o.ChangeLogKeep > 0 {
+		iopts = append(iopts, checkpoints.WithChangeLogKeep(o.ChangeLogKeep))
+	}
+	idx, err := checkpoints.Open(ctx, dir, iopts...)
 	if err != nil {
 		store.Close()
 		ws.Close()

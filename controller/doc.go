@@ -16,10 +16,11 @@
 // CaptureResult, ...) and their sentinel errors are re-exported here as
 // aliases (api.go). To follow a session, read LastSeq with the state
 // shown, then Watch from it: every change by any process (agent hooks run
-// in their own), in commit order; Subscribe gives this Controller's own
-// events synchronously. Store does the store-wide work (retention, gc,
-// verify, sessions). Package controller/httpapi serves all of it over
-// HTTP with the web page.
+// in their own), in commit order, or a "resync" when it fell so far
+// behind that the bounded log lost what it missed; Subscribe gives this
+// Controller's own events synchronously. Store does the store-wide work
+// (retention, gc, verify, sessions). Package controller/httpapi serves
+// all of it over HTTP with the web page.
 //
 // Rewind semantics (DESIGN.md):
 //   - code: every path with a recorded event since turn T opened (a capture

@@ -22,6 +22,11 @@ const (
 	// EventStepOpened: a tool call opened a step of the open turn
 	// (BeginStep).
 	EventStepOpened EventKind = "step_opened"
+	// EventResync (Watch only): the change log was trimmed past the last
+	// change this watcher read, so it has missed changes it cannot be
+	// told: a front-end reads the whole state again. The events after it
+	// follow on as usual (some may already be in the state it reads).
+	EventResync EventKind = "resync"
 )
 
 // Event tells subscribers that the session changed, so a UI can re-render
@@ -84,7 +89,8 @@ type WatchOptions struct {
 	Interval time.Duration
 	// After is the Seq after which to start: LastSeq's, read with the
 	// state a UI renders, so no change between the two is missed; or the
-	// last Event.Seq seen, to resume. Zero replays the whole change log.
+	// last Event.Seq seen, to resume. Zero replays the whole change log
+	// (from an EventResync once it has been trimmed).
 	After int64
 }
 
@@ -96,8 +102,11 @@ type WatchOptions struct {
 // revert or summarize, and a pin each make one event; Result is not set
 // (History has each op's details). It reads the session's change log, one
 // indexed query per interval, so it costs nothing while nothing changes.
-// fn runs on Watch's goroutine and may call the Controller; the log does
-// not advance for it while it runs, so a slow fn misses nothing.
+// fn runs on Watch's goroutine and may call the Controller. The log keeps
+// only the newest changes (checkpoints.DefaultChangeLogKeep, trimmed when
+// a turn or step opens): a watcher that falls further behind, because fn
+// was slow or After was old, gets one EventResync in place of what it
+// missed, then the changes that follow.
 func (c *Controller) Watch(ctx context.Context, o WatchOptions, fn func(Event)) error {
 	if o.Interval <= 0 {
 		o.Interval = DefaultWatchInterval
@@ -150,6 +159,8 @@ func (c *Controller) changeEvent(ch checkpoints.Change) Event {
 		e.Kind = EventMessage
 	case checkpoints.ChangePinned:
 		e.Kind = EventPinned
+	case checkpoints.ChangeTrimmed:
+		e.Kind = EventResync
 	case checkpoints.ChangeOp:
 		switch {
 		case ch.Op == checkpoints.OpUndo && ch.UndoesKind == checkpoints.OpUndo:

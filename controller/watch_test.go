@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -153,4 +154,72 @@ func TestWatchHelper(t *testing.T) {
 	if _, err := c.BeginTurn(ctx, "second"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestWatchResyncsBehindTrim: the change log keeps only the newest
+// changes (trimmed when a turn opens); a watcher that had not read up to
+// the trim gets one resync event in place of what it missed, then what
+// follows, and one that had read up to it sees no resync. The log stays
+// bounded however long the session runs.
+func TestWatchResyncsBehindTrim(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
+		e.write(f, f)
+	}
+	e.turn("first") // turn_opened 0, message 0
+	stale, err := e.c.LastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keep = 4
+	w, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, NoAutoRetention: true, ChangeLogKeep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
+		if _, err := w.Capture(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.BeginTurn(ctx, "second"); err != nil { // trims: 4 changes stay after the marker
+		t.Fatal(err)
+	}
+
+	t.Run("behind", func(t *testing.T) {
+		events, stop := watchAll(t, e.c, stale)
+		defer stop()
+		expect(t, events, e.session(), "resync 0", "captured 0 b.txt", "captured 0 c.txt", "turn_opened 1", "message 1")
+	})
+	t.Run("read up to the trim", func(t *testing.T) {
+		events, stop := watchAll(t, e.c, stale+1) // had seen the capture of a.txt
+		defer stop()
+		expect(t, events, e.session(), "captured 0 b.txt", "captured 0 c.txt", "turn_opened 1", "message 1")
+	})
+	t.Run("bounded", func(t *testing.T) {
+		for i := range 20 {
+			e.write("a.txt", fmt.Sprint(i))
+			if _, err := w.Capture(ctx, "a.txt"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.BeginTurn(ctx, fmt.Sprint("turn ", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		chs, err := controller.IndexOf(w).ChangesAfter(ctx, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(chs) < keep+1 || len(chs) > 2*keep || chs[0].Kind != checkpoints.ChangeTrimmed {
+			t.Fatalf("change log holds %d rows, first %+v; want %d to %d, the first a trim marker", len(chs), chs[0], keep+1, 2*keep)
+		}
+		last, err := e.c.LastSeq(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chs[len(chs)-1].ID != last {
+			t.Fatalf("newest row %d, LastSeq %d", chs[len(chs)-1].ID, last)
+		}
+	})
 }

@@ -9,7 +9,14 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/ckpt/ckpt/internal/termquiet"
 )
+
+// init runs after every package's init: Bubble Tea's has found the
+// terminal unqueried (see termquiet), and the commands see the TERM they
+// were started with.
+func init() { termquiet.Release() }
 
 func main() {
 	// A ckpt process lives for milliseconds: collecting garbage at 4x the

@@ -35,5 +35,8 @@
 // by this handler or by other processes (hooks capturing, the CLI
 // rewinding), in commit order: one controller.Event per change
 // (Controller.Watch), {"kind": "captured", "turn": 2, "path": "a.go",
-// "seq": 41, ...}.
+// "seq": 41, ...}. A client that reads so slowly that the session's change
+// log is trimmed past what it was sent gets {"kind": "resync", ...} in place
+// of the changes it missed: it reads the whole state again (the page does
+// so on every event).
 package httpapi

@@ -26,7 +26,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		watchErr <- h.c.Watch(ctx, controller.WatchOptions{Interval: h.o.PollInterval, After: after}, func(e controller.Event) {
 			select {
-			case ch <- e: // a slow client slows the watch; it misses nothing
+			case ch <- e: // a slow client slows the watch; past the log's bound it gets a "resync"
 			case <-ctx.Done():
 			}
 		})
