@@ -2,17 +2,17 @@
 -- the schema migrations 1..N build, as SQLite stores it, less comments and spacing.
 CREATE TABLE meta(key TEXT NOT NULL PRIMARY KEY,value TEXT NOT NULL);
 CREATE TABLE clock(id INTEGER NOT NULL PRIMARY KEY CHECK(id = 1),n INTEGER NOT NULL);
-CREATE TABLE ops(id INTEGER PRIMARY KEY AUTOINCREMENT,seq INTEGER NOT NULL UNIQUE,kind TEXT NOT NULL CHECK(kind IN('rewind','undo')),turn INTEGER NOT NULL,scope TEXT NOT NULL CHECK(scope IN('code','conversation','both')),state TEXT NOT NULL CHECK(state IN('planned','done','undone')),undoes INTEGER REFERENCES ops(id),prompt TEXT NOT NULL DEFAULT '',time INTEGER NOT NULL,action TEXT NOT NULL DEFAULT 'rewind' CHECK(action IN('rewind','summarize_from','summarize_up_to')),conv_recorded INTEGER NOT NULL DEFAULT 0,revert INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE ops(id INTEGER PRIMARY KEY AUTOINCREMENT,seq INTEGER NOT NULL UNIQUE,kind TEXT NOT NULL CHECK(kind IN('rewind','undo')),turn INTEGER NOT NULL,scope TEXT NOT NULL CHECK(scope IN('code','conversation','both')),state TEXT NOT NULL CHECK(state IN('planned','done','undone')),undoes INTEGER REFERENCES ops(id),prompt TEXT NOT NULL DEFAULT '',time INTEGER NOT NULL,action TEXT NOT NULL DEFAULT 'rewind' CHECK(action IN('rewind','summarize_from','summarize_up_to')),conv_recorded INTEGER NOT NULL DEFAULT 0,revert INTEGER NOT NULL DEFAULT 0,step INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE turns(id INTEGER PRIMARY KEY AUTOINCREMENT,seq INTEGER NOT NULL UNIQUE,number INTEGER NOT NULL,prompt TEXT NOT NULL,time INTEGER NOT NULL,hidden_by INTEGER REFERENCES ops(id),pinned INTEGER NOT NULL DEFAULT 0,label TEXT NOT NULL DEFAULT '',pruned INTEGER NOT NULL DEFAULT 0,manifest_id INTEGER REFERENCES manifests(id));
 CREATE UNIQUE INDEX turns_active_number ON turns(number) WHERE hidden_by IS NULL;
-CREATE TABLE snaps(turn_id INTEGER NOT NULL REFERENCES turns(id),path TEXT NOT NULL,seq INTEGER NOT NULL UNIQUE,blob BLOB,mode INTEGER NOT NULL,size INTEGER NOT NULL,dirs TEXT NOT NULL DEFAULT '',end_state INTEGER NOT NULL DEFAULT 0,end_blob BLOB,end_mode INTEGER NOT NULL DEFAULT 0,lost INTEGER NOT NULL DEFAULT 0,PRIMARY KEY(turn_id,path)) WITHOUT ROWID;
+CREATE TABLE snaps(turn_id INTEGER NOT NULL REFERENCES turns(id),path TEXT NOT NULL,seq INTEGER NOT NULL UNIQUE,blob BLOB,mode INTEGER NOT NULL,size INTEGER NOT NULL,dirs TEXT NOT NULL DEFAULT '',end_state INTEGER NOT NULL DEFAULT 0,end_blob BLOB,end_mode INTEGER NOT NULL DEFAULT 0,lost INTEGER NOT NULL DEFAULT 0,step INTEGER NOT NULL DEFAULT 0,PRIMARY KEY(turn_id,path)) WITHOUT ROWID;
 CREATE INDEX snaps_path_seq ON snaps(path,seq);
 CREATE TABLE op_files(op_id INTEGER NOT NULL REFERENCES ops(id),path TEXT NOT NULL,seq INTEGER NOT NULL UNIQUE,before_blob BLOB,before_mode INTEGER NOT NULL,before_size INTEGER NOT NULL,after_blob BLOB,after_mode INTEGER NOT NULL,after_size INTEGER NOT NULL,before_dirs TEXT NOT NULL DEFAULT '',after_dirs TEXT NOT NULL DEFAULT '',lost INTEGER NOT NULL DEFAULT 0,PRIMARY KEY(op_id,path)) WITHOUT ROWID;
 CREATE INDEX op_files_path_seq ON op_files(path,seq);
 CREATE TABLE messages(id INTEGER PRIMARY KEY AUTOINCREMENT,turn_id INTEGER NOT NULL REFERENCES turns(id),role TEXT NOT NULL CHECK(role IN('user','assistant','tool','system')),text TEXT NOT NULL,time INTEGER NOT NULL,hidden_by INTEGER REFERENCES ops(id),added_by INTEGER REFERENCES ops(id));
 CREATE INDEX messages_turn ON messages(turn_id,id);
-CREATE TABLE manifests(id INTEGER PRIMARY KEY AUTOINCREMENT,hash BLOB NOT NULL UNIQUE);
-CREATE TABLE manifest_files(manifest_id INTEGER NOT NULL REFERENCES manifests(id),path TEXT NOT NULL,blob BLOB NOT NULL,mode INTEGER NOT NULL,size INTEGER NOT NULL,lost INTEGER NOT NULL DEFAULT 0,PRIMARY KEY(manifest_id,path)) WITHOUT ROWID;
+CREATE TABLE manifests(id INTEGER PRIMARY KEY AUTOINCREMENT,hash BLOB NOT NULL UNIQUE,base INTEGER REFERENCES manifests(id),depth INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE manifest_files(manifest_id INTEGER NOT NULL REFERENCES manifests(id),path TEXT NOT NULL,blob BLOB NOT NULL,mode INTEGER NOT NULL,size INTEGER NOT NULL,lost INTEGER NOT NULL DEFAULT 0,gone INTEGER NOT NULL DEFAULT 0,PRIMARY KEY(manifest_id,path)) WITHOUT ROWID;
 CREATE TABLE manifest_skips(manifest_id INTEGER NOT NULL REFERENCES manifests(id),path TEXT NOT NULL,reason TEXT NOT NULL,PRIMARY KEY(manifest_id,path)) WITHOUT ROWID;
 CREATE TABLE statcache(id INTEGER NOT NULL PRIMARY KEY CHECK(id = 1),data BLOB NOT NULL);
 CREATE TABLE op_conv(op_id INTEGER NOT NULL REFERENCES ops(id),what TEXT NOT NULL CHECK(what IN('turn','message')),row_id INTEGER NOT NULL,shown_before INTEGER NOT NULL,PRIMARY KEY(op_id,what,row_id)) WITHOUT ROWID;
@@ -22,4 +22,12 @@ CREATE TRIGGER changes_captured AFTER INSERT ON snaps BEGIN INSERT INTO changes(
 CREATE TRIGGER changes_message AFTER INSERT ON messages BEGIN INSERT INTO changes(kind,turn) SELECT 'message',number FROM turns WHERE id = NEW.turn_id; END;
 CREATE TRIGGER changes_op AFTER UPDATE OF state ON ops WHEN OLD.state = 'planned' AND NEW.state = 'done' BEGIN INSERT INTO changes(kind,turn,op_id) VALUES('op',NEW.turn,NEW.id); END;
 CREATE TRIGGER changes_pinned AFTER UPDATE OF pinned,label ON turns WHEN OLD.pinned IS NOT NEW.pinned OR OLD.label IS NOT NEW.label BEGIN INSERT INTO changes(kind,turn) VALUES('pinned',NEW.number); END;
+CREATE TABLE steps(turn_id INTEGER NOT NULL REFERENCES turns(id),number INTEGER NOT NULL,seq INTEGER NOT NULL UNIQUE,key TEXT NOT NULL DEFAULT '',tool TEXT NOT NULL DEFAULT '',time INTEGER NOT NULL,PRIMARY KEY(turn_id,number)) WITHOUT ROWID;
+CREATE UNIQUE INDEX steps_key ON steps(turn_id,key) WHERE key != '';
+CREATE TABLE step_snaps(turn_id INTEGER NOT NULL REFERENCES turns(id),step INTEGER NOT NULL,path TEXT NOT NULL,seq INTEGER NOT NULL UNIQUE,blob BLOB,mode INTEGER NOT NULL,size INTEGER NOT NULL,dirs TEXT NOT NULL DEFAULT '',lost INTEGER NOT NULL DEFAULT 0,PRIMARY KEY(turn_id,step,path)) WITHOUT ROWID;
+CREATE INDEX step_snaps_path_seq ON step_snaps(path,seq);
+CREATE TRIGGER changes_step_opened AFTER INSERT ON steps BEGIN INSERT INTO changes(kind,turn) SELECT 'step_opened',number FROM turns WHERE id = NEW.turn_id; END;
+CREATE TRIGGER changes_step_captured AFTER INSERT ON step_snaps BEGIN INSERT INTO changes(kind,turn,path) SELECT 'captured',number,NEW.path FROM turns WHERE id = NEW.turn_id; END;
+CREATE INDEX manifests_base ON manifests(base) WHERE base IS NOT NULL;
+CREATE TABLE statcache_dirs(bucket INTEGER NOT NULL PRIMARY KEY,data BLOB NOT NULL);
 INSERT INTO clock VALUES(1,0);
