@@ -183,6 +183,9 @@ func TestWebPageAsAPerson(t *testing.T) {
 		chromedp.Click(`#force-ok`, chromedp.ByID),
 		chromedp.WaitNotVisible(`#confirm`, chromedp.ByID),
 		chromedp.WaitVisible(`#op-1`, chromedp.ByID),
+		// The history may list the op while it runs; the status is set
+		// when the request has returned, the files in place.
+		chromedp.Poll(`document.getElementById("status").textContent.startsWith("Rewound")`, nil),
 	)
 	if got := text("#status"); !strings.HasPrefix(got, "Rewound code to turn #1: 1 file(s) changed") {
 		t.Errorf("status after the forced rewind %q", got)
@@ -197,6 +200,7 @@ func TestWebPageAsAPerson(t *testing.T) {
 	run("undo",
 		chromedp.Click(`#undo`, chromedp.ByID),
 		chromedp.WaitVisible(`#op-2`, chromedp.ByID),
+		chromedp.Poll(`document.getElementById("status").textContent.startsWith("Undid")`, nil),
 	)
 	file("hand\n")
 	buttons("after undo", false, true)
