@@ -21,6 +21,8 @@ import (
 // clineRunLabel since it carries no prompt text. It runs agent_start
 // without waiting for it: the turn is open before the run's first tool
 // call because the model takes longer to answer than the hook to run.
+// TaskComplete (the CLI's agent_end) starts a background sync when the
+// store has a remote.
 func init() {
 	registerAgent(&agentSpec{
 		name:    "cline",
@@ -29,7 +31,7 @@ func init() {
 		reply:   clineReply,
 		install: installCline,
 		detect:  []string{".clinerules", ".cline"},
-		writes:  ".clinerules/hooks/UserPromptSubmit, PreToolUse, TaskStart and TaskResume",
+		writes:  ".clinerules/hooks/UserPromptSubmit, PreToolUse, TaskStart, TaskResume and TaskComplete",
 	})
 }
 
@@ -70,8 +72,10 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 		n.paths, n.shell = toolWrites(ev.PreToolUse.ToolName, objectArgs(ev.PreToolUse.Parameters))
 	case "agent_start", "agent_resume":
 		n.kind, n.prompt = "prompt", clineRunLabel
-	case "TaskStart", "TaskResume", "TaskCancel", "TaskComplete", "TaskError", "PostToolUse", "PreCompact", "SessionShutdown",
-		"agent_abort", "agent_end", "agent_error", "tool_result", "pre_compact", "session_shutdown":
+	case "TaskComplete", "agent_end":
+		return syncPlan()
+	case "TaskStart", "TaskResume", "TaskCancel", "TaskError", "PostToolUse", "PreCompact", "SessionShutdown",
+		"agent_abort", "agent_error", "tool_result", "pre_compact", "session_shutdown":
 		return hookPlan{none: true}, nil
 	default:
 		return hookPlan{}, unknownEvent(ev.HookName)
@@ -95,6 +99,8 @@ func installCline(a *app, ws string, o installOptions, install bool) error {
 		// The Cline CLI's agent_start and agent_resume: a turn per run.
 		{path: filepath.Join(dir, "TaskStart"), content: script, mode: 0o755},
 		{path: filepath.Join(dir, "TaskResume"), content: script, mode: 0o755},
+		// The task is done (the Cline CLI's agent_end): a background sync.
+		{path: filepath.Join(dir, "TaskComplete"), content: script, mode: 0o755},
 	}, install)
 }
 

@@ -9,7 +9,8 @@ import (
 // OpenAI Codex CLI: Claude-style hooks in .codex/hooks.json
 // (~/.codex/hooks.json, or $CODEX_HOME/hooks.json, with --user). Its
 // PreToolUse names the patch tool apply_patch, with the whole patch in
-// tool_input.command, and its shell Bash.
+// tool_input.command, and its shell Bash. Stop (the turn ended) starts a
+// background sync when the store has a remote.
 func init() {
 	registerAgent(&agentSpec{
 		name:    "codex",
@@ -49,8 +50,10 @@ func decodeClaudeStyle(agent string) func([]byte) (hookPlan, *hookFailure) {
 		case "PreToolUse":
 			n.kind = "tool"
 			n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolInput))
-		case "SessionStart", "PostToolUse", "Stop", "SubagentStop", "Notification", "PreCompact", "PostCompact",
-			"SessionEnd", "PermissionRequest", "PostToolUseFailure", "ErrorOccurred":
+		case "Stop", "SessionEnd":
+			return syncPlan()
+		case "SessionStart", "PostToolUse", "SubagentStop", "Notification", "PreCompact", "PostCompact",
+			"PermissionRequest", "PostToolUseFailure", "ErrorOccurred":
 			return hookPlan{none: true}, nil
 		default:
 			return hookPlan{}, unknownEvent(ev.HookEventName)
@@ -103,7 +106,7 @@ func installCodex(a *app, ws string, o installOptions, install bool) error {
 		}
 		path = filepath.Join(home, "hooks.json")
 	}
-	err := installGroups(a, path, []groupWant{{"UserPromptSubmit", ""}, {"PreToolUse", ""}}, agentCommand("codex", o.strict), ownAgentCommand("codex"), install)
+	err := installGroups(a, path, []groupWant{{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"Stop", ""}}, agentCommand("codex", o.strict), ownAgentCommand("codex"), install)
 	if err == nil && install {
 		a.say("ckpt: note: %s", codexTrustNote(o.user))
 	}
@@ -119,7 +122,7 @@ func codexHome() string { return os.Getenv("CODEX_HOME") }
 // only in a trusted project. ckpt writes neither: both are the user's
 // decision, and the hook's trust hash is Codex's own.
 func codexTrustNote(user bool) string {
-	note := "Codex runs a new or changed hook only after you trust it: open /hooks in codex and trust ckpt's two hooks"
+	note := "Codex runs a new or changed hook only after you trust it: open /hooks in codex and trust ckpt's three hooks"
 	if !user {
 		note += "; it loads .codex/hooks.json only in a project you trusted"
 	}

@@ -10,7 +10,8 @@ import (
 // ($COPILOT_HOME/hooks/ckpt.json, else ~/.copilot/hooks/ckpt.json, with
 // --user). Its camelCase events carry no event name: userPromptSubmitted
 // has prompt, preToolUse has toolName and toolArgs (an object, or a JSON
-// string holding one); postToolUse adds toolResult. The PascalCase events
+// string holding one); postToolUse adds toolResult; agentStop (the agent
+// finished answering) has stopReason and sessionEnd reason. The PascalCase events
 // (VS Code's format) are Claude-shaped and handled as such. Nothing is
 // printed: an empty answer lets the tool run as it would.
 func init() {
@@ -31,6 +32,10 @@ type copilotEvent struct {
 	ToolName   string          `json:"toolName"`
 	ToolArgs   json.RawMessage `json:"toolArgs"`
 	ToolResult json.RawMessage `json:"toolResult"`
+	// stopReason is agentStop's (the agent finished answering), reason
+	// sessionEnd's: both end with a background sync.
+	StopReason *string `json:"stopReason"`
+	Reason     *string `json:"reason"`
 	// Set on PascalCase (Claude-shaped) events.
 	HookEventName string `json:"hook_event_name"`
 }
@@ -58,8 +63,10 @@ func decodeCopilot(data []byte) (hookPlan, *hookFailure) {
 		n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolArgs))
 	case ev.Prompt != nil:
 		n.kind, n.prompt = "prompt", *ev.Prompt
+	case ev.StopReason != nil || ev.Reason != nil:
+		return syncPlan() // agentStop, sessionEnd
 	default:
-		return hookPlan{none: true}, nil // sessionStart, agentStop, …
+		return hookPlan{none: true}, nil // sessionStart, errorOccurred, …
 	}
 	return n.plan("copilot")
 }
@@ -84,6 +91,8 @@ func installCopilot(a *app, ws string, o installOptions, install bool) error {
 		"hooks": map[string]any{
 			"userPromptSubmitted": []any{entry},
 			"preToolUse":          []any{entry},
+			"agentStop":           []any{entry},
+			"sessionEnd":          []any{entry},
 		},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")

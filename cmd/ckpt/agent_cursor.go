@@ -8,7 +8,10 @@ import (
 // Cursor: .cursor/hooks.json (~/.cursor/hooks.json with --user), version
 // 1, flat entries per event. beforeSubmitPrompt carries the prompt,
 // preToolUse the agent's tool calls (tool_name, tool_input), and
-// beforeShellExecution each shell command. Events name the conversation
+// beforeShellExecution each shell command; stop (the agent loop ended) and
+// sessionEnd start a background sync when the store has a remote, and
+// answer {} (no followup_message: the agent stays stopped). Events name
+// the conversation
 // (conversation_id) and the workspace (workspace_roots).
 func init() {
 	registerAgent(&agentSpec{
@@ -62,9 +65,11 @@ func decodeCursor(data []byte) (hookPlan, *hookFailure) {
 		n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolInput))
 	case "beforeShellExecution":
 		n.kind, n.tool, n.shell = "tool", "shell", true
-	case "sessionStart", "sessionEnd", "postToolUse", "postToolUseFailure", "afterShellExecution",
+	case "stop", "sessionEnd":
+		return syncPlan()
+	case "sessionStart", "postToolUse", "postToolUseFailure", "afterShellExecution",
 		"beforeMCPExecution", "afterMCPExecution", "beforeReadFile", "afterFileEdit", "afterAgentResponse",
-		"afterAgentThought", "stop", "subagentStart", "subagentStop", "preCompact":
+		"afterAgentThought", "subagentStart", "subagentStop", "preCompact":
 		return hookPlan{none: true}, nil
 	default:
 		return hookPlan{}, unknownEvent(ev.HookEventName)
@@ -86,6 +91,6 @@ func installCursor(a *app, ws string, o installOptions, install bool) error {
 			Command string `json:"command"`
 		}{cmd}
 	}
-	return installFlat(a, path, []string{"beforeSubmitPrompt", "preToolUse", "beforeShellExecution"},
+	return installFlat(a, path, []string{"beforeSubmitPrompt", "preToolUse", "beforeShellExecution", "stop", "sessionEnd"},
 		agentCommand("cursor", o.strict), "command", entry, map[string]string{"version": "1"}, ownAgentCommand("cursor"), install)
 }

@@ -8,8 +8,10 @@ import (
 // Gemini CLI: hooks in .gemini/settings.json (~/.gemini/settings.json
 // with --user), Claude-style matcher groups. BeforeAgent carries the
 // user's prompt; BeforeTool the tool call (write_file and replace with
-// tool_input.file_path, run_shell_command). Every hook answers JSON on
-// stdout: {} lets the CLI go on.
+// tool_input.file_path, run_shell_command); AfterAgent (the answer is
+// done) and SessionEnd start a background sync when the store has a
+// remote. Every hook answers JSON on stdout: {} lets the CLI go on (for
+// AfterAgent: accepts the answer, no retry).
 func init() {
 	registerAgent(&agentSpec{
 		name:    "gemini",
@@ -41,7 +43,9 @@ func decodeGemini(data []byte) (hookPlan, *hookFailure) {
 	case "BeforeTool":
 		n.kind = "tool"
 		n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolInput))
-	case "SessionStart", "SessionEnd", "AfterAgent", "BeforeModel", "AfterModel", "BeforeToolSelection",
+	case "AfterAgent", "SessionEnd":
+		return syncPlan()
+	case "SessionStart", "BeforeModel", "AfterModel", "BeforeToolSelection",
 		"AfterTool", "PreCompress", "Notification":
 		return hookPlan{none: true}, nil
 	default:
@@ -59,7 +63,7 @@ func installGemini(a *app, ws string, o installOptions, install bool) error {
 		}
 		path = p
 	}
-	err := installGroups(a, path, []groupWant{{"BeforeAgent", ""}, {"BeforeTool", geminiMatcher}}, agentCommand("gemini", o.strict), ownAgentCommand("gemini"), install)
+	err := installGroups(a, path, []groupWant{{"BeforeAgent", ""}, {"BeforeTool", geminiMatcher}, {"AfterAgent", ""}, {"SessionEnd", ""}}, agentCommand("gemini", o.strict), ownAgentCommand("gemini"), install)
 	if err == nil && install && !o.user {
 		// Checked with the Gemini CLI 0.61.0: in an untrusted folder the
 		// project's settings, hooks and all, are not loaded, and

@@ -9,7 +9,8 @@ import (
 // OpenCode: a plugin file, .opencode/plugin/ckpt.js
 // (~/.config/opencode/plugin/ckpt.js with --user). Its chat.message hook
 // hands each user message, and its tool.execute.before hook each tool
-// call, to `ckpt hook opencode` as Claude-shaped JSON (the generic
+// call, and its session.idle event as a Stop (a background sync when the
+// store has a remote), to `ckpt hook opencode` as Claude-shaped JSON (the generic
 // protocol), with OpenCode's own tool names and arguments (write and edit
 // with filePath, patch/apply_patch with patchText, bash) left as they
 // are: the hook knows them, so the plugin stays a pipe.
@@ -49,6 +50,12 @@ export const CkptPlugin = async ({ directory }) => {
     },
     "tool.execute.before": async (input, output) => {
       send({ hook_event_name: "PreToolUse", session_id: input.sessionID, cwd: directory, tool_name: input.tool, tool_input: output.args || {} });
+    },
+    // The session finished answering: ckpt starts a background sync when
+    // the store has a remote (the hook returns at once).
+    event: async ({ event }) => {
+      if (event.type !== "session.idle") return;
+      send({ hook_event_name: "Stop", session_id: (event.properties || {}).sessionID, cwd: directory });
     },
   };
 };

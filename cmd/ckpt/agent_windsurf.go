@@ -8,7 +8,9 @@ import (
 // Windsurf (Cascade hooks): .windsurf/hooks.json (~/.codeium/windsurf/
 // hooks.json with --user), flat entries per action. Every event names its
 // action (agent_action_name) and conversation (trajectory_id); tool_info
-// holds the details: user_prompt, file_path, command_line and cwd. Only
+// holds the details: user_prompt, file_path, command_line and cwd.
+// post_cascade_response (Cascade finished answering) starts a background
+// sync when the store has a remote. Only
 // the exit code matters (2 blocks), so nothing is printed.
 func init() {
 	registerAgent(&agentSpec{
@@ -56,8 +58,10 @@ func decodeWindsurf(data []byte) (hookPlan, *hookFailure) {
 		n.kind, n.tool, n.paths = "tool", "write_code", []string{ev.ToolInfo.FilePath}
 	case "pre_run_command":
 		n.kind, n.tool, n.shell = "tool", "run_command", true
+	case "post_cascade_response":
+		return syncPlan()
 	case "post_write_code", "post_run_command", "pre_read_code", "post_read_code", "pre_mcp_tool_use",
-		"post_mcp_tool_use", "post_cascade_response", "post_setup_worktree":
+		"post_mcp_tool_use", "post_setup_worktree":
 		return hookPlan{none: true}, nil
 	default:
 		return hookPlan{}, unknownEvent(ev.Action)
@@ -80,6 +84,6 @@ func installWindsurf(a *app, ws string, o installOptions, install bool) error {
 			ShowOutput bool   `json:"show_output"`
 		}{cmd, false}
 	}
-	return installFlat(a, path, []string{"pre_user_prompt", "pre_write_code", "pre_run_command"},
+	return installFlat(a, path, []string{"pre_user_prompt", "pre_write_code", "pre_run_command", "post_cascade_response"},
 		agentCommand("windsurf", o.strict), "command", entry, nil, ownAgentCommand("windsurf"), install)
 }

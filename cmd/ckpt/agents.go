@@ -143,6 +143,12 @@ func (n normEvent) plan(agent string) (hookPlan, *hookFailure) {
 	return hookPlan{ev: ev, paths: paths, shell: n.shell}, nil
 }
 
+// syncPlan is the plan for an event that ends the agent's answer or its
+// session: nothing to record, and a background `ckpt sync` when the store
+// has a remote (handleHook starts it, as for Claude's Stop and
+// SessionEnd).
+func syncPlan() (hookPlan, *hookFailure) { return hookPlan{none: true, sync: true}, nil }
+
 // badJSON is the failure for an event that is not JSON.
 func badJSON(err error) *hookFailure {
 	return &hookFailure{msg: fmt.Sprintf("event is not valid JSON (%v); nothing recorded", err)}

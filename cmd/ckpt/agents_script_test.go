@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -15,7 +16,8 @@ import (
 // by the absolute workspace.
 func TestAgentScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/agentscript",
+		Dir:           "testdata/agentscript",
+		UpdateScripts: os.Getenv("CKPT_UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("CKPT_HOME", env.T().(testing.TB).TempDir())
 			return copyFixtures("testdata/hooks", filepath.Join(env.WorkDir, "hooks"), env.WorkDir)
@@ -23,8 +25,40 @@ func TestAgentScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"jsonhas": cmdJSONHas,
 			"isexec":  cmdIsExec,
+			"bgsync":  cmdBgSync,
 		},
 	})
+}
+
+// cmdBgSync waits for the background sync a hook started in the store
+// ($CKPT_HOME) to end, checks its log says it was started, and removes
+// the log. Negated: no sync was started since (there is no log).
+func cmdBgSync(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 0 {
+		ts.Fatalf("usage: bgsync")
+	}
+	store := ts.Getenv("CKPT_HOME")
+	if neg {
+		// A hook that starts a sync writes the log's first line before.
+		if _, err := os.Stat(filepath.Join(store, syncLogFile)); err == nil {
+			ts.Fatalf("%s exists: a background sync was started", syncLogFile)
+		}
+		return
+	}
+	for try := 0; bgRunning(store, syncLockFile); try++ {
+		if try == 1200 {
+			ts.Fatalf("the background sync still runs")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log, err := os.ReadFile(filepath.Join(store, syncLogFile))
+	ts.Check(err)
+	if !strings.Contains(string(log), "ckpt [sync]: started in the background") {
+		ts.Fatalf("%s does not say a sync started:\n%s", syncLogFile, log)
+	}
+	ts.Logf("%s:\n%s", syncLogFile, log)
+	// The next check starts from no log.
+	ts.Check(os.Remove(filepath.Join(store, syncLogFile)))
 }
 
 func copyFixtures(from, to, work string) error {

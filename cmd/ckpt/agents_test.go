@@ -23,6 +23,9 @@ func TestAgentDecode(t *testing.T) {
 		paths string // comma-separated
 		shell bool
 		fail  string // a substring of the failure
+		// sync: the event ends the answer or the session, so a
+		// background `ckpt sync` starts (when the store has a remote).
+		sync bool
 	}
 	cases := []struct {
 		agent, name string
@@ -34,35 +37,49 @@ func TestAgentDecode(t *testing.T) {
 		{"codex", "bash", nil, want{event: "PreToolUse", shell: true}},
 		{"codex", "bash_patch", nil, want{event: "PreToolUse", paths: "made.txt,a.txt", shell: true}},
 		{"codex", "post", nil, want{}},
+		{"codex", "stop", nil, want{sync: true}},
 		{"gemini", "before_agent", nil, want{event: "UserPromptSubmit"}},
 		{"gemini", "write_file", nil, want{event: "PreToolUse", paths: "/w/new.txt"}},
 		{"gemini", "shell", nil, want{event: "PreToolUse", shell: true}},
 		{"gemini", "read", nil, want{}},
+		{"gemini", "after_agent", nil, want{sync: true}},
+		{"gemini", "session_end", nil, want{sync: true}},
 		{"cursor", "before_submit_prompt", nil, want{event: "UserPromptSubmit"}},
 		{"cursor", "pre_tool_use_write", nil, want{event: "PreToolUse", paths: "new.txt"}},
 		{"cursor", "before_shell_execution", nil, want{event: "PreToolUse", shell: true}},
 		{"cursor", "after_file_edit", nil, want{}},
+		{"cursor", "stop", nil, want{sync: true}},
+		{"cursor", "session_end", nil, want{sync: true}},
 		{"cursor", "read", []byte(`{"hook_event_name":"preToolUse","conversation_id":"c1","workspace_roots":["/w"],"tool_name":"Read","tool_input":{"file_path":"a.txt"}}`), want{}},
 		{"copilot", "user_prompt_submitted", nil, want{event: "UserPromptSubmit"}},
 		{"copilot", "pre_tool_use_create", nil, want{event: "PreToolUse", paths: "/w/new.txt"}},
 		{"copilot", "pre_tool_use_bash", nil, want{event: "PreToolUse", shell: true}},
 		{"copilot", "post_tool_use", nil, want{}},
+		{"copilot", "agent_stop", nil, want{sync: true}},
+		{"copilot", "session_end", nil, want{sync: true}},
+		{"copilot", "session_start", []byte(`{"sessionId":"s1","timestamp":1,"cwd":"/w","source":"new"}`), want{}},
+		{"copilot", "pascal-stop", []byte(`{"hook_event_name":"Stop","session_id":"s1","cwd":"/w"}`), want{sync: true}},
 		{"copilot", "pascal", []byte(`{"hook_event_name":"PreToolUse","session_id":"s1","cwd":"/w","tool_name":"create","tool_input":{"path":"x.go"}}`), want{event: "PreToolUse", paths: "x.go"}},
 		{"cline", "user_prompt_submit", nil, want{event: "UserPromptSubmit"}},
 		{"cline", "apply_patch", nil, want{event: "PreToolUse", paths: "b.txt,c.txt,sub/d.txt"}},
 		{"cline", "run_commands", nil, want{event: "PreToolUse", shell: true}},
 		{"cline", "cli_agent_start", nil, want{event: "UserPromptSubmit"}},
 		{"cline", "cli_tool_call", nil, want{event: "PreToolUse", paths: "new.txt,a.txt"}},
-		{"cline", "cli_agent_end", nil, want{}},
+		{"cline", "cli_agent_end", nil, want{sync: true}},
+		{"cline", "task_complete", nil, want{sync: true}},
+		{"cline", "task_cancel", []byte(`{"hookName":"TaskCancel","taskId":"1","workspaceRoots":["/w"]}`), want{}},
 		{"cline", "cli_prompt_submit", []byte(`{"hookName":"prompt_submit","taskId":"conv_1","workspaceRoots":["/w"],"userPromptSubmit":{"prompt":"hi","attachments":[]}}`), want{event: "UserPromptSubmit"}},
 		{"cline", "future", []byte(`{"hookName":"Future","taskId":"1","workspaceRoots":["/w"]}`), want{fail: `unknown event "Future"`}},
 		{"windsurf", "pre_user_prompt", nil, want{event: "UserPromptSubmit"}},
 		{"windsurf", "pre_write_code_a", nil, want{event: "PreToolUse", paths: "/w/a.txt"}},
 		{"windsurf", "pre_run_command", nil, want{event: "PreToolUse", shell: true}},
+		{"windsurf", "post_cascade_response", nil, want{sync: true}},
+		{"windsurf", "post_write_code", []byte(`{"agent_action_name":"post_write_code","trajectory_id":"t","tool_info":{"file_path":"/w/a"}}`), want{}},
 		{"windsurf", "nopath", []byte(`{"agent_action_name":"pre_write_code","trajectory_id":"t","tool_info":{}}`), want{fail: "no tool_info.file_path"}},
 		{"opencode", "patch", nil, want{event: "PreToolUse", paths: "b.txt,c.txt,sub/d.txt"}},
 		{"opencode", "edit", nil, want{event: "PreToolUse", paths: "/w/a.txt"}},
 		{"opencode", "bash", nil, want{event: "PreToolUse", shell: true}},
+		{"opencode", "session_idle", nil, want{sync: true}},
 		{"opencode", "relative-cwd", []byte(`{"hook_event_name":"PreToolUse","session_id":"s","cwd":"w","tool_name":"write","tool_input":{"filePath":"a"}}`), want{fail: "not absolute"}},
 		{"gemini", "bad-session", []byte(`{"hook_event_name":"BeforeAgent","session_id":"a/b","cwd":"/w","prompt":"x"}`), want{fail: "session id"}},
 	}
@@ -81,6 +98,9 @@ func TestAgentDecode(t *testing.T) {
 			}
 			if f != nil {
 				t.Fatalf("unexpected failure: %s", f.msg)
+			}
+			if plan.sync != c.want.sync {
+				t.Errorf("sync = %v, want %v", plan.sync, c.want.sync)
 			}
 			if c.want.event == "" {
 				if !plan.none {

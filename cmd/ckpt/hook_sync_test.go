@@ -117,3 +117,86 @@ func TestHookStopSyncsInBackground(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentEndSyncsInBackground (issue 16): another agent's own end
+// events, Gemini CLI's AfterAgent and SessionEnd, start the same
+// background `ckpt sync` as Claude's Stop, answer what the agent reads
+// ({}), and upload what the session recorded; with no remote nothing
+// happens. Through the real binary and a real S3 server (versitygw;
+// skipped without it).
+func TestAgentEndSyncsInBackground(t *testing.T) {
+	r := newRemoteRig(t)
+	ws := filepath.Join(r.root, "project")
+	os.MkdirAll(ws, 0o755)
+	storeA := filepath.Join(r.root, "A")
+	const sid = "5e0c7a1d-2b3f-4c6d-9e8f-a1b2c3d4e5f6"
+	ev := func(name string, extra map[string]any) map[string]any {
+		m := map[string]any{"session_id": sid, "cwd": ws, "hook_event_name": name,
+			"transcript_path": "", "timestamp": "2026-11-23T14:00:00.000Z"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	// gemini runs `ckpt hook gemini`, which must print {} (and only that)
+	// on stdout.
+	hook := func(store string, env []string, e map[string]any) string {
+		t.Helper()
+		cmd := r.cmd(store, "hook", "gemini")
+		if env != nil {
+			cmd.Env = env
+		}
+		b, _ := json.Marshal(e)
+		cmd.Dir, cmd.Stdin = ws, bytes.NewReader(b)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("hook gemini %v: %v\n%s%s", e["hook_event_name"], err, out.String(), errb.String())
+		}
+		if out.String() != "{}\n" {
+			t.Errorf("hook gemini %v printed %q; want {}", e["hook_event_name"], out.String())
+		}
+		return errb.String()
+	}
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("before\n"), 0o644)
+	hook("A", nil, ev("BeforeAgent", map[string]any{"prompt": "edit a"}))
+	hook("A", nil, ev("BeforeTool", map[string]any{"tool_name": "write_file",
+		"tool_input": map[string]any{"file_path": filepath.Join(ws, "a.txt"), "content": "after\n"}}))
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("after\n"), 0o644)
+
+	if stderr := hook("A", nil, ev("AfterAgent", map[string]any{"prompt": "edit a", "prompt_response": "Done.", "stop_hook_active": false})); stderr != "" {
+		t.Errorf("AfterAgent said %q; want nothing", stderr)
+	}
+	log := waitSynced(t, storeA, "uploaded")
+	if !strings.Contains(log, sid+": uploaded") {
+		t.Errorf("sync.log does not report the session's upload:\n%s", log)
+	}
+	if out := r.run("B", "sessions", "--remote"); !strings.Contains(out, sid) {
+		t.Fatalf("after AfterAgent's sync the remote does not list %s:\n%s", sid, out)
+	}
+
+	// SessionEnd, after another turn: the remote has both turns.
+	hook("A", nil, ev("BeforeAgent", map[string]any{"prompt": "second"}))
+	hook("A", nil, ev("SessionEnd", map[string]any{"reason": "exit"}))
+	waitSynced(t, storeA, "uploaded")
+	wsB := filepath.Join(r.root, "elsewhere", "project")
+	if out := r.run("B", "pull", sid, "--workspace", wsB); !strings.Contains(out, "2 turns") {
+		t.Fatalf("pull after SessionEnd's sync: %s", out)
+	}
+
+	// No remote: the same events start nothing.
+	var env []string
+	for _, kv := range r.env() {
+		if !strings.HasPrefix(kv, "CKPT_REMOTE=") {
+			env = append(env, kv)
+		}
+	}
+	storeC := filepath.Join(r.root, "C")
+	hook("C", env, ev("AfterAgent", nil))
+	hook("C", env, ev("SessionEnd", map[string]any{"reason": "exit"}))
+	for _, f := range []string{syncLogFile, syncLockFile} {
+		if _, err := os.Stat(filepath.Join(storeC, f)); err == nil {
+			t.Errorf("AfterAgent/SessionEnd without a remote made %s", f)
+		}
+	}
+}
