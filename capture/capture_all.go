@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ckpt/ckpt/checkpoints"
+	"golang.org/x/sync/errgroup"
 )
 
 // readers is how many paths CaptureAll reads at once: hashing and
@@ -144,20 +145,10 @@ func each(n int, fn func(i int)) {
 		fn(0)
 		return
 	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < readers && w < n; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
+	var g errgroup.Group
+	g.SetLimit(readers)
+	for i := range n {
+		g.Go(func() error { fn(i); return nil })
 	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 }

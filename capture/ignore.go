@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -328,6 +329,12 @@ func (m *Ignore) readRuleFile(rel string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return readRuleData(f, fi)
+}
+
+// readRuleData reads the open rule file f (fi: its stat): nil when it is
+// maxRuleFileSize or more, or grows to that while read.
+func readRuleData(f *os.File, fi fs.FileInfo) ([]byte, error) {
 	if fi.Size() >= maxRuleFileSize {
 		return nil, nil
 	}

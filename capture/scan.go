@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -478,7 +477,7 @@ func readRuleFileIn(d *os.Root, name string, fi fs.FileInfo) ([]byte, error) {
 	if fi.Size() >= maxRuleFileSize {
 		return nil, nil
 	}
-	f, _, err := openRegular(d, name, fi)
+	f, ofi, err := openRegular(d, name, fi)
 	if err != nil {
 		if noRules(err) {
 			return nil, nil
@@ -486,17 +485,7 @@ func readRuleFileIn(d *os.Root, name string, fi fs.FileInfo) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxRuleFileSize))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) >= maxRuleFileSize {
-		return nil, nil // grew while read
-	}
-	if data == nil {
-		data = []byte{}
-	}
-	return data, nil
+	return readRuleData(f, ofi)
 }
 
 // scanFile reads the open file f (fi: its descriptor's stat) into put and

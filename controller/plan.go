@@ -7,11 +7,11 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"golang.org/x/sync/errgroup"
 )
 
 // plan compares each target with what is on disk now. Paths that already
@@ -228,22 +228,12 @@ func (c *Controller) blockingParent(p string) (string, capture.Entry, bool) {
 // targets have two cores, and the work is hashing, compressing and fsync.
 const workers = 2
 
-// parallel calls fn(0..n-1) on workers goroutines.
+// parallel calls fn(0..n-1) on up to workers goroutines.
 func parallel(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
+	var g errgroup.Group
+	g.SetLimit(workers)
+	for i := range n {
+		g.Go(func() error { fn(i); return nil })
 	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 }
