@@ -58,19 +58,7 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "CKPT_") || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || k == "HOME" || k == "XDG_CONFIG_HOME" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"),
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-test", "CKPT_HOME="+store,
-		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
-	e := &agentEnv{t: t, ws: ws, store: store, claude: claude, env: env}
+	e := &agentEnv{t: t, ws: ws, store: store, claude: claude, env: claudeEnv(home, store, srv.URL)}
 	defer func() {
 		if t.Failed() {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))

@@ -202,19 +202,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	}
 	defer srv.Close()
 
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "CKPT_") || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || k == "HOME" || k == "XDG_CONFIG_HOME" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"),
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-test", "CKPT_HOME="+store,
-		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
-	e := &agentEnv{t: t, ws: ws, store: store, claude: claude, env: env}
+	e := &agentEnv{t: t, ws: ws, store: store, claude: claude, env: claudeEnv(home, store, srv.URL)}
 	defer func() {
 		if t.Failed() {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
@@ -418,4 +406,16 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	} else if len(list[2].Files) != 1 || list[2].Files[0].Path != "notes.txt" {
 		t.Errorf("Claude's own fork: turn 2 files %+v, want notes.txt", list[2].Files)
 	}
+}
+
+// claudeEnv is the environment the real Claude Code runs in: this
+// process's, without ckpt's, Anthropic's or Claude's own settings, with its
+// own HOME and config under home, the scripted model server at url, and
+// ckpt's store.
+func claudeEnv(home, store, url string) []string {
+	return isolatedEnv([]string{"ANTHROPIC_", "CLAUDE"},
+		"HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"),
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"ANTHROPIC_BASE_URL="+url, "ANTHROPIC_API_KEY=sk-test", "CKPT_HOME="+store,
+		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1")
 }
