@@ -73,15 +73,11 @@ func TestCodexRealBinary(t *testing.T) {
 	// One turn per prompt (UserPromptSubmit), each with the paths its
 	// patches named: added, updated, moved from and to, and added by the
 	// patch run through the shell.
-	got := e.ckptTurns(sid)
-	want := []string{
-		p1 + ": keep.txt=created notes.txt=created",
-		p2 + ": extra.txt=created keep.txt=deleted notes.txt=modified sub/kept.txt=created",
-		p3 + ":",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("ckpt list:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	e.wantTurns(sid,
+		p1+": keep.txt=created notes.txt=created",
+		p2+": extra.txt=created keep.txt=deleted notes.txt=modified sub/kept.txt=created",
+		p3+":",
+	)
 
 	e.checkRewinds(sid, []rewindWant{
 		{"2", afterP2},
@@ -193,9 +189,7 @@ func TestCodexRealBinaryUserHooks(t *testing.T) {
 	}
 	c.prompt(p1)
 	c.e.wantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\n"})
-	if got, want := strings.Join(c.e.ckptTurns(c.sid), "\n"), p1+": notes.txt=created"; got != want {
-		t.Errorf("ckpt list: %s, want %s", got, want)
-	}
+	c.e.wantTurns(c.sid, p1+": notes.txt=created")
 	if _, err := os.Stat(filepath.Join(ws, ".codex")); err == nil {
 		t.Error("install --user wrote into the workspace")
 	}

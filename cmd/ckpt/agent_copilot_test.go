@@ -28,14 +28,6 @@ func (e *agentEnv) onlySession() string {
 	return list[0].ID
 }
 
-// wantTurns checks `ckpt list` of sid, one line per turn (ckptTurns).
-func (e *agentEnv) wantTurns(sid string, want ...string) {
-	e.t.Helper()
-	if got := e.ckptTurns(sid); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		e.t.Fatalf("ckpt list:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
 // TestCopilotRealBinary drives the real GitHub Copilot CLI (`copilot -p`)
 // against a scripted Chat Completions server: three prompts create files,
 // edit one and, by its bash tool in scan mode, delete them, through the

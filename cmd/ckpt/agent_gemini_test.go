@@ -66,15 +66,11 @@ func TestGeminiRealBinary(t *testing.T) {
 
 	// One turn per prompt (BeforeAgent), each with what its file tools
 	// wrote; the shell's changes are in the turn's manifest.
-	got := e.ckptTurns(sid)
-	want := []string{
-		p1 + ": keep.txt=created notes.txt=created",
-		p2 + ": notes.txt=modified",
-		p3 + ":",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("ckpt list:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	e.wantTurns(sid,
+		p1+": keep.txt=created notes.txt=created",
+		p2+": notes.txt=modified",
+		p3+":",
+	)
 
 	e.checkRewinds(sid, []rewindWant{
 		{"2", afterP2},
@@ -157,9 +153,7 @@ func TestGeminiRealBinaryUserHooks(t *testing.T) {
 	const sid = "0b7d3e2a-5c4f-4a1b-8e9d-6f5a4b3c2d1e"
 	g.prompt(p1, "--session-id", sid, "--skip-trust")
 	g.e.wantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\n"})
-	if got, want := strings.Join(g.e.ckptTurns(sid), "\n"), p1+": notes.txt=created"; got != want {
-		t.Errorf("ckpt list: %s, want %s", got, want)
-	}
+	g.e.wantTurns(sid, p1+": notes.txt=created")
 }
 
 // version runs `gemini --version`, for the log.

@@ -86,6 +86,14 @@ func (e *agentEnv) ckptTurns(sid string) []string {
 	return got
 }
 
+// wantTurns checks `ckpt list` of sid, one line per turn (ckptTurns).
+func (e *agentEnv) wantTurns(sid string, want ...string) {
+	e.t.Helper()
+	if got := e.ckptTurns(sid); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		e.t.Fatalf("ckpt list:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // checkRewinds rewinds sid's code to each turn in code (turn number → the
 // tree expected there) and undoes each, then rewinds the conversation and
 // both to turn convTurn, whose prompt is convPrompt, and undoes those:
