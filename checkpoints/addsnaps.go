@@ -76,7 +76,7 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 
 // tickNSQL advances the clock by n and returns its new value. Prepared
 // once: parsing an UPDATE ... RETURNING costs more than running it.
-const tickNSQL = `UPDATE clock SET n = n + ? WHERE id = 1 RETURNING n`
+const tickNSQL = `UPDATE meta SET value = value + ? WHERE key = 'clock' RETURNING value`
 
 // CapturingAllIn is CapturingIn for many paths in one read transaction
 // (each query of its own would begin one, which costs more than the

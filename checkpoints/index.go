@@ -40,9 +40,9 @@ type Option func(*Index)
 func WithClock(now func() time.Time) Option { return func(x *Index) { x.now = now } }
 
 // PageSize is the page size of a new index. Every table and index of the
-// schema takes at least one page, 28 in all, so an index of one turn and
-// one capture is 28 pages: 112 KiB at SQLite's default 4 KiB, 14 KiB at
-// 512 bytes. Every Claude Code session is a ckpt session, so a user
+// schema takes at least one page, 26 in all, and the schema's text about
+// 15 more, so an index of one turn and one capture is 42 pages: 168 KiB at
+// SQLite's default 4 KiB, 21 KiB at 512 bytes. Every Claude Code session is a ckpt session, so a user
 // collects thousands of small ones; the cost is more overflow pages for
 // long prompts and messages (see bench/README.md for list and capture
 // timings at this size). An existing index keeps the size it has.
@@ -236,10 +236,17 @@ func inTx(ctx context.Context, db interface {
 	return tx.Commit()
 }
 
+// clockKey is the meta key holding the clock: every event's seq is a value
+// of it. SetMeta and InitMeta refuse it, so no caller's key can set it back.
+const clockKey = "clock"
+
+// errReservedKey is returned for a meta key the index keeps for itself.
+var errReservedKey = errors.New("key is reserved")
+
 // tick advances the clock and returns the new value.
 func tick(ctx context.Context, tx *sql.Tx) (int64, error) {
 	var n int64
-	err := tx.QueryRowContext(ctx, `UPDATE clock SET n = n + 1 WHERE id = 1 RETURNING n`).Scan(&n)
+	err := tx.QueryRowContext(ctx, `UPDATE meta SET value = value + 1 WHERE key = 'clock' RETURNING value`).Scan(&n)
 	return n, err
 }
 
@@ -264,6 +271,9 @@ func (x *Index) Meta(ctx context.Context, key string) (string, error) {
 // InitMeta stores value under key unless a value is there already, and
 // returns the value in force.
 func (x *Index) InitMeta(ctx context.Context, key, value string) (string, error) {
+	if key == clockKey {
+		return "", fmt.Errorf("checkpoints: meta %s: %w", key, errReservedKey)
+	}
 	var v string
 	err := x.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)`, key, value); err != nil {
@@ -277,8 +287,12 @@ func (x *Index) InitMeta(ctx context.Context, key, value string) (string, error)
 	return v, nil
 }
 
-// SetMeta stores value under key, replacing any value there.
+// SetMeta stores value under key, replacing any value there. The key
+// "clock" is the index's own and refused.
 func (x *Index) SetMeta(ctx context.Context, key, value string) error {
+	if key == clockKey {
+		return fmt.Errorf("checkpoints: meta %s: %w", key, errReservedKey)
+	}
 	if _, err := x.db.ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, key, value); err != nil {
 		return fmt.Errorf("checkpoints: meta %s: %w", key, err)
 	}

@@ -133,7 +133,7 @@ func (x *Index) PlanOpAfter(ctx context.Context, op Op, ready func() error) (Op,
 		defer st.Close()
 		// The files' clock values, seq+1..seq+n, taken with one update.
 		if len(op.Files) > 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE clock SET n = n + ? WHERE id = 1`, len(op.Files)); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = value + ? WHERE key = 'clock'`, len(op.Files)); err != nil {
 				return err
 			}
 		}

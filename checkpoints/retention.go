@@ -223,10 +223,7 @@ func (x *Index) MarkLost(ctx context.Context, blobs []cas.ID) (int, error) {
 		}
 		// The stat cache is advisory: drop it rather than let it vouch for
 		// a lost blob.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM statcache`); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs`)
+		_, err := tx.ExecContext(ctx, `DELETE FROM statcache`)
 		return err
 	})
 	if err != nil {

@@ -548,11 +548,11 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 		return sc, nil // an old single-row cache: no directory rows
 	}
 	var size int
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(length(data)), 0) FROM statcache_dirs`).Scan(&size); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(length(data)), 0) FROM statcache WHERE id < 0`).Scan(&size); err != nil {
 		return nil, err
 	}
 	sc.Entries = make(map[string]StatEntry, size/64) // an entry takes 50-100 bytes
-	rows, err := tx.QueryContext(ctx, `SELECT data FROM statcache_dirs`)
+	rows, err := tx.QueryContext(ctx, `SELECT data FROM statcache WHERE id < 0`)
 	if err != nil {
 		return nil, err
 	}
@@ -611,7 +611,7 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []Sta
 		}
 		if old == nil || dirs == nil || gen == 0 || gen != old.gen {
 			dirs = nil // rewrite it all
-			if _, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs`); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM statcache WHERE id < 0`); err != nil {
 				return err
 			}
 		}
@@ -631,13 +631,13 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []Sta
 		}
 		for b := range dirty {
 			if len(byBucket[b]) == 0 {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs WHERE bucket = ?`, b); err != nil {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM statcache WHERE id = ?`, bucketRow(b)); err != nil {
 					return err
 				}
 			}
 		}
 		for b, es := range byBucket {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache_dirs (bucket, data) VALUES (?, ?)`, b, encodeStats(es, cas.ID{}, 0)); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (?, ?)`, bucketRow(b), encodeStats(es, cas.ID{}, 0)); err != nil {
 				return err
 			}
 		}
@@ -655,7 +655,11 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []Sta
 // few hundred row steps however many directories there are.
 const statBuckets = 256
 
-// dirBucket returns the stat cache row of directory dir (FNV-1a of its
+// bucketRow is the statcache id of bucket b's row: the header is row 1,
+// the buckets' rows are below 0.
+func bucketRow(b int) int { return -1 - b }
+
+// dirBucket returns the stat cache bucket of directory dir (FNV-1a of its
 // path).
 func dirBucket(dir string) int {
 	h := uint32(2166136261)

@@ -3,6 +3,7 @@ package migrations
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -235,8 +236,39 @@ func Apply(ctx context.Context, db *sql.DB, set Set) error {
 	return nil
 }
 
+// noForeignKeys is the first line of a migration that rebuilds tables:
+// SQLite's way to change a table's definition is to create the new table,
+// copy the rows and drop the old one, which foreign keys would refuse
+// half-way (dropping a table deletes its rows first). Such a migration
+// runs on one connection with foreign keys off, and commits only if
+// PRAGMA foreign_key_check then finds no row breaking one.
+const noForeignKeys = "-- ckpt: foreign_keys off\n"
+
 func applyOne(ctx context.Context, db *sql.DB, set Set, m Migration) error {
-	tx, err := db.BeginTx(ctx, nil)
+	var q interface {
+		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+	} = db
+	fkOff := strings.HasPrefix(m.SQL, noForeignKeys)
+	if fkOff {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("migrations: %s %s: %w", set, m.Name, err)
+		}
+		defer conn.Close()
+		// The pragma is a no-op inside a transaction, so it is set on the
+		// connection before one starts, and put back before the connection
+		// returns to the pool (or the connection is dropped).
+		if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+			return fmt.Errorf("migrations: %s %s: %w", set, m.Name, err)
+		}
+		defer func() {
+			if _, err := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`); err != nil {
+				conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}()
+		q = conn
+	}
+	tx, err := q.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("migrations: %s %s: begin: %w", set, m.Name, err)
 	}
@@ -255,6 +287,11 @@ func applyOne(ctx context.Context, db *sql.DB, set Set, m Migration) error {
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return fmt.Errorf("migrations: %s %s: %w", set, m.Name, err)
 	}
+	if fkOff {
+		if err := foreignKeyCheck(ctx, tx); err != nil {
+			return fmt.Errorf("migrations: %s %s: %w", set, m.Name, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, strftime('%s','now'))`,
 		m.Version, m.Name); err != nil {
@@ -264,4 +301,23 @@ func applyOne(ctx context.Context, db *sql.DB, set Set, m Migration) error {
 		return fmt.Errorf("migrations: %s %s: commit: %w", set, m.Name, err)
 	}
 	return nil
+}
+
+// foreignKeyCheck fails when a row of the database breaks a foreign key.
+func foreignKeyCheck(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return fmt.Errorf("foreign key check: %w", err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return fmt.Errorf("foreign key check: %w", err)
+		}
+		return fmt.Errorf("foreign key check: a row of %s (rowid %v) names a missing row of %s", table, rowid.Int64, parent)
+	}
+	return rows.Err()
 }

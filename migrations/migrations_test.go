@@ -46,7 +46,7 @@ func TestApplyFreshAndTwice(t *testing.T) {
 		set  migrations.Set
 		want []string
 	}{
-		{migrations.Index, []string{"turns", "snaps", "messages", "ops", "op_files", "clock", "meta"}},
+		{migrations.Index, []string{"turns", "snaps", "messages", "ops", "op_files", "meta"}},
 		{migrations.CAS, []string{"blobs"}},
 	} {
 		t.Run(tc.set.String(), func(t *testing.T) {
