@@ -17,7 +17,8 @@
 //     Content nil means the file did not exist.
 //   - Every event that changes the workspace as ckpt knows it (a first
 //     capture, a path rewritten by a rewind or an undo) takes the next value
-//     of one clock (seq). A path's state at the start of turn T is the
+//     of one clock (seq; kept in meta under "clock", a key SetMeta and
+//     InitMeta refuse). A path's state at the start of turn T is the
 //     "before" state of its first event after T's seq; Earliest returns
 //     exactly that, so a rewind that follows another rewind still restores
 //     the right bytes.

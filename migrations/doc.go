@@ -7,7 +7,10 @@
 // a directory of files named NNNN_name.sql.
 // Apply runs the files whose number is above the database's recorded
 // version, in order, each in its own transaction together with the row that
-// records it in the schema_migrations table. Applying twice is a no-op.
+// records it in the schema_migrations table. Applying twice is a no-op. A
+// file whose first line is "-- ckpt: foreign_keys off" (one that rebuilds
+// tables) runs with foreign keys off and commits only when
+// PRAGMA foreign_key_check finds every reference intact.
 //
 // Invariants:
 //   - A migration that has shipped is never edited; a schema change is a new
