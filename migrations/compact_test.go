@@ -222,3 +222,52 @@ func TestCompactRefusesBrokenForeignKey(t *testing.T) {
 		t.Errorf("snaps after the refused migration: %q", rows)
 	}
 }
+
+// Several processes opening one old index at once: one rebuilds it, the
+// others wait and find it done, and every row is there once.
+func TestCompactConcurrentApply(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "index.db")
+	dsn := "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	old, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrations.ApplyUpTo(ctx, old, migrations.Index, 8); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(v8Rows); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(t, old, "turns")
+	old.Close()
+
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			db, err := sql.Open("sqlite", dsn)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer db.Close()
+			errs <- migrations.Apply(ctx, db, migrations.Index)
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent apply: %v", err)
+		}
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := dump(t, db, "turns"); !slices.Equal(got, want) {
+		t.Errorf("turns after concurrent upgrades:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := versions(t, db); !strings.HasSuffix(got, "9 0009_compact.sql") || strings.Count(got, "0009") != 1 {
+		t.Errorf("recorded versions %q", got)
+	}
+}
