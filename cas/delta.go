@@ -70,10 +70,13 @@ type link struct {
 	size   int64
 	enc    int
 	depth  int
-	base   ID // zero unless enc is encDelta
+	base   int64 // the base row's key; 0 unless enc is encDelta
 	inline bool
 	data   []byte
 }
+
+// linkSQL reads a chain's row; the first by id, the others by key.
+const linkSQL = `SELECT id, size, enc, depth, CASE typeof(base) WHEN 'integer' THEN base ELSE 0 END, data IS NULL, data FROM blobs WHERE `
 
 // links reads the chain that starts at id: id's row, its base's row, and so
 // on down to the first row that is not a delta. A missing base, a row that
@@ -82,37 +85,41 @@ type link struct {
 // ErrNotFound.
 func (d *Disk) links(ctx context.Context, id ID) ([]link, error) {
 	var chain []link
-	cur := id
 	for {
 		if len(chain) > maxDepth { // maxDepth deltas read, and still no root
 			return nil, broken("delta chain longer than %d", maxDepth)
 		}
-		l := link{id: cur}
-		var base []byte
+		var l link
+		var rid []byte
 		var inFile bool
-		err := d.db.QueryRowContext(ctx, `SELECT size, enc, depth, base, data IS NULL, data FROM blobs WHERE id = ?`, cur).
-			Scan(&l.size, &l.enc, &l.depth, &base, &inFile, &l.data)
+		var row *sql.Row
+		if len(chain) == 0 {
+			row = d.db.QueryRowContext(ctx, linkSQL+`id = ?`, id)
+		} else {
+			row = d.db.QueryRowContext(ctx, linkSQL+`k = ?`, chain[len(chain)-1].base)
+		}
+		err := row.Scan(&rid, &l.size, &l.enc, &l.depth, &l.base, &inFile, &l.data)
 		if errors.Is(err, sql.ErrNoRows) {
 			if len(chain) == 0 {
 				return nil, ErrNotFound
 			}
-			return nil, broken("base %s missing", cur.Short())
+			return nil, broken("base of %s missing", chain[len(chain)-1].id.Short())
 		}
 		if err != nil {
 			return nil, err
 		}
+		if len(rid) != len(ID{}) {
+			return nil, broken("blob %s: bad row", id.Short())
+		}
+		copy(l.id[:], rid)
 		l.inline = !inFile
-		if l.enc == encDelta {
-			if len(base) != len(ID{}) || !l.inline || l.size > inlineMax {
-				return nil, broken("delta %s: bad row", cur.Short())
-			}
-			copy(l.base[:], base)
+		if l.enc == encDelta && (l.base == 0 || !l.inline || l.size > inlineMax) {
+			return nil, broken("delta %s: bad row", l.id.Short())
 		}
 		chain = append(chain, l)
 		if l.enc != encDelta {
 			return chain, nil
 		}
-		cur = l.base
 	}
 }
 

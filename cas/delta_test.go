@@ -17,7 +17,8 @@ import (
 	"github.com/ckpt/ckpt/cas/castest"
 )
 
-// row is what the blobs table says of one blob's encoding.
+// row is what the blobs table says of one blob's encoding; base is the id
+// of the row the base column's key names.
 type row struct {
 	enc, depth int
 	stored     int64
@@ -28,7 +29,7 @@ func rowOf(t testing.TB, db *sql.DB, id cas.ID) row {
 	t.Helper()
 	var r row
 	var base []byte
-	if err := db.QueryRow(`SELECT enc, depth, stored, base FROM blobs WHERE id = ?`, id[:]).Scan(&r.enc, &r.depth, &r.stored, &base); err != nil {
+	if err := db.QueryRow(`SELECT enc, depth, stored, (SELECT b.id FROM blobs b WHERE b.k = blobs.base) FROM blobs WHERE id = ?`, id[:]).Scan(&r.enc, &r.depth, &r.stored, &base); err != nil {
 		t.Fatalf("row of %s: %v", id.Short(), err)
 	}
 	copy(r.base[:], base)
@@ -247,6 +248,21 @@ func TestDeltaCorruptBase(t *testing.T) {
 			}
 		}
 	})
+	t.Run("base not a key", func(t *testing.T) {
+		dir := t.TempDir()
+		d := openDisk(t, dir)
+		defer d.Close()
+		ids := putChain(t, d, vs)
+		db := rawDB(t, dir)
+		if _, err := db.Exec(`UPDATE blobs SET base = ? WHERE id = ?`, ids[0][:], ids[1][:]); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids[1:] {
+			if _, err := d.Get(ctx, id); !errors.Is(err, cas.ErrCorrupt) {
+				t.Errorf("Get(%s) with a base column that is no key = %v, want ErrCorrupt", id.Short(), err)
+			}
+		}
+	})
 	t.Run("missing", func(t *testing.T) {
 		dir := t.TempDir()
 		d := openDisk(t, dir)
@@ -285,7 +301,7 @@ func TestDeltaCycle(t *testing.T) {
 	defer d.Close()
 	ids := putChain(t, d, versions(3))
 	db := rawDB(t, dir)
-	if _, err := db.Exec(`UPDATE blobs SET enc = 2, base = ?, depth = 3 WHERE id = ?`, ids[2][:], ids[0][:]); err != nil {
+	if _, err := db.Exec(`UPDATE blobs SET enc = 2, base = (SELECT k FROM blobs WHERE id = ?), depth = 3 WHERE id = ?`, ids[2][:], ids[0][:]); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids {

@@ -349,38 +349,44 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 	created := d.now().UnixNano()
 	err := d.update(ctx, func(tx *sql.Tx) error {
 		// A new row never replaces one another Put recorded meanwhile; a
-		// healing row replaces the broken one.
+		// healing row is written over the broken one in place, keeping its
+		// key, which deltas stored against it name.
 		insert := tx.StmtContext(ctx, d.addStmt)
-		var replace *sql.Stmt
-		var err error
+		var heal *sql.Stmt
 		for _, p := range ps {
-			q := insert
-			if p.heal {
-				if replace == nil {
-					replace, err = tx.PrepareContext(ctx,
-						`INSERT OR REPLACE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-					if err != nil {
-						return err
-					}
-					defer replace.Close()
-				}
-				q = replace
-			}
 			var base any // NULL unless a delta
 			if p.enc == encDelta {
 				// The base was durable before the delta was encoded; a
 				// delete since (no Hold was taken) must fail the commit
 				// rather than leave a delta without its base.
-				var ok bool
-				if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE id = ?)`, p.base).Scan(&ok); err != nil {
-					return err
-				}
-				if !ok {
+				var k int64
+				err := tx.QueryRowContext(ctx, `SELECT k FROM blobs WHERE id = ?`, p.base).Scan(&k)
+				if errors.Is(err, sql.ErrNoRows) {
 					return fmt.Errorf("blob %s: its delta base %s was deleted meanwhile", p.id.Short(), p.base.Short())
 				}
-				base = p.base
+				if err != nil {
+					return err
+				}
+				base = k
 			}
-			if _, err := q.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.data, created, base, p.depth); err != nil {
+			if p.heal {
+				if heal == nil {
+					var err error
+					if heal, err = tx.PrepareContext(ctx, healSQL); err != nil {
+						return err
+					}
+					defer heal.Close()
+				}
+				res, err := heal.ExecContext(ctx, p.size, p.stored, p.enc, p.depth, base, created, p.data, p.id)
+				if err != nil {
+					return err
+				}
+				if n, err := res.RowsAffected(); err != nil || n > 0 {
+					continue
+				}
+				// The broken row was deleted meanwhile: insert.
+			}
+			if _, err := insert.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, base, created, p.data); err != nil {
 				return err
 			}
 		}
@@ -458,14 +464,15 @@ func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
 }
 
 // addSQL records a new blob's row.
-const addSQL = `INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+const addSQL = `INSERT OR IGNORE INTO blobs (id, size, stored, enc, depth, base, created, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
-// checkSQL reads what Put's dedup check needs of a row. base and depth
-// come after data in a row: they are read only for a delta (enc 2), whose
-// data is small, since reading a column past a large data value walks its
-// overflow pages.
+// healSQL writes a blob's row over a broken one, keeping its key.
+const healSQL = `UPDATE blobs SET size = ?, stored = ?, enc = ?, depth = ?, base = ?, created = ?, data = ? WHERE id = ?`
+
+// checkSQL reads what Put's dedup check needs of a row: its metadata, the
+// length of its inline data, and for a delta whether its base row is there.
 const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data), -1),
-	CASE WHEN enc = 2 THEN EXISTS (SELECT 1 FROM blobs b WHERE b.id = blobs.base) ELSE 1 END FROM blobs WHERE id = ?`
+	CASE WHEN enc = 2 THEN EXISTS (SELECT 1 FROM blobs b WHERE b.k = blobs.base) ELSE 1 END FROM blobs WHERE id = ?`
 
 // stored reports whether the blob id, whose content is size bytes, is
 // soundly stored: its row is there, consistent with the content, and a
@@ -672,7 +679,8 @@ func (d *Disk) Walk(ctx context.Context, fn func(Info) error) error {
 
 func (d *Disk) walkPage(ctx context.Context, after []byte) ([]Info, error) {
 	rows, err := d.db.QueryContext(ctx,
-		`SELECT id, size, stored, created, CASE WHEN enc = 2 THEN base END FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
+		`SELECT id, size, stored, created, CASE WHEN enc = 2 THEN (SELECT b.id FROM blobs b WHERE b.k = blobs.base) END
+		FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
 	if err != nil {
 		return nil, err
 	}

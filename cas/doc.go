@@ -10,8 +10,8 @@
 // # On-disk layout
 //
 //	dir/blobs.db           SQLite (WAL: also blobs.db-wal, blobs.db-shm), table blobs
-//	                       from migrations/cas: id, size, stored, enc, data, created,
-//	                       base, depth
+//	                       from migrations/cas: k (integer key), id (unique index),
+//	                       size, stored, enc, depth, base (a k), created, data
 //	dir/objects/xx/<id>    content over 1 MiB, one file per blob; xx = first 2 hex digits
 //	dir/tmp/blob-*         files being written; each is flock'ed by its writer
 //	dir/lock               flock'ed while object files are moved in or deleted
@@ -43,7 +43,8 @@
 // # Deltas
 //
 // A blob with enc 2 is one zstd frame compressed with the plain bytes of
-// another blob, its base (the row's base column), as raw dictionary (zstd's
+// another blob, its base (the row's base column holds the base's key k, not
+// its 32-byte id), as raw dictionary (zstd's
 // "patch-from"); depth counts the delta frames a read decodes. Only inline
 // blobs are deltas, and only against inline bases. Put tries a delta when
 // the caller hints at a base (WithBase, WithBaseFunc: a path's previous

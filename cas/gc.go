@@ -79,7 +79,7 @@ func (d *Disk) DeleteMany(ctx context.Context, ids []ID) (int, int64, error) {
 				var inFile bool
 				var stored int64
 				err := tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE id = ?1
-					AND NOT EXISTS (SELECT 1 FROM blobs d WHERE d.base = ?1) RETURNING data IS NULL, stored`, id).Scan(&inFile, &stored)
+					AND NOT EXISTS (SELECT 1 FROM blobs d WHERE d.base = (SELECT k FROM blobs WHERE id = ?1)) RETURNING data IS NULL, stored`, id).Scan(&inFile, &stored)
 				if errors.Is(err, sql.ErrNoRows) {
 					continue
 				}

@@ -122,7 +122,7 @@ func BenchmarkHistory(b *testing.B) {
 		b.ReportMetric(float64(putTime.Microseconds())/float64(turns+1), "µs/turn")
 		b.ReportMetric(float64(getTime.Microseconds())/1000, "µs/get")
 		if testing.Verbose() {
-			rows, err := db.Query(`SELECT name, count(*), sum(pgsize), sum(payload), sum(unused) FROM dbstat GROUP BY name ORDER BY 3 DESC`)
+			rows, err := db.Query(`SELECT name || ' ' || pagetype, count(*), sum(pgsize), sum(payload), sum(unused) FROM dbstat GROUP BY name, pagetype ORDER BY 3 DESC`)
 			if err == nil {
 				for rows.Next() {
 					var name string
