@@ -3,8 +3,6 @@ package cas
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/klauspost/compress/zstd"
@@ -18,7 +16,7 @@ const (
 	// maxDepth is how many delta frames a read decodes at most. A new
 	// version whose base is this deep is encoded against the base's
 	// ancestor at depth maxDepth/2 instead, or stored whole.
-	maxDepth = 8
+	maxDepth = 16
 	// dictID names the raw dictionary in a delta frame's header. The base
 	// is recorded in the row, so one constant id serves every frame.
 	dictID = 1
@@ -75,8 +73,16 @@ type link struct {
 	data   []byte
 }
 
-// linkSQL reads a chain's row; the first by id, the others by key.
-const linkSQL = `SELECT id, size, enc, depth, CASE typeof(base) WHEN 'integer' THEN base ELSE 0 END, data IS NULL, data FROM blobs WHERE `
+// chainSQL reads a chain in one query: the row of id (?1), its base's row,
+// and so on, at most ?2 rows, in that order. A base column that is not an
+// integer ends the chain at its row, as a missing base row does.
+const chainSQL = `WITH RECURSIVE chain(n, id, size, enc, depth, base, infile, data) AS (
+	SELECT 0, id, size, enc, depth, CASE typeof(base) WHEN 'integer' THEN base ELSE 0 END, data IS NULL, data
+		FROM blobs WHERE id = ?1
+	UNION ALL
+	SELECT c.n + 1, b.id, b.size, b.enc, b.depth, CASE typeof(b.base) WHEN 'integer' THEN b.base ELSE 0 END, b.data IS NULL, b.data
+		FROM chain c JOIN blobs b ON b.k = c.base WHERE c.enc = 2 AND c.n + 1 < ?2
+) SELECT id, size, enc, depth, base, infile, data FROM chain ORDER BY n`
 
 // links reads the chain that starts at id: id's row, its base's row, and so
 // on down to the first row that is not a delta. A missing base, a row that
@@ -84,28 +90,17 @@ const linkSQL = `SELECT id, size, enc, depth, CASE typeof(base) WHEN 'integer' T
 // (the blob id is corrupt, never "absent"); id's own row missing is
 // ErrNotFound.
 func (d *Disk) links(ctx context.Context, id ID) ([]link, error) {
+	rows, err := d.chainStmt.QueryContext(ctx, id, maxDepth+2)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	var chain []link
-	for {
-		if len(chain) > maxDepth { // maxDepth deltas read, and still no root
-			return nil, broken("delta chain longer than %d", maxDepth)
-		}
+	for rows.Next() {
 		var l link
 		var rid []byte
 		var inFile bool
-		var row *sql.Row
-		if len(chain) == 0 {
-			row = d.db.QueryRowContext(ctx, linkSQL+`id = ?`, id)
-		} else {
-			row = d.db.QueryRowContext(ctx, linkSQL+`k = ?`, chain[len(chain)-1].base)
-		}
-		err := row.Scan(&rid, &l.size, &l.enc, &l.depth, &l.base, &inFile, &l.data)
-		if errors.Is(err, sql.ErrNoRows) {
-			if len(chain) == 0 {
-				return nil, ErrNotFound
-			}
-			return nil, broken("base of %s missing", chain[len(chain)-1].id.Short())
-		}
-		if err != nil {
+		if err := rows.Scan(&rid, &l.size, &l.enc, &l.depth, &l.base, &inFile, &l.data); err != nil {
 			return nil, err
 		}
 		if len(rid) != len(ID{}) {
@@ -117,16 +112,29 @@ func (d *Disk) links(ctx context.Context, id ID) ([]link, error) {
 			return nil, broken("delta %s: bad row", l.id.Short())
 		}
 		chain = append(chain, l)
-		if l.enc != encDelta {
-			return chain, nil
-		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(chain) == 0:
+		return nil, ErrNotFound
+	case len(chain) > maxDepth+1: // maxDepth deltas read, and still no root
+		return nil, broken("delta chain longer than %d", maxDepth)
+	case chain[len(chain)-1].enc != encDelta:
+		return chain, nil
+	default:
+		return nil, broken("base of %s missing", chain[len(chain)-1].id.Short())
 	}
 }
 
 // plainChain decodes a chain read by links, root first, and returns the
-// plain bytes of every link (plains[i] belongs to chain[i]). Every base is
-// verified against its ID; the first link is left to the caller's
-// verifier. Failures are *chainError.
+// plain bytes of every link (plains[i] belongs to chain[i]). Each link is
+// checked for its recorded length; hashes are left to the caller: the
+// first link's hash covers every base it was decoded through (damage in a
+// base that changes the result fails it), and a caller that uses a base's
+// plain bytes for anything else hashes them itself. Failures are
+// *chainError.
 func (d *Disk) plainChain(chain []link) ([][]byte, error) {
 	plains := make([][]byte, len(chain))
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -148,8 +156,8 @@ func (d *Disk) plainChain(chain []link) ([][]byte, error) {
 		if err != nil {
 			return nil, broken("blob %s: %v", l.id.Short(), err)
 		}
-		if i > 0 && (int64(len(b)) != l.size || Sum(b) != l.id) {
-			return nil, broken("base %s does not match its id", l.id.Short())
+		if i > 0 && int64(len(b)) != l.size {
+			return nil, broken("base %s does not match its recorded size", l.id.Short())
 		}
 		plains[i] = b
 	}
@@ -197,6 +205,12 @@ func (d *Disk) delta(ctx context.Context, hint ID, b []byte) (p pending, full []
 	if depth > maxDepth {
 		k := len(chain) - 1 - maxDepth/2
 		base, dict, depth = chain[k].id, plains[k], maxDepth/2+1
+		// A damaged base can decode to a right hint when the hint's delta
+		// does not copy from the damage; a delta against it would read
+		// only as long as the damage stays.
+		if Sum(dict) != base {
+			return p, nil, 0, false
+		}
 	}
 	if len(dict) < minCompress {
 		return p, nil, 0, false

@@ -114,12 +114,12 @@ func TestDeltaRoundTrip(t *testing.T) {
 				t.Errorf("version %d: delta of %d bytes, whole frame %d: want at most 1/8", i, r.stored, full.stored)
 			}
 		}
-		// Follow the chain as a read does: never deeper than 8.
+		// Follow the chain as a read does: never deeper than 16.
 		depth := 0
 		for r.enc == 2 {
 			depth++
-			if depth > 8 {
-				t.Fatalf("version %d: chain deeper than 8", i)
+			if depth > 16 {
+				t.Fatalf("version %d: chain deeper than 16", i)
 			}
 			r = rowOf(t, db, r.base)
 		}
@@ -130,9 +130,9 @@ func TestDeltaRoundTrip(t *testing.T) {
 	if deltas < len(ids)-5 {
 		t.Errorf("%d of %d versions stored as deltas, want nearly all", deltas, len(ids))
 	}
-	// Past the depth bound a version goes against the ancestor at depth 4.
-	if r := rowOf(t, db, ids[9]); r.enc != 2 || r.depth != 5 || r.base != ids[4] {
-		t.Errorf("version 9: %+v, want a delta of depth 5 against version 4", r)
+	// Past the depth bound a version goes against the ancestor at depth 8.
+	if r := rowOf(t, db, ids[17]); r.enc != 2 || r.depth != 9 || r.base != ids[8] {
+		t.Errorf("version 17: %+v, want a delta of depth 9 against version 8", r)
 	}
 }
 

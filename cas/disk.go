@@ -64,6 +64,7 @@ type Disk struct {
 	hasStmt   *sql.Stmt // prepared: Has and the sweep ask it
 	checkStmt *sql.Stmt // prepared: Put asks it once per blob
 	addStmt   *sql.Stmt // prepared: record inserts every new blob's row with it
+	chainStmt *sql.Stmt // prepared: links reads a delta chain with it
 	codec     *codec
 	// lock is dir/lock. Holding objMu and an flock on lock serializes,
 	// across goroutines and processes, the moves of object files into
@@ -135,6 +136,9 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 		return nil, err
 	}
 	if d.addStmt, err = d.db.PrepareContext(ctx, addSQL); err != nil {
+		return nil, err
+	}
+	if d.chainStmt, err = d.db.PrepareContext(ctx, chainSQL); err != nil {
 		return nil, err
 	}
 	if d.codec, err = newCodec(); err != nil {
@@ -721,6 +725,9 @@ func (d *Disk) release() error {
 	}
 	if d.addStmt != nil {
 		d.addStmt.Close()
+	}
+	if d.chainStmt != nil {
+		d.chainStmt.Close()
 	}
 	if d.db != nil {
 		err = d.db.Close()

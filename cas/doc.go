@@ -44,17 +44,22 @@
 //
 // A blob with enc 2 is one zstd frame compressed with the plain bytes of
 // another blob, its base (the row's base column holds the base's key k, not
-// its 32-byte id), as raw dictionary (zstd's
-// "patch-from"); depth counts the delta frames a read decodes. Only inline
-// blobs are deltas, and only against inline bases. Put tries a delta when
-// the caller hints at a base (WithBase, WithBaseFunc: a path's previous
-// version) and the content is new: it decodes the base's chain (verifying
-// every base's hash), encodes against the base, or against the base's
-// ancestor at depth 4 when the base is already at depth 8 (so a read never
-// decodes more than 8 deltas and a root, and a delta holds the changes of
-// a few versions, not of the whole history), and keeps the delta only when
-// it is under 1/16 of the content or a quarter smaller than the whole
-// frame. Ids stay the BLAKE3 of the plain bytes and reads verify as ever.
+// its 32-byte id), as raw dictionary (zstd's "patch-from"); depth counts
+// the delta frames a read decodes. Only inline blobs are deltas, and only
+// against inline bases. Put tries a delta when the caller hints at a base
+// (WithBase, WithBaseFunc: a path's previous version) and the content is
+// new: it reads the base's chain in one query, decodes it, checks that it
+// gives the hint's bytes, and encodes against the hint, or against the
+// hint's ancestor at depth 8 when the hint is already at depth 16 (so a
+// read never decodes more than 16 deltas and a root). It keeps the delta
+// only when it is under 1/16 of the content or a quarter smaller than the
+// whole frame, so once the changes since that ancestor outgrow it the
+// version is stored whole and starts a new chain. Delta frames are made at
+// SpeedFastest: each sets a new dictionary, whose hash tables SpeedDefault
+// takes ~10x longer to build. Ids stay the BLAKE3 of the plain bytes and
+// reads verify as ever: a read hashes the bytes it returns, which covers
+// every base it decoded through; bases are not hashed one by one, except
+// the ancestor a new delta is encoded against.
 //
 // Invariants:
 //
