@@ -78,7 +78,7 @@ type link struct {
 // integer ends the chain at its row, as a missing base row does.
 const chainSQL = `WITH RECURSIVE chain(n, id, size, enc, depth, base, infile, data) AS (
 	SELECT 0, id, size, enc, depth, CASE typeof(base) WHEN 'integer' THEN base ELSE 0 END, data IS NULL, data
-		FROM blobs WHERE id = ?1
+		FROM blobs WHERE ` + byID + `
 	UNION ALL
 	SELECT c.n + 1, b.id, b.size, b.enc, b.depth, CASE typeof(b.base) WHEN 'integer' THEN b.base ELSE 0 END, b.data IS NULL, b.data
 		FROM chain c JOIN blobs b ON b.k = c.base WHERE c.enc = 2 AND c.n + 1 < ?2

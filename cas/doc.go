@@ -10,8 +10,9 @@
 // # On-disk layout
 //
 //	dir/blobs.db           SQLite (WAL: also blobs.db-wal, blobs.db-shm), table blobs
-//	                       from migrations/cas: k (integer key), id (unique index),
-//	                       size, stored, enc, depth, base (a k), created, data
+//	                       from migrations/cas: k (integer key), id (indexed by its
+//	                       first 8 bytes), size, stored, enc, depth, base (a k),
+//	                       created, data
 //	dir/objects/xx/<id>    content over 1 MiB, one file per blob; xx = first 2 hex digits
 //	dir/tmp/blob-*         files being written; each is flock'ed by its writer
 //	dir/lock               flock'ed while object files are moved in or deleted
@@ -105,7 +106,8 @@
 // stats the object file. A row whose recorded size is not the content's,
 // whose encoding is unknown, whose inline data is not as long as recorded,
 // or whose object file is missing or not of the recorded length is broken,
-// and the Put writes the blob again over it (INSERT OR REPLACE; a file is
+// and the Put writes the blob again over it (an UPDATE that keeps the row's
+// key, which deltas against it name; a file is
 // renamed over the broken one under dir/lock). The check never reads
 // content: re-reading and hashing every deduplicated blob would make each
 // capture of an unchanged 1 MiB file cost milliseconds. Damage that keeps
@@ -135,7 +137,9 @@
 // A Disk is safe for concurrent use by goroutines and by processes sharing
 // the directory. SQLite serializes writers (BEGIN IMMEDIATE via _txlock,
 // busy_timeout 10 s); within a process a mutex queues them so they do not
-// poll. Dedup across writers is INSERT OR IGNORE. Moving files into objects/
+// poll. Dedup across writers is the insert's own check that no row has the
+// id (the id index is on an 8-byte prefix, not unique; the check is
+// race-free under the write lock). Moving files into objects/
 // and deleting them happen under dir/lock (an flock plus a mutex), and a Put
 // re-checks under it that the row is still absent, so a Delete can never
 // unlink a file another Put has just recorded. Locks are always taken in the
