@@ -3,6 +3,7 @@ package cas
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/klauspost/compress/zstd"
@@ -228,7 +229,16 @@ func (d *Disk) delta(ctx context.Context, hint ID, b []byte) (p pending, full []
 	return pending{size: int64(len(b)), stored: int64(len(z)), enc: encDelta, data: z, base: base, depth: depth}, nil, 0, true
 }
 
-// encodeDelta compresses b with dict as its raw dictionary.
+// A delta's data is one of two forms. Rows written before migration 0003
+// hold a whole zstd frame, which starts with the zstd magic (0x28 first).
+// Newer rows hold bareDelta and then the frame's blocks: the frame header
+// (magic, descriptor, dictionary id, content size; 8 bytes on most deltas)
+// says only what the row says already, so it is left out and rebuilt on
+// read. A delta is ~150 bytes, so that is 5% of it.
+const bareDelta = 0x00
+
+// encodeDelta compresses b with dict as its raw dictionary, in the bare
+// form when the frame's header is the one decodeDelta rebuilds.
 func (c *codec) encodeDelta(dict, b []byte) []byte {
 	e := c.deltaEncs.Get().(*zstd.Encoder)
 	defer c.deltaEncs.Put(e)
@@ -236,12 +246,29 @@ func (c *codec) encodeDelta(dict, b []byte) []byte {
 		panic(err) // only a dictionary over 2 GiB fails, and ours are at most inlineMax
 	}
 	z := e.EncodeAll(b, make([]byte, 0, len(b)/4+64))
+	var h zstd.Header
+	if err := h.Decode(z); err == nil && h.SingleSegment && h.DictionaryID == dictID && !h.HasCheckSum &&
+		h.HasFCS && h.FrameContentSize == uint64(len(b)) && h.HeaderSize > 0 && h.HeaderSize < len(z) {
+		return append([]byte{bareDelta}, z[h.HeaderSize:]...)
+	}
 	return bytes.Clone(z) // z's spare capacity would stay pinned in a batch
 }
 
-// decodeDelta decompresses a delta frame of size plain bytes against dict.
-// It decodes at most size+1 bytes.
+// decodeDelta decompresses a delta of size plain bytes against dict. It
+// decodes at most size+1 bytes.
 func (c *codec) decodeDelta(dict, z []byte, size int64) ([]byte, error) {
+	if len(z) > 0 && z[0] == bareDelta {
+		if size < 0 || size > inlineMax {
+			return nil, fmt.Errorf("delta of impossible size %d", size)
+		}
+		// The header a single-segment frame of size bytes against
+		// dictionary dictID has: magic, a descriptor (4-byte content size,
+		// single segment, 1-byte dictionary id), the id, the size.
+		f := make([]byte, 0, 10+len(z)-1)
+		f = append(f, 0x28, 0xb5, 0x2f, 0xfd, 0xa1, dictID)
+		f = binary.LittleEndian.AppendUint32(f, uint32(size))
+		z = append(f, z[1:]...)
+	}
 	dec := c.deltaDecs.Get().(*zstd.Decoder)
 	defer c.deltaDecs.Put(dec)
 	if err := dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(dictID, dict)); err != nil {

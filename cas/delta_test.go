@@ -127,6 +127,11 @@ func TestDeltaRoundTrip(t *testing.T) {
 			t.Errorf("version %d: depth column %d, chain %d", i, got, depth)
 		}
 	}
+	// New deltas are stored bare: a 0x00 byte, then the frame's blocks.
+	var framed int
+	if err := db.QueryRow(`SELECT count(*) FROM blobs WHERE enc = 2 AND substr(data, 1, 1) != x'00'`).Scan(&framed); err != nil || framed != 0 {
+		t.Errorf("%d deltas stored with their frame header (%v), want none", framed, err)
+	}
 	if deltas < len(ids)-5 {
 		t.Errorf("%d of %d versions stored as deltas, want nearly all", deltas, len(ids))
 	}
@@ -262,6 +267,26 @@ func TestDeltaCorruptBase(t *testing.T) {
 				t.Errorf("Get(%s) with a base column that is no key = %v, want ErrCorrupt", id.Short(), err)
 			}
 		}
+	})
+	t.Run("size changed", func(t *testing.T) {
+		dir := t.TempDir()
+		d := openDisk(t, dir)
+		defer d.Close()
+		ids := putChain(t, d, vs)
+		db := rawDB(t, dir)
+		// A bare delta's frame header is rebuilt from the row's size.
+		for _, delta := range []int{-1, 1} {
+			if _, err := db.Exec(`UPDATE blobs SET size = size + ? WHERE id = ?`, delta, ids[1][:]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Get(ctx, ids[1]); !errors.Is(err, cas.ErrCorrupt) {
+				t.Errorf("Get of a delta whose size is off by %d = %v, want ErrCorrupt", delta, err)
+			}
+			if _, err := db.Exec(`UPDATE blobs SET size = size - ? WHERE id = ?`, delta, ids[1][:]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		castest.Check(t, d, ids[1], vs[1])
 	})
 	t.Run("missing", func(t *testing.T) {
 		dir := t.TempDir()

@@ -60,7 +60,10 @@
 // takes ~10x longer to build. Ids stay the BLAKE3 of the plain bytes and
 // reads verify as ever: a read hashes the bytes it returns, which covers
 // every base it decoded through; bases are not hashed one by one, except
-// the ancestor a new delta is encoded against.
+// the ancestor a new delta is encoded against. A delta written since
+// migration 0003 is stored bare: a 0x00 byte and the frame's blocks, its
+// header (magic, dictionary id, content size) rebuilt from the row on read;
+// older rows hold whole frames and read as before.
 //
 // Invariants:
 //
