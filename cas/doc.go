@@ -127,6 +127,9 @@
 // blobs.db made before this setting is converted by its first Compact with
 // one VACUUM (a rewrite of the file; it needs free disk space as large as
 // the live data). Object files are unlinked, which frees them at once.
+// Migration 0003 (integer keys) copies the blobs table once, so until the
+// next Compact an upgraded blobs.db holds the old table's pages as free
+// pages: about twice its size, for one collection's time.
 //
 // Reads verify: every reader hashes what it returns and fails with
 // ErrCorrupt on a mismatch, on fewer or more bytes than the row records, on
@@ -214,12 +217,33 @@
 // Deltas, on bench/compare.sh's store-bytes figure (1,000 source files, each
 // turn capturing 100 of them before a one-line edit; load average 5-20):
 //
-//	20 turns    whole versions 8.42 MB, with deltas 3.54 MB (shadow git after gc: 2.81 MB)
-//	100 turns   with deltas 9.16 MB (shadow git after gc: 4.28 MB); 9,993 of 11,000
-//	            blobs are deltas of 174 bytes on average, against 2.5 KB for a whole
-//	            version. What is left is per row: 7.2 MB blobs.db holds 4.2 MB of
-//	            frames, the rest is SQLite (ids, base ids, their two indexes, page
-//	            slack, about 270 bytes a blob), and the session's index.db is 2.0 MB.
+//	20 turns    whole versions 8.42 MB, 8-deep deltas 3.56 MB, now 3.33 MB (shadow
+//	            git after gc: 2.80 MB); blobs.db 2.90 MB, index.db 0.42 MB
+//	100 turns   8-deep deltas 9.00 MB, now 7.52 MB (shadow git after gc: 4.29 MB).
+//	            9,992 of 11,000 blobs are deltas of 140 bytes on average (174
+//	            before), against 2.5 KB for a whole version; blobs.db is 5.68 MB
+//	            (7.16 MB before) for 3.88 MB of frames: about 165 bytes of SQLite a
+//	            blob (270 before), of which 55 are page slack (two rows of ~200
+//	            bytes to a 512-byte page). The session's index.db is 1.83 MB.
+//
+// What the changes since 8-deep deltas gave, on BenchmarkHistory (the same
+// 100 turns put straight into a Disk; load average 11-15):
+//
+//	integer keys, base by key         blobs.db 7.13 -> 6.32 MB
+//	16-deep chains, SpeedFastest      6.32 -> 6.05 MB
+//	id index on an 8-byte prefix      6.05 -> 5.71 MB
+//	bare delta frames                 5.71 -> 5.60 MB
+//
+// All of them against 8-deep deltas, two interleaved runs each: a turn's
+// 100 puts 0.21-0.31 s -> 0.10-0.15 s (SpeedFastest); a Get of each file's
+// latest version 0.89-0.92 ms -> 0.88-1.07 ms, chains twice as deep but
+// read in one query and hashed once.
+//
+// Git's pack is smaller mostly for two reasons: it stores each file's newest
+// version whole and older ones as deltas against newer ones (a delta that
+// removes a line is ~36 bytes; one that adds it holds the line), and a pack
+// has no per-object b-tree. SpeedBetterCompression made deltas 12% smaller
+// but took ~5 ms each (its dictionary tables are rebuilt per delta).
 //
 // Large files (128 MiB of Go source, whole ckpt capture process against
 // zstd -3 -T1, interleaved, load average 12-13): single SpeedDefault stream
