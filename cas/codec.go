@@ -118,7 +118,11 @@ func newCodec() (*codec, error) {
 		return d
 	}
 	c.deltaEncs.New = func() any {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
+		// SpeedFastest: every delta sets a new dictionary, and the encoder
+		// rebuilds its hash tables for it; SpeedDefault's are 4x larger.
+		// On 10 KiB of Go source with a line inserted it is ~10x faster
+		// per delta, and on BenchmarkHistory its deltas are 3% larger.
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false),
 			zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(inlineMax), zstd.WithLowerEncoderMem(true))
 		if err != nil {
 			panic(err) // the options are constant

@@ -3,8 +3,7 @@ package cas
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"errors"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/klauspost/compress/zstd"
@@ -18,7 +17,7 @@ const (
 	// maxDepth is how many delta frames a read decodes at most. A new
 	// version whose base is this deep is encoded against the base's
 	// ancestor at depth maxDepth/2 instead, or stored whole.
-	maxDepth = 8
+	maxDepth = 16
 	// dictID names the raw dictionary in a delta frame's header. The base
 	// is recorded in the row, so one constant id serves every frame.
 	dictID = 1
@@ -70,10 +69,21 @@ type link struct {
 	size   int64
 	enc    int
 	depth  int
-	base   ID // zero unless enc is encDelta
+	base   int64 // the base row's key; 0 unless enc is encDelta
 	inline bool
 	data   []byte
 }
+
+// chainSQL reads a chain in one query: the row of id (?1), its base's row,
+// and so on, at most ?2 rows, in that order. A base column that is not an
+// integer ends the chain at its row, as a missing base row does.
+const chainSQL = `WITH RECURSIVE chain(n, id, size, enc, depth, base, infile, data) AS (
+	SELECT 0, id, size, enc, depth, CASE typeof(base) WHEN 'integer' THEN base ELSE 0 END, data IS NULL, data
+		FROM blobs WHERE ` + byID + `
+	UNION ALL
+	SELECT c.n + 1, b.id, b.size, b.enc, b.depth, CASE typeof(b.base) WHEN 'integer' THEN b.base ELSE 0 END, b.data IS NULL, b.data
+		FROM chain c JOIN blobs b ON b.k = c.base WHERE c.enc = 2 AND c.n + 1 < ?2
+) SELECT id, size, enc, depth, base, infile, data FROM chain ORDER BY n`
 
 // links reads the chain that starts at id: id's row, its base's row, and so
 // on down to the first row that is not a delta. A missing base, a row that
@@ -81,45 +91,51 @@ type link struct {
 // (the blob id is corrupt, never "absent"); id's own row missing is
 // ErrNotFound.
 func (d *Disk) links(ctx context.Context, id ID) ([]link, error) {
+	rows, err := d.chainStmt.QueryContext(ctx, id, maxDepth+2)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	var chain []link
-	cur := id
-	for {
-		if len(chain) > maxDepth { // maxDepth deltas read, and still no root
-			return nil, broken("delta chain longer than %d", maxDepth)
-		}
-		l := link{id: cur}
-		var base []byte
+	for rows.Next() {
+		var l link
+		var rid []byte
 		var inFile bool
-		err := d.db.QueryRowContext(ctx, `SELECT size, enc, depth, base, data IS NULL, data FROM blobs WHERE id = ?`, cur).
-			Scan(&l.size, &l.enc, &l.depth, &base, &inFile, &l.data)
-		if errors.Is(err, sql.ErrNoRows) {
-			if len(chain) == 0 {
-				return nil, ErrNotFound
-			}
-			return nil, broken("base %s missing", cur.Short())
-		}
-		if err != nil {
+		if err := rows.Scan(&rid, &l.size, &l.enc, &l.depth, &l.base, &inFile, &l.data); err != nil {
 			return nil, err
 		}
+		if len(rid) != len(ID{}) {
+			return nil, broken("blob %s: bad row", id.Short())
+		}
+		copy(l.id[:], rid)
 		l.inline = !inFile
-		if l.enc == encDelta {
-			if len(base) != len(ID{}) || !l.inline || l.size > inlineMax {
-				return nil, broken("delta %s: bad row", cur.Short())
-			}
-			copy(l.base[:], base)
+		if l.enc == encDelta && (l.base == 0 || !l.inline || l.size > inlineMax) {
+			return nil, broken("delta %s: bad row", l.id.Short())
 		}
 		chain = append(chain, l)
-		if l.enc != encDelta {
-			return chain, nil
-		}
-		cur = l.base
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(chain) == 0:
+		return nil, ErrNotFound
+	case len(chain) > maxDepth+1: // maxDepth deltas read, and still no root
+		return nil, broken("delta chain longer than %d", maxDepth)
+	case chain[len(chain)-1].enc != encDelta:
+		return chain, nil
+	default:
+		return nil, broken("base of %s missing", chain[len(chain)-1].id.Short())
 	}
 }
 
 // plainChain decodes a chain read by links, root first, and returns the
-// plain bytes of every link (plains[i] belongs to chain[i]). Every base is
-// verified against its ID; the first link is left to the caller's
-// verifier. Failures are *chainError.
+// plain bytes of every link (plains[i] belongs to chain[i]). Each link is
+// checked for its recorded length; hashes are left to the caller: the
+// first link's hash covers every base it was decoded through (damage in a
+// base that changes the result fails it), and a caller that uses a base's
+// plain bytes for anything else hashes them itself. Failures are
+// *chainError.
 func (d *Disk) plainChain(chain []link) ([][]byte, error) {
 	plains := make([][]byte, len(chain))
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -141,8 +157,8 @@ func (d *Disk) plainChain(chain []link) ([][]byte, error) {
 		if err != nil {
 			return nil, broken("blob %s: %v", l.id.Short(), err)
 		}
-		if i > 0 && (int64(len(b)) != l.size || Sum(b) != l.id) {
-			return nil, broken("base %s does not match its id", l.id.Short())
+		if i > 0 && int64(len(b)) != l.size {
+			return nil, broken("base %s does not match its recorded size", l.id.Short())
 		}
 		plains[i] = b
 	}
@@ -190,6 +206,12 @@ func (d *Disk) delta(ctx context.Context, hint ID, b []byte) (p pending, full []
 	if depth > maxDepth {
 		k := len(chain) - 1 - maxDepth/2
 		base, dict, depth = chain[k].id, plains[k], maxDepth/2+1
+		// A damaged base can decode to a right hint when the hint's delta
+		// does not copy from the damage; a delta against it would read
+		// only as long as the damage stays.
+		if Sum(dict) != base {
+			return p, nil, 0, false
+		}
 	}
 	if len(dict) < minCompress {
 		return p, nil, 0, false
@@ -207,7 +229,16 @@ func (d *Disk) delta(ctx context.Context, hint ID, b []byte) (p pending, full []
 	return pending{size: int64(len(b)), stored: int64(len(z)), enc: encDelta, data: z, base: base, depth: depth}, nil, 0, true
 }
 
-// encodeDelta compresses b with dict as its raw dictionary.
+// A delta's data is one of two forms. Rows written before migration 0003
+// hold a whole zstd frame, which starts with the zstd magic (0x28 first).
+// Newer rows hold bareDelta and then the frame's blocks: the frame header
+// (magic, descriptor, dictionary id, content size; 8 bytes on most deltas)
+// says only what the row says already, so it is left out and rebuilt on
+// read. A delta is ~150 bytes, so that is 5% of it.
+const bareDelta = 0x00
+
+// encodeDelta compresses b with dict as its raw dictionary, in the bare
+// form when the frame's header is the one decodeDelta rebuilds.
 func (c *codec) encodeDelta(dict, b []byte) []byte {
 	e := c.deltaEncs.Get().(*zstd.Encoder)
 	defer c.deltaEncs.Put(e)
@@ -215,12 +246,29 @@ func (c *codec) encodeDelta(dict, b []byte) []byte {
 		panic(err) // only a dictionary over 2 GiB fails, and ours are at most inlineMax
 	}
 	z := e.EncodeAll(b, make([]byte, 0, len(b)/4+64))
+	var h zstd.Header
+	if err := h.Decode(z); err == nil && h.SingleSegment && h.DictionaryID == dictID && !h.HasCheckSum &&
+		h.HasFCS && h.FrameContentSize == uint64(len(b)) && h.HeaderSize > 0 && h.HeaderSize < len(z) {
+		return append([]byte{bareDelta}, z[h.HeaderSize:]...)
+	}
 	return bytes.Clone(z) // z's spare capacity would stay pinned in a batch
 }
 
-// decodeDelta decompresses a delta frame of size plain bytes against dict.
-// It decodes at most size+1 bytes.
+// decodeDelta decompresses a delta of size plain bytes against dict. It
+// decodes at most size+1 bytes.
 func (c *codec) decodeDelta(dict, z []byte, size int64) ([]byte, error) {
+	if len(z) > 0 && z[0] == bareDelta {
+		if size < 0 || size > inlineMax {
+			return nil, fmt.Errorf("delta of impossible size %d", size)
+		}
+		// The header a single-segment frame of size bytes against
+		// dictionary dictID has: magic, a descriptor (4-byte content size,
+		// single segment, 1-byte dictionary id), the id, the size.
+		f := make([]byte, 0, 10+len(z)-1)
+		f = append(f, 0x28, 0xb5, 0x2f, 0xfd, 0xa1, dictID)
+		f = binary.LittleEndian.AppendUint32(f, uint32(size))
+		z = append(f, z[1:]...)
+	}
 	dec := c.deltaDecs.Get().(*zstd.Decoder)
 	defer c.deltaDecs.Put(dec)
 	if err := dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(dictID, dict)); err != nil {

@@ -17,7 +17,8 @@ import (
 	"github.com/ckpt/ckpt/cas/castest"
 )
 
-// row is what the blobs table says of one blob's encoding.
+// row is what the blobs table says of one blob's encoding; base is the id
+// of the row the base column's key names.
 type row struct {
 	enc, depth int
 	stored     int64
@@ -28,7 +29,7 @@ func rowOf(t testing.TB, db *sql.DB, id cas.ID) row {
 	t.Helper()
 	var r row
 	var base []byte
-	if err := db.QueryRow(`SELECT enc, depth, stored, base FROM blobs WHERE id = ?`, id[:]).Scan(&r.enc, &r.depth, &r.stored, &base); err != nil {
+	if err := db.QueryRow(`SELECT enc, depth, stored, (SELECT b.id FROM blobs b WHERE b.k = blobs.base) FROM blobs WHERE id = ?`, id[:]).Scan(&r.enc, &r.depth, &r.stored, &base); err != nil {
 		t.Fatalf("row of %s: %v", id.Short(), err)
 	}
 	copy(r.base[:], base)
@@ -113,12 +114,12 @@ func TestDeltaRoundTrip(t *testing.T) {
 				t.Errorf("version %d: delta of %d bytes, whole frame %d: want at most 1/8", i, r.stored, full.stored)
 			}
 		}
-		// Follow the chain as a read does: never deeper than 8.
+		// Follow the chain as a read does: never deeper than 16.
 		depth := 0
 		for r.enc == 2 {
 			depth++
-			if depth > 8 {
-				t.Fatalf("version %d: chain deeper than 8", i)
+			if depth > 16 {
+				t.Fatalf("version %d: chain deeper than 16", i)
 			}
 			r = rowOf(t, db, r.base)
 		}
@@ -126,12 +127,17 @@ func TestDeltaRoundTrip(t *testing.T) {
 			t.Errorf("version %d: depth column %d, chain %d", i, got, depth)
 		}
 	}
+	// New deltas are stored bare: a 0x00 byte, then the frame's blocks.
+	var framed int
+	if err := db.QueryRow(`SELECT count(*) FROM blobs WHERE enc = 2 AND substr(data, 1, 1) != x'00'`).Scan(&framed); err != nil || framed != 0 {
+		t.Errorf("%d deltas stored with their frame header (%v), want none", framed, err)
+	}
 	if deltas < len(ids)-5 {
 		t.Errorf("%d of %d versions stored as deltas, want nearly all", deltas, len(ids))
 	}
-	// Past the depth bound a version goes against the ancestor at depth 4.
-	if r := rowOf(t, db, ids[9]); r.enc != 2 || r.depth != 5 || r.base != ids[4] {
-		t.Errorf("version 9: %+v, want a delta of depth 5 against version 4", r)
+	// Past the depth bound a version goes against the ancestor at depth 8.
+	if r := rowOf(t, db, ids[17]); r.enc != 2 || r.depth != 9 || r.base != ids[8] {
+		t.Errorf("version 17: %+v, want a delta of depth 9 against version 8", r)
 	}
 }
 
@@ -247,6 +253,41 @@ func TestDeltaCorruptBase(t *testing.T) {
 			}
 		}
 	})
+	t.Run("base not a key", func(t *testing.T) {
+		dir := t.TempDir()
+		d := openDisk(t, dir)
+		defer d.Close()
+		ids := putChain(t, d, vs)
+		db := rawDB(t, dir)
+		if _, err := db.Exec(`UPDATE blobs SET base = ? WHERE id = ?`, ids[0][:], ids[1][:]); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids[1:] {
+			if _, err := d.Get(ctx, id); !errors.Is(err, cas.ErrCorrupt) {
+				t.Errorf("Get(%s) with a base column that is no key = %v, want ErrCorrupt", id.Short(), err)
+			}
+		}
+	})
+	t.Run("size changed", func(t *testing.T) {
+		dir := t.TempDir()
+		d := openDisk(t, dir)
+		defer d.Close()
+		ids := putChain(t, d, vs)
+		db := rawDB(t, dir)
+		// A bare delta's frame header is rebuilt from the row's size.
+		for _, delta := range []int{-1, 1} {
+			if _, err := db.Exec(`UPDATE blobs SET size = size + ? WHERE id = ?`, delta, ids[1][:]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := d.Get(ctx, ids[1]); !errors.Is(err, cas.ErrCorrupt) {
+				t.Errorf("Get of a delta whose size is off by %d = %v, want ErrCorrupt", delta, err)
+			}
+			if _, err := db.Exec(`UPDATE blobs SET size = size - ? WHERE id = ?`, delta, ids[1][:]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		castest.Check(t, d, ids[1], vs[1])
+	})
 	t.Run("missing", func(t *testing.T) {
 		dir := t.TempDir()
 		d := openDisk(t, dir)
@@ -285,7 +326,7 @@ func TestDeltaCycle(t *testing.T) {
 	defer d.Close()
 	ids := putChain(t, d, versions(3))
 	db := rawDB(t, dir)
-	if _, err := db.Exec(`UPDATE blobs SET enc = 2, base = ?, depth = 3 WHERE id = ?`, ids[2][:], ids[0][:]); err != nil {
+	if _, err := db.Exec(`UPDATE blobs SET enc = 2, base = (SELECT k FROM blobs WHERE id = ?), depth = 3 WHERE id = ?`, ids[2][:], ids[0][:]); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids {

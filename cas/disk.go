@@ -64,6 +64,7 @@ type Disk struct {
 	hasStmt   *sql.Stmt // prepared: Has and the sweep ask it
 	checkStmt *sql.Stmt // prepared: Put asks it once per blob
 	addStmt   *sql.Stmt // prepared: record inserts every new blob's row with it
+	chainStmt *sql.Stmt // prepared: links reads a delta chain with it
 	codec     *codec
 	// lock is dir/lock. Holding objMu and an flock on lock serializes,
 	// across goroutines and processes, the moves of object files into
@@ -128,13 +129,16 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 	if d.db, err = migrations.Open(ctx, u.String(), migrations.CAS, checkPragmas); err != nil {
 		return nil, err
 	}
-	if d.hasStmt, err = d.db.PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE id = ?)`); err != nil {
+	if d.hasStmt, err = d.db.PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE `+byID+`)`); err != nil {
 		return nil, err
 	}
 	if d.checkStmt, err = d.db.PrepareContext(ctx, checkSQL); err != nil {
 		return nil, err
 	}
 	if d.addStmt, err = d.db.PrepareContext(ctx, addSQL); err != nil {
+		return nil, err
+	}
+	if d.chainStmt, err = d.db.PrepareContext(ctx, chainSQL); err != nil {
 		return nil, err
 	}
 	if d.codec, err = newCodec(); err != nil {
@@ -349,38 +353,44 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 	created := d.now().UnixNano()
 	err := d.update(ctx, func(tx *sql.Tx) error {
 		// A new row never replaces one another Put recorded meanwhile; a
-		// healing row replaces the broken one.
+		// healing row is written over the broken one in place, keeping its
+		// key, which deltas stored against it name.
 		insert := tx.StmtContext(ctx, d.addStmt)
-		var replace *sql.Stmt
-		var err error
+		var heal *sql.Stmt
 		for _, p := range ps {
-			q := insert
-			if p.heal {
-				if replace == nil {
-					replace, err = tx.PrepareContext(ctx,
-						`INSERT OR REPLACE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-					if err != nil {
-						return err
-					}
-					defer replace.Close()
-				}
-				q = replace
-			}
 			var base any // NULL unless a delta
 			if p.enc == encDelta {
 				// The base was durable before the delta was encoded; a
 				// delete since (no Hold was taken) must fail the commit
 				// rather than leave a delta without its base.
-				var ok bool
-				if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE id = ?)`, p.base).Scan(&ok); err != nil {
-					return err
-				}
-				if !ok {
+				var k int64
+				err := tx.QueryRowContext(ctx, `SELECT k FROM blobs WHERE `+byID, p.base).Scan(&k)
+				if errors.Is(err, sql.ErrNoRows) {
 					return fmt.Errorf("blob %s: its delta base %s was deleted meanwhile", p.id.Short(), p.base.Short())
 				}
-				base = p.base
+				if err != nil {
+					return err
+				}
+				base = k
 			}
-			if _, err := q.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.data, created, base, p.depth); err != nil {
+			if p.heal {
+				if heal == nil {
+					var err error
+					if heal, err = tx.PrepareContext(ctx, healSQL); err != nil {
+						return err
+					}
+					defer heal.Close()
+				}
+				res, err := heal.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, base, created, p.data)
+				if err != nil {
+					return err
+				}
+				if n, err := res.RowsAffected(); err != nil || n > 0 {
+					continue
+				}
+				// The broken row was deleted meanwhile: insert.
+			}
+			if _, err := insert.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, base, created, p.data); err != nil {
 				return err
 			}
 		}
@@ -457,15 +467,26 @@ func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// addSQL records a new blob's row.
-const addSQL = `INSERT OR IGNORE INTO blobs (id, size, stored, enc, data, created, base, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+// byID selects the row of the blob whose id is parameter ?1. blobs.db
+// indexes ids by their first 8 bytes (migrations/cas/0003_blob_keys.sql:
+// a quarter of a full id's index entry), so the condition names that
+// prefix, as the index's expression, and then the whole id. Two ids that
+// share a prefix cost one more row read, nothing else.
+const byID = `substr(id, 1, 8) = substr(?1, 1, 8) AND id = ?1`
 
-// checkSQL reads what Put's dedup check needs of a row. base and depth
-// come after data in a row: they are read only for a delta (enc 2), whose
-// data is small, since reading a column past a large data value walks its
-// overflow pages.
+// addSQL records a new blob's row, unless a row of its id is there: the
+// prefix index is not unique, so the check is in the statement, and it is
+// race-free because writers hold SQLite's write lock (BEGIN IMMEDIATE).
+const addSQL = `INSERT INTO blobs (id, size, stored, enc, depth, base, created, data) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
+	WHERE NOT EXISTS (SELECT 1 FROM blobs WHERE ` + byID + `)`
+
+// healSQL writes a blob's row over a broken one, keeping its key.
+const healSQL = `UPDATE blobs SET size = ?2, stored = ?3, enc = ?4, depth = ?5, base = ?6, created = ?7, data = ?8 WHERE ` + byID
+
+// checkSQL reads what Put's dedup check needs of a row: its metadata, the
+// length of its inline data, and for a delta whether its base row is there.
 const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data), -1),
-	CASE WHEN enc = 2 THEN EXISTS (SELECT 1 FROM blobs b WHERE b.id = blobs.base) ELSE 1 END FROM blobs WHERE id = ?`
+	CASE WHEN enc = 2 THEN EXISTS (SELECT 1 FROM blobs b WHERE b.k = blobs.base) ELSE 1 END FROM blobs WHERE ` + byID
 
 // stored reports whether the blob id, whose content is size bytes, is
 // soundly stored: its row is there, consistent with the content, and a
@@ -533,7 +554,7 @@ func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
 		inFile    bool
 		data      []byte
 	)
-	err := d.db.QueryRowContext(ctx, `SELECT size, enc, data IS NULL, data FROM blobs WHERE id = ?`, id).
+	err := d.db.QueryRowContext(ctx, `SELECT size, enc, data IS NULL, data FROM blobs WHERE `+byID, id).
 		Scan(&size, &enc, &inFile, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), ErrNotFound)
@@ -632,7 +653,7 @@ func (d *Disk) Stat(ctx context.Context, id ID) (Info, error) {
 	}
 	info := Info{ID: id}
 	var created int64
-	err := d.db.QueryRowContext(ctx, `SELECT size, stored, created FROM blobs WHERE id = ?`, id).
+	err := d.db.QueryRowContext(ctx, `SELECT size, stored, created FROM blobs WHERE `+byID, id).
 		Scan(&info.Size, &info.Stored, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Info{}, fmt.Errorf("cas: stat %s: %w", id.Short(), ErrNotFound)
@@ -644,16 +665,16 @@ func (d *Disk) Stat(ctx context.Context, id ID) (Info, error) {
 	return info, nil
 }
 
-// Walk implements Store. It reads the index a page at a time, so fn runs
-// outside any transaction; blobs added or deleted during the walk may or
-// may not be seen.
+// Walk implements Store. It reads the index a page at a time, in key
+// order, so fn runs outside any transaction; blobs added or deleted during
+// the walk may or may not be seen.
 func (d *Disk) Walk(ctx context.Context, fn func(Info) error) error {
 	if d.closed.Load() {
 		return fmt.Errorf("cas: walk: %w", ErrClosed)
 	}
-	after := make([]byte, len(ID{})) // sorts before every ID
+	var after int64
 	for {
-		infos, err := d.walkPage(ctx, after)
+		infos, last, err := d.walkPage(ctx, after)
 		if err != nil {
 			return fmt.Errorf("cas: walk: %w", err)
 		}
@@ -665,31 +686,35 @@ func (d *Disk) Walk(ctx context.Context, fn func(Info) error) error {
 		if len(infos) < walkPage {
 			return nil
 		}
-		last := infos[len(infos)-1].ID
-		after = last[:]
+		after = last
 	}
 }
 
-func (d *Disk) walkPage(ctx context.Context, after []byte) ([]Info, error) {
+// walkPage returns the blobs with keys after after, at most walkPage of
+// them, and the last key returned.
+func (d *Disk) walkPage(ctx context.Context, after int64) ([]Info, int64, error) {
 	rows, err := d.db.QueryContext(ctx,
-		`SELECT id, size, stored, created, CASE WHEN enc = 2 THEN base END FROM blobs WHERE id > ? ORDER BY id LIMIT ?`, after, walkPage)
+		`SELECT k, id, size, stored, created, CASE WHEN enc = 2 THEN (SELECT b.id FROM blobs b WHERE b.k = blobs.base) END
+		FROM blobs WHERE k > ? ORDER BY k LIMIT ?`, after, walkPage)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rows.Close()
 	var infos []Info
+	var last int64
 	for rows.Next() {
 		var info Info
+		var id, base []byte
 		var created int64
-		var base []byte
-		if err := rows.Scan(&info.ID, &info.Size, &info.Stored, &created, &base); err != nil {
-			return nil, err
+		if err := rows.Scan(&last, &id, &info.Size, &info.Stored, &created, &base); err != nil {
+			return nil, 0, err
 		}
+		copy(info.ID[:], id)
 		copy(info.Base[:], base)
 		info.Created = time.Unix(0, created)
 		infos = append(infos, info)
 	}
-	return infos, rows.Err()
+	return infos, last, rows.Err()
 }
 
 // Close implements Store.
@@ -713,6 +738,9 @@ func (d *Disk) release() error {
 	}
 	if d.addStmt != nil {
 		d.addStmt.Close()
+	}
+	if d.chainStmt != nil {
+		d.chainStmt.Close()
 	}
 	if d.db != nil {
 		err = d.db.Close()

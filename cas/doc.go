@@ -10,8 +10,9 @@
 // # On-disk layout
 //
 //	dir/blobs.db           SQLite (WAL: also blobs.db-wal, blobs.db-shm), table blobs
-//	                       from migrations/cas: id, size, stored, enc, data, created,
-//	                       base, depth
+//	                       from migrations/cas: k (integer key), id (indexed by its
+//	                       first 8 bytes), size, stored, enc, depth, base (a k),
+//	                       created, data
 //	dir/objects/xx/<id>    content over 1 MiB, one file per blob; xx = first 2 hex digits
 //	dir/tmp/blob-*         files being written; each is flock'ed by its writer
 //	dir/lock               flock'ed while object files are moved in or deleted
@@ -43,17 +44,26 @@
 // # Deltas
 //
 // A blob with enc 2 is one zstd frame compressed with the plain bytes of
-// another blob, its base (the row's base column), as raw dictionary (zstd's
-// "patch-from"); depth counts the delta frames a read decodes. Only inline
-// blobs are deltas, and only against inline bases. Put tries a delta when
-// the caller hints at a base (WithBase, WithBaseFunc: a path's previous
-// version) and the content is new: it decodes the base's chain (verifying
-// every base's hash), encodes against the base, or against the base's
-// ancestor at depth 4 when the base is already at depth 8 (so a read never
-// decodes more than 8 deltas and a root, and a delta holds the changes of
-// a few versions, not of the whole history), and keeps the delta only when
-// it is under 1/16 of the content or a quarter smaller than the whole
-// frame. Ids stay the BLAKE3 of the plain bytes and reads verify as ever.
+// another blob, its base (the row's base column holds the base's key k, not
+// its 32-byte id), as raw dictionary (zstd's "patch-from"); depth counts
+// the delta frames a read decodes. Only inline blobs are deltas, and only
+// against inline bases. Put tries a delta when the caller hints at a base
+// (WithBase, WithBaseFunc: a path's previous version) and the content is
+// new: it reads the base's chain in one query, decodes it, checks that it
+// gives the hint's bytes, and encodes against the hint, or against the
+// hint's ancestor at depth 8 when the hint is already at depth 16 (so a
+// read never decodes more than 16 deltas and a root). It keeps the delta
+// only when it is under 1/16 of the content or a quarter smaller than the
+// whole frame, so once the changes since that ancestor outgrow it the
+// version is stored whole and starts a new chain. Delta frames are made at
+// SpeedFastest: each sets a new dictionary, whose hash tables SpeedDefault
+// takes ~10x longer to build. Ids stay the BLAKE3 of the plain bytes and
+// reads verify as ever: a read hashes the bytes it returns, which covers
+// every base it decoded through; bases are not hashed one by one, except
+// the ancestor a new delta is encoded against. A delta written since
+// migration 0003 is stored bare: a 0x00 byte and the frame's blocks, its
+// header (magic, dictionary id, content size) rebuilt from the row on read;
+// older rows hold whole frames and read as before.
 //
 // Invariants:
 //
@@ -99,7 +109,8 @@
 // stats the object file. A row whose recorded size is not the content's,
 // whose encoding is unknown, whose inline data is not as long as recorded,
 // or whose object file is missing or not of the recorded length is broken,
-// and the Put writes the blob again over it (INSERT OR REPLACE; a file is
+// and the Put writes the blob again over it (an UPDATE that keeps the row's
+// key, which deltas against it name; a file is
 // renamed over the broken one under dir/lock). The check never reads
 // content: re-reading and hashing every deduplicated blob would make each
 // capture of an unchanged 1 MiB file cost milliseconds. Damage that keeps
@@ -116,6 +127,9 @@
 // blobs.db made before this setting is converted by its first Compact with
 // one VACUUM (a rewrite of the file; it needs free disk space as large as
 // the live data). Object files are unlinked, which frees them at once.
+// Migration 0003 (integer keys) copies the blobs table once, so until the
+// next Compact an upgraded blobs.db holds the old table's pages as free
+// pages: about twice its size, for one collection's time.
 //
 // Reads verify: every reader hashes what it returns and fails with
 // ErrCorrupt on a mismatch, on fewer or more bytes than the row records, on
@@ -129,7 +143,9 @@
 // A Disk is safe for concurrent use by goroutines and by processes sharing
 // the directory. SQLite serializes writers (BEGIN IMMEDIATE via _txlock,
 // busy_timeout 10 s); within a process a mutex queues them so they do not
-// poll. Dedup across writers is INSERT OR IGNORE. Moving files into objects/
+// poll. Dedup across writers is the insert's own check that no row has the
+// id (the id index is on an 8-byte prefix, not unique; the check is
+// race-free under the write lock). Moving files into objects/
 // and deleting them happen under dir/lock (an flock plus a mutex), and a Put
 // re-checks under it that the row is still absent, so a Delete can never
 // unlink a file another Put has just recorded. Locks are always taken in the
@@ -193,17 +209,41 @@
 //	            and the speed targets together with some margin on speed.
 //	page_size   512: 38.1 MB, 1024: 38.6 MB, 2048: 39.4 MB, 4096: 40.3 MB, 8192: 41.0 MB;
 //	            no difference in time beyond noise, nor in Get of 8 KiB or 1 MiB blobs.
+//	            On BenchmarkHistory (deltas, integer keys, prefix id index) 1024 would
+//	            store 5.44 MB for 5.71 MB, but here 38.54 MB, past 0.30 of raw and git's
+//	            38.5 MB: 512 stays.
 //	batch size  8 and 32 MiB early commits: equal within noise; 8 MiB keeps memory lower.
 //
 // Deltas, on bench/compare.sh's store-bytes figure (1,000 source files, each
 // turn capturing 100 of them before a one-line edit; load average 5-20):
 //
-//	20 turns    whole versions 8.42 MB, with deltas 3.54 MB (shadow git after gc: 2.81 MB)
-//	100 turns   with deltas 9.16 MB (shadow git after gc: 4.28 MB); 9,993 of 11,000
-//	            blobs are deltas of 174 bytes on average, against 2.5 KB for a whole
-//	            version. What is left is per row: 7.2 MB blobs.db holds 4.2 MB of
-//	            frames, the rest is SQLite (ids, base ids, their two indexes, page
-//	            slack, about 270 bytes a blob), and the session's index.db is 2.0 MB.
+//	20 turns    whole versions 8.42 MB, 8-deep deltas 3.56 MB, now 3.33 MB (shadow
+//	            git after gc: 2.80 MB); blobs.db 2.90 MB, index.db 0.42 MB
+//	100 turns   8-deep deltas 9.00 MB, now 7.52 MB (shadow git after gc: 4.29 MB).
+//	            9,992 of 11,000 blobs are deltas of 140 bytes on average (174
+//	            before), against 2.5 KB for a whole version; blobs.db is 5.68 MB
+//	            (7.16 MB before) for 3.88 MB of frames: about 165 bytes of SQLite a
+//	            blob (270 before), of which 55 are page slack (two rows of ~200
+//	            bytes to a 512-byte page). The session's index.db is 1.83 MB.
+//
+// What the changes since 8-deep deltas gave, on BenchmarkHistory (the same
+// 100 turns put straight into a Disk; load average 11-15):
+//
+//	integer keys, base by key         blobs.db 7.13 -> 6.32 MB
+//	16-deep chains, SpeedFastest      6.32 -> 6.05 MB
+//	id index on an 8-byte prefix      6.05 -> 5.71 MB
+//	bare delta frames                 5.71 -> 5.60 MB
+//
+// All of them against 8-deep deltas, two interleaved runs each: a turn's
+// 100 puts 0.21-0.31 s -> 0.10-0.15 s (SpeedFastest); a Get of each file's
+// latest version 0.89-0.92 ms -> 0.88-1.07 ms, chains twice as deep but
+// read in one query and hashed once.
+//
+// Git's pack is smaller mostly for two reasons: it stores each file's newest
+// version whole and older ones as deltas against newer ones (a delta that
+// removes a line is ~36 bytes; one that adds it holds the line), and a pack
+// has no per-object b-tree. SpeedBetterCompression made deltas 12% smaller
+// but took ~5 ms each (its dictionary tables are rebuilt per delta).
 //
 // Large files (128 MiB of Go source, whole ckpt capture process against
 // zstd -3 -T1, interleaved, load average 12-13): single SpeedDefault stream

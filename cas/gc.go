@@ -31,7 +31,7 @@ func (d *Disk) delete(ctx context.Context, id ID) error {
 	defer unlock()
 	var inFile bool
 	err = d.update(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE id = ? RETURNING data IS NULL`, id).Scan(&inFile)
+		return tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE `+byID+` RETURNING data IS NULL`, id).Scan(&inFile)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
@@ -78,8 +78,8 @@ func (d *Disk) DeleteMany(ctx context.Context, ids []ID) (int, int64, error) {
 			for _, id := range chunk {
 				var inFile bool
 				var stored int64
-				err := tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE id = ?1
-					AND NOT EXISTS (SELECT 1 FROM blobs d WHERE d.base = ?1) RETURNING data IS NULL, stored`, id).Scan(&inFile, &stored)
+				err := tx.QueryRowContext(ctx, `DELETE FROM blobs WHERE `+byID+`
+					AND NOT EXISTS (SELECT 1 FROM blobs d WHERE d.base = (SELECT k FROM blobs WHERE `+byID+`)) RETURNING data IS NULL, stored`, id).Scan(&inFile, &stored)
 				if errors.Is(err, sql.ErrNoRows) {
 					continue
 				}
@@ -116,7 +116,7 @@ func deepestFirst(ctx context.Context, db *sql.DB, ids []ID) ([]ID, error) {
 	depth := make(map[ID]int, len(ids))
 	for _, id := range ids {
 		var k int
-		err := db.QueryRowContext(ctx, `SELECT CASE WHEN enc = 2 THEN depth ELSE 0 END FROM blobs WHERE id = ?`, id).Scan(&k)
+		err := db.QueryRowContext(ctx, `SELECT CASE WHEN enc = 2 THEN depth ELSE 0 END FROM blobs WHERE `+byID, id).Scan(&k)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, err
 		}

@@ -37,7 +37,7 @@ func (d *Disk) OpenStored(ctx context.Context, id ID) (Stored, io.ReadCloser, er
 	s := Stored{ID: id}
 	var inFile bool
 	var data []byte
-	err := d.db.QueryRowContext(ctx, `SELECT size, enc, stored, data IS NULL, data FROM blobs WHERE id = ?`, id).
+	err := d.db.QueryRowContext(ctx, `SELECT size, enc, stored, data IS NULL, data FROM blobs WHERE `+byID, id).
 		Scan(&s.Size, &s.Enc, &s.Stored, &inFile, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, nil, fmt.Errorf("cas: open stored %s: %w", id.Short(), ErrNotFound)
