@@ -140,7 +140,7 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer a.closeController(c)
 	cps, info, err := c.CheckpointsPage(ctx, page)
 	if err != nil {
 		return err
