@@ -262,10 +262,19 @@ func (x *Index) Meta(ctx context.Context, key string) (string, error) {
 }
 
 // InitMeta stores value under key unless a value is there already, and
-// returns the value in force.
+// returns the value in force. A value already there costs one read, not a
+// write transaction (every controller Open asks, and parallel hooks would
+// queue for the write lock).
 func (x *Index) InitMeta(ctx context.Context, key, value string) (string, error) {
 	var v string
-	err := x.write(ctx, func(tx *sql.Tx) error {
+	err := x.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if err == nil {
+		return v, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("checkpoints: meta %s: %w", key, err)
+	}
+	err = x.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)`, key, value); err != nil {
 			return err
 		}
