@@ -718,8 +718,10 @@ const walKeep = 64 << 10
 // SQLite's next opener recovers it as it would after a crash. Nothing
 // committed is at risk: with synchronous=FULL every commit fsynced the
 // WAL before it returned. A larger WAL is checkpointed as Close does, so
-// it never grows past walKeep plus one command's writes. Do not use the
-// Disk, or open another on the same directory in this process, afterwards.
+// it never grows past walKeep plus one command's writes. Make it the
+// process's last close of the store: a Disk opened on the directory later
+// in the same process works, but its Close cannot checkpoint while the
+// left connection holds the database open.
 func (d *Disk) CloseForExit() error {
 	if d.closed.Swap(true) {
 		return nil
