@@ -277,7 +277,7 @@ func (m *Ignore) loadRoot() (*ignoreDir, error) {
 	if ckpt != nil {
 		m.last = append(m.last, ckpt)
 	}
-	m.last = append(m.last, defaultRules)
+	m.last = append(m.last, defaultRules())
 	d := &ignoreDir{real: true, rules: git}
 	m.dirs[""] = d
 	return d, nil
@@ -370,12 +370,13 @@ func vcsRule(name string) *rule {
 	return &rule{source: builtinSource, text: name}
 }
 
-// defaultRules are the built-in directory rules, consulted after the root
-// .ckptignore, as if they were its first lines.
-var defaultRules = func() *ruleFile {
+// defaultRules returns the built-in directory rules, consulted after the
+// root .ckptignore, as if they were its first lines. They are parsed on
+// first use, not at start-up: most ckpt processes never match ignore rules.
+var defaultRules = sync.OnceValue(func() *ruleFile {
 	var b strings.Builder
 	for _, name := range defaultIgnoredDirs {
 		b.WriteString(name + "/\n")
 	}
 	return parseRules([]byte(b.String()), builtinSource)
-}()
+})

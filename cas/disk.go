@@ -728,7 +728,42 @@ func (d *Disk) Close() error {
 	return nil
 }
 
-func (d *Disk) release() error {
+// walKeep is the largest blobs.db-wal that CloseForExit leaves for the
+// next process. The next opener reads all of it to rebuild the WAL index,
+// which for 64 KiB costs well under the two fsyncs a checkpoint would.
+const walKeep = 64 << 10
+
+// CloseForExit is Close for a process that exits as soon as it returns
+// (one ckpt command). Closing SQLite's last connection checkpoints the WAL
+// into blobs.db and deletes it: an fsync of the WAL and one of blobs.db,
+// after which the next process's first commit creates the WAL again and
+// fsyncs its header and the directory. While the WAL is at most walKeep
+// bytes, CloseForExit releases everything but the database connection,
+// which the process's exit closes without a checkpoint: the WAL stays, and
+// SQLite's next opener recovers it as it would after a crash. Nothing
+// committed is at risk: with synchronous=FULL every commit fsynced the
+// WAL before it returned. A larger WAL is checkpointed as Close does, so
+// it never grows past walKeep plus one command's writes. Make it the
+// process's last close of the store: a Disk opened on the directory later
+// in the same process works, but its Close cannot checkpoint while the
+// left connection holds the database open.
+func (d *Disk) CloseForExit() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	fi, err := os.Stat(filepath.Join(d.dir, "blobs.db-wal"))
+	keep := err == nil && fi.Size() <= walKeep
+	if err := d.releaseAll(!keep); err != nil {
+		return fmt.Errorf("cas: close %s: %w", d.dir, err)
+	}
+	return nil
+}
+
+func (d *Disk) release() error { return d.releaseAll(true) }
+
+// releaseAll releases the Disk's files and memory, and its database
+// connections when closeDB is set.
+func (d *Disk) releaseAll(closeDB bool) error {
 	var err error
 	if d.hasStmt != nil {
 		d.hasStmt.Close()
@@ -742,7 +777,7 @@ func (d *Disk) release() error {
 	if d.chainStmt != nil {
 		d.chainStmt.Close()
 	}
-	if d.db != nil {
+	if d.db != nil && closeDB {
 		err = d.db.Close()
 	}
 	if d.codec != nil {

@@ -90,7 +90,10 @@
 // WAL at each commit). A file blob is written to tmp/, fsynced, renamed into
 // objects/ and the directory fsynced before its row is inserted, so a row
 // always names a whole blob and a blob is durable before any index outside
-// this package can reference it. A crash can leave only:
+// this package can reference it. CloseForExit (a ckpt command ending)
+// leaves a WAL of up to 64 KiB for the next process rather than
+// checkpointing it: what it holds was fsynced at commit, and the next
+// opener recovers it as after a crash. A crash can leave only:
 //
 //   - temp files: OpenDisk removes every file in tmp/ whose lock it can take
 //     (a dead writer's lock is gone; a live writer's is not);

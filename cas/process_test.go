@@ -46,6 +46,8 @@ func TestHelperProcess(t *testing.T) {
 		helperMulti(t, d, n)
 	case "crash":
 		helperCrash(t, d, n)
+	case "exit":
+		helperExit(t, d, n)
 	default:
 		t.Fatalf("unknown helper mode %q", mode)
 	}
@@ -247,5 +249,58 @@ func TestDiskTempCleanup(t *testing.T) {
 	openDisk(t, dir).Close()
 	if _, err := os.Stat(live); !os.IsNotExist(err) {
 		t.Errorf("unlocked temp file: Stat = %v, want it removed", err)
+	}
+}
+
+// exitContent is the content the "exit" helper puts: n bytes, most of them
+// random, so that it takes about n bytes of WAL.
+func exitContent(n int) []byte { return castest.Bytes(77, n) }
+
+// helperExit puts one content of n bytes, then closes with CloseForExit
+// and lets the process exit.
+func helperExit(t *testing.T, d *cas.Disk, n int) {
+	if _, _, err := d.Put(context.Background(), bytes.NewReader(exitContent(n))); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CloseForExit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCloseForExit: a process that ends with CloseForExit leaves a small
+// WAL in place and a large one checkpointed away, and in both cases the
+// next process reads what it committed.
+func TestCloseForExit(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		size     int
+		walAfter bool
+	}{
+		{"small WAL kept", 4 << 10, true},
+		{"large WAL checkpointed", 512 << 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := helper(t, "exit", dir, tc.size).Run(); err != nil {
+				t.Fatalf("helper: %v", err)
+			}
+			wal := filepath.Join(dir, "blobs.db-wal")
+			fi, err := os.Stat(wal)
+			if got := err == nil && fi.Size() > 0; got != tc.walAfter {
+				t.Fatalf("after the helper exited: WAL present and non-empty = %v (stat: %v), want %v", got, err, tc.walAfter)
+			}
+			d := openDisk(t, dir)
+			want := exitContent(tc.size)
+			got, err := d.Get(context.Background(), cas.Sum(want))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("Get of the helper's blob: %d bytes, %v; want its %d bytes", len(got), err, len(want))
+			}
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(wal); !os.IsNotExist(err) {
+				t.Errorf("after Close the WAL is still there (stat: %v)", err)
+			}
+		})
 	}
 }

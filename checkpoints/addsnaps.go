@@ -34,6 +34,9 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 		}
 		return added, nil
 	}
+	if err := x.prepare(ctx); err != nil {
+		return nil, err
+	}
 	err := x.write(ctx, func(tx *sql.Tx) error {
 		// One clock step per snapshot, taken at once: seqs last-n+1..last.
 		var last int64
@@ -84,6 +87,9 @@ const tickNSQL = `UPDATE meta SET value = value + ? WHERE key = 'clock' RETURNIN
 // error wrapping ErrNoOpenTurn.
 func (x *Index) CapturingAllIn(ctx context.Context, paths []string, ref StepRef) ([]Capturing, error) {
 	out := make([]Capturing, len(paths))
+	if err := x.prepare(ctx); err != nil {
+		return nil, err
+	}
 	err := x.read(ctx, func(tx *sql.Tx) error {
 		stmt := tx.StmtContext(ctx, x.stmts.capturing)
 		for i, p := range paths {

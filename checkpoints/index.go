@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
@@ -26,11 +27,14 @@ const busyTimeout = 30 * time.Second
 
 // Index is one session's index. It is safe for concurrent use.
 type Index struct {
-	db    *sql.DB
-	dir   string
-	now   func() time.Time
-	stmts struct{ capturing, addSnap, tickN *sql.Stmt } // prepared once: the capture hot path
-	keep  int64                                         // changes the change log keeps (WithChangeLogKeep)
+	db  *sql.DB
+	dir string
+	now func() time.Time
+	// stmts are the capture hot path's statements, prepared on first
+	// use (prepare), not at Open: most commands never capture.
+	stmts  struct{ capturing, addSnap, tickN *sql.Stmt }
+	prepMu sync.Mutex
+	keep   int64 // changes the change log keeps (WithChangeLogKeep)
 }
 
 // Option configures Open.
@@ -93,16 +97,37 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 	for _, o := range opts {
 		o(x)
 	}
+	return x, nil
+}
+
+// prepare prepares the capture hot path's statements unless it has. Call
+// it before beginning the transaction that uses them: preparing while a
+// transaction holds the pool's connection would open a second connection
+// (its pragmas, its own parse of the schema). A failure is returned and
+// the next call tries again.
+func (x *Index) prepare(ctx context.Context) error {
+	x.prepMu.Lock()
+	defer x.prepMu.Unlock()
+	if x.stmts.tickN != nil {
+		return nil
+	}
+	var capturing, addSnap, tickN *sql.Stmt
 	for _, p := range []struct {
 		dst   **sql.Stmt
 		query string
-	}{{&x.stmts.capturing, capturingSQL}, {&x.stmts.addSnap, addSnapSQL}, {&x.stmts.tickN, tickNSQL}} {
-		if *p.dst, err = db.PrepareContext(ctx, p.query); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("checkpoints: open %s: %w", dir, err)
+	}{{&capturing, capturingSQL}, {&addSnap, addSnapSQL}, {&tickN, tickNSQL}} {
+		var err error
+		if *p.dst, err = x.db.PrepareContext(ctx, p.query); err != nil {
+			for _, st := range []*sql.Stmt{capturing, addSnap} {
+				if st != nil {
+					st.Close()
+				}
+			}
+			return fmt.Errorf("checkpoints: prepare: %w", err)
 		}
 	}
-	return x, nil
+	x.stmts.capturing, x.stmts.addSnap, x.stmts.tickN = capturing, addSnap, tickN
+	return nil
 }
 
 // createSession makes a new session directory appear whole: the index is
@@ -269,13 +294,22 @@ func (x *Index) Meta(ctx context.Context, key string) (string, error) {
 }
 
 // InitMeta stores value under key unless a value is there already, and
-// returns the value in force.
+// returns the value in force. A value already there costs one read, not a
+// write transaction (every controller Open asks, and parallel hooks would
+// queue for the write lock).
 func (x *Index) InitMeta(ctx context.Context, key, value string) (string, error) {
 	if key == clockKey {
 		return "", fmt.Errorf("checkpoints: meta %s: %w", key, errReservedKey)
 	}
 	var v string
-	err := x.write(ctx, func(tx *sql.Tx) error {
+	err := x.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if err == nil {
+		return v, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("checkpoints: meta %s: %w", key, err)
+	}
+	err = x.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)`, key, value); err != nil {
 			return err
 		}

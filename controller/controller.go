@@ -157,6 +157,16 @@ func (c *Controller) Close() error {
 	return errors.Join(c.idx.Close(), c.store.Close(), c.ws.Close())
 }
 
+// CloseForExit is Close for a process that exits as soon as it returns (a
+// ckpt command): the blob store is closed with cas.Disk.CloseForExit, which
+// leaves a small WAL for the next process instead of checkpointing it (two
+// fsyncs saved, and two more on the next write). The session's index is
+// closed as by Close: its checkpoint is what makes the last rows durable
+// (synchronous=NORMAL) and keeps a session directory to one file.
+func (c *Controller) CloseForExit() error {
+	return errors.Join(c.idx.Close(), c.store.CloseForExit(), c.ws.Close())
+}
+
 // Recovered says what Open did about a rewind or undo a crash (or Ctrl-C)
 // left unfinished: finished or rolled back it. Empty when there was none.
 func (c *Controller) Recovered() string { return c.recovered }

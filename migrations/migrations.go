@@ -157,10 +157,65 @@ func applyBase(ctx context.Context, db *sql.DB, set Set, b Migration, ms []Migra
 			return fmt.Errorf("migrations: %s %s: record: %w", set, b.Name, err)
 		}
 	}
+	if err := setUserVersion(ctx, tx, b.Version); err != nil {
+		return fmt.Errorf("migrations: %s %s: record: %w", set, b.Name, err)
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migrations: %s %s: commit: %w", set, b.Name, err)
 	}
 	return nil
+}
+
+// latestName returns the highest version among the set's file names,
+// without reading the files (0 when it has none or one is misnamed: Apply
+// then takes the long way, which reports the misnaming).
+func (s Set) latestName() int {
+	ents, err := fs.ReadDir(files, s.name)
+	if err != nil {
+		return 0
+	}
+	latest := 0
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return 0
+		}
+		latest = max(latest, v)
+	}
+	return latest
+}
+
+// setUserVersion records version in the database header, inside tx.
+// PRAGMA takes no bound parameters; version is an int.
+func setUserVersion(ctx context.Context, tx *sql.Tx, version int) error {
+	_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version))
+	return err
+}
+
+// markVersion sets user_version on a database found current by its
+// schema_migrations rows, re-checking them inside the write transaction.
+func markVersion(ctx context.Context, db *sql.DB, set Set, latest int) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrations: %s: user_version: %w", set, err)
+	}
+	defer tx.Rollback()
+	var v sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return fmt.Errorf("migrations: %s: user_version: %w", set, err)
+	}
+	if int(v.Int64) != latest {
+		return nil // another process moved it meanwhile; the next Apply looks again
+	}
+	if err := setUserVersion(ctx, tx, latest); err != nil {
+		return fmt.Errorf("migrations: %s: user_version: %w", set, err)
+	}
+	return tx.Commit()
 }
 
 // Latest returns the highest version the set embeds.
@@ -198,12 +253,28 @@ func Version(ctx context.Context, db *sql.DB) (int, error) {
 // transaction (the DSN is expected to carry _txlock=immediate), so a
 // migration another process applied first is skipped. It returns an error
 // wrapping ErrTooNew when the database is ahead of the binary.
+//
+// A database at the latest version costs one read of its header: every
+// migration's transaction also sets the header's user_version to the
+// version it records, and Apply returns at once when user_version is the
+// binary's latest. A database migrated before user_version was kept (or
+// one whose user_version disagrees) goes the long way, by
+// schema_migrations, which stays the record; a current one found that way
+// gets its user_version set, once.
 func Apply(ctx context.Context, db *sql.DB, set Set) error {
+	latest := set.latestName()
+	var uv int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&uv); err != nil {
+		return fmt.Errorf("migrations: %s: user_version: %w", set, err)
+	}
+	if uv == latest && latest > 0 {
+		return nil
+	}
 	ms, err := set.List()
 	if err != nil {
 		return err
 	}
-	latest := 0
+	latest = 0
 	if len(ms) > 0 {
 		latest = ms[len(ms)-1].Version
 	}
@@ -215,6 +286,8 @@ func Apply(ctx context.Context, db *sql.DB, set Set) error {
 		return fmt.Errorf("migrations: %s at version %d, this binary knows up to %d: %w", set, cur, latest, ErrTooNew)
 	}
 	if cur == latest {
+		// Best effort: without it the next Apply takes the long way again.
+		_ = markVersion(ctx, db, set, latest)
 		return nil
 	}
 	if cur == 0 && useBase {
@@ -295,6 +368,9 @@ func applyOne(ctx context.Context, db *sql.DB, set Set, m Migration) error {
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, strftime('%s','now'))`,
 		m.Version, m.Name); err != nil {
+		return fmt.Errorf("migrations: %s %s: record: %w", set, m.Name, err)
+	}
+	if err := setUserVersion(ctx, tx, m.Version); err != nil {
 		return fmt.Errorf("migrations: %s %s: record: %w", set, m.Name, err)
 	}
 	if err := tx.Commit(); err != nil {

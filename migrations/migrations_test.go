@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -86,8 +87,13 @@ func TestRefuseNewer(t *testing.T) {
 	if err := migrations.Apply(ctx, db, migrations.Index); err != nil {
 		t.Fatal(err)
 	}
+	// A newer ckpt records its version as this one does: a row and the
+	// header's user_version.
 	future := migrations.Index.Latest() + 1
 	if _, err := db.Exec(`INSERT INTO schema_migrations (version, name, applied) VALUES (?, 'from_the_future.sql', 0)`, future); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, future)); err != nil {
 		t.Fatal(err)
 	}
 	err := migrations.Apply(ctx, db, migrations.Index)
@@ -139,4 +145,54 @@ func TestConcurrentApply(t *testing.T) {
 			t.Errorf("concurrent apply: %v", err)
 		}
 	}
+}
+
+func userVersion(t testing.TB, db *sql.DB) int {
+	t.Helper()
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestUserVersion: every way of bringing a database up to date leaves the
+// latest version in its header, where Apply looks first; a database
+// migrated before the header was kept gets it on its next Apply.
+func TestUserVersion(t *testing.T) {
+	ctx := context.Background()
+	for _, set := range []migrations.Set{migrations.Index, migrations.CAS, migrations.Catalog} {
+		t.Run(set.String(), func(t *testing.T) {
+			db := openDB(t)
+			if err := migrations.Apply(ctx, db, set); err != nil {
+				t.Fatal(err)
+			}
+			if got := userVersion(t, db); got != set.Latest() {
+				t.Fatalf("user_version after a fresh apply = %d, want %d", got, set.Latest())
+			}
+			if _, err := db.Exec(`PRAGMA user_version = 0`); err != nil {
+				t.Fatal(err)
+			}
+			if err := migrations.Apply(ctx, db, set); err != nil {
+				t.Fatal(err)
+			}
+			if got := userVersion(t, db); got != set.Latest() {
+				t.Errorf("user_version after apply on an unmarked current db = %d, want %d", got, set.Latest())
+			}
+			if v, err := migrations.Version(ctx, db); err != nil || v != set.Latest() {
+				t.Errorf("version = %d, %v; want %d", v, err, set.Latest())
+			}
+		})
+	}
+	t.Run("one by one", func(t *testing.T) {
+		old := migrations.SetUseBase(false)
+		defer migrations.SetUseBase(old)
+		db := openDB(t)
+		if err := migrations.Apply(ctx, db, migrations.Index); err != nil {
+			t.Fatal(err)
+		}
+		if got := userVersion(t, db); got != migrations.Index.Latest() {
+			t.Errorf("user_version after migrating one by one = %d, want %d", got, migrations.Index.Latest())
+		}
+	})
 }

@@ -62,7 +62,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer a.closeController(c)
 	out := []captureJSON{}
 	failed := 0
 	// Every path in one durable step: one blob commit, one index commit

@@ -40,7 +40,7 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer a.closeController(c)
 	pt := controller.Point{Turn: turn, Step: o.step}
 	diffs, skipped, err := c.DiffTo(ctx, pt)
 	if err != nil {

@@ -58,7 +58,7 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer a.closeController(c)
 	res, err := c.ForkWith(cmd.Context(), turn, controller.ForkOptions{To: o.to, Restore: o.restore, Force: o.force})
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ exactly.`,
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer a.closeController(c)
 			res, err := c.Summarize(cmd.Context(), turn, dir, o.text)
 			if err != nil {
 				return err

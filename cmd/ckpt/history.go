@@ -32,7 +32,7 @@ mode, size) and can_undo / can_redo flags.`,
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer a.closeController(c)
 			h, err := c.History(cmd.Context())
 			if err != nil {
 				return err

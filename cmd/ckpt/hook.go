@@ -196,7 +196,7 @@ func (p *processSessions) open(ctx context.Context, ws, session string) (*contro
 			return nil, nil, err
 		}
 	}
-	return c, func() { c.Close() }, nil
+	return c, func() { p.a.closeController(c) }, nil
 }
 
 func (p *processSessions) openNow(ctx context.Context, ws, session string) (*controller.Controller, error) {

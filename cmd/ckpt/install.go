@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/atomicfile"
@@ -31,10 +32,13 @@ const claudeMatcher = "Write|Edit|NotebookEdit|Bash|PowerShell"
 // ownCommand recognises a hook command ckpt installed: a binary named
 // ckpt (bare, absolute or quoted) followed by "hook claude". Uninstall
 // removes exactly these, whatever binary path an older install wrote.
-var ownCommand = regexp.MustCompile(`^\s*(?:'([^']*)'|"([^"]*)"|(\S+))\s+hook\s+claude(?:\s|$)`)
+// Compiled on first use: every ckpt process would pay for it at start-up.
+var ownCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:'([^']*)'|"([^"]*)"|(\S+))\s+hook\s+claude(?:\s|$)`)
+})
 
 func isOwnCommand(cmd string) bool {
-	m := ownCommand.FindStringSubmatch(cmd)
+	m := ownCommand().FindStringSubmatch(cmd)
 	if m == nil {
 		return false
 	}
@@ -496,10 +500,12 @@ func tightenSettings(path string, mode fs.FileMode) error {
 }
 
 // statusLineCommand recognises the statusLine command ckpt installs.
-var statusLineCommand = regexp.MustCompile(`^\s*(?:'([^']*)'|"([^"]*)"|(\S+))\s+statusline\s*$`)
+var statusLineCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:'([^']*)'|"([^"]*)"|(\S+))\s+statusline\s*$`)
+})
 
 func isOwnStatusLine(cmd string) bool {
-	m := statusLineCommand.FindStringSubmatch(cmd)
+	m := statusLineCommand().FindStringSubmatch(cmd)
 	if m == nil {
 		return false
 	}

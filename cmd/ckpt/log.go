@@ -31,7 +31,7 @@ func (a *app) runLog(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer a.closeController(c)
 	msgs, err := c.Conversation(ctx)
 	if err != nil {
 		return err

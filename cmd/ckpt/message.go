@@ -41,7 +41,7 @@ func (a *app) runMessage(ctx context.Context, o messageOptions) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer a.closeController(c)
 	m, err := c.AppendMessage(ctx, o.role, o.text)
 	if err != nil {
 		return err

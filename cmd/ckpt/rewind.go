@@ -119,7 +119,7 @@ acceptEdits).`,
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer a.closeController(c)
 			o := controller.RewindOptions{DryRun: dryRun, Force: force}
 			if only {
 				if o.Only, err = absPaths(args[1:]); err != nil {
@@ -202,7 +202,7 @@ later turn changed one of the same files. Undoable with ckpt undo.`,
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer a.closeController(c)
 			res, err := c.Revert(cmd.Context(), turn, controller.RewindOptions{DryRun: dryRun, Force: force})
 			if err != nil {
 				return a.refused(res, err)

@@ -69,6 +69,21 @@ func (a *app) open(ctx context.Context) (*controller.Controller, error) {
 	return c, err
 }
 
+// exitAfterRun is set by main: this process exits once run returns, so a
+// command may leave to the exit what only costs time to tidy up (see
+// closeController). Tests that call run directly leave it unset.
+var exitAfterRun bool
+
+// closeController closes a controller a command opened. In a ckpt process
+// about to exit it is Controller.CloseForExit, which spares the blob
+// store's checkpoint (fsyncs) when its WAL is small.
+func (a *app) closeController(c *controller.Controller) error {
+	if exitAfterRun {
+		return c.CloseForExit()
+	}
+	return c.Close()
+}
+
 // locate settles the workspace and session: an explicit workspace
 // (--workspace, $CKPT_WORKSPACE) is used as given; otherwise the nearest
 // enclosing directory that is a session's workspace in the store, as git

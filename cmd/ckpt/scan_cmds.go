@@ -26,7 +26,7 @@ deleted. Refused in a home directory or a filesystem root.`,
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer a.closeController(c)
 			if args[0] != "status" {
 				if err := c.SetScan(cmd.Context(), args[0] == "on"); err != nil {
 					return err
@@ -58,7 +58,7 @@ started: every file, for a scanned turn; the captured files otherwise.`,
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer a.closeController(c)
 			if hookServerDown(a.store, a.workspace) {
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
 			}

@@ -97,7 +97,7 @@ func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 	if err != nil {
 		return "ckpt: status unavailable"
 	}
-	defer c.Close()
+	defer a.closeController(c)
 	cps, err := c.Turns(ctx)
 	if err != nil {
 		return "ckpt: status unavailable"

@@ -42,7 +42,7 @@ tool, for ckpt list --steps.`,
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer a.closeController(c)
 			st, err := c.BeginStep(cmd.Context(), o)
 			if err != nil {
 				return err

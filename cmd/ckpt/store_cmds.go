@@ -601,7 +601,7 @@ func newPinCmd(a *app, pin bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer c.Close()
+			defer a.closeController(c)
 			if err := c.Pin(cmd.Context(), turn, pin, label); err != nil {
 				return err
 			}

@@ -53,7 +53,7 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer a.closeController(c)
 	bar := a.progress("scanning the workspace (files)", -1)
 	res, err := c.BeginTurnWith(ctx, o.prompt, controller.TurnOptions{Scan: o.scan, Progress: bar.count()})
 	bar.done()

@@ -75,7 +75,7 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer a.closeController(c)
 	uo := controller.UndoOptions{DryRun: o.dryRun, Force: o.force, Op: o.op}
 	var res controller.Result
 	if redo {

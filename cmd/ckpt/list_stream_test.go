@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/internal/jsondoc"
+)
+
+// TestListJSONStreamed: list --json prints its array one element at a
+// time; the bytes must be what encoding the whole list at once gives.
+func TestListJSONStreamed(t *testing.T) {
+	steps := []stepListJSON{
+		{Step: 1, Time: "2026-01-02T03:04:05Z", Tool: "Edit", Key: "toolu_1", Files: []stepFileJSON{{Path: "a.go", Existed: true}}},
+		{Step: 2, Time: "2026-01-02T03:04:06Z", Tool: "", Files: []stepFileJSON{}},
+	}
+	noSteps := []stepListJSON{}
+	for _, tc := range []struct {
+		name string
+		list []checkpointJSON
+	}{
+		{"empty", []checkpointJSON{}},
+		{"one", []checkpointJSON{{Turn: 0, Time: "2026-01-02T03:04:05Z", Prompt: "fix <the> bug & \"quote\"", Files: []fileJSON{}}}},
+		{"several", []checkpointJSON{
+			{Turn: 0, Time: "2026-01-02T03:04:05Z", Prompt: "first\nline", Files: []fileJSON{{Path: "a.go", Kind: "modified"}, {Path: "b/c.txt", Kind: "created"}}},
+			{Turn: 1, Time: "2026-01-02T03:04:06Z", Prompt: "ünïcödé", Files: []fileJSON{{Path: "\xff.bin", PathBytes: []byte("\xff.bin"), Kind: "deleted"}}, Pinned: true, Label: "good"},
+			{Turn: 2, Time: "2026-01-02T03:04:07Z", Prompt: "", Files: []fileJSON{}, Pruned: true},
+		}},
+		{"steps", []checkpointJSON{
+			{Turn: 3, Time: "2026-01-02T03:04:05Z", Prompt: "p", Files: []fileJSON{}, Steps: &steps},
+			{Turn: 4, Time: "2026-01-02T03:04:05Z", Prompt: "q", Files: []fileJSON{}, Steps: &noSteps},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want bytes.Buffer
+			if err := jsondoc.Encode(&want, tc.list, true); err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			l := &listOut{a: &app{json: true}, w: bufio.NewWriter(&got)}
+			for _, el := range tc.list {
+				if err := l.element(el); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := l.finish(); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Errorf("streamed:\n%s\nwhole:\n%s", got.String(), want.String())
+			}
+		})
+	}
+}
+
+func FuzzAppendShort(f *testing.F) {
+	for _, s := range []string{"", "a", "  lead and trail  ", "tab\there\nnewline", strings.Repeat("word ", 20), strings.Repeat("ü", 60),
+		"\xff\xfe invalid " + strings.Repeat("x", 50), "nbsp\u00a0sep\u2003em", strings.Repeat("a", 48), strings.Repeat("a", 49)} {
+		f.Add(s, 48)
+		f.Add(s, 5)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 1 || n > 200 {
+			return
+		}
+		want := shorten(s, n)
+		got := string(appendShort([]byte("prefix "), s, n))
+		if got != "prefix "+want {
+			t.Errorf("appendShort(%q, %d) = %q, want %q", s, n, got, "prefix "+want)
+		}
+	})
+}
