@@ -373,11 +373,11 @@ func TestScanCacheByDirectory(t *testing.T) {
 		return sc
 	}
 	same := func(sc *ScanCache, want []StatEntry) bool {
-		if len(sc.Entries) != len(want) {
+		if len(sc.Entries()) != len(want) {
 			return false
 		}
 		for _, e := range want {
-			if sc.Entries[e.Path] != e {
+			if sc.Entries()[e.Path] != e {
 				return false
 			}
 		}
@@ -393,7 +393,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 	}
 	sc1 := load()
 	if !same(sc1, v1) || sc1.Manifest != manifestOf(v1).hash() || dirRows() != 3 {
-		t.Fatalf("after a whole save: %d entries, %d rows, manifest %s", len(sc1.Entries), dirRows(), sc1.Manifest.Short())
+		t.Fatalf("after a whole save: %d entries, %d rows, manifest %s", len(sc1.Entries()), dirRows(), sc1.Manifest.Short())
 	}
 	if dirBucket("") == dirBucket("d") || dirBucket("") == dirBucket("e") {
 		t.Fatal("the test needs the root in a bucket of its own")
@@ -405,29 +405,29 @@ func TestScanCacheByDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc2 := load()
-	if _, ok := sc2.Entries["a"]; ok || len(sc2.Entries) != 2 || sc2.Entries["d/b"] != v2[1] || dirRows() != 2 {
-		t.Fatalf("a save naming d and e touched other rows or missed these: %+v, %d rows", sc2.Entries, dirRows())
+	if _, ok := sc2.Entries()["a"]; ok || len(sc2.Entries()) != 2 || sc2.Entries()["d/b"] != v2[1] || dirRows() != 2 {
+		t.Fatalf("a save naming d and e touched other rows or missed these: %+v, %d rows", sc2.Entries(), dirRows())
 	}
 	// Another save from sc1 after sc2's: rewritten whole.
 	if err := x.SaveScanCache(ctx, sc1, v1, map[string]bool{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if sc := load(); !same(sc, v1) || !sc.Manifest.IsZero() {
-		t.Fatalf("a save from a stale cache: %d entries, manifest %s; want v1 whole and no manifest", len(sc.Entries), sc.Manifest.Short())
+		t.Fatalf("a save from a stale cache: %d entries, manifest %s; want v1 whole and no manifest", len(sc.Entries()), sc.Manifest.Short())
 	}
 	// A repair or a pull deletes the header row: the cache is empty.
 	if _, err := x.MarkLost(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if sc := load(); len(sc.Entries) != 0 || dirRows() != 0 {
-		t.Fatalf("after MarkLost: %d entries, %d rows", len(sc.Entries), dirRows())
+	if sc := load(); len(sc.Entries()) != 0 || dirRows() != 0 {
+		t.Fatalf("after MarkLost: %d entries, %d rows", len(sc.Entries()), dirRows())
 	}
 	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
 		t.Fatal(err)
 	}
 	x.db.Exec(`DELETE FROM statcache`)
-	if sc := load(); len(sc.Entries) != 0 {
-		t.Fatalf("directory rows without the header row: %d entries, want none", len(sc.Entries))
+	if sc := load(); len(sc.Entries()) != 0 {
+		t.Fatalf("directory rows without the header row: %d entries, want none", len(sc.Entries()))
 	}
 	// Damage.
 	data := encodeStats(v1, sum("m"), 0)
