@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -263,6 +264,19 @@ func beforeDir(name, dir string) bool {
 	return name[n] < '/'
 }
 
+// compareDirNames orders sibling directories a and b as the paths under
+// them sort: as a + "/" and b + "/".
+func compareDirNames(a, b string) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 || len(a) == len(b) {
+		return c
+	}
+	if len(a) < len(b) {
+		return cmp.Compare('/', b[n])
+	}
+	return cmp.Compare(a[n], '/')
+}
+
 // scanJob is a file the walk opened for a worker to read and hash.
 type scanJob struct {
 	rel    string
@@ -286,7 +300,7 @@ type readFile struct {
 type dirOut struct {
 	files   []checkpoints.ManifestEntry // sorted by path until the workers' are added (resort)
 	stats   []checkpoints.StatEntry     // when changed: every stat entry of the directory
-	subdirs []string                    // names of the subdirectories walked into, sorted
+	subdirs []string                    // names of the subdirectories walked into (compareDirNames order)
 	gone    []string                    // cache entries not found as regular files
 	changed bool                        // its stat entries differ from the cache's
 	resort  bool
@@ -479,7 +493,9 @@ func (w *walker) walkDir(d *os.Root, dir string) error {
 	w.mu.Lock()
 	w.outs[dir] = out
 	w.mu.Unlock()
-	// Subdirectories, in name order: matched, opened, walked.
+	// Subdirectories, in the order of the paths under them (emit):
+	// matched, opened, walked.
+	slices.SortFunc(subdirs, func(a, b int) int { return compareDirNames(ents[a].name, ents[b].name) })
 	for _, i := range subdirs {
 		e := &ents[i]
 		rel := e.name

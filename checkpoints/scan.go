@@ -512,6 +512,9 @@ type ScanCache struct {
 	// in one span, or several in a cache an older ckpt wrote.
 	dirs map[string][][]byte
 	n    int
+	// misplaced: a row held a directory of another bucket (no ckpt
+	// writes that), so a save rewrites every row.
+	misplaced bool
 }
 
 // NewScanCache returns a cache holding exactly entries, as a scan that
@@ -592,30 +595,33 @@ func (sc *ScanCache) Entries() map[string]StatEntry {
 	return out
 }
 
-// addSpans splits b, a row of encoded entries, into runs of one
-// directory each. It stops at the first malformed entry and reports it.
-func (sc *ScanCache) addSpans(b []byte) bool {
+// addSpans splits b, a row of encoded entries (bucket's, -1 for the old
+// single row), into runs of one directory each. It stops at the first
+// malformed entry and reports it.
+func (sc *ScanCache) addSpans(b []byte, bucket int) bool {
 	start, cur := 0, ""
+	add := func(end int) {
+		if end > start {
+			sc.dirs[cur] = append(sc.dirs[cur], b[start:end])
+			if bucket >= 0 && dirBucket(cur) != bucket {
+				sc.misplaced = true
+			}
+		}
+	}
 	for i := 0; i < len(b); {
 		e, n := decodeEntry(b[i:])
 		if n <= 0 {
-			if i > start {
-				sc.dirs[cur] = append(sc.dirs[cur], b[start:i])
-			}
+			add(i)
 			return false
 		}
 		if d := dirOf(e.Path); i == start || d != cur {
-			if i > start {
-				sc.dirs[cur] = append(sc.dirs[cur], b[start:i])
-			}
+			add(i)
 			start, cur = i, d
 		}
 		sc.n++
 		i += n
 	}
-	if len(b) > start {
-		sc.dirs[cur] = append(sc.dirs[cur], b[start:])
-	}
+	add(len(b))
 	return true
 }
 
@@ -658,7 +664,7 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 	if !ok || gen == 0 {
 		// An old single-row cache: its entries follow the header.
 		sc.Manifest, sc.gen = hdr, 0
-		if !sc.addSpans(bytes.Clone(data[headerLen(data):])) {
+		if !sc.addSpans(bytes.Clone(data[headerLen(data):]), -1) {
 			sc.Manifest = cas.ID{}
 		}
 		return sc, nil
@@ -669,14 +675,15 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 		return nil, err
 	}
 	arena := make([]byte, 0, size)
-	rows, err := tx.QueryContext(ctx, `SELECT data FROM statcache_dirs`)
+	rows, err := tx.QueryContext(ctx, `SELECT bucket, data FROM statcache_dirs`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
+		var b int
 		var d sql.RawBytes
-		if err := rows.Scan(&d); err != nil {
+		if err := rows.Scan(&b, &d); err != nil {
 			return nil, err
 		}
 		if len(arena)+len(d) > cap(arena) {
@@ -684,7 +691,7 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 		}
 		off := len(arena)
 		arena = append(arena, d...)
-		if !sc.addSpans(arena[off:len(arena):len(arena)]) {
+		if !sc.addSpans(arena[off:len(arena):len(arena)], b) {
 			sc.Manifest = cas.ID{}
 		}
 	}
@@ -746,7 +753,7 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []Sta
 			}
 		}
 		dirty := map[int]bool{}
-		if old == nil || dirs == nil || gen == 0 || gen != old.gen {
+		if old == nil || dirs == nil || gen == 0 || gen != old.gen || old.misplaced {
 			// Rewrite it all.
 			if _, err := tx.ExecContext(ctx, `DELETE FROM statcache_dirs`); err != nil {
 				return err

@@ -3,6 +3,7 @@ package checkpoints
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -437,5 +438,70 @@ func TestScanCacheByDirectory(t *testing.T) {
 	}
 	if of, gen, ok := decodeStats(encodeStats(nil, sum("m"), 7), got); !ok || gen != 7 || of != sum("m") {
 		t.Errorf("header: %s %d %v", of.Short(), gen, ok)
+	}
+}
+
+// TestScanCacheDirs: a loaded cache gives each directory's entries sorted
+// by path, from rows written a directory at a time or, as an older ckpt
+// wrote them, in any order; a save naming some directories keeps the
+// others' entries as they were (here through a whole rewrite: the test's
+// row holds directories of other buckets).
+func TestScanCacheDirs(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	entry := func(p string, size int64) StatEntry {
+		return StatEntry{Path: p, Size: size, MTime: 5, Checked: 9, Blob: sum(p)}
+	}
+	paths := func(es []StatEntry) (out []string) {
+		for _, e := range es {
+			out = append(out, e.Path)
+		}
+		return
+	}
+	// An older ckpt's row: directories interleaved, unsorted.
+	mixed := []StatEntry{entry("d/z", 1), entry("top", 2), entry("d/a", 3), entry("e/x", 4), entry("d/m", 5)}
+	x.db.Exec(`INSERT INTO statcache (id, data) VALUES (1, ?)`, encodeStats(nil, cas.ID{}, 1))
+	x.db.Exec(`INSERT INTO statcache_dirs (bucket, data) VALUES (0, ?)`, encodeStats(mixed, cas.ID{}, 0))
+	sc, err := x.LoadScanCache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(sc.Dir("d", nil)); !slices.Equal(got, []string{"d/a", "d/m", "d/z"}) || sc.Len() != 5 {
+		t.Fatalf("d: %q (len %d), want d/a d/m d/z of 5", got, sc.Len())
+	}
+	if got := paths(sc.Dir("", nil)); !slices.Equal(got, []string{"top"}) {
+		t.Fatalf("root: %q", got)
+	}
+	dirs := sc.DirNames()
+	slices.Sort(dirs)
+	if !slices.Equal(dirs, []string{"", "d", "e"}) {
+		t.Fatalf("dirs %q", dirs)
+	}
+	// d changed (d/m gone, d/b new); e and the root are kept from sc.
+	if err := x.SaveScanCache(ctx, sc, []StatEntry{entry("d/b", 6), entry("d/a", 3), entry("top", 99)}, map[string]bool{"d": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sc2, err := x.LoadScanCache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]StatEntry{"d/a": entry("d/a", 3), "d/b": entry("d/b", 6), "top": entry("top", 2), "e/x": entry("e/x", 4)}
+	if got := sc2.Entries(); !maps.Equal(got, want) {
+		t.Fatalf("after saving d: %v, want %v", got, want)
+	}
+	if got := paths(sc2.Dir("d", nil)); !slices.Equal(got, []string{"d/a", "d/b"}) {
+		t.Fatalf("d: %q", got)
+	}
+	// A cache built in memory reads the same.
+	if got := NewScanCache(slices.Collect(maps.Values(want))).Entries(); !maps.Equal(got, want) {
+		t.Fatalf("NewScanCache: %v", got)
+	}
+	var nilCache *ScanCache
+	if nilCache.Len() != 0 || len(nilCache.Dir("d", nil)) != 0 || len(nilCache.Entries()) != 0 {
+		t.Fatal("a nil cache is not empty")
 	}
 }
