@@ -823,9 +823,12 @@ func groupByDir(entries []StatEntry, only map[string]bool) map[string][]StatEntr
 func encodeDir(es []StatEntry) []byte { return encodeStats(es, cas.ID{}, 0) }
 
 // statBuckets is how many rows the stat cache is spread over: enough that
-// a few edits rewrite a small part of it, few enough that loading it is a
-// few hundred row steps however many directories there are.
-const statBuckets = 256
+// a few edits rewrite little of it (a tree of a few thousand directories
+// has about one directory per row), few enough that loading it is a few
+// thousand row steps at most however many directories there are. A cache
+// written with another count (256 before) has directories in rows that
+// are not theirs, and is rewritten whole at its next save.
+const statBuckets = 4096
 
 // dirBucket returns the stat cache row of directory dir (FNV-1a of its
 // path).
