@@ -304,9 +304,16 @@ func (m *Manifest) hash() cas.ID {
 // against the manifest of the last scanned turn when that is shorter than
 // half of m and the chain stays within maxManifestDepth, else whole.
 func insertManifest(ctx context.Context, tx *sql.Tx, turnID int64, m *Manifest) error {
+	mid, err := sameManifest(ctx, tx, m)
+	if err != nil {
+		return err
+	}
+	if mid != 0 {
+		_, err = tx.ExecContext(ctx, `UPDATE turns SET manifest_id = ? WHERE id = ?`, mid, turnID)
+		return err
+	}
 	h := m.hash()
-	var mid int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM manifests WHERE hash = ?`, h[:]).Scan(&mid)
+	err = tx.QueryRowContext(ctx, `SELECT id FROM manifests WHERE hash = ?`, h[:]).Scan(&mid)
 	if errors.Is(err, sql.ErrNoRows) {
 		if mid, err = storeManifest(ctx, tx, h, m); err != nil {
 			return err
@@ -316,6 +323,45 @@ func insertManifest(ctx context.Context, tx *sql.Tx, turnID int64, m *Manifest) 
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE turns SET manifest_id = ? WHERE id = ?`, mid, turnID)
 	return err
+}
+
+// sameManifest returns the id of the stored manifest m equals without
+// hashing m, when its Since says its files are those of manifest
+// Since.Prev and that manifest is stored with m's skips (an unchanged
+// re-scan), else 0.
+func sameManifest(ctx context.Context, tx *sql.Tx, m *Manifest) (int64, error) {
+	s := m.Since
+	if s == nil || s.Prev.IsZero() || len(s.Files) > 0 || len(s.Gone) > 0 {
+		return 0, nil
+	}
+	var mid int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM manifests WHERE hash = ?`, s.Prev[:]).Scan(&mid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	i := 0
+	for rows.Next() {
+		var sk ScanSkip
+		if err := rows.Scan(&sk.Path, &sk.Reason); err != nil {
+			return 0, err
+		}
+		if i >= len(m.Skips) || m.Skips[i] != sk {
+			return 0, rows.Err()
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil || i != len(m.Skips) {
+		return 0, err
+	}
+	return mid, nil
 }
 
 // deltaRow is one row of a delta manifest: an entry, or a tombstone.

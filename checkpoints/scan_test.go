@@ -505,3 +505,65 @@ func TestScanCacheDirs(t *testing.T) {
 		t.Fatal("a nil cache is not empty")
 	}
 }
+
+// TestUnchangedManifestShortcut: a manifest whose Since reports no change
+// from a stored manifest with the same skips is taken to be that manifest
+// (insertManifest does not hash it); the shortcut must not apply when the
+// skips differ, and a Prev that is not stored falls back to the hash.
+func TestUnchangedManifestShortcut(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	files := []ManifestEntry{{Path: "a", Blob: sum("a"), Mode: 0o644, Size: 1}, {Path: "b/c", Blob: sum("c"), Mode: 0o755, Size: 2}}
+	skips := []ScanSkip{{Path: "big", Reason: "too big"}, {Path: "crowd", Reason: "too many"}}
+	m0 := &Manifest{Files: files, Skips: skips}
+	t0, err := x.BeginTurn(ctx, "t0", nil, m0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestID := func(turnID int64) (id int64) {
+		t.Helper()
+		if err := x.db.QueryRow(`SELECT manifest_id FROM turns WHERE id = ?`, turnID).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	unchanged := func(prev cas.ID, skips []ScanSkip) *Manifest {
+		return &Manifest{Files: slices.Clone(files), Skips: skips, Since: &ManifestChanges{Prev: prev, Gone: []string{}}}
+	}
+	t1, err := x.BeginTurn(ctx, "t1", nil, unchanged(m0.hash(), slices.Clone(skips)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := countManifests(t, x); n != 1 || manifestID(t1.ID) != manifestID(t0.ID) {
+		t.Fatalf("an unchanged manifest: %d manifests, turn's %d, want 1 and %d", n, manifestID(t1.ID), manifestID(t0.ID))
+	}
+	// The skips differ (a big file grew): a manifest of its own.
+	grown := []ScanSkip{{Path: "big", Reason: "bigger"}, {Path: "crowd", Reason: "too many"}}
+	t2, err := x.BeginTurn(ctx, "t2", nil, unchanged(m0.hash(), grown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := x.Manifest(ctx, t2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if manifestID(t2.ID) == manifestID(t0.ID) || !slices.Equal(m.Skips, grown) || !slices.Equal(m.Files, files) {
+		t.Fatalf("other skips: manifest %d (t0's %d), skips %v, files %v", manifestID(t2.ID), manifestID(t0.ID), m.Skips, m.Files)
+	}
+	// One skip fewer, and a Prev not stored: hashed and found or stored.
+	t3, err := x.BeginTurn(ctx, "t3", nil, unchanged(m0.hash(), skips[:1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t4, err := x.BeginTurn(ctx, "t4", nil, unchanged(sum("not stored"), slices.Clone(skips)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if manifestID(t3.ID) == manifestID(t0.ID) || manifestID(t4.ID) != manifestID(t0.ID) {
+		t.Fatalf("t3 manifest %d, t4 %d; want t3 its own and t4 t0's %d", manifestID(t3.ID), manifestID(t4.ID), manifestID(t0.ID))
+	}
+}
