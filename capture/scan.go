@@ -118,7 +118,6 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache *checkpoints.S
 	var workers sync.WaitGroup
 	for range 2 {
 		workers.Go(func() {
-			var done []readFile
 			for j := range w.jobs {
 				if ctx.Err() != nil {
 					j.f.Close()
@@ -136,11 +135,22 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache *checkpoints.S
 					continue
 				}
 				changed := !j.hasOld || j.old.Blob != e.Blob || j.old.Mode != e.Mode || j.old.Size != e.Size
-				done = append(done, readFile{out: j.out, e: e, st: st, changed: changed})
+				w.mu.Lock()
+				w.nread++
+				if w.first {
+					// Every file is read: one list, sorted at the end.
+					w.allFiles, w.allStats = append(w.allFiles, e), append(w.allStats, st)
+				} else {
+					// Beside the directory's entries (the walk appends
+					// its own meanwhile); result merges them.
+					j.out.read = append(j.out.read, e)
+					j.out.readStats = append(j.out.readStats, st)
+					if changed {
+						w.changed = append(w.changed, e)
+					}
+				}
+				w.mu.Unlock()
 			}
-			w.mu.Lock()
-			w.read = append(w.read, done...)
-			w.mu.Unlock()
 		})
 	}
 	w.walk(c.ws.dir, "")
@@ -159,56 +169,51 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache *checkpoints.S
 // result puts together what the walk and the workers found.
 func (w *walker) result() ScanResult {
 	byPath := func(a, b checkpoints.ManifestEntry) int { return strings.Compare(a.Path, b.Path) }
-	res := ScanResult{Read: len(w.read), Reused: int(w.reused.Load()), Manifest: checkpoints.Manifest{Skips: w.skips}}
-	var since *checkpoints.ManifestChanges
-	if !w.first {
-		since = &checkpoints.ManifestChanges{Gone: []string{}}
+	res := ScanResult{Read: w.nread, Reused: int(w.reused.Load()), Manifest: checkpoints.Manifest{Skips: w.skips}}
+	slices.SortFunc(res.Manifest.Skips, func(a, b checkpoints.ScanSkip) int { return strings.Compare(a.Path, b.Path) })
+	if w.first {
+		// Every file was read (a directory's files all come from the
+		// workers): sorted once, Since and Dirs nil, all of it is new.
+		slices.SortFunc(w.allFiles, byPath)
+		res.Manifest.Files, res.Stats = w.allFiles, w.allStats
+		if res.Manifest.Files == nil {
+			res.Manifest.Files = []checkpoints.ManifestEntry{}
+		}
+		return res
 	}
+	since := &checkpoints.ManifestChanges{Files: w.changed, Gone: []string{}}
 	// Files read go to their directory's entries, which are then sorted
 	// again.
-	for _, r := range w.read {
-		r.out.files = append(r.out.files, r.e)
-		r.out.stats = append(r.out.stats, r.st)
-		r.out.resort = true
-		if since != nil && r.changed {
-			since.Files = append(since.Files, r.e)
-		}
-	}
 	n := 0
 	for _, o := range w.outs {
-		if o.resort {
+		if len(o.read) > 0 {
+			if len(o.files) == 0 {
+				o.files, o.stats = o.read, o.readStats
+			} else {
+				o.files, o.stats = append(o.files, o.read...), append(o.stats, o.readStats...)
+			}
+			o.read, o.readStats = nil, nil
 			slices.SortFunc(o.files, byPath)
 		}
 		n += len(o.files)
-		if since != nil {
-			since.Gone = append(since.Gone, o.gone...)
-		}
+		since.Gone = append(since.Gone, o.gone...)
 	}
 	// Cached directories the walk did not enter (gone, ignored, skipped):
 	// their files are gone.
-	if since != nil {
-		var buf []checkpoints.StatEntry
-		for _, d := range w.cache.DirNames() {
-			if _, ok := w.outs[d]; ok {
-				continue
-			}
-			buf = w.cache.Dir(d, buf)
-			for _, e := range buf {
-				since.Gone = append(since.Gone, e.Path)
-			}
-			w.gone = append(w.gone, d)
+	var buf []checkpoints.StatEntry
+	for _, d := range w.cache.DirNames() {
+		if _, ok := w.outs[d]; ok {
+			continue
 		}
+		buf = w.cache.Dir(d, buf)
+		for _, e := range buf {
+			since.Gone = append(since.Gone, e.Path)
+		}
+		w.gone = append(w.gone, d)
 	}
 	res.Manifest.Files = make([]checkpoints.ManifestEntry, 0, n)
 	if root := w.outs[""]; root != nil {
 		res.Manifest.Files = w.emit("", root, res.Manifest.Files)
-	}
-	slices.SortFunc(res.Manifest.Skips, func(a, b checkpoints.ScanSkip) int { return strings.Compare(a.Path, b.Path) })
-	if since == nil {
-		for _, o := range w.outs {
-			res.Stats = append(res.Stats, o.stats...)
-		}
-		return res // a first scan: Since and Dirs nil, all of it is new
 	}
 	res.Dirs = map[string]bool{}
 	for d, o := range w.outs {
@@ -248,7 +253,9 @@ func (w *walker) emit(dir string, o *dirOut, files []checkpoints.ManifestEntry) 
 			files = w.emit(rel, so, files)
 		}
 	}
-	return append(files, o.files[i:]...)
+	files = append(files, o.files[i:]...)
+	o.files = nil // copied: let the collector have it
+	return files
 }
 
 // beforeDir reports whether a file named name sorts before the paths
@@ -288,22 +295,17 @@ type scanJob struct {
 	hasOld bool
 }
 
-// readFile is what a worker made of a scanJob.
-type readFile struct {
-	out     *dirOut
-	e       checkpoints.ManifestEntry
-	st      checkpoints.StatEntry
-	changed bool // differs from the cache's entry, or has none
-}
-
 // dirOut is what the walk found in one directory.
 type dirOut struct {
-	files   []checkpoints.ManifestEntry // sorted by path until the workers' are added (resort)
+	files   []checkpoints.ManifestEntry // sorted by path
 	stats   []checkpoints.StatEntry     // when changed: every stat entry of the directory
 	subdirs []string                    // names of the subdirectories walked into (compareDirNames order)
 	gone    []string                    // cache entries not found as regular files
 	changed bool                        // its stat entries differ from the cache's
-	resort  bool
+	// read and readStats are the files the workers read, under the
+	// walker's mu; result adds them to files and stats.
+	read      []checkpoints.ManifestEntry
+	readStats []checkpoints.StatEntry
 }
 
 // walker is one Scan's walk of the workspace.
@@ -326,12 +328,15 @@ type walker struct {
 	progMu   sync.Mutex
 	reported int64
 
-	mu    sync.Mutex
-	err   error
-	outs  map[string]*dirOut // by directory walked
-	skips []checkpoints.ScanSkip
-	read  []readFile
-	gone  []string // cached directories not walked
+	mu       sync.Mutex
+	err      error
+	outs     map[string]*dirOut // by directory walked
+	skips    []checkpoints.ScanSkip
+	nread    int                         // files read
+	allFiles []checkpoints.ManifestEntry // a first scan's files
+	allStats []checkpoints.StatEntry
+	changed  []checkpoints.ManifestEntry // files read whose entry is not the cache's
+	gone     []string                    // cached directories not walked
 }
 
 // walk reads the open directory d (workspace-relative dir) and descends
