@@ -22,10 +22,26 @@ func (e *dirent) key() fileKey { return statKeyOf(e.fi) }
 
 func (e *dirent) same(fi fs.FileInfo) bool { return os.SameFile(e.fi, fi) }
 
-// listDir appends the entries of the open directory d to buf, each with
-// its lstat; an entry gone before its lstat is left out.
-func listDir(d *os.Root, buf []dirent) ([]dirent, error) {
-	ents, err := readDir(d)
+// scanDir is a directory the scan walks, through a handle of its own
+// opened inside its parent's (the workspace root's own, which it does not
+// close, for the root).
+type scanDir struct {
+	r      *os.Root
+	shared bool
+}
+
+func openScanRoot(r *os.Root) (scanDir, error) { return scanDir{r: r, shared: true}, nil }
+
+func (d scanDir) close() {
+	if !d.shared {
+		d.r.Close()
+	}
+}
+
+// list appends the entries of d to buf, each with its lstat; an entry
+// gone before its lstat is left out.
+func (d scanDir) list(buf []dirent) ([]dirent, error) {
+	ents, err := readDir(d.r)
 	if err != nil {
 		return buf, err
 	}
@@ -41,4 +57,16 @@ func listDir(d *os.Root, buf []dirent) ([]dirent, error) {
 		buf = append(buf, dirent{name: e.Name(), mode: fi.Mode(), size: fi.Size(), mtime: mtime, ctime: ctime, ino: ino, fi: fi})
 	}
 	return buf, nil
+}
+
+// openDir opens the subdirectory e of d (see openChildSame).
+func (d scanDir) openDir(e *dirent) (scanDir, error) {
+	sub, err := openChildSame(d.r, e.name, e.mode, e.same)
+	return scanDir{r: sub}, err
+}
+
+// openFile opens the regular file e of d for reading (see
+// openRegularSame).
+func (d scanDir) openFile(e *dirent) (*os.File, fs.FileInfo, error) {
+	return openRegularSame(d.r, e.name, e.same)
 }

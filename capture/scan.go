@@ -153,7 +153,12 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache *checkpoints.S
 			}
 		})
 	}
-	w.walk(c.ws.dir, "")
+	if root, err := openScanRoot(c.ws.dir); err != nil {
+		w.fail(fmt.Errorf("capture: scan: %w", err))
+	} else {
+		w.walk(root, "")
+		root.close()
+	}
 	w.dirs.Wait()
 	close(w.jobs)
 	workers.Wait()
@@ -344,7 +349,7 @@ type walker struct {
 // is followed through a symlink, even one swapped in meanwhile. A
 // subdirectory goes to a goroutine of its own while one is spare. It
 // reports its failure through w.fail.
-func (w *walker) walk(d *os.Root, dir string) {
+func (w *walker) walk(d scanDir, dir string) {
 	if err := w.walkDir(d, dir); err != nil {
 		w.fail(err)
 	}
@@ -357,7 +362,7 @@ var (
 	cachePool  = sync.Pool{New: func() any { return new([]checkpoints.StatEntry) }}
 )
 
-func (w *walker) walkDir(d *os.Root, dir string) error {
+func (w *walker) walkDir(d scanDir, dir string) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -367,7 +372,7 @@ func (w *walker) walkDir(d *os.Root, dir string) error {
 	at := time.Now().UnixNano()
 	lp := direntPool.Get().(*[]dirent)
 	defer func() { clear(*lp); *lp = (*lp)[:0]; direntPool.Put(lp) }()
-	ents, err := listDir(d, (*lp)[:0])
+	ents, err := d.list((*lp)[:0])
 	*lp = ents
 	if err != nil {
 		return fmt.Errorf("capture: scan %s: %w", dir, err)
@@ -461,7 +466,7 @@ func (w *walker) walkDir(d *os.Root, dir string) error {
 		out.changed = true
 		// Opened here, in the directory's handle, where the listing
 		// just looked; read and hashed by a worker.
-		rf, ofi, err := openRegularSame(d, name, e.same)
+		rf, ofi, err := d.openFile(e)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) {
 			if old != nil {
 				out.gone = append(out.gone, old.Path)
@@ -512,7 +517,7 @@ func (w *walker) walkDir(d *os.Root, dir string) error {
 		} else if ign {
 			continue
 		}
-		sub, err := openChildSame(d, e.name, e.mode, e.same)
+		sub, err := d.openDir(e)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) || errors.Is(err, ErrNotRegular) {
 			continue // gone or replaced since the directory was read
 		}
@@ -525,11 +530,11 @@ func (w *walker) walkDir(d *os.Root, dir string) error {
 			w.dirs.Go(func() {
 				defer func() { <-w.spare }()
 				w.walk(sub, rel)
-				sub.Close()
+				sub.close()
 			})
 		default:
 			err = w.walkDir(sub, rel)
-			sub.Close()
+			sub.close()
 			if err != nil {
 				return err
 			}
@@ -570,7 +575,7 @@ func (w *walker) progress() {
 // of maxRuleFileSize or more. A file whose stat matches what the previous
 // scan parsed, and is not racy (at: when the listing stat'ed it), is not
 // read again.
-func (c *Capturer) dirRules(d *os.Root, dir string, ents []dirent, at int64) (*ruleFile, error) {
+func (c *Capturer) dirRules(d scanDir, dir string, ents []dirent, at int64) (*ruleFile, error) {
 	i := slices.IndexFunc(ents, func(e dirent) bool { return e.name == gitignoreName })
 	if i < 0 || !ents[i].mode.IsRegular() {
 		return nil, nil
@@ -586,7 +591,7 @@ func (c *Capturer) dirRules(d *os.Root, dir string, ents []dirent, at int64) (*r
 	}
 	var data []byte
 	if e.size < maxRuleFileSize {
-		f, ofi, err := openRegularSame(d, gitignoreName, e.same)
+		f, ofi, err := d.openFile(e)
 		if err != nil && !noRules(err) {
 			return nil, fmt.Errorf("capture: read ignore rules %s: %w", rel, err)
 		}
