@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 )
 
 // dirent is one entry of a directory listing and what lstat said of it.
@@ -38,13 +40,14 @@ func (d scanDir) close() {
 	}
 }
 
-// list appends the entries of d to buf, each with its lstat; an entry
-// gone before its lstat is left out.
+// list appends the entries of d to buf, sorted by name, each with its
+// lstat; an entry gone before its lstat is left out.
 func (d scanDir) list(buf []dirent) ([]dirent, error) {
 	ents, err := readDir(d.r)
 	if err != nil {
 		return buf, err
 	}
+	start := len(buf)
 	for _, e := range ents {
 		fi, err := e.Info()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -56,6 +59,7 @@ func (d scanDir) list(buf []dirent) ([]dirent, error) {
 		mtime, ctime, ino := statKey(fi)
 		buf = append(buf, dirent{name: e.Name(), mode: fi.Mode(), size: fi.Size(), mtime: mtime, ctime: ctime, ino: ino, fi: fi})
 	}
+	slices.SortFunc(buf[start:], func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	return buf, nil
 }
 

@@ -394,7 +394,6 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		// directory's rule files decide.
 		match = func(rel string, isDir bool) (bool, error) { return w.ign.matchRules(id, rel, isDir).excludes(), nil }
 	}
-	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	cp := cachePool.Get().(*[]checkpoints.StatEntry)
 	defer func() { clear(*cp); *cp = (*cp)[:0]; cachePool.Put(cp) }()
 	cached := w.cache.Dir(dir, (*cp)[:0])
