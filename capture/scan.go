@@ -118,6 +118,16 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache *checkpoints.S
 	var workers sync.WaitGroup
 	for range 2 {
 		workers.Go(func() {
+			// A first scan reads every file: each worker keeps its
+			// own list, added to the walker's once at the end.
+			var files []checkpoints.ManifestEntry
+			var stats []checkpoints.StatEntry
+			defer func() {
+				w.mu.Lock()
+				w.allFiles, w.allStats = append(w.allFiles, files...), append(w.allStats, stats...)
+				w.nread += len(files)
+				w.mu.Unlock()
+			}()
 			for j := range w.jobs {
 				if ctx.Err() != nil {
 					j.f.Close()
@@ -134,20 +144,19 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache *checkpoints.S
 					w.fail(err)
 					continue
 				}
+				if w.first {
+					files, stats = append(files, e), append(stats, st)
+					continue
+				}
+				// Beside the directory's entries (the walk appends its
+				// own meanwhile); result merges them.
 				changed := !j.hasOld || j.old.Blob != e.Blob || j.old.Mode != e.Mode || j.old.Size != e.Size
 				w.mu.Lock()
 				w.nread++
-				if w.first {
-					// Every file is read: one list, sorted at the end.
-					w.allFiles, w.allStats = append(w.allFiles, e), append(w.allStats, st)
-				} else {
-					// Beside the directory's entries (the walk appends
-					// its own meanwhile); result merges them.
-					j.out.read = append(j.out.read, e)
-					j.out.readStats = append(j.out.readStats, st)
-					if changed {
-						w.changed = append(w.changed, e)
-					}
+				j.out.read = append(j.out.read, e)
+				j.out.readStats = append(j.out.readStats, st)
+				if changed {
+					w.changed = append(w.changed, e)
 				}
 				w.mu.Unlock()
 			}
