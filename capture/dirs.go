@@ -86,10 +86,16 @@ func openChild(parent *os.Root, name string) (*os.Root, error) {
 // openChildAs is openChild for a caller that has Lstat'ed name already
 // (fi; a directory listing's entry).
 func openChildAs(parent *os.Root, name string, fi fs.FileInfo) (*os.Root, error) {
+	return openChildSame(parent, name, fi.Mode(), func(got fs.FileInfo) bool { return os.SameFile(fi, got) })
+}
+
+// openChildSame is openChildAs for a listing's entry of mode mode; same
+// says whether a stat is of the entry the listing found.
+func openChildSame(parent *os.Root, name string, mode fs.FileMode, same func(fs.FileInfo) bool) (*os.Root, error) {
 	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case mode&fs.ModeSymlink != 0:
 		return nil, ErrSymlink
-	case !fi.IsDir():
+	case !mode.IsDir():
 		return nil, ErrNotRegular
 	}
 	sub, err := parent.OpenRoot(name)
@@ -106,7 +112,7 @@ func openChildAs(parent *os.Root, name string, fi fs.FileInfo) (*os.Root, error)
 		sub.Close()
 		return nil, err
 	}
-	if !os.SameFile(fi, got) {
+	if !same(got) {
 		sub.Close()
 		return nil, errSwapped
 	}
@@ -133,6 +139,12 @@ func (w *Workspace) parent(rel string, create bool) (dir, string, *Entry, error)
 // is that file: one swapped in since (a symlink os.Root would follow, a
 // FIFO, which oNonblock keeps from blocking) fails with errSwapped.
 func openRegular(parent *os.Root, name string, fi fs.FileInfo) (*os.File, fs.FileInfo, error) {
+	return openRegularSame(parent, name, func(ofi fs.FileInfo) bool { return os.SameFile(fi, ofi) })
+}
+
+// openRegularSame is openRegular for a caller whose listing's entry same
+// compares an open descriptor's stat with.
+func openRegularSame(parent *os.Root, name string, same func(fs.FileInfo) bool) (*os.File, fs.FileInfo, error) {
 	f, err := parent.OpenFile(name, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
 		return nil, nil, err
@@ -142,7 +154,7 @@ func openRegular(parent *os.Root, name string, fi fs.FileInfo) (*os.File, fs.Fil
 		f.Close()
 		return nil, nil, err
 	}
-	if !ofi.Mode().IsRegular() || !os.SameFile(fi, ofi) {
+	if !ofi.Mode().IsRegular() || !same(ofi) {
 		f.Close()
 		return nil, nil, errSwapped
 	}

@@ -67,8 +67,13 @@
 // stat matches the stat cache (git's racy rule applies). Directories are
 // walked in parallel (a bounded number at a time), each through its own
 // handle; a directory's .gitignore is read through that handle and matched
-// with the rules of its ancestors, the way Ignore.Match would find them. A
-// re-scan reports how its files differ from the stat cache
-// (Manifest.Since, ScanResult.Dirs), so the index stores the new manifest
-// as a delta and rewrites only the cache rows of the directories changed.
+// with the rules of its ancestors, the way Ignore.Match would find them.
+// Each listing is every name lstat'ed from the directory's descriptor
+// (nothing followed), sorted and merged with the cache's entries of that
+// directory, so a re-scan allocates nothing per unchanged file. A re-scan
+// reports how its files differ from the stat cache (Manifest.Since,
+// ScanResult.Dirs) and returns stat entries only for the directories that
+// changed, so the index stores the new manifest as a delta and rewrites
+// only those directories' cache rows; an unchanged re-scan writes no cache
+// row and its turn refers to the manifest already stored.
 package capture

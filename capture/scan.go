@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,11 +69,15 @@ func (o ScanOptions) withDefaults(w *Workspace) ScanOptions {
 // stat cache entries for the next scan.
 type ScanResult struct {
 	Manifest checkpoints.Manifest
-	Stats    []checkpoints.StatEntry
-	Read     int // files read (cache misses)
-	Reused   int // files whose blob id came from the stat cache
-	// CacheUnchanged says Stats holds exactly the cache the scan was
-	// given: every entry was reused as it was, and no other file found.
+	// Stats holds the stat cache entries of the directories in Dirs, all
+	// of them when Dirs is nil: with the cache the scan started from they
+	// make the next scan's (checkpoints.Index.SaveScanCache).
+	Stats  []checkpoints.StatEntry
+	Read   int // files read (cache misses)
+	Reused int // files whose blob id came from the stat cache
+	// CacheUnchanged says the scan's stat entries are exactly the cache
+	// it was given: every entry was reused as it was, and no other file
+	// found.
 	CacheUnchanged bool
 	// Dirs names every directory whose stat entries differ from the
 	// cache's: where a file was read, or a cached file is gone; nil when
@@ -86,20 +91,19 @@ type ScanResult struct {
 // reaches them; symlinks are never followed (nor recorded: a rewind never
 // touches them); files over MaxFileSize and directories with more than
 // MaxDirEntries entries are skipped and listed in Manifest.Skips. A file
-// whose size, mtime, ctime, inode and mode match its cache entry, and whose
-// entry is not racy, is not read again.
+// whose size, mtime, ctime, inode and mode match its cache entry (nil: an
+// empty cache), and whose entry is not racy, is not read again.
 //
 // Directories are walked in parallel (at most GOMAXPROCS+1 at a time),
-// each through its own handle opened inside its parent's; files are read
-// and hashed by two workers.
-func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]checkpoints.StatEntry, put PutFunc) (ScanResult, error) {
+// each through its own handle opened inside its parent's; its listing is
+// sorted and merged with the cache's entries of the directory. Files are
+// read and hashed by two workers.
+func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache *checkpoints.ScanCache, put PutFunc) (ScanResult, error) {
 	o = o.withDefaults(c.ws)
 	ctx, cancel := context.WithTimeout(ctx, o.Budget)
 	defer cancel()
-	w := &walker{c: c, o: o, ctx: ctx, cache: cache, jobs: make(chan scanJob, 256)}
+	w := &walker{c: c, o: o, ctx: ctx, cache: cache, first: cache.Len() == 0, jobs: make(chan scanJob, 256), outs: map[string]*dirOut{}}
 	w.ign, _ = o.Ignore.(*Ignore)
-	w.res.Manifest.Files = make([]checkpoints.ManifestEntry, 0, len(cache))
-	w.res.Stats = make([]checkpoints.StatEntry, 0, len(cache))
 	w.spare = make(chan struct{}, runtime.GOMAXPROCS(0))
 	w.fail = func(err error) {
 		w.mu.Lock()
@@ -114,9 +118,16 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 	var workers sync.WaitGroup
 	for range 2 {
 		workers.Go(func() {
-			var files, changed []checkpoints.ManifestEntry
+			// A first scan reads every file: each worker keeps its
+			// own list, added to the walker's once at the end.
+			var files []checkpoints.ManifestEntry
 			var stats []checkpoints.StatEntry
-			known := 0 // files read that have a cache entry
+			defer func() {
+				w.mu.Lock()
+				w.allFiles, w.allStats = append(w.allFiles, files...), append(w.allStats, stats...)
+				w.nread += len(files)
+				w.mu.Unlock()
+			}()
 			for j := range w.jobs {
 				if ctx.Err() != nil {
 					j.f.Close()
@@ -124,39 +135,39 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 				}
 				// A changed file's content at the last scan is the
 				// base its new version may be stored as a delta of.
-				fctx := cas.WithBase(ctx, cache[j.rel].Blob)
+				fctx := ctx
+				if j.hasOld {
+					fctx = cas.WithBase(ctx, j.old.Blob)
+				}
 				e, st, err := c.scanFile(fctx, j.rel, j.f, j.fi, j.at, put)
 				if err != nil {
 					w.fail(err)
 					continue
 				}
-				files, stats = append(files, e), append(stats, st)
-				if len(cache) == 0 {
-					continue // a first scan: nothing to tell changes from
+				if w.first {
+					files, stats = append(files, e), append(stats, st)
+					continue
 				}
-				old, ok := cache[j.rel]
-				if ok {
-					known++
+				// Beside the directory's entries (the walk appends its
+				// own meanwhile); result merges them.
+				changed := !j.hasOld || j.old.Blob != e.Blob || j.old.Mode != e.Mode || j.old.Size != e.Size
+				w.mu.Lock()
+				w.nread++
+				j.out.read = append(j.out.read, e)
+				j.out.readStats = append(j.out.readStats, st)
+				if changed {
+					w.changed = append(w.changed, e)
 				}
-				if !ok || old.Blob != e.Blob || old.Mode != e.Mode || old.Size != e.Size {
-					changed = append(changed, e)
-				}
+				w.mu.Unlock()
 			}
-			w.mu.Lock()
-			w.res.Manifest.Files = append(w.res.Manifest.Files, files...)
-			w.res.Stats = append(w.res.Stats, stats...)
-			w.res.Read += len(files)
-			w.known += known
-			w.changed = append(w.changed, changed...)
-			if len(cache) > 0 {
-				for _, e := range files {
-					w.read = append(w.read, e.Path)
-				}
-			}
-			w.mu.Unlock()
 		})
 	}
-	w.walk(c.ws.dir, "")
+	if root, err := openScanRoot(c.ws.dir); err != nil {
+		w.fail(fmt.Errorf("capture: scan: %w", err))
+	} else {
+		w.walk(root, "")
+		root.close()
+	}
 	w.dirs.Wait()
 	close(w.jobs)
 	workers.Wait()
@@ -166,47 +177,149 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache map[string]che
 		}
 		return ScanResult{}, w.err
 	}
-	res := w.res
-	res.CacheUnchanged = res.Read == 0 && res.Reused == len(cache)
+	return w.result(), nil
+}
+
+// result puts together what the walk and the workers found.
+func (w *walker) result() ScanResult {
 	byPath := func(a, b checkpoints.ManifestEntry) int { return strings.Compare(a.Path, b.Path) }
-	slices.SortFunc(res.Manifest.Files, byPath)
+	res := ScanResult{Read: w.nread, Reused: int(w.reused.Load()), Manifest: checkpoints.Manifest{Skips: w.skips}}
 	slices.SortFunc(res.Manifest.Skips, func(a, b checkpoints.ScanSkip) int { return strings.Compare(a.Path, b.Path) })
-	if len(cache) == 0 {
-		return res, nil // Since and Dirs nil: all of it is new
-	}
-	// How the files differ from the cache's: what was read and differs,
-	// and the cache's paths the walk did not find.
-	since := &checkpoints.ManifestChanges{Files: w.changed, Gone: []string{}}
-	slices.SortFunc(since.Files, byPath)
-	if res.Reused+w.known < len(cache) {
-		for p := range cache {
-			if _, found := slices.BinarySearchFunc(res.Manifest.Files, p, func(e checkpoints.ManifestEntry, p string) int { return strings.Compare(e.Path, p) }); !found {
-				since.Gone = append(since.Gone, p)
-			}
+	if w.first {
+		// Every file was read (a directory's files all come from the
+		// workers): sorted once, Since and Dirs nil, all of it is new.
+		slices.SortFunc(w.allFiles, byPath)
+		res.Manifest.Files, res.Stats = w.allFiles, w.allStats
+		if res.Manifest.Files == nil {
+			res.Manifest.Files = []checkpoints.ManifestEntry{}
 		}
-		slices.Sort(since.Gone)
+		return res
 	}
-	res.Manifest.Since = since
+	since := &checkpoints.ManifestChanges{Files: w.changed, Gone: []string{}}
+	// Files read go to their directory's entries, which are then sorted
+	// again.
+	n := 0
+	for _, o := range w.outs {
+		if len(o.read) > 0 {
+			if len(o.files) == 0 {
+				o.files, o.stats = o.read, o.readStats
+			} else {
+				o.files, o.stats = append(o.files, o.read...), append(o.stats, o.readStats...)
+			}
+			o.read, o.readStats = nil, nil
+			slices.SortFunc(o.files, byPath)
+		}
+		n += len(o.files)
+		since.Gone = append(since.Gone, o.gone...)
+	}
+	// Cached directories the walk did not enter (gone, ignored, skipped):
+	// their files are gone.
+	var buf []checkpoints.StatEntry
+	for _, d := range w.cache.DirNames() {
+		if _, ok := w.outs[d]; ok {
+			continue
+		}
+		buf = w.cache.Dir(d, buf)
+		for _, e := range buf {
+			since.Gone = append(since.Gone, e.Path)
+		}
+		w.gone = append(w.gone, d)
+	}
+	res.Manifest.Files = make([]checkpoints.ManifestEntry, 0, n)
+	if root := w.outs[""]; root != nil {
+		res.Manifest.Files = w.emit("", root, res.Manifest.Files)
+	}
 	res.Dirs = map[string]bool{}
-	for _, e := range w.read {
-		res.Dirs[path.Dir(e)] = true
+	for d, o := range w.outs {
+		if o.changed {
+			res.Dirs[d] = true
+			res.Stats = append(res.Stats, o.stats...)
+		}
 	}
-	for _, p := range since.Gone {
-		res.Dirs[path.Dir(p)] = true
+	for _, d := range w.gone {
+		res.Dirs[d] = true
 	}
-	if res.Dirs["."] {
-		delete(res.Dirs, ".")
-		res.Dirs[""] = true
+	slices.SortFunc(since.Files, byPath)
+	slices.Sort(since.Gone)
+	res.Manifest.Since = since
+	res.CacheUnchanged = len(res.Dirs) == 0
+	return res
+}
+
+// emit appends the files of directory dir (walked as o) and of its
+// subdirectories to files in path order: a subdirectory's files come
+// where its name followed by a slash sorts among the directory's files.
+func (w *walker) emit(dir string, o *dirOut, files []checkpoints.ManifestEntry) []checkpoints.ManifestEntry {
+	skip := 0
+	if dir != "" {
+		skip = len(dir) + 1
 	}
-	return res, nil
+	i := 0
+	for _, sub := range o.subdirs {
+		for ; i < len(o.files) && beforeDir(o.files[i].Path[skip:], sub); i++ {
+			files = append(files, o.files[i])
+		}
+		rel := sub
+		if dir != "" {
+			rel = dir + "/" + sub
+		}
+		if so := w.outs[rel]; so != nil {
+			files = w.emit(rel, so, files)
+		}
+	}
+	files = append(files, o.files[i:]...)
+	o.files = nil // copied: let the collector have it
+	return files
+}
+
+// beforeDir reports whether a file named name sorts before the paths
+// under a sibling directory named dir (compares name with dir + "/").
+func beforeDir(name, dir string) bool {
+	n := min(len(name), len(dir))
+	if c := strings.Compare(name[:n], dir[:n]); c != 0 {
+		return c < 0
+	}
+	if len(name) == n {
+		return true // a prefix of dir, or dir itself: shorter than dir + "/"
+	}
+	return name[n] < '/'
+}
+
+// compareDirNames orders sibling directories a and b as the paths under
+// them sort: as a + "/" and b + "/".
+func compareDirNames(a, b string) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 || len(a) == len(b) {
+		return c
+	}
+	if len(a) < len(b) {
+		return cmp.Compare('/', b[n])
+	}
+	return cmp.Compare(a[n], '/')
 }
 
 // scanJob is a file the walk opened for a worker to read and hash.
 type scanJob struct {
-	rel string
-	f   *os.File // open for reading; the worker closes it
-	fi  fs.FileInfo
-	at  int64
+	rel    string
+	f      *os.File // open for reading; the worker closes it
+	fi     fs.FileInfo
+	at     int64
+	out    *dirOut
+	old    checkpoints.StatEntry // the cache's entry, when hasOld
+	hasOld bool
+}
+
+// dirOut is what the walk found in one directory.
+type dirOut struct {
+	files   []checkpoints.ManifestEntry // sorted by path
+	stats   []checkpoints.StatEntry     // when changed: every stat entry of the directory
+	subdirs []string                    // names of the subdirectories walked into (compareDirNames order)
+	gone    []string                    // cache entries not found as regular files
+	changed bool                        // its stat entries differ from the cache's
+	// read and readStats are the files the workers read, under the
+	// walker's mu; result adds them to files and stats.
+	read      []checkpoints.ManifestEntry
+	readStats []checkpoints.StatEntry
 }
 
 // walker is one Scan's walk of the workspace.
@@ -214,7 +327,8 @@ type walker struct {
 	c     *Capturer
 	o     ScanOptions
 	ctx   context.Context
-	cache map[string]checkpoints.StatEntry
+	cache *checkpoints.ScanCache
+	first bool    // the cache is empty
 	ign   *Ignore // o.Ignore when it is the workspace's rules: matched per directory
 	jobs  chan scanJob
 	// spare holds a token per directory walk running in a goroutine of
@@ -224,15 +338,19 @@ type walker struct {
 	fail  func(error) // records the first error and stops the walk
 
 	found    atomic.Int64 // files the walk let through, for o.Progress
+	reused   atomic.Int64
 	progMu   sync.Mutex
 	reported int64
 
-	mu      sync.Mutex
-	err     error
-	res     ScanResult
-	read    []string                    // files read
-	known   int                         // files read that have a cache entry
-	changed []checkpoints.ManifestEntry // files read whose entry is not the cache's
+	mu       sync.Mutex
+	err      error
+	outs     map[string]*dirOut // by directory walked
+	skips    []checkpoints.ScanSkip
+	nread    int                         // files read
+	allFiles []checkpoints.ManifestEntry // a first scan's files
+	allStats []checkpoints.StatEntry
+	changed  []checkpoints.ManifestEntry // files read whose entry is not the cache's
+	gone     []string                    // cached directories not walked
 }
 
 // walk reads the open directory d (workspace-relative dir) and descends
@@ -240,32 +358,37 @@ type walker struct {
 // is followed through a symlink, even one swapped in meanwhile. A
 // subdirectory goes to a goroutine of its own while one is spare. It
 // reports its failure through w.fail.
-func (w *walker) walk(d *os.Root, dir string) {
+func (w *walker) walk(d scanDir, dir string) {
 	if err := w.walkDir(d, dir); err != nil {
 		w.fail(err)
 	}
 }
 
-func (w *walker) walkDir(d *os.Root, dir string) error {
+// direntPool holds listing buffers; cachePool the buffers a directory's
+// cache entries are decoded into.
+var (
+	direntPool = sync.Pool{New: func() any { return new([]dirent) }}
+	cachePool  = sync.Pool{New: func() any { return new([]checkpoints.StatEntry) }}
+)
+
+func (w *walker) walkDir(d scanDir, dir string) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	// Taken before the entries are stat'ed (ReadDir of a directory opened
-	// in a root lstats each one): a stat entry never claims a check later
-	// than the stat it holds, so the racy rule errs toward reading again.
+	// Taken before the entries are stat'ed: a stat entry never claims a
+	// check later than the stat it holds, so the racy rule errs toward
+	// reading again.
 	at := time.Now().UnixNano()
-	f, err := d.Open(".")
-	if err != nil {
-		return fmt.Errorf("capture: scan %s: %w", dir, err)
-	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
+	lp := direntPool.Get().(*[]dirent)
+	defer func() { clear(*lp); *lp = (*lp)[:0]; direntPool.Put(lp) }()
+	ents, err := d.list((*lp)[:0])
+	*lp = ents
 	if err != nil {
 		return fmt.Errorf("capture: scan %s: %w", dir, err)
 	}
 	if len(ents) > w.o.MaxDirEntries {
 		w.mu.Lock()
-		w.res.Manifest.Skips = append(w.res.Manifest.Skips, checkpoints.ScanSkip{Path: dir,
+		w.skips = append(w.skips, checkpoints.ScanSkip{Path: dir,
 			Reason: fmt.Sprintf("directory has %d entries, over the limit of %d", len(ents), w.o.MaxDirEntries)})
 		w.mu.Unlock()
 		return nil
@@ -280,114 +403,163 @@ func (w *walker) walkDir(d *os.Root, dir string) error {
 		// directory's rule files decide.
 		match = func(rel string, isDir bool) (bool, error) { return w.ign.matchRules(id, rel, isDir).excludes(), nil }
 	}
+	cp := cachePool.Get().(*[]checkpoints.StatEntry)
+	defer func() { clear(*cp); *cp = (*cp)[:0]; cachePool.Put(cp) }()
+	cached := w.cache.Dir(dir, (*cp)[:0])
+	*cp = cached
+	skip := 0 // the length of a path's directory prefix
+	if dir != "" {
+		skip = len(dir) + 1
+	}
+	out := &dirOut{files: make([]checkpoints.ManifestEntry, 0, len(cached)), changed: w.first}
 	var (
-		files   = make([]checkpoints.ManifestEntry, 0, len(ents))
-		stats   = make([]checkpoints.StatEntry, 0, len(ents))
-		skips   []checkpoints.ScanSkip
-		subdirs []fs.DirEntry
+		hits    []int32 // cached's entries reused
+		subdirs []int   // ents' directories
+		ci      int     // the next cache entry
 	)
-	defer func() {
-		w.mu.Lock()
-		w.res.Manifest.Files = append(w.res.Manifest.Files, files...)
-		w.res.Stats = append(w.res.Stats, stats...)
-		w.res.Manifest.Skips = append(w.res.Manifest.Skips, skips...)
-		w.res.Reused += len(files)
-		w.mu.Unlock()
-	}()
-	for _, e := range ents {
-		name := e.Name()
-		if isVCSName(name) {
-			continue // never read, as a directory or a file (a worktree's .git)
+	for i := range ents {
+		e := &ents[i]
+		// The cache's entries of names before this one were not found.
+		for ; ci < len(cached) && cached[ci].Path[skip:] < e.name; ci++ {
+			out.gone = append(out.gone, cached[ci].Path)
 		}
-		rel := name
-		if dir != "" {
+		var old *checkpoints.StatEntry
+		if ci < len(cached) && cached[ci].Path[skip:] == e.name {
+			old = &cached[ci]
+			ci++
+		}
+		name := e.name
+		if isVCSName(name) || e.mode&fs.ModeSymlink != 0 || !(e.mode.IsDir() || e.mode.IsRegular()) || e.mode.IsRegular() && isStagingName(name) {
+			// Never read (a VCS name, as a directory or a file: a
+			// worktree's .git), never followed nor recorded (a
+			// symlink), special, or a rewind's temp file.
+			if old != nil {
+				out.gone = append(out.gone, old.Path)
+			}
+			continue
+		}
+		if e.mode.IsDir() {
+			if old != nil {
+				out.gone = append(out.gone, old.Path) // a file then
+			}
+			subdirs = append(subdirs, i)
+			continue
+		}
+		var rel string
+		if old != nil {
+			rel = old.Path // the same string, without building it
+		} else if dir != "" {
 			rel = dir + "/" + name
+		} else {
+			rel = name
 		}
-		switch t := e.Type(); {
-		case t&fs.ModeSymlink != 0:
-			continue // never followed, never recorded
-		case t.IsDir():
-			subdirs = append(subdirs, e)
-		case t.IsRegular():
-			if isStagingName(name) {
-				continue // a rewind's temp file, in place for a moment
+		if ign, err := match(rel, false); err != nil {
+			return err
+		} else if ign {
+			if old != nil {
+				out.gone = append(out.gone, old.Path)
 			}
-			if ign, err := match(rel, false); err != nil {
-				return err
-			} else if ign {
-				continue
+			continue
+		}
+		w.progress()
+		if e.size > w.o.MaxFileSize {
+			out.skip(w, rel, e.size, old)
+			continue
+		}
+		if old != nil && cacheHit(old, e) { // most files of a re-scan: no hand-off
+			out.files = append(out.files, checkpoints.ManifestEntry{Path: old.Path, Blob: old.Blob, Mode: old.Mode, Size: old.Size})
+			hits = append(hits, int32(ci-1))
+			continue
+		}
+		out.changed = true
+		// Opened here, in the directory's handle, where the listing
+		// just looked; read and hashed by a worker.
+		rf, ofi, err := d.openFile(e)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) {
+			if old != nil {
+				out.gone = append(out.gone, old.Path)
 			}
-			w.progress()
-			fi, err := e.Info() // the lstat ReadDir took
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // gone since the directory was read
-			}
-			if err != nil {
-				return fmt.Errorf("capture: scan %s: %w", rel, err)
-			}
-			if fi.Size() > w.o.MaxFileSize {
-				skips = append(skips, checkpoints.ScanSkip{Path: rel, Reason: fmt.Sprintf("%d bytes, over the size limit of %d", fi.Size(), w.o.MaxFileSize)})
-				continue
-			}
-			if e, st, ok := cached(rel, fi, w.cache); ok { // most files of a re-scan: no hand-off
-				files, stats = append(files, e), append(stats, st)
-				continue
-			}
-			// Opened here, in the directory's handle, where the listing
-			// just looked; read and hashed by a worker.
-			rf, ofi, err := openRegular(d, name, fi)
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) {
-				continue // gone or replaced since the directory was read
-			}
-			if err != nil {
-				return fmt.Errorf("capture: scan %s: %w", rel, err)
-			}
-			select {
-			case w.jobs <- scanJob{rel, rf, ofi, at}:
-			case <-w.ctx.Done():
-				rf.Close()
-				return w.ctx.Err()
-			}
+			continue // gone or replaced since the directory was read
+		}
+		if err != nil {
+			return fmt.Errorf("capture: scan %s: %w", rel, err)
+		}
+		j := scanJob{rel: rel, f: rf, fi: ofi, at: at, out: out}
+		if old != nil {
+			j.old, j.hasOld = *old, true
+		}
+		select {
+		case w.jobs <- j:
+		case <-w.ctx.Done():
+			rf.Close()
+			return w.ctx.Err()
 		}
 	}
-	for _, e := range subdirs {
-		name := e.Name()
-		rel := name
+	for ; ci < len(cached); ci++ {
+		out.gone = append(out.gone, cached[ci].Path)
+	}
+	if len(out.gone) > 0 {
+		out.changed = true
+	}
+	if out.changed {
+		out.stats = make([]checkpoints.StatEntry, 0, len(out.files))
+		for _, h := range hits {
+			out.stats = append(out.stats, cached[h])
+		}
+	}
+	w.reused.Add(int64(len(hits)))
+	w.mu.Lock()
+	w.outs[dir] = out
+	w.mu.Unlock()
+	// Subdirectories, in the order of the paths under them (emit):
+	// matched, opened, walked.
+	slices.SortFunc(subdirs, func(a, b int) int { return compareDirNames(ents[a].name, ents[b].name) })
+	for _, i := range subdirs {
+		e := &ents[i]
+		rel := e.name
 		if dir != "" {
-			rel = dir + "/" + name
+			rel = dir + "/" + e.name
 		}
 		if ign, err := match(rel, true); err != nil {
 			return err
 		} else if ign {
 			continue
 		}
-		fi, err := e.Info()
-		if err != nil {
-			continue // gone since the directory was read
-		}
-		sub, err := openChildAs(d, name, fi)
+		sub, err := d.openDir(e)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) || errors.Is(err, ErrNotRegular) {
 			continue // gone or replaced since the directory was read
 		}
 		if err != nil {
 			return fmt.Errorf("capture: scan %s: %w", rel, err)
 		}
+		out.subdirs = append(out.subdirs, e.name)
 		select {
 		case w.spare <- struct{}{}:
 			w.dirs.Go(func() {
 				defer func() { <-w.spare }()
 				w.walk(sub, rel)
-				sub.Close()
+				sub.close()
 			})
 		default:
 			err = w.walkDir(sub, rel)
-			sub.Close()
+			sub.close()
 			if err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// skip records rel (size bytes) as skipped for its size; its cache entry,
+// if any, is gone.
+func (o *dirOut) skip(w *walker, rel string, size int64, old *checkpoints.StatEntry) {
+	if old != nil {
+		o.gone = append(o.gone, old.Path)
+	}
+	w.mu.Lock()
+	w.skips = append(w.skips, checkpoints.ScanSkip{Path: rel, Reason: fmt.Sprintf("%d bytes, over the size limit of %d", size, w.o.MaxFileSize)})
+	w.mu.Unlock()
 }
 
 // progress counts a file the walk let through and tells o.Progress every
@@ -411,26 +583,33 @@ func (w *walker) progress() {
 // of maxRuleFileSize or more. A file whose stat matches what the previous
 // scan parsed, and is not racy (at: when the listing stat'ed it), is not
 // read again.
-func (c *Capturer) dirRules(d *os.Root, dir string, ents []fs.DirEntry, at int64) (*ruleFile, error) {
-	i := slices.IndexFunc(ents, func(e fs.DirEntry) bool { return e.Name() == gitignoreName })
-	if i < 0 || !ents[i].Type().IsRegular() {
+func (c *Capturer) dirRules(d scanDir, dir string, ents []dirent, at int64) (*ruleFile, error) {
+	i := slices.IndexFunc(ents, func(e dirent) bool { return e.name == gitignoreName })
+	if i < 0 || !ents[i].mode.IsRegular() {
 		return nil, nil
 	}
+	e := &ents[i]
 	rel := path.Join(dir, gitignoreName)
-	fi, err := ents[i].Info()
-	if err != nil {
-		return nil, nil // gone since the directory was read
-	}
-	key := statKeyOf(fi)
+	key := e.key()
 	c.rulesMu.Lock()
 	old, hit := c.rules[rel]
 	c.rulesMu.Unlock()
 	if hit && old.key == key && !old.key.racy(old.at) {
 		return old.rules, nil
 	}
-	data, err := readRuleFileIn(d, gitignoreName, fi)
-	if err != nil {
-		return nil, fmt.Errorf("capture: read ignore rules %s: %w", rel, err)
+	var data []byte
+	if e.size < maxRuleFileSize {
+		f, ofi, err := d.openFile(e)
+		if err != nil && !noRules(err) {
+			return nil, fmt.Errorf("capture: read ignore rules %s: %w", rel, err)
+		}
+		if err == nil {
+			data, err = readRuleData(f, ofi)
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("capture: read ignore rules %s: %w", rel, err)
+			}
+		}
 	}
 	var rf *ruleFile
 	if data != nil {
@@ -470,24 +649,6 @@ func (k fileKey) racy(at int64) bool {
 	return k.mtime >= at-int64(checkpoints.RacyWindow)
 }
 
-// readRuleFileIn reads the rule file name of the open directory d, fi
-// being what its listing found there, as readRuleFile does by path: nil
-// for none to read.
-func readRuleFileIn(d *os.Root, name string, fi fs.FileInfo) ([]byte, error) {
-	if fi.Size() >= maxRuleFileSize {
-		return nil, nil
-	}
-	f, ofi, err := openRegular(d, name, fi)
-	if err != nil {
-		if noRules(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	defer f.Close()
-	return readRuleData(f, ofi)
-}
-
 // scanFile reads the open file f (fi: its descriptor's stat) into put and
 // returns its manifest entry and fresh stat entry. It closes f.
 func (c *Capturer) scanFile(ctx context.Context, rel string, f *os.File, fi fs.FileInfo, at int64, put PutFunc) (checkpoints.ManifestEntry, checkpoints.StatEntry, error) {
@@ -505,16 +666,9 @@ func (c *Capturer) scanFile(ctx context.Context, rel string, f *os.File, fi fs.F
 	return checkpoints.ManifestEntry{Path: rel, Blob: id, Mode: st.Mode, Size: n}, st, nil
 }
 
-// cached returns the manifest and stat entries of a file whose stat matches
-// a cache entry that is not racy: its content is the cached blob.
-func cached(rel string, fi fs.FileInfo, cache map[string]checkpoints.StatEntry) (checkpoints.ManifestEntry, checkpoints.StatEntry, bool) {
-	e, ok := cache[rel]
-	if !ok || e.Racy() {
-		return checkpoints.ManifestEntry{}, checkpoints.StatEntry{}, false
-	}
-	mtime, ctime, inode := statKey(fi)
-	if e.Size != fi.Size() || e.MTime != mtime || e.CTime != ctime || e.Inode != inode || e.Mode != fi.Mode().Perm() {
-		return checkpoints.ManifestEntry{}, checkpoints.StatEntry{}, false
-	}
-	return checkpoints.ManifestEntry{Path: rel, Blob: e.Blob, Mode: e.Mode, Size: e.Size}, e, true
+// cacheHit reports whether the listing's entry e matches its cache entry
+// old, and old is not racy: the file's content is old's blob.
+func cacheHit(old *checkpoints.StatEntry, e *dirent) bool {
+	k := e.key()
+	return !old.Racy() && old.Size == k.size && old.MTime == k.mtime && old.CTime == k.ctime && old.Inode == k.inode && old.Mode == k.mode.Perm()
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -16,15 +18,29 @@ import (
 
 func scanOnce(t *testing.T, f *fixture, cache map[string]checkpoints.StatEntry) ScanResult {
 	t.Helper()
-	res, err := f.c.Scan(context.Background(), ScanOptions{}, cache, Hash)
+	var sc *checkpoints.ScanCache
+	if cache != nil {
+		sc = checkpoints.NewScanCache(slices.Collect(maps.Values(cache)))
+	}
+	res, err := f.c.Scan(context.Background(), ScanOptions{}, sc, Hash)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
-func cacheOf(res ScanResult) map[string]checkpoints.StatEntry {
+// cacheOf returns the stat cache a scan that started from prev leaves:
+// its entries for the directories it changed (all when res.Dirs is nil),
+// prev's for the others.
+func cacheOf(prev map[string]checkpoints.StatEntry, res ScanResult) map[string]checkpoints.StatEntry {
 	m := map[string]checkpoints.StatEntry{}
+	if res.Dirs != nil {
+		for p, e := range prev {
+			if !res.Dirs[path.Dir("/" + p)[1:]] {
+				m[p] = e
+			}
+		}
+	}
 	for _, s := range res.Stats {
 		m[s.Path] = s
 	}
@@ -44,7 +60,8 @@ func TestScanStatCacheAndRacyRule(t *testing.T) {
 	if first.Read != 2 || len(first.Manifest.Files) != 2 {
 		t.Fatalf("first scan read %d of %d files, want 2 of 2", first.Read, len(first.Manifest.Files))
 	}
-	second := scanOnce(t, f, cacheOf(first))
+	c1 := cacheOf(nil, first)
+	second := scanOnce(t, f, c1)
 	if second.Read != 0 || second.Reused != 2 {
 		t.Fatalf("unchanged rescan read %d, reused %d; want 0 and 2", second.Read, second.Reused)
 	}
@@ -56,15 +73,17 @@ func TestScanStatCacheAndRacyRule(t *testing.T) {
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
-	third := scanOnce(t, f, cacheOf(second))
+	c2 := cacheOf(c1, second)
+	third := scanOnce(t, f, c2)
 	if third.Read != 1 || third.Manifest.Files[0].Blob == first.Manifest.Files[0].Blob {
 		t.Fatalf("a same-size edit with its mtime restored went unseen (read %d)", third.Read)
 	}
 	// A file modified just now is racy: its entry cannot vouch for it, so
 	// the next scan reads it again even if the stat looks the same.
 	f.write(t, "fresh.txt", "x", 0o644)
-	fourth := scanOnce(t, f, cacheOf(third))
-	fifth := scanOnce(t, f, cacheOf(fourth))
+	c3 := cacheOf(c2, third)
+	fourth := scanOnce(t, f, c3)
+	fifth := scanOnce(t, f, cacheOf(c3, fourth))
 	if fifth.Read != 1 {
 		t.Errorf("rescan read %d files, want 1 (the racy fresh.txt)", fifth.Read)
 	}
@@ -194,7 +213,7 @@ func TestScanWideTree(t *testing.T) {
 	if !slices.Equal(calls, []int{256}) {
 		t.Errorf("progress calls %v for %d files", calls, len(want))
 	}
-	again := scanOnce(t, f, cacheOf(res))
+	again := scanOnce(t, f, cacheOf(nil, res))
 	if again.Read != 0 || again.Reused != len(want) {
 		t.Errorf("re-scan read %d, reused %d; want 0 and %d", again.Read, again.Reused, len(want))
 	}
@@ -295,12 +314,13 @@ func TestScanCacheUnchanged(t *testing.T) {
 	if first.CacheUnchanged {
 		t.Error("a first scan reports its (empty) cache unchanged")
 	}
-	second := scanOnce(t, f, cacheOf(first))
+	c1 := cacheOf(nil, first)
+	second := scanOnce(t, f, c1)
 	if !second.CacheUnchanged {
 		t.Error("an unchanged re-scan reports the cache changed")
 	}
 	// A cache entry for a file that is gone: the cache changes.
-	cache := cacheOf(second)
+	cache := cacheOf(c1, second)
 	cache["gone"] = checkpoints.StatEntry{Path: "gone"}
 	if scanOnce(t, f, cache).CacheUnchanged {
 		t.Error("a scan that dropped a cache entry reports the cache unchanged")
@@ -329,7 +349,7 @@ func TestScanSince(t *testing.T) {
 		t.Fatal(err)
 	}
 	// e is read again (its cache entry is racy) but has not changed.
-	cache := cacheOf(first)
+	cache := cacheOf(nil, first)
 	e := cache["e"]
 	e.Checked = e.MTime
 	cache["e"] = e

@@ -304,9 +304,16 @@ func (m *Manifest) hash() cas.ID {
 // against the manifest of the last scanned turn when that is shorter than
 // half of m and the chain stays within maxManifestDepth, else whole.
 func insertManifest(ctx context.Context, tx *sql.Tx, turnID int64, m *Manifest) error {
+	mid, err := sameManifest(ctx, tx, m)
+	if err != nil {
+		return err
+	}
+	if mid != 0 {
+		_, err = tx.ExecContext(ctx, `UPDATE turns SET manifest_id = ? WHERE id = ?`, mid, turnID)
+		return err
+	}
 	h := m.hash()
-	var mid int64
-	err := tx.QueryRowContext(ctx, `SELECT id FROM manifests WHERE hash = ?`, h[:]).Scan(&mid)
+	err = tx.QueryRowContext(ctx, `SELECT id FROM manifests WHERE hash = ?`, h[:]).Scan(&mid)
 	if errors.Is(err, sql.ErrNoRows) {
 		if mid, err = storeManifest(ctx, tx, h, m); err != nil {
 			return err
@@ -316,6 +323,45 @@ func insertManifest(ctx context.Context, tx *sql.Tx, turnID int64, m *Manifest) 
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE turns SET manifest_id = ? WHERE id = ?`, mid, turnID)
 	return err
+}
+
+// sameManifest returns the id of the stored manifest m equals without
+// hashing m, when its Since says its files are those of manifest
+// Since.Prev and that manifest is stored with m's skips (an unchanged
+// re-scan), else 0.
+func sameManifest(ctx context.Context, tx *sql.Tx, m *Manifest) (int64, error) {
+	s := m.Since
+	if s == nil || s.Prev.IsZero() || len(s.Files) > 0 || len(s.Gone) > 0 {
+		return 0, nil
+	}
+	var mid int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM manifests WHERE hash = ?`, s.Prev[:]).Scan(&mid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	i := 0
+	for rows.Next() {
+		var sk ScanSkip
+		if err := rows.Scan(&sk.Path, &sk.Reason); err != nil {
+			return 0, err
+		}
+		if i >= len(m.Skips) || m.Skips[i] != sk {
+			return 0, rows.Err()
+		}
+		i++
+	}
+	if err := rows.Err(); err != nil || i != len(m.Skips) {
+		return 0, err
+	}
+	return mid, nil
 }
 
 // deltaRow is one row of a delta manifest: an entry, or a tombstone.
@@ -494,18 +540,135 @@ func (x *Index) StatCache(ctx context.Context) (map[string]StatEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sc.Entries, nil
+	return sc.Entries(), nil
 }
 
-// ScanCache is the stat cache as a scan starts from it.
+// ScanCache is the stat cache as a scan starts from it: each directory's
+// entries, kept encoded until a scan reaches the directory (Dir), so
+// loading it costs one copy of its rows and no allocation per entry. It is
+// not changed once loaded, and is safe for concurrent reads.
 type ScanCache struct {
-	Entries map[string]StatEntry
 	// Manifest is the content hash of the manifest taken by the scan that
 	// wrote the cache (zero when unknown). A scan that reports its changes
 	// against this cache (Manifest.Since) lets the turn store its manifest
 	// as a delta without reading the previous one.
 	Manifest cas.ID
 	gen      int64 // the cache's generation; 0: none, or an old single-row cache
+	// dirs holds each directory's entries (encodeStats without a header),
+	// in one span, or several in a cache an older ckpt wrote.
+	dirs map[string][][]byte
+	n    int
+	// misplaced: a row held a directory of another bucket (no ckpt
+	// writes that), so a save rewrites every row.
+	misplaced bool
+}
+
+// NewScanCache returns a cache holding exactly entries, as a scan that
+// saved them would load it.
+func NewScanCache(entries []StatEntry) *ScanCache {
+	sc := &ScanCache{dirs: map[string][][]byte{}}
+	for d, es := range groupByDir(entries, nil) {
+		sc.dirs[d] = [][]byte{encodeDir(es)}
+		sc.n += len(es)
+	}
+	return sc
+}
+
+// Len returns how many entries the cache holds.
+func (sc *ScanCache) Len() int {
+	if sc == nil {
+		return 0
+	}
+	return sc.n
+}
+
+// DirNames returns the directories ("" for the root) the cache holds
+// entries of, in no order.
+func (sc *ScanCache) DirNames() []string {
+	if sc == nil {
+		return nil
+	}
+	out := make([]string, 0, len(sc.dirs))
+	for d := range sc.dirs {
+		out = append(out, d)
+	}
+	return out
+}
+
+// Dir appends the entries of directory dir ("" for the root) to buf,
+// sorted by path, and returns it. Their paths stay valid as long as the
+// cache.
+func (sc *ScanCache) Dir(dir string, buf []StatEntry) []StatEntry {
+	buf = buf[:0]
+	if sc == nil {
+		return buf
+	}
+	spans := sc.dirs[dir]
+	sorted := len(spans) <= 1
+	for _, b := range spans {
+		for len(b) > 0 {
+			e, n := decodeEntry(b)
+			if n <= 0 {
+				break // checked when loaded
+			}
+			b = b[n:]
+			if len(buf) > 0 && buf[len(buf)-1].Path >= e.Path {
+				sorted = false
+			}
+			buf = append(buf, e)
+		}
+	}
+	if !sorted {
+		slices.SortFunc(buf, func(a, b StatEntry) int { return strings.Compare(a.Path, b.Path) })
+		buf = slices.CompactFunc(buf, func(a, b StatEntry) bool { return a.Path == b.Path })
+	}
+	return buf
+}
+
+// Entries returns every entry by path.
+func (sc *ScanCache) Entries() map[string]StatEntry {
+	out := make(map[string]StatEntry, sc.Len())
+	if sc == nil {
+		return out
+	}
+	var buf []StatEntry
+	for d := range sc.dirs {
+		buf = sc.Dir(d, buf)
+		for _, e := range buf {
+			out[e.Path] = e
+		}
+	}
+	return out
+}
+
+// addSpans splits b, a row of encoded entries (bucket's, -1 for the old
+// single row), into runs of one directory each. It stops at the first
+// malformed entry and reports it.
+func (sc *ScanCache) addSpans(b []byte, bucket int) bool {
+	start, cur := 0, ""
+	add := func(end int) {
+		if end > start {
+			sc.dirs[cur] = append(sc.dirs[cur], b[start:end])
+			if bucket >= 0 && dirBucket(cur) != bucket {
+				sc.misplaced = true
+			}
+		}
+	}
+	for i := 0; i < len(b); {
+		e, n := decodeEntry(b[i:])
+		if n <= 0 {
+			add(i)
+			return false
+		}
+		if d := dirOf(e.Path); i == start || d != cur {
+			add(i)
+			start, cur = i, d
+		}
+		sc.n++
+		i += n
+	}
+	add(len(b))
+	return true
 }
 
 // LoadScanCache returns the session's stat cache and what it belongs to.
@@ -527,13 +690,14 @@ func statCache(ctx context.Context, tx *sql.Tx) (map[string]StatEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sc.Entries, nil
+	return sc.Entries(), nil
 }
 
 // loadScanCache reads the header row and, while it exists, the directory
-// rows. A damaged row costs its entries and the manifest hash.
+// rows, copied into one buffer the entries' paths point into. A damaged
+// row costs its entries from the first bad one on, and the manifest hash.
 func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
-	sc := &ScanCache{Entries: map[string]StatEntry{}}
+	sc := &ScanCache{dirs: map[string][][]byte{}}
 	var data []byte
 	err := tx.QueryRowContext(ctx, `SELECT data FROM statcache WHERE id = 1`).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -542,27 +706,38 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ok bool
-	sc.Manifest, sc.gen, ok = decodeStats(data, sc.Entries)
-	if !ok || sc.gen == 0 {
-		return sc, nil // an old single-row cache: no directory rows
+	hdr, gen, ok := decodeHeader(data)
+	if !ok || gen == 0 {
+		// An old single-row cache: its entries follow the header.
+		sc.Manifest, sc.gen = hdr, 0
+		if !sc.addSpans(bytes.Clone(data[headerLen(data):]), -1) {
+			sc.Manifest = cas.ID{}
+		}
+		return sc, nil
 	}
+	sc.Manifest, sc.gen = hdr, gen
 	var size int
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(length(data)), 0) FROM statcache WHERE id < 0`).Scan(&size); err != nil {
 		return nil, err
 	}
-	sc.Entries = make(map[string]StatEntry, size/64) // an entry takes 50-100 bytes
-	rows, err := tx.QueryContext(ctx, `SELECT data FROM statcache WHERE id < 0`)
+	arena := make([]byte, 0, size)
+	rows, err := tx.QueryContext(ctx, `SELECT -1 - id, data FROM statcache WHERE id < 0`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var d []byte
-		if err := rows.Scan(&d); err != nil {
+		var b int
+		var d sql.RawBytes
+		if err := rows.Scan(&b, &d); err != nil {
 			return nil, err
 		}
-		if _, _, ok := decodeStats(d, sc.Entries); !ok {
+		if len(arena)+len(d) > cap(arena) {
+			arena = make([]byte, 0, max(len(d), size)) // the rows changed size: spans keep the old buffer alive
+		}
+		off := len(arena)
+		arena = append(arena, d...)
+		if !sc.addSpans(arena[off:len(arena):len(arena)], b) {
 			sc.Manifest = cas.ID{}
 		}
 	}
@@ -588,17 +763,20 @@ func (x *Index) UpdateStatCache(ctx context.Context, old map[string]StatEntry, e
 	return x.SaveScanCache(ctx, nil, entries, nil, nil)
 }
 
-// SaveScanCache makes the stat cache hold exactly entries, for a scan that
-// started from old and whose manifest m (nil: none) holds exactly their
-// files: the cache then records m's hash. dirs, if not nil, names every
-// directory whose entries differ from old's; when the cache is still old
-// (no other process saved one since), only their buckets' rows are
-// written.
+// SaveScanCache saves the stat cache a scan that started from old leaves:
+// when dirs is nil, exactly entries; otherwise old's entries of every
+// directory not in dirs, and entries' of those in dirs (entries of other
+// directories are ignored), dirs naming every directory whose entries
+// differ from old's. m (nil: none) is the manifest the scan took, which
+// holds exactly the cache's files: the cache then records its hash. When
+// the cache is still old (no other process saved one since), only the
+// rows of dirs' buckets are written.
 func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []StatEntry, dirs map[string]bool, m *Manifest) error {
 	var of cas.ID
 	if m != nil {
 		of = m.hash()
 	}
+	byDir := groupByDir(entries, dirs)
 	err := x.write(ctx, func(tx *sql.Tx) error {
 		var gen int64
 		var data []byte
@@ -609,35 +787,56 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []Sta
 		if err == nil {
 			gen = headerGen(data)
 		}
-		if old == nil || dirs == nil || gen == 0 || gen != old.gen {
-			dirs = nil // rewrite it all
+		// The directories each bucket to write holds, and what to write
+		// for each: new entries (byDir) or old's spans.
+		kept := map[int][]string{} // old's directories not in dirs, by bucket
+		if dirs != nil && old != nil {
+			for d := range old.dirs {
+				if !dirs[d] {
+					b := dirBucket(d)
+					kept[b] = append(kept[b], d)
+				}
+			}
+		}
+		dirty := map[int]bool{}
+		if old == nil || dirs == nil || gen == 0 || gen != old.gen || old.misplaced {
+			// Rewrite it all.
 			if _, err := tx.ExecContext(ctx, `DELETE FROM statcache WHERE id < 0`); err != nil {
 				return err
 			}
-		}
-		var dirty map[int]bool // nil: all
-		if dirs != nil {
-			dirty = map[int]bool{}
+			for b := range kept {
+				dirty[b] = true
+			}
+		} else {
 			for d := range dirs {
 				dirty[dirBucket(d)] = true
 			}
 		}
-		byBucket := map[int][]StatEntry{}
-		for _, e := range entries {
-			b := dirBucket(dirOf(e.Path))
-			if dirty == nil || dirty[b] {
-				byBucket[b] = append(byBucket[b], e)
-			}
+		for d := range byDir {
+			dirty[dirBucket(d)] = true
+		}
+		fresh := map[int][]string{}
+		for d := range byDir {
+			b := dirBucket(d)
+			fresh[b] = append(fresh[b], d)
 		}
 		for b := range dirty {
-			if len(byBucket[b]) == 0 {
+			var row []byte
+			for _, d := range kept[b] {
+				for _, sp := range old.dirs[d] {
+					row = append(row, sp...)
+				}
+			}
+			for _, d := range fresh[b] {
+				row = append(row, encodeDir(byDir[d])...)
+			}
+			if len(row) == 0 {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM statcache WHERE id = ?`, bucketRow(b)); err != nil {
 					return err
 				}
+				continue
 			}
-		}
-		for b, es := range byBucket {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (?, ?)`, bucketRow(b), encodeStats(es, cas.ID{}, 0)); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (?, ?)`, bucketRow(b), row); err != nil {
 				return err
 			}
 		}
@@ -650,10 +849,32 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []Sta
 	return nil
 }
 
+// groupByDir returns entries by directory, each sorted by path; with only
+// not nil, only the directories it names.
+func groupByDir(entries []StatEntry, only map[string]bool) map[string][]StatEntry {
+	out := map[string][]StatEntry{}
+	for _, e := range entries {
+		d := dirOf(e.Path)
+		if only == nil || only[d] {
+			out[d] = append(out[d], e)
+		}
+	}
+	for _, es := range out {
+		slices.SortFunc(es, func(a, b StatEntry) int { return strings.Compare(a.Path, b.Path) })
+	}
+	return out
+}
+
+// encodeDir encodes one directory's entries, sorted by path.
+func encodeDir(es []StatEntry) []byte { return encodeStats(es, cas.ID{}, 0) }
+
 // statBuckets is how many rows the stat cache is spread over: enough that
-// a few edits rewrite a small part of it, few enough that loading it is a
-// few hundred row steps however many directories there are.
-const statBuckets = 256
+// a few edits rewrite little of it (a tree of a few thousand directories
+// has about one directory per row), few enough that loading it is a few
+// thousand row steps at most however many directories there are. A cache
+// written with another count (256 before) has directories in rows that
+// are not theirs, and is rewritten whole at its next save.
+const statBuckets = 4096
 
 // bucketRow is the statcache id of bucket b's row: the header is row 1,
 // the buckets' rows are below 0.
@@ -680,14 +901,17 @@ func dirOf(p string) string {
 
 // headerGen returns the generation of an encoded header row, 0 for none.
 func headerGen(b []byte) int64 {
-	_, gen, _ := decodeStats(b, map[string]StatEntry{})
+	_, gen, _ := decodeHeader(b)
 	return gen
 }
 
 // encodeStats packs entries: a header when gen is not zero (a 0 byte,
 // which no entry starts with, the manifest hash of, and gen as a varint),
 // then per entry the path (length-prefixed), size, mtime, ctime, inode,
-// mode, checked as varints, and the 32-byte blob id.
+// mode, checked as varints, and the 32-byte blob id. The entries of a
+// directory row are written a directory at a time, each sorted by path
+// (ScanCache.Dir does not need to sort them then); an older cache may
+// hold them in any order.
 func encodeStats(entries []StatEntry, of cas.ID, gen int64) []byte {
 	b := make([]byte, 0, 34+len(entries)*80)
 	if gen != 0 {
@@ -709,6 +933,81 @@ func encodeStats(entries []StatEntry, of cas.ID, gen int64) []byte {
 	return b
 }
 
+// decodeHeader returns the header of b (zero without one; ok false for a
+// malformed one).
+func decodeHeader(b []byte) (of cas.ID, gen int64, ok bool) {
+	if len(b) == 0 || b[0] != 0 {
+		return cas.ID{}, 0, true
+	}
+	if len(b) < 1+len(of) {
+		return cas.ID{}, 0, false
+	}
+	copy(of[:], b[1:])
+	gen, n := binary.Varint(b[1+len(of):])
+	if n <= 0 || gen <= 0 {
+		return cas.ID{}, 0, false
+	}
+	return of, gen, true
+}
+
+// headerLen returns the length of b's header, 0 without one, len(b) for
+// a malformed one.
+func headerLen(b []byte) int {
+	if len(b) == 0 || b[0] != 0 {
+		return 0
+	}
+	if len(b) < 1+len(cas.ID{}) {
+		return len(b)
+	}
+	if _, n := binary.Varint(b[1+len(cas.ID{}):]); n > 0 {
+		return 1 + len(cas.ID{}) + n
+	}
+	return len(b)
+}
+
+// decodeEntry decodes the entry b starts with and returns it with its
+// encoded length, 0 when it is malformed. Its path is a view of b.
+func decodeEntry(b []byte) (StatEntry, int) {
+	var e StatEntry
+	l, n := binary.Uvarint(b)
+	if n <= 0 || l == 0 || uint64(len(b)-n) < l {
+		return e, 0
+	}
+	i := n + int(l)
+	e.Path = unsafe.String(&b[n], int(l))
+	if e.Size, n = binary.Varint(b[i:]); n <= 0 {
+		return e, 0
+	}
+	i += n
+	if e.MTime, n = binary.Varint(b[i:]); n <= 0 {
+		return e, 0
+	}
+	i += n
+	if e.CTime, n = binary.Varint(b[i:]); n <= 0 {
+		return e, 0
+	}
+	i += n
+	ino, n := binary.Uvarint(b[i:])
+	if n <= 0 {
+		return e, 0
+	}
+	e.Inode, i = ino, i+n
+	mode, n := binary.Uvarint(b[i:])
+	if n <= 0 {
+		return e, 0
+	}
+	e.Mode, i = fs.FileMode(mode), i+n
+	if e.Checked, n = binary.Varint(b[i:]); n <= 0 {
+		return e, 0
+	}
+	i += n
+	if len(b)-i < len(e.Blob) {
+		return e, 0
+	}
+	copy(e.Blob[:], b[i:])
+	return e, i + len(e.Blob)
+}
+
 // decodeStats unpacks encodeStats into out and returns its header (zero
 // without one). It stops at the first malformed entry and reports it (ok
 // false): the cache is advisory, a lost entry only costs a re-read, but a
@@ -717,54 +1016,18 @@ func encodeStats(entries []StatEntry, of cas.ID, gen int64) []byte {
 // The paths are views of b, which the caller gives up: one allocation for
 // the whole cache instead of one per path.
 func decodeStats(b []byte, out map[string]StatEntry) (of cas.ID, gen int64, ok bool) {
-	uv := func() (uint64, bool) {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
+	of, gen, ok = decodeHeader(b)
+	if !ok {
+		return cas.ID{}, 0, false
 	}
-	sv := func() (int64, bool) {
-		v, n := binary.Varint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
-	}
-	if len(b) > 0 && b[0] == 0 {
-		if len(b) < 1+len(of) {
-			return cas.ID{}, 0, false
-		}
-		copy(of[:], b[1:])
-		b = b[1+len(of):]
-		if gen, ok = sv(); !ok || gen <= 0 {
-			return cas.ID{}, 0, false
-		}
-	}
+	b = b[headerLen(b):]
 	for len(b) > 0 {
-		var e StatEntry
-		n, ok := uv()
-		if !ok || n == 0 || uint64(len(b)) < n {
+		e, n := decodeEntry(b)
+		if n <= 0 {
 			return cas.ID{}, gen, false
 		}
-		e.Path, b = unsafe.String(&b[0], int(n)), b[n:]
-		var mode uint64
-		var ok2, ok3, ok4, ok5, ok6, ok7 bool
-		e.Size, ok2 = sv()
-		e.MTime, ok3 = sv()
-		e.CTime, ok4 = sv()
-		e.Inode, ok5 = uv()
-		mode, ok6 = uv()
-		e.Checked, ok7 = sv()
-		if !(ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || len(b) < len(e.Blob) {
-			return cas.ID{}, gen, false
-		}
-		e.Mode = fs.FileMode(mode)
-		copy(e.Blob[:], b)
-		b = b[len(e.Blob):]
 		out[e.Path] = e
+		b = b[n:]
 	}
 	return of, gen, true
 }

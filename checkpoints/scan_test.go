@@ -3,6 +3,7 @@ package checkpoints
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -373,11 +374,11 @@ func TestScanCacheByDirectory(t *testing.T) {
 		return sc
 	}
 	same := func(sc *ScanCache, want []StatEntry) bool {
-		if len(sc.Entries) != len(want) {
+		if len(sc.Entries()) != len(want) {
 			return false
 		}
 		for _, e := range want {
-			if sc.Entries[e.Path] != e {
+			if sc.Entries()[e.Path] != e {
 				return false
 			}
 		}
@@ -393,7 +394,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 	}
 	sc1 := load()
 	if !same(sc1, v1) || sc1.Manifest != manifestOf(v1).hash() || dirRows() != 3 {
-		t.Fatalf("after a whole save: %d entries, %d rows, manifest %s", len(sc1.Entries), dirRows(), sc1.Manifest.Short())
+		t.Fatalf("after a whole save: %d entries, %d rows, manifest %s", len(sc1.Entries()), dirRows(), sc1.Manifest.Short())
 	}
 	if dirBucket("") == dirBucket("d") || dirBucket("") == dirBucket("e") {
 		t.Fatal("the test needs the root in a bucket of its own")
@@ -405,29 +406,29 @@ func TestScanCacheByDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc2 := load()
-	if _, ok := sc2.Entries["a"]; ok || len(sc2.Entries) != 2 || sc2.Entries["d/b"] != v2[1] || dirRows() != 2 {
-		t.Fatalf("a save naming d and e touched other rows or missed these: %+v, %d rows", sc2.Entries, dirRows())
+	if _, ok := sc2.Entries()["a"]; ok || len(sc2.Entries()) != 2 || sc2.Entries()["d/b"] != v2[1] || dirRows() != 2 {
+		t.Fatalf("a save naming d and e touched other rows or missed these: %+v, %d rows", sc2.Entries(), dirRows())
 	}
 	// Another save from sc1 after sc2's: rewritten whole.
 	if err := x.SaveScanCache(ctx, sc1, v1, map[string]bool{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if sc := load(); !same(sc, v1) || !sc.Manifest.IsZero() {
-		t.Fatalf("a save from a stale cache: %d entries, manifest %s; want v1 whole and no manifest", len(sc.Entries), sc.Manifest.Short())
+		t.Fatalf("a save from a stale cache: %d entries, manifest %s; want v1 whole and no manifest", len(sc.Entries()), sc.Manifest.Short())
 	}
 	// A repair or a pull deletes the header row: the cache is empty.
 	if _, err := x.MarkLost(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if sc := load(); len(sc.Entries) != 0 || dirRows() != 0 {
-		t.Fatalf("after MarkLost: %d entries, %d rows", len(sc.Entries), dirRows())
+	if sc := load(); len(sc.Entries()) != 0 || dirRows() != 0 {
+		t.Fatalf("after MarkLost: %d entries, %d rows", len(sc.Entries()), dirRows())
 	}
 	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
 		t.Fatal(err)
 	}
 	x.db.Exec(`DELETE FROM statcache`)
-	if sc := load(); len(sc.Entries) != 0 {
-		t.Fatalf("directory rows without the header row: %d entries, want none", len(sc.Entries))
+	if sc := load(); len(sc.Entries()) != 0 {
+		t.Fatalf("directory rows without the header row: %d entries, want none", len(sc.Entries()))
 	}
 	// Damage.
 	data := encodeStats(v1, sum("m"), 0)
@@ -437,5 +438,132 @@ func TestScanCacheByDirectory(t *testing.T) {
 	}
 	if of, gen, ok := decodeStats(encodeStats(nil, sum("m"), 7), got); !ok || gen != 7 || of != sum("m") {
 		t.Errorf("header: %s %d %v", of.Short(), gen, ok)
+	}
+}
+
+// TestScanCacheDirs: a loaded cache gives each directory's entries sorted
+// by path, from rows written a directory at a time or, as an older ckpt
+// wrote them, in any order; a save naming some directories keeps the
+// others' entries as they were (here through a whole rewrite: the test's
+// row holds directories of other buckets).
+func TestScanCacheDirs(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	entry := func(p string, size int64) StatEntry {
+		return StatEntry{Path: p, Size: size, MTime: 5, Checked: 9, Blob: sum(p)}
+	}
+	paths := func(es []StatEntry) (out []string) {
+		for _, e := range es {
+			out = append(out, e.Path)
+		}
+		return
+	}
+	// An older ckpt's row: directories interleaved, unsorted.
+	mixed := []StatEntry{entry("d/z", 1), entry("top", 2), entry("d/a", 3), entry("e/x", 4), entry("d/m", 5)}
+	x.db.Exec(`INSERT INTO statcache (id, data) VALUES (1, ?)`, encodeStats(nil, cas.ID{}, 1))
+	x.db.Exec(`INSERT INTO statcache (id, data) VALUES (-1, ?)`, encodeStats(mixed, cas.ID{}, 0))
+	sc, err := x.LoadScanCache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(sc.Dir("d", nil)); !slices.Equal(got, []string{"d/a", "d/m", "d/z"}) || sc.Len() != 5 {
+		t.Fatalf("d: %q (len %d), want d/a d/m d/z of 5", got, sc.Len())
+	}
+	if got := paths(sc.Dir("", nil)); !slices.Equal(got, []string{"top"}) {
+		t.Fatalf("root: %q", got)
+	}
+	dirs := sc.DirNames()
+	slices.Sort(dirs)
+	if !slices.Equal(dirs, []string{"", "d", "e"}) {
+		t.Fatalf("dirs %q", dirs)
+	}
+	// d changed (d/m gone, d/b new); e and the root are kept from sc.
+	if err := x.SaveScanCache(ctx, sc, []StatEntry{entry("d/b", 6), entry("d/a", 3), entry("top", 99)}, map[string]bool{"d": true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sc2, err := x.LoadScanCache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]StatEntry{"d/a": entry("d/a", 3), "d/b": entry("d/b", 6), "top": entry("top", 2), "e/x": entry("e/x", 4)}
+	if got := sc2.Entries(); !maps.Equal(got, want) {
+		t.Fatalf("after saving d: %v, want %v", got, want)
+	}
+	if got := paths(sc2.Dir("d", nil)); !slices.Equal(got, []string{"d/a", "d/b"}) {
+		t.Fatalf("d: %q", got)
+	}
+	// A cache built in memory reads the same.
+	if got := NewScanCache(slices.Collect(maps.Values(want))).Entries(); !maps.Equal(got, want) {
+		t.Fatalf("NewScanCache: %v", got)
+	}
+	var nilCache *ScanCache
+	if nilCache.Len() != 0 || len(nilCache.Dir("d", nil)) != 0 || len(nilCache.Entries()) != 0 {
+		t.Fatal("a nil cache is not empty")
+	}
+}
+
+// TestUnchangedManifestShortcut: a manifest whose Since reports no change
+// from a stored manifest with the same skips is taken to be that manifest
+// (insertManifest does not hash it); the shortcut must not apply when the
+// skips differ, and a Prev that is not stored falls back to the hash.
+func TestUnchangedManifestShortcut(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	files := []ManifestEntry{{Path: "a", Blob: sum("a"), Mode: 0o644, Size: 1}, {Path: "b/c", Blob: sum("c"), Mode: 0o755, Size: 2}}
+	skips := []ScanSkip{{Path: "big", Reason: "too big"}, {Path: "crowd", Reason: "too many"}}
+	m0 := &Manifest{Files: files, Skips: skips}
+	t0, err := x.BeginTurn(ctx, "t0", nil, m0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifestID := func(turnID int64) (id int64) {
+		t.Helper()
+		if err := x.db.QueryRow(`SELECT manifest_id FROM turns WHERE id = ?`, turnID).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	unchanged := func(prev cas.ID, skips []ScanSkip) *Manifest {
+		return &Manifest{Files: slices.Clone(files), Skips: skips, Since: &ManifestChanges{Prev: prev, Gone: []string{}}}
+	}
+	t1, err := x.BeginTurn(ctx, "t1", nil, unchanged(m0.hash(), slices.Clone(skips)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := countManifests(t, x); n != 1 || manifestID(t1.ID) != manifestID(t0.ID) {
+		t.Fatalf("an unchanged manifest: %d manifests, turn's %d, want 1 and %d", n, manifestID(t1.ID), manifestID(t0.ID))
+	}
+	// The skips differ (a big file grew): a manifest of its own.
+	grown := []ScanSkip{{Path: "big", Reason: "bigger"}, {Path: "crowd", Reason: "too many"}}
+	t2, err := x.BeginTurn(ctx, "t2", nil, unchanged(m0.hash(), grown))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := x.Manifest(ctx, t2.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if manifestID(t2.ID) == manifestID(t0.ID) || !slices.Equal(m.Skips, grown) || !slices.Equal(m.Files, files) {
+		t.Fatalf("other skips: manifest %d (t0's %d), skips %v, files %v", manifestID(t2.ID), manifestID(t0.ID), m.Skips, m.Files)
+	}
+	// One skip fewer, and a Prev not stored: hashed and found or stored.
+	t3, err := x.BeginTurn(ctx, "t3", nil, unchanged(m0.hash(), skips[:1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t4, err := x.BeginTurn(ctx, "t4", nil, unchanged(sum("not stored"), slices.Clone(skips)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if manifestID(t3.ID) == manifestID(t0.ID) || manifestID(t4.ID) != manifestID(t0.ID) {
+		t.Fatalf("t3 manifest %d, t4 %d; want t3 its own and t4 t0's %d", manifestID(t3.ID), manifestID(t4.ID), manifestID(t0.ID))
 	}
 }

@@ -96,7 +96,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int), 
 	defer batch.Abort()
 	so := c.scan
 	so.Progress = progress
-	res, err := c.cap.Scan(ctx, so, sc.Entries, batch.Put)
+	res, err := c.cap.Scan(ctx, so, sc, batch.Put)
 	if errors.Is(err, capture.ErrScanBudget) {
 		if inherited {
 			if serr := SetWorkspaceScan(c.st.Dir(), c.ws.Root(), false); serr == nil {
@@ -127,7 +127,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int), 
 // scanNow scans the workspace without storing anything (hashes only,
 // through the stat cache), for rewinds and status.
 func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
-	cache, err := c.idx.StatCache(ctx)
+	cache, err := c.idx.LoadScanCache(ctx)
 	if err != nil {
 		return capture.ScanResult{}, err
 	}
