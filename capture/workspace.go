@@ -37,8 +37,9 @@ type Workspace struct {
 	root  string   // absolute, symlinks resolved
 	given string   // absolute, as given (may differ when the root is reached via a link)
 	dir   *os.Root // the root handle
-	// syncDir fsyncs an open directory; a seam for tests.
-	syncDir func(*os.File) error
+	// syncDir fsyncs an open directory, syncFS a whole file system
+	// (Barrier); seams for tests.
+	syncDir, syncFS func(*os.File) error
 }
 
 // NewWorkspace returns the workspace rooted at dir, which must be an existing
@@ -56,7 +57,7 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: workspace %s: %w", dir, err)
 	}
-	return &Workspace{root: real, given: filepath.Clean(abs), dir: r, syncDir: syncDir}, nil
+	return &Workspace{root: real, given: filepath.Clean(abs), dir: r, syncDir: syncDir, syncFS: syncfs}, nil
 }
 
 // Close releases the workspace's root handle. Calls after it fail.
@@ -306,6 +307,7 @@ type Staged struct {
 	name string      // the temp file's name, in rel's directory
 	dir  fs.FileInfo // that directory, as Stage found it
 	f    *os.File    // open until synced: StageUnsynced's file before SyncStaged
+	b    *Barrier    // StageFor's barrier: durable once it has synced
 }
 
 // Stage writes r to a new temp file next to rel (a name no one can
@@ -327,6 +329,19 @@ func (w *Workspace) Stage(rel, tag string, r io.Reader, mode fs.FileMode) (Stage
 // then syncs them concurrently, so the file system commits many of them
 // in each journal transaction instead of one per file.
 func (w *Workspace) StageUnsynced(rel, tag string, r io.Reader, mode fs.FileMode) (Staged, error) {
+	return w.stage(rel, tag, r, mode, nil)
+}
+
+// StageFor is StageUnsynced for an operation that makes its files durable
+// with one Barrier: the temp file is written and closed, and Commit takes
+// it only once b.Sync has returned nil.
+func (w *Workspace) StageFor(b *Barrier, rel, tag string, r io.Reader, mode fs.FileMode) (Staged, error) {
+	return w.stage(rel, tag, r, mode, b)
+}
+
+// stage writes the temp file: left open for SyncStaged when b is nil,
+// closed and left to b otherwise.
+func (w *Workspace) stage(rel, tag string, r io.Reader, mode fs.FileMode, b *Barrier) (Staged, error) {
 	if _, ok := vcsElem(rel); ok {
 		return Staged{}, fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
 	}
@@ -363,6 +378,13 @@ func (w *Workspace) StageUnsynced(rel, tag string, r io.Reader, mode fs.FileMode
 		f.Close()
 		d.r.Remove(name)
 		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
+	}
+	if b != nil {
+		if err := f.Close(); err != nil {
+			d.r.Remove(name)
+			return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
+		}
+		return Staged{Rel: rel, name: name, dir: dirInfo, b: b}, nil
 	}
 	return Staged{Rel: rel, name: name, dir: dirInfo, f: f}, nil
 }
@@ -413,10 +435,11 @@ func (w *Workspace) stagedDir(s Staged) (dir, error) {
 // rel is not a symlink or directory. The rename happens inside the open
 // parent directory: it replaces rel's entry and follows nothing. Syncing
 // the directory is left to SyncDirs, once for all the files of an
-// operation. A file StageUnsynced wrote must be synced first (SyncStaged):
-// otherwise Commit discards it and fails.
+// operation. A file StageUnsynced wrote must be synced first (SyncStaged),
+// and one StageFor wrote its barrier's Sync must have succeeded: otherwise
+// Commit discards it and fails.
 func (w *Workspace) Commit(s Staged) error {
-	if s.f != nil {
+	if s.f != nil || s.b != nil && !s.b.durable() {
 		w.Discard(s)
 		return fmt.Errorf("capture: commit %s: staged file not synced", s.Rel)
 	}

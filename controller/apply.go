@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,12 +60,19 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 	// its parents are made: staging never writes outside the directory the
 	// file will live in.
 	late := make([]bool, len(op.Files))
-	// Writing is CPU work (decompressing, hashing) for a few workers; each
-	// file written goes to a larger pool that fsyncs it, so the file
-	// system commits many files per journal transaction.
+	// Writing is CPU work (decompressing, hashing) for a few workers. Where
+	// the file system has a barrier (capture.Barrier: one syncfs), the
+	// files are written and closed, and made durable together once all
+	// are written. Elsewhere each file written goes to a larger pool that
+	// fsyncs it, so the file system commits many files per journal
+	// transaction.
+	barrier := c.ws.NewBarrier()
+	if barrier != nil {
+		defer barrier.Close()
+	}
 	syncs := make(chan int, syncWorkers)
 	var synced sync.WaitGroup
-	for w := 0; w < syncWorkers; w++ {
+	for w := 0; barrier == nil && w < syncWorkers; w++ {
 		synced.Add(1)
 		go func() {
 			defer synced.Done()
@@ -98,7 +106,7 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			late[i] = true
 			return
 		}
-		if staged[i], errs[i] = c.stage(ctx, op.Files[i], tag, false); errs[i] == nil {
+		if staged[i], errs[i] = c.stage(ctx, op.Files[i], tag, barrier, false); errs[i] == nil && barrier == nil {
 			syncs <- i
 		}
 	})
@@ -111,7 +119,11 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			errs[i] = nil
 		}
 	}
-	if err := firstOf(errs); err != nil {
+	err := firstOf(errs)
+	if err == nil && barrier != nil && slices.ContainsFunc(staged, func(s capture.Staged) bool { return s.Rel != "" }) {
+		err = barrier.Sync() // when it fails none is durable: the op fails whole
+	}
+	if err != nil {
 		for i, f := range op.Files {
 			c.ws.Discard(staged[i])
 			if !f.Before.Exists() {
@@ -173,7 +185,7 @@ func (c *Controller) replace(ctx context.Context, f checkpoints.OpFile, tag stri
 		if err := c.ws.MakeParents(f.Path); err != nil {
 			return err
 		}
-		s, err := c.stage(ctx, f, tag, true)
+		s, err := c.stage(ctx, f, tag, nil, true)
 		if err != nil {
 			return err
 		}
@@ -229,16 +241,19 @@ func firstOf(errs []error) error {
 // reason words an error for a Skip: without the package prefixes.
 func reason(err error) string { return strings.TrimPrefix(err.Error(), "capture: ") }
 
-// stage writes f's new content to a temp file next to it, synced, or with
-// sync false left for capture.Workspace.SyncStaged.
-func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string, sync bool) (capture.Staged, error) {
+// stage writes f's new content to a temp file next to it: synced (sync),
+// left for barrier's Sync, or else for capture.Workspace.SyncStaged.
+func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string, barrier *capture.Barrier, sync bool) (capture.Staged, error) {
 	r, err := c.store.Open(ctx, *f.After.Content)
 	if err != nil {
 		return capture.Staged{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	defer r.Close()
-	if sync {
+	switch {
+	case sync:
 		return c.ws.Stage(f.Path, tag, r, f.After.Mode)
+	case barrier != nil:
+		return c.ws.StageFor(barrier, f.Path, tag, r, f.After.Mode)
 	}
 	return c.ws.StageUnsynced(f.Path, tag, r, f.After.Mode)
 }
