@@ -63,6 +63,7 @@ type Disk struct {
 	db        *sql.DB
 	hasStmt   *sql.Stmt // prepared: Has and the sweep ask it
 	checkStmt *sql.Stmt // prepared: Put asks it once per blob
+	openStmt  *sql.Stmt // prepared: Open and Get ask it once per blob
 	addStmt   *sql.Stmt // prepared: record inserts every new blob's row with it
 	codec     *codec
 	// lock is dir/lock. Holding objMu and an flock on lock serializes,
@@ -132,6 +133,9 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 		return nil, err
 	}
 	if d.checkStmt, err = d.db.PrepareContext(ctx, checkSQL); err != nil {
+		return nil, err
+	}
+	if d.openStmt, err = d.db.PrepareContext(ctx, `SELECT size, enc, data IS NULL, data FROM blobs WHERE id = ?`); err != nil {
 		return nil, err
 	}
 	if d.addStmt, err = d.db.PrepareContext(ctx, addSQL); err != nil {
@@ -533,8 +537,7 @@ func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
 		inFile    bool
 		data      []byte
 	)
-	err := d.db.QueryRowContext(ctx, `SELECT size, enc, data IS NULL, data FROM blobs WHERE id = ?`, id).
-		Scan(&size, &enc, &inFile, &data)
+	err := d.openStmt.QueryRowContext(ctx, id).Scan(&size, &enc, &inFile, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), ErrNotFound)
 	}
@@ -710,6 +713,9 @@ func (d *Disk) release() error {
 	}
 	if d.checkStmt != nil {
 		d.checkStmt.Close()
+	}
+	if d.openStmt != nil {
+		d.openStmt.Close()
 	}
 	if d.addStmt != nil {
 		d.addStmt.Close()
