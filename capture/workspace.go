@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
 )
 
 // Errors returned for paths ckpt refuses. Callers test them with errors.Is.
@@ -438,7 +441,16 @@ func (w *Workspace) stagedDir(s Staged) (dir, error) {
 // operation. A file StageUnsynced wrote must be synced first (SyncStaged),
 // and one StageFor wrote its barrier's Sync must have succeeded: otherwise
 // Commit discards it and fails.
-func (w *Workspace) Commit(s Staged) error {
+func (w *Workspace) Commit(s Staged) error { return w.CommitIf(s, nil) }
+
+// CommitIf is Commit that first looks at what rel holds now, through the
+// directory handle the rename goes through, and renames only when check
+// (unless nil) accepts it: cur is absent (nil Content) or the regular
+// file's hash, permission bits and size. When check or the read fails,
+// the temp file is removed and the error returned. A caller that must not
+// overwrite a change made since it planned saves a second walk to the
+// file this way.
+func (w *Workspace) CommitIf(s Staged, check func(cur checkpoints.State) error) error {
 	if s.f != nil || s.b != nil && !s.b.durable() {
 		w.Discard(s)
 		return fmt.Errorf("capture: commit %s: staged file not synced", s.Rel)
@@ -461,6 +473,19 @@ func (w *Workspace) Commit(s Staged) error {
 	case !fi.Mode().IsRegular():
 		d.r.Remove(s.name)
 		return fmt.Errorf("capture: %s: %w", s.Rel, ErrNotRegular)
+	}
+	if check != nil {
+		var cur checkpoints.State
+		if err == nil {
+			if cur, err = hashIn(d, base, fi); err != nil {
+				d.r.Remove(s.name)
+				return fmt.Errorf("capture: %s: %w", s.Rel, err)
+			}
+		}
+		if err := check(cur); err != nil {
+			d.r.Remove(s.name)
+			return err
+		}
 	}
 	if err := d.r.Rename(s.name, base); err != nil {
 		d.r.Remove(s.name)
@@ -614,4 +639,22 @@ func (w *Workspace) SyncDirs(rels []string) error {
 		return fmt.Errorf("capture: %w", err)
 	}
 	return nil
+}
+
+// hashIn reads the regular file name of the open directory d, which Lstat
+// found to be fi, and returns its state.
+func hashIn(d dir, name string, fi fs.FileInfo) (checkpoints.State, error) {
+	f, ofi, err := openRegular(d.r, name, fi)
+	if err != nil {
+		return checkpoints.State{}, err
+	}
+	defer f.Close()
+	id, n, err := cas.SumReader(f)
+	if err != nil {
+		return checkpoints.State{}, err
+	}
+	if n != ofi.Size() {
+		return checkpoints.State{}, fmt.Errorf("file changed while it was read (%d bytes, then %d)", ofi.Size(), n)
+	}
+	return checkpoints.State{Content: &id, Mode: ofi.Mode().Perm(), Size: n}, nil
 }

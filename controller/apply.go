@@ -165,8 +165,9 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 }
 
 // replace puts the file f in place: it removes an emptied directory in the
-// way, looks at the path once more (recheck), stages a late file, and
-// renames the staged file over the path. An error says why the path was
+// way, looks at the path once more (through the rename's own directory
+// handle, or for a late file recheck, before it is staged), and renames
+// the staged file over the path. An error says why the path was
 // skipped; the staged file is gone then.
 func (c *Controller) replace(ctx context.Context, f checkpoints.OpFile, tag string, st *capture.Staged, late bool) error {
 	// Only a path the plan found absent can be a directory in the way: the
@@ -177,20 +178,23 @@ func (c *Controller) replace(ctx context.Context, f checkpoints.OpFile, tag stri
 			return err
 		}
 	}
+	if !late {
+		// The last look goes through the directory handle of the rename.
+		c.beforeLastLook(f.Path)
+		return c.ws.CommitIf(*st, func(cur checkpoints.State) error { return unchanged(f, cur) })
+	}
 	if err := c.recheck(ctx, f); err != nil {
 		c.ws.Discard(*st)
 		return err
 	}
-	if late {
-		if err := c.ws.MakeParents(f.Path); err != nil {
-			return err
-		}
-		s, err := c.stage(ctx, f, tag, nil, true)
-		if err != nil {
-			return err
-		}
-		*st = s
+	if err := c.ws.MakeParents(f.Path); err != nil {
+		return err
 	}
+	s, err := c.stage(ctx, f, tag, nil, true)
+	if err != nil {
+		return err
+	}
+	*st = s
 	return c.ws.Commit(*st)
 }
 
@@ -202,11 +206,7 @@ var errChangedMeanwhile = errors.New("changed while the rewind ran (left as it i
 // state the plan recorded (nor already in the target state). Paths that
 // are not regular files now pass: Commit and Remove judge them.
 func (c *Controller) recheck(ctx context.Context, f checkpoints.OpFile) error {
-	if c.beforeReplace != nil {
-		c.hookMu.Lock()
-		c.beforeReplace(f.Path)
-		c.hookMu.Unlock()
-	}
+	c.beforeLastLook(f.Path)
 	cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
 	if err != nil {
 		if errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
@@ -214,10 +214,25 @@ func (c *Controller) recheck(ctx context.Context, f checkpoints.OpFile) error {
 		}
 		return err
 	}
+	return unchanged(f, cur)
+}
+
+// unchanged fails when cur, f's path's state now, is neither the state the
+// plan recorded nor the target.
+func unchanged(f checkpoints.OpFile, cur checkpoints.State) error {
 	if !cur.Equal(f.Before) && !cur.Equal(f.After) {
 		return fmt.Errorf("%s: %w", f.Path, errChangedMeanwhile)
 	}
 	return nil
+}
+
+// beforeLastLook calls the test hook (SetBeforeReplace), if any.
+func (c *Controller) beforeLastLook(rel string) {
+	if c.beforeReplace != nil {
+		c.hookMu.Lock()
+		c.beforeReplace(rel)
+		c.hookMu.Unlock()
+	}
 }
 
 // firstOf returns the first non-nil error, with how many others there were.
