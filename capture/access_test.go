@@ -37,7 +37,7 @@ var allowedAccess = map[string]struct {
 	reason string
 }{
 	"capture/workspace.go:NewWorkspace": {[]string{"filepath.EvalSymlinks", "os.OpenRoot"}, "opens the root handle itself"},
-	"capture/barrier_linux.go:*":        {[]string{"unix.Uname", "unix.ByteSliceToString", "unix.Fstatfs", "unix.Syncfs"}, "no path: the kernel's release, and fstatfs and syncfs on the root directory opened through the root handle"},
+	"capture/barrier_linux.go:*":        {[]string{"unix.Uname", "unix.ByteSliceToString", "unix.Fstatfs", "unix.Syncfs", "os.ReadFile"}, "no workspace path: the kernel's release, /proc/meminfo's dirty page count, and fstatfs and syncfs on the root directory opened through the root handle"},
 	"controller/fork.go:*":              {[]string{"os.Stat", "os.Remove", "os.RemoveAll"}, "session directories in the store"},
 	"controller/retention.go:*":         {[]string{"os.Stat", "os.Chtimes", "os.WriteFile", "os.ReadFile", "os.Remove"}, "the store's session index, retention stamp and quota marker"},
 	"controller/locate.go:*":            {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},

@@ -21,8 +21,9 @@ import (
 // operation before anything is renamed, even one that was someone else's.
 // NewBarrier returns nil where that promise cannot be made: another OS, an
 // older kernel, or a file system not known to make syncfs durable (network
-// and FUSE file systems may not pass it on); callers then fsync each file
-// (StageUnsynced and SyncStaged).
+// and FUSE file systems may not pass it on); and where it would not pay:
+// when other processes have much dirty data that syncfs would wait for
+// too. Callers then fsync each file (StageUnsynced and SyncStaged).
 //
 // A Barrier is safe for concurrent use: workers stage with it while one
 // goroutine calls Sync once they are done.
@@ -35,12 +36,18 @@ type Barrier struct {
 // NewBarrier opens a barrier on the workspace's file system, or returns nil
 // when it has none (see Barrier). Close releases it.
 func (w *Workspace) NewBarrier() *Barrier {
-	f, err := w.dir.Open(".")
-	if err != nil {
+	b := w.openBarrier()
+	if b != nil && !syncfsDurable(b.f) {
+		b.Close()
 		return nil
 	}
-	if !syncfsDurable(f) {
-		f.Close()
+	return b
+}
+
+// openBarrier opens a barrier whatever the file system (tests use it).
+func (w *Workspace) openBarrier() *Barrier {
+	f, err := w.dir.Open(".")
+	if err != nil {
 		return nil
 	}
 	return &Barrier{f: f, sync: w.syncFS}
