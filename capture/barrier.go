@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"sync/atomic"
 )
@@ -28,7 +29,8 @@ import (
 // A Barrier is safe for concurrent use: workers stage with it while one
 // goroutine calls Sync once they are done.
 type Barrier struct {
-	f      *os.File // the workspace root, opened before the first write
+	f      *os.File    // the workspace root, opened before the first write
+	fi     fs.FileInfo // f's, for the device it is on
 	sync   func(*os.File) error
 	synced atomic.Bool // Sync returned nil
 }
@@ -50,8 +52,18 @@ func (w *Workspace) openBarrier() *Barrier {
 	if err != nil {
 		return nil
 	}
-	return &Barrier{f: f, sync: w.syncFS}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil
+	}
+	return &Barrier{f: f, fi: fi, sync: w.syncFS}
 }
+
+// covers reports whether Sync makes durable a file in the directory dir:
+// syncfs reaches one file system, and a directory below the root may be
+// another one mounted there.
+func (b *Barrier) covers(dir fs.FileInfo) bool { return sameDevice(b.fi, dir) }
 
 // Sync makes every file staged with b durable. It fails when the file
 // system reports a write error since b was opened; the staged files then

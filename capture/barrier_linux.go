@@ -3,10 +3,12 @@
 package capture
 
 import (
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -118,4 +120,11 @@ func syncfs(f *os.File) error {
 		return err
 	}
 	return serr
+}
+
+// sameDevice reports whether a and b are on one file system.
+func sameDevice(a, b fs.FileInfo) bool {
+	sa, ok := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return ok && ok2 && sa.Dev == sb.Dev
 }

@@ -4,6 +4,7 @@ package capture
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 )
 
@@ -11,3 +12,5 @@ import (
 func syncfsDurable(*os.File) bool { return false }
 
 func syncfs(*os.File) error { return errors.ErrUnsupported }
+
+func sameDevice(a, b fs.FileInfo) bool { return false }

@@ -383,7 +383,13 @@ func (w *Workspace) stage(rel, tag string, r io.Reader, mode fs.FileMode, b *Bar
 		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
 	}
 	if b != nil {
-		if err := f.Close(); err != nil {
+		if !b.covers(dirInfo) {
+			err = f.Sync() // another file system, mounted below the root: syncfs of the root's misses it
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			d.r.Remove(name)
 			return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
 		}
