@@ -26,7 +26,8 @@
 // The restore side (Stage, Commit, Remove, Inspect) writes only regular
 // files, atomically (a temp file created exclusively in the same directory,
 // fsync, rename; StageUnsynced and SyncStaged split the write from the
-// fsync so an operation can sync many files at once; SyncDirs then fsyncs
+// fsync so an operation can sync many files at once, and StageFor with a
+// Barrier makes them all durable with one syncfs; SyncDirs then fsyncs
 // each directory touched, once), never
 // through a symlink, and re-checks every parent just before it writes.
 //

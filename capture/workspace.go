@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
 )
 
 // Errors returned for paths ckpt refuses. Callers test them with errors.Is.
@@ -37,8 +40,9 @@ type Workspace struct {
 	root  string   // absolute, symlinks resolved
 	given string   // absolute, as given (may differ when the root is reached via a link)
 	dir   *os.Root // the root handle
-	// syncDir fsyncs an open directory; a seam for tests.
-	syncDir func(*os.File) error
+	// syncDir fsyncs an open directory, syncFS a whole file system
+	// (Barrier); seams for tests.
+	syncDir, syncFS func(*os.File) error
 }
 
 // NewWorkspace returns the workspace rooted at dir, which must be an existing
@@ -56,7 +60,7 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: workspace %s: %w", dir, err)
 	}
-	return &Workspace{root: real, given: filepath.Clean(abs), dir: r, syncDir: syncDir}, nil
+	return &Workspace{root: real, given: filepath.Clean(abs), dir: r, syncDir: syncDir, syncFS: syncfs}, nil
 }
 
 // Close releases the workspace's root handle. Calls after it fail.
@@ -306,6 +310,7 @@ type Staged struct {
 	name string      // the temp file's name, in rel's directory
 	dir  fs.FileInfo // that directory, as Stage found it
 	f    *os.File    // open until synced: StageUnsynced's file before SyncStaged
+	b    *Barrier    // StageFor's barrier: durable once it has synced
 }
 
 // Stage writes r to a new temp file next to rel (a name no one can
@@ -327,6 +332,19 @@ func (w *Workspace) Stage(rel, tag string, r io.Reader, mode fs.FileMode) (Stage
 // then syncs them concurrently, so the file system commits many of them
 // in each journal transaction instead of one per file.
 func (w *Workspace) StageUnsynced(rel, tag string, r io.Reader, mode fs.FileMode) (Staged, error) {
+	return w.stage(rel, tag, r, mode, nil)
+}
+
+// StageFor is StageUnsynced for an operation that makes its files durable
+// with one Barrier: the temp file is written and closed, and Commit takes
+// it only once b.Sync has returned nil.
+func (w *Workspace) StageFor(b *Barrier, rel, tag string, r io.Reader, mode fs.FileMode) (Staged, error) {
+	return w.stage(rel, tag, r, mode, b)
+}
+
+// stage writes the temp file: left open for SyncStaged when b is nil,
+// closed and left to b otherwise.
+func (w *Workspace) stage(rel, tag string, r io.Reader, mode fs.FileMode, b *Barrier) (Staged, error) {
 	if _, ok := vcsElem(rel); ok {
 		return Staged{}, fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
 	}
@@ -363,6 +381,19 @@ func (w *Workspace) StageUnsynced(rel, tag string, r io.Reader, mode fs.FileMode
 		f.Close()
 		d.r.Remove(name)
 		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
+	}
+	if b != nil {
+		if !b.covers(dirInfo) {
+			err = f.Sync() // another file system, mounted below the root: syncfs of the root's misses it
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			d.r.Remove(name)
+			return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
+		}
+		return Staged{Rel: rel, name: name, dir: dirInfo, b: b}, nil
 	}
 	return Staged{Rel: rel, name: name, dir: dirInfo, f: f}, nil
 }
@@ -413,10 +444,20 @@ func (w *Workspace) stagedDir(s Staged) (dir, error) {
 // rel is not a symlink or directory. The rename happens inside the open
 // parent directory: it replaces rel's entry and follows nothing. Syncing
 // the directory is left to SyncDirs, once for all the files of an
-// operation. A file StageUnsynced wrote must be synced first (SyncStaged):
-// otherwise Commit discards it and fails.
-func (w *Workspace) Commit(s Staged) error {
-	if s.f != nil {
+// operation. A file StageUnsynced wrote must be synced first (SyncStaged),
+// and one StageFor wrote its barrier's Sync must have succeeded: otherwise
+// Commit discards it and fails.
+func (w *Workspace) Commit(s Staged) error { return w.CommitIf(s, nil) }
+
+// CommitIf is Commit that first looks at what rel holds now, through the
+// directory handle the rename goes through, and renames only when check
+// (unless nil) accepts it: cur is absent (nil Content) or the regular
+// file's hash, permission bits and size. When check or the read fails,
+// the temp file is removed and the error returned. A caller that must not
+// overwrite a change made since it planned saves a second walk to the
+// file this way.
+func (w *Workspace) CommitIf(s Staged, check func(cur checkpoints.State) error) error {
+	if s.f != nil || s.b != nil && !s.b.durable() {
 		w.Discard(s)
 		return fmt.Errorf("capture: commit %s: staged file not synced", s.Rel)
 	}
@@ -438,6 +479,19 @@ func (w *Workspace) Commit(s Staged) error {
 	case !fi.Mode().IsRegular():
 		d.r.Remove(s.name)
 		return fmt.Errorf("capture: %s: %w", s.Rel, ErrNotRegular)
+	}
+	if check != nil {
+		var cur checkpoints.State
+		if err == nil {
+			if cur, err = hashIn(d, base, fi); err != nil {
+				d.r.Remove(s.name)
+				return fmt.Errorf("capture: %s: %w", s.Rel, err)
+			}
+		}
+		if err := check(cur); err != nil {
+			d.r.Remove(s.name)
+			return err
+		}
 	}
 	if err := d.r.Rename(s.name, base); err != nil {
 		d.r.Remove(s.name)
@@ -591,4 +645,22 @@ func (w *Workspace) SyncDirs(rels []string) error {
 		return fmt.Errorf("capture: %w", err)
 	}
 	return nil
+}
+
+// hashIn reads the regular file name of the open directory d, which Lstat
+// found to be fi, and returns its state.
+func hashIn(d dir, name string, fi fs.FileInfo) (checkpoints.State, error) {
+	f, ofi, err := openRegular(d.r, name, fi)
+	if err != nil {
+		return checkpoints.State{}, err
+	}
+	defer f.Close()
+	id, n, err := cas.SumReader(f)
+	if err != nil {
+		return checkpoints.State{}, err
+	}
+	if n != ofi.Size() {
+		return checkpoints.State{}, fmt.Errorf("file changed while it was read (%d bytes, then %d)", ofi.Size(), n)
+	}
+	return checkpoints.State{Content: &id, Mode: ofi.Mode().Perm(), Size: n}, nil
 }

@@ -63,6 +63,7 @@ type Disk struct {
 	db        *sql.DB
 	hasStmt   *sql.Stmt // prepared: Has and the sweep ask it
 	checkStmt *sql.Stmt // prepared: Put asks it once per blob
+	openStmt  *sql.Stmt // prepared: Open and Get ask it once per blob
 	addStmt   *sql.Stmt // prepared: record inserts every new blob's row with it
 	chainStmt *sql.Stmt // prepared: links reads a delta chain with it
 	codec     *codec
@@ -133,6 +134,9 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 		return nil, err
 	}
 	if d.checkStmt, err = d.db.PrepareContext(ctx, checkSQL); err != nil {
+		return nil, err
+	}
+	if d.openStmt, err = d.db.PrepareContext(ctx, `SELECT size, enc, data IS NULL, data FROM blobs WHERE `+byID); err != nil {
 		return nil, err
 	}
 	if d.addStmt, err = d.db.PrepareContext(ctx, addSQL); err != nil {
@@ -554,8 +558,7 @@ func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
 		inFile    bool
 		data      []byte
 	)
-	err := d.db.QueryRowContext(ctx, `SELECT size, enc, data IS NULL, data FROM blobs WHERE `+byID, id).
-		Scan(&size, &enc, &inFile, &data)
+	err := d.openStmt.QueryRowContext(ctx, id).Scan(&size, &enc, &inFile, &data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), ErrNotFound)
 	}
@@ -770,6 +773,9 @@ func (d *Disk) releaseAll(closeDB bool) error {
 	}
 	if d.checkStmt != nil {
 		d.checkStmt.Close()
+	}
+	if d.openStmt != nil {
+		d.openStmt.Close()
 	}
 	if d.addStmt != nil {
 		d.addStmt.Close()

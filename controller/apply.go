@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,12 +60,19 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 	// its parents are made: staging never writes outside the directory the
 	// file will live in.
 	late := make([]bool, len(op.Files))
-	// Writing is CPU work (decompressing, hashing) for a few workers; each
-	// file written goes to a larger pool that fsyncs it, so the file
-	// system commits many files per journal transaction.
+	// Writing is CPU work (decompressing, hashing) for a few workers. Where
+	// the file system has a barrier (capture.Barrier: one syncfs), the
+	// files are written and closed, and made durable together once all
+	// are written. Elsewhere each file written goes to a larger pool that
+	// fsyncs it, so the file system commits many files per journal
+	// transaction.
+	barrier := c.ws.NewBarrier()
+	if barrier != nil {
+		defer barrier.Close()
+	}
 	syncs := make(chan int, syncWorkers)
 	var synced sync.WaitGroup
-	for w := 0; w < syncWorkers; w++ {
+	for w := 0; barrier == nil && w < syncWorkers; w++ {
 		synced.Add(1)
 		go func() {
 			defer synced.Done()
@@ -90,7 +98,9 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		}
 		return b
 	}
-	parallel(len(op.Files), func(i int) {
+	order := byDirTurns(op.Files)
+	parallel(len(op.Files), func(k int) {
+		i := order[k]
 		if !op.Files[i].After.Exists() {
 			return
 		}
@@ -98,7 +108,7 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			late[i] = true
 			return
 		}
-		if staged[i], errs[i] = c.stage(ctx, op.Files[i], tag, false); errs[i] == nil {
+		if staged[i], errs[i] = c.stage(ctx, op.Files[i], tag, barrier, false); errs[i] == nil && barrier == nil {
 			syncs <- i
 		}
 	})
@@ -111,7 +121,11 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 			errs[i] = nil
 		}
 	}
-	if err := firstOf(errs); err != nil {
+	err := firstOf(errs)
+	if err == nil && barrier != nil && slices.ContainsFunc(staged, func(s capture.Staged) bool { return s.Rel != "" }) {
+		err = barrier.Sync() // when it fails none is durable: the op fails whole
+	}
+	if err != nil {
 		for i, f := range op.Files {
 			c.ws.Discard(staged[i])
 			if !f.Before.Exists() {
@@ -139,7 +153,8 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 	// file's parents are made by whoever comes first, and a directory in
 	// a file's way holds nothing the plan keeps.
 	why := make([]error, len(op.Files))
-	parallel(len(op.Files), func(i int) {
+	parallel(len(op.Files), func(k int) {
+		i := order[k]
 		if f := op.Files[i]; f.After.Exists() && (staged[i].Rel != "" || late[i]) {
 			why[i] = c.replace(ctx, f, tag, &staged[i], late[i])
 		}
@@ -153,8 +168,9 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 }
 
 // replace puts the file f in place: it removes an emptied directory in the
-// way, looks at the path once more (recheck), stages a late file, and
-// renames the staged file over the path. An error says why the path was
+// way, looks at the path once more (through the rename's own directory
+// handle, or for a late file recheck, before it is staged), and renames
+// the staged file over the path. An error says why the path was
 // skipped; the staged file is gone then.
 func (c *Controller) replace(ctx context.Context, f checkpoints.OpFile, tag string, st *capture.Staged, late bool) error {
 	// Only a path the plan found absent can be a directory in the way: the
@@ -165,20 +181,23 @@ func (c *Controller) replace(ctx context.Context, f checkpoints.OpFile, tag stri
 			return err
 		}
 	}
+	if !late {
+		// The last look goes through the directory handle of the rename.
+		c.beforeLastLook(f.Path)
+		return c.ws.CommitIf(*st, func(cur checkpoints.State) error { return unchanged(f, cur) })
+	}
 	if err := c.recheck(ctx, f); err != nil {
 		c.ws.Discard(*st)
 		return err
 	}
-	if late {
-		if err := c.ws.MakeParents(f.Path); err != nil {
-			return err
-		}
-		s, err := c.stage(ctx, f, tag, true)
-		if err != nil {
-			return err
-		}
-		*st = s
+	if err := c.ws.MakeParents(f.Path); err != nil {
+		return err
 	}
+	s, err := c.stage(ctx, f, tag, nil, true)
+	if err != nil {
+		return err
+	}
+	*st = s
 	return c.ws.Commit(*st)
 }
 
@@ -190,11 +209,7 @@ var errChangedMeanwhile = errors.New("changed while the rewind ran (left as it i
 // state the plan recorded (nor already in the target state). Paths that
 // are not regular files now pass: Commit and Remove judge them.
 func (c *Controller) recheck(ctx context.Context, f checkpoints.OpFile) error {
-	if c.beforeReplace != nil {
-		c.hookMu.Lock()
-		c.beforeReplace(f.Path)
-		c.hookMu.Unlock()
-	}
+	c.beforeLastLook(f.Path)
 	cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
 	if err != nil {
 		if errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {
@@ -202,10 +217,25 @@ func (c *Controller) recheck(ctx context.Context, f checkpoints.OpFile) error {
 		}
 		return err
 	}
+	return unchanged(f, cur)
+}
+
+// unchanged fails when cur, f's path's state now, is neither the state the
+// plan recorded nor the target.
+func unchanged(f checkpoints.OpFile, cur checkpoints.State) error {
 	if !cur.Equal(f.Before) && !cur.Equal(f.After) {
 		return fmt.Errorf("%s: %w", f.Path, errChangedMeanwhile)
 	}
 	return nil
+}
+
+// beforeLastLook calls the test hook (SetBeforeReplace), if any.
+func (c *Controller) beforeLastLook(rel string) {
+	if c.beforeReplace != nil {
+		c.hookMu.Lock()
+		c.beforeReplace(rel)
+		c.hookMu.Unlock()
+	}
 }
 
 // firstOf returns the first non-nil error, with how many others there were.
@@ -229,16 +259,19 @@ func firstOf(errs []error) error {
 // reason words an error for a Skip: without the package prefixes.
 func reason(err error) string { return strings.TrimPrefix(err.Error(), "capture: ") }
 
-// stage writes f's new content to a temp file next to it, synced, or with
-// sync false left for capture.Workspace.SyncStaged.
-func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string, sync bool) (capture.Staged, error) {
+// stage writes f's new content to a temp file next to it: synced (sync),
+// left for barrier's Sync, or else for capture.Workspace.SyncStaged.
+func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string, barrier *capture.Barrier, sync bool) (capture.Staged, error) {
 	r, err := c.store.Open(ctx, *f.After.Content)
 	if err != nil {
 		return capture.Staged{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
 	defer r.Close()
-	if sync {
+	switch {
+	case sync:
 		return c.ws.Stage(f.Path, tag, r, f.After.Mode)
+	case barrier != nil:
+		return c.ws.StageFor(barrier, f.Path, tag, r, f.After.Mode)
 	}
 	return c.ws.StageUnsynced(f.Path, tag, r, f.After.Mode)
 }
@@ -249,3 +282,33 @@ func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string
 // at a time and 0.05-0.07 s thirty-two at a time. Each worker holds one
 // open file, and the queue as many again.
 const syncWorkers = 32
+
+// byDirTurns orders files so that consecutive ones are in different
+// directories where it can: one from each directory in turn. Creating or
+// renaming a file locks its directory, so two workers going through one
+// directory's files side by side mostly wait for each other (the kernel
+// spins on the lock); taking directories in turns lets them work apart.
+func byDirTurns(files []checkpoints.OpFile) []int {
+	var dirs [][]int
+	at := map[string]int{}
+	for i, f := range files {
+		d := path.Dir(f.Path)
+		j, ok := at[d]
+		if !ok {
+			j = len(dirs)
+			at[d] = j
+			dirs = append(dirs, nil)
+		}
+		dirs[j] = append(dirs[j], i)
+	}
+	out := make([]int, 0, len(files))
+	for len(out) < len(files) {
+		for j, q := range dirs {
+			if len(q) > 0 {
+				out = append(out, q[0])
+				dirs[j] = q[1:]
+			}
+		}
+	}
+	return out
+}

@@ -50,9 +50,11 @@
 // state is reachable). Files are
 // written in two phases: every new content is first staged as a temp file
 // next to its target (verifying the blob's hash while writing), the temp
-// files are fsynced together (32 at a time, so the file system commits
-// many per journal transaction), and only when all are staged and durable
-// are they renamed into place. A failure while staging
+// files are made durable together (on Linux's local file systems, when
+// little else is dirty, with one syncfs once all are written,
+// capture.Barrier; else fsynced 32 at a time, so the file system commits
+// many per journal transaction), and
+// only when all are staged and durable are they renamed into place. A failure while staging
 // changes nothing; a crash after the plan is recorded leaves an op that the
 // next Open finishes (or, if a blob can no longer be read, rolls back).
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -162,8 +163,12 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 			if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
 				return err
 			}
+			// What ckpt last knew of each path is read from the index
+			// while the plan reads the files.
+			known := c.lastKnown(ctx, targets)
 			var commit func() error
 			if files, res.Skipped, commit, err = c.planUncommitted(ctx, targets, o.DryRun); err != nil {
+				known()
 				return err
 			}
 			committed := make(chan error, 1)
@@ -174,7 +179,7 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 				once.Do(func() { cerr = <-committed })
 				return cerr
 			}
-			if res.Conflicts, err = c.conflicts(ctx, files); err != nil {
+			if res.Conflicts, err = conflicts(known, files); err != nil {
 				return err
 			}
 			if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
@@ -233,15 +238,34 @@ func (c *Controller) only(targets map[string]checkpoints.State, paths []string) 
 
 var ErrNotRecorded = errors.New("not recorded at or after that turn: ckpt never captured or scanned it")
 
-// conflicts lists the planned files whose current state (Before) is not
-// the state ckpt last saw the agent or ckpt leave them in.
-func (c *Controller) conflicts(ctx context.Context, files []checkpoints.OpFile) ([]string, error) {
-	out := []string{}
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.Path
+// lastKnown starts reading the state ckpt last saw the agent or ckpt leave
+// each target path in; the function it returns waits for the reading and
+// returns it.
+func (c *Controller) lastKnown(ctx context.Context, targets map[string]checkpoints.State) func() (map[string]checkpoints.Known, error) {
+	paths := make([]string, 0, len(targets))
+	for p := range targets {
+		paths = append(paths, p)
 	}
-	known, err := c.idx.LastKnownMany(ctx, paths)
+	sort.Strings(paths)
+	var known map[string]checkpoints.Known
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		known, err = c.idx.LastKnownMany(ctx, paths)
+	}()
+	return func() (map[string]checkpoints.Known, error) {
+		<-done
+		return known, err
+	}
+}
+
+// conflicts lists the planned files whose current state (Before) is not
+// the state ckpt last saw the agent or ckpt leave them in (known, from
+// lastKnown).
+func conflicts(lastKnown func() (map[string]checkpoints.Known, error), files []checkpoints.OpFile) ([]string, error) {
+	out := []string{}
+	known, err := lastKnown()
 	if err != nil {
 		return nil, err
 	}
