@@ -140,8 +140,8 @@
 // only serializes one process and temp files are cleaned after an hour.
 //
 // A Batch hashes and compresses outside every lock, and commits early each
-// time it holds 8 MiB of inline data or 64 files, without stopping the
-// goroutines feeding it.
+// time it holds 2 MiB of inline data, 4096 blobs or 64 files, without
+// stopping the goroutines feeding it.
 //
 // # Why this layout
 //
