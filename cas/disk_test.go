@@ -72,6 +72,8 @@ func TestDiskLayout(t *testing.T) {
 		{"below 64 bytes", []byte(strings.Repeat("a", 63)), 0, false},
 		{"compressible", castest.Bytes(1, 100<<10), 1, false},
 		{"incompressible", random(1, 100<<10), 0, false},
+		{"over one block compressible", castest.Bytes(4, 128<<10+1), 1, false},
+		{"over one block incompressible", random(3, 200<<10), 0, false},
 		{"1MiB compressible", castest.Bytes(2, 1<<20), 1, false},
 		{"over 1MiB compressible", castest.Bytes(3, 1<<20+1), 1, true},
 		{"over 1MiB incompressible", random(2, 3<<20), 0, true},

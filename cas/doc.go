@@ -35,10 +35,10 @@
 // Content of 8 MiB and more that Put can see the size of (a file) is
 // compressed at SpeedFastest by GOMAXPROCS encoders working on 2 MiB jobs
 // of one frame (a 512 KiB window): bounded buffers whatever the size.
-// Smaller file blobs use one SpeedDefault stream with a 4 MiB window.
-// Inline blobs are compressed by EncodeAll of a shared low-memory encoder,
-// whose history buffers (one per CPU) are sized by its window: 128 KiB for
-// blobs up to that size, inlineMax for larger ones.
+// Content of one zstd block (128 KiB; most files) is compressed by
+// EncodeAll of a shared encoder, without history; larger content (inline
+// blobs over 128 KiB and file blobs under 8 MiB) by a SpeedDefault stream
+// with a 1 MiB window, borrowed from a pool.
 //
 // # Deltas
 //
