@@ -188,7 +188,8 @@ type TurnOptions struct {
 // TurnResult is what BeginTurnWith did.
 type TurnResult struct {
 	checkpoints.Checkpoint // the turn opened: a Record
-	// Scan describes the scan, when one ran and finished.
+	// Scan describes the scan, when one ran and finished. Its Stats are
+	// nil: they were saved as the session's stat cache.
 	Scan *ScanResult
 	// Warning is set when a scan was asked for and could not be done (over
 	// its time budget, or a home directory or filesystem root): the turn is

@@ -118,6 +118,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress func(files int), 
 			return nil, "", err
 		}
 	}
+	res.Stats = nil // saved: the turn needs only the manifest (10 MiB less at 100,000 files)
 	if res.Manifest.Since != nil {
 		res.Manifest.Since.Prev = sc.Manifest // the manifest the cache came from
 	}
