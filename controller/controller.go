@@ -221,7 +221,15 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	if scan, inherited, err := c.scanOn(ctx, o); err != nil {
 		return res, err
 	} else if scan {
-		sr, warning, err := c.scanForTurn(ctx, o.Progress, inherited)
+		found, restore := lowerGCForScan()
+		defer restore() // once the manifest is in the index
+		progress := func(files int) {
+			found(files)
+			if o.Progress != nil {
+				o.Progress(files)
+			}
+		}
+		sr, warning, err := c.scanForTurn(ctx, progress, inherited)
 		if err != nil {
 			return res, err
 		}
