@@ -223,13 +223,7 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	} else if scan {
 		found, restore := lowerGCForScan()
 		defer restore() // once the manifest is in the index
-		progress := func(files int) {
-			found(files)
-			if o.Progress != nil {
-				o.Progress(files)
-			}
-		}
-		sr, warning, err := c.scanForTurn(ctx, progress, inherited)
+		sr, warning, err := c.scanForTurn(ctx, o.Progress, found, inherited)
 		if err != nil {
 			return res, err
 		}

@@ -11,8 +11,12 @@ func TestLowerGCForScan(t *testing.T) {
 	limit := func() int64 { return debug.SetMemoryLimit(-1) }
 
 	found, restore := lowerGCForScan()
+	if got := limit(); got != 64<<20 {
+		t.Fatalf("limit before the first count = %d, want %d", got, 64<<20)
+	}
+	found(0)
 	if got := limit(); got != scanMemoryBase {
-		t.Fatalf("limit during a scan = %d, want %d", got, scanMemoryBase)
+		t.Fatalf("limit at the first count = %d, want %d", got, scanMemoryBase)
 	}
 	found(1000)
 	if got, want := limit(), int64(scanMemoryBase+1000*scanMemoryPerFile); got != want {
