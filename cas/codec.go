@@ -1,6 +1,7 @@
 package cas
 
 import (
+	"bytes"
 	"io"
 	"runtime"
 	"sync"
@@ -24,14 +25,15 @@ const (
 	// Our encoders never use more than 8 MiB (blobs written before the
 	// windows were made smaller used 8 MiB).
 	maxWindow = 64 << 20
-	// streamWindow is the window of the streaming encoder for blobs over
-	// inlineMax and under bigBlob.
-	streamWindow = 4 << 20
-	// smallWindow is the window of the shared encoder for blobs up to its
-	// size (most files): its history buffers are sized by the window, not
-	// the blob, so the 1 MiB window that inline blobs up to inlineMax need
-	// would cost ~1 MiB per CPU for every 8 KiB file.
-	smallWindow = 128 << 10
+	// blockMax is zstd's largest block: content up to it is one block,
+	// encoded without history.
+	blockMax = 128 << 10
+	// streamWindow is the window of the streaming encoders, for content
+	// over blockMax and under bigBlob. Its history buffer is the window plus
+	// a block, per encoder in use (one per worker of a scan): 1 MiB stores
+	// 0.1% more bytes than 4 MiB for the 1-8 MiB files of Go's source
+	// tree, and saves 3 MiB per encoder.
+	streamWindow = 1 << 20
 	// bigBlob is the size from which a file is compressed by the big
 	// encoder: SpeedFastest on every CPU, in jobs of 2 MiB (four times its
 	// 512 KiB window), whatever the file's size. On 128 MiB of Go source
@@ -45,11 +47,12 @@ const (
 
 // codec compresses and decompresses blobs. The shared enc and dec serve
 // whole-buffer calls (EncodeAll, DecodeAll), which are safe for concurrent
-// use. A streaming zstd Encoder or Decoder serves one stream at a time and
-// carries window-sized buffers that are costly to allocate per blob, so
-// streams borrow one from a sync.Pool, which also lets the GC drop idle ones.
+// use; enc only ever gets one block (blockMax), which it encodes without
+// history. Larger content goes through a streaming zstd Encoder, which
+// serves one stream at a time and carries window-sized buffers that are
+// costly to allocate per blob, so streams borrow one from a sync.Pool,
+// which also lets the GC drop idle ones.
 type codec struct {
-	small   *zstd.Encoder // for blobs of at most smallWindow bytes
 	enc     *zstd.Encoder
 	dec     *zstd.Decoder
 	encs    sync.Pool
@@ -62,21 +65,12 @@ type codec struct {
 }
 
 func newCodec() (*codec, error) {
-	// The shared encoder only compresses inline blobs (at most inlineMax
-	// bytes) and the first MiB of a file blob, to decide whether to
-	// compress it: a window of inlineMax covers all of it, so nothing is
-	// lost against the level's default 8 MiB window, and with the low-memory
-	// option each of its per-CPU states keeps history buffers sized to that
-	// window rather than ~16 MiB (a scan's peak RSS was mostly these).
+	// The shared encoder compresses content of at most one block, which
+	// zstd encodes without history: its window costs nothing, and each of
+	// its per-CPU states is only its match tables (1.3 MiB).
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
-		zstd.WithWindowSize(inlineMax), zstd.WithLowerEncoderMem(true))
+		zstd.WithWindowSize(blockMax), zstd.WithLowerEncoderMem(true))
 	if err != nil {
-		return nil, err
-	}
-	small, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
-		zstd.WithWindowSize(smallWindow), zstd.WithLowerEncoderMem(true))
-	if err != nil {
-		enc.Close()
 		return nil, err
 	}
 	// WithDecodeAllCapLimit makes DecodeAll stop at cap(dst), which decode
@@ -85,13 +79,12 @@ func newCodec() (*codec, error) {
 		zstd.WithDecoderMaxMemory(maxWindow), zstd.WithDecodeAllCapLimit(true))
 	if err != nil {
 		enc.Close()
-		small.Close()
 		return nil, err
 	}
-	c := &codec{small: small, enc: enc, dec: dec}
+	c := &codec{enc: enc, dec: dec}
 	// Concurrency 1: synchronous, no goroutines to leak from pooled objects.
 	c.encs.New = func() any {
-		// A 4 MiB window with the low-memory option: about 5 MiB per
+		// A 1 MiB window with the low-memory option: about 2.5 MiB per
 		// encoder instead of ~17 MiB for the level's default 8 MiB, which
 		// a scan allocated again after each GC emptied the pool.
 		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
@@ -141,7 +134,6 @@ func newCodec() (*codec, error) {
 }
 
 func (c *codec) close() {
-	c.small.Close()
 	c.enc.Close()
 	c.dec.Close()
 }
@@ -149,22 +141,49 @@ func (c *codec) close() {
 // encode returns the bytes to store for b and their encoding: zstd when it
 // saves at least ~3% (1/32), raw otherwise.
 func (c *codec) encode(b []byte) ([]byte, int) {
-	if len(b) < minCompress {
-		return b, encRaw
-	}
 	scratch := scratches.Get().(*[]byte)
 	defer scratches.Put(scratch)
-	e := c.enc
-	if len(b) <= smallWindow {
-		e = c.small
-	}
-	z := e.EncodeAll(b, (*scratch)[:0])
-	*scratch = z
-	if len(z) > len(b)-len(b)/32 {
+	z, ok := c.compress(b, scratch)
+	if !ok {
 		return b, encRaw
 	}
 	// Keep only the compressed bytes: a batch holds them until it commits.
 	return append(make([]byte, 0, len(z)), z...), encZstd
+}
+
+// worth reports whether encode would compress b.
+func (c *codec) worth(b []byte) bool {
+	scratch := scratches.Get().(*[]byte)
+	defer scratches.Put(scratch)
+	_, ok := c.compress(b, scratch)
+	return ok
+}
+
+// compress compresses b into *scratch (growing it) and reports whether
+// that saves enough to store it so.
+func (c *codec) compress(b []byte, scratch *[]byte) ([]byte, bool) {
+	if len(b) < minCompress {
+		return nil, false
+	}
+	var z []byte
+	if len(b) <= blockMax {
+		z = c.enc.EncodeAll(b, (*scratch)[:0])
+	} else {
+		buf := bytes.NewBuffer((*scratch)[:0])
+		e := c.encoder(buf, false)
+		e.ResetContentSize(buf, int64(len(b)))
+		_, err := e.Write(b)
+		if err == nil {
+			err = e.Close()
+		}
+		c.putEncoder(e, false)
+		if err != nil {
+			return nil, false // a bytes.Buffer does not fail; raw is always right
+		}
+		z = buf.Bytes()
+	}
+	*scratch = z
+	return z, len(z) <= len(b)-len(b)/32
 }
 
 // scratches holds the buffers encode compresses into.

@@ -291,7 +291,8 @@ func (d *Disk) prepareFile(ctx context.Context, head []byte, r io.Reader, big bo
 	}()
 	var w io.Writer = t
 	var z *zstd.Encoder
-	if _, p.enc = d.codec.encode(head); p.enc == encZstd {
+	if d.codec.worth(head) {
+		p.enc = encZstd
 		z = d.codec.encoder(t, big)
 		defer d.codec.putEncoder(z, big)
 		w = z

@@ -6,12 +6,14 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,6 +72,8 @@ func TestDiskLayout(t *testing.T) {
 		{"below 64 bytes", []byte(strings.Repeat("a", 63)), 0, false},
 		{"compressible", castest.Bytes(1, 100<<10), 1, false},
 		{"incompressible", random(1, 100<<10), 0, false},
+		{"over one block compressible", castest.Bytes(4, 128<<10+1), 1, false},
+		{"over one block incompressible", random(3, 200<<10), 0, false},
 		{"1MiB compressible", castest.Bytes(2, 1<<20), 1, false},
 		{"over 1MiB compressible", castest.Bytes(3, 1<<20+1), 1, true},
 		{"over 1MiB incompressible", random(2, 3<<20), 0, true},
@@ -378,4 +382,48 @@ func TestDiskOddPath(t *testing.T) {
 	d = openDisk(t, dir)
 	defer d.Close()
 	castest.Check(t, d, id, []byte("odd"))
+}
+
+// TestBatchEarlyCommits puts more blobs than one commit holds, each
+// content four times (by two goroutines at once, then both again after
+// its first commit): every content ends up in exactly one row.
+func TestBatchEarlyCommits(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := openDisk(t, dir)
+	defer d.Close()
+	const n = 10_000
+	content := func(i int) []byte { return []byte(fmt.Sprintf("blob %d %s", i, strings.Repeat("x", i%300))) }
+	b := d.NewBatch()
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for range 2 {
+		wg.Go(func() {
+			for i := range 2 * n {
+				c := content(i % n)
+				if id, _, err := b.Put(ctx, bytes.NewReader(c)); err != nil || id != cas.Sum(c) {
+					errs <- fmt.Errorf("Put: %s, %v", id.Short(), err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	if err := rawDB(t, dir).QueryRow(`SELECT count(*) FROM blobs`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != n {
+		t.Errorf("%d rows after putting %d distinct contents, want %d", rows, n, n)
+	}
+	for _, i := range []int{0, 1, n / 2, n - 1} {
+		castest.Check(t, d, cas.Sum(content(i)), content(i))
+	}
 }

@@ -36,10 +36,10 @@
 // Content of 8 MiB and more that Put can see the size of (a file) is
 // compressed at SpeedFastest by GOMAXPROCS encoders working on 2 MiB jobs
 // of one frame (a 512 KiB window): bounded buffers whatever the size.
-// Smaller file blobs use one SpeedDefault stream with a 4 MiB window.
-// Inline blobs are compressed by EncodeAll of a shared low-memory encoder,
-// whose history buffers (one per CPU) are sized by its window: 128 KiB for
-// blobs up to that size, inlineMax for larger ones.
+// Content of one zstd block (128 KiB; most files) is compressed by
+// EncodeAll of a shared encoder, without history; larger content (inline
+// blobs over 128 KiB and file blobs under 8 MiB) by a SpeedDefault stream
+// with a 1 MiB window, borrowed from a pool.
 //
 // # Deltas
 //
@@ -159,8 +159,8 @@
 // only serializes one process and temp files are cleaned after an hour.
 //
 // A Batch hashes and compresses outside every lock, and commits early each
-// time it holds 8 MiB of inline data or 64 files, without stopping the
-// goroutines feeding it.
+// time it holds 2 MiB of inline data, 4096 blobs or 64 files, without
+// stopping the goroutines feeding it.
 //
 // # Why this layout
 //

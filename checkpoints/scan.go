@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/zeebo/blake3"
 )
 
 // ManifestEntry is one file of a scanned turn's manifest.
@@ -274,19 +275,25 @@ func manifestRows(ctx context.Context, tx *sql.Tx, mid int64, fn func(storedRow)
 	return rows.Err()
 }
 
-// hash identifies a manifest's content (files and skips, in order).
+// hash identifies a manifest's content (files and skips, in order). The
+// encoding is hashed 64 KiB at a time: whole, it would be ~70 bytes per
+// file held twice per scan (7 MiB at 100,000 files).
 func (m *Manifest) hash() cas.ID {
-	n := 1
-	for _, e := range m.Files {
-		n += len(e.Path) + len(e.Blob) + 3*binary.MaxVarintLen64
+	h := blake3.New()
+	b := make([]byte, 0, 64<<10)
+	more := func() {
+		if len(b) > cap(b)-4<<10 {
+			h.Write(b)
+			b = b[:0]
+		}
 	}
-	b := make([]byte, 0, n)
 	for _, e := range m.Files {
 		b = binary.AppendUvarint(b, uint64(len(e.Path)))
 		b = append(b, e.Path...)
 		b = append(b, e.Blob[:]...)
 		b = binary.AppendUvarint(b, uint64(e.Mode))
 		b = binary.AppendVarint(b, e.Size)
+		more()
 	}
 	b = append(b, 0xff) // files end
 	for _, sk := range m.Skips {
@@ -294,8 +301,10 @@ func (m *Manifest) hash() cas.ID {
 		b = append(b, sk.Path...)
 		b = binary.AppendUvarint(b, uint64(len(sk.Reason)))
 		b = append(b, sk.Reason...)
+		more()
 	}
-	return cas.Sum(b)
+	h.Write(b)
+	return cas.ID(h.Sum(nil))
 }
 
 // insertManifest records m as turn turnID's manifest, sharing the rows of

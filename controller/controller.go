@@ -198,7 +198,8 @@ type TurnOptions struct {
 // TurnResult is what BeginTurnWith did.
 type TurnResult struct {
 	checkpoints.Checkpoint // the turn opened: a Record
-	// Scan describes the scan, when one ran and finished.
+	// Scan describes the scan, when one ran and finished. Its Stats are
+	// nil: they were saved as the session's stat cache.
 	Scan *ScanResult
 	// Warning is set when a scan was asked for and could not be done (over
 	// its time budget, or a home directory or filesystem root): the turn is
@@ -230,7 +231,9 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	if scan, inherited, err := c.scanOn(ctx, o); err != nil {
 		return res, err
 	} else if scan {
-		sr, warning, err := c.scanForTurn(ctx, o.Progress, inherited)
+		found, restore := lowerGCForScan()
+		defer restore() // once the manifest is in the index
+		sr, warning, err := c.scanForTurn(ctx, o.Progress, found, inherited)
 		if err != nil {
 			return res, err
 		}
