@@ -218,4 +218,3 @@ func (h refHistory) asOf(limit int64) (State, bool) {
 	}
 	return st, known
 }
-
