@@ -175,7 +175,7 @@ func (k *knowing) scannedIn(from, limit int64) bool {
 // Every subquery is a seek on an index of (path, seq) or of seq; the CTEs
 // are materialized so that none runs twice.
 const knownSQL = `
-WITH p AS MATERIALIZED (
+WITH p AS (
 	SELECT key AS i, CAST(unhex(value) AS TEXT) AS path FROM json_each(?1)
 ), s AS MATERIALIZED (
 	SELECT i, path, (SELECT max(seq) FROM snaps WHERE path = p.path AND seq < ?2) AS sm FROM p
