@@ -25,7 +25,7 @@ var knownPaths = []string{"a", "b", "dir/c", "d\nnl", "e\xff\xfe", "f"}
 // planned, and captures written straight into hidden turns, compared after
 // every event. CKPT_KNOWN_SEEDS sets the number of histories.
 func TestLastKnownManyMatchesReference(t *testing.T) {
-	seeds := 150
+	seeds := 100
 	if s := os.Getenv("CKPT_KNOWN_SEEDS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
