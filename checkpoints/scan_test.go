@@ -389,7 +389,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 		return
 	}
 	v1 := []StatEntry{entry("a", 1), entry("d/b", 2), entry("d/c", 3), entry("e/f", 4)}
-	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
+	if err := x.SaveScanCache(ctx, load(), StatsByDir(v1), nil, manifestOf(v1)); err != nil {
 		t.Fatal(err)
 	}
 	sc1 := load()
@@ -402,7 +402,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 	// d/b changed, e/f gone: rows d and e, nothing else.
 	x.db.Exec(`UPDATE statcache SET data = x'' WHERE id = ?`, bucketRow(dirBucket(""))) // a row the save must not touch
 	v2 := []StatEntry{entry("a", 1), entry("d/b", 20), entry("d/c", 3)}
-	if err := x.SaveScanCache(ctx, sc1, v2, map[string]bool{"d": true, "e": true}, manifestOf(v2)); err != nil {
+	if err := x.SaveScanCache(ctx, sc1, StatsByDir(v2), map[string]bool{"d": true, "e": true}, manifestOf(v2)); err != nil {
 		t.Fatal(err)
 	}
 	sc2 := load()
@@ -410,7 +410,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 		t.Fatalf("a save naming d and e touched other rows or missed these: %+v, %d rows", sc2.Entries(), dirRows())
 	}
 	// Another save from sc1 after sc2's: rewritten whole.
-	if err := x.SaveScanCache(ctx, sc1, v1, map[string]bool{}, nil); err != nil {
+	if err := x.SaveScanCache(ctx, sc1, StatsByDir(v1), map[string]bool{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if sc := load(); !same(sc, v1) || !sc.Manifest.IsZero() {
@@ -423,7 +423,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 	if sc := load(); len(sc.Entries()) != 0 || dirRows() != 0 {
 		t.Fatalf("after MarkLost: %d entries, %d rows", len(sc.Entries()), dirRows())
 	}
-	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
+	if err := x.SaveScanCache(ctx, load(), StatsByDir(v1), nil, manifestOf(v1)); err != nil {
 		t.Fatal(err)
 	}
 	x.db.Exec(`DELETE FROM statcache`)
@@ -482,7 +482,7 @@ func TestScanCacheDirs(t *testing.T) {
 		t.Fatalf("dirs %q", dirs)
 	}
 	// d changed (d/m gone, d/b new); e and the root are kept from sc.
-	if err := x.SaveScanCache(ctx, sc, []StatEntry{entry("d/b", 6), entry("d/a", 3), entry("top", 99)}, map[string]bool{"d": true}, nil); err != nil {
+	if err := x.SaveScanCache(ctx, sc, StatsByDir([]StatEntry{entry("d/b", 6), entry("d/a", 3), entry("top", 99)}), map[string]bool{"d": true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	sc2, err := x.LoadScanCache(ctx)
