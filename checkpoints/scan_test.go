@@ -506,6 +506,50 @@ func TestScanCacheDirs(t *testing.T) {
 	}
 }
 
+// TestSaveScanCacheByDir: SaveScanCache takes each directory's entries as
+// given; one not sorted is saved sorted, the caller's slice left as it
+// was; an entry under a directory that is not its own fails the save and
+// writes nothing; an empty directory is no entry.
+func TestSaveScanCacheByDir(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	entry := func(p string) StatEntry { return StatEntry{Path: p, Size: 1, MTime: 5, Checked: 9, Blob: sum(p)} }
+	d := []StatEntry{entry("d/c"), entry("d/a"), entry("d/b")}
+	byDir := map[string][]StatEntry{"d": d, "": {entry("top")}, "e": {}}
+	if err := x.SaveScanCache(ctx, nil, byDir, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{d[0].Path, d[1].Path, d[2].Path}; !slices.Equal(got, []string{"d/c", "d/a", "d/b"}) {
+		t.Fatalf("the caller's slice is now %q", got)
+	}
+	sc, err := x.LoadScanCache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]StatEntry{"d/a": entry("d/a"), "d/b": entry("d/b"), "d/c": entry("d/c"), "top": entry("top")}
+	if got := sc.Entries(); !maps.Equal(got, want) {
+		t.Fatalf("saved %v, want %v", got, want)
+	}
+	if got := sc.DirNames(); slices.Contains(got, "e") {
+		t.Fatalf("directories %q hold the empty e", got)
+	}
+	err = x.SaveScanCache(ctx, nil, map[string][]StatEntry{"d": {entry("d/a"), entry("e/x")}}, nil, nil)
+	if err == nil {
+		t.Fatal("an entry under another directory was saved")
+	}
+	again, err := x.LoadScanCache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Entries(); !maps.Equal(got, want) {
+		t.Fatalf("after the refused save: %v, want %v", got, want)
+	}
+}
+
 // TestUnchangedManifestShortcut: a manifest whose Since reports no change
 // from a stored manifest with the same skips is taken to be that manifest
 // (insertManifest does not hash it); the shortcut must not apply when the
