@@ -62,9 +62,9 @@ func rescanAgrees(t *testing.T, f *fixture, cache map[string]checkpoints.StatEnt
 	if !slices.Equal(gotChanged, changed) || !slices.Equal(res.Manifest.Since.Gone, gone) {
 		t.Fatalf("since: changed %q gone %q; want %q and %q", gotChanged, res.Manifest.Since.Gone, changed, gone)
 	}
-	next := cacheOf(cache, res)
+	next := cacheOf(t, cache, res)
 	want := map[string]checkpoints.StatEntry{}
-	for _, s := range fresh.Stats {
+	for _, s := range statsOf(t, fresh) {
 		want[s.Path] = s
 	}
 	if len(next) != len(want) {
@@ -166,7 +166,7 @@ func TestRescanSeesEveryChange(t *testing.T) {
 			f.write(t, ".gitignore", "build/\n*.log\n", 0o644)
 			filepath.Walk(f.root, func(p string, _ os.FileInfo, _ error) error { return os.Chtimes(p, old, old) })
 			first := scanOnce(t, f, nil)
-			cache := cacheOf(nil, first)
+			cache := cacheOf(t, nil, first)
 			// Settled: a re-scan changes nothing.
 			if res, _ := rescanAgrees(t, f, cache, first.Manifest.Files); !res.CacheUnchanged || res.Read != 0 {
 				t.Fatalf("settled re-scan: read %d, unchanged %v", res.Read, res.CacheUnchanged)
@@ -227,7 +227,7 @@ func TestRescanRandomTrees(t *testing.T) {
 		var res ScanResult
 		if cache == nil {
 			res = scanOnce(t, f, nil)
-			cache = cacheOf(nil, res)
+			cache = cacheOf(t, nil, res)
 		} else {
 			res, cache = rescanAgrees(t, f, cache, prev)
 		}
@@ -245,7 +245,7 @@ func TestRescanRacyEntry(t *testing.T) {
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.write(t, "d/same.txt", "content", 0o644)
 	os.Chtimes(filepath.Join(f.root, "d/same.txt"), old, old)
-	cache := cacheOf(nil, scanOnce(t, f, nil))
+	cache := cacheOf(t, nil, scanOnce(t, f, nil))
 	e := cache["d/same.txt"]
 	stale := cas.Sum([]byte("what the file held at the stat"))
 	e.Blob = stale

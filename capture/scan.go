@@ -69,10 +69,12 @@ func (o ScanOptions) withDefaults(w *Workspace) ScanOptions {
 // stat cache entries for the next scan.
 type ScanResult struct {
 	Manifest checkpoints.Manifest
-	// Stats holds the stat cache entries of the directories in Dirs, all
-	// of them when Dirs is nil: with the cache the scan started from they
-	// make the next scan's (checkpoints.Index.SaveScanCache).
-	Stats  []checkpoints.StatEntry
+	// Stats holds the stat cache entries of the directories in Dirs (all
+	// of them when Dirs is nil) by directory, "" for the root, each sorted
+	// by path: with the cache the scan started from they make the next
+	// scan's (checkpoints.Index.SaveScanCache). A directory with none is
+	// left out. The manifest's entries share their paths.
+	Stats  map[string][]checkpoints.StatEntry
 	Read   int // files read (cache misses)
 	Reused int // files whose blob id came from the stat cache
 	// CacheUnchanged says the scan's stat entries are exactly the cache
@@ -118,16 +120,6 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache *checkpoints.S
 	var workers sync.WaitGroup
 	for range 2 {
 		workers.Go(func() {
-			// A first scan reads every file: each worker keeps its
-			// own list, added to the walker's once at the end.
-			var files []checkpoints.ManifestEntry
-			var stats []checkpoints.StatEntry
-			defer func() {
-				w.mu.Lock()
-				w.allFiles, w.allStats = append(w.allFiles, files...), append(w.allStats, stats...)
-				w.nread += len(files)
-				w.mu.Unlock()
-			}()
 			for j := range w.jobs {
 				if ctx.Err() != nil {
 					j.f.Close()
@@ -144,19 +136,19 @@ func (c *Capturer) Scan(ctx context.Context, o ScanOptions, cache *checkpoints.S
 					w.fail(err)
 					continue
 				}
-				if w.first {
-					files, stats = append(files, e), append(stats, st)
-					continue
-				}
 				// Beside the directory's entries (the walk appends its
-				// own meanwhile); result merges them.
+				// own meanwhile); result merges them. A first scan keeps
+				// only the stat entry, which the manifest's is made of
+				// at the end (scanFile makes them alike).
 				changed := !j.hasOld || j.old.Blob != e.Blob || j.old.Mode != e.Mode || j.old.Size != e.Size
 				w.mu.Lock()
 				w.nread++
-				j.out.read = append(j.out.read, e)
 				j.out.readStats = append(j.out.readStats, st)
-				if changed {
-					w.changed = append(w.changed, e)
+				if !w.first {
+					j.out.read = append(j.out.read, e)
+					if changed {
+						w.changed = append(w.changed, e)
+					}
 				}
 				w.mu.Unlock()
 			}
@@ -185,13 +177,24 @@ func (w *walker) result() ScanResult {
 	byPath := func(a, b checkpoints.ManifestEntry) int { return strings.Compare(a.Path, b.Path) }
 	res := ScanResult{Read: w.nread, Reused: int(w.reused.Load()), Manifest: checkpoints.Manifest{Skips: w.skips}}
 	slices.SortFunc(res.Manifest.Skips, func(a, b checkpoints.ScanSkip) int { return strings.Compare(a.Path, b.Path) })
+	byPathStat := func(a, b checkpoints.StatEntry) int { return strings.Compare(a.Path, b.Path) }
 	if w.first {
 		// Every file was read (a directory's files all come from the
-		// workers): sorted once, Since and Dirs nil, all of it is new.
-		slices.SortFunc(w.allFiles, byPath)
-		res.Manifest.Files, res.Stats = w.allFiles, w.allStats
-		if res.Manifest.Files == nil {
-			res.Manifest.Files = []checkpoints.ManifestEntry{}
+		// workers, as stat entries only): each directory's sorted, the
+		// manifest made of them in path order, Since and Dirs nil.
+		res.Stats = make(map[string][]checkpoints.StatEntry, len(w.outs))
+		n := 0
+		for d, o := range w.outs {
+			o.stats, o.readStats = o.readStats, nil
+			if len(o.stats) > 0 {
+				slices.SortFunc(o.stats, byPathStat)
+				res.Stats[d] = o.stats
+				n += len(o.stats)
+			}
+		}
+		res.Manifest.Files = make([]checkpoints.ManifestEntry, 0, n)
+		if root := w.outs[""]; root != nil {
+			res.Manifest.Files = w.emit("", root, res.Manifest.Files)
 		}
 		return res
 	}
@@ -208,6 +211,7 @@ func (w *walker) result() ScanResult {
 			}
 			o.read, o.readStats = nil, nil
 			slices.SortFunc(o.files, byPath)
+			slices.SortFunc(o.stats, byPathStat)
 		}
 		n += len(o.files)
 		since.Gone = append(since.Gone, o.gone...)
@@ -230,10 +234,13 @@ func (w *walker) result() ScanResult {
 		res.Manifest.Files = w.emit("", root, res.Manifest.Files)
 	}
 	res.Dirs = map[string]bool{}
+	res.Stats = map[string][]checkpoints.StatEntry{}
 	for d, o := range w.outs {
 		if o.changed {
 			res.Dirs[d] = true
-			res.Stats = append(res.Stats, o.stats...)
+			if len(o.stats) > 0 {
+				res.Stats[d] = o.stats
+			}
 		}
 	}
 	for _, d := range w.gone {
@@ -249,10 +256,32 @@ func (w *walker) result() ScanResult {
 // emit appends the files of directory dir (walked as o) and of its
 // subdirectories to files in path order: a subdirectory's files come
 // where its name followed by a slash sorts among the directory's files.
+// A first scan's come from the directories' stat entries.
 func (w *walker) emit(dir string, o *dirOut, files []checkpoints.ManifestEntry) []checkpoints.ManifestEntry {
 	skip := 0
 	if dir != "" {
 		skip = len(dir) + 1
+	}
+	if w.first {
+		i := 0
+		add := func(stop string, last bool) {
+			for ; i < len(o.stats) && (last || beforeDir(o.stats[i].Path[skip:], stop)); i++ {
+				s := &o.stats[i]
+				files = append(files, checkpoints.ManifestEntry{Path: s.Path, Blob: s.Blob, Mode: s.Mode, Size: s.Size})
+			}
+		}
+		for _, sub := range o.subdirs {
+			add(sub, false)
+			rel := sub
+			if dir != "" {
+				rel = dir + "/" + sub
+			}
+			if so := w.outs[rel]; so != nil {
+				files = w.emit(rel, so, files)
+			}
+		}
+		add("", true)
+		return files
 	}
 	i := 0
 	for _, sub := range o.subdirs {
@@ -342,15 +371,13 @@ type walker struct {
 	progMu   sync.Mutex
 	reported int64
 
-	mu       sync.Mutex
-	err      error
-	outs     map[string]*dirOut // by directory walked
-	skips    []checkpoints.ScanSkip
-	nread    int                         // files read
-	allFiles []checkpoints.ManifestEntry // a first scan's files
-	allStats []checkpoints.StatEntry
-	changed  []checkpoints.ManifestEntry // files read whose entry is not the cache's
-	gone     []string                    // cached directories not walked
+	mu      sync.Mutex
+	err     error
+	outs    map[string]*dirOut // by directory walked
+	skips   []checkpoints.ScanSkip
+	nread   int                         // files read
+	changed []checkpoints.ManifestEntry // files read whose entry is not the cache's
+	gone    []string                    // cached directories not walked
 }
 
 // walk reads the open directory d (workspace-relative dir) and descends
@@ -412,6 +439,15 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		skip = len(dir) + 1
 	}
 	out := &dirOut{files: make([]checkpoints.ManifestEntry, 0, len(cached)), changed: w.first}
+	if w.first { // the workers add a stat entry per regular file listed
+		n := 0
+		for i := range ents {
+			if ents[i].mode.IsRegular() {
+				n++
+			}
+		}
+		out.readStats = make([]checkpoints.StatEntry, 0, n)
+	}
 	var (
 		hits    []int32 // cached's entries reused
 		subdirs []int   // ents' directories

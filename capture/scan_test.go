@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,8 @@ func scanOnce(t *testing.T, f *fixture, cache map[string]checkpoints.StatEntry) 
 // cacheOf returns the stat cache a scan that started from prev leaves:
 // its entries for the directories it changed (all when res.Dirs is nil),
 // prev's for the others.
-func cacheOf(prev map[string]checkpoints.StatEntry, res ScanResult) map[string]checkpoints.StatEntry {
+func cacheOf(t testing.TB, prev map[string]checkpoints.StatEntry, res ScanResult) map[string]checkpoints.StatEntry {
+	t.Helper()
 	m := map[string]checkpoints.StatEntry{}
 	if res.Dirs != nil {
 		for p, e := range prev {
@@ -41,10 +43,36 @@ func cacheOf(prev map[string]checkpoints.StatEntry, res ScanResult) map[string]c
 			}
 		}
 	}
-	for _, s := range res.Stats {
+	for _, s := range statsOf(t, res) {
 		m[s.Path] = s
 	}
 	return m
+}
+
+// statsOf returns res's stat entries, checking how the scan handed them
+// over: by directory, each directory's sorted by path, none empty, and,
+// when Dirs is not nil, only directories it names.
+func statsOf(t testing.TB, res ScanResult) []checkpoints.StatEntry {
+	t.Helper()
+	var out []checkpoints.StatEntry
+	for d, es := range res.Stats {
+		if len(es) == 0 {
+			t.Fatalf("stats: directory %q handed over with no entries", d)
+		}
+		if res.Dirs != nil && !res.Dirs[d] {
+			t.Fatalf("stats: directory %q is not in dirs %v", d, res.Dirs)
+		}
+		for i, e := range es {
+			if got := strings.TrimPrefix(path.Dir("/"+e.Path), "/"); got != d {
+				t.Fatalf("stats: %s handed over under directory %q", e.Path, d)
+			}
+			if i > 0 && es[i-1].Path >= e.Path {
+				t.Fatalf("stats of %q not sorted: %s then %s", d, es[i-1].Path, e.Path)
+			}
+		}
+		out = append(out, es...)
+	}
+	return out
 }
 
 func TestScanStatCacheAndRacyRule(t *testing.T) {
@@ -60,7 +88,7 @@ func TestScanStatCacheAndRacyRule(t *testing.T) {
 	if first.Read != 2 || len(first.Manifest.Files) != 2 {
 		t.Fatalf("first scan read %d of %d files, want 2 of 2", first.Read, len(first.Manifest.Files))
 	}
-	c1 := cacheOf(nil, first)
+	c1 := cacheOf(t, nil, first)
 	second := scanOnce(t, f, c1)
 	if second.Read != 0 || second.Reused != 2 {
 		t.Fatalf("unchanged rescan read %d, reused %d; want 0 and 2", second.Read, second.Reused)
@@ -73,7 +101,7 @@ func TestScanStatCacheAndRacyRule(t *testing.T) {
 	if err := os.Chtimes(p, old, old); err != nil {
 		t.Fatal(err)
 	}
-	c2 := cacheOf(c1, second)
+	c2 := cacheOf(t, c1, second)
 	third := scanOnce(t, f, c2)
 	if third.Read != 1 || third.Manifest.Files[0].Blob == first.Manifest.Files[0].Blob {
 		t.Fatalf("a same-size edit with its mtime restored went unseen (read %d)", third.Read)
@@ -81,9 +109,9 @@ func TestScanStatCacheAndRacyRule(t *testing.T) {
 	// A file modified just now is racy: its entry cannot vouch for it, so
 	// the next scan reads it again even if the stat looks the same.
 	f.write(t, "fresh.txt", "x", 0o644)
-	c3 := cacheOf(c2, third)
+	c3 := cacheOf(t, c2, third)
 	fourth := scanOnce(t, f, c3)
-	fifth := scanOnce(t, f, cacheOf(c3, fourth))
+	fifth := scanOnce(t, f, cacheOf(t, c3, fourth))
 	if fifth.Read != 1 {
 		t.Errorf("rescan read %d files, want 1 (the racy fresh.txt)", fifth.Read)
 	}
@@ -213,7 +241,7 @@ func TestScanWideTree(t *testing.T) {
 	if !slices.Equal(calls, []int{256}) {
 		t.Errorf("progress calls %v for %d files", calls, len(want))
 	}
-	again := scanOnce(t, f, cacheOf(nil, res))
+	again := scanOnce(t, f, cacheOf(t, nil, res))
 	if again.Read != 0 || again.Reused != len(want) {
 		t.Errorf("re-scan read %d, reused %d; want 0 and %d", again.Read, again.Reused, len(want))
 	}
@@ -314,13 +342,13 @@ func TestScanCacheUnchanged(t *testing.T) {
 	if first.CacheUnchanged {
 		t.Error("a first scan reports its (empty) cache unchanged")
 	}
-	c1 := cacheOf(nil, first)
+	c1 := cacheOf(t, nil, first)
 	second := scanOnce(t, f, c1)
 	if !second.CacheUnchanged {
 		t.Error("an unchanged re-scan reports the cache changed")
 	}
 	// A cache entry for a file that is gone: the cache changes.
-	cache := cacheOf(c1, second)
+	cache := cacheOf(t, c1, second)
 	cache["gone"] = checkpoints.StatEntry{Path: "gone"}
 	if scanOnce(t, f, cache).CacheUnchanged {
 		t.Error("a scan that dropped a cache entry reports the cache unchanged")
@@ -349,7 +377,7 @@ func TestScanSince(t *testing.T) {
 		t.Fatal(err)
 	}
 	// e is read again (its cache entry is racy) but has not changed.
-	cache := cacheOf(nil, first)
+	cache := cacheOf(t, nil, first)
 	e := cache["e"]
 	e.Checked = e.MTime
 	cache["e"] = e

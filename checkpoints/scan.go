@@ -576,7 +576,7 @@ type ScanCache struct {
 // saved them would load it.
 func NewScanCache(entries []StatEntry) *ScanCache {
 	sc := &ScanCache{dirs: map[string][][]byte{}}
-	for d, es := range groupByDir(entries, nil) {
+	for d, es := range StatsByDir(entries) {
 		sc.dirs[d] = [][]byte{encodeDir(es)}
 		sc.n += len(es)
 	}
@@ -769,24 +769,31 @@ func (x *Index) UpdateStatCache(ctx context.Context, old map[string]StatEntry, e
 			return nil
 		}
 	}
-	return x.SaveScanCache(ctx, nil, entries, nil, nil)
+	return x.SaveScanCache(ctx, nil, StatsByDir(entries), nil, nil)
 }
 
 // SaveScanCache saves the stat cache a scan that started from old leaves:
-// when dirs is nil, exactly entries; otherwise old's entries of every
-// directory not in dirs, and entries' of those in dirs (entries of other
-// directories are ignored), dirs naming every directory whose entries
-// differ from old's. m (nil: none) is the manifest the scan took, which
-// holds exactly the cache's files: the cache then records its hash. When
-// the cache is still old (no other process saved one since), only the
-// rows of dirs' buckets are written.
-func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []StatEntry, dirs map[string]bool, m *Manifest) error {
+// when dirs is nil, exactly the entries of byDir; otherwise old's entries
+// of every directory not in dirs, and byDir's of those in dirs (byDir's
+// other directories are ignored), dirs naming every directory whose
+// entries differ from old's. byDir holds each directory's entries ("" for
+// the root) sorted by path, as a scan finds them: they are encoded from
+// there, never copied (StatsByDir groups a flat list). It fails, writing
+// nothing, when an entry is not in the directory it is given under. m
+// (nil: none) is the manifest the scan took, which holds exactly the
+// cache's files: the cache then records its hash. When the cache is still
+// old (no other process saved one since), only the rows of dirs' buckets
+// are written.
+func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, byDir map[string][]StatEntry, dirs map[string]bool, m *Manifest) error {
 	var of cas.ID
 	if m != nil {
 		of = m.hash()
 	}
-	byDir := groupByDir(entries, dirs)
-	err := x.write(ctx, func(tx *sql.Tx) error {
+	byDir, err := checkDirs(byDir, dirs)
+	if err != nil {
+		return fmt.Errorf("checkpoints: stat cache: %w", err)
+	}
+	err = x.write(ctx, func(tx *sql.Tx) error {
 		var gen int64
 		var data []byte
 		err := tx.QueryRowContext(ctx, `SELECT data FROM statcache WHERE id = 1`).Scan(&data)
@@ -858,20 +865,47 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, entries []Sta
 	return nil
 }
 
-// groupByDir returns entries by directory, each sorted by path; with only
-// not nil, only the directories it names.
-func groupByDir(entries []StatEntry, only map[string]bool) map[string][]StatEntry {
+// StatsByDir returns entries by directory ("" for the root), each sorted
+// by path: what SaveScanCache takes.
+func StatsByDir(entries []StatEntry) map[string][]StatEntry {
 	out := map[string][]StatEntry{}
 	for _, e := range entries {
 		d := dirOf(e.Path)
-		if only == nil || only[d] {
-			out[d] = append(out[d], e)
-		}
+		out[d] = append(out[d], e)
 	}
 	for _, es := range out {
 		slices.SortFunc(es, func(a, b StatEntry) int { return strings.Compare(a.Path, b.Path) })
 	}
 	return out
+}
+
+// checkDirs returns the directories of byDir that only names (all when
+// only is nil) and that hold entries. Each must hold only entries of its
+// own directory (an error otherwise); one not sorted by path is replaced
+// by a sorted copy, byDir itself left as it is.
+func checkDirs(byDir map[string][]StatEntry, only map[string]bool) (map[string][]StatEntry, error) {
+	out := make(map[string][]StatEntry, len(byDir))
+	for d, es := range byDir {
+		if len(es) == 0 || only != nil && !only[d] {
+			continue
+		}
+		sorted := true
+		for i := range es {
+			if dirOf(es[i].Path) != d {
+				return nil, fmt.Errorf("entry %q given under directory %q", es[i].Path, d)
+			}
+			if i > 0 && es[i-1].Path >= es[i].Path {
+				sorted = false
+			}
+		}
+		if !sorted {
+			es = slices.Clone(es)
+			slices.SortFunc(es, func(a, b StatEntry) int { return strings.Compare(a.Path, b.Path) })
+			es = slices.CompactFunc(es, func(a, b StatEntry) bool { return a.Path == b.Path })
+		}
+		out[d] = es
+	}
+	return out, nil
 }
 
 // encodeDir encodes one directory's entries, sorted by path.

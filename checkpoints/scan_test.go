@@ -389,7 +389,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 		return
 	}
 	v1 := []StatEntry{entry("a", 1), entry("d/b", 2), entry("d/c", 3), entry("e/f", 4)}
-	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
+	if err := x.SaveScanCache(ctx, load(), StatsByDir(v1), nil, manifestOf(v1)); err != nil {
 		t.Fatal(err)
 	}
 	sc1 := load()
@@ -402,7 +402,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 	// d/b changed, e/f gone: rows d and e, nothing else.
 	x.db.Exec(`UPDATE statcache SET data = x'' WHERE id = ?`, bucketRow(dirBucket(""))) // a row the save must not touch
 	v2 := []StatEntry{entry("a", 1), entry("d/b", 20), entry("d/c", 3)}
-	if err := x.SaveScanCache(ctx, sc1, v2, map[string]bool{"d": true, "e": true}, manifestOf(v2)); err != nil {
+	if err := x.SaveScanCache(ctx, sc1, StatsByDir(v2), map[string]bool{"d": true, "e": true}, manifestOf(v2)); err != nil {
 		t.Fatal(err)
 	}
 	sc2 := load()
@@ -410,7 +410,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 		t.Fatalf("a save naming d and e touched other rows or missed these: %+v, %d rows", sc2.Entries(), dirRows())
 	}
 	// Another save from sc1 after sc2's: rewritten whole.
-	if err := x.SaveScanCache(ctx, sc1, v1, map[string]bool{}, nil); err != nil {
+	if err := x.SaveScanCache(ctx, sc1, StatsByDir(v1), map[string]bool{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if sc := load(); !same(sc, v1) || !sc.Manifest.IsZero() {
@@ -423,7 +423,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 	if sc := load(); len(sc.Entries()) != 0 || dirRows() != 0 {
 		t.Fatalf("after MarkLost: %d entries, %d rows", len(sc.Entries()), dirRows())
 	}
-	if err := x.SaveScanCache(ctx, load(), v1, nil, manifestOf(v1)); err != nil {
+	if err := x.SaveScanCache(ctx, load(), StatsByDir(v1), nil, manifestOf(v1)); err != nil {
 		t.Fatal(err)
 	}
 	x.db.Exec(`DELETE FROM statcache`)
@@ -482,7 +482,7 @@ func TestScanCacheDirs(t *testing.T) {
 		t.Fatalf("dirs %q", dirs)
 	}
 	// d changed (d/m gone, d/b new); e and the root are kept from sc.
-	if err := x.SaveScanCache(ctx, sc, []StatEntry{entry("d/b", 6), entry("d/a", 3), entry("top", 99)}, map[string]bool{"d": true}, nil); err != nil {
+	if err := x.SaveScanCache(ctx, sc, StatsByDir([]StatEntry{entry("d/b", 6), entry("d/a", 3), entry("top", 99)}), map[string]bool{"d": true}, nil); err != nil {
 		t.Fatal(err)
 	}
 	sc2, err := x.LoadScanCache(ctx)
@@ -503,6 +503,50 @@ func TestScanCacheDirs(t *testing.T) {
 	var nilCache *ScanCache
 	if nilCache.Len() != 0 || len(nilCache.Dir("d", nil)) != 0 || len(nilCache.Entries()) != 0 {
 		t.Fatal("a nil cache is not empty")
+	}
+}
+
+// TestSaveScanCacheByDir: SaveScanCache takes each directory's entries as
+// given; one not sorted is saved sorted, the caller's slice left as it
+// was; an entry under a directory that is not its own fails the save and
+// writes nothing; an empty directory is no entry.
+func TestSaveScanCacheByDir(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	entry := func(p string) StatEntry { return StatEntry{Path: p, Size: 1, MTime: 5, Checked: 9, Blob: sum(p)} }
+	d := []StatEntry{entry("d/c"), entry("d/a"), entry("d/b")}
+	byDir := map[string][]StatEntry{"d": d, "": {entry("top")}, "e": {}}
+	if err := x.SaveScanCache(ctx, nil, byDir, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{d[0].Path, d[1].Path, d[2].Path}; !slices.Equal(got, []string{"d/c", "d/a", "d/b"}) {
+		t.Fatalf("the caller's slice is now %q", got)
+	}
+	sc, err := x.LoadScanCache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]StatEntry{"d/a": entry("d/a"), "d/b": entry("d/b"), "d/c": entry("d/c"), "top": entry("top")}
+	if got := sc.Entries(); !maps.Equal(got, want) {
+		t.Fatalf("saved %v, want %v", got, want)
+	}
+	if got := sc.DirNames(); slices.Contains(got, "e") {
+		t.Fatalf("directories %q hold the empty e", got)
+	}
+	err = x.SaveScanCache(ctx, nil, map[string][]StatEntry{"d": {entry("d/a"), entry("e/x")}}, nil, nil)
+	if err == nil {
+		t.Fatal("an entry under another directory was saved")
+	}
+	again, err := x.LoadScanCache(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Entries(); !maps.Equal(got, want) {
+		t.Fatalf("after the refused save: %v, want %v", got, want)
 	}
 }
 
