@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -19,6 +20,9 @@ import (
 func init() { termquiet.Release() }
 
 func main() {
+	// Nothing reads a heap profile of the CLI: sampling one keeps ~1.4 MiB
+	// of profiling buckets in every command's peak memory.
+	runtime.MemProfileRate = 0
 	// A ckpt process lives for milliseconds: collecting garbage at 4x the
 	// live heap instead of 2x saves ~15% of `ckpt list` on 10,000 turns.
 	if os.Getenv("GOGC") == "" {
