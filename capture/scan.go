@@ -674,11 +674,6 @@ type fileKey struct {
 	mode               fs.FileMode
 }
 
-func statKeyOf(fi fs.FileInfo) fileKey {
-	mtime, ctime, inode := statKey(fi)
-	return fileKey{size: fi.Size(), mtime: mtime, ctime: ctime, inode: inode, mode: fi.Mode()}
-}
-
 // racy reports whether the file may have changed without changing its
 // stat since at (see checkpoints.RacyWindow).
 func (k fileKey) racy(at int64) bool {
