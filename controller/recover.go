@@ -61,7 +61,10 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 		for i, s := range skipped {
 			paths[i] = s.Path
 		}
-		serr := c.ws.SyncDirs(opPaths(todo))
+		// Every file's directory, not only todo's: the crashed process may
+		// have renamed some files without syncing their directories, and
+		// the op is recorded done only once every rename is durable.
+		serr := c.ws.SyncDirs(opPaths(op))
 		return errors.Join(serr, c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths}))
 	})
 }
