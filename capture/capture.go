@@ -71,16 +71,6 @@ func (c *Capturer) CaptureIn(ctx context.Context, ref checkpoints.StepRef, p str
 	return res[0], nil
 }
 
-// withPrevious hints to the blob store that rel's new content may be stored
-// as a delta against the last content the session recorded for it; the
-// index is asked only if the content is new and small enough.
-func (c *Capturer) withPrevious(ctx context.Context, rel string) context.Context {
-	return cas.WithBaseFunc(ctx, func(ctx context.Context) (cas.ID, bool) {
-		id, ok, err := c.idx.LastBlob(ctx, rel)
-		return id, ok && err == nil
-	})
-}
-
 // PutFunc stores content and returns its id and size: cas.Store.Put,
 // cas.Batch.Put, or Hash to store nothing.
 type PutFunc func(context.Context, io.Reader) (cas.ID, int64, error)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"golang.org/x/sync/errgroup"
 )
@@ -81,7 +82,9 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 			res[i].Snap = *cg.Snap
 			return
 		}
-		st, err := c.StateWith(c.withPrevious(ctx, rels[i]), rels[i], batch.Put)
+		// The last content the session recorded for the path, which the
+		// lookup read, is the blob store's hint for a delta.
+		st, err := c.StateWith(cas.WithBase(ctx, cg.Last), rels[i], batch.Put)
 		if err != nil {
 			errs[i] = err
 			return

@@ -83,9 +83,17 @@ const tickNSQL = `UPDATE meta SET value = value + ? WHERE key = 'clock' RETURNIN
 
 // CapturingAllIn is CapturingIn for many paths in one read transaction
 // (each query of its own would begin one, which costs more than the
-// lookup), so every path sees the same open turn and step. It fails with an
-// error wrapping ErrNoOpenTurn.
+// lookup), so every path sees the same open turn and step. One path is
+// one statement, which is a snapshot by itself: no transaction is begun.
+// It fails with an error wrapping ErrNoOpenTurn.
 func (x *Index) CapturingAllIn(ctx context.Context, paths []string, ref StepRef) ([]Capturing, error) {
+	if len(paths) == 1 {
+		c, err := x.CapturingIn(ctx, paths[0], ref)
+		if err != nil {
+			return nil, err
+		}
+		return []Capturing{c}, nil
+	}
 	out := make([]Capturing, len(paths))
 	if err := x.prepare(ctx); err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"time"
+
+	"github.com/ckpt/ckpt/cas"
 )
 
 // PathEnd is the state a path had when the turn that captured it ended.
@@ -281,6 +283,10 @@ type Capturing struct {
 	Snap   *FileSnap
 	Step   int
 	InStep bool
+	// Last is what LastBlob would return for the path, read by the same
+	// statement: a capture hands it to the blob store as the base of a
+	// delta, with no query of its own. Zero when there is none.
+	Last cas.ID
 }
 
 // Needed reports whether a capture has something to record: the turn has
@@ -314,8 +320,9 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 	var endState, snapStep sql.NullInt64
 	var cur int
 	var inStep bool
+	var last []byte
 	err := row.Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
-		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode, &snapStep, &cur, &inStep)
+		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode, &snapStep, &cur, &inStep, &last)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNoOpenTurn
 	}
@@ -324,6 +331,9 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 	}
 	cp.Time = time.Unix(0, t)
 	c := Capturing{Turn: cp, Step: cur, InStep: inStep}
+	if len(last) == len(c.Last) {
+		copy(c.Last[:], last)
+	}
 	if !sp.Valid {
 		return c, nil
 	}
@@ -337,10 +347,12 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 }
 
 // capturingSQL takes the path (?1) and a StepRef (?2, ?3). The step is
-// ?3 when ?2 is the open turn's id, else the open turn's latest step.
+// ?3 when ?2 is the open turn's id, else the open turn's latest step. Its
+// last column is lastBlobSQL's answer for the path.
 const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned, t.scanned,
 	s.path, s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode, s.step, t.cur,
-	EXISTS (SELECT 1 FROM step_snaps x WHERE x.turn_id = t.id AND x.step = t.cur AND x.path = ?1)
+	EXISTS (SELECT 1 FROM step_snaps x WHERE x.turn_id = t.id AND x.step = t.cur AND x.path = ?1),
+	(` + lastBlobSQL + `)
 	FROM (SELECT u.*, CASE WHEN u.id = ?2 THEN ?3 ELSE (SELECT coalesce(max(number), 0) FROM steps WHERE turn_id = u.id) END AS cur
 		FROM (` + openTurnSQL + `) u) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path = ?1`
 
