@@ -356,6 +356,15 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		}
 	}
 	created := d.now().UnixNano()
+	if len(ps) == 1 && ps[0].enc != encDelta && !ps[0].heal {
+		// One new row is one statement, atomic by itself: no BEGIN and
+		// COMMIT around it (what a capture of one small file commits).
+		p := ps[0]
+		d.wmu.Lock()
+		defer d.wmu.Unlock()
+		_, err := d.addStmt.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, nil, created, p.data)
+		return err
+	}
 	err := d.update(ctx, func(tx *sql.Tx) error {
 		// A new row never replaces one another Put recorded meanwhile; a
 		// healing row is written over the broken one in place, keeping its
