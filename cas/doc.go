@@ -37,7 +37,8 @@
 // compressed at SpeedFastest by GOMAXPROCS encoders working on 2 MiB jobs
 // of one frame (a 512 KiB window): bounded buffers whatever the size.
 // Content of one zstd block (128 KiB; most files) is compressed by
-// EncodeAll of a shared encoder, without history; larger content (inline
+// EncodeAll without history, by the encoder returned last (whose tables
+// are likeliest still in cache); larger content (inline
 // blobs over 128 KiB and file blobs under 8 MiB) by a SpeedDefault stream
 // with a 1 MiB window, borrowed from a pool.
 //
