@@ -664,12 +664,12 @@ func (sc *ScanCache) addSpans(b []byte, bucket int) bool {
 		}
 	}
 	for i := 0; i < len(b); {
-		e, n := decodeEntry(b[i:])
+		p, n := entryPath(b[i:])
 		if n <= 0 {
 			add(i)
 			return false
 		}
-		if d := dirOf(e.Path); i == start || d != cur {
+		if d := dirOf(p); i == start || d != cur {
 			add(i)
 			start, cur = i, d
 		}
@@ -683,7 +683,7 @@ func (sc *ScanCache) addSpans(b []byte, bucket int) bool {
 // LoadScanCache returns the session's stat cache and what it belongs to.
 func (x *Index) LoadScanCache(ctx context.Context) (*ScanCache, error) {
 	var sc *ScanCache
-	err := x.read(ctx, func(tx *sql.Tx) error {
+	err := x.readMapped(ctx, func(tx *sql.Tx) error {
 		var err error
 		sc, err = loadScanCache(ctx, tx)
 		return err
@@ -1049,6 +1049,29 @@ func decodeEntry(b []byte) (StatEntry, int) {
 	}
 	copy(e.Blob[:], b[i:])
 	return e, i + len(e.Blob)
+}
+
+// entryPath returns the path of the entry b starts with and the entry's
+// encoded length, 0 when it is malformed (exactly when decodeEntry finds
+// it so): decodeEntry without building the entry, for loading, which
+// only splits rows by directory.
+func entryPath(b []byte) (string, int) {
+	l, n := binary.Uvarint(b)
+	if n <= 0 || l == 0 || uint64(len(b)-n) < l {
+		return "", 0
+	}
+	i := n + int(l)
+	p := unsafe.String(&b[n], int(l))
+	for range 6 { // size, mtime, ctime, inode, mode, checked
+		if _, n = binary.Uvarint(b[i:]); n <= 0 {
+			return "", 0
+		}
+		i += n
+	}
+	if len(b)-i < len(cas.ID{}) {
+		return "", 0
+	}
+	return p, i + len(cas.ID{})
 }
 
 // decodeStats unpacks encodeStats into out and returns its header (zero
