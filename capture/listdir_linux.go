@@ -3,12 +3,15 @@
 package capture
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"io/fs"
 	"os"
 	"slices"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -63,18 +66,23 @@ func openScanRoot(r *os.Root) (scanDir, error) {
 
 func (d scanDir) close() { unix.Close(d.fd) }
 
-// direntBufs holds getdents buffers.
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// direntBufs holds getdents buffers; nameBufs the names of a listing, by
+// offset into its name bytes, while they are sorted.
+var (
+	direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+	nameBufs   = sync.Pool{New: func() any { return new([]string) }}
+)
 
 // list appends the entries of d to buf, sorted by name: its names
-// (getdents), each
-// lstat'ed from d's descriptor (fstatat, nothing followed) into one reused
-// buffer, so a listing allocates nothing per entry but its name. An entry
-// gone before its lstat is left out.
+// (getdents), each lstat'ed from d's descriptor (fstatat, nothing
+// followed) into one reused buffer. The names are copied into one buffer
+// per listing, each followed by a NUL, which fstatat takes as it is: a
+// listing allocates that buffer, not a string per name. An entry gone
+// before its lstat is left out.
 func (d scanDir) list(buf []dirent) ([]dirent, error) {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
-	var names []string
+	var names []byte // every name and its NUL
 	for {
 		n, err := unix.Getdents(d.fd, *bp)
 		if errors.Is(err, unix.EINTR) {
@@ -86,17 +94,29 @@ func (d scanDir) list(buf []dirent) ([]dirent, error) {
 		if n <= 0 {
 			break
 		}
-		_, _, names = unix.ParseDirent((*bp)[:n], -1, names)
-	}
-	slices.Sort(names) // strings sort faster than dirents
-	var st unix.Stat_t
-	for _, name := range names {
-		if name == "." || name == ".." || name == "" {
-			continue
+		if names == nil {
+			names = make([]byte, 0, n/2)
 		}
-		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		var ok bool
+		if names, ok = appendNames(names, (*bp)[:n]); !ok {
+			return buf, &fs.PathError{Op: "getdents", Path: ".", Err: unix.EIO}
+		}
+	}
+	np := nameBufs.Get().(*[]string)
+	defer func() { clear(*np); *np = (*np)[:0]; nameBufs.Put(np) }()
+	sorted := (*np)[:0]
+	for i := 0; i < len(names); {
+		j := i + bytes.IndexByte(names[i:], 0)
+		sorted = append(sorted, unsafe.String(&names[i], j-i))
+		i = j + 1
+	}
+	*np = sorted
+	slices.Sort(sorted) // strings sort faster than dirents
+	var st unix.Stat_t
+	for _, name := range sorted {
+		err := lstatAt(d.fd, name, &st)
 		for errors.Is(err, unix.EINTR) {
-			err = unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+			err = lstatAt(d.fd, name, &st)
 		}
 		if errors.Is(err, unix.ENOENT) {
 			continue // gone since the listing
@@ -108,6 +128,35 @@ func (d scanDir) list(buf []dirent) ([]dirent, error) {
 			mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, dev: uint64(st.Dev)})
 	}
 	return buf, nil
+}
+
+// appendNames appends the names of the linux_dirent64 records in b to
+// names, each followed by a NUL, leaving out ".", ".." and deleted
+// entries (inode 0). ok is false for a malformed record.
+func appendNames(names []byte, b []byte) (_ []byte, ok bool) {
+	const nameOff = 19 // d_ino 8, d_off 8, d_reclen 2, d_type 1
+	for len(b) > 0 {
+		if len(b) < nameOff {
+			return names, false
+		}
+		reclen := int(binary.NativeEndian.Uint16(b[16:]))
+		if reclen < nameOff || reclen > len(b) {
+			return names, false
+		}
+		rec := b[:reclen]
+		b = b[reclen:]
+		name := rec[nameOff:]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		} else {
+			return names, false
+		}
+		if binary.NativeEndian.Uint64(rec) == 0 || len(name) == 0 || string(name) == "." || string(name) == ".." {
+			continue
+		}
+		names = append(append(names, name...), 0)
+	}
+	return names, true
 }
 
 // openat opens the entry e of d with flags, adding O_NOFOLLOW and
