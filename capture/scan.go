@@ -392,10 +392,11 @@ func (w *walker) walk(d scanDir, dir string) {
 }
 
 // direntPool holds listing buffers; cachePool the buffers a directory's
-// cache entries are decoded into.
+// cache entries are decoded into; hitsPool those of the entries reused.
 var (
 	direntPool = sync.Pool{New: func() any { return new([]dirent) }}
 	cachePool  = sync.Pool{New: func() any { return new([]checkpoints.StatEntry) }}
+	hitsPool   = sync.Pool{New: func() any { return new([]int32) }}
 )
 
 func (w *walker) walkDir(d scanDir, dir string) error {
@@ -411,6 +412,7 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 	// their own), or on an early return.
 	lp := direntPool.Get().(*[]dirent)
 	cp := cachePool.Get().(*[]checkpoints.StatEntry)
+	hp := hitsPool.Get().(*[]int32)
 	released := false
 	release := func() {
 		if !released {
@@ -421,6 +423,8 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 			clear(*cp)
 			*cp = (*cp)[:0]
 			cachePool.Put(cp)
+			*hp = (*hp)[:0]
+			hitsPool.Put(hp)
 		}
 	}
 	defer release()
@@ -463,9 +467,9 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		out.readStats = make([]checkpoints.StatEntry, 0, n)
 	}
 	var (
-		hits    []int32  // cached's entries reused
-		subdirs []dirent // ents' directories, copied
-		ci      int      // the next cache entry
+		hits    = (*hp)[:0] // cached's entries reused
+		subdirs []dirent    // ents' directories, copied
+		ci      int         // the next cache entry
 	)
 	for i := range ents {
 		e := &ents[i]
@@ -558,6 +562,7 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		}
 	}
 	w.reused.Add(int64(len(hits)))
+	*hp = hits // grown: the pool keeps it
 	release()
 	w.mu.Lock()
 	w.outs[dir] = out
