@@ -703,7 +703,7 @@ func statCache(ctx context.Context, tx *sql.Tx) (map[string]StatEntry, error) {
 }
 
 // loadScanCache reads the header row and, while it exists, the directory
-// rows, copied into one buffer the entries' paths point into. A damaged
+// rows, copied into a few large buffers the entries' paths point into. A damaged
 // row costs its entries from the first bad one on, and the manifest hash.
 func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 	sc := &ScanCache{dirs: map[string][][]byte{}}
@@ -725,11 +725,10 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 		return sc, nil
 	}
 	sc.Manifest, sc.gen = hdr, gen
-	var size int
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(length(data)), 0) FROM statcache WHERE id < 0`).Scan(&size); err != nil {
-		return nil, err
-	}
-	arena := make([]byte, 0, size)
+	// The rows are copied into chunks of arenaChunk bytes (a longer row
+	// into one of its own): no allocation per row, and no query for the
+	// total size first.
+	var arena []byte
 	rows, err := tx.QueryContext(ctx, `SELECT -1 - id, data FROM statcache WHERE id < 0`)
 	if err != nil {
 		return nil, err
@@ -742,7 +741,7 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 			return nil, err
 		}
 		if len(arena)+len(d) > cap(arena) {
-			arena = make([]byte, 0, max(len(d), size)) // the rows changed size: spans keep the old buffer alive
+			arena = make([]byte, 0, max(len(d), arenaChunk)) // spans keep the previous chunk alive
 		}
 		off := len(arena)
 		arena = append(arena, d...)
@@ -752,6 +751,11 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 	}
 	return sc, rows.Err()
 }
+
+// arenaChunk is the size of the buffers loadScanCache copies rows into.
+// The part of the last one that no row reaches is never touched, so
+// costs no memory.
+const arenaChunk = 256 << 10
 
 // UpdateStatCache makes the stat cache hold exactly entries. It writes
 // nothing when they equal old (the cache as it was read): an unchanged
