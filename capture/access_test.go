@@ -41,14 +41,16 @@ var allowedAccess = map[string]struct {
 	// The scan's directory descriptors: the root handle's directory, then
 	// each subdirectory opened from its parent's by a listed name (no
 	// slash, never "." or "..") with O_NOFOLLOW, so none leads out.
-	"capture/listdir_linux.go:*": {[]string{"unix.Openat", "unix.Fstat", "unix.Fstatat", "unix.Getdents", "unix.ParseDirent",
+	"capture/listdir_linux.go:*": {[]string{"unix.Openat", "unix.Fstat", "unix.Getdents",
 		"unix.Close", "unix.FcntlInt", "os.NewFile"}, "descriptor-relative calls on names a listing returned, following nothing"},
-	"controller/fork.go:*":             {[]string{"os.Stat", "os.Remove", "os.RemoveAll"}, "session directories in the store"},
-	"controller/retention.go:*":        {[]string{"os.Stat", "os.Chtimes", "os.WriteFile", "os.ReadFile", "os.Remove"}, "the store's session index, retention stamp and quota marker"},
-	"controller/locate.go:*":           {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},
-	"controller/scan.go:scanAllowedAt": {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
-	"controller/storeperm.go:*":        {[]string{"os.Stat"}, "the store root's mode"},
-	"controller/sessionmeta.go:*":      {[]string{"os.Stat", "os.Remove"}, "a session index in the store: whether it exists, and discarding one for a fork"},
+	"capture/lstatat_linux64.go:lstatAt":    {[]string{"unix.Syscall6"}, "fstatat of a listed name from its directory's descriptor, following nothing (listdir_linux.go)"},
+	"capture/lstatat_linuxother.go:lstatAt": {[]string{"unix.Fstatat"}, "fstatat of a listed name from its directory's descriptor, following nothing (listdir_linux.go)"},
+	"controller/fork.go:*":                  {[]string{"os.Stat", "os.Remove", "os.RemoveAll"}, "session directories in the store"},
+	"controller/retention.go:*":             {[]string{"os.Stat", "os.Chtimes", "os.WriteFile", "os.ReadFile", "os.Remove"}, "the store's session index, retention stamp and quota marker"},
+	"controller/locate.go:*":                {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},
+	"controller/scan.go:scanAllowedAt":      {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
+	"controller/storeperm.go:*":             {[]string{"os.Stat"}, "the store root's mode"},
+	"controller/sessionmeta.go:*":           {[]string{"os.Stat", "os.Remove"}, "a session index in the store: whether it exists, and discarding one for a fork"},
 }
 
 // pathCall is a call to the file system by path found in a source file.

@@ -69,9 +69,11 @@
 // walked in parallel (a bounded number at a time), each through its own
 // handle; a directory's .gitignore is read through that handle and matched
 // with the rules of its ancestors, the way Ignore.Match would find them.
-// Each listing is every name lstat'ed from the directory's descriptor
-// (nothing followed), sorted and merged with the cache's entries of that
-// directory, so a re-scan allocates nothing per unchanged file. A re-scan
+// Each listing is every name of the directory, sorted: a subdirectory
+// known by its getdents type (then opened with O_NOFOLLOW|O_DIRECTORY),
+// every other entry lstat'ed from the directory's descriptor (nothing
+// followed); it is merged with the cache's entries of that directory, so a
+// re-scan allocates nothing per unchanged file. A re-scan
 // reports how its files differ from the stat cache (Manifest.Since,
 // ScanResult.Dirs) and returns stat entries only for the directories that
 // changed, so the index stores the new manifest as a delta and rewrites

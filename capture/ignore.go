@@ -82,6 +82,10 @@ type ignoreDir struct {
 	verdict *rule
 	real    bool      // a directory reached through real directories only
 	rules   *ruleFile // its .gitignore; nil for none
+	// fileRules says a rule that applies to the directory's files can
+	// match a file: one of .ckptignore, the defaults, its .gitignore and
+	// its ancestors' has a rule that is not "pattern/".
+	fileRules bool
 }
 
 // NewIgnore returns the ignore rules of the workspace whose absolute root
@@ -162,6 +166,9 @@ func (m *Ignore) decide(rel string, isDir bool) (*rule, error) {
 // to it: .ckptignore and the defaults first, then the .gitignore files of
 // dir (rel's parent) and of its ancestors, deepest first.
 func (m *Ignore) matchRules(dir *ignoreDir, rel string, isDir bool) *rule {
+	if !isDir && !dir.fileRules {
+		return nil // every rule that applies is for directories only
+	}
 	for _, f := range m.last {
 		if r := f.match(rel, isDir); r != nil {
 			return r
@@ -259,6 +266,7 @@ func (m *Ignore) loadDir(rel string, probe dirRules) (*ignoreDir, error) {
 			}
 		}
 	}
+	d.fileRules = parent.fileRules || d.rules != nil && d.rules.fileRules
 	m.dirs[rel] = d
 	return d, nil
 }
@@ -278,7 +286,10 @@ func (m *Ignore) loadRoot() (*ignoreDir, error) {
 		m.last = append(m.last, ckpt)
 	}
 	m.last = append(m.last, defaultRules())
-	d := &ignoreDir{real: true, rules: git}
+	d := &ignoreDir{real: true, rules: git, fileRules: git != nil && git.fileRules}
+	for _, f := range m.last {
+		d.fileRules = d.fileRules || f.fileRules
+	}
 	m.dirs[""] = d
 	return d, nil
 }

@@ -61,6 +61,8 @@ func (r *rule) match(rel string, isDir bool) bool {
 // ruleFile is the rules of one file, in order.
 type ruleFile struct {
 	rules []*rule
+	// fileRules says some rule can match a file (is not "pattern/").
+	fileRules bool
 }
 
 // match returns the last rule of f that matches rel, or nil.
@@ -81,6 +83,7 @@ func parseRules(data []byte, source string) *ruleFile {
 		if r := parseRule(line); r != nil {
 			r.source, r.line = source, n+1
 			f.rules = append(f.rules, r)
+			f.fileRules = f.fileRules || !r.dirOnly
 		}
 	}
 	return f

@@ -3,23 +3,29 @@
 package capture
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"io/fs"
 	"os"
 	"slices"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// dirent is one entry of a directory listing and what lstat said of it.
+// dirent is one entry of a directory listing and what lstat said of it;
+// a directory the listing's file type says is one is not lstat'ed (see
+// list): its mode is fs.ModeDir, the rest zero, and lstated false.
 type dirent struct {
 	name         string
 	mode         fs.FileMode // as fs.FileInfo.Mode: type bits and permissions
 	size         int64
 	mtime, ctime int64 // nanoseconds
 	ino, dev     uint64
+	lstated      bool
 }
 
 // key returns what the stat cache compares.
@@ -63,18 +69,29 @@ func openScanRoot(r *os.Root) (scanDir, error) {
 
 func (d scanDir) close() { unix.Close(d.fd) }
 
-// direntBufs holds getdents buffers.
-var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// direntBufs holds getdents buffers; nameBufs the names of a listing, by
+// offset into its name bytes, while they are sorted.
+var (
+	direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+	nameBufs   = sync.Pool{New: func() any { return new([]string) }}
+)
 
 // list appends the entries of d to buf, sorted by name: its names
-// (getdents), each
-// lstat'ed from d's descriptor (fstatat, nothing followed) into one reused
-// buffer, so a listing allocates nothing per entry but its name. An entry
-// gone before its lstat is left out.
+// (getdents), each lstat'ed from d's descriptor (fstatat, nothing
+// followed) into one reused buffer. The names are copied into one buffer
+// per listing, each after its file type and followed by a NUL, which
+// fstatat takes as it is: a listing allocates that buffer, not a string
+// per name. An entry gone before its lstat is left out.
+//
+// An entry whose file type (d_type) is a directory is not lstat'ed: all
+// a scan does with a directory is open it by name with O_NOFOLLOW and
+// O_DIRECTORY (openDir), which fails for anything but a real directory,
+// whatever the name holds by then. A file system that does not fill in
+// the type (DT_UNKNOWN) has its entries lstat'ed.
 func (d scanDir) list(buf []dirent) ([]dirent, error) {
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
-	var names []string
+	var names []byte // every entry's type, name and NUL
 	for {
 		n, err := unix.Getdents(d.fd, *bp)
 		if errors.Is(err, unix.EINTR) {
@@ -86,17 +103,34 @@ func (d scanDir) list(buf []dirent) ([]dirent, error) {
 		if n <= 0 {
 			break
 		}
-		_, _, names = unix.ParseDirent((*bp)[:n], -1, names)
+		if names == nil {
+			names = make([]byte, 0, n/2)
+		}
+		var ok bool
+		if names, ok = appendNames(names, (*bp)[:n]); !ok {
+			return buf, &fs.PathError{Op: "getdents", Path: ".", Err: unix.EIO}
+		}
 	}
-	slices.Sort(names) // strings sort faster than dirents
+	np := nameBufs.Get().(*[]string)
+	defer func() { clear(*np); *np = (*np)[:0]; nameBufs.Put(np) }()
+	sorted := (*np)[:0]
+	for i := 0; i < len(names); {
+		j := i + 1 + bytes.IndexByte(names[i+1:], 0)
+		sorted = append(sorted, unsafe.String(&names[i+1], j-i-1))
+		i = j + 1
+	}
+	*np = sorted
+	slices.Sort(sorted) // strings sort faster than dirents
 	var st unix.Stat_t
-	for _, name := range names {
-		if name == "." || name == ".." || name == "" {
+	for _, name := range sorted {
+		// The type is the byte before the name in names.
+		if names[uintptr(unsafe.Pointer(unsafe.StringData(name)))-uintptr(unsafe.Pointer(&names[0]))-1] == unix.DT_DIR {
+			buf = append(buf, dirent{name: name, mode: fs.ModeDir})
 			continue
 		}
-		err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		err := lstatAt(d.fd, name, &st)
 		for errors.Is(err, unix.EINTR) {
-			err = unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+			err = lstatAt(d.fd, name, &st)
 		}
 		if errors.Is(err, unix.ENOENT) {
 			continue // gone since the listing
@@ -105,9 +139,38 @@ func (d scanDir) list(buf []dirent) ([]dirent, error) {
 			return buf, &fs.PathError{Op: "lstat", Path: name, Err: err}
 		}
 		buf = append(buf, dirent{name: name, mode: unixMode(st.Mode), size: st.Size,
-			mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, dev: uint64(st.Dev)})
+			mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, dev: uint64(st.Dev), lstated: true})
 	}
 	return buf, nil
+}
+
+// appendNames appends the entries of the linux_dirent64 records in b to
+// names, each as its type (d_type), its name and a NUL, leaving out ".",
+// ".." and deleted entries (inode 0). ok is false for a malformed record.
+func appendNames(names []byte, b []byte) (_ []byte, ok bool) {
+	const nameOff = 19 // d_ino 8, d_off 8, d_reclen 2, d_type 1
+	for len(b) > 0 {
+		if len(b) < nameOff {
+			return names, false
+		}
+		reclen := int(binary.NativeEndian.Uint16(b[16:]))
+		if reclen < nameOff || reclen > len(b) {
+			return names, false
+		}
+		rec := b[:reclen]
+		b = b[reclen:]
+		name := rec[nameOff:]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		} else {
+			return names, false
+		}
+		if binary.NativeEndian.Uint64(rec) == 0 || len(name) == 0 || string(name) == "." || string(name) == ".." {
+			continue
+		}
+		names = append(append(append(names, rec[nameOff-1]), name...), 0)
+	}
+	return names, true
 }
 
 // openat opens the entry e of d with flags, adding O_NOFOLLOW and
@@ -130,8 +193,9 @@ func (d scanDir) openat(e *dirent, flags int) (int, error) {
 	return fd, nil
 }
 
-// openDir opens the subdirectory e of d, and checks with fstat that it is
-// the directory the listing found. It fails with an error wrapping
+// openDir opens the subdirectory e of d and, when the listing lstat'ed
+// it, checks with fstat that it is the directory the listing found. It
+// fails with an error wrapping
 // fs.ErrNotExist, ErrSymlink (a symlink, or errSwapped) or ErrNotRegular.
 func (d scanDir) openDir(e *dirent) (scanDir, error) {
 	if e.mode&fs.ModeSymlink != 0 {
@@ -143,6 +207,9 @@ func (d scanDir) openDir(e *dirent) (scanDir, error) {
 	fd, err := d.openat(e, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return scanDir{-1}, err
+	}
+	if !e.lstated {
+		return scanDir{fd}, nil // a real directory, as the listing's type said: nothing to compare
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {

@@ -392,10 +392,11 @@ func (w *walker) walk(d scanDir, dir string) {
 }
 
 // direntPool holds listing buffers; cachePool the buffers a directory's
-// cache entries are decoded into.
+// cache entries are decoded into; hitsPool those of the entries reused.
 var (
 	direntPool = sync.Pool{New: func() any { return new([]dirent) }}
 	cachePool  = sync.Pool{New: func() any { return new([]checkpoints.StatEntry) }}
+	hitsPool   = sync.Pool{New: func() any { return new([]int32) }}
 )
 
 func (w *walker) walkDir(d scanDir, dir string) error {
@@ -406,8 +407,27 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 	// check later than the stat it holds, so the racy rule errs toward
 	// reading again.
 	at := time.Now().UnixNano()
+	// The listing and the cache's entries go back to their pools before
+	// the subdirectories are walked (those walked in this goroutine take
+	// their own), or on an early return.
 	lp := direntPool.Get().(*[]dirent)
-	defer func() { clear(*lp); *lp = (*lp)[:0]; direntPool.Put(lp) }()
+	cp := cachePool.Get().(*[]checkpoints.StatEntry)
+	hp := hitsPool.Get().(*[]int32)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			clear(*lp)
+			*lp = (*lp)[:0]
+			direntPool.Put(lp)
+			clear(*cp)
+			*cp = (*cp)[:0]
+			cachePool.Put(cp)
+			*hp = (*hp)[:0]
+			hitsPool.Put(hp)
+		}
+	}
+	defer release()
 	ents, err := d.list((*lp)[:0])
 	*lp = ents
 	if err != nil {
@@ -430,8 +450,6 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		// directory's rule files decide.
 		match = func(rel string, isDir bool) (bool, error) { return w.ign.matchRules(id, rel, isDir).excludes(), nil }
 	}
-	cp := cachePool.Get().(*[]checkpoints.StatEntry)
-	defer func() { clear(*cp); *cp = (*cp)[:0]; cachePool.Put(cp) }()
 	cached := w.cache.Dir(dir, (*cp)[:0])
 	*cp = cached
 	skip := 0 // the length of a path's directory prefix
@@ -449,9 +467,9 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		out.readStats = make([]checkpoints.StatEntry, 0, n)
 	}
 	var (
-		hits    []int32 // cached's entries reused
-		subdirs []int   // ents' directories
-		ci      int     // the next cache entry
+		hits    = (*hp)[:0] // cached's entries reused
+		subdirs []dirent    // ents' directories, copied
+		ci      int         // the next cache entry
 	)
 	for i := range ents {
 		e := &ents[i]
@@ -478,7 +496,7 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 			if old != nil {
 				out.gone = append(out.gone, old.Path) // a file then
 			}
-			subdirs = append(subdirs, i)
+			subdirs = append(subdirs, *e)
 			continue
 		}
 		var rel string
@@ -544,14 +562,16 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		}
 	}
 	w.reused.Add(int64(len(hits)))
+	*hp = hits // grown: the pool keeps it
+	release()
 	w.mu.Lock()
 	w.outs[dir] = out
 	w.mu.Unlock()
 	// Subdirectories, in the order of the paths under them (emit):
 	// matched, opened, walked.
-	slices.SortFunc(subdirs, func(a, b int) int { return compareDirNames(ents[a].name, ents[b].name) })
-	for _, i := range subdirs {
-		e := &ents[i]
+	slices.SortFunc(subdirs, func(a, b dirent) int { return compareDirNames(a.name, b.name) })
+	for i := range subdirs {
+		e := &subdirs[i]
 		rel := e.name
 		if dir != "" {
 			rel = dir + "/" + e.name

@@ -18,6 +18,9 @@ func isVCSName(elem string) bool { return vcsName(elem, windowsNames) }
 // 8.3 short name (GIT~1; any ~N, since the number depends on what else the
 // directory holds).
 func vcsName(elem string, windows bool) bool {
+	if !windows && (elem == "" || elem[0] != '.') {
+		return false // every name in vcsNames starts with a dot (TestVCSNamesStartWithADot)
+	}
 	if windows {
 		if i := strings.IndexByte(elem, ':'); i >= 0 {
 			elem = elem[:i]

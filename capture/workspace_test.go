@@ -335,3 +335,16 @@ func TestRelResolvesLinksInsideRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestVCSNamesStartWithADot guards vcsName's shortcut for names without a
+// leading dot.
+func TestVCSNamesStartWithADot(t *testing.T) {
+	for _, v := range vcsNames {
+		if !strings.HasPrefix(v, ".") {
+			t.Errorf("%q does not start with a dot: vcsName's shortcut would miss it", v)
+		}
+	}
+	if vcsName("", false) || vcsName("git", false) || !vcsName(".GiT", false) || !vcsName("GIT~1", true) {
+		t.Error("vcsName: wrong answer around the shortcut")
+	}
+}

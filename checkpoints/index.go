@@ -3,6 +3,7 @@ package checkpoints
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -239,6 +241,44 @@ func (x *Index) writeDurable(ctx context.Context, fn func(tx *sql.Tx) error) err
 	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = NORMAL`)
 	return inTx(ctx, conn, nil, fn)
 }
+
+// readMapped is read with the index file memory-mapped for this one
+// transaction (PRAGMA mmap_size), for a read that touches many pages: the
+// stat cache of a large tree spans thousands of 512-byte pages, mostly
+// overflow pages, which SQLite otherwise reads one pread each, bypassing
+// its page cache. Mapped, a page is a memory copy.
+//
+// The cost: a read error on a mapped page (a failing disk, or the file
+// truncated by something other than SQLite) is a SIGBUS that ends the
+// process, where pread would return an error. Either way the command
+// fails before it has written anything (the callers read before they
+// write); the next command meets the same fault as an error. SQLite itself
+// never truncates the file under an open read transaction (a WAL
+// checkpoint does not pass a reader's snapshot), and writes never go
+// through the map. The map is dropped when the transaction ends; a
+// connection that cannot drop it is closed instead of going back to the
+// pool.
+func (x *Index) readMapped(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	conn, err := x.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = `+strconv.Itoa(mmapSize)); err != nil {
+		return err
+	}
+	defer func() {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA mmap_size = 0`); err != nil {
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	return inTx(ctx, conn, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+// mmapSize is the most of the index readMapped maps: SQLite maps the file
+// up to this size and reads the rest. Address space only; pages are
+// mapped as they are touched.
+const mmapSize = 256 << 20
 
 // read runs fn in one read transaction (a consistent snapshot under WAL).
 func (x *Index) read(ctx context.Context, fn func(tx *sql.Tx) error) error {

@@ -664,12 +664,12 @@ func (sc *ScanCache) addSpans(b []byte, bucket int) bool {
 		}
 	}
 	for i := 0; i < len(b); {
-		e, n := decodeEntry(b[i:])
+		p, n := entryPath(b[i:])
 		if n <= 0 {
 			add(i)
 			return false
 		}
-		if d := dirOf(e.Path); i == start || d != cur {
+		if d := dirOf(p); i == start || d != cur {
 			add(i)
 			start, cur = i, d
 		}
@@ -683,7 +683,7 @@ func (sc *ScanCache) addSpans(b []byte, bucket int) bool {
 // LoadScanCache returns the session's stat cache and what it belongs to.
 func (x *Index) LoadScanCache(ctx context.Context) (*ScanCache, error) {
 	var sc *ScanCache
-	err := x.read(ctx, func(tx *sql.Tx) error {
+	err := x.readMapped(ctx, func(tx *sql.Tx) error {
 		var err error
 		sc, err = loadScanCache(ctx, tx)
 		return err
@@ -703,7 +703,7 @@ func statCache(ctx context.Context, tx *sql.Tx) (map[string]StatEntry, error) {
 }
 
 // loadScanCache reads the header row and, while it exists, the directory
-// rows, copied into one buffer the entries' paths point into. A damaged
+// rows, copied into a few large buffers the entries' paths point into. A damaged
 // row costs its entries from the first bad one on, and the manifest hash.
 func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 	sc := &ScanCache{dirs: map[string][][]byte{}}
@@ -725,11 +725,10 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 		return sc, nil
 	}
 	sc.Manifest, sc.gen = hdr, gen
-	var size int
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(length(data)), 0) FROM statcache WHERE id < 0`).Scan(&size); err != nil {
-		return nil, err
-	}
-	arena := make([]byte, 0, size)
+	// The rows are copied into chunks of arenaChunk bytes (a longer row
+	// into one of its own): no allocation per row, and no query for the
+	// total size first.
+	var arena []byte
 	rows, err := tx.QueryContext(ctx, `SELECT -1 - id, data FROM statcache WHERE id < 0`)
 	if err != nil {
 		return nil, err
@@ -742,7 +741,7 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 			return nil, err
 		}
 		if len(arena)+len(d) > cap(arena) {
-			arena = make([]byte, 0, max(len(d), size)) // the rows changed size: spans keep the old buffer alive
+			arena = make([]byte, 0, max(len(d), arenaChunk)) // spans keep the previous chunk alive
 		}
 		off := len(arena)
 		arena = append(arena, d...)
@@ -752,6 +751,11 @@ func loadScanCache(ctx context.Context, tx *sql.Tx) (*ScanCache, error) {
 	}
 	return sc, rows.Err()
 }
+
+// arenaChunk is the size of the buffers loadScanCache copies rows into.
+// The part of the last one that no row reaches is never touched, so
+// costs no memory.
+const arenaChunk = 256 << 10
 
 // UpdateStatCache makes the stat cache hold exactly entries. It writes
 // nothing when they equal old (the cache as it was read): an unchanged
@@ -1049,6 +1053,29 @@ func decodeEntry(b []byte) (StatEntry, int) {
 	}
 	copy(e.Blob[:], b[i:])
 	return e, i + len(e.Blob)
+}
+
+// entryPath returns the path of the entry b starts with and the entry's
+// encoded length, 0 when it is malformed (exactly when decodeEntry finds
+// it so): decodeEntry without building the entry, for loading, which
+// only splits rows by directory.
+func entryPath(b []byte) (string, int) {
+	l, n := binary.Uvarint(b)
+	if n <= 0 || l == 0 || uint64(len(b)-n) < l {
+		return "", 0
+	}
+	i := n + int(l)
+	p := unsafe.String(&b[n], int(l))
+	for range 6 { // size, mtime, ctime, inode, mode, checked
+		if _, n = binary.Uvarint(b[i:]); n <= 0 {
+			return "", 0
+		}
+		i += n
+	}
+	if len(b)-i < len(cas.ID{}) {
+		return "", 0
+	}
+	return p, i + len(cas.ID{})
 }
 
 // decodeStats unpacks encodeStats into out and returns its header (zero
