@@ -430,6 +430,12 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 	defer release()
 	ents, err := d.list((*lp)[:0])
 	*lp = ents
+	if err != nil && dir != "" && errors.Is(err, fs.ErrNotExist) {
+		// Removed since its parent's walk opened it (getdents on a
+		// deleted directory fails with ENOENT): it holds nothing, as if
+		// it had gone a moment earlier. The root's removal stays an error.
+		ents, err = ents[:0], nil
+	}
 	if err != nil {
 		return fmt.Errorf("capture: scan %s: %w", dir, err)
 	}
