@@ -150,6 +150,17 @@ func manifestByID(ctx context.Context, tx *sql.Tx, mid int64) (*Manifest, error)
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	// The rows must hash to the manifest's recorded hash: a damaged
+	// page can lose or change rows without SQLite noticing, and a rewind
+	// takes a path missing from a scanned turn's manifest as absent then
+	// (and deletes it).
+	var want []byte
+	if err := tx.QueryRowContext(ctx, `SELECT hash FROM manifests WHERE id = ?`, mid).Scan(&want); err != nil {
+		return nil, fmt.Errorf("manifest %d: %w", mid, notFound(err))
+	}
+	if h := m.hash(); string(want) != string(h[:]) {
+		return nil, fmt.Errorf("damaged: its %d files and %d skips do not hash to the hash recorded for it", len(m.Files), len(m.Skips))
+	}
 	return m, nil
 }
 
