@@ -259,14 +259,6 @@ func snapsOf(ctx context.Context, tx *sql.Tx, turnID int64) ([]FileSnap, error) 
 	return out, rows.Err()
 }
 
-// Capturing returns the open turn and its snapshot of path, if it has one
-// (a capture of path would then be a no-op), in one query: the capture hot
-// path. It fails with an error wrapping ErrNoOpenTurn.
-func (x *Index) Capturing(ctx context.Context, path string) (Checkpoint, *FileSnap, error) {
-	c, err := x.CapturingIn(ctx, path, StepRef{})
-	return c.Turn, c.Snap, err
-}
-
 // StepRef names the step a capture goes into: step Step of the turn with
 // id TurnID. The zero StepRef, or one naming a turn that is no longer the
 // open one, means the open turn's latest step (0 when it has none).
