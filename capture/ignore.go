@@ -4,7 +4,7 @@
 // `git check-ignore` by the differential tests in ignore_test.go.
 //
 // What ckpt adds to git's rules, and where it departs from them, is listed
-// in the README ("Ignore rules: known differences from git").
+// in docs/scan.md ("Ignore rules: known differences from git").
 
 package capture
 

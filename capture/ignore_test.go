@@ -138,7 +138,7 @@ var gitCorpus = []ignoreCase{
 }
 
 // knownGitDiffs are deliberate differences from git, keyed by
-// "layout name: path", each with its reason. Keep in step with the README.
+// "layout name: path", each with its reason. Keep in step with docs/scan.md.
 var knownGitDiffs = map[string]string{
 	"ckpt additions: build":            "a built-in default directory; only .ckptignore can bring it back, not a .gitignore negation",
 	"ckpt additions: build/x":          "inside a built-in default directory",

@@ -22,7 +22,7 @@
 // (retention, gc, verify, sessions). Package controller/httpapi serves
 // all of it over HTTP with the web page.
 //
-// Rewind semantics (DESIGN.md):
+// Rewind semantics (docs/design.md):
 //   - code: every path with a recorded event since turn T opened (a capture
 //     in any later turn, or a path a later rewind or undo rewrote) is put back
 //     to its state at T's start: the before-state of its first such event.

@@ -12,7 +12,7 @@ import (
 // ChangeKind says what a turn did to a path.
 type ChangeKind string
 
-// The change kinds of DESIGN.md, and Unchanged.
+// The change kinds of docs/design.md and docs/json.md, and Unchanged.
 const (
 	// Created: the path did not exist at the turn's start.
 	Created ChangeKind = "created"

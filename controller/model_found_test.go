@@ -214,7 +214,7 @@ func TestModelFoundPruneLeavingNothingReferenced(t *testing.T) {
 // After a conversation rewind the open turn is not the last one opened
 // (that one is hidden): retention protected the last opened turn only, so
 // `prune --keep 1` pruned the open turn, and its captures could no longer
-// be rewound (ErrPruned), although the README says the open turn is never
+// be rewound (ErrPruned), although docs/retention.md says the open turn is never
 // pruned.
 func TestModelFoundPruneKeepsTheOpenTurnAfterAConversationRewind(t *testing.T) {
 	e := newEnv(t)

@@ -15,8 +15,8 @@ package controller_test
 // point to, and the active conversation are compared with a plain
 // reference model, and every refusal with the one the model predicts.
 //
-// The model follows DESIGN.md and the package doc. Where they are silent it
-// makes these choices (the README states them):
+// The model follows docs/design.md and the package doc. Where they are silent it
+// makes these choices (the pages under docs/ state them):
 //   - A scanned turn's manifest records every file the ignore rules let
 //     through; a path it lacks did not exist then, so that is an event
 //     "absent at that turn's start" for a code rewind, but only when the

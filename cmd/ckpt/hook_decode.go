@@ -11,7 +11,7 @@ import (
 )
 
 // hookEvent is one agent hook event: Claude Code's JSON, which is also the
-// generic protocol documented in the README ("Agent hooks").
+// generic protocol documented in docs/agents/README.md.
 type hookEvent struct {
 	SessionID      string          `json:"session_id"`
 	TranscriptPath string          `json:"transcript_path"`

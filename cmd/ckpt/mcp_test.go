@@ -142,7 +142,7 @@ func TestMCPBinary(t *testing.T) {
 }
 
 // testMCPClaude registers `ckpt mcp` with the real Claude Code CLI, as the
-// README says, and has Claude check it: `claude mcp list` starts the server
+// docs/mcp.md says, and has Claude check it: `claude mcp list` starts the server
 // and reports it connected. HOME is a temp dir, so no real config is read
 // or written.
 func testMCPClaude(t *testing.T, e *mcpEnv) {
