@@ -38,8 +38,9 @@ func newHookCmd(a *app) *cobra.Command {
 	var o hookOptions
 	cmd := &cobra.Command{
 		Use:   "hook claude|generic|AGENT",
-		Short: "Handle one agent hook event (JSON on stdin); what `ckpt install claude` wires up",
-		Long: `Read one agent hook event as JSON on stdin and record it:
+		Short: "Handle one agent hook event (JSON on stdin); what `ckpt install AGENT` wires up",
+		Long: `Read one agent hook event as JSON on stdin and record it. For claude (and
+generic, the same JSON from any agent):
 
   UserPromptSubmit  open a turn labelled with "prompt" (its user message);
                     for claude, record its prompt_id and where it begins in
@@ -61,11 +62,11 @@ land in its open turn.
 
 The session is the event's session_id and the workspace its cwd (for
 claude, $CLAUDE_PROJECT_DIR when cwd is inside it); --store or $CKPT_HOME
-still chooses the store. Nothing is ever printed on stdout.
+still chooses the store. Nothing is printed on stdout.
 
 Other agents (codex, cursor, cline, copilot, gemini, opencode,
 windsurf) send their own events; "ckpt install AGENT" wires them up and
-the README's agent table says what each captures. For gemini, cursor
+docs/agents/ says what each captures. For gemini, cursor
 and cline the hook prints the JSON answer the agent expects on stdout.
 Their end events start the same background sync as Stop: codex Stop;
 gemini AfterAgent, SessionEnd; cursor stop, sessionEnd; copilot

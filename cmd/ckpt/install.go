@@ -59,10 +59,35 @@ type installOptions struct {
 func newInstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "install [claude|AGENT]",
-		Short: "Wire ckpt into Claude Code's hooks (.claude/settings.json)",
-		Long: `Merge ckpt's hooks into the workspace's .claude/settings.json (or
-~/.claude/settings.json with --user): UserPromptSubmit opens a turn per
+		Use:   "install [AGENT]",
+		Short: "Wire ckpt into an agent's hooks: claude, codex, gemini, cursor, copilot, cline, windsurf, opencode",
+		Long: `Write ckpt's hooks into AGENT's configuration for this workspace (--user:
+the agent's configuration for every project), so that every prompt opens a
+turn and every file is captured before a tool writes it. Other settings and
+hooks are kept; running it again changes nothing; an older ckpt entry is
+replaced in place. Prints what it changed. "ckpt uninstall AGENT" removes
+exactly what install added.
+
+  AGENT     writes (--user)
+  claude    .claude/settings.json (~/.claude/settings.json)
+  codex     .codex/hooks.json ($CODEX_HOME/hooks.json or ~/.codex/hooks.json)
+  gemini    .gemini/settings.json (~/.gemini/settings.json)
+  cursor    .cursor/hooks.json (~/.cursor/hooks.json)
+  copilot   .github/hooks/ckpt.json ($COPILOT_HOME/hooks/ or ~/.copilot/hooks/)
+  cline     .clinerules/hooks/ (~/Documents/Cline/Hooks/)
+  windsurf  .windsurf/hooks.json (~/.codeium/windsurf/hooks.json)
+  opencode  .opencode/plugin/ckpt.js (~/.config/opencode/plugin/)
+
+With no AGENT, it says which agents the workspace is set up for and what
+it would write, and changes nothing. --strict installs hooks that block a
+tool call whose capture fails. docs/agents/ has a page per agent.
+
+Installing also turns scan mode on for the workspace (every session of it,
+of any agent, inherits it), so a rewind also undoes shell edits; --no-scan
+leaves it off, and a tree too big to scan at every prompt turns it off again
+with one warning. Not with --user.
+
+Claude Code: UserPromptSubmit opens a turn per
 prompt, PreToolUse captures each file before Write, Edit or NotebookEdit
 changes it (and Bash or PowerShell keeps scan mode's manifest), SessionStart
 records a resume checkpoint in scan mode and links forked conversations,
@@ -71,7 +96,6 @@ remote. Other settings and hooks are kept; running it again changes
 nothing; an older ckpt install (another matcher, another binary path) is
 replaced in place. --statusline also sets Claude Code's statusLine to "ckpt
 statusline" (not over a status line of your own). Prints what it changed.
-"ckpt uninstall claude" removes exactly these entries.
 
 --http makes PreToolUse an http hook: Claude Code posts each tool call to
 "ckpt serve --hooks" on loopback (--port or --addr; default ` + defaultHookAddr + `),
@@ -80,19 +104,7 @@ go in .claude/settings.local.json (kept out of version control); the prompt
 and session-start hooks start the server when it is not running, and so does
 the install. While it is down Claude Code goes on and edits are not captured
 ("ckpt statusline" says so). Installing with or without --http switches in
-place.
-
-Installing also turns scan mode on for the workspace (every session of it,
-of any agent, inherits it), so a rewind also undoes shell edits; --no-scan
-leaves it off, and a tree too big to scan at every prompt turns it off again
-with one warning. Not with --user.
-
-Other agents: codex (.codex/hooks.json), gemini (.gemini/settings.json),
-cursor (.cursor/hooks.json), copilot (.github/hooks/ckpt.json), cline
-(.clinerules/hooks/), windsurf (.windsurf/hooks.json), opencode
-(.opencode/plugin/ckpt.js); --user writes the agent's user-level file.
-With no agent, it says which agents the workspace is set up for and
-what it would write, and changes nothing.`,
+place.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 || (len(args) == 1 && args[0] != "claude" && agents[args[0]] == nil) {
 				return usagef("install takes the agent: %s (none: detect the agents configured here)", strings.Join(agentNames(), ", "))
@@ -113,9 +125,9 @@ what it would write, and changes nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "leave scan mode as it is (install turns it on for the workspace)")
-	cmd.Flags().BoolVar(&o.user, "user", false, "install into ~/.claude/settings.json instead of the workspace's")
-	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hook with --strict: a failed capture blocks the edit")
-	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `also set Claude Code's statusLine to "ckpt statusline"`)
+	cmd.Flags().BoolVar(&o.user, "user", false, "install into the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hooks with --strict: a failed capture blocks the edit")
+	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `claude: also set Claude Code's statusLine to "ckpt statusline"`)
 	cmd.Flags().BoolVar(&o.http, "http", false, "claude: send tool calls to a resident ckpt (ckpt serve --hooks) over loopback HTTP instead of starting a process per call")
 	cmd.Flags().StringVar(&o.addr, "addr", "", "with --http: the hook server's loopback HOST:PORT (default "+defaultHookAddr+", or the store's current one)")
 	var port int
@@ -136,6 +148,9 @@ what it would write, and changes nothing.`,
 		if o.http && len(args) == 1 && args[0] != "claude" {
 			return usagef("--http is for claude (Claude Code's http hooks)")
 		}
+		if o.statusLine && (len(args) == 0 || args[0] != "claude") {
+			return usagef("--statusline is for claude (Claude Code's status line)")
+		}
 		return nil
 	}
 	return cmd
@@ -144,13 +159,16 @@ what it would write, and changes nothing.`,
 func newUninstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "uninstall claude|AGENT",
-		Short: "Remove ckpt's hooks from Claude Code's settings",
-		Long: `Remove the hook entries "ckpt install claude" added from the workspace's
-.claude/settings.json and .claude/settings.local.json (or
-~/.claude/settings.json with --user), and a statusLine running "ckpt
-statusline", leaving every other setting and hook as it was. The
-workspace's scan mode stays as it is.`,
+		Use:   "uninstall AGENT",
+		Short: "Remove exactly the hooks `ckpt install AGENT` added",
+		Long: `Remove the entries "ckpt install AGENT" added to the agent's configuration
+in this workspace (--user: the agent's configuration for every project; see
+"ckpt install --help" for where each agent's lives), leaving every other
+setting and hook as it was. A file ckpt created that is left with nothing
+else is removed; a file of that name that is not ckpt's is left alone.
+For claude that is .claude/settings.json and .claude/settings.local.json
+(or ~/.claude/settings.json), including a statusLine running "ckpt
+statusline". The workspace's scan mode stays as it is.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || (args[0] != "claude" && agents[args[0]] == nil) {
 				return usagef("uninstall takes the agent: %s", strings.Join(agentNames(), ", "))
@@ -164,7 +182,7 @@ workspace's scan mode stays as it is.`,
 			return a.runInstall(o, false)
 		},
 	}
-	cmd.Flags().BoolVar(&o.user, "user", false, "uninstall from ~/.claude/settings.json instead of the workspace's")
+	cmd.Flags().BoolVar(&o.user, "user", false, "uninstall from the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
 	return cmd
 }
 

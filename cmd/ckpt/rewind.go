@@ -42,7 +42,9 @@ func newRewindCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rewind TURN[.STEP] [-- CLAUDE-ARGS]",
 		Short: "Rewind code, conversation or both to the start of TURN (undo with `ckpt undo`)",
-		Long: `Put the session back to the start of TURN.
+		Long: `Put the session back to the start of TURN. Without TURN, on a terminal,
+pick one interactively: a turn or a step, its diff, a scope, and the files
+changed since the agent left them, then confirm.
 
   --scope code          files the agent touched since TURN get the bytes and mode
                         they had when TURN began; files created since are deleted

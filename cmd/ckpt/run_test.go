@@ -67,6 +67,7 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{[]string{"gc", "--grace", "NaNd"}, exitUsage, `--grace: "NaNd"`},
 		{[]string{"--json", "demo"}, exitUsage, "demo is a tour for people and has no --json output"},
 		{[]string{"serve", "--addr", "127.0.0.1:99999"}, exitUsage, `bad port "99999"`},
+		{[]string{"install", "codex", "--statusline"}, exitUsage, "--statusline is for claude"},
 	} {
 		t.Run(strings.Join(tc.args, "_"), func(t *testing.T) {
 			code, _, stderr := ckptRun(t, ws, store, tc.args...)
@@ -77,6 +78,36 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 				t.Errorf("stderr %q, want one line 'ckpt: ...%s...'", stderr, tc.msg)
 			}
 		})
+	}
+}
+
+// TestHelpCoversEveryAgent: install, uninstall and hook take every agent
+// of the registry, so their help says so, in the command list too.
+func TestHelpCoversEveryAgent(t *testing.T) {
+	ws, store := t.TempDir(), t.TempDir()
+	code, list, stderr := ckptRun(t, ws, store, "help")
+	if code != exitOK {
+		t.Fatalf("help exited %d: %s", code, stderr)
+	}
+	var installLine string
+	for _, l := range strings.Split(list, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "install ") {
+			installLine = l
+		}
+	}
+	for _, cmd := range []string{"install", "uninstall", "hook"} {
+		_, long, _ := ckptRun(t, ws, store, "help", cmd)
+		for _, name := range agentNames() {
+			if cmd == "install" && !strings.Contains(installLine, name) {
+				t.Errorf("ckpt help lists install as %q, which does not name %s", installLine, name)
+			}
+			if !strings.Contains(long, name) && !(cmd != "install" && strings.Contains(long, "ckpt install --help")) {
+				t.Errorf("ckpt help %s does not name %s", cmd, name)
+			}
+		}
+		if strings.Contains(long, "Claude Code's hooks (") || strings.Contains(long, "from Claude Code's settings") {
+			t.Errorf("ckpt help %s still speaks of Claude Code alone:\n%s", cmd, long)
+		}
 	}
 }
 

@@ -52,10 +52,10 @@ func newServeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the session over HTTP (JSON API, Server-Sent Events and a web page) on loopback",
-		Long: `Serve the session given by the global flags over HTTP: a JSON API for sessions,
-checkpoints, conversation, diff, rewind, undo, fork and summarize, a
-Server-Sent Events stream (/api/events) of changes, including changes made by
-other processes, and a web page at /.
+		Long: `Serve the session given by the global flags over HTTP: a JSON API for
+sessions, checkpoints, conversation, diff, rewind, undo, redo, history, fork
+and summarize, a Server-Sent Events stream (/api/events) of changes,
+including changes made by other processes, and a web page at /.
 
 It listens on loopback only (127.0.0.1, ::1 or localhost); another address is
 refused unless --allow-remote, which needs a token of at least 128 bits.

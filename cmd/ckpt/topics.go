@@ -30,9 +30,10 @@ it. Each workspace has its own default session; --session picks another.`},
   ckpt install claude                # hooks in .claude/settings.json (--user: ~/.claude)
 
 Then every prompt opens a turn (UserPromptSubmit) and every Write, Edit or
-NotebookEdit is captured before it runs (PreToolUse); Bash commands are
-covered by scan mode ("ckpt scan on"). Each Claude Code session is a ckpt
-session named by its session id:
+NotebookEdit is captured before it runs (PreToolUse); install turns scan
+mode on for the workspace, so what Bash commands change is rewound too
+(--no-scan leaves it off). Each Claude Code session is a ckpt session named
+by its session id:
 
   ckpt sessions                      # which session belongs to which workspace
   ckpt --session ID list
@@ -40,7 +41,10 @@ session named by its session id:
   ckpt --session ID undo
 
 "ckpt uninstall claude" removes exactly what install added. The hooks never
-block Claude unless installed with --strict.`},
+block Claude unless installed with --strict.
+
+Other agents are wired the same way: ckpt install codex, gemini, cursor,
+copilot, cline, windsurf or opencode ("ckpt install --help").`},
 	{"frontend", "Driving ckpt from a desktop, web or TUI front-end", `Driving ckpt from a front-end:
 
   ckpt serve                         # the API and a web page on 127.0.0.1
@@ -50,7 +54,7 @@ open_url is the page, token included. The page shows the session and its
 workspace, lists turns, previews a rewind as a diff with the files changed
 since the agent left them, rewinds code, conversation or both (forcing over
 changed files takes a second confirmation), and lists the history with Undo
-and Redo. See the README's HTTP API section for the routes and their JSON.
+and Redo. docs/http.md lists the routes and their JSON.
 
 A Go program embeds the same thing: import github.com/ckpt/ckpt/controller
 (Open, BeginTurn, Capture, Rewind, Undo, Subscribe); "go doc ./controller"

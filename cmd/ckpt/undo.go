@@ -24,7 +24,7 @@ func newUndoCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "undo",
 		Short: "Reverse the last rewind; repeat to walk further back",
-		Long: `Reverse the most recent rewind (or summarize, or redo) still in effect: the
+		Long: `Reverse the most recent rewind (or revert, summarize or redo) still in effect: the
 files it changed get back the exact bytes they had just before it, and its
 conversation change is reverted. Run it again to undo the one before that;
 "ckpt redo" walks forward again. --op ID reverses the op with that ID in
