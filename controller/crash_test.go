@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,8 +23,13 @@ func crashContent(i, version int) string {
 	return fmt.Sprintf("file %d version %d\n%s", i, version, strings.Repeat("x", 100+i*37%4000))
 }
 
-// TestCrashHelperProcess is the process TestCrashRewind kills: it rewinds
-// and undoes the session in a loop until it is killed.
+// TestCrashHelperProcess is the process TestCrashRewind kills. With
+// CKPT_TEST_CRASH_OP and CKPT_TEST_CRASH_AT set it runs one op (a rewind,
+// or an undo after a rewind) and SIGKILLs itself at a named point of it:
+// just before the AT-th path is replaced (1: every new content staged and
+// durable, nothing renamed yet), through the test-only hook of
+// export_test.go. Without them it rewinds and undoes in a loop until it is
+// killed from outside (the soak, CKPT_SOAK_CRASH).
 func TestCrashHelperProcess(t *testing.T) {
 	ws, store := os.Getenv("CKPT_CRASH_WS"), os.Getenv("CKPT_CRASH_STORE")
 	if ws == "" {
@@ -35,37 +41,77 @@ func TestCrashHelperProcess(t *testing.T) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
-	for {
+	rewind := func() {
 		if _, err := c.Rewind(ctx, 0, checkpoints.ScopeBoth, controller.RewindOptions{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
+	}
+	undo := func() {
 		if _, err := c.Undo(ctx, controller.UndoOptions{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
 	}
+	if op := os.Getenv("CKPT_TEST_CRASH_OP"); op != "" {
+		at, err := strconv.Atoi(os.Getenv("CKPT_TEST_CRASH_AT"))
+		if err != nil || at < 1 {
+			fmt.Fprintln(os.Stderr, "CKPT_TEST_CRASH_AT: want a number from 1")
+			os.Exit(3)
+		}
+		if op == "undo" {
+			rewind()
+		}
+		n := 0
+		controller.SetBeforeReplace(c, func(string) {
+			if n++; n == at {
+				p, _ := os.FindProcess(os.Getpid())
+				p.Kill()
+				select {} // the kill lands; nothing more of the op runs
+			}
+		})
+		if op == "undo" {
+			undo()
+		} else {
+			rewind()
+		}
+		fmt.Fprintf(os.Stderr, "the %s ended before replacing path %d\n", op, at)
+		os.Exit(3)
+	}
+	for {
+		rewind()
+		undo()
+	}
 }
 
-// TestCrashRewind SIGKILLs a process in the middle of rewinds and undos of
-// 150 files, many times. After each kill the next Open must leave the
-// workspace wholly at one side of the interrupted op (never half-rewound),
-// no temp file behind, nothing pending, and rewind and undo must still work
-// to exact bytes.
+// TestCrashRewind SIGKILLs a process in the middle of a rewind or an undo
+// of 150 files, at named points: before the first rename, after one, after
+// half, before the last. The next Open must leave the workspace wholly at
+// one side of the interrupted op (never half-rewound), no temp file
+// behind, nothing pending, and rewind and undo must still work to exact
+// bytes. CKPT_SOAK_CRASH=N adds N kills at random moments of a
+// rewind/undo loop (a soak; how many land in flight is luck, so it is
+// logged, not asserted).
 func TestCrashRewind(t *testing.T) {
-	rounds := 30
-	if testing.Short() {
-		rounds = 5
+	t.Parallel()
+	type point struct {
+		op string
+		at int // 0: a kill from outside at a random moment
+	}
+	var points []point
+	for _, op := range []string{"rewind", "undo"} {
+		for _, at := range []int{1, 2, crashFiles / 2, crashFiles} {
+			points = append(points, point{op, at})
+		}
+	}
+	if n, _ := strconv.Atoi(os.Getenv("CKPT_SOAK_CRASH")); n > 0 {
+		for range n {
+			points = append(points, point{"loop", 0})
+		}
 	}
 	ctx := context.Background()
-	interrupted := 0 // rounds killed between an op's plan and its finish
-	defer func() {
-		t.Logf("%d of %d kills interrupted an op in flight", interrupted, rounds)
-		if interrupted == 0 && !t.Failed() {
-			t.Errorf("no kill landed while an op was in flight: the test exercised no recovery")
-		}
-	}()
-	for round := 0; round < rounds; round++ {
+	interrupted := 0
+	for round, pt := range points {
 		e := newEnv(t)
 		for i := 0; i < crashFiles; i++ {
 			e.write(fmt.Sprintf("d%d/f%03d.txt", i%7, i), crashContent(i, 0))
@@ -79,23 +125,33 @@ func TestCrashRewind(t *testing.T) {
 
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashHelperProcess$")
 		cmd.Env = append(os.Environ(), "CKPT_CRASH_WS="+e.ws, "CKPT_CRASH_STORE="+e.store)
+		if pt.at > 0 {
+			cmd.Env = append(cmd.Env, "CKPT_TEST_CRASH_OP="+pt.op, "CKPT_TEST_CRASH_AT="+strconv.Itoa(pt.at))
+		}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(20+rand.Intn(300)) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
+		if pt.at == 0 {
+			time.Sleep(time.Duration(20+rand.Intn(300)) * time.Millisecond)
+			cmd.Process.Kill()
+		}
 		err := cmd.Wait()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("round %d: helper ended on its own (%v): %s", round, err, stderr.String())
+			t.Fatalf("round %d (%s at %d): helper ended on its own (%v): %s", round, pt.op, pt.at, err, stderr.String())
 		}
 
+		pending := false
 		if idx, err := checkpoints.Open(ctx, checkpoints.SessionDir(e.store, e.session())); err == nil {
-			if _, err := idx.PendingOp(ctx); err == nil {
-				interrupted++
-			}
+			_, err := idx.PendingOp(ctx)
+			pending = err == nil
 			idx.Close()
+		}
+		if pending {
+			interrupted++
+		} else if pt.at > 0 {
+			t.Fatalf("round %d: killed before replacing path %d of the %s, yet no op is pending", round, pt.at, pt.op)
 		}
 		e.reopen() // recovery runs here
 		if _, err := controller.IndexOf(e.c).PendingOp(ctx); err == nil {
@@ -117,6 +173,7 @@ func TestCrashRewind(t *testing.T) {
 		}
 		e.checkAll(t, round, 0)
 	}
+	t.Logf("%d of %d kills interrupted an op in flight", interrupted, len(points))
 }
 
 // checkAll asserts every file holds the given version and no temp file is
