@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -22,8 +21,8 @@ import (
 
 // `ckpt mcp` is exercised as a real subprocess of the real binary, by real
 // MCP clients: the Go SDK's client over a command transport, raw JSON-RPC
-// lines (stdout must carry nothing else), and the MCP Inspector's CLI from
-// npm when it can be had.
+// lines (stdout must carry nothing else), and the MCP Inspector's CLI when
+// $CKPT_MCP_INSPECTOR names it (.ci/run installs it from npm).
 
 // mcpEnv is a workspace whose three turns were recorded by the ckpt binary:
 //
@@ -394,57 +393,24 @@ func testMCPStdout(t *testing.T, e *mcpEnv) {
 	}
 }
 
-// inspectorVersion is the MCP Inspector the test installs from npm.
-const inspectorVersion = "2.12.0"
-
 // inspector finds the MCP Inspector's launcher: $CKPT_MCP_INSPECTOR, then
-// mcp-inspector on PATH, then an install from npm into the user cache
-// (kept for later runs). It returns a reason to skip when none can be had.
-func inspector(t *testing.T) (string, string) {
+// mcp-inspector on PATH. It returns a reason to skip when neither is there:
+// go test installs nothing and reaches no network; .ci/run installs the
+// pinned @modelcontextprotocol/inspector with npm and sets the variable.
+func inspector() (string, string) {
 	if p := os.Getenv("CKPT_MCP_INSPECTOR"); p != "" {
 		return p, ""
 	}
 	if p, err := exec.LookPath("mcp-inspector"); err == nil {
 		return p, ""
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", "npm not installed"
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", "no user cache directory to install into"
-	}
-	dir := filepath.Join(cache, "ckpt-test", "mcp-inspector-"+inspectorVersion)
-	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, ""
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err.Error()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--prefix", dir, "@modelcontextprotocol/inspector@"+inspectorVersion)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Sprintf("npm install @modelcontextprotocol/inspector@%s failed (registry unreachable?): %v: %s", inspectorVersion, err, lastLine(out))
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return "", "npm installed no mcp-inspector launcher"
-	}
-	return bin, ""
-}
-
-func lastLine(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	return s[strings.LastIndexByte(s, '\n')+1:]
+	return "", "neither $CKPT_MCP_INSPECTOR nor mcp-inspector on $PATH"
 }
 
 // testMCPInspector drives `ckpt mcp` with the MCP Inspector's CLI mode:
 // list the tools, rewind, and undo, checking the files on disk.
 func testMCPInspector(t *testing.T, e *mcpEnv) {
-	bin, why := inspector(t)
+	bin, why := inspector()
 	if bin == "" {
 		t.Skipf("MCP Inspector CLI unavailable: %s (set CKPT_MCP_INSPECTOR to its mcp-inspector launcher)", why)
 	}
