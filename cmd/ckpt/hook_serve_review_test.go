@@ -23,7 +23,7 @@ import (
 // group or world read access once it holds the hook server's token:
 // another local user could read the token and drive the server.
 func TestInstallHTTPTightensExistingSettings(t *testing.T) {
-	r := newHookRig(t, buildCkpt(t))
+	r := newHookRig(t, ckptBinary(t))
 	local := filepath.Join(r.ws, ".claude", "settings.local.json")
 	user := filepath.Join(r.home, ".claude", "settings.json")
 	for _, p := range []string{local, user} {
@@ -78,7 +78,7 @@ func (r *hookRig) hookRequest(method, path, host, token string, body []byte) (in
 // refused however it came by the rest of the request. The server's own
 // address and localhost with its port are accepted.
 func TestHookServerRefusesForeignHost(t *testing.T) {
-	r := newHookRig(t, buildCkpt(t))
+	r := newHookRig(t, ckptBinary(t))
 	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")
 	tok := r.token()
 	r.waitServer()
@@ -106,7 +106,7 @@ func TestHookServerRefusesForeignHost(t *testing.T) {
 // 200 must be in its session's checkpoint, the server must exit cleanly,
 // and the store must verify clean.
 func TestHookServerStopsWithEventsInFlight(t *testing.T) {
-	r := newHookRig(t, buildCkpt(t))
+	r := newHookRig(t, ckptBinary(t))
 	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")
 	tok := r.token()
 	r.waitServer()
@@ -201,7 +201,7 @@ func TestHookServerStopsWithEventsInFlight(t *testing.T) {
 // listener another local user put on that port (the default port is
 // well known) must not be able to make ckpt signal a process of ours.
 func TestInstallHTTPSignalsNoPidAPingNames(t *testing.T) {
-	r := newHookRig(t, buildCkpt(t))
+	r := newHookRig(t, ckptBinary(t))
 	victim := exec.Command("sleep", "60")
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)

@@ -204,7 +204,7 @@ func settingsHooks(t *testing.T, path string) map[string][]hookEntry {
 // between command and http hooks moves them in place, and uninstall
 // removes both kinds.
 func TestInstallClaudeHTTP(t *testing.T) {
-	r := newHookRig(t, buildCkpt(t))
+	r := newHookRig(t, ckptBinary(t))
 	shared := filepath.Join(r.ws, ".claude", "settings.json")
 	local := filepath.Join(r.ws, ".claude", "settings.local.json")
 
@@ -298,7 +298,7 @@ func TestInstallClaudeHTTP(t *testing.T) {
 // failure comes back as Claude Code's deny decision; and the prompt's
 // command hook starts the server again when it is not running.
 func TestHookServerEvents(t *testing.T) {
-	r := newHookRig(t, buildCkpt(t))
+	r := newHookRig(t, ckptBinary(t))
 	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")
 	tok := r.token()
 	r.waitServer()

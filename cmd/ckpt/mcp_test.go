@@ -131,9 +131,9 @@ func (e *mcpEnv) mcpCmd(stderr io.Writer) *exec.Cmd {
 
 func TestMCPBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the real binary")
+		t.Skip("runs the real binary as a process")
 	}
-	bin := buildCkpt(t)
+	bin := ckptBinary(t)
 	t.Run("go_sdk_client", func(t *testing.T) { testMCPGoClient(t, newMCPEnv(t, bin)) })
 	t.Run("stdout_is_jsonrpc_only", func(t *testing.T) { testMCPStdout(t, newMCPEnv(t, bin)) })
 	t.Run("inspector_cli", func(t *testing.T) { testMCPInspector(t, newMCPEnv(t, bin)) })

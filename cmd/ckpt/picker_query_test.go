@@ -57,7 +57,7 @@ func TestNoTerminalQuery(t *testing.T) {
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Skip("script(1) not installed")
 	}
-	bin := buildCkpt(t)
+	bin := ckptBinary(t)
 	e := newPickerEnv(t, bin)
 
 	// onTerminal starts args on the pseudo-terminal and returns what it

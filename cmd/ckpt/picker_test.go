@@ -19,22 +19,6 @@ import (
 // detached tmux session; keys go in with send-keys and the screen comes
 // back with capture-pane.
 
-// buildCkpt builds the real binary into a temp dir of t.
-func buildCkpt(t testing.TB) string {
-	t.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "ckpt")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/ckpt")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // pickerEnv is a workspace with three turns, a store, and a tmux server of
 // its own.
 type pickerEnv struct {
@@ -175,7 +159,7 @@ func TestPicker(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed: the picker needs a real terminal to test")
 	}
-	bin := buildCkpt(t)
+	bin := ckptBinary(t)
 
 	t.Run("navigate_preview_scope_confirm", func(t *testing.T) {
 		e := newPickerEnv(t, bin)

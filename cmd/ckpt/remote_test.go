@@ -30,7 +30,7 @@ func newRemoteRig(t *testing.T) *remoteRig {
 	t.Helper()
 	srv := s3test.Start(t)
 	srv.Config(t, "ckpt", "")
-	return &remoteRig{t: t, bin: buildCkpt(t), srv: srv, endpoint: srv.URL, root: t.TempDir()}
+	return &remoteRig{t: t, bin: ckptBinary(t), srv: srv, endpoint: srv.URL, root: t.TempDir()}
 }
 
 func (r *remoteRig) env() []string {

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,12 +15,23 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// TestMain lets the test binary act as the real ckpt binary: testscript runs
-// "ckpt" in scripts as a separate process executing main.
+// TestMain lets the test binary act as the real ckpt binary: testscript
+// puts a copy of it on $PATH as "ckpt", and started under that name it runs
+// main, signals and all. Scripts, the agent harnesses and every test that
+// needs the binary as a process (ckptBinary) run that copy, so no test
+// builds cmd/ckpt.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"ckpt": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
-	})
+	testscript.Main(m, map[string]func(){"ckpt": main})
+}
+
+// ckptBinary is the path of the ckpt binary TestMain put on $PATH.
+func ckptBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("ckpt")
+	if err != nil {
+		t.Fatalf("no ckpt on $PATH, which TestMain puts there: %v", err)
+	}
+	return bin
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script against the

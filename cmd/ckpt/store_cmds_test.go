@@ -67,7 +67,7 @@ func TestQuotaBoundsBytesOnDisk(t *testing.T) {
 		t.Skip("runs the binary 150 times")
 	}
 	const quota = 20 << 20
-	bin := buildCkpt(t)
+	bin := ckptBinary(t)
 	ws, store := t.TempDir(), t.TempDir()
 	rng := rand.New(rand.NewSource(10))
 	content := make([]byte, 1<<20)
