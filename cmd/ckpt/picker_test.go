@@ -19,6 +19,10 @@ import (
 // detached tmux session; keys go in with send-keys and the screen comes
 // back with capture-pane.
 
+// screenWait bounds every wait for the screen or an exit: a guard against
+// a hang, not a speed test, so generous for a loaded machine.
+const screenWait = 2 * time.Minute
+
 // pickerEnv is a workspace with three turns, a store, and a tmux server of
 // its own.
 type pickerEnv struct {
@@ -116,7 +120,7 @@ func (e *pickerEnv) screen() string {
 // waitScreen polls the pane until it satisfies ok, failing after a deadline.
 func (e *pickerEnv) waitScreen(what string, ok func(screen string) bool) string {
 	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(screenWait)
 	for {
 		s := e.screen()
 		if ok(s) {
@@ -137,7 +141,7 @@ func (e *pickerEnv) waitFor(want string) string {
 // waitExit waits for the picker process to exit and returns its exit code line.
 func (e *pickerEnv) waitExit() string {
 	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(screenWait)
 	for {
 		b, _ := os.ReadFile(e.log)
 		if s := strings.TrimSpace(string(b)); s != "" {
@@ -162,6 +166,7 @@ func TestPicker(t *testing.T) {
 	bin := ckptBinary(t)
 
 	t.Run("navigate_preview_scope_confirm", func(t *testing.T) {
+		t.Parallel() // each subtest has its own workspace, store and tmux server
 		e := newPickerEnv(t, bin)
 		e.start()
 		// Newest first: turn 2 is selected and its preview is a rewind to
@@ -210,6 +215,7 @@ func TestPicker(t *testing.T) {
 	// A turn's steps are rows under it: choosing one goes straight to the
 	// confirmation (code only) and rewinds to just before that tool call.
 	t.Run("step", func(t *testing.T) {
+		t.Parallel() // each subtest has its own workspace, store and tmux server
 		e := newPickerEnv(t, bin)
 		e.ckpt("step", "--tool", "Edit")
 		e.ckpt("capture", "a.txt")
@@ -256,6 +262,7 @@ func TestPicker(t *testing.T) {
 	})
 
 	t.Run("code_only", func(t *testing.T) {
+		t.Parallel() // each subtest has its own workspace, store and tmux server
 		e := newPickerEnv(t, bin)
 		e.start()
 		e.waitFor("Rewind to the start of which turn?")
@@ -317,6 +324,7 @@ func TestPicker(t *testing.T) {
 	}
 
 	t.Run("conflicts_force", func(t *testing.T) {
+		t.Parallel() // each subtest has its own workspace, store and tmux server
 		e := newPickerEnv(t, bin)
 		conflictScreens(e)
 		e.keys("Down")
@@ -339,6 +347,7 @@ func TestPicker(t *testing.T) {
 	})
 
 	t.Run("conflicts_no_on_force_screen", func(t *testing.T) {
+		t.Parallel() // each subtest has its own workspace, store and tmux server
 		e := newPickerEnv(t, bin)
 		e.write("b.txt", "hand edit\n")
 		before := e.snapshot()
@@ -356,6 +365,7 @@ func TestPicker(t *testing.T) {
 	// At 60 columns every prompt is still readable whole: prose wraps,
 	// list rows and paths are cut with an ellipsis.
 	t.Run("narrow_60_columns", func(t *testing.T) {
+		t.Parallel() // each subtest has its own workspace, store and tmux server
 		e := newPickerEnv(t, bin)
 		e.write("b.txt", "hand edit\n")
 		before := e.snapshot()
@@ -417,6 +427,7 @@ func TestPicker(t *testing.T) {
 		{"enter_on_confirm_default", [][2]string{{"> turn 2", "Down"}, {"> turn 1", "Enter"}, {"conversation only", "Enter"}, {"> No, keep everything", "Enter"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each subtest has its own workspace, store and tmux server
 			e := newPickerEnv(t, bin)
 			before := e.snapshot()
 			e.start()
