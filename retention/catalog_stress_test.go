@@ -22,6 +22,7 @@ import (
 // find every blob an index references. CKPT_CATALOG_STRESS sets how long
 // it runs (a Go duration; default 8s).
 func TestCatalogGCStress(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs ckpt processes for seconds")
 	}

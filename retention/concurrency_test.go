@@ -34,6 +34,7 @@ func captureContent(session, worker, k int) string {
 // capture must be in the index with the right blob (no row lost), each
 // path recorded once, and verify must be clean.
 func TestConcurrentCapture(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		sessions int

@@ -21,6 +21,7 @@ import (
 // together; then every session must verify. CKPT_FORK_RACE sets how long
 // (default 10s).
 func TestForkRacesPruneAndGC(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs for seconds")
 	}

@@ -135,6 +135,7 @@ func raceRoundCLI(tb testing.TB, c cli, r int) {
 // turn must restore them. It reports how often gc swept a planted blob
 // before its capture stored it again (the race was run, not dodged).
 func TestGCRacingCapture(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		rounds int // turns opened while gc loops
@@ -143,6 +144,7 @@ func TestGCRacingCapture(t *testing.T) {
 		{"api", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			rounds := tc.rounds
 			if testing.Short() {
 				rounds /= 4
