@@ -88,6 +88,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -1933,16 +1934,33 @@ func (x *machine) run(steps int) {
 	}
 }
 
-func runSeed(t *testing.T, seed int64, steps int, bin string, stats map[string]int, withSteps bool) {
+func runSeed(t *testing.T, seed int64, steps int, bin string, stats *modelStats, withSteps bool) {
 	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))}, bin)
 	x.withSteps = withSteps
 	defer x.close()
+	defer stats.add(x.stats) // also when the sequence stops the test
 	x.run(steps)
-	for k, v := range x.stats {
-		stats[k] += v
-	}
 	if x.failed {
 		t.Logf("seed %d (rerun: CKPT_MODEL_SEED=%d go test ./controller -run '%s')", seed, seed, strings.Split(t.Name(), "/")[0])
+	}
+}
+
+// modelStats adds up what the sequences of one test did; they run in
+// parallel.
+type modelStats struct {
+	mu     sync.Mutex
+	counts map[string]int
+	failed []int64 // seeds that diverged
+}
+
+func (s *modelStats) add(counts map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.counts == nil {
+		s.counts = map[string]int{}
+	}
+	for k, v := range counts {
+		s.counts[k] += v
 	}
 }
 
@@ -1989,23 +2007,35 @@ func runModel(t *testing.T, n, steps int, bin string) {
 		n = v
 	}
 	start := time.Now()
-	stats := map[string]int{}
-	var failed []int64
+	stats := &modelStats{}
+	// The sequences are independent (each its own workspace and store) and
+	// run in parallel; the summary is logged once they all have.
+	t.Cleanup(func() {
+		t.Logf("%d sequences of up to %d steps in %s, %d divergent %v", n, steps, time.Since(start).Round(time.Millisecond), len(stats.failed), stats.failed)
+		for _, k := range slices.Sorted(maps.Keys(stats.counts)) {
+			t.Logf("  %6d %s", stats.counts[k], k)
+		}
+	})
 	for i := 0; i < n; i++ {
 		seed := base + int64(i)
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, steps, bin, stats, true) })
-		if !ok {
-			failed = append(failed, seed)
-			t.Errorf("seed %d diverged (rerun with CKPT_MODEL_SEED=%d)", seed, seed)
-			if len(failed) >= 10 {
-				t.Fatalf("stopping after %d divergent sequences: %v", len(failed), failed)
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			stats.mu.Lock()
+			stop := len(stats.failed) >= 10
+			stats.mu.Unlock()
+			if stop {
+				t.Skip("stopped after 10 divergent sequences")
 			}
-		}
-	}
-	t.Logf("%d sequences of up to %d steps in %s, %d divergent %v", n, steps, time.Since(start).Round(time.Millisecond), len(failed), failed)
-	keys := slices.Sorted(maps.Keys(stats))
-	for _, k := range keys {
-		t.Logf("  %6d %s", stats[k], k)
+			defer func() {
+				if t.Failed() {
+					stats.mu.Lock()
+					stats.failed = append(stats.failed, seed)
+					stats.mu.Unlock()
+					t.Errorf("seed %d diverged (rerun with CKPT_MODEL_SEED=%d)", seed, seed)
+				}
+			}()
+			runSeed(t, seed, steps, bin, stats, true)
+		})
 	}
 }
 
@@ -2033,9 +2063,12 @@ var keptSeeds = []int64{
 }
 
 func TestModelKeptSeeds(t *testing.T) {
-	stats := map[string]int{}
+	stats := &modelStats{}
 	for _, seed := range keptSeeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSeed(t, seed, 40, "", stats, false) })
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			runSeed(t, seed, 40, "", stats, false)
+		})
 	}
 }
 
