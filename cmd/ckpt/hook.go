@@ -32,6 +32,13 @@ type hookOptions struct {
 	// of the hook process; "" over HTTP, where the session's workspace
 	// decides).
 	projectDir string
+	// scope, over HTTP, is the directory the request's token is good
+	// for: an event whose workspace is not at or below it is refused.
+	scope string
+	// scanTurn makes a prompt's turn record the whole workspace, as scan
+	// mode does: the hook server its tool calls post to is not proven to
+	// be running (ensureHookServer).
+	scanTurn bool
 }
 
 func newHookCmd(a *app) *cobra.Command {
@@ -103,6 +110,9 @@ events are reported on stderr and record nothing.`,
 type hookFailure struct {
 	msg   string
 	block bool
+	// refused: the event is outside what its token is good for (over
+	// HTTP; answered 403).
+	refused bool
 }
 
 // runHook handles one event. Every problem ends as one stderr line; only a
@@ -136,12 +146,14 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	if o.agent == "claude" {
 		o.projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
 	}
+	if o.startServer {
+		// Before the event: a prompt whose tool calls will not reach a
+		// proven server records the whole workspace as its turn opens.
+		o.scanTurn = !a.ensureHookServer()
+	}
 	ps := &processSessions{a: a}
 	f := a.handleHook(ctx, o, data, ps)
 	ps.done()
-	if o.startServer {
-		a.ensureHookServer()
-	}
 	return f
 }
 
@@ -257,6 +269,14 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 			ws = p
 		}
 	}
+	if o.scope != "" {
+		// Over HTTP: nothing outside the token's install, not even a
+		// session created there (nor a fork, below).
+		root, err := controller.WorkspaceRoot(ws)
+		if err != nil || !within(o.scope, root) {
+			return &hookFailure{msg: fmt.Sprintf("workspace %s is not inside %s, which this hook token was installed for; nothing recorded", ws, o.scope), refused: true}
+		}
+	}
 	// A Claude Code session ckpt has not seen, whose transcript already
 	// holds a conversation ckpt recorded (a fork: SessionStart source
 	// "fork", or the first prompt of a session --fork-session made),
@@ -308,7 +328,7 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 				ct.ResumeAt = forkedAt
 			}
 		}
-		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{})
+		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{Scan: o.scanTurn})
 		if err != nil {
 			return &hookFailure{msg: "open turn: " + oneLine(err)}
 		}
