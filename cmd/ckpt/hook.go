@@ -25,8 +25,9 @@ type hookOptions struct {
 	agent  string // "claude" or "generic"
 	strict bool
 	// startServer makes sure the resident hook server (`ckpt serve
-	// --hooks`) runs after the event: what `ckpt install claude --http`
-	// installs on the prompt and session-start events.
+	// --hooks`) runs, proven, before the event is handled: what `ckpt
+	// install claude --http` installs on the prompt and session-start
+	// events.
 	startServer bool
 	// projectDir is Claude Code's project directory ($CLAUDE_PROJECT_DIR
 	// of the hook process; "" over HTTP, where the session's workspace
@@ -101,7 +102,7 @@ events are reported on stderr and record nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "block the tool call (exit 2) when its capture fails")
-	cmd.Flags().BoolVar(&o.startServer, "start-server", false, "after the event, start the resident hook server (ckpt serve --hooks) when it is not running")
+	cmd.Flags().BoolVar(&o.startServer, "start-server", false, "first make sure the resident hook server (ckpt serve --hooks) runs and proves it is this store's, starting it when nothing answers; when it cannot be proven, warn and open the prompt's turn with a scan of the workspace")
 	return cmd
 }
 

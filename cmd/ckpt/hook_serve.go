@@ -378,6 +378,9 @@ func (a *app) ensureHookServer() bool {
 		for try := 0; try < 100 && st == hookDown; try++ {
 			time.Sleep(30 * time.Millisecond)
 			_, st = probeHookServer(a.store, cfg, 500*time.Millisecond)
+			if st == hookDown && try >= 5 && !bgRunning(a.store, serverLockFile) {
+				break // it exited: its log says why
+			}
 		}
 	}
 	switch st {

@@ -396,7 +396,11 @@ func (a *app) hookRoot(o installOptions) (string, error) {
 		}
 		dir = home
 	}
-	return controller.WorkspaceRoot(dir)
+	root, err := controller.WorkspaceRoot(dir)
+	if err == nil && filepath.Dir(root) == root {
+		return "", usagef("%s is the filesystem root: a hook token for it would be good for every directory", root)
+	}
+	return root, err
 }
 
 // hookServerFor configures the store's hook server for an http install
