@@ -442,8 +442,9 @@ type hookServer struct {
 	// /hook/stop does.
 	stop func()
 
-	cfgMu sync.Mutex
-	cfg   hookServerConfig // the store's; read again when a token is not in it
+	cfgMu   sync.Mutex
+	cfg     hookServerConfig // the store's (config)
+	cfgFile os.FileInfo      // its file when read
 
 	mu   sync.Mutex
 	kept map[keptKey]*keptSession
@@ -465,26 +466,32 @@ type keptSession struct {
 
 // newHookServer returns the hook server of a's store. Its tokens and key
 // are the store's hook server configuration (none: every event is
-// refused), read now and again whenever a request carries a token it
-// does not know (an install since).
+// refused), read again whenever its file changes (an install or an
+// uninstall since).
 func newHookServer(a *app) *hookServer {
 	s := &hookServer{a: a, kept: map[keptKey]*keptSession{}}
 	s.challenge, _ = randomHex(32)
-	s.cfg, _, _ = loadHookServer(a.store)
 	s.last.Store(time.Now().UnixNano())
 	return s
 }
 
-// config returns the store's hook server configuration, read again when
-// reload is set.
-func (s *hookServer) config(reload bool) hookServerConfig {
+// config returns the store's hook server configuration as its file holds
+// it now.
+func (s *hookServer) config() hookServerConfig {
 	s.cfgMu.Lock()
 	defer s.cfgMu.Unlock()
-	if reload {
-		if cfg, ok, err := loadHookServer(s.a.store); err == nil && ok {
-			s.cfg = cfg
-		} else if err != nil {
+	fi, err := os.Stat(filepath.Join(s.a.store, hookServerFile))
+	if err == nil && s.cfgFile != nil && os.SameFile(fi, s.cfgFile) && fi.ModTime().Equal(s.cfgFile.ModTime()) && fi.Size() == s.cfgFile.Size() {
+		return s.cfg
+	}
+	s.cfg, s.cfgFile = hookServerConfig{}, fi
+	if err == nil {
+		cfg, ok, err := loadHookServer(s.a.store)
+		switch {
+		case err != nil:
 			s.logf("ckpt: hook server: %s", oneLine(err))
+		case ok:
+			s.cfg = cfg
 		}
 	}
 	return s.cfg
@@ -496,10 +503,7 @@ func (s *hookServer) scope(r *http.Request) (string, bool) {
 	if !ok || got == "" {
 		return "", false
 	}
-	if root, ok := s.config(false).scopeOf(got); ok {
-		return root, true
-	}
-	return s.config(true).scopeOf(got)
+	return s.config().scopeOf(got)
 }
 
 // hookAgents are the agents whose events the server takes: those whose
@@ -526,7 +530,7 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.last.Store(time.Now().UnixNano()) // the prompt's check keeps the server up for its turn
 		who := hookServerPing{Ckpt: buildVersion().String(), Store: s.a.store, Pid: os.Getpid(), Challenge: s.challenge}
 		if nonce := r.URL.Query().Get("nonce"); nonce != "" {
-			if key := s.config(false).Key; key != "" {
+			if key := s.config().Key; key != "" {
 				who.Proof = pingProof(key, nonce, r.Host, who)
 			}
 		}
@@ -534,7 +538,7 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(who)
 		return
 	case agent == "stop" && r.Method == http.MethodPost && s.stop != nil:
-		key := s.config(false).Key
+		key := s.config().Key
 		if key == "" || !hmac.Equal([]byte(r.Header.Get(stopHeader)), []byte(stopProof(key, s.challenge))) {
 			http.Error(w, "stopping the hook server takes its key", http.StatusUnauthorized)
 			return

@@ -352,4 +352,10 @@ func TestHookTokenScope(t *testing.T) {
 	if code := call(http.MethodPost, "/hook/claude", tok, event("in", r.ws, "UserPromptSubmit", map[string]any{"prompt": "via serve"})); code != http.StatusOK {
 		t.Errorf("the hook token on ckpt serve's /hook/claude: %d, want 200", code)
 	}
+
+	// Uninstalling revokes the token at once, in the running server.
+	r.ckpt("", "uninstall", "claude")
+	if code, body := r.post("/hook/claude", tok, event("in", r.ws, "UserPromptSubmit", map[string]any{"prompt": "after uninstall"})); code != http.StatusUnauthorized {
+		t.Errorf("the token after uninstall: %d %q, want 401", code, body)
+	}
 }
