@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -357,5 +358,45 @@ func TestHookTokenScope(t *testing.T) {
 	r.ckpt("", "uninstall", "claude")
 	if code, body := r.post("/hook/claude", tok, event("in", r.ws, "UserPromptSubmit", map[string]any{"prompt": "after uninstall"})); code != http.StatusUnauthorized {
 		t.Errorf("the token after uninstall: %d %q, want 401", code, body)
+	}
+}
+
+// TestHookServerConfigFile: a configuration an older ckpt wrote (one
+// store-wide token, no key) is reported, and an install replaces it with
+// a key and per-install tokens, the old token gone; a file other users
+// can read, or a store directory they can write, is refused: its key is
+// what proves the server.
+func TestHookServerConfigFile(t *testing.T) {
+	store := t.TempDir()
+	path := filepath.Join(store, hookServerFile)
+	old := `{"addr":"127.0.0.1:7291","token":"` + testToken + `"}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := loadHookServer(store); ok || !errors.Is(err, errOldHookServer) {
+		t.Fatalf("older configuration: ok %v, err %v; want errOldHookServer", ok, err)
+	}
+	cfg, tok, err := configureHookServer(store, "127.0.0.1:20001", "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok == testToken || tokenBits(cfg.Key) < 2*minTokenBits || len(cfg.Tokens) != 1 || cfg.Tokens[0].Root != "/ws" {
+		t.Fatalf("after install over an older configuration: %+v (token %s)", cfg, tok)
+	}
+	if _, ok := cfg.scopeOf(testToken); ok {
+		t.Error("the older token still works")
+	}
+	if _, ok, err := loadHookServer(store); !ok || err != nil {
+		t.Fatalf("reading it back: %v %v", ok, err)
+	}
+	os.Chmod(path, 0o644)
+	if _, _, err := loadHookServer(store); err == nil || !strings.Contains(err.Error(), "other users can read it") {
+		t.Errorf("a configuration others can read: %v", err)
+	}
+	os.Chmod(path, 0o600)
+	os.Chmod(store, 0o777)
+	defer os.Chmod(store, 0o700)
+	if _, _, err := loadHookServer(store); err == nil || !strings.Contains(err.Error(), "other users can write the store") {
+		t.Errorf("a store others can write: %v", err)
 	}
 }
