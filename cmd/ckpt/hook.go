@@ -69,7 +69,9 @@ land in its open turn.
 
 The session is the event's session_id and the workspace its cwd (for
 claude, $CLAUDE_PROJECT_DIR when cwd is inside it); --store or $CKPT_HOME
-still chooses the store. Nothing is ever printed on stdout.
+still chooses the store. Nothing is printed on stdout, except (claude
+--start-server) a "systemMessage" for Claude Code to show when its tool
+calls will not reach a proven hook server.
 
 Other agents (codex, cursor, cline, copilot, gemini, opencode,
 windsurf) send their own events; "ckpt install AGENT" wires them up and
@@ -140,7 +142,16 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 		in = strings.NewReader("")
 	}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
-	defer func() { fmt.Fprint(a.stdout, agentReply(o.agent, data, fail)) }() // what the agent expects, whatever happens
+	var shown string // a warning for the person, not only the log
+	defer func() {
+		// What the agent expects, whatever happens.
+		fmt.Fprint(a.stdout, agentReply(o.agent, data, fail))
+		if shown != "" && o.agent == "claude" {
+			// Claude Code shows a hook's systemMessage to the user; the
+			// stderr of a hook that exits 0 only in its verbose mode.
+			json.NewEncoder(a.stdout).Encode(map[string]string{"systemMessage": "ckpt: warning: " + shown})
+		}
+	}()
 	if err != nil {
 		return &hookFailure{msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
 	}
@@ -150,7 +161,10 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	if o.startServer {
 		// Before the event: a prompt whose tool calls will not reach a
 		// proven server records the whole workspace as its turn opens.
-		o.scanTurn = !a.ensureHookServer()
+		if shown = a.ensureHookServer(); shown != "" {
+			o.scanTurn = true
+			a.say("ckpt: hook: warning: %s", shown)
+		}
 	}
 	ps := &processSessions{a: a}
 	f := a.handleHook(ctx, o, data, ps)

@@ -357,23 +357,21 @@ const stopHeader = "X-Ckpt-Stop"
 // configured) runs and proves it is this store's before the agent's tool
 // calls post to it: what the command hooks `ckpt install claude --http`
 // keeps (session start, prompt) do. Nothing listening: it starts `ckpt
-// serve --hooks` in the background and waits for its proof. It reports
-// false, with a warning, when tool calls will not reach a proven server:
-// the prompt's turn then records the whole workspace.
-func (a *app) ensureHookServer() bool {
+// serve --hooks` in the background and waits for its proof. It returns
+// what is wrong when tool calls will not reach a proven server ("" when
+// they will): the prompt's turn then records the whole workspace.
+func (a *app) ensureHookServer() (problem string) {
 	cfg, ok, err := loadHookServer(a.store)
 	if err != nil {
-		a.say("ckpt: hook: warning: %s; tool calls are not captured", oneLine(err))
-		return false
+		return oneLine(err) + "; tool calls are not captured, this prompt's turn records the whole workspace instead"
 	}
 	if !ok {
-		return true
+		return ""
 	}
 	_, st := probeHookServer(a.store, cfg, 500*time.Millisecond)
 	if st == hookDown {
 		if err := a.startDetached(serverLockFile, serverLogFile, "serve", "--hooks", "--idle", "2h"); err != nil {
-			a.say("ckpt: hook: warning: start the hook server: %s; this prompt's turn records the whole workspace instead (ckpt serve --hooks)", oneLine(err))
-			return false
+			return "start the hook server: " + oneLine(err) + "; this prompt's turn records the whole workspace instead (ckpt serve --hooks)"
 		}
 		for try := 0; try < 100 && st == hookDown; try++ {
 			time.Sleep(30 * time.Millisecond)
@@ -385,13 +383,11 @@ func (a *app) ensureHookServer() bool {
 	}
 	switch st {
 	case hookUp:
-		return true
+		return ""
 	case hookStranger:
-		a.say("ckpt: hook: warning: %s", strangerWarning(cfg.Addr))
-	default:
-		a.say("ckpt: hook: warning: the hook server did not start (see %s); this prompt's turn records the whole workspace instead", filepath.Join(a.store, serverLogFile))
+		return strangerWarning(cfg.Addr)
 	}
-	return false
+	return "the hook server did not start (see " + filepath.Join(a.store, serverLogFile) + "); this prompt's turn records the whole workspace instead"
 }
 
 // hookServerProblem says what is wrong with the store's hook server when

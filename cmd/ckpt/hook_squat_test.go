@@ -187,9 +187,13 @@ func TestHookPortSquatterGetsNoToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev, _ := json.Marshal(event("sq", r.ws, "UserPromptSubmit", map[string]any{"prompt": "edit f"}))
-	_, stderr := r.ckpt(string(ev), "hook", "claude", "--start-server")
+	stdout, stderr := r.ckpt(string(ev), "hook", "claude", "--start-server")
 	if !strings.Contains(stderr, "cannot prove it is this ckpt's hook server") {
 		t.Errorf("the prompt hook said %q; want a warning that the port is not ckpt's", stderr)
+	}
+	var reply struct{ SystemMessage string }
+	if err := json.Unmarshal([]byte(stdout), &reply); err != nil || !strings.Contains(reply.SystemMessage, "cannot prove it is this ckpt's hook server") {
+		t.Errorf("the prompt hook printed %q (%v); want a systemMessage Claude Code shows the user", stdout, err)
 	}
 	// The agent's Write goes to the squatter: nothing captures it there.
 	if err := os.WriteFile(f, []byte("edited by the agent\n"), 0o644); err != nil {

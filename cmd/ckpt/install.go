@@ -372,7 +372,9 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		return err
 	}
 	if install && o.http {
-		a.ensureHookServer()
+		if p := a.ensureHookServer(); p != "" {
+			a.say("ckpt: warning: %s", p)
+		}
 	}
 	if !install {
 		// The hooks are gone: so is their token.
