@@ -517,14 +517,23 @@ func benchHookServer() error {
 		ln.Close()
 		// The install configures the store's hook server and starts it.
 		must(ck(ws, st, "install", "claude", "--http", "--no-scan", "--port", strconv.Itoa(port)))
-		var hs struct{ Addr, Token string }
+		// This install's token: the only one in the store.
+		var hs struct {
+			Addr   string
+			Tokens []struct{ Token string }
+			Token  string `json:"-"`
+		}
 		b, err := os.ReadFile(filepath.Join(st, "hook-server.json"))
 		if err == nil {
 			err = json.Unmarshal(b, &hs)
 		}
+		if err == nil && len(hs.Tokens) != 1 {
+			err = fmt.Errorf("hook-server.json: %d tokens, want the install's one", len(hs.Tokens))
+		}
 		if err != nil {
 			panic(benchErr{err})
 		}
+		hs.Token = hs.Tokens[0].Token
 		cl := &http.Client{Timeout: 10 * time.Second}
 		post := func(ev map[string]any) {
 			body, _ := json.Marshal(ev)
@@ -544,7 +553,6 @@ func benchHookServer() error {
 		var pid int
 		for try := 0; ; try++ {
 			req, _ := http.NewRequest(http.MethodGet, "http://"+hs.Addr+"/hook/ping", nil)
-			req.Header.Set("Authorization", "Bearer "+hs.Token)
 			resp, err := cl.Do(req)
 			if err == nil {
 				var v struct{ Pid int }

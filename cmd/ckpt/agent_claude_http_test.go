@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,18 +75,14 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 	}
 	defer func() {
 		// Stop the server the install started.
-		req, _ := http.NewRequest(http.MethodGet, "http://"+cfg.Addr+"/hook/ping", nil)
-		req.Header.Set("Authorization", "Bearer "+cfg.Token)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			var v struct{ Pid int }
-			json.NewDecoder(resp.Body).Decode(&v)
-			resp.Body.Close()
-			if v.Pid > 0 {
-				syscall.Kill(v.Pid, syscall.SIGTERM)
-			}
+		if who, st := probeHookServer(store, cfg, time.Second); st == hookUp && who.Pid > 0 {
+			syscall.Kill(who.Pid, syscall.SIGTERM)
 		}
 	}()
-	for try := 0; !hookServerUp(cfg, time.Second); try++ {
+	for try := 0; ; try++ {
+		if _, st := probeHookServer(store, cfg, time.Second); st == hookUp {
+			break
+		}
 		if try == 200 {
 			t.Fatal("the hook server did not start")
 		}

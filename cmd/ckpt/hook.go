@@ -25,13 +25,21 @@ type hookOptions struct {
 	agent  string // "claude" or "generic"
 	strict bool
 	// startServer makes sure the resident hook server (`ckpt serve
-	// --hooks`) runs after the event: what `ckpt install claude --http`
-	// installs on the prompt and session-start events.
+	// --hooks`) runs, proven, before the event is handled: what `ckpt
+	// install claude --http` installs on the prompt and session-start
+	// events.
 	startServer bool
 	// projectDir is Claude Code's project directory ($CLAUDE_PROJECT_DIR
 	// of the hook process; "" over HTTP, where the session's workspace
 	// decides).
 	projectDir string
+	// scope, over HTTP, is the directory the request's token is good
+	// for: an event whose workspace is not at or below it is refused.
+	scope string
+	// scanTurn makes a prompt's turn record the whole workspace, as scan
+	// mode does: the hook server its tool calls post to is not proven to
+	// be running (ensureHookServer).
+	scanTurn bool
 }
 
 func newHookCmd(a *app) *cobra.Command {
@@ -62,7 +70,9 @@ land in its open turn.
 
 The session is the event's session_id and the workspace its cwd (for
 claude, $CLAUDE_PROJECT_DIR when cwd is inside it); --store or $CKPT_HOME
-still chooses the store. Nothing is printed on stdout.
+still chooses the store. Nothing is printed on stdout, except (claude
+--start-server) a "systemMessage" for Claude Code to show when its tool
+calls will not reach a proven hook server.
 
 Other agents (codex, cursor, cline, copilot, gemini, opencode,
 windsurf) send their own events; "ckpt install AGENT" wires them up and
@@ -95,7 +105,7 @@ events are reported on stderr and record nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "block the tool call (exit 2) when its capture fails")
-	cmd.Flags().BoolVar(&o.startServer, "start-server", false, "after the event, start the resident hook server (ckpt serve --hooks) when it is not running")
+	cmd.Flags().BoolVar(&o.startServer, "start-server", false, "first make sure the resident hook server (ckpt serve --hooks) runs and proves it is this store's, starting it when nothing answers; when it cannot be proven, warn and open the prompt's turn with a scan of the workspace")
 	return cmd
 }
 
@@ -104,6 +114,9 @@ events are reported on stderr and record nothing.`,
 type hookFailure struct {
 	msg   string
 	block bool
+	// refused: the event is outside what its token is good for (over
+	// HTTP; answered 403).
+	refused bool
 }
 
 // runHook handles one event. Every problem ends as one stderr line; only a
@@ -130,19 +143,33 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 		in = strings.NewReader("")
 	}
 	data, err := io.ReadAll(io.LimitReader(in, maxHookInput))
-	defer func() { fmt.Fprint(a.stdout, agentReply(o.agent, data, fail)) }() // what the agent expects, whatever happens
+	var shown string // a warning for the person, not only the log
+	defer func() {
+		// What the agent expects, whatever happens.
+		fmt.Fprint(a.stdout, agentReply(o.agent, data, fail))
+		if shown != "" && o.agent == "claude" {
+			// Claude Code shows a hook's systemMessage to the user; the
+			// stderr of a hook that exits 0 only in its verbose mode.
+			json.NewEncoder(a.stdout).Encode(map[string]string{"systemMessage": "ckpt: warning: " + shown})
+		}
+	}()
 	if err != nil {
 		return &hookFailure{msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
 	}
 	if o.agent == "claude" {
 		o.projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
 	}
+	if o.startServer {
+		// Before the event: a prompt whose tool calls will not reach a
+		// proven server records the whole workspace as its turn opens.
+		if shown = a.ensureHookServer(); shown != "" {
+			o.scanTurn = true
+			a.say("ckpt: hook: warning: %s", shown)
+		}
+	}
 	ps := &processSessions{a: a}
 	f := a.handleHook(ctx, o, data, ps)
 	ps.done()
-	if o.startServer {
-		a.ensureHookServer()
-	}
 	return f
 }
 
@@ -258,6 +285,14 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 			ws = p
 		}
 	}
+	if o.scope != "" {
+		// Over HTTP: nothing outside the token's install, not even a
+		// session created there (nor a fork, below).
+		root, err := controller.WorkspaceRoot(ws)
+		if err != nil || !within(o.scope, root) {
+			return &hookFailure{msg: fmt.Sprintf("workspace %s is not inside %s, which this hook token was installed for; nothing recorded", ws, o.scope), refused: true}
+		}
+	}
 	// A Claude Code session ckpt has not seen, whose transcript already
 	// holds a conversation ckpt recorded (a fork: SessionStart source
 	// "fork", or the first prompt of a session --fork-session made),
@@ -309,7 +344,7 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 				ct.ResumeAt = forkedAt
 			}
 		}
-		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{})
+		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{Scan: o.scanTurn})
 		if err != nil {
 			return &hookFailure{msg: "open turn: " + oneLine(err)}
 		}

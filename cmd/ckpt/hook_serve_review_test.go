@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/controller"
 )
 
 // A settings file that exists already (Claude Code writes
@@ -39,13 +41,17 @@ func TestInstallHTTPTightensExistingSettings(t *testing.T) {
 	}
 	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")
 	r.ckpt("", "install", "claude", "--http", "--user", "--no-scan")
-	tok := r.token()
+	home, err := controller.WorkspaceRoot(r.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := map[string]string{local: r.token(), user: r.config().tokenFor(home)}
 	for _, p := range []string{local, user} {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), tok) {
+		if tok := toks[p]; tok == "" || !strings.Contains(string(b), tok) {
 			t.Fatalf("%s does not hold the hook token:\n%s", p, b)
 		}
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm()&0o077 != 0 {
@@ -213,7 +219,7 @@ func TestInstallHTTPSignalsNoPidAPingNames(t *testing.T) {
 		json.NewEncoder(w).Encode(hookServerPing{Ckpt: "squatter", Store: r.store, Pid: victim.Process.Pid})
 	}))
 	defer fake.Close()
-	if _, err := configureHookServer(r.store, strings.TrimPrefix(fake.URL, "http://")); err != nil {
+	if _, _, err := configureHookServer(r.store, strings.TrimPrefix(fake.URL, "http://"), r.ws); err != nil {
 		t.Fatal(err)
 	}
 	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/controller"
 )
 
 // hookRig runs the real binary with a store of its own, a workspace, and
@@ -72,7 +74,22 @@ func (r *hookRig) ckpt(stdin string, args ...string) (string, string) {
 	return out.String(), errb.String()
 }
 
+// token returns the hook token of the workspace's install.
 func (r *hookRig) token() string {
+	r.t.Helper()
+	cfg := r.config()
+	root, err := controller.WorkspaceRoot(r.ws)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	tok := cfg.tokenFor(root)
+	if tok == "" {
+		r.t.Fatalf("no hook token for %s in %+v", root, cfg.Tokens)
+	}
+	return tok
+}
+
+func (r *hookRig) config() hookServerConfig {
 	r.t.Helper()
 	cfg, ok, err := loadHookServer(r.store)
 	if err != nil || !ok {
@@ -81,26 +98,17 @@ func (r *hookRig) token() string {
 	if cfg.Addr != r.addr {
 		r.t.Fatalf("hook server address %s, want %s", cfg.Addr, r.addr)
 	}
-	return cfg.Token
+	return cfg
 }
 
-// ping returns the running hook server's pid, or 0 when none answers.
+// ping returns the running hook server's pid, or 0 when none proves it
+// is there.
 func (r *hookRig) ping() int {
-	req, _ := http.NewRequest(http.MethodGet, "http://"+r.addr+"/hook/ping", nil)
-	req.Header.Set("Authorization", "Bearer "+r.token())
-	resp, err := (&http.Client{Timeout: time.Second}).Do(req)
-	if err != nil {
+	who, st := probeHookServer(r.store, r.config(), time.Second)
+	if st != hookUp {
 		return 0
 	}
-	defer resp.Body.Close()
-	var v struct {
-		Pid   int    `json:"pid"`
-		Store string `json:"store"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&v) != nil || v.Store != r.store {
-		return 0
-	}
-	return v.Pid
+	return who.Pid
 }
 
 // waitServer waits for the hook server to answer and returns its pid.

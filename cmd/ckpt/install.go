@@ -98,13 +98,17 @@ replaced in place. --statusline also sets Claude Code's statusLine to "ckpt
 statusline" (not over a status line of your own). Prints what it changed.
 
 --http makes PreToolUse an http hook: Claude Code posts each tool call to
-"ckpt serve --hooks" on loopback (--port or --addr; default ` + defaultHookAddr + `),
-with no process started per call. The hooks carry the store's token, so they
-go in .claude/settings.local.json (kept out of version control); the prompt
-and session-start hooks start the server when it is not running, and so does
-the install. While it is down Claude Code goes on and edits are not captured
-("ckpt statusline" says so). Installing with or without --http switches in
-place.`,
+"ckpt serve --hooks" on loopback (--port or --addr; default: a free port
+chosen at the first install), with no process started per call. The hook
+carries a token of this install's own, good only for hook events of this
+workspace (--user: of your home directory), so it goes in
+.claude/settings.local.json (kept out of version control). The prompt and
+session-start hooks check that the server answering there proves it is this
+ckpt's (they send it no token before), and start it when nothing answers;
+when it cannot be proven they warn and the prompt's turn records the whole
+workspace instead. "ckpt statusline" says when the server is down or its
+port is held by another program. Installing with or without --http
+switches in place.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 || (len(args) == 1 && args[0] != "claude" && agents[args[0]] == nil) {
 				return usagef("install takes the agent: %s (none: detect the agents configured here)", strings.Join(agentNames(), ", "))
@@ -129,7 +133,7 @@ place.`,
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hooks with --strict: a failed capture blocks the edit")
 	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `claude: also set Claude Code's statusLine to "ckpt statusline"`)
 	cmd.Flags().BoolVar(&o.http, "http", false, "claude: send tool calls to a resident ckpt (ckpt serve --hooks) over loopback HTTP instead of starting a process per call")
-	cmd.Flags().StringVar(&o.addr, "addr", "", "with --http: the hook server's loopback HOST:PORT (default "+defaultHookAddr+", or the store's current one)")
+	cmd.Flags().StringVar(&o.addr, "addr", "", "with --http: the hook server's loopback HOST:PORT (default: the store's current one, or a free port)")
 	var port int
 	cmd.Flags().IntVar(&port, "port", 0, "with --http: the hook server's port on 127.0.0.1")
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
@@ -279,11 +283,11 @@ type claudeWant struct {
 // with the prompt and session-start command hooks starting the resident
 // server when it is not running. Stop and SessionEnd start a background
 // sync when the store has a remote.
-func claudeWants(o installOptions, hs hookServerConfig) []claudeWant {
+func claudeWants(o installOptions, addr, token string) []claudeWant {
 	cmd := command(hookCommand(o.strict))
 	pre, start := cmd, cmd
 	if o.http {
-		pre = hookEntry{Type: "http", URL: hookURL(hs.Addr, o.strict), Headers: map[string]string{"Authorization": "Bearer " + hs.Token}}
+		pre = hookEntry{Type: "http", URL: hookURL(addr, o.strict), Headers: map[string]string{"Authorization": "Bearer " + token}}
 		start = command(hookCommand(o.strict) + " --start-server")
 	}
 	return []claudeWant{
@@ -357,13 +361,13 @@ func (a *app) runInstall(o installOptions, install bool) error {
 	}
 	var wants []claudeWant
 	if install {
-		var hs hookServerConfig
+		var addr, token string
 		if o.http {
-			if hs, err = a.hookServerFor(o); err != nil {
+			if addr, token, err = a.hookServerFor(o); err != nil {
 				return err
 			}
 		}
-		wants = claudeWants(o, hs)
+		wants = claudeWants(o, addr, token)
 	}
 	var added, removed []string
 	if other != "" {
@@ -386,37 +390,75 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		return err
 	}
 	if install && o.http {
-		a.ensureHookServer()
+		if p := a.ensureHookServer(); p != "" {
+			a.say("ckpt: warning: %s", p)
+		}
+	}
+	if !install {
+		// The hooks are gone: so is their token.
+		if root, err := a.hookRoot(o); err == nil {
+			if err := dropHookToken(a.store, root); err != nil {
+				a.say("ckpt: warning: hook server configuration: %s", oneLine(err))
+			}
+		}
 	}
 	return nil
 }
 
-// hookServerFor configures the store's hook server for an http install:
-// --addr or --port when given, else the address it has, else the default.
-// A server still listening at the old address is stopped, so the one the
-// hooks start next listens at the new one.
-func (a *app) hookServerFor(o installOptions) (hookServerConfig, error) {
-	cur, had, err := loadHookServer(a.store)
-	if err != nil {
-		return cur, err
+// hookRoot is the directory an http install's token is good for: the
+// workspace, or the home directory with --user.
+func (a *app) hookRoot(o installOptions) (string, error) {
+	dir := a.workspace
+	if o.user {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("home directory: %w", err)
+		}
+		dir = home
 	}
-	addr := o.addr
+	root, err := controller.WorkspaceRoot(dir)
+	if err == nil && filepath.Dir(root) == root {
+		return "", usagef("%s is the filesystem root: a hook token for it would be good for every directory", root)
+	}
+	return root, err
+}
+
+// hookServerFor configures the store's hook server for an http install
+// and returns its address and this install's token: --addr or --port when
+// given, else the address it has, else a free port. A server still
+// listening at the old address is stopped, so the one the hooks start
+// next listens at the new one.
+func (a *app) hookServerFor(o installOptions) (addr, token string, err error) {
+	cur, had, err := loadHookServer(a.store)
+	if err != nil && !errors.Is(err, errOldHookServer) {
+		return "", "", err
+	}
+	addr = o.addr
+	if addr == "" && had {
+		addr = cur.Addr
+	}
 	if addr == "" {
-		addr = defaultHookAddr
-		if had {
-			addr = cur.Addr
+		// A store new to --http, or one an older ckpt set up (whose
+		// server may still hold its port).
+		if addr, err = freeHookPort(); err != nil {
+			return "", "", err
 		}
 	}
 	if had && addr != cur.Addr {
 		defer stopHookServer(a.store, cur)
 	}
 	if err := checkAddr(addr, false); err != nil {
-		return hookServerConfig{}, err
+		return "", "", err
 	}
 	if _, port, _ := net.SplitHostPort(addr); port == "0" {
-		return hookServerConfig{}, usagef("--addr %q: the hook server needs a fixed port", addr)
+		return "", "", usagef("--addr %q: the hook server needs a fixed port", addr)
 	}
-	return configureHookServer(a.store, addr)
+	root, err := a.hookRoot(o)
+	if err != nil {
+		return "", "", err
+	}
+	_, token, err = configureHookServer(a.store, addr, root)
+	return addr, token, err
 }
 
 // editClaudeSettings makes path's ckpt hooks exactly wants (none: remove

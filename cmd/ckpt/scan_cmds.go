@@ -59,8 +59,11 @@ started: every file, for a scanned turn; the captured files otherwise.`,
 				return err
 			}
 			defer a.closeController(c)
-			if hookServerDown(a.store, a.workspace) {
+			switch p, down := hookServerProblem(a.store, a.workspace); {
+			case down:
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
+			case p != "":
+				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server: %s", p)
 			}
 			changes, err := c.Status(cmd.Context())
 			if err != nil {

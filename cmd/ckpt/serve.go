@@ -70,10 +70,12 @@ Stops cleanly on SIGINT or SIGTERM.
 
 Agent hook events are accepted too: POST /hook/claude (or /hook/generic)
 with the event's JSON as the body, handled as "ckpt hook claude" handles
-it, for any session of the store, with no process start-up per event.
---hooks serves only that, on the address and with the token "ckpt install
-claude --http" keeps in the store (STORE/hook-server.json), and needs no
-workspace; that install starts it when it is not running.`,
+it, with no process start-up per event. They need a token "ckpt install
+claude --http" made (kept in STORE/hook-server.json), good only for hook
+events of the workspace it was installed for (--user: of the home
+directory); the web token above is refused there. --hooks serves only
+hook events, on the address that install chose, and needs no workspace;
+the install and the hooks start it when it is not running.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.hooks {
@@ -84,11 +86,11 @@ workspace; that install starts it when it is not running.`,
 				if !ok {
 					return fmt.Errorf("no hook server configured in %s (run ckpt install claude --http)", a.store)
 				}
+				if o.tokenFile != "" {
+					return usagef("--token-file is the web API's token; --hooks takes the tokens ckpt install claude --http made")
+				}
 				if !cmd.Flags().Changed("addr") {
 					o.addr = cfg.Addr
-				}
-				if o.tokenFile == "" {
-					o.token = cfg.Token
 				}
 			} else if o.idle != 0 {
 				return usagef("--idle goes with --hooks")
@@ -96,7 +98,7 @@ workspace; that install starts it when it is not running.`,
 			if err := checkAddr(o.addr, o.allowRemote); err != nil {
 				return err
 			}
-			if o.token == "" {
+			if o.token == "" && !o.hooks {
 				token, err := serveToken(o.tokenFile)
 				if err != nil {
 					return err
@@ -206,7 +208,7 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if err := checkAddr(o.addr, o.allowRemote); err != nil {
 		return err
 	}
-	if o.allowRemote && tokenBits(o.token) < minTokenBits {
+	if o.allowRemote && !o.hooks && tokenBits(o.token) < minTokenBits {
 		return usagef("--allow-remote needs a token of at least %d bits", minTokenBits)
 	}
 	ln, err := net.Listen("tcp", o.addr)
@@ -223,7 +225,9 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	hooks := newHookServer(a, o.token)
+	// Hook events take the tokens of the store's hook installs, each for
+	// its own workspace, never this server's web token.
+	hooks := newHookServer(a)
 	if o.hooks {
 		hooks.stop = stop
 	}

@@ -57,8 +57,8 @@ func (a *app) statusLine(ctx context.Context) string {
 	if proj == "" {
 		proj = in.Cwd
 	}
-	if hookServerDown(a.store, proj) {
-		return "ckpt: hook server down, edits not captured (ckpt serve --hooks) · " + strings.TrimPrefix(line, "ckpt: ")
+	if p, _ := hookServerProblem(a.store, proj); p != "" {
+		return "ckpt: " + p + " · " + strings.TrimPrefix(line, "ckpt: ")
 	}
 	return line
 }
