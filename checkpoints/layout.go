@@ -16,6 +16,7 @@ import (
 //	STORE/blobs/                the cas.Disk
 //	STORE/sessions/ID/index.db  each session's Index
 //	STORE/catalog.db            the catalog: a summary of each session (see Catalog)
+//	STORE/registry/ID           the sessions the store has (see RegistryDir)
 //	STORE/config.json           retention settings (package retention)
 
 // ErrBadSession is wrapped when a session id is not a safe name.
@@ -92,7 +93,7 @@ func Sessions(store string) ([]string, error) {
 // directory holding nothing else is ckpt's own.
 var storeEntries = map[string]bool{
 	"blobs": true, "sessions": true, "config.json": true, "retention.stamp": true, "retention.lock": true,
-	"workspaces": true, "quota.over": true, catalogFile: true, catalogFile + "-wal": true, catalogFile + "-shm": true,
+	"workspaces": true, RegistryDir: true, "quota.over": true, catalogFile: true, catalogFile + "-wal": true, catalogFile + "-shm": true,
 	// cmd/ckpt's hook server and background sync (hook_bg.go, hook_serve.go)
 	"hook-server.json": true, "hook-server.lock": true, "hook-server.log": true,
 	"sync-bg.lock": true, "sync.log": true, "sync.log.1": true, "hook-server.log.1": true,

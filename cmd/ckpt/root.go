@@ -66,7 +66,7 @@ func (a *app) open(ctx context.Context) (*controller.Controller, error) {
 	if err == nil {
 		a.warnStore(c.StoreWarning())
 	}
-	return c, err
+	return c, storeHint(err)
 }
 
 // exitAfterRun is set by main: this process exits once run returns, so a
