@@ -71,8 +71,10 @@ func CheckIndex(store, id string) error {
 		return &NoIndexError{Session: id, Dir: dir, Reason: "missing"}
 	case err != nil:
 		return &NoIndexError{Session: id, Dir: dir, Reason: err.Error()}
-	case !fi.Mode().IsRegular() || !migrations.Created(path):
+	case !fi.Mode().IsRegular() || fi.Size() == 0:
 		return &NoIndexError{Session: id, Dir: dir, Reason: "empty or not a file"}
+	case !migrations.Created(path):
+		return &NoIndexError{Session: id, Dir: dir, Reason: fmt.Sprintf("not a database: %d bytes, shorter than its header", fi.Size())}
 	}
 	return nil
 }
