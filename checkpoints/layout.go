@@ -105,8 +105,9 @@ var storeEntries = map[string]bool{
 // file per workspace naming its root; see controller.Locate).
 const WorkspacesDir = "workspaces"
 
-// tightenMarkers makes the workspace markers' directory 0700 and, when it
-// was wider, each marker 0600 (they name directories on this machine).
+// tightenMarkers makes a directory of markers (the workspace markers, the
+// session registry) 0700 and, when it was wider, each marker 0600 (they
+// name directories and sessions on this machine).
 func tightenMarkers(dir string) error {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && (fi.Mode()&fs.ModeSymlink != 0 || fi.Mode().Perm()&0o077 == 0)) {
@@ -139,8 +140,10 @@ func CheckStore(store string) (warning string, err error) {
 	if err := tighten(filepath.Join(store, "sessions"), 0o700); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
 	}
-	if err := tightenMarkers(filepath.Join(store, WorkspacesDir)); err != nil {
-		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	for _, dir := range []string{WorkspacesDir, RegistryDir} {
+		if err := tightenMarkers(filepath.Join(store, dir)); err != nil {
+			return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+		}
 	}
 	if runtime.GOOS == "windows" {
 		return "", nil
