@@ -91,8 +91,10 @@ type ScanResult struct {
 // let through: its blob id (through put: a batch's Put to store, Hash to
 // only compare), mode and size. Ignored directories are pruned as the walk
 // reaches them; symlinks are never followed (nor recorded: a rewind never
-// touches them); files over MaxFileSize and directories with more than
-// MaxDirEntries entries are skipped and listed in Manifest.Skips. A file
+// touches them); files over MaxFileSize, directories with more than
+// MaxDirEntries entries, and files and directories it may not open
+// (EACCES, EPERM: another user's) are skipped and listed in
+// Manifest.Skips. A file
 // whose size, mtime, ctime, inode and mode match its cache entry (nil: an
 // empty cache), and whose entry is not racy, is not read again.
 //
@@ -436,6 +438,10 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		// it had gone a moment earlier. The root's removal stays an error.
 		ents, err = ents[:0], nil
 	}
+	if err != nil && dir != "" && errors.Is(err, fs.ErrPermission) {
+		w.skip(dir, unreadable(err))
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("capture: scan %s: %w", dir, err)
 	}
@@ -449,6 +455,12 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 	match := w.o.Ignore.Match
 	if w.ign != nil {
 		id, err := w.ign.enterDir(dir, func() (*ruleFile, error) { return w.c.dirRules(d, dir, ents, at) })
+		if err != nil && dir != "" && errors.Is(err, fs.ErrPermission) {
+			// What its rules leave out is unknown: none of it is
+			// recorded, so a rewind leaves all of it alone.
+			w.skip(dir, "its "+gitignoreName+" is "+unreadable(err))
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -523,7 +535,7 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		}
 		w.progress()
 		if e.size > w.o.MaxFileSize {
-			out.skip(w, rel, e.size, old)
+			out.skip(w, rel, fmt.Sprintf("%d bytes, over the size limit of %d", e.size, w.o.MaxFileSize), old)
 			continue
 		}
 		if old != nil && cacheHit(old, e) { // most files of a re-scan: no hand-off
@@ -540,6 +552,10 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 				out.gone = append(out.gone, old.Path)
 			}
 			continue // gone or replaced since the directory was read
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			out.skip(w, rel, unreadable(err), old)
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("capture: scan %s: %w", rel, err)
@@ -591,6 +607,10 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) || errors.Is(err, ErrNotRegular) {
 			continue // gone or replaced since the directory was read
 		}
+		if errors.Is(err, fs.ErrPermission) {
+			w.skip(rel, unreadable(err))
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("capture: scan %s: %w", rel, err)
 		}
@@ -613,15 +633,32 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 	return nil
 }
 
-// skip records rel (size bytes) as skipped for its size; its cache entry,
-// if any, is gone.
-func (o *dirOut) skip(w *walker, rel string, size int64, old *checkpoints.StatEntry) {
+// skip records the file rel as skipped for reason; its cache entry, if
+// any, is gone.
+func (o *dirOut) skip(w *walker, rel, reason string, old *checkpoints.StatEntry) {
 	if old != nil {
 		o.gone = append(o.gone, old.Path)
 	}
+	w.skip(rel, reason)
+}
+
+// skip records rel, a file or a directory, as skipped for reason: not in
+// the manifest, and left alone by rewinds.
+func (w *walker) skip(rel, reason string) {
 	w.mu.Lock()
-	w.skips = append(w.skips, checkpoints.ScanSkip{Path: rel, Reason: fmt.Sprintf("%d bytes, over the size limit of %d", size, w.o.MaxFileSize)})
+	w.skips = append(w.skips, checkpoints.ScanSkip{Path: rel, Reason: reason})
 	w.mu.Unlock()
+}
+
+// unreadable is the skip reason of an entry the scan may not open (a
+// file or directory of another user, mode 0600): "unreadable: permission
+// denied".
+func unreadable(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return "unreadable: " + err.Error()
 }
 
 // progress counts a file the walk let through and tells o.Progress every

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,27 +207,30 @@ type row struct {
 	data []byte
 }
 
-// Sessions returns a summary of every session directory of the store
-// (directories named by a valid session id), sorted by id: from the
-// catalog where it is trusted, else read from the index with open and
-// written back. A session whose index cannot be opened or read is
-// returned with Err set, and does not stop the others; the caller decides
-// what that means (collection stops, a listing shows it). Rows of sessions
-// that are gone are dropped, and staging directories a crashed creation
-// left (sessions/.new-ID-*, older than an hour) are deleted. It fails only
-// when the sessions directory cannot be listed or ctx ends.
+// Sessions returns a summary of every session of the store (each
+// registered session, and each directory named by a valid session id),
+// sorted by id: from the catalog where it is trusted, else read from the
+// index with open and written back. A session whose index cannot be
+// opened or read (a registered session whose directory is gone among
+// them) is returned with Err set, and does not stop the others; the
+// caller decides what that means (collection stops, a listing shows it).
+// Rows of sessions that are gone are dropped, and staging directories a
+// crashed creation left (sessions/.new-ID-*, older than an hour) are
+// deleted. It fails only when the sessions directory or the registry
+// cannot be listed or ctx ends.
 func (c *Catalog) Sessions(ctx context.Context, open OpenFunc) ([]Summary, error) {
 	c.Cached, c.Read = 0, 0
 	dir := filepath.Join(c.store, "sessions")
 	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		c.forget(ctx, c.rows(ctx), nil)
-		return []Summary{}, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("checkpoints: sessions: %w", err)
 	}
-	var ids []string
+	// Every registered session, and every session directory: a
+	// registered one whose directory is gone is read as missing.
+	ids, err := Registered(c.store)
+	if err != nil {
+		return nil, err
+	}
 	for _, e := range ents {
 		switch {
 		case IsSessionEntry(dir, e):
@@ -236,6 +240,7 @@ func (c *Catalog) Sessions(ctx context.Context, open OpenFunc) ([]Summary, error
 		}
 	}
 	sort.Strings(ids)
+	ids = slices.Compact(ids)
 	rows := c.rows(ctx)
 	out := make([]Summary, len(ids))
 	type job struct {

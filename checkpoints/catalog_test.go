@@ -202,6 +202,10 @@ func TestCatalogRepairsAndCleans(t *testing.T) {
 	if _, err := os.Stat(fresh); err != nil {
 		t.Errorf("fresh staging directory: %v; want it kept", err)
 	}
+	// Removed as retention removes a session: unregistered, then deleted.
+	if err := checkpoints.Unregister(store, "a"); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.RemoveAll(checkpoints.SessionDir(store, "a")); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 //	STORE/blobs/                the cas.Disk
 //	STORE/sessions/ID/index.db  each session's Index
 //	STORE/catalog.db            the catalog: a summary of each session (see Catalog)
+//	STORE/registry/ID           the sessions the store has (see RegistryDir)
 //	STORE/config.json           retention settings (package retention)
 
 // ErrBadSession is wrapped when a session id is not a safe name.
@@ -92,7 +93,7 @@ func Sessions(store string) ([]string, error) {
 // directory holding nothing else is ckpt's own.
 var storeEntries = map[string]bool{
 	"blobs": true, "sessions": true, "config.json": true, "retention.stamp": true, "retention.lock": true,
-	"workspaces": true, "quota.over": true, catalogFile: true, catalogFile + "-wal": true, catalogFile + "-shm": true,
+	"workspaces": true, RegistryDir: true, "quota.over": true, catalogFile: true, catalogFile + "-wal": true, catalogFile + "-shm": true,
 	// cmd/ckpt's hook server and background sync (hook_bg.go, hook_serve.go)
 	"hook-server.json": true, "hook-server.lock": true, "hook-server.log": true,
 	"sync-bg.lock": true, "sync.log": true, "sync.log.1": true, "hook-server.log.1": true,
@@ -104,8 +105,9 @@ var storeEntries = map[string]bool{
 // file per workspace naming its root; see controller.Locate).
 const WorkspacesDir = "workspaces"
 
-// tightenMarkers makes the workspace markers' directory 0700 and, when it
-// was wider, each marker 0600 (they name directories on this machine).
+// tightenMarkers makes a directory of markers (the workspace markers, the
+// session registry) 0700 and, when it was wider, each marker 0600 (they
+// name directories and sessions on this machine).
 func tightenMarkers(dir string) error {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && (fi.Mode()&fs.ModeSymlink != 0 || fi.Mode().Perm()&0o077 == 0)) {
@@ -138,8 +140,10 @@ func CheckStore(store string) (warning string, err error) {
 	if err := tighten(filepath.Join(store, "sessions"), 0o700); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
 	}
-	if err := tightenMarkers(filepath.Join(store, WorkspacesDir)); err != nil {
-		return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+	for _, dir := range []string{WorkspacesDir, RegistryDir} {
+		if err := tightenMarkers(filepath.Join(store, dir)); err != nil {
+			return "", fmt.Errorf("checkpoints: store %s: %w", store, err)
+		}
 	}
 	if runtime.GOOS == "windows" {
 		return "", nil

@@ -33,6 +33,8 @@ type (
 	CaptureResult = capture.Result
 	// ScanResult describes a workspace scan (scan mode).
 	ScanResult = capture.ScanResult
+	// ScanSkip is an entry a scan skipped, and why.
+	ScanSkip = checkpoints.ScanSkip
 	// ScanOptions tune scans (limits, budget, ignore rules); the zero
 	// value takes the defaults. See Options.Scan.
 	ScanOptions = capture.ScanOptions
@@ -110,7 +112,7 @@ type (
 	VerifyReport = retention.VerifyReport
 	// Finding is one problem Store.Verify found with one blob.
 	Finding = retention.Finding
-	// NoIndexError names a session directory without a readable index.
+	// NoIndexError names a session without a readable index.
 	NoIndexError = retention.NoIndexError
 )
 

@@ -83,7 +83,9 @@ type Controller struct {
 }
 
 // Open opens (creating on first use) the session for the workspace. A rewind
-// or undo that a crash left unfinished is completed before Open returns.
+// or undo that a crash left unfinished is completed before Open returns. A
+// session the store has had (see checkpoints.OpenSession) whose index is
+// missing or empty fails with a *NoIndexError (ErrNoIndex).
 func Open(ctx context.Context, o Options) (*Controller, error) {
 	if o.Store == "" || o.Workspace == "" {
 		return nil, errors.New("controller: workspace and store directories are required")
@@ -115,7 +117,9 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	if o.ChangeLogKeep > 0 {
 		iopts = append(iopts, checkpoints.WithChangeLogKeep(o.ChangeLogKeep))
 	}
-	idx, err := checkpoints.Open(ctx, dir, iopts...)
+	// A session the store has had and whose index is lost is an error
+	// (a *NoIndexError), never a new empty session in its place.
+	idx, err := checkpoints.OpenSession(ctx, o.Store, o.Session, true, iopts...)
 	if err != nil {
 		store.Close()
 		ws.Close()

@@ -87,7 +87,9 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 		return fail(fmt.Errorf("session %q: %w", id, checkpoints.ErrBadSession))
 	}
 	dir := checkpoints.SessionDir(c.st.Dir(), id)
-	if _, err := os.Stat(filepath.Join(dir, checkpoints.FileName)); err == nil {
+	if has, err := checkpoints.HasSession(c.st.Dir(), id); err != nil {
+		return fail(err)
+	} else if has { // even one whose index is lost: its blobs are not the fork's to take
 		return fail(fmt.Errorf("%s: %w", id, ErrSessionExists))
 	}
 	created := false
@@ -112,6 +114,7 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 		return fail(err)
 	}
 	cleanup := func() {
+		checkpoints.Unregister(c.st.Dir(), id) // Open registered the fork
 		if created {
 			os.RemoveAll(dir)
 		} else {
@@ -157,7 +160,8 @@ func (c *Controller) forkID() string {
 	base = strings.TrimRight(base, ".") + "-fork-"
 	for n := 1; ; n++ {
 		id := base + strconv.Itoa(n)
-		if _, err := os.Stat(checkpoints.SessionDir(c.st.Dir(), id)); err != nil {
+		_, err := os.Stat(checkpoints.SessionDir(c.st.Dir(), id))
+		if has, _ := checkpoints.HasSession(c.st.Dir(), id); err != nil && !has {
 			return id
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -180,16 +179,16 @@ func within(root, p string) bool {
 }
 
 // SessionWorkspace returns the workspace root session id was created for;
-// ok is false when the store has no such session.
+// ok is false when the store has no such session. A session the store has
+// had whose index is lost is an error (a *NoIndexError).
 func SessionWorkspace(ctx context.Context, store, id string) (root string, ok bool, err error) {
 	if !checkpoints.ValidSession(id) {
 		return "", false, fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
 	}
-	dir := checkpoints.SessionDir(store, id)
-	if _, err := os.Stat(filepath.Join(dir, checkpoints.FileName)); errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
+	if has, err := checkpoints.HasSession(store, id); err != nil || !has {
+		return "", false, err
 	}
-	idx, err := checkpoints.Open(ctx, dir)
+	idx, err := checkpoints.OpenSession(ctx, store, id, false)
 	if err != nil {
 		return "", false, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -93,6 +94,11 @@ func (c *Controller) planUncommitted(ctx context.Context, targets map[string]che
 			continue
 		}
 		if err := cur[i].err; errors.Is(err, capture.ErrVCSDir) {
+			skipped = append(skipped, Skip{Path: p, Reason: reason(err)})
+			continue
+		} else if errors.Is(err, fs.ErrPermission) {
+			// Another user's file: what is there now cannot be
+			// recorded, so it is not replaced.
 			skipped = append(skipped, Skip{Path: p, Reason: reason(err)})
 			continue
 		} else if errors.Is(err, capture.ErrSymlink) || errors.Is(err, capture.ErrNotRegular) {

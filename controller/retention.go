@@ -130,13 +130,11 @@ func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool
 	return r, rep, err
 }
 
-// HasSession reports whether the store has a session id with an index.
+// HasSession reports whether the store has session id: registered, or
+// with an index file (see checkpoints.HasSession), readable or not.
 func (s *Store) HasSession(id string) bool {
-	if !checkpoints.ValidSession(id) {
-		return false
-	}
-	_, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName))
-	return err == nil
+	ok, _ := checkpoints.HasSession(s.dir, id) // an unreadable registry: the command fails on it next
+	return ok
 }
 
 // SessionInfo describes one session of the store.

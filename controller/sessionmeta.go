@@ -46,12 +46,16 @@ func HasIndex(store, id string) bool {
 	return err == nil
 }
 
-// DiscardIndex deletes session id's index (and its SQLite side files), so
-// that a fork can be made into the id. The caller makes sure the session
-// holds nothing worth keeping and no other process uses it.
+// DiscardIndex deletes session id's index (and its SQLite side files), and
+// its registration, so that a fork can be made into the id. The caller
+// makes sure the session holds nothing worth keeping and no other process
+// uses it.
 func DiscardIndex(store, id string) error {
 	if !checkpoints.ValidSession(id) {
 		return checkpoints.ErrBadSession
+	}
+	if err := checkpoints.Unregister(store, id); err != nil {
+		return err
 	}
 	var errs []error
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -69,12 +73,15 @@ func DiscardIndex(store, id string) error {
 type SessionView struct{ x *checkpoints.Index }
 
 // ViewSession opens session id of store for reading. It does not create a
-// session: one without an index is an error.
+// session: one the store never had is ErrNotFound, and one whose index is
+// lost a *NoIndexError.
 func ViewSession(ctx context.Context, store, id string) (*SessionView, error) {
-	if !HasIndex(store, id) {
+	if ok, err := checkpoints.HasSession(store, id); err != nil {
+		return nil, err
+	} else if !ok {
 		return nil, checkpoints.ErrNotFound
 	}
-	x, err := checkpoints.Open(ctx, checkpoints.SessionDir(store, id))
+	x, err := checkpoints.OpenSession(ctx, store, id, false)
 	if err != nil {
 		return nil, err
 	}

@@ -125,7 +125,9 @@ func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 	}
 	defer unlock()
 	dst := checkpoints.SessionDir(r.store, res.Session)
-	if _, err := os.Stat(dst); err == nil {
+	if has, err := checkpoints.HasSession(r.store, res.Session); err != nil {
+		return res, err
+	} else if _, serr := os.Stat(dst); serr == nil || has {
 		return res, fmt.Errorf("remote: pull into %s: %w (pull it under another id with --as ID)", res.Session, ErrSessionExists)
 	}
 	h, etag, err := r.ReadHead(ctx, o.Session)
@@ -172,6 +174,9 @@ func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 		res.Workspace = ws
 	}
 	if err := os.Rename(tmp, dst); err != nil {
+		return res, fmt.Errorf("remote: install %s: %w", res.Session, err)
+	}
+	if err := checkpoints.Register(r.store, res.Session); err != nil {
 		return res, fmt.Errorf("remote: install %s: %w", res.Session, err)
 	}
 	release()

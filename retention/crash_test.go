@@ -524,8 +524,11 @@ func TestPruneSweepsRemovedSessionLeftovers(t *testing.T) {
 	c.run(t, "capture", "a.txt")
 
 	// The state a kill between removeSession's rename and its RemoveAll
-	// leaves.
+	// leaves: the session unregistered, its directory renamed.
 	trash := filepath.Join(store, "sessions", ".removed-other")
+	if err := checkpoints.Unregister(store, "other"); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Rename(checkpoints.SessionDir(store, "other"), trash); err != nil {
 		t.Fatal(err)
 	}

@@ -204,3 +204,65 @@ func TestGCRefusesEmptyOrUnreadableLiveSet(t *testing.T) {
 		t.Fatalf("collect = %+v, %v; want the two unreferenced blobs deleted", rep, err)
 	}
 }
+
+// A store made before the registry has none: the first process to need it
+// registers the session directories there are, so a session of such a
+// store whose index is lost afterwards is still a session: opening it
+// fails, a collection deletes nothing, and only a forced removal lets its
+// blobs go.
+func TestLostIndexOfStoreWithoutRegistry(t *testing.T) {
+	ctx := context.Background()
+	store := t.TempDir()
+	f := newFixture(t, store, "old")
+	f.write("a.txt", "kept")
+	f.turn("t")
+	f.edit("a.txt", "x")
+	f.c.Close()
+	if err := os.RemoveAll(filepath.Join(store, checkpoints.RegistryDir)); err != nil {
+		t.Fatal(err)
+	}
+	dir := checkpoints.SessionDir(store, "old")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(dir, checkpoints.FileName+suffix))
+	}
+	_, err := controller.Open(ctx, controller.Options{Workspace: f.ws, Store: store, Session: "old", NoAutoRetention: true})
+	if !errors.Is(err, retention.ErrNoIndex) {
+		t.Fatalf("open a session whose index is lost: %v, want ErrNoIndex", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, checkpoints.FileName)); err == nil {
+		t.Fatal("open made a new index in place of the lost one")
+	}
+	// Its directory gone too: the registry remembers it.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	s, err := controller.OpenStore(ctx, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blobs.Close()
+	if _, err := s.Collect(ctx, retention.CollectOptions{AllowEmpty: true}); !errors.Is(err, retention.ErrNoIndex) {
+		t.Fatalf("collect with a lost session: %v, want ErrNoIndex", err)
+	}
+	if !has(t, blobs, "kept") {
+		t.Fatal("a collection deleted the blob of a session whose index is lost")
+	}
+	if _, err := s.Verify(ctx, false, nil, nil); !errors.Is(err, retention.ErrNoIndex) {
+		t.Fatalf("verify with a lost session: %v, want ErrNoIndex", err)
+	}
+	if _, _, err := s.RemoveSession(ctx, "old", false, false); !errors.Is(err, retention.ErrNoIndex) {
+		t.Fatalf("remove a lost session unforced: %v, want ErrNoIndex", err)
+	}
+	r, rep, err := s.RemoveSession(ctx, "old", true, false)
+	if err != nil || !r.Removed || rep.Deleted == 0 {
+		t.Fatalf("forced removal = %+v, %+v, %v; want removed and its blobs collected", r, rep, err)
+	}
+	if has(t, blobs, "kept") {
+		t.Fatal("the removed session's blob is still stored")
+	}
+}

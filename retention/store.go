@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,54 +18,44 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// ErrNoIndex is wrapped when a session directory holds no readable index:
-// its index.db is missing (an interrupted copy, a deleted file) or empty.
-// Retention never takes such a session for one that references nothing.
-// The error is a *NoIndexError.
-var ErrNoIndex = errors.New("session directory has no readable index.db")
+// ErrNoIndex is wrapped when a session has no readable index: it is
+// registered but its directory is gone, or its index.db is missing (an
+// interrupted copy, a deleted file) or empty. Retention never takes such
+// a session for one that references nothing. The error is a *NoIndexError.
+var ErrNoIndex = checkpoints.ErrNoIndex
 
-// NoIndexError names the session directory without a readable index.
-type NoIndexError struct {
-	Session string
-	Dir     string
-	Reason  string // "missing", "empty or not a file", or the stat error
-}
+// NoIndexError names the session without a readable index.
+type NoIndexError = checkpoints.NoIndexError
 
-func (e *NoIndexError) Error() string {
-	return fmt.Sprintf("%s: %v (%s)", e.Dir, ErrNoIndex, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrNoIndex) hold.
-func (e *NoIndexError) Is(target error) bool { return target == ErrNoIndex }
-
-// sessionDirs lists every session directory of the store, with or without
-// an index, sorted. Directories whose names are not session ids (such as
-// the .removed-ID left by an interrupted removal) are not sessions.
+// sessionDirs lists every session of the store, sorted: each registered
+// session (see checkpoints.Registered) and each session directory, with
+// or without an index. Directories whose names are not session ids (such
+// as the .removed-ID left by an interrupted removal) are not sessions.
 func sessionDirs(store string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(store, "sessions"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	out, err := checkpoints.Registered(store)
 	if err != nil {
 		return nil, fmt.Errorf("retention: sessions: %w", err)
 	}
-	var out []string
+	ents, err := os.ReadDir(filepath.Join(store, "sessions"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("retention: sessions: %w", err)
+	}
 	for _, e := range ents {
 		if checkpoints.IsSessionEntry(filepath.Join(store, "sessions"), e) {
 			out = append(out, e.Name())
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
-// SessionDirs lists every session directory of the store, with or without
-// a readable index, sorted by id.
+// SessionDirs lists every session of the store, registered or with a
+// directory, with or without a readable index, sorted by id.
 func SessionDirs(store string) ([]string, error) { return sessionDirs(store) }
 
 // OpenSession opens session id's index for reading what it holds. It fails
 // with a *NoIndexError, rather than creating an empty index, when the
-// session directory's index.db is missing or empty.
+// session's index.db is missing or empty.
 func OpenSession(ctx context.Context, store, id string) (*checkpoints.Index, error) {
 	return openSession(ctx, store, id)
 }
@@ -73,17 +64,7 @@ func OpenSession(ctx context.Context, store, id string) (*checkpoints.Index, err
 // ErrNoIndex, rather than creating an empty index, when its index.db is
 // missing or empty.
 func openSession(ctx context.Context, store, id string) (*checkpoints.Index, error) {
-	dir := checkpoints.SessionDir(store, id)
-	fi, err := os.Stat(filepath.Join(dir, checkpoints.FileName))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, &NoIndexError{Session: id, Dir: dir, Reason: "missing"}
-	case err != nil:
-		return nil, &NoIndexError{Session: id, Dir: dir, Reason: err.Error()}
-	case !fi.Mode().IsRegular() || fi.Size() == 0:
-		return nil, &NoIndexError{Session: id, Dir: dir, Reason: "empty or not a file"}
-	}
-	return checkpoints.Open(ctx, dir)
+	return checkpoints.OpenSession(ctx, store, id, false)
 }
 
 // eachSession opens every session index in store in turn and calls fn. It
@@ -274,14 +255,23 @@ func RemoveSession(ctx context.Context, store, id string, force, dryRun bool) (R
 		return r, fmt.Errorf("retention: session %q: %w", id, checkpoints.ErrBadSession)
 	}
 	dir := checkpoints.SessionDir(store, id)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return r, fmt.Errorf("retention: session %s: %w", id, checkpoints.ErrNotFound)
-	}
-	unlock, err := lockSession(dir, id)
+	registered, err := checkpoints.Registered(store)
 	if err != nil {
-		return r, err
+		return r, fmt.Errorf("retention: session %s: %w", id, err)
 	}
-	defer unlock()
+	gone := false // registered, but its directory is gone
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if !slices.Contains(registered, id) {
+			return r, fmt.Errorf("retention: session %s: %w", id, checkpoints.ErrNotFound)
+		}
+		gone = true
+	} else {
+		unlock, err := lockSession(dir, id)
+		if err != nil {
+			return r, err
+		}
+		defer unlock()
+	}
 	x, err := openSession(ctx, store, id)
 	if err == nil {
 		var turns []checkpoints.TurnRecord
@@ -306,7 +296,12 @@ func RemoveSession(ctx context.Context, store, id string, force, dryRun bool) (R
 	if dryRun {
 		return r, nil
 	}
-	if err := trashDir(store, dir, id); err != nil {
+	if gone {
+		err = checkpoints.Unregister(store, id)
+	} else {
+		err = trashDir(store, dir, id)
+	}
+	if err != nil {
 		return r, err
 	}
 	r.Removed = true
@@ -347,9 +342,13 @@ func removeDir(store, id string) error {
 	return trashDir(store, dir, id)
 }
 
-// trashDir renames a session directory out of the way, then deletes it:
-// a crash leaves no half-deleted index that looks live.
+// trashDir unregisters a session, then renames its directory out of the
+// way and deletes it: a crash leaves no half-deleted index that looks
+// live, and at worst a directory whose index makes it a session still.
 func trashDir(store, dir, id string) error {
+	if err := checkpoints.Unregister(store, id); err != nil {
+		return fmt.Errorf("remove session %s: %w", id, err)
+	}
 	trash := filepath.Join(store, "sessions", ".removed-"+id)
 	os.RemoveAll(trash)
 	if err := os.Rename(dir, trash); err != nil {

@@ -64,8 +64,15 @@ func decodeFor(data []byte, agent string) (hookPlan, *hookFailure) {
 }
 
 // agentReply is what agent expects on stdout after data's event, given
-// how the hook ended (f).
+// how the hook ended (f): for Claude Code nothing, or the message of a
+// failure the user must see.
 func agentReply(agent string, data []byte, f *hookFailure) string {
+	if agent == "claude" && f != nil && f.show && !f.block {
+		// Claude Code shows a hook's systemMessage to the user; stderr
+		// of a hook that exits 0 only in its transcript view.
+		b, _ := json.Marshal(map[string]string{"systemMessage": "ckpt: " + f.msg})
+		return string(b) + "\n"
+	}
 	s := agents[agent]
 	if s == nil || s.reply == nil {
 		return ""

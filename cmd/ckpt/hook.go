@@ -117,6 +117,10 @@ type hookFailure struct {
 	// refused: the event is outside what its token is good for (over
 	// HTTP; answered 403).
 	refused bool
+	// show asks for the message where the agent shows it to the user as
+	// well (Claude Code: a systemMessage), for what the user must know:
+	// a prompt whose turn did not open.
+	show bool
 }
 
 // runHook handles one event. Every problem ends as one stderr line; only a
@@ -271,6 +275,29 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 	if o.agent == "claude" {
 		session, forkedAt = continuedSession(a.store, ev.SessionID)
 	}
+	var ct claudeTurn // the prompt's place in Claude's conversation
+	if ev.HookEventName == "UserPromptSubmit" {
+		// A prompt whose turn did not open, whatever stopped it: the
+		// user is told, and the agent's tool calls in answer to it never
+		// land in the turn before (openFailedTurn).
+		defer func() {
+			if fail == nil {
+				return
+			}
+			fail.show = true
+			if _, err := os.Stat(controller.SessionDir(a.store, session)); err != nil {
+				return // a session not created yet has no earlier turn
+			}
+			if ct.PromptID == "" {
+				ct.PromptID = ev.PromptID
+			}
+			if err := markTurnFailed(a.store, session, failedTurn{Prompt: *ev.Prompt, Claude: ct, Agent: o.agent}); err != nil {
+				fail.msg += "; this prompt has no checkpoint (" + oneLine(err) + ")"
+				return
+			}
+			fail.msg += "; this prompt has no checkpoint yet: the next tool call tries again, and records nothing if it cannot"
+		}()
+	}
 
 	// The workspace: the session's own when it exists and cwd is inside
 	// it; for Claude Code, its project directory when cwd is inside that;
@@ -328,7 +355,6 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 	case ev.HookEventName == "UserPromptSubmit":
 		// Not blocking even with --strict: exit 2 here would erase the
 		// user's prompt, which is worse than a turn without a checkpoint.
-		var ct claudeTurn
 		if o.agent == "claude" {
 			// Read before the turn opens: the transcript does not hold
 			// this prompt yet, so its last assistant entry is where the
@@ -348,8 +374,14 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 		if err != nil {
 			return &hookFailure{msg: "open turn: " + oneLine(err)}
 		}
+		clearTurnFailed(a.store, session)
 		if res.Warning != "" {
 			a.say("ckpt: warning: %s", res.Warning)
+		}
+		if res.Scan != nil {
+			if s := skipNote(res.Scan.Manifest.Skips); s != "" {
+				a.say("ckpt: warning: %s", s)
+			}
 		}
 		if o.agent == "claude" {
 			if err := recordClaudeTurn(ctx, c, res.ID, ct); err != nil {
@@ -367,10 +399,16 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 		}
 		return nil
 	case shell && len(paths) == 0:
+		if f := h.openFailedTurn(ctx); f != nil {
+			return f
+		}
 		f := h.ensureManifest(ctx)
 		h.beginStep(ctx, ev.ToolUseID, ev.ToolName, false) // each tool call is a step
 		return f
 	default:
+		if f := h.openFailedTurn(ctx); f != nil {
+			return f
+		}
 		var fails []string
 		if shell {
 			// A shell command that names files too (an apply_patch

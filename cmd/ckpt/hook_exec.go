@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/gofrs/flock"
 )
 
 // hookRun executes what an event asks for, on the controller of its
@@ -159,6 +164,78 @@ func (h hookRun) resumeCheckpoint(ctx context.Context) *hookFailure {
 	}
 	if res.Warning != "" {
 		h.a.say("ckpt: warning: %s", res.Warning)
+	}
+	return nil
+}
+
+// turnFailedFile marks a session whose last prompt's hook could not open
+// its turn; it holds a failedTurn as JSON. Until that turn opens, nothing
+// the agent does in answer to the prompt may land in the turn before it:
+// the next tool call's hook opens the turn (openFailedTurn) or records
+// nothing.
+const turnFailedFile = "turn-failed"
+
+// failedTurn is the prompt whose turn did not open.
+type failedTurn struct {
+	Prompt string     `json:"prompt"`
+	Claude claudeTurn `json:"claude"`
+	Agent  string     `json:"agent"`
+}
+
+// markTurnFailed records that the turn of prompt t could not open; a
+// failure to record it is returned for the hook's message.
+func markTurnFailed(store, session string, t failedTurn) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(controller.SessionDir(store, session), turnFailedFile), b, 0o600)
+}
+
+// clearTurnFailed forgets a failed turn: a later prompt's turn opened.
+func clearTurnFailed(store, session string) {
+	os.Remove(filepath.Join(controller.SessionDir(store, session), turnFailedFile))
+}
+
+// openFailedTurn runs before a tool call is recorded. When the session's
+// last prompt could not open its turn (turnFailedFile), it opens it now,
+// under the session's hook lock so parallel tool calls open it once; if it
+// still cannot, the tool call is recorded nowhere and the failure says so
+// (blocking with --strict): never into the turn of an earlier prompt.
+func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
+	dir := controller.SessionDir(h.a.store, h.session)
+	mark := filepath.Join(dir, turnFailedFile)
+	if _, err := os.Stat(mark); err != nil {
+		return nil // the common case: one stat
+	}
+	lock := flock.New(filepath.Join(dir, "hook.lock"))
+	if err := lock.Lock(); err != nil {
+		return &hookFailure{msg: "the current prompt has no turn (its hook could not open one), and the session's lock failed: " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
+	}
+	defer lock.Unlock()
+	b, err := os.ReadFile(mark)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // another tool call's hook opened it
+	}
+	var t failedTurn
+	if err == nil {
+		err = json.Unmarshal(b, &t)
+	}
+	if err != nil {
+		return &hookFailure{msg: "the current prompt has no turn (its hook could not open one): " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
+	}
+	res, err := h.c.BeginTurnWith(ctx, t.Prompt, controller.TurnOptions{})
+	if err != nil {
+		return &hookFailure{msg: "the current prompt has no turn: open turn: " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
+	}
+	os.Remove(mark)
+	if res.Warning != "" {
+		h.a.say("ckpt: warning: %s", res.Warning)
+	}
+	if t.Agent == "claude" {
+		if err := recordClaudeTurn(ctx, h.c, res.ID, t.Claude); err != nil {
+			h.a.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", oneLine(err))
+		}
 	}
 	return nil
 }

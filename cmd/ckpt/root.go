@@ -54,7 +54,7 @@ type app struct {
 // open opens the controller for the global flags.
 func (a *app) open(ctx context.Context) (*controller.Controller, error) {
 	if err := a.locate(ctx); err != nil {
-		return nil, err
+		return nil, storeHint(err)
 	}
 	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store})
 	if errors.Is(err, controller.ErrWorkspaceMismatch) {
@@ -66,7 +66,7 @@ func (a *app) open(ctx context.Context) (*controller.Controller, error) {
 	if err == nil {
 		a.warnStore(c.StoreWarning())
 	}
-	return c, err
+	return c, storeHint(err)
 }
 
 // exitAfterRun is set by main: this process exits once run returns, so a

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
@@ -63,6 +64,11 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 	if res.Warning != "" {
 		a.say("ckpt: warning: %s", res.Warning)
 	}
+	if res.Scan != nil {
+		if s := skipNote(res.Scan.Manifest.Skips); s != "" {
+			a.say("ckpt: warning: %s", s)
+		}
+	}
 	if a.json {
 		out := map[string]any{"turn": res.Turn, "scanned": res.Scanned}
 		if res.Scan != nil {
@@ -73,4 +79,22 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 	}
 	fmt.Fprintln(a.stdout, res.Turn)
 	return nil
+}
+
+// skipNote says, in one line, which entries a turn's scan skipped (a
+// rewind leaves them alone), or "" when it skipped none.
+func skipNote(skips []controller.ScanSkip) string {
+	if len(skips) == 0 {
+		return ""
+	}
+	const show = 5
+	parts := make([]string, 0, show)
+	for i, sk := range skips {
+		if i == show {
+			parts = append(parts, fmt.Sprintf("and %d more (`ckpt --json turn` lists them)", len(skips)-show))
+			break
+		}
+		parts = append(parts, qpath(sk.Path)+" ("+sk.Reason+")")
+	}
+	return fmt.Sprintf("the scan skipped %d entries, which a rewind leaves alone: %s", len(skips), strings.Join(parts, "; "))
 }
