@@ -47,6 +47,12 @@ package controller_test
 //   - Two captures ending as one turn opens (one in a turn a conversation
 //     rewind hid, never given an end, one made since): the recorded end is
 //     what ckpt last saw.
+//   - A capture's turn ends when the next turn of the active history
+//     opens. A conversation rewind opens the last active turn again: the
+//     agent goes on with the files it captured there (capturing them again
+//     records nothing), so they are unknown until a turn opens, and the
+//     end the hidden turn recorded no longer counts (a change made since
+//     is not a conflict).
 //   - Directories are not content: ckpt records files only, so the model
 //     does too, and the harness removes empty directories after every step.
 //   - Undo and redo follow history.go's comment: reversing op X puts back,
@@ -450,7 +456,7 @@ func (m *model) lastKnown(p string) (mstate, bool) { return m.knownAsOf(p, 1<<60
 
 // knownAsOf is lastKnown as it stood before clock value limit: the end of
 // the last capture's turn (unknown while that turn was open or when the
-// end could not be read), or what a rewind in force wrote; an undo puts
+// end could not be read or was recorded by a turn now hidden), or what a rewind in force wrote; an undo puts
 // back what was known just before its rewind; a scanned turn opened at or
 // after all that makes it unknown (the agent's shell may have changed it).
 func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
@@ -461,17 +467,23 @@ func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
 		if !ok || s.seq >= limit {
 			continue
 		}
-		end := 0
+		// The capture ends when the next turn of the active history
+		// opens; an end a turn now hidden recorded is not that end.
+		end, recorder := 0, 0
 		for _, u := range m.turns {
-			if u.seq > s.seq && (end == 0 || u.seq < end) {
+			if u.seq > s.seq && (recorder == 0 || u.seq < recorder) {
+				recorder = u.seq
+			}
+			if !u.hidden && u.seq > s.seq && (end == 0 || u.seq < end) {
 				end = u.seq
 			}
 		}
 		if end == 0 || end >= limit {
 			return mstate{}, false
 		}
-		if end > best || end == best && s.ended && !known { // a recorded end wins a tie
-			best, known, st = end, s.ended, s.end
+		ended := s.ended && recorder == end
+		if end > best || end == best && ended && !known { // a recorded end wins a tie
+			best, known, st = end, ended, s.end
 		}
 	}
 	for _, o := range m.ops {
