@@ -1049,9 +1049,11 @@ func (x *machine) content() (string, bool) {
 func (x *machine) step() {
 	n := 106
 	if x.withSteps {
-		n += 10
+		n += 13
 	}
 	switch k := x.ch.intn(n); {
+	case k >= 116:
+		x.status()
 	case k >= 106:
 		x.rewindStep()
 	case k < 14: // write a file
@@ -1235,6 +1237,98 @@ func (x *machine) step() {
 			x.stats["prune pruning nothing"]++
 		}
 	}
+}
+
+// status compares what status says changed since the open turn started
+// with the model: for a scanned turn, every file its manifest and the
+// workspace now disagree on; else the turn's captures. A recorded path that
+// is now a directory or a symlink (itself, or a parent) is a type change;
+// one under a file is absent, when its state is read.
+func (x *machine) status() {
+	x.log("status")
+	got, err := x.d.Status()
+	t := x.m.open()
+	if t == nil {
+		if errKind(err) != "capture-refused" {
+			x.fail("status with no open turn: got %v, model predicts no open turn", err)
+		}
+		return
+	}
+	if err != nil {
+		x.fail("status: %v", err)
+		return
+	}
+	start := map[string]mstate{}
+	now := map[string]mstate{}
+	if t.scanned {
+		for p, st := range t.at {
+			if st.exists {
+				start[p] = st
+			}
+		}
+		for _, p := range universe {
+			if st := x.m.state(p); st.exists && !ignored(p, x.m.rules()) {
+				if _, _, anc := x.m.ancestor(p); !anc {
+					now[p] = st
+				}
+			}
+		}
+	}
+	for p, s := range t.snaps {
+		if _, ok := start[p]; !ok {
+			start[p] = s.st
+		}
+	}
+	var want []string
+	for p, was := range start {
+		is, ok := now[p]
+		if !ok {
+			switch _, n, anc := x.m.ancestor(p); {
+			case anc && !n.link:
+				is = mstate{} // under a file: nothing there
+			case anc, x.m.ws[p].link:
+				want = append(want, p+" type_changed symlink")
+				continue
+			case x.m.hasDesc(p):
+				want = append(want, p+" type_changed directory")
+				continue
+			default:
+				is = x.m.state(p)
+			}
+		}
+		switch {
+		case was.exists && !is.exists:
+			want = append(want, p+" deleted")
+		case !was.exists && is.exists:
+			want = append(want, p+" added")
+		case was != is:
+			want = append(want, p+" modified")
+		}
+	}
+	for p := range now {
+		if _, ok := start[p]; !ok {
+			want = append(want, p+" added")
+		}
+	}
+	var have []string
+	for _, c := range got {
+		h := c.Path + " " + c.Kind
+		if c.Now != "" {
+			h += " " + c.Now
+		}
+		have = append(have, h)
+	}
+	sort.Strings(want)
+	sort.Strings(have)
+	if !slices.Equal(have, want) {
+		x.fail("status:\n got  %q\n want %q", have, want)
+	}
+	for _, w := range want {
+		if strings.Contains(w, "type_changed") {
+			x.stats["status with a type change"]++
+		}
+	}
+	x.stats["status"]++
 }
 
 // prune is retention keeping the newest keep turns (in the order opened,
@@ -1577,12 +1671,24 @@ func (x *machine) revert() {
 		for p, s := range t.snaps {
 			targets[p] = s.st
 		}
+		for _, ch := range x.m.shellChanges(t) {
+			if _, ok := targets[ch.path]; ok {
+				continue
+			}
+			targets[ch.path] = ch.before
+			if x.m.readable(ch.path) && x.m.state(ch.path) != ch.after {
+				want = "later-changes" // not as the turn left it
+			}
+		}
 		for p := range targets {
 			for _, u := range x.m.turns {
 				if _, ok := u.snaps[p]; ok && u.seq > t.seq {
 					want = "later-changes"
 				}
 			}
+		}
+		if len(targets) > len(t.snaps) {
+			x.stats["revert of a shell's changes"]++
 		}
 		if want != "" {
 			break
@@ -1610,6 +1716,51 @@ func (x *machine) revert() {
 		return
 	}
 	x.m.apply(&mop{kind: "revert", scope: checkpoints.ScopeCode}, pl)
+}
+
+// shellChanges is what scanned turn t changed as its manifests recorded
+// it: the paths whose state at t's start and at its end (the manifest of
+// the next turn of the active history, when scanned; for the open turn,
+// the workspace now) differ, each with both states. A path only one side
+// lists counts only when the ignore rules then were the same, or it is
+// the ignore file: else it may have been ignored on the other side.
+func (m *model) shellChanges(t *mturn) []mopfile {
+	if !t.scanned {
+		return nil
+	}
+	var next *mturn
+	for _, u := range m.turns {
+		if !u.hidden && u.seq > t.seq && (next == nil || u.seq < next.seq) {
+			next = u
+		}
+	}
+	end, rules := map[string]mstate{}, m.rules()
+	switch {
+	case next != nil && !next.scanned:
+		return nil
+	case next != nil:
+		end, rules = next.at, next.rules
+	default:
+		for _, p := range universe {
+			if !ignored(p, rules) {
+				end[p] = m.state(p)
+			}
+		}
+	}
+	var out []mopfile
+	for _, p := range universe {
+		a, inA := t.at[p]
+		b, inB := end[p]
+		a.exists, b.exists = a.exists && inA, b.exists && inB
+		if a == b {
+			continue
+		}
+		if (!a.exists || !b.exists) && t.rules != rules && p != ".gitignore" {
+			continue
+		}
+		out = append(out, mopfile{path: p, before: a, after: b})
+	}
+	return out
 }
 
 // nextUndo is the op a plain undo reverses: the newest in effect that

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
@@ -278,16 +280,21 @@ func conflicts(lastKnown func() (map[string]checkpoints.Known, error), files []c
 }
 
 // Revert undoes the changes of one turn only: every file the turn captured
-// goes back to its state when the turn began, while later turns' changes
-// to other files stay. It refuses (ErrLaterChanges, naming them) when a
+// (or, in a scanned turn, its shell changed: see revertTargets) goes back
+// to its state when the turn began, while later turns' changes to other
+// files stay. It refuses (ErrLaterChanges, naming them) when a
 // later turn changed one of the same files, and (ErrConflict) when someone
 // changed one since the agent, unless forced. It is undoable like a rewind.
 func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Result, error) {
 	return c.rewindOp(ctx, rewindJob{verb: "revert turn", turn: turn, scope: checkpoints.ScopeCode, revert: true, o: o, targets: c.revertTargets})
 }
 
-// revertTargets returns the turn's own captures at its start, or
-// ErrLaterChanges when a later turn changed one of them.
+// revertTargets returns the turn's own changes at its start: its captures,
+// and for a scanned turn the files its manifest and the one that recorded
+// its end disagree on (a shell's changes; for the open turn, the files a
+// scan finds changed now). It fails with ErrLaterChanges when a later
+// turn captured one of them, or a file a shell changed is no longer as
+// the turn left it.
 func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, error) {
 	targets := map[string]checkpoints.State{}
 	var paths []string
@@ -295,11 +302,32 @@ func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoin
 		targets[f.Path] = f.State()
 		paths = append(paths, f.Path)
 	}
-	later, err := c.idx.ChangedAfter(ctx, cp.Seq, paths)
+	changes, err := c.turnScanChanges(ctx, cp, true)
 	if err != nil {
 		return nil, err
 	}
+	var later []string
+	for _, ch := range changes {
+		if _, ok := targets[ch.Path]; ok {
+			continue // captured: the capture is the turn's record of it
+		}
+		targets[ch.Path] = ch.Start
+		paths = append(paths, ch.Path)
+		if now, err := c.cap.StateWith(ctx, ch.Path, capture.Hash); err == nil && !now.Equal(ch.End) {
+			later = append(later, ch.Path)
+		}
+	}
+	captured, err := c.idx.ChangedAfter(ctx, cp.Seq, paths)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range captured {
+		if !slices.Contains(later, p) {
+			later = append(later, p)
+		}
+	}
 	if len(later) > 0 {
+		sort.Strings(later)
 		return nil, fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
 	}
 	return targets, nil
