@@ -148,11 +148,9 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 // turn's scan skipped, and every file when the ignore files (.gitignore,
 // .ckptignore) then and now differ (the manifest cannot tell "absent" from
 // "ignored" then), are left alone. Nothing else is ever deleted.
-func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn) error {
-	now, err := c.scanNow(ctx)
-	if err != nil {
-		return fmt.Errorf("scan for files created since: %w", err)
-	}
+// now is a scan of the workspace as it is.
+func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, now *capture.ScanResult) error {
+	var err error
 	nowRules := ignoreFiles(&now.Manifest)
 	// The candidates: files there now (the scan found them, so the rules
 	// let them through), and paths a later event would restore as files,
@@ -215,6 +213,53 @@ func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.
 		}
 	}
 	return nil
+}
+
+// overLimit keeps a code rewind's promise about what scans skip: a path
+// the scan now skips (a file over the size limit, anything in a directory
+// over the entry limit) is never touched by what manifests recorded. It
+// drops from ev every path at or under such a skip whose earliest event
+// is a scanned turn's manifest (a capture or an op is a record of its
+// own, and is restored), and returns a Skip for each, and one for each
+// skip the first scanned turn since the target did not have (files may
+// have been created there since, which the rewind cannot see to delete).
+func (c *Controller) overLimit(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, now *checkpoints.Manifest) ([]Skip, error) {
+	if len(now.Skips) == 0 {
+		return nil, nil
+	}
+	atScan := make(map[int64]bool, len(scanned))
+	for _, st := range scanned {
+		atScan[st.Seq] = true
+	}
+	first, err := c.idx.ManifestByID(ctx, scanned[0].ManifestID)
+	if err != nil {
+		return nil, err
+	}
+	skippedThen := make([]string, len(first.Skips))
+	for i, sk := range first.Skips {
+		skippedThen[i] = sk.Path
+	}
+	var out []Skip
+	for _, sk := range now.Skips {
+		reported := false
+		for p, e := range ev {
+			if !atScan[e.Seq] || !underAny(p, []string{sk.Path}) {
+				continue
+			}
+			delete(ev, p)
+			reason := sk.Reason + ": a scan rewind never touches it"
+			if p != sk.Path {
+				reason = fmt.Sprintf("in %s, %s: a scan rewind never touches it", sk.Path, sk.Reason)
+			}
+			out = append(out, Skip{Path: p, Reason: reason})
+			reported = reported || p == sk.Path
+		}
+		if !reported && !underAny(sk.Path, skippedThen) {
+			out = append(out, Skip{Path: sk.Path, Reason: sk.Reason + ": skipped by the scan now and not at the target, so what was created there since is not deleted, nor anything in it restored"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
 }
 
 // ignoreFiles returns the ignore files a manifest holds, by path.
