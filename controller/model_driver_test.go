@@ -63,6 +63,7 @@ type apiDriver struct {
 	ws, store, sessID string
 	c                 *controller.Controller
 	step              *controller.Step // the last step opened: captures go into it (CaptureIn)
+	scan              controller.ScanOptions
 }
 
 func newAPIDriver(t testing.TB, ws, store string) *apiDriver {
@@ -73,7 +74,7 @@ func newAPIDriver(t testing.TB, ws, store string) *apiDriver {
 
 func (d *apiDriver) Reopen() {
 	d.Close()
-	c, err := controller.Open(d.ctx, controller.Options{Workspace: d.ws, Store: d.store, Session: d.sessID, NoAutoRetention: true})
+	c, err := controller.Open(d.ctx, controller.Options{Workspace: d.ws, Store: d.store, Session: d.sessID, NoAutoRetention: true, Scan: d.scan})
 	if err != nil {
 		d.t.Fatal(err)
 	}

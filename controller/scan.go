@@ -221,8 +221,9 @@ func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.
 // drops from ev every path at or under such a skip whose earliest event
 // is a scanned turn's manifest (a capture or an op is a record of its
 // own, and is restored), and returns a Skip for each, and one for each
-// skip the first scanned turn since the target did not have (files may
-// have been created there since, which the rewind cannot see to delete).
+// other skip the first scanned turn since the target did not have (files
+// may have been created there since, which the rewind cannot see to
+// delete).
 func (c *Controller) overLimit(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, now *checkpoints.Manifest) ([]Skip, error) {
 	if len(now.Skips) == 0 {
 		return nil, nil
@@ -241,9 +242,14 @@ func (c *Controller) overLimit(ctx context.Context, ev map[string]checkpoints.Ev
 	}
 	var out []Skip
 	for _, sk := range now.Skips {
-		reported := false
+		reported := false // sk.Path itself is restored or skipped
+		dir := c.ws.IsDir(sk.Path)
 		for p, e := range ev {
-			if !atScan[e.Seq] || !underAny(p, []string{sk.Path}) {
+			if p != sk.Path && !(dir && strings.HasPrefix(p, sk.Path+"/")) {
+				continue
+			}
+			reported = reported || p == sk.Path
+			if !atScan[e.Seq] {
 				continue
 			}
 			delete(ev, p)
@@ -252,7 +258,6 @@ func (c *Controller) overLimit(ctx context.Context, ev map[string]checkpoints.Ev
 				reason = fmt.Sprintf("in %s, %s: a scan rewind never touches it", sk.Path, sk.Reason)
 			}
 			out = append(out, Skip{Path: p, Reason: reason})
-			reported = reported || p == sk.Path
 		}
 		if !reported && !underAny(sk.Path, skippedThen) {
 			out = append(out, Skip{Path: sk.Path, Reason: sk.Reason + ": skipped by the scan now and not at the target, so what was created there since is not deleted, nor anything in it restored"})
