@@ -47,8 +47,10 @@ type refHistory struct {
 }
 
 type refSnap struct {
-	seq, end int64 // the capture, and the first turn opened after it (0: none yet)
-	ended    bool  // an end state was recorded
+	// the capture, and the first turn of the active history opened after
+	// it (0: none yet)
+	seq, end int64
+	ended    bool // an end state was recorded, when end opened
 	state    State
 }
 
@@ -110,6 +112,7 @@ func (h *refHistory) loadPath(ctx context.Context, tx *sql.Tx, path string) erro
 		// lookup, and LastKnownMany asks for thousands of paths.
 		var err error
 		if h.snapsQ, err = tx.PrepareContext(ctx, `SELECT s.seq, s.end_state, s.end_blob, s.end_mode,
+		coalesce((SELECT min(t.seq) FROM turns t WHERE t.seq > s.seq AND t.hidden_by IS NULL), 0),
 		coalesce((SELECT min(t.seq) FROM turns t WHERE t.seq > s.seq), 0)
 		FROM snaps s WHERE s.path = ?`); err != nil {
 			return err
@@ -127,11 +130,14 @@ func (h *refHistory) loadPath(ctx context.Context, tx *sql.Tx, path string) erro
 		var endState int
 		var blob []byte
 		var mode uint32
-		if err := rows.Scan(&k.seq, &endState, &blob, &mode, &k.end); err != nil {
+		var recorder int64 // the turn whose opening recorded the end
+		if err := rows.Scan(&k.seq, &endState, &blob, &mode, &k.end, &recorder); err != nil {
 			rows.Close()
 			return err
 		}
-		k.ended = endState != 0
+		// An end a turn now hidden recorded is not the end: the turn
+		// was opened again by a conversation rewind.
+		k.ended = endState != 0 && recorder == k.end
 		if endState == 1 {
 			id, err := scanBlob(blob)
 			if err != nil {

@@ -17,9 +17,12 @@ import (
 // when the next turn opened), or the state a later rewind wrote. An undo
 // puts back what ckpt knew just before the rewind it reverses, along with
 // the bytes: a hand edit the undo restored is still not the agent's, and
-// an undone rewind no longer counts. known is false when there is none,
-// when the latest is a turn still open (the agent may still be working on
-// the file) or an end that was not recorded, and when a scanned turn
+// an undone rewind no longer counts. A capture's turn ends when the next
+// turn of the active history opens: after a conversation rewind the last
+// active turn is open again, and the end a now hidden turn recorded for it
+// no longer counts. known is false when there is none, when the latest is
+// a turn still open (the agent may still be working on the file) or an
+// end that was not recorded, and when a scanned turn
 // opened at or after the latest: in scan mode every change made while a
 // turn is open is the agent's (its shell's), which ckpt cannot tell from a
 // person's. A file whose current state differs from a known one was
@@ -166,9 +169,11 @@ func (k *knowing) scannedIn(from, limit int64) bool {
 
 // knownSQL reads, for each path of ?1 (a JSON array of hex-encoded paths,
 // so any bytes pass) as it stood before clock value ?2:
-//   - sm: its latest capture; e: the first turn opened after it (a capture
-//     ends when the next turn opens, and every earlier capture ends no
-//     later); tp: the last turn opened before it;
+//   - sm: its latest capture; e: the first turn of the active history
+//     opened after it (a capture ends when the next turn opens, and every
+//     earlier capture ends no later); er: the first turn opened after it,
+//     hidden or not (the one whose opening recorded the end, when that
+//     was not e); tp: the last turn opened before it;
 //   - the first capture (by seq) ending with e whose end was recorded;
 //   - the latest op file after e of one of the ops ?3 (a JSON array of ids).
 //
@@ -181,18 +186,19 @@ WITH p AS (
 	SELECT i, path, (SELECT max(seq) FROM snaps WHERE path = p.path AND seq < ?2) AS sm FROM p
 ), t AS MATERIALIZED (
 	SELECT i, path, sm,
-		(SELECT min(seq) FROM turns WHERE seq > s.sm) AS e,
+		(SELECT min(seq) FROM turns WHERE seq > s.sm AND hidden_by IS NULL) AS e,
+		(SELECT min(seq) FROM turns WHERE seq > s.sm) AS er,
 		(SELECT max(seq) FROM turns WHERE seq < s.sm) AS tp
 	FROM s
 ), c AS MATERIALIZED (
-	SELECT i, sm, e,
+	SELECT i, sm, e, er,
 		(SELECT seq FROM snaps WHERE path = t.path AND seq > coalesce(t.tp, ?4) AND seq <= t.sm AND end_state != 0
 			ORDER BY seq LIMIT 1) AS cs,
 		(SELECT seq FROM op_files WHERE path = t.path AND seq < ?2 AND seq > coalesce(t.e, ?4)
 			AND op_id IN (SELECT value FROM json_each(?3)) ORDER BY seq DESC LIMIT 1) AS fs
 	FROM t
 )
-SELECT c.i, c.sm, c.e, s.end_state, s.end_blob, s.end_mode, f.seq, f.op_id, f.after_blob, f.after_mode
+SELECT c.i, c.sm, c.e, c.er, s.end_state, s.end_blob, s.end_mode, f.seq, f.op_id, f.after_blob, f.after_mode
 FROM c LEFT JOIN snaps s ON s.seq = c.cs LEFT JOIN op_files f ON f.seq = c.fs`
 
 // lookup settles what paths' states were known just before clock value
@@ -215,12 +221,13 @@ func (k *knowing) lookup(ctx context.Context, tx *sql.Tx, limit int64, paths []s
 	for rows.Next() {
 		var (
 			i                  int
-			sm, e, fseq, fop   sql.NullInt64
+			sm, e, er, fseq    sql.NullInt64
+			fop                sql.NullInt64
 			endState, endMode  sql.NullInt64
 			endBlob, afterBlob []byte
 			afterMode          sql.NullInt64
 		)
-		if err := rows.Scan(&i, &sm, &e, &endState, &endBlob, &endMode, &fseq, &fop, &afterBlob, &afterMode); err != nil {
+		if err := rows.Scan(&i, &sm, &e, &er, &endState, &endBlob, &endMode, &fseq, &fop, &afterBlob, &afterMode); err != nil {
 			return err
 		}
 		p := paths[i]
@@ -232,7 +239,12 @@ func (k *knowing) lookup(ctx context.Context, tx *sql.Tx, limit int64, paths []s
 				continue // its turn was still open: the agent may be at work
 			}
 			best = e.Int64
-			if endState.Valid { // a recorded end: what was there when the next turn opened
+			// An end recorded when a turn now hidden opened is not this
+			// turn's end: a conversation rewind hid that turn, which
+			// opened this one again, and the agent went on editing what
+			// it had captured here (a capture of a path a turn already
+			// has records nothing) until e opened.
+			if endState.Valid && er.Int64 == e.Int64 { // a recorded end: what was there when the next turn opened
 				known = true
 				if endState.Int64 == 1 {
 					id, err := scanBlob(endBlob)

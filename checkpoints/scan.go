@@ -105,6 +105,47 @@ func (x *Index) ScannedSince(ctx context.Context, seq int64) ([]ScannedTurn, err
 	return out, nil
 }
 
+// TurnEnds returns the manifest of scanned turn turnID and the one that
+// recorded how the turn ended: the manifest of the next turn of the
+// active history, when that turn was scanned too. end is nil when there is
+// no such manifest (the turn is the open one, or the next was not
+// scanned); start is nil when the turn was not scanned. Turns with
+// identical manifests share one: then nothing is read, and start and end
+// are the same empty Manifest (they do not differ).
+func (x *Index) TurnEnds(ctx context.Context, turnID int64) (start, end *Manifest, err error) {
+	err = x.read(ctx, func(tx *sql.Tx) error {
+		var seq int64
+		var mid sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT seq, manifest_id FROM turns WHERE id = ?`, turnID).Scan(&seq, &mid); err != nil {
+			return notFound(err)
+		}
+		if !mid.Valid {
+			return nil
+		}
+		var next sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT manifest_id FROM turns WHERE seq > ? AND hidden_by IS NULL ORDER BY seq LIMIT 1`, seq).Scan(&next)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if next.Valid && next.Int64 == mid.Int64 {
+			start = &Manifest{}
+			end = start
+			return nil
+		}
+		if start, err = manifestByID(ctx, tx, mid.Int64); err != nil {
+			return err
+		}
+		if next.Valid {
+			end, err = manifestByID(ctx, tx, next.Int64)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("checkpoints: turn %d's manifests: %w", turnID, err)
+	}
+	return start, end, nil
+}
+
 // ManifestByID returns the manifest with id (see ScannedTurn), or an error
 // wrapping ErrNotFound.
 func (x *Index) ManifestByID(ctx context.Context, id int64) (*Manifest, error) {

@@ -83,7 +83,7 @@ func (c *Controller) DiffTo(ctx context.Context, p Point) ([]FileDiff, []Skip, e
 		}
 		cp.Seq = st.Seq
 	}
-	targets, err := c.targets(ctx, cp)
+	targets, limited, err := c.targets(ctx, cp)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,6 +91,7 @@ func (c *Controller) DiffTo(ctx context.Context, p Point) ([]FileDiff, []Skip, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("controller: diff turn %s: %w", p, err)
 	}
+	skipped = withSkips(skipped, limited)
 	out := make([]FileDiff, 0, len(files))
 	for _, f := range files {
 		d, err := c.fileDiff(ctx, f)

@@ -35,6 +35,9 @@ type Checkpoint struct {
 }
 
 // Checkpoints returns the active turns, oldest first, with change kinds.
+// A scanned turn's files include those its manifest and the next turn's
+// disagree on (a shell's changes), with the manifests' states as start and
+// end.
 //
 // A turn's kinds compare its start with its end: the state recorded when
 // the next turn opened (recorded once, never overwritten), or, for a path
@@ -49,11 +52,23 @@ func (c *Controller) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	}
 	out := make([]Checkpoint, len(cps))
 	for i, cp := range cps {
-		open := i == len(cps)-1
-		out[i] = Checkpoint{Checkpoint: cp, Kinds: make([]ChangeKind, len(cp.Files))}
-		for j, f := range cp.Files {
-			out[i].Kinds[j] = c.kind(ctx, f, open)
+		if out[i], err = c.listed(ctx, cp, i == len(cps)-1); err != nil {
+			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// listed is a turn as the listings show it: its captures, and the files
+// its manifests say a shell changed (a scanned turn whose end the next
+// turn's manifest recorded), each with its change kind.
+func (c *Controller) listed(ctx context.Context, cp checkpoints.Checkpoint, open bool) (Checkpoint, error) {
+	if err := c.withScanChanges(ctx, &cp); err != nil {
+		return Checkpoint{}, err
+	}
+	out := Checkpoint{Checkpoint: cp, Kinds: make([]ChangeKind, len(cp.Files))}
+	for j, f := range cp.Files {
+		out.Kinds[j] = c.kind(ctx, f, open)
 	}
 	return out, nil
 }

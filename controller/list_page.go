@@ -15,10 +15,8 @@ func (c *Controller) CheckpointsPage(ctx context.Context, p Page) ([]Checkpoint,
 	}
 	out := make([]Checkpoint, len(cps))
 	for i, cp := range cps {
-		open := cp.Turn == info.Last
-		out[i] = Checkpoint{Checkpoint: cp, Kinds: make([]ChangeKind, len(cp.Files))}
-		for j, f := range cp.Files {
-			out[i].Kinds[j] = c.kind(ctx, f, open)
+		if out[i], err = c.listed(ctx, cp, cp.Turn == info.Last); err != nil {
+			return nil, info, err
 		}
 	}
 	return out, info, nil

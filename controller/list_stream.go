@@ -15,9 +15,9 @@ import (
 // as is.
 func (c *Controller) EachCheckpoint(ctx context.Context, since int, fn func(Checkpoint) error) (PageInfo, error) {
 	return c.idx.EachCheckpoint(ctx, since, func(cp checkpoints.Checkpoint, open bool) error {
-		out := Checkpoint{Checkpoint: cp, Kinds: make([]ChangeKind, len(cp.Files))}
-		for j, f := range cp.Files {
-			out.Kinds[j] = c.kind(ctx, f, open)
+		out, err := c.listed(ctx, cp, open)
+		if err != nil {
+			return err
 		}
 		return fn(out)
 	})

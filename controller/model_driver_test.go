@@ -43,6 +43,8 @@ type driver interface {
 	// driven one), one "TURN ROLE TEXT" string per message.
 	ConversationOf(session string) ([]string, error)
 	History() ([]controller.HistoryEntry, error)
+	// Status is what changed since the open turn started.
+	Status() ([]controller.Change, error)
 	Pin(n int) error
 	// Prune keeps the newest keep turns of the driven session, then
 	// collects with no grace.
@@ -61,6 +63,7 @@ type apiDriver struct {
 	ws, store, sessID string
 	c                 *controller.Controller
 	step              *controller.Step // the last step opened: captures go into it (CaptureIn)
+	scan              controller.ScanOptions
 }
 
 func newAPIDriver(t testing.TB, ws, store string) *apiDriver {
@@ -71,7 +74,7 @@ func newAPIDriver(t testing.TB, ws, store string) *apiDriver {
 
 func (d *apiDriver) Reopen() {
 	d.Close()
-	c, err := controller.Open(d.ctx, controller.Options{Workspace: d.ws, Store: d.store, Session: d.sessID, NoAutoRetention: true})
+	c, err := controller.Open(d.ctx, controller.Options{Workspace: d.ws, Store: d.store, Session: d.sessID, NoAutoRetention: true, Scan: d.scan})
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -172,6 +175,8 @@ func (d *apiDriver) History() ([]controller.HistoryEntry, error) { return d.c.Hi
 
 func (d *apiDriver) Pin(n int) error { return d.c.Pin(d.ctx, n, true, "") }
 
+func (d *apiDriver) Status() ([]controller.Change, error) { return d.c.Status(d.ctx) }
+
 func (d *apiDriver) Prune(keep int) error {
 	_, _, err := controller.StoreOf(d.c).Retain(d.ctx, retention.Policy{KeepTurns: keep, Session: d.c.Session()})
 	return err
@@ -239,6 +244,14 @@ func (d *cliDriver) run(session string, out any, args ...string) error {
 				return fmt.Errorf("%s: %w", msg, s)
 			}
 		}
+		if strings.Contains(msg, "left as they are (see skipped)") && out != nil {
+			// A rewind, revert, undo or redo that skipped paths: done,
+			// its result printed, and exit 1.
+			if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+				return fmt.Errorf("ckpt %s: stdout is not JSON: %v: %q", strings.Join(args, " "), err, stdout.String())
+			}
+			return fmt.Errorf("%s: %w", msg, errSkippedExit)
+		}
 		return errors.New(msg)
 	}
 	if out != nil {
@@ -254,6 +267,11 @@ func (d *cliDriver) Close()           {}
 func (d *cliDriver) Switch(id string) { d.sessID = id }
 func (d *cliDriver) GC() error        { return d.run("", nil, "gc", "--grace", "0s") }
 func (d *cliDriver) Pin(n int) error  { return d.run("", nil, "pin", strconv.Itoa(n)) }
+func (d *cliDriver) Status() ([]controller.Change, error) {
+	var out []controller.Change
+	err := d.run("", &out, "status")
+	return out, err
+}
 func (d *cliDriver) Message(t string) error {
 	return d.run("", nil, "message", "assistant", t)
 }
@@ -304,9 +322,22 @@ func (d *cliDriver) BeginTurn(prompt string, scan bool) (int, error) {
 	return out.Turn, err
 }
 
+// errSkippedExit is the exit 1 of a command that did its work but skipped
+// paths (see result).
+var errSkippedExit = errors.New("skipped paths")
+
+// result runs a rewind, revert, undo or redo. One that skipped paths
+// exits 1 (unless a dry run) after printing its result, and only then.
 func (d *cliDriver) result(args ...string) (controller.Result, error) {
 	var res controller.Result
 	err := d.run("", &res, args...)
+	skipExit := errors.Is(err, errSkippedExit)
+	if want := len(res.Skipped) > 0 && !res.DryRun; (err == nil || skipExit) && skipExit != want {
+		return res, fmt.Errorf("ckpt %s: exit 1 for skipped paths %v, want %v (skipped %v)", strings.Join(args, " "), skipExit, want, res.Skipped)
+	}
+	if skipExit {
+		err = nil
+	}
 	return res, err
 }
 

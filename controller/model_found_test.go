@@ -344,3 +344,40 @@ func TestModelFoundSummarizeUpToAfterAGap(t *testing.T) {
 		t.Errorf("summarize from turn 1: %v", err)
 	}
 }
+
+// A conversation rewind opens the last active turn again, and the agent
+// goes on editing what that turn captured: its capture records nothing
+// (the turn has the path), so the end the hidden turn recorded was taken
+// for what the agent left, and the agent's own edit became a conflict
+// (issue 22, item 4). With a code scope too, and once a turn opened
+// since, the edit is the agent's as well.
+func TestConversationRewindKeepsTheAgentsLaterEdits(t *testing.T) {
+	for _, scope := range []checkpoints.Scope{checkpoints.ScopeConversation, checkpoints.ScopeBoth} {
+		t.Run(string(scope), func(t *testing.T) {
+			e := newEnv(t)
+			e.write("f", "f0")
+			e.turn("t0")
+			e.edit("f", "f1")
+			e.turn("t1") // t0's end: f1
+			e.rewind(1, scope, controller.RewindOptions{})
+			e.edit("f", "f2") // in t0, open again: the capture records nothing
+			res := e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{})
+			e.want("f", "f0")
+			if len(res.Conflicts) != 0 {
+				t.Errorf("conflicts = %q, want none", res.Conflicts)
+			}
+		})
+	}
+	t.Run("a turn opened since", func(t *testing.T) {
+		e := newEnv(t)
+		e.write("f", "f0")
+		e.turn("t0")
+		e.edit("f", "f1")
+		e.turn("t1")
+		e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{})
+		e.edit("f", "f2")
+		e.turn("t1'") // t0's end now: f2
+		e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{})
+		e.want("f", "f0")
+	})
+}

@@ -2,7 +2,8 @@ package controller_test
 
 // A model-based random test: random sequences of agent edits (write,
 // delete, chmod, rename, file<->directory), symlinks appearing and going,
-// shell changes in scanned turns, hand edits, captures, turns, messages,
+// shell changes in scanned turns (with and without a file size limit),
+// hand edits, captures, turns, messages, status,
 // rewinds (every scope, --only, --force, --dry-run), reverts, undos and
 // redos (the next one, or one named by its history id; forced; dry runs,
 // which must change nothing), summaries (from or up to a turn, then
@@ -47,6 +48,26 @@ package controller_test
 //   - Two captures ending as one turn opens (one in a turn a conversation
 //     rewind hid, never given an end, one made since): the recorded end is
 //     what ckpt last saw.
+//   - A capture's turn ends when the next turn of the active history
+//     opens. A conversation rewind opens the last active turn again: the
+//     agent goes on with the files it captured there (capturing them again
+//     records nothing), so they are unknown until a turn opens, and the
+//     end the hidden turn recorded no longer counts (a change made since
+//     is not a conflict).
+//   - With a size limit (half the sequences through the Controller), a
+//     scan leaves bigger files out of its manifest: a manifest proves
+//     nothing about them or paths under them. A code rewind never touches
+//     a file a scan skips now by what a manifest recorded (a capture or an
+//     op is restored); it lists it as skipped, as it does such a file the
+//     first scanned turn since the target did not skip.
+//   - A scanned turn's changes, for revert, are its captures and the files
+//     its manifest and the next turn's (for the open turn, the workspace
+//     now) disagree on, leaving out what either scan skipped; one a later
+//     turn captured, or that is no longer as the turn left it, refuses the
+//     revert (a later change).
+//   - Status compares the open turn's start (its manifest, then its
+//     captures) with now; a recorded path that is now a directory or a
+//     symlink is a type change.
 //   - Directories are not content: ckpt records files only, so the model
 //     does too, and the harness removes empty directories after every step.
 //   - Undo and redo follow history.go's comment: reversing op X puts back,
@@ -167,7 +188,8 @@ type mturn struct {
 	number  int
 	prompt  string
 	scanned bool
-	at      map[string]mstate // scanned: the state at the start of every path not ignored then
+	at      map[string]mstate // scanned: the state at the start of every path not ignored or skipped then
+	skips   map[string]bool   // scanned: files the scan skipped (over the size limit)
 	rules   mstate            // scanned: .gitignore then
 	snaps   map[string]*msnap
 	steps   []*mstep // in order: step i+1 is steps[i]
@@ -210,6 +232,27 @@ type model struct {
 	seq   int
 	turns []*mturn // in the order opened
 	ops   []*mop
+	// maxSize, if not 0, is the scans' file size limit: a bigger file is
+	// skipped (left out of manifests and never touched by what they
+	// recorded).
+	maxSize int
+}
+
+// skippedAt reports whether p or a parent of it is in skips.
+func skippedAt(skips map[string]bool, p string) bool {
+	for ; p != "."; p = path.Dir(p) {
+		if skips[p] {
+			return true
+		}
+	}
+	return false
+}
+
+// over reports whether a scan skips p now: a file over the size limit
+// that the ignore rules let through.
+func (m *model) over(p string) bool {
+	st := m.state(p)
+	return m.maxSize > 0 && st.exists && len(st.data) > m.maxSize && !ignored(p, m.rules())
 }
 
 func (m *model) tick() int { m.seq++; return m.seq }
@@ -362,10 +405,14 @@ func (m *model) beginTurn(prompt string, scanned bool) {
 	}
 	t := &mturn{seq: m.tick(), number: n, prompt: prompt, scanned: scanned, snaps: map[string]*msnap{}, msgs: []*mmsg{{role: "user", text: prompt}}}
 	if scanned {
-		t.at = map[string]mstate{}
+		t.at, t.skips = map[string]mstate{}, map[string]bool{}
 		t.rules = m.rules()
 		for _, p := range universe {
-			if !ignored(p, t.rules) {
+			switch {
+			case ignored(p, t.rules):
+			case m.over(p):
+				t.skips[p] = true
+			case !skippedAt(t.skips, p): // under a skipped file: no proof of anything
 				t.at[p] = m.state(p)
 			}
 		}
@@ -386,15 +433,15 @@ func ignored(p string, rules mstate) bool {
 }
 
 // earliest returns p's state before its first event at or after seq: a
-// capture, a scanned turn's start, or a path a rewind or undo rewrote.
-func (m *model) earliest(p string, seq int) (mstate, bool) {
+// capture, a scanned turn's start, or a path a rewind or undo rewrote;
+// manifest says the event is a scanned turn's start.
+func (m *model) earliest(p string, seq int) (st mstate, ok, manifest bool) {
 	best, found := 0, false
-	var st mstate
 	// Manifests lacking p count only when ckpt has another record of p
 	// since seq, or p is a file now: a symlink nothing else recorded is
 	// not ckpt's to report.
 	seen := m.state(p).exists
-	consider := func(s int, v mstate) {
+	consider := func(s int, v mstate, fromManifest bool) {
 		if s < seq {
 			return
 		}
@@ -402,48 +449,61 @@ func (m *model) earliest(p string, seq int) (mstate, bool) {
 			seen = true
 		}
 		if !found || s < best {
-			best, found, st = s, true, v
+			best, found, st, manifest = s, true, v, fromManifest
 		}
 	}
 	for _, t := range m.turns {
 		if s, ok := t.snaps[p]; ok {
-			consider(s.seq, s.st)
+			consider(s.seq, s.st, false)
 			seen = seen || s.seq >= seq
 		}
 		for _, st := range t.steps {
 			if s, ok := st.snaps[p]; ok {
-				consider(s.seq, s.st)
+				consider(s.seq, s.st, false)
 				seen = seen || s.seq >= seq
 			}
 		}
 		// A manifest lacking p proves it absent only when p was not
 		// ignored then: the rules then must be the rules now, and let p
-		// through.
-		if v, ok := t.at[p]; ok && (v.exists || t.rules == m.rules() && !ignored(p, m.rules())) {
-			consider(t.seq, v)
+		// through; and never for a file a scan skips now.
+		if v, ok := t.at[p]; ok && (v.exists || t.rules == m.rules() && !ignored(p, m.rules()) && !m.over(p)) {
+			consider(t.seq, v, true)
 		}
 	}
 	for _, o := range m.ops {
 		for _, f := range o.files {
 			if f.path == p {
-				consider(f.seq, f.before)
+				consider(f.seq, f.before, false)
 				seen = seen || f.seq >= seq
 			}
 		}
 	}
-	return st, found && seen
+	return st, found && seen, manifest
 }
 
 // targets is what a code rewind to the turn (or step) opened at seq puts
-// back.
-func (m *model) targets(seq int) map[string]mstate {
+// back, and what it skips as a scan skips it now: a file whose earliest
+// event is a manifest's entry, and one the first scanned turn since did
+// not skip (it may have been created since).
+func (m *model) targets(seq int) (map[string]mstate, []string) {
 	out := map[string]mstate{}
+	var first *mturn
+	for _, t := range m.turns {
+		if t.scanned && t.seq >= seq && (first == nil || t.seq < first.seq) {
+			first = t
+		}
+	}
+	var skipped []string
 	for _, p := range universe {
-		if st, ok := m.earliest(p, seq); ok {
+		st, ok, manifest := m.earliest(p, seq)
+		switch {
+		case first != nil && m.over(p) && (ok && manifest || !ok && !first.skips[p]):
+			skipped = append(skipped, p)
+		case ok:
 			out[p] = st
 		}
 	}
-	return out
+	return out, skipped
 }
 
 // lastKnown is the state ckpt last saw the agent or ckpt leave p in.
@@ -451,7 +511,7 @@ func (m *model) lastKnown(p string) (mstate, bool) { return m.knownAsOf(p, 1<<60
 
 // knownAsOf is lastKnown as it stood before clock value limit: the end of
 // the last capture's turn (unknown while that turn was open or when the
-// end could not be read), or what a rewind in force wrote; an undo puts
+// end could not be read or was recorded by a turn now hidden), or what a rewind in force wrote; an undo puts
 // back what was known just before its rewind; a scanned turn opened at or
 // after all that makes it unknown (the agent's shell may have changed it).
 func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
@@ -462,17 +522,23 @@ func (m *model) knownAsOf(p string, limit int) (mstate, bool) {
 		if !ok || s.seq >= limit {
 			continue
 		}
-		end := 0
+		// The capture ends when the next turn of the active history
+		// opens; an end a turn now hidden recorded is not that end.
+		end, recorder := 0, 0
 		for _, u := range m.turns {
-			if u.seq > s.seq && (end == 0 || u.seq < end) {
+			if u.seq > s.seq && (recorder == 0 || u.seq < recorder) {
+				recorder = u.seq
+			}
+			if !u.hidden && u.seq > s.seq && (end == 0 || u.seq < end) {
 				end = u.seq
 			}
 		}
 		if end == 0 || end >= limit {
 			return mstate{}, false
 		}
-		if end > best || end == best && s.ended && !known { // a recorded end wins a tie
-			best, known, st = end, s.ended, s.end
+		ended := s.ended && recorder == end
+		if end > best || end == best && ended && !known { // a recorded end wins a tie
+			best, known, st = end, ended, s.end
 		}
 	}
 	for _, o := range m.ops {
@@ -752,6 +818,19 @@ func newMachine(t testing.TB, ch chooser, bin string) *machine {
 }
 
 func (x *machine) close() { x.d.Close() }
+
+// sizeLimit makes the scans skip files over 6 bytes ("three\r\n"), not
+// the ignore file's contents: then manifests leave such files out, and
+// rewinds, reverts and status must keep the promises made about them.
+// Through the Controller only (the binary takes the default limits).
+func (x *machine) sizeLimit() {
+	x.m.maxSize = 6
+	d := x.d.(*apiDriver)
+	d.scan.MaxFileSize = 6
+	d.Reopen()
+	x.log("scans skip files over %d bytes", x.m.maxSize)
+	x.stats["sequences with a size limit"]++
+}
 
 func (x *machine) fail(format string, args ...any) {
 	x.t.Helper()
@@ -1038,9 +1117,11 @@ func (x *machine) content() (string, bool) {
 func (x *machine) step() {
 	n := 106
 	if x.withSteps {
-		n += 10
+		n += 13
 	}
 	switch k := x.ch.intn(n); {
+	case k >= 116:
+		x.status()
 	case k >= 106:
 		x.rewindStep()
 	case k < 14: // write a file
@@ -1226,6 +1307,98 @@ func (x *machine) step() {
 	}
 }
 
+// status compares what status says changed since the open turn started
+// with the model: for a scanned turn, every file its manifest and the
+// workspace now disagree on; else the turn's captures. A recorded path that
+// is now a directory or a symlink (itself, or a parent) is a type change;
+// one under a file is absent, when its state is read.
+func (x *machine) status() {
+	x.log("status")
+	got, err := x.d.Status()
+	t := x.m.open()
+	if t == nil {
+		if errKind(err) != "capture-refused" {
+			x.fail("status with no open turn: got %v, model predicts no open turn", err)
+		}
+		return
+	}
+	if err != nil {
+		x.fail("status: %v", err)
+		return
+	}
+	start := map[string]mstate{}
+	now := map[string]mstate{}
+	if t.scanned {
+		for p, st := range t.at {
+			if st.exists {
+				start[p] = st
+			}
+		}
+		for _, p := range universe {
+			if st := x.m.state(p); st.exists && !ignored(p, x.m.rules()) && !x.m.over(p) {
+				if _, _, anc := x.m.ancestor(p); !anc {
+					now[p] = st
+				}
+			}
+		}
+	}
+	for p, s := range t.snaps {
+		if _, ok := start[p]; !ok {
+			start[p] = s.st
+		}
+	}
+	var want []string
+	for p, was := range start {
+		is, ok := now[p]
+		if !ok {
+			switch _, n, anc := x.m.ancestor(p); {
+			case anc && !n.link:
+				is = mstate{} // under a file: nothing there
+			case anc, x.m.ws[p].link:
+				want = append(want, p+" type_changed symlink")
+				continue
+			case x.m.hasDesc(p):
+				want = append(want, p+" type_changed directory")
+				continue
+			default:
+				is = x.m.state(p)
+			}
+		}
+		switch {
+		case was.exists && !is.exists:
+			want = append(want, p+" deleted")
+		case !was.exists && is.exists:
+			want = append(want, p+" added")
+		case was != is:
+			want = append(want, p+" modified")
+		}
+	}
+	for p := range now {
+		if _, ok := start[p]; !ok {
+			want = append(want, p+" added")
+		}
+	}
+	var have []string
+	for _, c := range got {
+		h := c.Path + " " + c.Kind
+		if c.Now != "" {
+			h += " " + c.Now
+		}
+		have = append(have, h)
+	}
+	sort.Strings(want)
+	sort.Strings(have)
+	if !slices.Equal(have, want) {
+		x.fail("status:\n got  %q\n want %q", have, want)
+	}
+	for _, w := range want {
+		if strings.Contains(w, "type_changed") {
+			x.stats["status with a type change"]++
+		}
+	}
+	x.stats["status"]++
+}
+
 // prune is retention keeping the newest keep turns (in the order opened,
 // hidden ones too): the turns before them lose their snapshots and
 // manifest, except from the first pinned turn on, and never the open turn
@@ -1285,6 +1458,20 @@ func (x *machine) onlyErr(o controller.RewindOptions) bool {
 	return false
 }
 
+// rewindPlan is what a code rewind to the turn (or step) opened at seq
+// does, restricted to only when it names paths: the plan, and the files a
+// scan skips now that it leaves.
+func (m *model) rewindPlan(seq int, only []string) mplan {
+	targets, skipped := m.targets(seq)
+	pl := m.plan(filterOnly(targets, only))
+	for _, p := range skipped {
+		if len(only) == 0 || slices.Contains(only, p) {
+			pl.skipped = append(pl.skipped, p) // not a target: the plan did not skip it
+		}
+	}
+	return pl
+}
+
 func filterOnly(targets map[string]mstate, only []string) map[string]mstate {
 	if len(only) == 0 {
 		return targets
@@ -1316,7 +1503,7 @@ func (x *machine) rewind() {
 	case scope.Code() && x.onlyErr(o):
 		want = "outside"
 	case scope.Code():
-		pl = x.m.plan(filterOnly(x.m.targets(t.seq), o.Only))
+		pl = x.m.rewindPlan(t.seq, o.Only)
 		x.m.conflicts(&pl)
 		if len(pl.conflicts) > 0 && !o.Force && !o.DryRun {
 			want = "conflict"
@@ -1393,7 +1580,7 @@ func (x *machine) rewindStep() {
 	case x.onlyErr(o):
 		want = "outside"
 	default:
-		pl = x.m.plan(filterOnly(x.m.targets(t.steps[s-1].seq), o.Only))
+		pl = x.m.rewindPlan(t.steps[s-1].seq, o.Only)
 		x.m.conflicts(&pl)
 		if len(pl.conflicts) > 0 && !o.Force && !o.DryRun {
 			want = "conflict"
@@ -1497,7 +1684,7 @@ func (x *machine) fork() {
 	case restore && t.pruned:
 		want = "pruned"
 	case restore:
-		pl = x.m.plan(x.m.targets(t.seq))
+		pl = x.m.rewindPlan(t.seq, nil)
 		x.m.conflicts(&pl)
 		if len(pl.conflicts) > 0 && !force {
 			want = "conflict"
@@ -1566,12 +1753,24 @@ func (x *machine) revert() {
 		for p, s := range t.snaps {
 			targets[p] = s.st
 		}
+		for _, ch := range x.m.shellChanges(t) {
+			if _, ok := targets[ch.path]; ok {
+				continue
+			}
+			targets[ch.path] = ch.before
+			if x.m.readable(ch.path) && x.m.state(ch.path) != ch.after {
+				want = "later-changes" // not as the turn left it
+			}
+		}
 		for p := range targets {
 			for _, u := range x.m.turns {
 				if _, ok := u.snaps[p]; ok && u.seq > t.seq {
 					want = "later-changes"
 				}
 			}
+		}
+		if len(targets) > len(t.snaps) {
+			x.stats["revert of a shell's changes"]++
 		}
 		if want != "" {
 			break
@@ -1599,6 +1798,58 @@ func (x *machine) revert() {
 		return
 	}
 	x.m.apply(&mop{kind: "revert", scope: checkpoints.ScopeCode}, pl)
+}
+
+// shellChanges is what scanned turn t changed as its manifests recorded
+// it: the paths whose state at t's start and at its end (the manifest of
+// the next turn of the active history, when scanned; for the open turn,
+// the workspace now) differ, each with both states. A path only one side
+// lists counts only when the ignore rules then were the same, or it is
+// the ignore file: else it may have been ignored on the other side.
+func (m *model) shellChanges(t *mturn) []mopfile {
+	if !t.scanned {
+		return nil
+	}
+	var next *mturn
+	for _, u := range m.turns {
+		if !u.hidden && u.seq > t.seq && (next == nil || u.seq < next.seq) {
+			next = u
+		}
+	}
+	end, rules, skips := map[string]mstate{}, m.rules(), map[string]bool{}
+	switch {
+	case next != nil && !next.scanned:
+		return nil
+	case next != nil:
+		end, rules, skips = next.at, next.rules, next.skips
+	default:
+		for _, p := range universe {
+			switch {
+			case ignored(p, rules):
+			case m.over(p):
+				skips[p] = true
+			default:
+				end[p] = m.state(p)
+			}
+		}
+	}
+	var out []mopfile
+	for _, p := range universe {
+		if skippedAt(t.skips, p) || skippedAt(skips, p) {
+			continue // the scans cannot say what it held
+		}
+		a, inA := t.at[p]
+		b, inB := end[p]
+		a.exists, b.exists = a.exists && inA, b.exists && inB
+		if a == b {
+			continue
+		}
+		if (!a.exists || !b.exists) && t.rules != rules && p != ".gitignore" {
+			continue
+		}
+		out = append(out, mopfile{path: p, before: a, after: b})
+	}
+	return out
 }
 
 // nextUndo is the op a plain undo reverses: the newest in effect that
@@ -1867,6 +2118,9 @@ func (x *machine) count(what, refusal string, pl mplan) {
 	}
 	if refusal == "" && len(pl.skipped) > 0 {
 		x.stats[what+" with skips"]++
+		if slices.ContainsFunc(pl.skipped, x.m.over) {
+			x.stats[what+" leaving a file the scans skip"]++
+		}
 	}
 	for _, f := range pl.files {
 		if f.before.exists && !f.after.exists {
@@ -1937,6 +2191,9 @@ func (x *machine) run(steps int) {
 func runSeed(t *testing.T, seed int64, steps int, bin string, stats *modelStats, withSteps bool) {
 	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))}, bin)
 	x.withSteps = withSteps
+	if withSteps && bin == "" && x.ch.intn(2) == 0 {
+		x.sizeLimit()
+	}
 	defer x.close()
 	defer stats.add(x.stats) // also when the sequence stops the test
 	x.run(steps)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
@@ -111,8 +113,9 @@ type rewindJob struct {
 	revert bool
 	o      RewindOptions
 	// targets says what a code rewind puts each path back to, from the
-	// clock value of the turn's start or of its step.
-	targets func(context.Context, checkpoints.Checkpoint) (map[string]checkpoints.State, error)
+	// clock value of the turn's start or of its step, and what it leaves
+	// alone that the plan cannot see (paths scans skip).
+	targets func(context.Context, checkpoints.Checkpoint) (map[string]checkpoints.State, []Skip, error)
 }
 
 // rewindOp is the pipeline Rewind and Revert share: lock the session, load
@@ -156,11 +159,11 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 		stored := func() error { return nil }
 		defer func() { stored() }() // committed (or discarded) before the hold is released
 		if scope.Code() {
-			targets, err := j.targets(ctx, cp)
+			targets, limited, err := j.targets(ctx, cp)
 			if err != nil {
 				return err
 			}
-			if targets, res.NotRecorded, err = c.only(targets, o.Only); err != nil {
+			if targets, limited, res.NotRecorded, err = c.only(targets, limited, o.Only); err != nil {
 				return err
 			}
 			// What ckpt last knew of each path is read from the index
@@ -171,6 +174,7 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 				known()
 				return err
 			}
+			res.Skipped = withSkips(res.Skipped, limited)
 			committed := make(chan error, 1)
 			go func() { committed <- commit() }()
 			var once sync.Once
@@ -213,27 +217,45 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 }
 
 // only keeps the targets named by paths (all of them when paths is empty),
-// and returns the named paths that are not targets: ckpt has no record of
-// them from the target turn on.
-func (c *Controller) only(targets map[string]checkpoints.State, paths []string) (map[string]checkpoints.State, []string, error) {
+// and the skips of targets' paths named or holding a named path; it
+// returns the named paths that are neither: ckpt has no record of them
+// from the target turn on.
+func (c *Controller) only(targets map[string]checkpoints.State, skips []Skip, paths []string) (map[string]checkpoints.State, []Skip, []string, error) {
 	if len(paths) == 0 {
-		return targets, nil, nil
+		return targets, skips, nil, nil
 	}
 	out := map[string]checkpoints.State{}
+	var kept []Skip
 	var missing []string
 	for _, p := range paths {
 		rel, err := c.ws.Rel(p)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		st, ok := targets[rel]
-		if !ok {
+		if st, ok := targets[rel]; ok {
+			out[rel] = st
+			continue
+		}
+		i := slices.IndexFunc(skips, func(sk Skip) bool { return underAny(rel, []string{sk.Path}) })
+		if i < 0 {
 			missing = append(missing, rel)
 			continue
 		}
-		out[rel] = st
+		if !slices.Contains(kept, skips[i]) {
+			kept = append(kept, skips[i])
+		}
 	}
-	return out, missing, nil
+	return out, kept, missing, nil
+}
+
+// withSkips adds more to a plan's skips, in path order.
+func withSkips(skipped, more []Skip) []Skip {
+	if len(more) == 0 {
+		return skipped
+	}
+	out := append(slices.Clone(skipped), more...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 var ErrNotRecorded = errors.New("not recorded at or after that turn: ckpt never captured or scanned it")
@@ -278,56 +300,91 @@ func conflicts(lastKnown func() (map[string]checkpoints.Known, error), files []c
 }
 
 // Revert undoes the changes of one turn only: every file the turn captured
-// goes back to its state when the turn began, while later turns' changes
-// to other files stay. It refuses (ErrLaterChanges, naming them) when a
+// (or, in a scanned turn, its shell changed: see revertTargets) goes back
+// to its state when the turn began, while later turns' changes to other
+// files stay. It refuses (ErrLaterChanges, naming them) when a
 // later turn changed one of the same files, and (ErrConflict) when someone
 // changed one since the agent, unless forced. It is undoable like a rewind.
 func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Result, error) {
 	return c.rewindOp(ctx, rewindJob{verb: "revert turn", turn: turn, scope: checkpoints.ScopeCode, revert: true, o: o, targets: c.revertTargets})
 }
 
-// revertTargets returns the turn's own captures at its start, or
-// ErrLaterChanges when a later turn changed one of them.
-func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, error) {
+// revertTargets returns the turn's own changes at its start: its captures,
+// and for a scanned turn the files its manifest and the one that recorded
+// its end disagree on (a shell's changes; for the open turn, the files a
+// scan finds changed now). It fails with ErrLaterChanges when a later
+// turn captured one of them, or a file a shell changed is no longer as
+// the turn left it.
+func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, []Skip, error) {
 	targets := map[string]checkpoints.State{}
 	var paths []string
 	for _, f := range cp.Files {
 		targets[f.Path] = f.State()
 		paths = append(paths, f.Path)
 	}
-	later, err := c.idx.ChangedAfter(ctx, cp.Seq, paths)
+	changes, err := c.turnScanChanges(ctx, cp, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var later []string
+	for _, ch := range changes {
+		if _, ok := targets[ch.Path]; ok {
+			continue // captured: the capture is the turn's record of it
+		}
+		targets[ch.Path] = ch.Start
+		paths = append(paths, ch.Path)
+		if now, err := c.cap.StateWith(ctx, ch.Path, capture.Hash); err == nil && !now.Equal(ch.End) {
+			later = append(later, ch.Path)
+		}
+	}
+	captured, err := c.idx.ChangedAfter(ctx, cp.Seq, paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range captured {
+		if !slices.Contains(later, p) {
+			later = append(later, p)
+		}
 	}
 	if len(later) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
+		sort.Strings(later)
+		return nil, nil, fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
 	}
-	return targets, nil
+	return targets, nil, nil
 }
 
 // targets returns what a code rewind to cp puts each path back to: the
 // state at cp's start of every path with a recorded event since, and
 // "absent" for the files the manifest of a scanned turn since proves were
-// created later (see absentSince).
-func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, error) {
+// created later (see absentSince). What scans skip now is left alone and
+// returned as skipped (see overLimit).
+func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, []Skip, error) {
 	ev, err := c.idx.EarliestEvents(ctx, cp.Seq)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	scanned, err := c.idx.ScannedSince(ctx, cp.Seq)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var skipped []Skip
 	if len(scanned) > 0 {
-		if err := c.absentSince(ctx, ev, scanned); err != nil {
-			return nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
+		now, err := c.scanNow(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("turn %d: scan for files created since: %w", cp.Turn, err)
+		}
+		if skipped, err = c.overLimit(ctx, ev, scanned, &now.Manifest); err != nil {
+			return nil, nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
+		}
+		if err := c.absentSince(ctx, ev, scanned, &now); err != nil {
+			return nil, nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
 		}
 	}
 	targets := make(map[string]checkpoints.State, len(ev))
 	for p, e := range ev {
 		targets[p] = e.State
 	}
-	return targets, nil
+	return targets, skipped, nil
 }
 
 func shortPrompt(s string) string {

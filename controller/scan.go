@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -147,11 +148,9 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 // turn's scan skipped, and every file when the ignore files (.gitignore,
 // .ckptignore) then and now differ (the manifest cannot tell "absent" from
 // "ignored" then), are left alone. Nothing else is ever deleted.
-func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn) error {
-	now, err := c.scanNow(ctx)
-	if err != nil {
-		return fmt.Errorf("scan for files created since: %w", err)
-	}
+// now is a scan of the workspace as it is.
+func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, now *capture.ScanResult) error {
+	var err error
 	nowRules := ignoreFiles(&now.Manifest)
 	// The candidates: files there now (the scan found them, so the rules
 	// let them through), and paths a later event would restore as files,
@@ -216,6 +215,58 @@ func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.
 	return nil
 }
 
+// overLimit keeps a code rewind's promise about what scans skip: a path
+// the scan now skips (a file over the size limit, anything in a directory
+// over the entry limit) is never touched by what manifests recorded. It
+// drops from ev every path at or under such a skip whose earliest event
+// is a scanned turn's manifest (a capture or an op is a record of its
+// own, and is restored), and returns a Skip for each, and one for each
+// other skip the first scanned turn since the target did not have (files
+// may have been created there since, which the rewind cannot see to
+// delete).
+func (c *Controller) overLimit(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, now *checkpoints.Manifest) ([]Skip, error) {
+	if len(now.Skips) == 0 {
+		return nil, nil
+	}
+	atScan := make(map[int64]bool, len(scanned))
+	for _, st := range scanned {
+		atScan[st.Seq] = true
+	}
+	first, err := c.idx.ManifestByID(ctx, scanned[0].ManifestID)
+	if err != nil {
+		return nil, err
+	}
+	skippedThen := make([]string, len(first.Skips))
+	for i, sk := range first.Skips {
+		skippedThen[i] = sk.Path
+	}
+	var out []Skip
+	for _, sk := range now.Skips {
+		reported := false // sk.Path itself is restored or skipped
+		dir := c.ws.IsDir(sk.Path)
+		for p, e := range ev {
+			if p != sk.Path && !(dir && strings.HasPrefix(p, sk.Path+"/")) {
+				continue
+			}
+			reported = reported || p == sk.Path
+			if !atScan[e.Seq] {
+				continue
+			}
+			delete(ev, p)
+			reason := sk.Reason + ": a scan rewind never touches it"
+			if p != sk.Path {
+				reason = fmt.Sprintf("in %s, %s: a scan rewind never touches it", sk.Path, sk.Reason)
+			}
+			out = append(out, Skip{Path: p, Reason: reason})
+		}
+		if !reported && !underAny(sk.Path, skippedThen) {
+			out = append(out, Skip{Path: sk.Path, Reason: sk.Reason + ": skipped by the scan now and not at the target, so what was created there since is not deleted, nor anything in it restored"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
 // ignoreFiles returns the ignore files a manifest holds, by path.
 func ignoreFiles(m *checkpoints.Manifest) map[string]cas.ID {
 	out := map[string]cas.ID{}
@@ -240,12 +291,45 @@ func underAny(p string, dirs []string) bool {
 // Change is one difference between the open turn's start and now.
 type Change struct {
 	Path string `json:"path"`
-	Kind string `json:"kind"` // "added", "modified" or "deleted"
+	// Kind is "added", "modified", "deleted", or "type_changed": the path
+	// is no longer a file or absent (Now says what it is), so a rewind
+	// cannot write it.
+	Kind string `json:"kind"`
+	// Now, for a type change: "directory", "symlink" or "special file"
+	// (of the path, or of a parent directory that is not one).
+	Now string `json:"now,omitempty"`
+}
+
+// typeNow says what is at p when its state cannot be read: "directory",
+// "symlink" or "special file" (of p or of a parent in the way); absent
+// when a parent is a regular file (nothing can be at p); neither when p
+// cannot be looked at.
+func (c *Controller) typeNow(p string) (now string, absent bool) {
+	if _, e, ok := c.blockingParent(p); ok {
+		switch {
+		case e.Kind == capture.Regular:
+			return "", true
+		case errors.Is(e.Reason, capture.ErrSymlink):
+			return "symlink", false
+		}
+		return "special file", false
+	}
+	e, err := c.ws.Inspect(p)
+	switch {
+	case err != nil || e.Kind != capture.Unsafe:
+		return "", false
+	case errors.Is(e.Reason, capture.ErrSymlink):
+		return "symlink", false
+	case c.ws.IsDir(p):
+		return "directory", false
+	}
+	return "special file", false
 }
 
 // Status returns what changed in the workspace since the open turn
 // started: for a scanned turn every file its manifest and a fresh scan
-// disagree on; otherwise the files captured in the turn.
+// disagree on; otherwise the files captured in the turn. A recorded path
+// that is now a directory, a symlink or a special file is a type change.
 func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 	open, err := c.idx.OpenTurn(ctx)
 	if err != nil {
@@ -293,22 +377,140 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 	var out []Change
 	for p, was := range start {
 		is, ok := current(p)
+		if !ok {
+			now, absent := c.typeNow(p)
+			if now != "" {
+				out = append(out, Change{Path: p, Kind: "type_changed", Now: now})
+			}
+			if !absent {
+				continue // a type change, or unreadable: not ours to judge
+			}
+		}
 		switch {
-		case !ok:
-			continue // now a symlink or unreadable: not ours to judge
 		case was.Exists() && !is.Exists():
-			out = append(out, Change{p, "deleted"})
+			out = append(out, Change{Path: p, Kind: "deleted"})
 		case !was.Exists() && is.Exists():
-			out = append(out, Change{p, "added"})
+			out = append(out, Change{Path: p, Kind: "added"})
 		case !was.Equal(is):
-			out = append(out, Change{p, "modified"})
+			out = append(out, Change{Path: p, Kind: "modified"})
 		}
 	}
 	for p := range now {
 		if _, ok := start[p]; !ok {
-			out = append(out, Change{p, "added"})
+			out = append(out, Change{Path: p, Kind: "added"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// scanChange is a path whose state two manifests disagree on: what a
+// scanned turn's shell (or its edit tools) changed, seen from the manifest
+// the turn opened with and the one that recorded how it ended.
+type scanChange struct {
+	Path       string
+	Start, End checkpoints.State
+}
+
+// manifestChanges lists, by path, the files whose state manifests from and
+// to disagree on. A path under what either scan skipped (an oversized
+// file, a directory over the entry limit) is left out: neither manifest
+// can say what it held. So is a path only one of them lists when their
+// ignore files differ (it may have been ignored by the other), unless it
+// is an ignore file itself.
+func manifestChanges(from, to *checkpoints.Manifest) []scanChange {
+	var skipped []string
+	for _, m := range []*checkpoints.Manifest{from, to} {
+		for _, sk := range m.Skips {
+			skipped = append(skipped, sk.Path)
+		}
+	}
+	sameRules := maps.Equal(ignoreFiles(from), ignoreFiles(to))
+	state := func(e checkpoints.ManifestEntry) checkpoints.State {
+		id := e.Blob
+		return checkpoints.State{Content: &id, Mode: e.Mode, Size: e.Size}
+	}
+	var out []scanChange
+	add := func(p string, start, end checkpoints.State) {
+		if underAny(p, skipped) {
+			return
+		}
+		if (!start.Exists() || !end.Exists()) && !sameRules {
+			if b := path.Base(p); b != ".gitignore" && b != ".ckptignore" {
+				return
+			}
+		}
+		out = append(out, scanChange{Path: p, Start: start, End: end})
+	}
+	a, b := from.Files, to.Files // both sorted by path
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0].Path < b[0].Path:
+			add(a[0].Path, state(a[0]), checkpoints.State{})
+			a = a[1:]
+		case len(a) == 0 || b[0].Path < a[0].Path:
+			add(b[0].Path, checkpoints.State{}, state(b[0]))
+			b = b[1:]
+		default:
+			if s, e := state(a[0]), state(b[0]); !s.Equal(e) {
+				add(a[0].Path, s, e)
+			}
+			a, b = a[1:], b[1:]
+		}
+	}
+	return out
+}
+
+// turnScanChanges returns what scanned turn cp changed as its manifests
+// recorded it: against the next turn's manifest, or, with now, for the
+// open turn, against a scan of the workspace now. It returns nothing for
+// a turn that was not scanned, or whose end no manifest recorded (the
+// next turn was not scanned; the open turn, when now is false).
+func (c *Controller) turnScanChanges(ctx context.Context, cp checkpoints.Checkpoint, now bool) ([]scanChange, error) {
+	if !cp.Scanned {
+		return nil, nil
+	}
+	start, end, err := c.idx.TurnEnds(ctx, cp.ID)
+	if err != nil || start == nil {
+		return nil, err
+	}
+	if end == nil {
+		if !now {
+			return nil, nil
+		}
+		if open, err := c.idx.OpenTurn(ctx); err != nil || open.ID != cp.ID {
+			return nil, err // a later turn, not scanned, ended it
+		}
+		sr, err := c.scanNow(ctx)
+		if err != nil {
+			return nil, err
+		}
+		end = &sr.Manifest
+	}
+	return manifestChanges(start, end), nil
+}
+
+// withScanChanges adds to a listed turn the files its manifests say it
+// changed and it did not capture: a shell's work in a scanned turn (the
+// open turn's shows in Status). Files stay sorted by path.
+func (c *Controller) withScanChanges(ctx context.Context, cp *checkpoints.Checkpoint) error {
+	changes, err := c.turnScanChanges(ctx, *cp, false)
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	captured := make(map[string]bool, len(cp.Files))
+	for _, f := range cp.Files {
+		captured[f.Path] = true
+	}
+	files := slices.Clone(cp.Files)
+	for _, ch := range changes {
+		if captured[ch.Path] {
+			continue
+		}
+		end := ch.End
+		files = append(files, checkpoints.FileSnap{Path: ch.Path, Content: ch.Start.Content, Mode: ch.Start.Mode, Size: ch.Start.Size, End: &end})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	cp.Files = files
+	return nil
 }

@@ -413,6 +413,9 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 			return fmt.Errorf("rewound, but could not prepare Claude's fork: %w", err)
 		}
 	}
+	// Paths the rewind skipped make it exit 1, once the command that
+	// gives Claude's conversation back is printed (and run).
+	skipped := incomplete(res, "rewind")
 	if a.json {
 		j := resultJSON(res)
 		j.ClaudeResume = &r
@@ -420,7 +423,7 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 			return err
 		}
 	} else {
-		if err := a.printResult(res, "rewind"); err != nil {
+		if err := a.printResult(res, "rewind"); err != nil && !errors.Is(err, errIncomplete) {
 			return err
 		}
 		if r.Exact {
@@ -432,7 +435,7 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 		a.say("then continue it with: %s", r.Then)
 	}
 	if !run {
-		return nil
+		return skipped
 	}
 	if res.DryRun {
 		return usagef("--resume-claude with --dry-run: nothing rewound, so nothing to resume")
@@ -462,9 +465,11 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 		return err
 	}
 	if r.Exact && a.interactive() {
-		return runClaude(append(append([]string(nil), extra...), "--resume", r.Session))
+		if err := runClaude(append(append([]string(nil), extra...), "--resume", r.Session)); err != nil {
+			return err
+		}
 	}
-	return nil
+	return skipped
 }
 
 // adoptFile marks a Claude Code session whose first prompt came before its

@@ -77,8 +77,13 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 	for _, s := range skipped {
 		a.say("skip %s: %s", qpath(s.Path), s.Reason)
 	}
-	if len(diffs) == 0 {
+	switch {
+	case len(diffs) == 0 && len(skipped) > 0:
+		a.say("rewinding code to %s would restore nothing: every path that differs would be skipped (above)", pointName(pt))
+	case len(diffs) == 0:
 		a.say("rewinding code to %s would change nothing", pointName(pt))
+	case len(skipped) > 0:
+		a.say("rewinding code to %s would leave %d path(s) as they are (above)", pointName(pt), len(skipped))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mattn/go-isatty"
 
@@ -268,12 +269,34 @@ func (a *app) refused(res controller.Result, err error) error {
 	return err
 }
 
+// errIncomplete is returned (exit 1, after the result is printed) by a
+// rewind, revert, undo or redo that left paths it meant to change as they
+// are: they are listed as skipped, with the reason.
+var errIncomplete = errors.New("left as they are (see skipped)")
+
+// incomplete returns the error a result with skipped paths ends with, or
+// nil: a dry run changes nothing, so its skips are part of its plan.
+func incomplete(res controller.Result, verb string) error {
+	if res.DryRun || len(res.Skipped) == 0 {
+		return nil
+	}
+	paths := make([]string, len(res.Skipped))
+	for i, s := range res.Skipped {
+		paths[i] = qpath(s.Path)
+	}
+	return fmt.Errorf("%s incomplete: %d path(s) %w: %s", verb, len(paths), errIncomplete, strings.Join(paths, ", "))
+}
+
 // printResult prints a rewind or undo result: JSON, or a summary on stderr
 // with the handed-back prompt on stdout. A dry run's plan is the command's
-// data, so its lines go to stdout.
+// data, so its lines go to stdout. It returns errIncomplete when paths
+// were skipped: the rest was done, but not all the command was asked.
 func (a *app) printResult(res controller.Result, verb string) error {
 	if a.json {
-		return a.printJSON(resultJSON(res))
+		if err := a.printJSON(resultJSON(res)); err != nil {
+			return err
+		}
+		return incomplete(res, verb)
 	}
 	would, plan := "", a.say
 	if res.DryRun {
@@ -331,5 +354,5 @@ func (a *app) printResult(res controller.Result, verb string) error {
 		}
 		fmt.Fprintln(a.stdout, res.Prompt)
 	}
-	return nil
+	return incomplete(res, verb)
 }

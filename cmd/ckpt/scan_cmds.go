@@ -51,7 +51,9 @@ func newStatusCmd(a *app) *cobra.Command {
 		Use:   "status",
 		Short: "What changed in the workspace since the open turn started",
 		Long: `List the files added (+), modified (~) and deleted (-) since the open turn
-started: every file, for a scanned turn; the captured files otherwise.`,
+started: every file, for a scanned turn; the captured files otherwise. A
+recorded file that is now a directory, a symlink or a special file is a type
+change (!), which a rewind skips.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.open(cmd.Context())
@@ -77,15 +79,20 @@ started: every file, for a scanned turn; the captured files otherwise.`,
 					Path      string `json:"path"`
 					PathBytes []byte `json:"path_bytes,omitempty"` // exact bytes of a path that is not UTF-8
 					Kind      string `json:"kind"`
+					Now       string `json:"now,omitempty"` // for a type change: what the path is now
 				}
 				out := make([]changeJSON, len(changes))
 				for i, ch := range changes {
-					out[i] = changeJSON{Path: ch.Path, PathBytes: pathBytes(ch.Path), Kind: ch.Kind}
+					out[i] = changeJSON{Path: ch.Path, PathBytes: pathBytes(ch.Path), Kind: ch.Kind, Now: ch.Now}
 				}
 				return a.printJSON(out)
 			}
 			for _, ch := range changes {
-				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-"}[ch.Kind]
+				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-", "type_changed": "!"}[ch.Kind]
+				if ch.Now != "" {
+					fmt.Fprintf(a.stdout, "%s %s (now a %s)\n", mark, qpath(ch.Path), ch.Now)
+					continue
+				}
 				fmt.Fprintf(a.stdout, "%s %s\n", mark, qpath(ch.Path))
 			}
 			if len(changes) == 0 {

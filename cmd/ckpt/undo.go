@@ -93,12 +93,15 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 // what changed on stderr, and the prompt a redone conversation cut hands
 // back on stdout.
 func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
-	if a.json {
-		return a.printJSON(resultJSON(res))
-	}
 	verb, other := "undo", "redo"
 	if redo {
 		verb, other = "redo", "undo"
+	}
+	if a.json {
+		if err := a.printJSON(resultJSON(res)); err != nil {
+			return err
+		}
+		return incomplete(res, verb)
 	}
 	would := ""
 	if res.DryRun {
@@ -156,5 +159,5 @@ func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
 		}
 		fmt.Fprintln(a.stdout, res.Prompt)
 	}
-	return nil
+	return incomplete(res, verb)
 }
