@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -93,7 +94,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 					} else if res.Snap.Content == nil {
 						note = " (new file: a rewind deletes it)"
 					}
-					fmt.Fprintf(a.stdout, "turn %s: %s %s%s\n", controller.Point{Turn: res.Turn, Step: res.Step}, state, qpath(res.Path), note)
+					fmt.Fprintf(a.stdout, "turn %s: %s %s%s\n", controller.Point{Turn: res.Turn, Step: res.Step}, state, quote.Path(res.Path), note)
 				}
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -279,19 +280,19 @@ func (a *app) printResult(res controller.Result, verb string) error {
 		plan = func(format string, args ...any) { fmt.Fprintf(a.stdout, format+"\n", args...) }
 	}
 	for _, p := range res.Restored {
-		plan("  %srestore %s", would, qpath(p))
+		plan("  %srestore %s", would, quote.Path(p))
 	}
 	for _, p := range res.Deleted {
-		plan("  %sdelete  %s", would, qpath(p))
+		plan("  %sdelete  %s", would, quote.Path(p))
 	}
 	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", qpath(s.Path), s.Reason)
+		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
 	}
 	for _, p := range res.Conflicts {
-		a.say("  changed since the agent: %s", qpath(p))
+		a.say("  changed since the agent: %s", quote.Path(p))
 	}
 	for _, p := range res.NotRecorded {
-		a.say("  not recorded: %s (never captured or scanned at or after turn %d; left alone)", qpath(p), res.Turn)
+		a.say("  not recorded: %s (never captured or scanned at or after turn %d; left alone)", quote.Path(p), res.Turn)
 	}
 	what := map[controller.Scope]string{
 		controller.ScopeCode:         "code",

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -83,7 +84,7 @@ started: every file, for a scanned turn; the captured files otherwise.`,
 			}
 			for _, ch := range changes {
 				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-"}[ch.Kind]
-				fmt.Fprintf(a.stdout, "%s %s\n", mark, qpath(ch.Path))
+				fmt.Fprintf(a.stdout, "%s %s\n", mark, quote.Path(ch.Path))
 			}
 			if len(changes) == 0 {
 				a.say("nothing changed since the open turn started")

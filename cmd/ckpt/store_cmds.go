@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -470,7 +471,7 @@ func sessionLine(name string, i controller.SessionInfo) string {
 	if i.SharedBytes > 0 {
 		shared = controller.FormatBytes(i.SharedBytes)
 	}
-	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), controller.FormatBytes(i.Bytes), shared, last, qpath(i.Workspace))
+	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), controller.FormatBytes(i.Bytes), shared, last, quote.Path(i.Workspace))
 }
 
 // warnUnreadable says how many sessions could not be read.
