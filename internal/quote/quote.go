@@ -62,6 +62,16 @@ func Path(p string) string {
 	return b.String()
 }
 
+// List is the paths, each as Path shows it, joined by ", " (as an error
+// message names them).
+func List(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = Path(p)
+	}
+	return strings.Join(q, ", ")
+}
+
 func octal(b *strings.Builder, c byte) {
 	b.WriteByte('\\')
 	b.WriteByte('0' + c>>6)
