@@ -127,26 +127,39 @@ acceptEdits).`,
 					return err
 				}
 			}
+			// For a Claude Code session, how to give Claude's own
+			// conversation back is settled before anything changes.
 			var ct claudeTurn
-			isClaude := false
+			var claude *claudePlan
 			if sc.Conversation() && !only {
 				if cp, err := c.Turn(cmd.Context(), turn); err == nil {
+					isClaude := false
 					if ct, isClaude, err = loadClaudeTurn(cmd.Context(), c, cp.ID); err != nil {
 						a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
 					}
+					if isClaude {
+						p, err := a.planClaude(turn, ct, cp.Prompt, dryRun, resumeClaude, claudeArgs)
+						if err != nil {
+							return err
+						}
+						claude = &p
+					}
 				}
+			}
+			if claude == nil && resumeClaude {
+				return fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind; nothing rewound", a.session)
 			}
 			res, err := c.RewindTo(cmd.Context(), pt, sc, o)
 			if err != nil {
+				if claude != nil {
+					claude.unmark()
+				}
 				return a.refused(res, err)
 			}
-			if !isClaude {
-				if resumeClaude {
-					return fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind", a.session)
-				}
+			if claude == nil {
 				return a.printResult(res, "rewind")
 			}
-			return a.claudeRewound(cmd.Context(), res, ct, resumeClaude, claudeArgs)
+			return a.claudeRewound(cmd.Context(), res, *claude)
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", "both", "what to rewind: code, conversation or both")
