@@ -47,23 +47,43 @@ func SessionDir(store, id string) string { return filepath.Join(store, "sessions
 // BlobDir returns the blob store's directory in store.
 func BlobDir(store string) string { return filepath.Join(store, "blobs") }
 
+// LinkFile is the file that makes a directory of the store's sessions
+// directory a link rather than a session: a directory holding it and no
+// index stands for the session the file names (a Claude Code conversation
+// forked by a rewind, whose hook events are recorded into the session it
+// continues; cmd/ckpt writes and reads it). A link holds no turns and
+// references no blob: listings, retention, gc and verify pass over it.
+const LinkFile = "claude-continues"
+
+// IsLink reports whether dir, a directory of the store's sessions
+// directory, is a link (see LinkFile): it holds LinkFile and no index.
+func IsLink(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, LinkFile)); err != nil {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(dir, FileName))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // IsSessionEntry reports whether e, an entry of the store's sessions
 // directory, is a session: named by a valid session id, and a directory
 // or a symbolic link to one (a session moved to another disk and linked
 // back is used through the link by every command, so listings, and gc's
-// mark above all, must see it too).
+// mark above all, must see it too), that is not a link (IsLink).
 func IsSessionEntry(sessions string, e fs.DirEntry) bool {
 	if !ValidSession(e.Name()) {
 		return false
 	}
-	if e.IsDir() {
-		return true
+	dir := filepath.Join(sessions, e.Name())
+	if !e.IsDir() {
+		if e.Type()&fs.ModeSymlink == 0 {
+			return false
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return false
+		}
 	}
-	if e.Type()&fs.ModeSymlink == 0 {
-		return false
-	}
-	fi, err := os.Stat(filepath.Join(sessions, e.Name()))
-	return err == nil && fi.IsDir()
+	return !IsLink(dir)
 }
 
 // Sessions lists the ids of the sessions in store that have an index,

@@ -10,6 +10,7 @@ import (
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // maxDiffBytes bounds the size of a file Diff renders as text.
@@ -124,7 +125,9 @@ func (c *Controller) fileDiff(ctx context.Context, f checkpoints.OpFile) (FileDi
 		d.Note = "binary files differ"
 		return d, nil
 	}
-	oldLabel, newLabel := "a/"+f.Path, "b/"+f.Path
+	// The labels as git writes them: a name that needs quoting is
+	// quoted, so it cannot end the header line or forge another.
+	oldLabel, newLabel := quote.Path("a/"+f.Path), quote.Path("b/"+f.Path)
 	if !f.Before.Exists() {
 		oldLabel = "/dev/null"
 	}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // History, undo and redo: "nothing lost" means every recorded state is
@@ -428,7 +428,7 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 			if reapplies {
 				sentinel = ErrRedoConflict
 			}
-			return fmt.Errorf("%w: %s", sentinel, strings.Join(res.Conflicts, ", "))
+			return fmt.Errorf("%w: %s", sentinel, quote.List(res.Conflicts))
 		}
 		res.Skipped = skipped
 		res.fill(files)

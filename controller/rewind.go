@@ -11,6 +11,7 @@ import (
 
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // RewindOptions modify a rewind or a revert (Undo and Redo take
@@ -187,7 +188,7 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 				return err
 			}
 			if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
-				return fmt.Errorf("%w: %s", ErrConflict, strings.Join(res.Conflicts, ", "))
+				return fmt.Errorf("%w: %s", ErrConflict, quote.List(res.Conflicts))
 			}
 		}
 		if scope.Conversation() {

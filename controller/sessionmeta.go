@@ -34,6 +34,11 @@ func (c *Controller) InitMeta(ctx context.Context, key, value string) (string, e
 // own small files there, beside the index.
 func SessionDir(store, id string) string { return checkpoints.SessionDir(store, id) }
 
+// LinkFile is the file a front-end writes in a directory of the store's
+// sessions directory to make it a link to another session rather than a
+// session (see checkpoints.LinkFile): every store walker passes over it.
+const LinkFile = checkpoints.LinkFile
+
 // SessionIDs lists the ids of store's session directories.
 func SessionIDs(store string) ([]string, error) { return checkpoints.Sessions(store) }
 

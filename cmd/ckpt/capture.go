@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -36,7 +38,11 @@ per tool call) the first capture of a path in each step is recorded too. A PATH 
 created, so a rewind deletes it. Relative PATHs are relative to the current
 directory. A PATH outside the workspace, inside .git, a symlink, a directory
 or a file that cannot be read is refused (exit 1) and nothing is recorded
-for it; the other PATHs are still captured.`,
+for it; the other PATHs are still captured. A PATH through a symlinked
+directory that stays inside the workspace is recorded as the real path the
+link leads to (that file is what a write through the link changes; a
+rewind restores it there and never writes through the link), and the
+output names both.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("capture takes one or more PATHs (see ckpt capture --help)")
@@ -93,7 +99,10 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 					} else if res.Snap.Content == nil {
 						note = " (new file: a rewind deletes it)"
 					}
-					fmt.Fprintf(a.stdout, "turn %s: %s %s%s\n", controller.Point{Turn: res.Turn, Step: res.Step}, state, qpath(res.Path), note)
+					if given := givenRel(c.WorkspaceRoot(), abs[k-1]); given != "" && given != res.Path {
+						note += " (the real path of " + quote.Path(given) + ", through a symlinked directory)"
+					}
+					fmt.Fprintf(a.stdout, "turn %s: %s %s%s\n", controller.Point{Turn: res.Turn, Step: res.Step}, state, quote.Path(res.Path), note)
 				}
 				continue
 			}
@@ -113,4 +122,14 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 		return silentError{exitFail}
 	}
 	return nil
+}
+
+// givenRel is abs relative to the workspace root as given, slash-separated,
+// or "" when it does not lie below root as written.
+func givenRel(root, abs string) string {
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	return filepath.ToSlash(rel)
 }

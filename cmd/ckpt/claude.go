@@ -32,13 +32,16 @@ import (
 // and, for a Claude conversation forked by a rewind, one small file naming
 // the ckpt session it continues:
 //
-//	STORE/sessions/NEWID/claude-continues   the ckpt session id, and the
+//	STORE/sessions/NEWID/claude-continues   the ckpt session id, the
 //	                                        transcript entry the fork began
-//	                                        after, one line each
+//	                                        after, and the Claude session
+//	                                        whose transcript holds that
+//	                                        entry, one line each
 //
-// The directory has no index, so it is not a session of its own; every
-// hook event of NEWID is recorded into the session the file names.
-const continuesFile = "claude-continues"
+// The directory has no index: it is a link (controller.LinkFile), not a
+// session of its own, and every store walker passes over it; every hook
+// event of NEWID is recorded into the session the file names.
+const continuesFile = controller.LinkFile
 
 // claudeTurn is what a Claude Code prompt event says about its turn.
 type claudeTurn struct {
@@ -48,6 +51,10 @@ type claudeTurn struct {
 	// --resume-session-at ResumeAt` gives back Claude's conversation as it
 	// was when the prompt was sent.
 	ResumeAt string `json:"resume_at,omitempty"`
+	// Session is S there: the Claude Code session whose transcript holds
+	// ResumeAt, when it is not the ckpt session's own id (the prompt came
+	// from a fork `ckpt rewind` printed, which records into this session).
+	Session string `json:"session,omitempty"`
 }
 
 func claudeTurnKey(rowID int64) string { return "claude.turn." + strconv.FormatInt(rowID, 10) }
@@ -237,31 +244,38 @@ func readTail(path string, max int64) ([]byte, error) {
 }
 
 // continuedSession returns the ckpt session a Claude Code session id
-// continues (see continuesFile), or id itself, and the transcript entry
-// the fork began after ("" when unknown).
-func continuedSession(store, id string) (session, at string) {
+// continues (see continuesFile), or id itself; the transcript entry the
+// fork began after ("" when unknown), and the Claude session whose
+// transcript holds it (the ckpt session's id when the file does not say).
+func continuedSession(store, id string) (session, at, atIn string) {
 	b, err := os.ReadFile(filepath.Join(controller.SessionDir(store, id), continuesFile))
 	if err != nil {
-		return id, ""
+		return id, "", ""
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if !controller.ValidSession(strings.TrimSpace(lines[0])) {
-		return id, ""
+	session = strings.TrimSpace(lines[0])
+	if !controller.ValidSession(session) {
+		return id, "", ""
 	}
 	if len(lines) > 1 {
 		at = strings.TrimSpace(lines[1])
 	}
-	return strings.TrimSpace(lines[0]), at
+	atIn = session
+	if len(lines) > 2 && controller.ValidSession(strings.TrimSpace(lines[2])) {
+		atIn = strings.TrimSpace(lines[2])
+	}
+	return session, at, atIn
 }
 
 // markContinues records that Claude Code session newID continues the ckpt
-// session id, forked after transcript entry at.
-func markContinues(store, newID, id, at string) error {
+// session id, forked after transcript entry at of Claude session atIn. The
+// link directory is as private as a session's.
+func markContinues(store, newID, id, at, atIn string) error {
 	dir := controller.SessionDir(store, newID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, continuesFile), []byte(id+"\n"+at+"\n"), 0o644)
+	return writeFileAtomic(filepath.Join(dir, continuesFile), []byte(id+"\n"+at+"\n"+atIn+"\n"), 0o600)
 }
 
 // newUUID returns a random version-4 UUID, the session id form Claude Code
@@ -292,14 +306,20 @@ type claudeResume struct {
 	// Exact is false when ckpt has no record of the turn's place in the
 	// transcript: Argv then resumes the whole conversation, and the prompt
 	// is for the user to paste.
-	Exact bool `json:"exact"`
+	Exact bool   `json:"exact"`
+	from  string // the Claude session Argv forks
 }
 
-// planClaudeResume returns how to resume Claude Code session sid at turn,
-// given what was recorded for it.
-// extra are further arguments for claude, placed before the others.
+// planClaudeResume returns how to resume the Claude Code conversation of
+// ckpt session sid at turn, given what was recorded for it: a fork of the
+// Claude session whose transcript holds the turn's start (t.Session, else
+// sid itself). extra are further arguments for claude, placed before the
+// others.
 func planClaudeResume(sid string, turn int, t claudeTurn, prompt string, extra []string) claudeResume {
-	r := claudeResume{Session: newUUID(), ResumeAt: t.ResumeAt, Exact: true}
+	if t.Session != "" {
+		sid = t.Session
+	}
+	r := claudeResume{Session: newUUID(), ResumeAt: t.ResumeAt, Exact: true, from: sid}
 	switch {
 	case t.ResumeAt != "":
 		r.Argv = []string{"claude", "--resume", sid, "--fork-session", "--session-id", r.Session,
@@ -401,18 +421,62 @@ func forkFromParent(ctx context.Context, store, root, sid, transcript string) (b
 	return true, nil
 }
 
-// claudeRewound reports a conversation rewind of a Claude Code session
-// with the command that forks Claude's conversation at the rewound turn,
-// and runs it when run is set. The fork's session id is marked as
-// continuing this ckpt session (not for a dry run), so its hook events
-// open the rewound turn's number again here.
-func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claudeTurn, run bool, extra []string) error {
-	r := planClaudeResume(a.session, res.Turn, ct, res.Prompt, extra)
-	if !res.DryRun {
-		if err := markContinues(a.store, r.Session, a.session, r.ResumeAt); err != nil {
-			return fmt.Errorf("rewound, but could not prepare Claude's fork: %w", err)
+// claudePlan is how a conversation rewind of a Claude Code session gives
+// Claude's own conversation back, settled before the rewind changes
+// anything.
+type claudePlan struct {
+	r     claudeResume
+	run   bool     // --resume-claude: run r.Argv after the rewind
+	bin   string   // the claude binary, when run
+	extra []string // further arguments for claude
+	// unmark removes the fork's link (see markContinues), when the rewind
+	// it was made for did not happen.
+	unmark func()
+}
+
+// planClaude plans, before a conversation rewind to turn of this session
+// (whose record is ct and prompt prompt), the command that forks Claude's
+// conversation there. Everything that could keep it from running is
+// checked first (a dry run, no claude binary, no terminal for an inexact
+// plan), so that a rewind whose Claude resume cannot be done changes
+// nothing. Unless dryRun, the fork's session id is marked as continuing
+// this ckpt session, so its hook events open the rewound turn's number
+// again here.
+func (a *app) planClaude(turn int, ct claudeTurn, prompt string, dryRun, run bool, extra []string) (claudePlan, error) {
+	p := claudePlan{r: planClaudeResume(a.session, turn, ct, prompt, extra), run: run, extra: extra, unmark: func() {}}
+	if run {
+		if dryRun {
+			return p, usagef("--resume-claude with --dry-run: nothing would be rewound, so nothing to resume")
+		}
+		if !p.r.Exact && !a.interactive() {
+			return p, errors.New("--resume-claude: without a record of the turn's place in the transcript, Claude can only be resumed on a terminal; nothing rewound")
+		}
+		p.bin = os.Getenv("CKPT_CLAUDE_BIN")
+		if p.bin == "" {
+			var err error
+			if p.bin, err = exec.LookPath("claude"); err != nil {
+				return p, fmt.Errorf("--resume-claude: no claude on $PATH (set $CKPT_CLAUDE_BIN); nothing rewound: %w", err)
+			}
 		}
 	}
+	if dryRun {
+		return p, nil
+	}
+	if err := markContinues(a.store, p.r.Session, a.session, p.r.ResumeAt, p.r.from); err != nil {
+		return p, fmt.Errorf("prepare Claude's fork: %w; nothing rewound", err)
+	}
+	dir := controller.SessionDir(a.store, p.r.Session)
+	p.unmark = func() {
+		os.Remove(filepath.Join(dir, continuesFile))
+		os.Remove(dir)
+	}
+	return p, nil
+}
+
+// claudeRewound reports a conversation rewind of a Claude Code session
+// with the command p planned, and runs it when p says to.
+func (a *app) claudeRewound(ctx context.Context, res controller.Result, p claudePlan) error {
+	r := p.r
 	// Paths the rewind skipped make it exit 1, once the command that
 	// gives Claude's conversation back is printed (and run).
 	skipped := incomplete(res, "rewind")
@@ -434,24 +498,11 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 		a.say("  %s", r.Command)
 		a.say("then continue it with: %s", r.Then)
 	}
-	if !run {
+	if !p.run {
 		return skipped
 	}
-	if res.DryRun {
-		return usagef("--resume-claude with --dry-run: nothing rewound, so nothing to resume")
-	}
-	if !r.Exact && !a.interactive() {
-		return errors.New("--resume-claude: without a record of the turn's place in the transcript, Claude can only be resumed on a terminal")
-	}
-	bin := os.Getenv("CKPT_CLAUDE_BIN")
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("claude"); err != nil {
-			return fmt.Errorf("--resume-claude: no claude on $PATH (set $CKPT_CLAUDE_BIN): %w", err)
-		}
-	}
 	runClaude := func(args []string) error {
-		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd := exec.CommandContext(ctx, p.bin, args...)
 		if f, ok := a.stdin.(*os.File); ok {
 			cmd.Stdin = f
 		}
@@ -465,7 +516,7 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, ct claud
 		return err
 	}
 	if r.Exact && a.interactive() {
-		if err := runClaude(append(append([]string(nil), extra...), "--resume", r.Session)); err != nil {
+		if err := runClaude(append(append([]string(nil), p.extra...), "--resume", r.Session)); err != nil {
 			return err
 		}
 	}

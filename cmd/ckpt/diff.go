@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -66,16 +67,16 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 	for _, d := range diffs {
 		// A git-style header: the path, and mode lines when the
 		// mode changes (old mode 100644 / new mode 100755).
-		fmt.Fprintf(a.stdout, "diff --git %s %s\n%s", qpath("a/"+d.Path), qpath("b/"+d.Path), d.Header())
+		fmt.Fprintf(a.stdout, "diff --git %s %s\n%s", quote.Path("a/"+d.Path), quote.Path("b/"+d.Path), d.Header())
 		switch {
 		case d.Unified != "":
 			fmt.Fprint(a.stdout, d.Unified)
 		case d.Note != "":
-			fmt.Fprintf(a.stdout, "%s %s: %s\n", d.Action, qpath(d.Path), d.Note)
+			fmt.Fprintf(a.stdout, "%s %s: %s\n", d.Action, quote.Path(d.Path), d.Note)
 		}
 	}
 	for _, s := range skipped {
-		a.say("skip %s: %s", qpath(s.Path), s.Reason)
+		a.say("skip %s: %s", quote.Path(s.Path), s.Reason)
 	}
 	switch {
 	case len(diffs) == 0 && len(skipped) > 0:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -68,13 +69,13 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 		return a.printJSON(forkJSON{Session: res.Session, From: c.Session(), Turn: turn, Prompt: rw.Prompt, Restored: rw.Restored, Deleted: rw.Deleted})
 	}
 	for _, p := range rw.Restored {
-		a.say("  restore %s", p)
+		a.say("  restore %s", quote.Path(p))
 	}
 	for _, p := range rw.Deleted {
-		a.say("  delete  %s", p)
+		a.say("  delete  %s", quote.Path(p))
 	}
 	for _, s := range rw.Skipped {
-		a.say("  skip    %s: %s", s.Path, s.Reason)
+		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
 	}
 	a.say("forked session %s from %s before turn %d; continue with --session %s", res.Session, c.Session(), turn, res.Session)
 	a.say("turn %d's prompt, to edit and resend: %s", turn, rw.Prompt)

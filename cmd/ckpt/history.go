@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -92,7 +93,10 @@ func historyNext(e controller.HistoryEntry) string {
 }
 
 func historyChanged(e controller.HistoryEntry) string {
-	parts := append([]string{}, e.Paths...)
+	parts := make([]string, 0, len(e.Paths)+2)
+	for _, p := range e.Paths {
+		parts = append(parts, quote.Path(p))
+	}
 	if len(e.HiddenTurns) > 0 {
 		parts = append(parts, "hid turns "+ints(e.HiddenTurns))
 	}

@@ -271,9 +271,9 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 	blocking := o.strict && ev.HookEventName == "PreToolUse"
 	// A Claude conversation forked by `ckpt rewind` continues the ckpt
 	// session it was forked from.
-	session, forkedAt := ev.SessionID, ""
+	session, forkedAt, forkedIn := ev.SessionID, "", ""
 	if o.agent == "claude" {
-		session, forkedAt = continuedSession(a.store, ev.SessionID)
+		session, forkedAt, forkedIn = continuedSession(a.store, ev.SessionID)
 	}
 	var ct claudeTurn // the prompt's place in Claude's conversation
 	if ev.HookEventName == "UserPromptSubmit" {
@@ -363,11 +363,18 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 			if ct.ResumeAt, err = lastAssistantUUID(ev.TranscriptPath); err != nil {
 				a.say("ckpt: hook: warning: transcript: %s; `ckpt rewind` cannot fork Claude's conversation at this turn", oneLine(err))
 			}
+			// The entry is in the transcript of the Claude session that
+			// sent the prompt: a fork `ckpt rewind` made records into
+			// this session, but only its own transcript holds its entries.
+			in := ev.SessionID
 			if ct.ResumeAt == "" {
 				// The first prompt of a fork `ckpt rewind` made: Claude
 				// writes its transcript later, but ckpt chose where it
 				// begins.
-				ct.ResumeAt = forkedAt
+				ct.ResumeAt, in = forkedAt, forkedIn
+			}
+			if ct.ResumeAt != "" && in != session {
+				ct.Session = in
 			}
 		}
 		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{Scan: o.scanTurn})

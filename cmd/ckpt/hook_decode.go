@@ -137,8 +137,20 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 	if ev.HookEventName == "UserPromptSubmit" && ev.Prompt == nil {
 		return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
 	}
+	if agent == "claude" && ev.HookEventName == "UserPromptSubmit" && notAPrompt(*ev.Prompt) {
+		return hookPlan{none: true}, nil
+	}
 
 	return hookPlan{ev: ev, paths: paths, shell: shell}, nil
+}
+
+// notAPrompt reports whether a Claude Code UserPromptSubmit "prompt" is
+// not one the user typed: the <task-notification> Claude Code sends itself
+// when a background subagent finishes (2.1.332). It opens no turn (the
+// work it leads to goes on in the open one), so a rewind never offers to
+// resend it.
+func notAPrompt(prompt string) bool {
+	return strings.HasPrefix(strings.TrimLeft(prompt, " \t\r\n"), "<task-notification>")
 }
 
 // agentPath converts a path from an agent's event into the host's form

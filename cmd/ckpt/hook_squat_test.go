@@ -167,7 +167,7 @@ func squatter(t *testing.T, addr, store string) (received func() []seenRequest, 
 // back. The command-hook capture of a tool call is recorded too, and the
 // status line and `status` say what is wrong.
 func TestHookPortSquatterGetsNoToken(t *testing.T) {
-	r := newHookRig(t, buildCkpt(t))
+	r := newHookRig(t, ckptBinary(t))
 	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")
 	tok, key := r.token(), r.config().Key
 	r.waitServer()
@@ -247,7 +247,7 @@ func TestHookPortSquatterGetsNoToken(t *testing.T) {
 // server, no web API. `ckpt serve`'s own web token is refused on /hook/*
 // for any cwd.
 func TestHookTokenScope(t *testing.T) {
-	r := newHookRig(t, buildCkpt(t))
+	r := newHookRig(t, ckptBinary(t))
 	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")
 	tok := r.token()
 	pid := r.waitServer()

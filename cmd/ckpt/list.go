@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
@@ -294,7 +295,7 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 			line = append(line, ' ')
 		}
 		line = append(line, kindMark(string(cp.Kinds[j]))...)
-		line = append(line, qpath(f.Path)...)
+		line = append(line, quote.Path(f.Path)...)
 	}
 	line = append(line, '\n')
 	l.w.Write(line)
@@ -311,7 +312,7 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 				mark = "+"
 			}
 			line = append(line, mark...)
-			line = append(line, qpath(f.Path)...)
+			line = append(line, quote.Path(f.Path)...)
 		}
 		line = append(line, '\n')
 		l.w.Write(line)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // The interactive picker: `ckpt rewind` without TURN on a terminal. It
@@ -193,7 +194,7 @@ func stepRow(st controller.Step, pruned bool) turnRow {
 			kind, mark = controller.Created, "+"
 		}
 		r.files = append(r.files, fileStat{path: f.Path, kind: kind, stat: "first touch"})
-		names = append(names, mark+f.Path)
+		names = append(names, mark+quote.Path(f.Path))
 	}
 	r.summary = plural(len(st.Files), "file")
 	if len(names) > 0 {
@@ -396,7 +397,7 @@ func (m *pickerModel) preview() []string {
 		lines = append(lines, "  (no files)")
 	}
 	for _, f := range r.files {
-		lines = append(lines, fmt.Sprintf("  %-14s %-9s %s", f.stat, f.kind, f.path))
+		lines = append(lines, fmt.Sprintf("  %-14s %-9s %s", f.stat, f.kind, quote.Path(f.path)))
 	}
 	lines = append(lines, "", fmt.Sprintf("a code rewind to %s would:", r.target()))
 	diffs, skipped, err := m.c.DiffTo(m.ctx, r.point())
@@ -407,7 +408,7 @@ func (m *pickerModel) preview() []string {
 		lines = append(lines, "  change no files (they already match)")
 	}
 	for _, d := range diffs {
-		lines = append(lines, fmt.Sprintf("%s %s", d.Action, d.Path))
+		lines = append(lines, fmt.Sprintf("%s %s", d.Action, quote.Path(d.Path)))
 		if d.Note != "" {
 			lines = append(lines, "  "+d.Note)
 		}
@@ -416,7 +417,7 @@ func (m *pickerModel) preview() []string {
 		}
 	}
 	for _, s := range skipped {
-		lines = append(lines, fmt.Sprintf("skip %s: %s", s.Path, s.Reason))
+		lines = append(lines, fmt.Sprintf("skip %s: %s", quote.Path(s.Path), s.Reason))
 	}
 	m.previews[r.point()] = lines
 	return lines
@@ -520,7 +521,7 @@ func (m *pickerModel) listPaths(b *strings.Builder, paths []string) {
 			b.WriteString(m.wrap(fmt.Sprintf("    … and %d more", len(paths)-10)) + "\n")
 			break
 		}
-		b.WriteString(truncate("    "+qpath(p), m.width) + "\n")
+		b.WriteString(truncate("    "+quote.Path(p), m.width) + "\n")
 	}
 }
 

@@ -65,7 +65,7 @@ func TestNoTerminalQuery(t *testing.T) {
 	// for its exit.
 	onTerminal := func(t *testing.T, args string) (*safeBuffer, io.WriteCloser, func()) {
 		t.Helper()
-		sh := "stty cols 120 rows 40; exec " + quote(bin) + " --workspace " + quote(e.ws) + " --store " + quote(e.store) + " " + args
+		sh := "stty cols 120 rows 40; exec " + shellQuote(bin) + " --workspace " + shellQuote(e.ws) + " --store " + shellQuote(e.store) + " " + args
 		cmd := exec.Command("script", "-q", "-c", sh, "/dev/null")
 		cmd.Dir = e.ws
 		cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=", "CI=")

@@ -97,13 +97,11 @@ func (e *pickerEnv) start() { e.t.Helper(); e.startSized(160, 50) }
 // startSized runs `ckpt rewind` without TURN in a tmux session of the size.
 func (e *pickerEnv) startSized(cols, rows int) {
 	e.t.Helper()
-	sh := fmt.Sprintf("%s --workspace %s --store %s rewind; echo EXIT=$? >> %s; sleep 30", quote(e.bin), quote(e.ws), quote(e.store), quote(e.log))
+	sh := fmt.Sprintf("%s --workspace %s --store %s rewind; echo EXIT=$? >> %s; sleep 30", shellQuote(e.bin), shellQuote(e.ws), shellQuote(e.store), shellQuote(e.log))
 	if out, err := e.tmux("new-session", "-d", "-s", "picker", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), sh).CombinedOutput(); err != nil {
 		e.t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
 }
-
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func (e *pickerEnv) keys(keys ...string) {
 	e.t.Helper()
@@ -210,6 +208,30 @@ func TestPicker(t *testing.T) {
 		if log := e.ckpt("log"); !strings.Contains(log, "make alpha one") || strings.Contains(log, "add beta file") || strings.Contains(log, "rewrite alpha two") {
 			t.Errorf("conversation after rewind to turn 1:\n%s", log)
 		}
+	})
+
+	// A name with a newline shows quoted, as the CLI prints it, in the
+	// step rows, the preview's file list, its diff labels and its plan;
+	// never as "new?line.txt".
+	t.Run("odd_names", func(t *testing.T) {
+		e := newPickerEnv(t, bin)
+		e.write("new\nline.txt", "old\n")
+		e.ckpt("turn", "odd name")
+		e.ckpt("step", "--tool", "Edit")
+		e.ckpt("capture", "new\nline.txt")
+		e.write("new\nline.txt", "new\n")
+		e.start()
+		s := e.waitFor(`restore "new\nline.txt"`)
+		for _, want := range []string{`Edit ~"new\nline.txt"`, `modified  "new\nline.txt"`, `--- "a/new\nline.txt"`, `+++ "b/new\nline.txt"`} {
+			if !strings.Contains(s, want) {
+				t.Errorf("picker lacks %s:\n%s", want, s)
+			}
+		}
+		if strings.Contains(s, "new?line") {
+			t.Errorf("picker shows a name with its newline replaced:\n%s", s)
+		}
+		e.keys("q")
+		e.waitExit()
 	})
 
 	// A turn's steps are rows under it: choosing one goes straight to the

@@ -10,6 +10,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -129,26 +130,39 @@ acceptEdits).`,
 					return err
 				}
 			}
+			// For a Claude Code session, how to give Claude's own
+			// conversation back is settled before anything changes.
 			var ct claudeTurn
-			isClaude := false
+			var claude *claudePlan
 			if sc.Conversation() && !only {
 				if cp, err := c.Turn(cmd.Context(), turn); err == nil {
+					isClaude := false
 					if ct, isClaude, err = loadClaudeTurn(cmd.Context(), c, cp.ID); err != nil {
 						a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
 					}
+					if isClaude {
+						p, err := a.planClaude(turn, ct, cp.Prompt, dryRun, resumeClaude, claudeArgs)
+						if err != nil {
+							return err
+						}
+						claude = &p
+					}
 				}
+			}
+			if claude == nil && resumeClaude {
+				return fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind; nothing rewound", a.session)
 			}
 			res, err := c.RewindTo(cmd.Context(), pt, sc, o)
 			if err != nil {
+				if claude != nil {
+					claude.unmark()
+				}
 				return a.refused(res, err)
 			}
-			if !isClaude {
-				if resumeClaude {
-					return fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind", a.session)
-				}
+			if claude == nil {
 				return a.printResult(res, "rewind")
 			}
-			return a.claudeRewound(cmd.Context(), res, ct, resumeClaude, claudeArgs)
+			return a.claudeRewound(cmd.Context(), res, *claude)
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", "both", "what to rewind: code, conversation or both")
@@ -282,7 +296,7 @@ func incomplete(res controller.Result, verb string) error {
 	}
 	paths := make([]string, len(res.Skipped))
 	for i, s := range res.Skipped {
-		paths[i] = qpath(s.Path)
+		paths[i] = quote.Path(s.Path)
 	}
 	return fmt.Errorf("%s incomplete: %d path(s) %w: %s", verb, len(paths), errIncomplete, strings.Join(paths, ", "))
 }
@@ -304,19 +318,19 @@ func (a *app) printResult(res controller.Result, verb string) error {
 		plan = func(format string, args ...any) { fmt.Fprintf(a.stdout, format+"\n", args...) }
 	}
 	for _, p := range res.Restored {
-		plan("  %srestore %s", would, qpath(p))
+		plan("  %srestore %s", would, quote.Path(p))
 	}
 	for _, p := range res.Deleted {
-		plan("  %sdelete  %s", would, qpath(p))
+		plan("  %sdelete  %s", would, quote.Path(p))
 	}
 	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", qpath(s.Path), s.Reason)
+		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
 	}
 	for _, p := range res.Conflicts {
-		a.say("  changed since the agent: %s", qpath(p))
+		a.say("  changed since the agent: %s", quote.Path(p))
 	}
 	for _, p := range res.NotRecorded {
-		a.say("  not recorded: %s (never captured or scanned at or after turn %d; left alone)", qpath(p), res.Turn)
+		a.say("  not recorded: %s (never captured or scanned at or after turn %d; left alone)", quote.Path(p), res.Turn)
 	}
 	what := map[controller.Scope]string{
 		controller.ScopeCode:         "code",

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -90,10 +91,10 @@ change (!), which a rewind skips.`,
 			for _, ch := range changes {
 				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-", "type_changed": "!"}[ch.Kind]
 				if ch.Now != "" {
-					fmt.Fprintf(a.stdout, "%s %s (now a %s)\n", mark, qpath(ch.Path), ch.Now)
+					fmt.Fprintf(a.stdout, "%s %s (now a %s)\n", mark, quote.Path(ch.Path), ch.Now)
 					continue
 				}
-				fmt.Fprintf(a.stdout, "%s %s\n", mark, qpath(ch.Path))
+				fmt.Fprintf(a.stdout, "%s %s\n", mark, quote.Path(ch.Path))
 			}
 			if len(changes) == 0 {
 				a.say("nothing changed since the open turn started")

@@ -67,7 +67,7 @@ func (a *app) statusLine(ctx context.Context) string {
 func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 	session := a.session
 	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
-		session, _ = continuedSession(a.store, in.SessionID)
+		session, _, _ = continuedSession(a.store, in.SessionID)
 	}
 	if session == "" {
 		dir := in.Workspace.ProjectDir

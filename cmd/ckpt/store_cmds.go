@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -342,7 +343,7 @@ content again stores it afresh.`,
 			before := func(f controller.Finding) {
 				bar.clear()
 				for _, u := range f.Uses {
-					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, u.Path, u.Kind, f.Blob.Short(), f.Kind)
+					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, quote.Path(u.Path), u.Kind, f.Blob.Short(), f.Kind)
 				}
 			}
 			var prog func(done, total int)
@@ -368,7 +369,7 @@ content again stores it afresh.`,
 				for _, f := range rep.Findings {
 					fmt.Fprintf(w, "%-8s %s", f.Kind, f.Blob)
 					for _, u := range f.Uses {
-						fmt.Fprintf(w, "  %s turn %d %s", u.Session, u.Turn, u.Path)
+						fmt.Fprintf(w, "  %s turn %d %s", u.Session, u.Turn, quote.Path(u.Path))
 					}
 					fmt.Fprintln(w)
 				}
@@ -470,7 +471,7 @@ func sessionLine(name string, i controller.SessionInfo) string {
 	if i.SharedBytes > 0 {
 		shared = controller.FormatBytes(i.SharedBytes)
 	}
-	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), controller.FormatBytes(i.Bytes), shared, last, qpath(i.Workspace))
+	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), controller.FormatBytes(i.Bytes), shared, last, quote.Path(i.Workspace))
 }
 
 // warnUnreadable says how many sessions could not be read.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -94,7 +95,7 @@ func skipNote(skips []controller.ScanSkip) string {
 			parts = append(parts, fmt.Sprintf("and %d more (`ckpt --json turn` lists them)", len(skips)-show))
 			break
 		}
-		parts = append(parts, qpath(sk.Path)+" ("+sk.Reason+")")
+		parts = append(parts, quote.Path(sk.Path)+" ("+sk.Reason+")")
 	}
 	return fmt.Sprintf("the scan skipped %d entries, which a rewind leaves alone: %s", len(skips), strings.Join(parts, "; "))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -108,19 +109,19 @@ func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
 		would = "would "
 	}
 	for _, p := range res.Restored {
-		a.say("  %srestore %s", would, p)
+		a.say("  %srestore %s", would, quote.Path(p))
 	}
 	for _, p := range res.Deleted {
-		a.say("  %sdelete  %s", would, p)
+		a.say("  %sdelete  %s", would, quote.Path(p))
 	}
 	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", s.Path, s.Reason)
+		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
 	}
 	for _, p := range res.Conflicts {
 		if res.DryRun {
-			a.say("  changed since: %s", p)
+			a.say("  changed since: %s", quote.Path(p))
 		} else { // forced: what it overwrote is this op's before state
-			a.say("  overwrote %s (kept: `ckpt %s` brings it back)", p, other)
+			a.say("  overwrote %s (kept: `ckpt %s` brings it back)", quote.Path(p), other)
 		}
 	}
 	what := fmt.Sprintf("turn %d, %s", res.Turn, res.Scope)

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // DefaultMaxDiffBytes bounds the unified diff text one show_diff result
@@ -501,7 +502,7 @@ func (s *server) reverse(ctx context.Context, in UndoInput, redo bool) (Result, 
 	out := result(res)
 	if err != nil {
 		if errors.Is(err, controller.ErrUndoConflict) || errors.Is(err, controller.ErrRedoConflict) {
-			out.Summary = fmt.Sprintf("refused: work was done since (%s); nothing changed", strings.Join(out.Conflicts, ", "))
+			out.Summary = fmt.Sprintf("refused: work was done since (%s); nothing changed", quote.List(out.Conflicts))
 			return out, refused{err}
 		}
 		return Result{}, err

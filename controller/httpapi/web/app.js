@@ -11,6 +11,32 @@
   };
   const sigil = { created: "+", modified: "~", deleted: "-" };
 
+  // quotePath shows a path as every ckpt front-end does (Go's
+  // internal/quote.Path; a test holds the two to the same cases): as it
+  // is when it is printable, else in double quotes with C escapes (\n,
+  // \t, \", \\, octal bytes for the rest), so that a name holding a
+  // newline can never pass for two names.
+  const quoteEscapes = { 7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: "\\\"", 92: "\\\\" };
+  const unprintable = /[\p{C}\p{Z}]/u;
+  const utf8 = new TextEncoder();
+  const octal = (b) => "\\" + b.toString(8).padStart(3, "0");
+  function quotePath(p) {
+    let out = "";
+    let quoted = false;
+    for (const ch of p || "") {
+      const c = ch.codePointAt(0);
+      if (quoteEscapes[c]) out += quoteEscapes[c];
+      else if (c < 0x20 || c === 0x7f) out += octal(c);
+      else if (ch !== " " && unprintable.test(ch)) out += Array.from(utf8.encode(ch), octal).join("");
+      else {
+        out += ch;
+        continue;
+      }
+      quoted = true;
+    }
+    return quoted ? '"' + out + '"' : p;
+  }
+
   // The token comes in the URL fragment (never sent to the server); it is
   // read once and removed from the address bar and the history entry, so it
   // is not left on screen, in screenshots or in the browser's history.
@@ -164,7 +190,7 @@
       if (o.next_undo) li.append(el("span", "tag", "Undo reverses this"));
       if (o.next_redo) li.append(el("span", "tag", "Redo re-applies this"));
       const n = (o.files || []).length;
-      if (n) li.append(el("div", "hint", n + " file(s): " + o.files.map((f) => f.path).join(", ")));
+      if (n) li.append(el("div", "hint", n + " file(s): " + o.files.map((f) => quotePath(f.path)).join(", ")));
       list.append(li);
     }
     $("history").dataset.count = ops.length;
@@ -210,7 +236,7 @@
       li.append(head, el("div", "prompt", t.prompt || "(no prompt)"));
       const files = el("ul", "files");
       for (const f of t.files) {
-        const fl = el("li", "", (sigil[f.kind] || "?") + " " + f.path);
+        const fl = el("li", "", (sigil[f.kind] || "?") + " " + quotePath(f.path));
         fl.dataset.kind = f.kind;
         fl.dataset.path = f.path;
         files.append(fl);
@@ -224,7 +250,7 @@
           const sl = el("li", "step");
           sl.dataset.step = s.step;
           sl.append(el("span", "num", t.turn + "." + s.step), el("span", "tool", " " + (s.tool || "tool call") + " "));
-          for (const f of s.files) sl.append(el("span", "file", (f.existed ? "~" : "+") + f.path + " "));
+          for (const f of s.files) sl.append(el("span", "file", (f.existed ? "~" : "+") + quotePath(f.path) + " "));
           const b = el("button", "step-rewind", "Rewind code to before this");
           b.type = "button";
           b.dataset.step = s.step;
@@ -286,7 +312,7 @@
       const d = el("div", "file");
       d.dataset.path = f.path;
       d.dataset.action = f.action;
-      d.append(el("div", "path", (f.action === "delete" ? "delete " : "restore ") + f.path));
+      d.append(el("div", "path", (f.action === "delete" ? "delete " : "restore ") + quotePath(f.path)));
       if (f.note) d.append(el("div", "hint", f.note));
       if (f.unified) {
         const pre = el("pre");
@@ -301,7 +327,7 @@
       }
       box.append(d);
     }
-    for (const s of skipped || []) box.append(el("p", "hint", "skipped " + (s.path || "") + (s.reason ? ": " + s.reason : "")));
+    for (const s of skipped || []) box.append(el("p", "hint", "skipped " + quotePath(s.path || "") + (s.reason ? ": " + s.reason : "")));
   }
 
   // showConflicts lists the files changed since the agent left them; with
@@ -312,7 +338,7 @@
     $("confirm").dataset.conflicts = cs.length;
     $("conflicts").hidden = cs.length === 0;
     $("conflict-list").textContent = "";
-    for (const p of cs) $("conflict-list").append(el("li", "", p));
+    for (const p of cs) $("conflict-list").append(el("li", "", quotePath(p)));
     $("conflicts-title").textContent = cs.length + (cs.length === 1 ? " file changed since the agent left it; the " : " files changed since the agent left them; the ") +
       (pending && pending.kind === "fork" ? "fork" : "rewind") + " would overwrite " + (cs.length === 1 ? "it:" : "them:");
     $("confirm-ok").textContent = cs.length ? "Overwrite and rewind…" : "Confirm";
