@@ -177,6 +177,10 @@ func TestClaudeRewindOfAFork(t *testing.T) {
 		t.Errorf("sessions directory %v, then %v after the refused rewind", before, after)
 	}
 
+	if code, _, errOut := ckpt("rewind", "9", "--scope", "both", "--resume-claude"); code == 0 || !strings.Contains(errOut, "no such turn") {
+		t.Errorf("rewind 9 --resume-claude: exit %d %s, want no such turn", code, errOut)
+	}
+
 	// With claude there: it forks F, whose transcript holds turn 2's place.
 	bin := filepath.Join(tdir, "claude")
 	args := filepath.Join(tdir, "args")

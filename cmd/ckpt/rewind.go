@@ -132,12 +132,13 @@ acceptEdits).`,
 			}
 			// For a Claude Code session, how to give Claude's own
 			// conversation back is settled before anything changes.
-			var ct claudeTurn
 			var claude *claudePlan
+			turnErr := errors.New("not a conversation rewind")
 			if sc.Conversation() && !only {
-				if cp, err := c.Turn(cmd.Context(), turn); err == nil {
-					isClaude := false
-					if ct, isClaude, err = loadClaudeTurn(cmd.Context(), c, cp.ID); err != nil {
+				var cp controller.Record
+				if cp, turnErr = c.Turn(cmd.Context(), turn); turnErr == nil {
+					ct, isClaude, err := loadClaudeTurn(cmd.Context(), c, cp.ID)
+					if err != nil {
 						a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
 					}
 					if isClaude {
@@ -149,7 +150,7 @@ acceptEdits).`,
 					}
 				}
 			}
-			if claude == nil && resumeClaude {
+			if claude == nil && resumeClaude && !errors.Is(turnErr, controller.ErrNoTurn) {
 				return fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind; nothing rewound", a.session)
 			}
 			res, err := c.RewindTo(cmd.Context(), pt, sc, o)

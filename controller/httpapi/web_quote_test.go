@@ -18,12 +18,16 @@ import (
 )
 
 // TestWebQuotesNamesInChromium: the page shows every name as the CLI does
-// (quote.Path): in a turn's file list, in the rewind dialog's diff (its
-// ---/+++ labels too) and in the history, so a name holding a newline or
+// (quote.Path): the workspace's, and in a turn's file list, in the rewind
+// dialog's diff (its ---/+++ labels too) and in the history, so a name holding a newline or
 // an escape sequence shows as one quoted name, never as two lines.
 func TestWebQuotesNamesInChromium(t *testing.T) {
 	ctx := context.Background()
-	ws, store := t.TempDir(), t.TempDir()
+	// The workspace's own name needs quoting too.
+	ws, store := filepath.Join(t.TempDir(), "work\nspace"), t.TempDir()
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, NoAutoRetention: true})
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +82,9 @@ func TestWebQuotesNamesInChromium(t *testing.T) {
 		chromedp.Navigate(serve(t, c, httpapi.Options{Store: store})+"/#token="+testToken),
 		chromedp.WaitVisible(`#turn-1`, chromedp.ByID),
 	))
+	if got, w := texts(`#workspace`), []string{quote.Path(c.WorkspaceRoot())}; !slices.Equal(got, w) {
+		t.Errorf("workspace shown as %q, want %q", got, w)
+	}
 	if got, w := texts(`#turn-0 .files li`), want("~ "); !slices.Equal(got, w) {
 		t.Errorf("turn 0's files:\n got %q\nwant %q", got, w)
 	}

@@ -101,7 +101,7 @@
       const s = await api("GET", "/api/session");
       current = s.session;
       $("session").textContent = s.session;
-      $("workspace").textContent = s.workspace;
+      $("workspace").textContent = quotePath(s.workspace);
       $("workspace").title = s.workspace;
       document.title = "ckpt · " + s.session;
     } catch (e) {
