@@ -122,7 +122,7 @@ func loadHookServer(store string) (cfg hookServerConfig, ok bool, err error) {
 	}
 	if runtime.GOOS != "windows" {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&0o077 != 0 {
-			return cfg, false, fmt.Errorf("%s: other users can read it (chmod 600 it, then run ckpt install claude --http again for a new key)", path)
+			return cfg, false, fmt.Errorf("%s: other users can read it, so its key and tokens may be known (remove it, then run ckpt install claude --http again in each workspace)", path)
 		}
 		if fi, err := os.Stat(store); err != nil || fi.Mode().Perm()&0o022 != 0 {
 			return cfg, false, fmt.Errorf("%s: other users can write the store directory, so they could replace the hook server's key (chmod 700 %s)", path, store)
