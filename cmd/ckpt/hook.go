@@ -166,7 +166,12 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	if o.startServer {
 		// Before the event: a prompt whose tool calls will not reach a
 		// proven server records the whole workspace as its turn opens.
-		if shown = a.ensureHookServer(); shown != "" {
+		// The hook server finds the tool calls' workspace from their cwd.
+		var ev struct {
+			Cwd string `json:"cwd"`
+		}
+		json.Unmarshal(data, &ev)
+		if shown = a.ensureHookServer(ev.Cwd); shown != "" {
 			o.scanTurn = true
 			a.say("ckpt: hook: warning: %s", shown)
 		}

@@ -122,7 +122,7 @@ func loadHookServer(store string) (cfg hookServerConfig, ok bool, err error) {
 	}
 	if runtime.GOOS != "windows" {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&0o077 != 0 {
-			return cfg, false, fmt.Errorf("%s: other users can read it (chmod 600 it, then run ckpt install claude --http again for a new key)", path)
+			return cfg, false, fmt.Errorf("%s: other users can read it, so its key and tokens may be known (remove it, then run ckpt install claude --http again in each workspace)", path)
 		}
 		if fi, err := os.Stat(store); err != nil || fi.Mode().Perm()&0o022 != 0 {
 			return cfg, false, fmt.Errorf("%s: other users can write the store directory, so they could replace the hook server's key (chmod 700 %s)", path, store)
@@ -359,14 +359,26 @@ const stopHeader = "X-Ckpt-Stop"
 // keeps (session start, prompt) do. Nothing listening: it starts `ckpt
 // serve --hooks` in the background and waits for its proof. It returns
 // what is wrong when tool calls will not reach a proven server ("" when
-// they will): the prompt's turn then records the whole workspace.
-func (a *app) ensureHookServer() (problem string) {
+// they will), or, dir given, when no install's token is good for dir: the
+// prompt's turn then records the whole workspace.
+func (a *app) ensureHookServer(dir string) (problem string) {
 	cfg, ok, err := loadHookServer(a.store)
 	if err != nil {
 		return oneLine(err) + "; tool calls are not captured, this prompt's turn records the whole workspace instead"
 	}
 	if !ok {
 		return ""
+	}
+	if dir != "" {
+		covered := false
+		if root, err := controller.WorkspaceRoot(dir); err == nil {
+			for _, t := range cfg.Tokens {
+				covered = covered || within(t.Root, root)
+			}
+		}
+		if !covered {
+			return fmt.Sprintf("no ckpt install --http is for %s, so the hook server refuses its tool calls; this prompt's turn records the whole workspace instead (run ckpt install claude --http there)", dir)
+		}
 	}
 	_, st := probeHookServer(a.store, cfg, 500*time.Millisecond)
 	if st == hookDown {

@@ -358,6 +358,28 @@ func TestHookTokenScope(t *testing.T) {
 		t.Errorf("the hook token on ckpt serve's /hook/claude: %d, want 200", code)
 	}
 
+	// A prompt in a directory no install's token is good for: its tool
+	// calls would be refused, so the prompt hook says so and its turn
+	// records the whole directory.
+	ev, _ := json.Marshal(event("outside", other, "UserPromptSubmit", map[string]any{"prompt": "p"}))
+	hook := exec.Command(r.bin, "hook", "claude", "--start-server")
+	hook.Dir, hook.Env, hook.Stdin = other, r.env(), bytes.NewReader(ev)
+	var hookOut, hookErr bytes.Buffer
+	hook.Stdout, hook.Stderr = &hookOut, &hookErr
+	if err := hook.Run(); err != nil {
+		t.Fatalf("prompt hook in %s: %v %s", other, err, hookErr.String())
+	}
+	if !strings.Contains(hookErr.String(), "no ckpt install --http is for") || !strings.Contains(hookOut.String(), "systemMessage") {
+		t.Errorf("prompt hook outside every install: stdout %q stderr %q; want the warning in both", hookOut.String(), hookErr.String())
+	}
+	// The agent's edit there, which the server refused to capture, is
+	// rewound from the turn's record of the workspace.
+	os.WriteFile(secret, []byte("changed by the agent\n"), 0o644)
+	r.ckpt("", "--workspace", other, "--session", "outside", "rewind", "0", "--scope", "code")
+	if b, _ := os.ReadFile(secret); string(b) != "secret\n" {
+		t.Errorf("after rewind 0 outside every install: %q, want the state before the prompt", b)
+	}
+
 	// Uninstalling revokes the token at once, in the running server.
 	r.ckpt("", "uninstall", "claude")
 	if code, body := r.post("/hook/claude", tok, event("in", r.ws, "UserPromptSubmit", map[string]any{"prompt": "after uninstall"})); code != http.StatusUnauthorized {

@@ -390,7 +390,7 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		return err
 	}
 	if install && o.http {
-		if p := a.ensureHookServer(); p != "" {
+		if p := a.ensureHookServer(""); p != "" {
 			a.say("ckpt: warning: %s", p)
 		}
 	}
