@@ -176,7 +176,8 @@ func (e *asUser) listing() []string {
 }
 
 // An unreadable file or directory in a scan-mode workspace is skipped and
-// named; the turn opens with a manifest of the rest. It used to fail the
+// named, and so is a directory whose .gitignore is unreadable (what it
+// leaves out is unknown); the turn opens with a manifest of the rest. It used to fail the
 // scan, so that no turn opened at all.
 func TestScanSkipsUnreadableEntries(t *testing.T) {
 	e := newAsUser(t)
@@ -188,6 +189,15 @@ func TestScanSkipsUnreadableEntries(t *testing.T) {
 	}
 	e.write("priv/in.txt", "in\n")
 	e.lock("priv")
+	if err := os.Mkdir(filepath.Join(e.ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(filepath.Join(e.ws, "sub"), int(e.uid), int(e.gid)); err != nil {
+		t.Fatal(err)
+	}
+	e.write("sub/in.txt", "in\n")
+	e.write("sub/.gitignore", "*.log\n")
+	e.lock("sub/.gitignore")
 
 	out, errs := e.ok("--json", "turn", "--scan", "t0")
 	var res struct {
@@ -207,7 +217,7 @@ func TestScanSkipsUnreadableEntries(t *testing.T) {
 		t.Errorf("turn --scan: scanned %v, %d files; want a manifest of ok.txt", res.Scanned, res.Scan.Files)
 	}
 	got := fmt.Sprint(res.Scan.Skipped)
-	if want := "[{locked.txt unreadable: permission denied} {priv unreadable: permission denied}]"; got != want {
+	if want := "[{locked.txt unreadable: permission denied} {priv unreadable: permission denied} {sub its .gitignore is unreadable: permission denied}]"; got != want {
 		t.Errorf("skipped %s, want %s", got, want)
 	}
 	if !strings.Contains(errs, "locked.txt (unreadable: permission denied)") || !strings.Contains(errs, "priv (unreadable") {
