@@ -26,7 +26,7 @@ type asUser struct {
 	bin, ws, store  string
 	home            string
 	uid, gid        uint32
-	session, prompt string
+	session         string
 }
 
 func newAsUser(t *testing.T) *asUser {
