@@ -22,11 +22,11 @@ import (
 // read: what a user meets who shares a checkout with root-owned build
 // output. The tests run as root, which reads everything.
 type asUser struct {
-	t               *testing.T
-	bin, ws, store  string
-	home            string
-	uid, gid        uint32
-	session         string
+	t              *testing.T
+	bin, ws, store string
+	home           string
+	uid, gid       uint32
+	session        string
 }
 
 func newAsUser(t *testing.T) *asUser {
