@@ -92,11 +92,11 @@ type ScanResult struct {
 // only compare), mode and size. Ignored directories are pruned as the walk
 // reaches them; symlinks are never followed (nor recorded: a rewind never
 // touches them); files over MaxFileSize, directories with more than
-// MaxDirEntries entries, and files and directories it may not open
-// (EACCES, EPERM: another user's) are skipped and listed in
-// Manifest.Skips. A file
-// whose size, mtime, ctime, inode and mode match its cache entry (nil: an
-// empty cache), and whose entry is not racy, is not read again.
+// MaxDirEntries entries, files and directories it may not open (EACCES,
+// EPERM: another user's) and directories below the root whose .gitignore
+// it may not read are skipped and listed in Manifest.Skips. A file whose
+// size, mtime, ctime, inode and mode match its cache entry (nil: an empty
+// cache), and whose entry is not racy, is not read again.
 //
 // Directories are walked in parallel (at most GOMAXPROCS+1 at a time),
 // each through its own handle opened inside its parent's; its listing is

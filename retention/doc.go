@@ -60,10 +60,12 @@
 // second line for writers outside this protocol.
 //
 // An empty or unreadable live set never deletes anything: if any session's
-// index cannot be read, or a session directory has no index.db (missing or
-// empty; ErrNoIndex), collection stops before deleting and names the
-// directory. Retention never opens a missing index, which would create an
-// empty one.
+// index cannot be read, or a session has no index.db (missing or empty, or
+// its whole directory gone while the store's registry still names it; see
+// checkpoints.RegistryDir; ErrNoIndex), collection stops before deleting
+// and names the directory. Retention never opens a missing index, which
+// would create an empty one; only removing the session (RemoveSession with
+// force) lets its blobs go.
 //
 // # The catalog
 //

@@ -205,7 +205,8 @@ func clearTurnFailed(store, session string) {
 func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
 	dir := controller.SessionDir(h.a.store, h.session)
 	mark := filepath.Join(dir, turnFailedFile)
-	if _, err := os.Stat(mark); err != nil {
+	fi, err := os.Stat(mark)
+	if err != nil {
 		return nil // the common case: one stat
 	}
 	lock := flock.New(filepath.Join(dir, "hook.lock"))
@@ -216,6 +217,10 @@ func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
 	b, err := os.ReadFile(mark)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // another tool call's hook opened it
+	}
+	if open, oerr := h.c.OpenTurn(ctx); err == nil && oerr == nil && open.Time.After(fi.ModTime()) {
+		os.Remove(mark) // a turn opened since (`ckpt turn`, a later prompt): the agent is in it
+		return nil
 	}
 	var t failedTurn
 	if err == nil {
