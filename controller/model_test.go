@@ -1327,7 +1327,7 @@ func (x *machine) status() {
 	}
 	start := map[string]mstate{}
 	now := map[string]mstate{}
-	if t.scanned {
+	if t.scanned && !t.pruned { // pruning dropped the manifest
 		for p, st := range t.at {
 			if st.exists {
 				start[p] = st

@@ -322,7 +322,7 @@ func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoin
 		targets[f.Path] = f.State()
 		paths = append(paths, f.Path)
 	}
-	changes, err := c.turnScanChanges(ctx, cp, true)
+	changes, err := c.turnScanChanges(ctx, cp)
 	if err != nil {
 		return nil, nil, err
 	}
