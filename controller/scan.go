@@ -147,8 +147,8 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 // Files the scan now ignores or skips, files under a path that
 // turn's scan skipped, and every file when the ignore files (.gitignore,
 // .ckptignore) then and now differ (the manifest cannot tell "absent" from
-// "ignored" then), are left alone. Nothing else is ever deleted.
-// now is a scan of the workspace as it is.
+// "ignored" then), are left alone. Nothing else is ever deleted. now is a
+// scan of the workspace as it is.
 func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, now *capture.ScanResult) error {
 	var err error
 	nowRules := ignoreFiles(&now.Manifest)
@@ -271,11 +271,17 @@ func (c *Controller) overLimit(ctx context.Context, ev map[string]checkpoints.Ev
 func ignoreFiles(m *checkpoints.Manifest) map[string]cas.ID {
 	out := map[string]cas.ID{}
 	for _, f := range m.Files {
-		if b := path.Base(f.Path); b == ".gitignore" || b == ".ckptignore" {
+		if isIgnoreFile(f.Path) {
 			out[f.Path] = f.Blob
 		}
 	}
 	return out
+}
+
+// isIgnoreFile reports whether p is a file of ignore rules a scan reads.
+func isIgnoreFile(p string) bool {
+	b := path.Base(p)
+	return b == ".gitignore" || b == ".ckptignore"
 }
 
 // underAny reports whether p is one of dirs or lies under one of them.
@@ -423,10 +429,9 @@ func manifestChanges(diff []checkpoints.ManifestDiff, skips []checkpoints.ScanSk
 	for i, sk := range skips {
 		skipped[i] = sk.Path
 	}
-	isRules := func(p string) bool { b := path.Base(p); return b == ".gitignore" || b == ".ckptignore" }
 	sameRules := true
 	for _, d := range diff {
-		if isRules(d.Path) && (d.From == nil || d.To == nil || d.From.Blob != d.To.Blob) {
+		if isIgnoreFile(d.Path) && (d.From == nil || d.To == nil || d.From.Blob != d.To.Blob) {
 			sameRules = false
 		}
 	}
@@ -439,7 +444,7 @@ func manifestChanges(diff []checkpoints.ManifestDiff, skips []checkpoints.ScanSk
 	}
 	var out []scanChange
 	for _, d := range diff {
-		if underAny(d.Path, skipped) || (d.From == nil || d.To == nil) && !sameRules && !isRules(d.Path) {
+		if underAny(d.Path, skipped) || (d.From == nil || d.To == nil) && !sameRules && !isIgnoreFile(d.Path) {
 			continue
 		}
 		out = append(out, scanChange{Path: d.Path, Start: state(d.From), End: state(d.To)})
