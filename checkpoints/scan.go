@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -144,6 +146,186 @@ func (x *Index) TurnEnds(ctx context.Context, turnID int64) (start, end *Manifes
 		return nil, nil, fmt.Errorf("checkpoints: turn %d's manifests: %w", turnID, err)
 	}
 	return start, end, nil
+}
+
+// ManifestDiff is a path whose entry differs between two manifests (its
+// blob or mode): From and To are its entries, nil on a side that lacks it.
+type ManifestDiff struct {
+	Path     string
+	From, To *ManifestEntry
+}
+
+// DiffManifests returns, by path, the paths whose entries from and to
+// disagree on.
+func DiffManifests(from, to *Manifest) []ManifestDiff {
+	var out []ManifestDiff
+	a, b := from.Files, to.Files // both sorted by path
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0].Path < b[0].Path:
+			out = append(out, ManifestDiff{Path: a[0].Path, From: &a[0]})
+			a = a[1:]
+		case len(a) == 0 || b[0].Path < a[0].Path:
+			out = append(out, ManifestDiff{Path: b[0].Path, To: &b[0]})
+			b = b[1:]
+		default:
+			if a[0].Blob != b[0].Blob || a[0].Mode.Perm() != b[0].Mode.Perm() {
+				out = append(out, ManifestDiff{Path: a[0].Path, From: &a[0], To: &b[0]})
+			}
+			a, b = a[1:], b[1:]
+		}
+	}
+	return out
+}
+
+// TurnDiff is how a scanned turn's manifest and the one that recorded its
+// end (see TurnEnds) differ, with the paths each scan skipped.
+type TurnDiff struct {
+	Files     []ManifestDiff
+	FromSkips []ScanSkip
+	ToSkips   []ScanSkip
+}
+
+// TurnDiff returns how scanned turn turnID's manifest and the one that
+// recorded its end differ; ended is false when the turn was not scanned
+// or no manifest recorded its end (see TurnEnds). For listings: when the
+// end's manifest is stored as a delta against the turn's (as consecutive
+// scans are), it reads only the delta's paths, without checking the
+// manifests' hashes as TurnEnds does; a caller that deletes by what a
+// manifest lacks reads TurnEnds.
+func (x *Index) TurnDiff(ctx context.Context, turnID int64) (d TurnDiff, ended bool, err error) {
+	err = x.read(ctx, func(tx *sql.Tx) error {
+		var seq int64
+		var mid sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT seq, manifest_id FROM turns WHERE id = ?`, turnID).Scan(&seq, &mid); err != nil {
+			return notFound(err)
+		}
+		if !mid.Valid {
+			return nil
+		}
+		var next, base sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT t.manifest_id, m.base FROM turns t LEFT JOIN manifests m ON m.id = t.manifest_id
+			WHERE t.seq > ? AND t.hidden_by IS NULL ORDER BY t.seq LIMIT 1`, seq).Scan(&next, &base)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !next.Valid {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ended = true
+		if next.Int64 == mid.Int64 {
+			return nil
+		}
+		if d.FromSkips, err = manifestSkips(ctx, tx, mid.Int64); err != nil {
+			return err
+		}
+		if d.ToSkips, err = manifestSkips(ctx, tx, next.Int64); err != nil {
+			return err
+		}
+		if !base.Valid || base.Int64 != mid.Int64 {
+			from, err := manifestByID(ctx, tx, mid.Int64)
+			if err != nil {
+				return err
+			}
+			to, err := manifestByID(ctx, tx, next.Int64)
+			if err != nil {
+				return err
+			}
+			d.Files = DiffManifests(from, to)
+			return nil
+		}
+		// The delta's rows are the paths that differ; their entries in
+		// the turn's manifest are read by path.
+		var rows []storedRow
+		if err := manifestRows(ctx, tx, next.Int64, func(r storedRow) { rows = append(rows, r) }); err != nil {
+			return err
+		}
+		from, err := manifestEntries(ctx, tx, mid.Int64, rows)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			md := ManifestDiff{Path: r.e.Path}
+			if f, ok := from[r.e.Path]; ok {
+				md.From = &f
+			}
+			if !r.gone {
+				e := r.e
+				md.To = &e
+			}
+			if md.From != nil && md.To != nil && md.From.Blob == md.To.Blob && md.From.Mode.Perm() == md.To.Mode.Perm() {
+				continue
+			}
+			d.Files = append(d.Files, md)
+		}
+		return nil
+	})
+	if err != nil {
+		return TurnDiff{}, false, fmt.Errorf("checkpoints: turn %d's manifests: %w", turnID, err)
+	}
+	return d, ended, nil
+}
+
+// manifestSkips returns manifest mid's skips, by path.
+func manifestSkips(ctx context.Context, tx *sql.Tx, mid int64) ([]ScanSkip, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT path, reason FROM manifest_skips WHERE manifest_id = ? ORDER BY path`, mid)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ScanSkip
+	for rows.Next() {
+		var sk ScanSkip
+		if err := rows.Scan(&sk.Path, &sk.Reason); err != nil {
+			return nil, err
+		}
+		out = append(out, sk)
+	}
+	return out, rows.Err()
+}
+
+// manifestEntries returns the entries of manifest mid (its chain of
+// deltas applied) at the paths of rows, one seek per path and manifest
+// of the chain.
+func manifestEntries(ctx context.Context, tx *sql.Tx, mid int64, rows []storedRow) (map[string]ManifestEntry, error) {
+	hexed := make([]string, len(rows))
+	for i, r := range rows {
+		hexed[i] = hex.EncodeToString([]byte(r.e.Path))
+	}
+	arg, err := json.Marshal(hexed)
+	if err != nil {
+		return nil, err
+	}
+	q, err := tx.QueryContext(ctx, fmt.Sprintf(manifestChainSQL, `SELECT 0, ?1, 0`)+`
+		SELECT path, blob, mode, size, gone FROM (
+			SELECT f.path AS path, f.blob AS blob, f.mode AS mode, f.size AS size, f.gone AS gone, min(c.depth)
+			FROM (SELECT CAST(unhex(value) AS TEXT) AS path FROM json_each(?2)) p
+			CROSS JOIN chain c JOIN manifest_files f ON f.manifest_id = c.mid AND f.path = p.path
+			GROUP BY f.path)`, mid, string(arg))
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	out := map[string]ManifestEntry{}
+	for q.Next() {
+		var e ManifestEntry
+		var b []byte
+		var mode uint32
+		var gone bool
+		if err := q.Scan(&e.Path, &b, &mode, &e.Size, &gone); err != nil {
+			return nil, err
+		}
+		if gone {
+			continue
+		}
+		id, err := scanBlob(b)
+		if err != nil || id == nil {
+			return nil, fmt.Errorf("manifest %s: bad blob id", e.Path)
+		}
+		e.Blob, e.Mode = *id, fs.FileMode(mode)
+		out[e.Path] = e
+	}
+	return out, q.Err()
 }
 
 // ManifestByID returns the manifest with id (see ScannedTurn), or an error

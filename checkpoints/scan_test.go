@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -609,5 +610,113 @@ func TestUnchangedManifestShortcut(t *testing.T) {
 	}
 	if manifestID(t3.ID) == manifestID(t0.ID) || manifestID(t4.ID) != manifestID(t0.ID) {
 		t.Fatalf("t3 manifest %d, t4 %d; want t3 its own and t4 t0's %d", manifestID(t3.ID), manifestID(t4.ID), manifestID(t0.ID))
+	}
+}
+
+// TestTurnDiffMatchesWholeManifests: TurnDiff reads a delta's paths where
+// the next turn's manifest is stored against the turn's; it must say what
+// the whole manifests (TurnEnds) disagree on, for random sequences of
+// manifests told as deltas against the previous one or not, identical
+// ones, turns without a manifest, and conversation rewinds hiding turns.
+func TestTurnDiffMatchesWholeManifests(t *testing.T) {
+	ctx := context.Background()
+	deltas := 0 // manifests stored as deltas: TurnDiff's own reading
+	for seed := int64(1); seed <= 20; seed++ {
+		r := rand.New(rand.NewPCG(uint64(seed), 0))
+		x, err := Open(ctx, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := map[string]ManifestEntry{}
+		var prev *Manifest
+		var turns []Checkpoint
+		for i := range 25 {
+			for range r.IntN(4) {
+				p := fmt.Sprintf("d%d/f%d", r.IntN(3), r.IntN(8))
+				switch r.IntN(4) {
+				case 0:
+					delete(cur, p)
+				case 1:
+					e := cur[p]
+					e.Path, e.Mode = p, e.Mode^0o100|0o644
+					if e.Size == 0 {
+						e.Blob, e.Size = sum(p), 1
+					}
+					cur[p] = e
+				default:
+					cur[p] = ManifestEntry{Path: p, Blob: sum(fmt.Sprint(r.IntN(5))), Mode: 0o644, Size: 1}
+				}
+			}
+			var m *Manifest
+			if r.IntN(5) != 0 {
+				m = &Manifest{}
+				for _, p := range slices.Sorted(maps.Keys(cur)) {
+					m.Files = append(m.Files, cur[p])
+				}
+				if r.IntN(4) == 0 {
+					m.Skips = []ScanSkip{{Path: "big", Reason: "over"}}
+				}
+				if prev != nil && r.IntN(3) != 0 {
+					m.Since = &ManifestChanges{Prev: prev.hash()}
+					old := map[string]ManifestEntry{}
+					for _, e := range prev.Files {
+						old[e.Path] = e
+					}
+					for _, e := range m.Files {
+						if o, ok := old[e.Path]; !ok || o != e {
+							m.Since.Files = append(m.Since.Files, e)
+						}
+						delete(old, e.Path)
+					}
+					m.Since.Gone = slices.Sorted(maps.Keys(old))
+				}
+				prev = m
+			}
+			cp, err := x.BeginTurn(ctx, fmt.Sprint("t", i), nil, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			turns = append(turns, cp)
+			if i > 3 && r.IntN(8) == 0 {
+				op, err := x.PlanOp(ctx, Op{Kind: OpRewind, Turn: cp.Turn - r.IntN(3), Scope: ScopeConversation})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := x.FinishOp(ctx, op.ID, Done{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, cp := range turns {
+			d, ended, err := x.TurnDiff(ctx, cp.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start, end, err := x.TurnEnds(ctx, cp.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ended != (start != nil && end != nil) {
+				t.Fatalf("seed %d turn %d: ended %v, whole manifests %v %v", seed, cp.ID, ended, start != nil, end != nil)
+			}
+			if !ended {
+				continue
+			}
+			if want := DiffManifests(start, end); !reflect.DeepEqual(d.Files, want) {
+				t.Errorf("seed %d turn %d: diff\n got  %+v\n want %+v", seed, cp.ID, d.Files, want)
+			}
+			if start != end && (!slices.Equal(d.FromSkips, start.Skips) || !slices.Equal(d.ToSkips, end.Skips)) {
+				t.Errorf("seed %d turn %d: skips %v %v, want %v %v", seed, cp.ID, d.FromSkips, d.ToSkips, start.Skips, end.Skips)
+			}
+		}
+		var n int
+		if err := x.db.QueryRow(`SELECT count(*) FROM manifests WHERE base IS NOT NULL`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		deltas += n
+		x.Close()
+	}
+	if deltas < 50 {
+		t.Errorf("only %d manifests stored as deltas: the test does not exercise TurnDiff's delta reading", deltas)
 	}
 }

@@ -381,3 +381,30 @@ func TestConversationRewindKeepsTheAgentsLaterEdits(t *testing.T) {
 		e.want("f", "f0")
 	})
 }
+
+// A file created since the target and now over the scans' size limit is
+// skipped (a rewind cannot delete what no manifest saw), and reported when
+// --only names it; not when --only names a path under it, as if it were a
+// directory over the entry limit: a file holds no paths.
+func TestModelFoundOnlyUnderAnOversizedFile(t *testing.T) {
+	e := newEnv(t)
+	e.c.Close()
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{MaxFileSize: 6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e.c = c
+	e.scanTurn("t0")
+	e.write("d", "three\r\n") // 7 bytes
+	e.scanTurn("t1")
+	res := e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Only: []string{"d/y"}})
+	if len(res.Skipped) != 0 || !reflect.DeepEqual(res.NotRecorded, []string{"d/y"}) {
+		t.Errorf("--only d/y: skipped %+v, not recorded %q; want none, d/y", res.Skipped, res.NotRecorded)
+	}
+	res = e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Only: []string{"d"}})
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "d" {
+		t.Errorf("--only d: skipped %+v, want d", res.Skipped)
+	}
+	e.want("d", "three\r\n")
+}

@@ -1328,7 +1328,7 @@ func (x *machine) status() {
 	}
 	start := map[string]mstate{}
 	now := map[string]mstate{}
-	if t.scanned {
+	if t.scanned && !t.pruned { // pruning dropped the manifest
 		for p, st := range t.at {
 			if st.exists {
 				start[p] = st
@@ -1532,7 +1532,33 @@ func (x *machine) rewind() {
 	x.m.apply(op, pl)
 	if scope.Conversation() {
 		x.m.cut(op, n)
+		if x.ch.intn(2) == 0 {
+			x.editReopened()
+		}
 	}
+}
+
+// editReopened has the agent edit a file the turn a conversation rewind
+// opened again had captured (its capture records nothing): the agent's
+// own work, never a conflict for a later rewind.
+func (x *machine) editReopened() {
+	t := x.m.open()
+	if t == nil {
+		return
+	}
+	var paths []string
+	for _, p := range x.free() {
+		if _, ok := t.snaps[p]; ok && p != ".gitignore" {
+			paths = append(paths, p)
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	p := x.pick(paths)
+	data, exec := x.content()
+	x.stats["edit of a reopened turn's file"]++
+	x.agent(fmt.Sprintf("write %s %q exec=%v (reopened turn)", p, data, exec), []string{p}, func() { x.set(p, &mnode{data: data, exec: exec}) })
 }
 
 // rewindStep rewinds to a step of a turn (now and then one that does not

@@ -218,7 +218,7 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 }
 
 // only keeps the targets named by paths (all of them when paths is empty),
-// and the skips of targets' paths named or holding a named path; it
+// and the skips of paths named or of directories holding one; it
 // returns the named paths that are neither: ckpt has no record of them
 // from the target turn on.
 func (c *Controller) only(targets map[string]checkpoints.State, skips []Skip, paths []string) (map[string]checkpoints.State, []Skip, []string, error) {
@@ -237,7 +237,9 @@ func (c *Controller) only(targets map[string]checkpoints.State, skips []Skip, pa
 			out[rel] = st
 			continue
 		}
-		i := slices.IndexFunc(skips, func(sk Skip) bool { return underAny(rel, []string{sk.Path}) })
+		i := slices.IndexFunc(skips, func(sk Skip) bool {
+			return rel == sk.Path || strings.HasPrefix(rel, sk.Path+"/") && c.ws.IsDir(sk.Path)
+		})
 		if i < 0 {
 			missing = append(missing, rel)
 			continue
@@ -323,7 +325,7 @@ func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoin
 		targets[f.Path] = f.State()
 		paths = append(paths, f.Path)
 	}
-	changes, err := c.turnScanChanges(ctx, cp, true)
+	changes, err := c.turnScanChanges(ctx, cp)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -147,8 +147,8 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 // Files the scan now ignores or skips, files under a path that
 // turn's scan skipped, and every file when the ignore files (.gitignore,
 // .ckptignore) then and now differ (the manifest cannot tell "absent" from
-// "ignored" then), are left alone. Nothing else is ever deleted.
-// now is a scan of the workspace as it is.
+// "ignored" then), are left alone. Nothing else is ever deleted. now is a
+// scan of the workspace as it is.
 func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, now *capture.ScanResult) error {
 	var err error
 	nowRules := ignoreFiles(&now.Manifest)
@@ -271,11 +271,17 @@ func (c *Controller) overLimit(ctx context.Context, ev map[string]checkpoints.Ev
 func ignoreFiles(m *checkpoints.Manifest) map[string]cas.ID {
 	out := map[string]cas.ID{}
 	for _, f := range m.Files {
-		if b := path.Base(f.Path); b == ".gitignore" || b == ".ckptignore" {
+		if isIgnoreFile(f.Path) {
 			out[f.Path] = f.Blob
 		}
 	}
 	return out
+}
+
+// isIgnoreFile reports whether p is a file of ignore rules a scan reads.
+func isIgnoreFile(p string) bool {
+	b := path.Base(p)
+	return b == ".gitignore" || b == ".ckptignore"
 }
 
 // underAny reports whether p is one of dirs or lies under one of them.
@@ -412,61 +418,46 @@ type scanChange struct {
 	Start, End checkpoints.State
 }
 
-// manifestChanges lists, by path, the files whose state manifests from and
-// to disagree on. A path under what either scan skipped (an oversized
-// file, a directory over the entry limit) is left out: neither manifest
-// can say what it held. So is a path only one of them lists when their
-// ignore files differ (it may have been ignored by the other), unless it
-// is an ignore file itself.
-func manifestChanges(from, to *checkpoints.Manifest) []scanChange {
-	var skipped []string
-	for _, m := range []*checkpoints.Manifest{from, to} {
-		for _, sk := range m.Skips {
-			skipped = append(skipped, sk.Path)
+// manifestChanges keeps of the paths two manifests disagree on (diff)
+// those ckpt can vouch for, with their states then and now. A path under
+// what either scan skipped (skips: an oversized file, a directory over the
+// entry limit) is left out: neither manifest can say what it held. So is a
+// path only one of them lists when their ignore files differ (it may have
+// been ignored by the other), unless it is an ignore file itself.
+func manifestChanges(diff []checkpoints.ManifestDiff, skips []checkpoints.ScanSkip) []scanChange {
+	skipped := make([]string, len(skips))
+	for i, sk := range skips {
+		skipped[i] = sk.Path
+	}
+	sameRules := true
+	for _, d := range diff {
+		if isIgnoreFile(d.Path) && (d.From == nil || d.To == nil || d.From.Blob != d.To.Blob) {
+			sameRules = false
 		}
 	}
-	sameRules := maps.Equal(ignoreFiles(from), ignoreFiles(to))
-	state := func(e checkpoints.ManifestEntry) checkpoints.State {
+	state := func(e *checkpoints.ManifestEntry) checkpoints.State {
+		if e == nil {
+			return checkpoints.State{}
+		}
 		id := e.Blob
 		return checkpoints.State{Content: &id, Mode: e.Mode, Size: e.Size}
 	}
 	var out []scanChange
-	add := func(p string, start, end checkpoints.State) {
-		if underAny(p, skipped) {
-			return
+	for _, d := range diff {
+		if underAny(d.Path, skipped) || (d.From == nil || d.To == nil) && !sameRules && !isIgnoreFile(d.Path) {
+			continue
 		}
-		if (!start.Exists() || !end.Exists()) && !sameRules {
-			if b := path.Base(p); b != ".gitignore" && b != ".ckptignore" {
-				return
-			}
-		}
-		out = append(out, scanChange{Path: p, Start: start, End: end})
-	}
-	a, b := from.Files, to.Files // both sorted by path
-	for len(a) > 0 || len(b) > 0 {
-		switch {
-		case len(b) == 0 || len(a) > 0 && a[0].Path < b[0].Path:
-			add(a[0].Path, state(a[0]), checkpoints.State{})
-			a = a[1:]
-		case len(a) == 0 || b[0].Path < a[0].Path:
-			add(b[0].Path, checkpoints.State{}, state(b[0]))
-			b = b[1:]
-		default:
-			if s, e := state(a[0]), state(b[0]); !s.Equal(e) {
-				add(a[0].Path, s, e)
-			}
-			a, b = a[1:], b[1:]
-		}
+		out = append(out, scanChange{Path: d.Path, Start: state(d.From), End: state(d.To)})
 	}
 	return out
 }
 
 // turnScanChanges returns what scanned turn cp changed as its manifests
-// recorded it: against the next turn's manifest, or, with now, for the
-// open turn, against a scan of the workspace now. It returns nothing for
-// a turn that was not scanned, or whose end no manifest recorded (the
-// next turn was not scanned; the open turn, when now is false).
-func (c *Controller) turnScanChanges(ctx context.Context, cp checkpoints.Checkpoint, now bool) ([]scanChange, error) {
+// recorded it (read whole, their hashes checked: a revert deletes what
+// the turn's manifest lacks): against the next turn's manifest, or, for
+// the open turn, against a scan of the workspace now. It returns nothing
+// for a turn that was not scanned, or whose next turn was not.
+func (c *Controller) turnScanChanges(ctx context.Context, cp checkpoints.Checkpoint) ([]scanChange, error) {
 	if !cp.Scanned {
 		return nil, nil
 	}
@@ -475,9 +466,6 @@ func (c *Controller) turnScanChanges(ctx context.Context, cp checkpoints.Checkpo
 		return nil, err
 	}
 	if end == nil {
-		if !now {
-			return nil, nil
-		}
 		if open, err := c.idx.OpenTurn(ctx); err != nil || open.ID != cp.ID {
 			return nil, err // a later turn, not scanned, ended it
 		}
@@ -487,16 +475,23 @@ func (c *Controller) turnScanChanges(ctx context.Context, cp checkpoints.Checkpo
 		}
 		end = &sr.Manifest
 	}
-	return manifestChanges(start, end), nil
+	return manifestChanges(checkpoints.DiffManifests(start, end), append(slices.Clone(start.Skips), end.Skips...)), nil
 }
 
 // withScanChanges adds to a listed turn the files its manifests say it
 // changed and it did not capture: a shell's work in a scanned turn (the
 // open turn's shows in Status). Files stay sorted by path.
 func (c *Controller) withScanChanges(ctx context.Context, cp *checkpoints.Checkpoint) error {
-	changes, err := c.turnScanChanges(ctx, *cp, false)
-	if err != nil || len(changes) == 0 {
+	if !cp.Scanned {
+		return nil
+	}
+	d, ended, err := c.idx.TurnDiff(ctx, cp.ID)
+	if err != nil || !ended {
 		return err
+	}
+	changes := manifestChanges(d.Files, append(d.FromSkips, d.ToSkips...))
+	if len(changes) == 0 {
+		return nil
 	}
 	captured := make(map[string]bool, len(cp.Files))
 	for _, f := range cp.Files {

@@ -65,7 +65,9 @@ stays as the turn left it (rewind TURN to undo it).
 
 Before any file changes, its current content is stored: "ckpt undo" reverses
 the rewind exactly, including edits you made by hand. Symlinks are never
-followed; paths that are now symlinks or directories are skipped and listed.
+followed; paths that are now symlinks or directories, and in scan mode files
+and directories a scan now skips (over 10 MiB, over 5,000 entries), are
+skipped and listed: the rest is rewound, and the command exits 1 naming them.
 
 For a Claude Code session (hooks from "ckpt install claude"), a rewind of
 the conversation also prints the command that gives Claude Code's own
@@ -208,8 +210,10 @@ func newRevertCmd(a *app) *cobra.Command {
 		Use:   "revert TURN",
 		Short: "Undo the changes of one turn only, keeping later turns' changes to other files",
 		Long: `Put every file TURN changed back to its state when TURN began, and leave the
-changes later turns made to other files alone. Refused, with the list, when a
-later turn changed one of the same files. Undoable with ckpt undo.`,
+changes later turns made to other files alone. In scan mode that includes what
+TURN's shell commands did: the files its manifest and the next turn's disagree
+on (for the open turn, the files a scan finds changed now). Refused, with the
+list, when a later turn changed one of the same files. Undoable with ckpt undo.`,
 		Args: exactArgs(1, "one TURN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			turn, err := parseTurn(args[0])
