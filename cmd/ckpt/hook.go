@@ -63,14 +63,15 @@ The session is the event's session_id and the workspace its cwd (for
 claude, $CLAUDE_PROJECT_DIR when cwd is inside it); --store or $CKPT_HOME
 still chooses the store. Nothing is ever printed on stdout.
 
-Other agents (codex, cursor, cline, copilot, gemini, opencode,
+Other agents (codex, cursor, cline, copilot, gemini, opencode, pi,
 windsurf) send their own events; "ckpt install AGENT" wires them up and
 the README's agent table says what each captures. For gemini, cursor
 and cline the hook prints the JSON answer the agent expects on stdout.
 Their end events start the same background sync as Stop: codex Stop;
 gemini AfterAgent, SessionEnd; cursor stop, sessionEnd; copilot
 agentStop, sessionEnd; cline TaskComplete (agent_end); windsurf
-post_cascade_response; opencode the plugin's session.idle.
+post_cascade_response; opencode the plugin's session.idle; pi the
+extension's Stop (pi's agent_settled).
 
 "generic" takes the same JSON from any agent; it captures
 tool_input.file_path or notebook_path of every PreToolUse, whatever the

@@ -90,7 +90,8 @@ with one warning. Not with --user.
 Other agents: codex (.codex/hooks.json), gemini (.gemini/settings.json),
 cursor (.cursor/hooks.json), copilot (.github/hooks/ckpt.json), cline
 (.clinerules/hooks/), windsurf (.windsurf/hooks.json), opencode
-(.opencode/plugin/ckpt.js); --user writes the agent's user-level file.
+(.opencode/plugin/ckpt.js), pi (.pi/extensions/ckpt-rewind.ts: also gives
+pi /rewind); --user writes the agent's user-level file.
 With no agent, it says which agents the workspace is set up for and
 what it would write, and changes nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
