@@ -29,6 +29,7 @@ type piRPC struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	notes  []string // what the extension notified, in order
+	editor string   // the editor text the extension set last
 	stderr strings.Builder
 	n      int
 }
@@ -214,6 +215,9 @@ func (p *piRPC) until(what string, done func(map[string]any) bool, answers ...di
 			case "notify":
 				p.notes = append(p.notes, fmt.Sprint(m["message"]))
 				continue
+			case "set_editor_text":
+				p.editor = fmt.Sprint(m["text"])
+				continue
 			case "select", "confirm", "input", "editor":
 			default:
 				continue
@@ -338,6 +342,7 @@ func TestPiRealBinary(t *testing.T) {
 		p1 = "create the notes"
 		p2 = "edit the notes"
 		p3 = "clean up with the shell"
+		p4 = "just talk"
 	)
 	notes := filepath.Join(ws, "notes.txt")
 	srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{
@@ -355,6 +360,7 @@ func TestPiRealBinary(t *testing.T) {
 			{Tool: "bash", Input: map[string]any{"command": "rm notes.txt keep.txt && printf 'by shell\\n' > shell.txt"}},
 			{Text: "Cleaned."},
 		},
+		p4: {{Text: "Nothing to do."}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -398,4 +404,87 @@ func TestPiRealBinary(t *testing.T) {
 	if got := pi.userMessages(); strings.Join(got, "|") != p1+"|"+p2+"|"+p3 {
 		t.Errorf("pi's conversation after undo: %q, want the three prompts", got)
 	}
+
+	// A fourth prompt; a files-only rewind to prompt 2 keeps the
+	// conversation. A hand edit after it makes its undo show the file and
+	// ask again; redo gives the hand edit back.
+	pi.prompt(p4)
+	pi.command("/rewind",
+		pick("Rewind to before which prompt", `#1 "`+p2),
+		pick("Restore what?", "Files only"),
+		confirm("Rewind files only", true))
+	e.wantFiles("after /rewind files only to prompt 2", afterP1)
+	if got := pi.userMessages(); len(got) != 4 {
+		t.Errorf("pi's conversation after a files-only rewind: %q, want the four prompts", got)
+	}
+	if err := os.WriteFile(notes, []byte("by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"),
+		confirm("Undo the last rewind", true), confirm("Files changed by hand", true))
+	e.wantFiles("after the forced undo of the files-only rewind", after)
+	pi.command("/rewind", pick("Rewind to before which prompt", "↪ Redo"), confirm("Redo the rewind", true))
+	e.wantFiles("after redo", map[string]string{"notes.txt": "by hand\n", "keep.txt": "keep me\r\n"})
+	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"), confirm("Undo the last rewind", true))
+	e.wantFiles("after the undo of the redo", after)
+
+	// Conversation only, to prompt 2: the files stay, pi's conversation is
+	// cut before it and the prompt is back in the editor; undo and redo
+	// move pi's conversation with ckpt's.
+	pi.command("/rewind",
+		pick("Rewind to before which prompt", `#1 "`+p2),
+		pick("Restore what?", "Conversation only"),
+		confirm("Rewind conversation only", true))
+	e.wantFiles("after /rewind conversation only", after)
+	if got := pi.userMessages(); strings.Join(got, "|") != p1 || pi.editor != p2 {
+		t.Errorf("after /rewind conversation only: conversation %q, editor %q; want %q and %q", got, pi.editor, p1, p2)
+	}
+	if log := e.ckpt("--session", sid, "log"); strings.Contains(log, p2) {
+		t.Errorf("ckpt log after the conversation rewind still has %q:\n%s", p2, log)
+	}
+	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"), confirm("Undo the last rewind", true))
+	if got := pi.userMessages(); len(got) != 4 {
+		t.Errorf("pi's conversation after undo: %q, want the four prompts", got)
+	}
+	pi.editor = ""
+	pi.command("/rewind", pick("Rewind to before which prompt", "↪ Redo"), confirm("Redo the rewind", true))
+	if got := pi.userMessages(); strings.Join(got, "|") != p1 || pi.editor != p2 {
+		t.Errorf("after redo: conversation %q, editor %q; want %q and %q", got, pi.editor, p1, p2)
+	}
+	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"), confirm("Undo the last rewind", true))
+	if got := pi.userMessages(); len(got) != 4 {
+		t.Errorf("pi's conversation after the second undo: %q, want the four prompts", got)
+	}
+	e.wantFiles("after the undo and redo of conversation rewinds", after)
+
+	// pi's /fork at prompt 2, "Restore all": the fork is a ckpt fork of
+	// this session at turn 1 (its turns before shared), its files put back
+	// to the start of that turn.
+	forks := pi.call(map[string]any{"type": "get_fork_messages"})
+	entry := ""
+	for _, m := range forks["messages"].([]any) {
+		if mm := m.(map[string]any); mm["text"] == p2 {
+			entry = fmt.Sprint(mm["entryId"])
+		}
+	}
+	if entry == "" {
+		t.Fatalf("get_fork_messages: no %q in %v", p2, forks)
+	}
+	data := pi.call(map[string]any{"type": "fork", "entryId": entry}, pick("ckpt: fork and files", "Restore all"))
+	if data["cancelled"] == true || data["text"] != p2 {
+		t.Fatalf("fork: %v", data)
+	}
+	e.wantFiles("after /fork with Restore all", afterP1)
+	state := pi.call(map[string]any{"type": "get_state"})
+	child := fmt.Sprint(state["sessionId"])
+	if child == sid || child == "" {
+		t.Fatalf("fork: session %q, want a new one (state %v)", child, state)
+	}
+	e.wantTurns(child, p1+": keep.txt=created notes.txt=created")
+	// The fork goes on from there; its undo gives back what the restore
+	// overwrote, and the first session is as it was.
+	pi.prompt(p2)
+	e.wantFiles("after prompt 2 in the fork", afterP2)
+	e.wantTurns(child, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified")
+	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":", p4+":")
 }
