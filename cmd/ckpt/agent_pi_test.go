@@ -30,6 +30,7 @@ type piRPC struct {
 	mu     sync.Mutex
 	notes  []string // what the extension notified, in order
 	editor string   // the editor text the extension set last
+	status string   // the extension's footer status (key "ckpt")
 	stderr strings.Builder
 	n      int
 }
@@ -218,6 +219,11 @@ func (p *piRPC) until(what string, done func(map[string]any) bool, answers ...di
 			case "set_editor_text":
 				p.editor = fmt.Sprint(m["text"])
 				continue
+			case "setStatus":
+				if m["statusKey"] == "ckpt" {
+					p.status = fmt.Sprint(m["statusText"])
+				}
+				continue
 			case "select", "confirm", "input", "editor":
 			default:
 				continue
@@ -387,6 +393,9 @@ func TestPiRealBinary(t *testing.T) {
 	// write and edit calls named.
 	sid := e.onlySession()
 	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+	if pi.status != "◆ ckpt: 3 checkpoints" {
+		t.Errorf("footer status %q, want the checkpoint count", pi.status)
+	}
 
 	// /rewind: the checkpoint of prompt 1, files and conversation.
 	pi.command("/rewind",
