@@ -237,7 +237,9 @@ export default function (pi: ExtensionAPI) {
 	});
 
 	pi.on("before_agent_start", async (event, ctx) => {
-		if (event.messageType !== "user") return;
+		// A run a custom message started has no prompt (pi before 1.x
+		// sends no messageType: every run is a prompt's).
+		if ((event as any).messageType === "custom" || typeof (event as any).prompt !== "string") return;
 		await hook(ctx, { hook_event_name: "UserPromptSubmit", prompt: event.prompt });
 		const { v } = await json<Turn[]>(ctx, "list", "--limit", "1");
 		pending = v && v.length > 0 ? v[v.length - 1].turn : undefined;
@@ -249,13 +251,20 @@ export default function (pi: ExtensionAPI) {
 		if (r.code === 2) return { block: true, reason: firstLine(r.stderr) || "ckpt: capture failed" };
 	});
 
-	pi.on("agent_settled", async (_event, ctx) => {
-		// The run's user message: the last on the branch (pi persists it
-		// after its message_end, so it is bound once the run is over).
+	// The run's user message is bound to its ckpt turn when the run ends:
+	// it is the last on the branch (pi persists it after its message_end).
+	pi.on("agent_end", async (_event, ctx) => {
+		if (pending === undefined) return;
 		const branch = ctx.sessionManager.getBranch() as any[];
 		const user = [...branch].reverse().find((e) => userText(ctx, e.id) !== undefined);
-		if (pending !== undefined && user) pi.appendEntry("ckpt-turn", { session: sid(ctx), turn: pending, entry: user.id });
+		if (user) pi.appendEntry("ckpt-turn", { session: sid(ctx), turn: pending, entry: user.id });
 		pending = undefined;
+		await status(ctx);
+	});
+
+	// pi will not go on by itself: a background sync when the store has a
+	// remote.
+	pi.on("agent_settled" as any, async (_event: unknown, ctx: ExtensionContext) => {
 		await hook(ctx, { hook_event_name: "Stop" });
 		await status(ctx);
 	});
