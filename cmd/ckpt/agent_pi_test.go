@@ -479,7 +479,20 @@ func TestPiRealBinary(t *testing.T) {
 	if entry == "" {
 		t.Fatalf("get_fork_messages: no %q in %v", p2, forks)
 	}
-	data := pi.call(map[string]any{"type": "fork", "entryId": entry}, pick("ckpt: fork and files", "Restore all"))
+	// "Code only": the files go back to the start of turn 1, the fork is
+	// called off and the conversation stays; /rewind's undo reverses it.
+	data := pi.call(map[string]any{"type": "fork", "entryId": entry}, pick("ckpt: fork and files", "Code only"))
+	if data["cancelled"] != true {
+		t.Fatalf("fork with Code only: %v, want it called off", data)
+	}
+	e.wantFiles("after /fork with Code only", afterP1)
+	if got := pi.userMessages(); len(got) != 4 {
+		t.Errorf("pi's conversation after /fork with Code only: %q, want the four prompts", got)
+	}
+	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"), confirm("Undo the last rewind", true))
+	e.wantFiles("after the undo of Code only", after)
+
+	data = pi.call(map[string]any{"type": "fork", "entryId": entry}, pick("ckpt: fork and files", "Restore all"))
 	if data["cancelled"] == true || data["text"] != p2 {
 		t.Fatalf("fork: %v", data)
 	}

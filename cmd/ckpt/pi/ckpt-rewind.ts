@@ -270,10 +270,14 @@ export default function (pi: ExtensionAPI) {
 	});
 
 	// The turn whose start is the file state at entry: a user message's
-	// own turn; any later entry, the turn after the one it belongs to.
+	// own turn; any later entry, the turn after the one it belongs to. The
+	// entry may be on another branch of pi's tree: every binding counts,
+	// and a turn only while ckpt's turn of that number has its prompt.
 	const turnAt = async (ctx: ExtensionContext, entry: string): Promise<Turn | undefined> => {
-		const binds = bindings(ctx);
-		const byEntry = new Map([...binds].map(([t, e]) => [e, t]));
+		const byEntry = new Map<string, number>();
+		for (const e of ctx.sessionManager.getEntries() as any[]) {
+			if (e.type === "custom" && e.customType === "ckpt-turn" && typeof e.data?.turn === "number") byEntry.set(e.data.entry, e.data.turn);
+		}
 		const { v } = await json<Turn[]>(ctx, "list");
 		const active = new Map((v ?? []).map((t) => [t.turn, t]));
 		let id: string | null | undefined = entry;
@@ -281,9 +285,9 @@ export default function (pi: ExtensionAPI) {
 		while (id) {
 			const t = byEntry.get(id);
 			if (t !== undefined) {
-				const at = active.get(t + after);
 				// Only a turn that is still the one bound here (its prompt).
-				return at && (after === 1 || at.prompt === userText(ctx, id)) ? at : undefined;
+				if (active.get(t)?.prompt !== userText(ctx, id)) return undefined;
+				return active.get(t + after);
 			}
 			if (userText(ctx, id) !== undefined) return undefined;
 			after = 1;
