@@ -182,10 +182,18 @@ func pick(title, option string) dialog {
 	}
 }
 
-// confirm answers a confirm whose title holds title.
+// confirm answers a question whose title holds title: the extension asks
+// with a select of No (first, the default) and Yes.
 func confirm(title string, yes bool) dialog {
+	answer := "No"
+	if yes {
+		answer = "Yes"
+	}
 	return func(req map[string]any) map[string]any {
-		return map[string]any{"want": "confirm", "title": title, "confirmed": yes}
+		if opts, _ := req["options"].([]any); len(opts) == 0 || opts[0] != "No" {
+			return map[string]any{"want": "a No/Yes question", "title": title}
+		}
+		return pick(title, answer)(req)
 	}
 }
 

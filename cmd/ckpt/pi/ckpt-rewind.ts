@@ -56,6 +56,11 @@ export default function (pi: ExtensionAPI) {
 	};
 	const firstLine = (s: string) => s.trim().split("\n")[0] ?? "";
 
+	// yes asks a question whose default answer is No (pi's confirm
+	// dialog starts on Yes).
+	const yes = async (ctx: ExtensionContext, title: string, body: string) =>
+		(await ctx.ui.select(`${title}\n${body}`, ["No", "Yes"])) === "Yes";
+
 	// hook hands one event to `ckpt hook pi`; what it says on stderr is
 	// the hook's health.
 	const hook = async (ctx: ExtensionContext, ev: Record<string, unknown>): Promise<Run> => {
@@ -114,10 +119,7 @@ export default function (pi: ExtensionAPI) {
 	const withForce = async (ctx: ExtensionContext, args: string[]): Promise<{ r: Run; v?: Plan } | undefined> => {
 		let res = await json<Plan>(ctx, ...args);
 		if (res.r.code !== 0 && res.v && res.v.conflicts.length > 0) {
-			const ok = await ctx.ui.confirm(
-				"Files changed by hand since the agent left them",
-				`${res.v.conflicts.join("\n")}\n\nOverwrite them? (undo brings them back)`,
-			);
+			const ok = await yes(ctx, "Files changed by hand since the agent left them", `${res.v.conflicts.join("\n")}\n\nOverwrite them? (undo brings them back)`);
 			if (!ok) return undefined;
 			res = await json<Plan>(ctx, ...args, "--force");
 		}
@@ -165,7 +167,7 @@ export default function (pi: ExtensionAPI) {
 		}
 		const dry = await json<Plan>(ctx, which, "--dry-run");
 		const what = `${op.kind} to before prompt #${op.turn} (${op.scope})`;
-		if (!(await ctx.ui.confirm(which === "undo" ? "Undo the last rewind?" : "Redo the rewind?", `${what}\n${dry.v ? planText(dry.v) : ""}`))) return;
+		if (!(await yes(ctx, which === "undo" ? "Undo the last rewind?" : "Redo the rewind?", `${what}\n${dry.v ? planText(dry.v) : ""}`))) return;
 		const res = await withForce(ctx, [which]);
 		if (!res) return;
 		if (op.scope !== "code") {
@@ -217,7 +219,7 @@ export default function (pi: ExtensionAPI) {
 		}
 		if (!mode) return;
 		const scope = (Object.keys(MODES) as (keyof typeof MODES)[]).find((k) => MODES[k] === mode)!;
-		if (!(await ctx.ui.confirm(`Rewind ${MODES[scope].toLowerCase()} to before prompt #${t.turn}?`, `"${t.prompt}"\n${scope === "conversation" ? "files stay as they are" : preview}`))) return;
+		if (!(await yes(ctx, `Rewind ${MODES[scope].toLowerCase()} to before prompt #${t.turn}?`, `"${t.prompt}"\n${scope === "conversation" ? "files stay as they are" : preview}`))) return;
 		await rewindTo(ctx, t, scope, entry);
 		await status(ctx);
 	};
@@ -352,7 +354,7 @@ export default function (pi: ExtensionAPI) {
 		const args = ["--session", mark.session, "fork", String(mark.turn), "--to", sid(ctx), ...(mark.restore ? ["--restore"] : [])];
 		let r = await run(ctx, args);
 		if (r.code !== 0 && mark.restore && r.stderr.includes("changed since") && ctx.hasUI) {
-			if (await ctx.ui.confirm("Files changed by hand since the agent left them", `${r.stderr.trim()}\n\nOverwrite them? (undo brings them back)`)) {
+			if (await yes(ctx, "Files changed by hand since the agent left them", `${r.stderr.trim()}\n\nOverwrite them? (undo brings them back)`)) {
 				r = await run(ctx, [...args, "--force"]);
 			}
 		}
@@ -368,7 +370,7 @@ export default function (pi: ExtensionAPI) {
 			const t = v?.[v.length - 1];
 			if (!t) return ctx.ui.notify("ckpt: no checkpoints yet in this session", "info");
 			const dry = await json<Plan>(ctx, "rewind", String(t.turn), "--scope", "code", "--dry-run");
-			if (!(await ctx.ui.confirm(`Rewind files to before prompt #${t.turn}?`, `"${t.prompt}"\n${dry.v ? planText(dry.v) : ""}`))) return;
+			if (!(await yes(ctx, `Rewind files to before prompt #${t.turn}?`, `"${t.prompt}"\n${dry.v ? planText(dry.v) : ""}`))) return;
 			await rewindTo(ctx, t, "code");
 			await status(ctx);
 		},
