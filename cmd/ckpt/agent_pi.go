@@ -3,6 +3,9 @@ package main
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +29,7 @@ func init() {
 		title:   "pi",
 		decode:  decodePi,
 		install: installPi,
+		check:   checkPi,
 		detect:  []string{".pi"},
 		writes:  ".pi/extensions/ckpt-rewind.ts",
 	})
@@ -110,6 +114,22 @@ func piAgentDir() (string, error) {
 	return userPath(".pi", "agent")
 }
 
+// piExtensionName is the extension's file name in an extensions directory.
+const piExtensionName = "ckpt-rewind.ts"
+
+// piExtensionFor is the extension as this binary installs it.
+func piExtensionFor(strict bool) (string, error) {
+	b, err := marshalNoEscape([]string{selfPath()})
+	if err != nil {
+		return "", err
+	}
+	content := strings.Replace(piExtension, "CKPT_ARGV", strings.TrimSpace(string(b)), 1)
+	if strict {
+		content = strings.Replace(content, "const STRICT = false;", "const STRICT = true;", 1)
+	}
+	return content, nil
+}
+
 func installPi(a *app, ws string, o installOptions, install bool) error {
 	dir := filepath.Join(ws, ".pi", "extensions")
 	if o.user {
@@ -119,21 +139,143 @@ func installPi(a *app, ws string, o installOptions, install bool) error {
 		}
 		dir = filepath.Join(d, "extensions")
 	}
-	argv := []string{selfPath()}
-	b, err := marshalNoEscape(argv)
+	content, err := piExtensionFor(o.strict)
 	if err != nil {
 		return err
 	}
-	content := strings.Replace(piExtension, "CKPT_ARGV", strings.TrimSpace(string(b)), 1)
-	if o.strict {
-		content = strings.Replace(content, "const STRICT = false;", "const STRICT = true;", 1)
-	}
-	path := filepath.Join(dir, "ckpt-rewind.ts")
+	path := filepath.Join(dir, piExtensionName)
 	err = installFiles(a, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
 	if err == nil && install && !o.user {
 		// Checked with pi 1.6.0: a project's .pi/extensions load only in
 		// a project the user trusted; print, json and rpc modes cannot ask.
-		a.say("ckpt: note: pi loads .pi/extensions only in a trusted project: accept pi's trust prompt (or run /trust in pi); for one run, pi --approve; or install for every project with `ckpt install pi --user`")
+		a.say("ckpt: note: pi loads .pi/extensions only in a trusted project: accept pi's trust prompt (or run /trust in pi); for one run, pi --approve; or install for every project with `ckpt install pi --user`; `ckpt install --check pi` says whether pi will load it")
 	}
 	return err
+}
+
+// piPlace is one place pi loads ckpt's extension from, as --check sees it.
+type piPlace struct {
+	Path string `json:"path"`
+	// State: "absent", "current" (what this ckpt installs), "older"
+	// (another ckpt version: install again), "other" (not ckpt's file).
+	State string `json:"state"`
+}
+
+func piPlaceAt(path string) piPlace {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return piPlace{Path: path, State: "absent"}
+	}
+	if !strings.Contains(string(b), ownFileMark) {
+		return piPlace{Path: path, State: "other"}
+	}
+	for _, strict := range []bool{false, true} {
+		if want, err := piExtensionFor(strict); err == nil && string(b) == want {
+			return piPlace{Path: path, State: "current"}
+		}
+	}
+	return piPlace{Path: path, State: "older"}
+}
+
+// piTrust is pi's decision on loading the project's .pi resources for
+// ws, as pi 1.6.0 makes it without a command-line override: the nearest
+// saved decision in AGENT_DIR/trust.json for ws or a parent, else the
+// defaultProjectTrust setting of AGENT_DIR/settings.json ("ask" unless
+// set). It returns "trusted", "declined", "ask", "always" or "never", and
+// where a saved decision is.
+func piTrust(agentDir, ws string) (decision, savedFor string, err error) {
+	dir, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return "", "", err
+	}
+	data, err := os.ReadFile(filepath.Join(agentDir, "trust.json"))
+	if err == nil {
+		var saved map[string]*bool
+		if err := json.Unmarshal(data, &saved); err != nil {
+			return "", "", fmt.Errorf("%s: %w", filepath.Join(agentDir, "trust.json"), err)
+		}
+		for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+			if v := saved[d]; v != nil {
+				if *v {
+					return "trusted", d, nil
+				}
+				return "declined", d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	var settings struct {
+		DefaultProjectTrust string `json:"defaultProjectTrust"`
+	}
+	if b, err := os.ReadFile(filepath.Join(agentDir, "settings.json")); err == nil {
+		json.Unmarshal(b, &settings)
+	}
+	switch settings.DefaultProjectTrust {
+	case "always", "never":
+		return settings.DefaultProjectTrust, "", nil
+	}
+	return "ask", "", nil
+}
+
+// checkPi is `ckpt install --check pi`: where ckpt's extension is, whether
+// it is this ckpt's, and whether pi will load the project's copy.
+func checkPi(a *app, ws string) error {
+	agentDir, err := piAgentDir()
+	if err != nil {
+		return err
+	}
+	project := piPlaceAt(filepath.Join(ws, ".pi", "extensions", piExtensionName))
+	user := piPlaceAt(filepath.Join(agentDir, "extensions", piExtensionName))
+	trust, savedFor, err := piTrust(agentDir, ws)
+	if err != nil {
+		return err
+	}
+	// Loads: "yes", "no", or "ask" (pi asks when it starts on a terminal;
+	// print, json and rpc modes do not load it without --approve).
+	loads := "no"
+	switch {
+	case user.State == "current" || user.State == "older":
+		loads = "yes"
+	case project.State == "current" || project.State == "older":
+		loads = map[string]string{"trusted": "yes", "always": "yes", "ask": "ask"}[trust]
+		if loads == "" {
+			loads = "no"
+		}
+	}
+	if a.json {
+		return a.printJSON(struct {
+			Agent    string  `json:"agent"`
+			Project  piPlace `json:"project"`
+			User     piPlace `json:"user"`
+			Trust    string  `json:"trust"`
+			SavedFor string  `json:"trust_saved_for,omitempty"`
+			Loads    string  `json:"loads"`
+		}{"pi", project, user, trust, savedFor, loads})
+	}
+	state := map[string]string{
+		"absent":  "not installed",
+		"current": "installed (this ckpt's version)",
+		"older":   "installed by another ckpt version (run `ckpt install pi` again)",
+		"other":   "a file that is not ckpt's",
+	}
+	fmt.Fprintf(a.stdout, "pi: project %s: %s\n", project.Path, state[project.State])
+	fmt.Fprintf(a.stdout, "pi: user %s: %s\n", user.Path, state[user.State])
+	switch trust {
+	case "trusted":
+		fmt.Fprintf(a.stdout, "pi: the project is trusted (saved for %s in %s)\n", savedFor, filepath.Join(agentDir, "trust.json"))
+	case "declined":
+		fmt.Fprintf(a.stdout, "pi: the project is not trusted (declined for %s in %s): pi skips its .pi/extensions; run /trust in pi to change it\n", savedFor, filepath.Join(agentDir, "trust.json"))
+	case "always":
+		fmt.Fprintln(a.stdout, `pi: every project is trusted (defaultProjectTrust "always")`)
+	case "never":
+		fmt.Fprintln(a.stdout, `pi: no project is trusted (defaultProjectTrust "never"): pi skips .pi/extensions unless run with --approve`)
+	default:
+		fmt.Fprintln(a.stdout, "pi: no trust decision saved for the project: pi asks when it starts on a terminal; print, json and rpc modes skip .pi/extensions unless run with --approve")
+	}
+	fmt.Fprintf(a.stdout, "pi: loads ckpt's extension: %s\n", map[string]string{"yes": "yes", "no": "no", "ask": "once you trust the project"}[loads])
+	return nil
 }

@@ -54,6 +54,7 @@ type installOptions struct {
 	http       bool   // Claude Code: PreToolUse as an http hook to `ckpt serve --hooks`
 	addr       string // the hook server's address (--addr, --port)
 	noScan     bool
+	check      bool // report whether the agent will load what install wrote; change nothing
 }
 
 func newInstallCmd(a *app) *cobra.Command {
@@ -93,7 +94,9 @@ cursor (.cursor/hooks.json), copilot (.github/hooks/ckpt.json), cline
 (.opencode/plugin/ckpt.js), pi (.pi/extensions/ckpt-rewind.ts: also gives
 pi /rewind); --user writes the agent's user-level file.
 With no agent, it says which agents the workspace is set up for and
-what it would write, and changes nothing.`,
+what it would write, and changes nothing. --check says whether the agent
+will load what install wrote (for pi: where the extension is, whether it is
+this ckpt's version, and whether pi trusts the project) and changes nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 || (len(args) == 1 && args[0] != "claude" && agents[args[0]] == nil) {
 				return usagef("install takes the agent: %s (none: detect the agents configured here)", strings.Join(agentNames(), ", "))
@@ -101,6 +104,9 @@ what it would write, and changes nothing.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.check {
+				return a.runCheck(args)
+			}
 			if len(args) == 0 {
 				return a.runDetect()
 			}
@@ -114,6 +120,7 @@ what it would write, and changes nothing.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "leave scan mode as it is (install turns it on for the workspace)")
+	cmd.Flags().BoolVar(&o.check, "check", false, "say whether the agent will load what install wrote (pi: the extension and the project's trust); change nothing")
 	cmd.Flags().BoolVar(&o.user, "user", false, "install into ~/.claude/settings.json instead of the workspace's")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hook with --strict: a failed capture blocks the edit")
 	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `also set Claude Code's statusLine to "ckpt statusline"`)
