@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -348,7 +349,9 @@ func (p *piRPC) userMessages() []string {
 // three prompts create files with write, edit one with edit and delete
 // them with bash (scan mode, on since install); then /rewind, answered
 // over RPC, puts files and conversation back to before the first prompt
-// byte for byte, and its undo brings everything back.
+// byte for byte, and its undo brings everything back. Then every scope,
+// a forced undo, redo, and pi's /fork; the workspace is a git repository
+// whose .git ckpt never touches.
 func TestPiRealBinary(t *testing.T) {
 	piCommand(t)
 	ws, home, store := agentTestDirs(t)
@@ -380,6 +383,14 @@ func TestPiRealBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newPiEnv(t, ws, home, store, srv)
+	// A git repository: ckpt works inside one without touching .git.
+	gitBefore := ""
+	if _, err := exec.LookPath("git"); err == nil {
+		if _, errOut, err := e.run(ws, nil, "git", "init", "-q"); err != nil {
+			t.Fatalf("git init: %v %s", err, errOut)
+		}
+		gitBefore = dirListing(t, filepath.Join(ws, ".git"))
+	}
 	out := e.ckpt("install", "pi")
 	ext, err := os.ReadFile(filepath.Join(ws, ".pi", "extensions", "ckpt-rewind.ts"))
 	if err != nil || !strings.Contains(string(ext), `const CKPT: string[] = ["ckpt"];`) {
@@ -517,4 +528,40 @@ func TestPiRealBinary(t *testing.T) {
 	e.wantFiles("after prompt 2 in the fork", afterP2)
 	e.wantTurns(child, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified")
 	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":", p4+":")
+	if gitBefore != "" {
+		if got := dirListing(t, filepath.Join(ws, ".git")); got != gitBefore {
+			t.Errorf(".git changed:\n%s\nwant:\n%s", got, gitBefore)
+		}
+	}
+}
+
+// dirListing lists every file under dir with its size, mode and content
+// hash, one per line.
+func dirListing(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		sum := ""
+		if fi.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum = fmt.Sprintf("%x", sha256.Sum256(data))
+		}
+		fmt.Fprintf(&b, "%s %v %d %s\n", rel, fi.Mode(), fi.Size(), sum)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
