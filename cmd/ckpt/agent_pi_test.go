@@ -417,8 +417,9 @@ func TestPiRealBinary(t *testing.T) {
 	}
 
 	// /rewind: the checkpoint of prompt 1, files and conversation.
+	// Each checkpoint is labelled with its prompt and its tool calls.
 	pi.command("/rewind",
-		pick("Rewind to before which prompt", `#0 "`+p1),
+		pick("Rewind to before which prompt", `#0 "`+p1+`" → write notes.txt, write keep.txt`),
 		pick("Restore what?", "Files + conversation"),
 		confirm("Rewind files + conversation", true))
 	e.wantFiles("after /rewind to prompt 1", map[string]string{})

@@ -20,7 +20,7 @@ const DIFF = "Show the full diff";
 
 export default function (pi: ExtensionAPI) {
 	let health = ""; // the last problem the hook reported, for the footer
-	let pending: number | undefined; // this run's ckpt turn, bound at agent_settled
+	let pending: { turn: number; prompt: string } | undefined; // this run's ckpt turn, bound at agent_end
 	let navigating = false; // a tree move /rewind makes itself
 
 	const sid = (ctx: ExtensionContext) => ctx.sessionManager.getSessionId();
@@ -97,7 +97,7 @@ export default function (pi: ExtensionAPI) {
 	};
 
 	const label = (t: Turn) => {
-		const tools = (t.steps ?? []).filter((s) => s.files.length > 0).map((s) => `${s.tool} ${s.files.map((f) => f.path).join(", ")}`);
+		const tools = (t.steps ?? []).map((s) => (s.files.length > 0 ? `${s.tool} ${s.files.map((f) => f.path).join(", ")}` : s.tool));
 		const what = tools.length > 0 ? tools.join(", ") : t.files.map((f) => f.path).join(", ") || "no files";
 		const prompt = t.prompt.replace(/\s+/g, " ").slice(0, 60);
 		return `#${t.turn} "${prompt}" → ${what}`;
@@ -244,7 +244,8 @@ export default function (pi: ExtensionAPI) {
 		if ((event as any).messageType === "custom" || typeof (event as any).prompt !== "string") return;
 		await hook(ctx, { hook_event_name: "UserPromptSubmit", prompt: event.prompt });
 		const { v } = await json<Turn[]>(ctx, "list", "--limit", "1");
-		pending = v && v.length > 0 ? v[v.length - 1].turn : undefined;
+		const t = v?.[v.length - 1];
+		pending = t && t.prompt === (event as any).prompt ? { turn: t.turn, prompt: t.prompt } : undefined;
 	});
 
 	pi.on("tool_call", async (event, ctx) => {
@@ -259,7 +260,8 @@ export default function (pi: ExtensionAPI) {
 		if (pending === undefined) return;
 		const branch = ctx.sessionManager.getBranch() as any[];
 		const user = [...branch].reverse().find((e) => userText(ctx, e.id) !== undefined);
-		if (user) pi.appendEntry("ckpt-turn", { session: sid(ctx), turn: pending, entry: user.id });
+		// Only this run's message (a run that failed before pi kept it has none).
+		if (user && userText(ctx, user.id) === pending.prompt) pi.appendEntry("ckpt-turn", { session: sid(ctx), turn: pending.turn, entry: user.id });
 		pending = undefined;
 		await status(ctx);
 	});
