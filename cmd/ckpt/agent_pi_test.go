@@ -566,3 +566,85 @@ func dirListing(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestPiRealBinaryTree drives pi's terminal UI in tmux (pi has no RPC
+// command for /tree): after two prompts, /tree to the second prompt with
+// "Restore files to that point" puts the files back to before it, and
+// /rewind's undo brings them back.
+func TestPiRealBinaryTree(t *testing.T) {
+	argv := piCommand(t)
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("no tmux")
+	}
+	ws, home, store := agentTestDirs(t)
+	srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{
+		"one": {{Tool: "write", Input: map[string]any{"path": "a.txt", "content": "A1\n"}}, {Text: "did one"}},
+		"two": {{Tool: "write", Input: map[string]any{"path": "a.txt", "content": "A2\n"}}, {Text: "did two"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newPiEnv(t, ws, home, store, srv)
+	e.ckpt("install", "pi")
+
+	// pi in a tmux pane (the picker test's helpers), with e's environment.
+	pe := &pickerEnv{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	t.Cleanup(func() { _ = pe.tmux("kill-server").Run() })
+	sh := "cd " + quote(ws) + " && exec env -i"
+	for _, kv := range append(e.env, "TERM=xterm-256color") {
+		sh += " " + quote(kv)
+	}
+	for _, a := range append(argv, "--approve", "--offline", "--provider", "scripted", "--model", "gpt-4.1") {
+		sh += " " + quote(a)
+	}
+	if out, err := pe.tmux("new-session", "-d", "-s", "picker", "-x", "120", "-y", "40", sh+"; sleep 30").CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	pe.waitFor("◆ ckpt: 0 checkpoints")
+	// Each prompt once pi is idle again (the footer counts the turn and
+	// pi's "Working" loader is gone): a message sent while pi works joins
+	// the running turn.
+	idle := func(count string) {
+		t.Helper()
+		pe.waitScreen("idle with "+count, func(s string) bool {
+			return strings.Contains(s, "◆ ckpt: "+count) && !strings.Contains(s, "Working")
+		})
+	}
+	pe.keys("one")
+	pe.keys("Enter")
+	idle("1 checkpoint")
+	pe.keys("two")
+	pe.keys("Enter")
+	idle("2 checkpoints")
+	pe.waitFor("did two")
+	e.wantFiles("after two prompts", map[string]string{"a.txt": "A2\n"})
+
+	// /tree: up from the last answer to the second prompt, no summary,
+	// then ckpt's question.
+	pe.keys("/tree")
+	pe.keys("Enter")
+	pe.waitFor("Session Tree")
+	pe.keys("Up")
+	pe.keys("Up")
+	pe.waitFor("› • user: two")
+	pe.keys("Enter")
+	pe.waitFor("Summarize branch?")
+	pe.keys("Enter")
+	pe.waitFor("ckpt: files at that point?")
+	pe.keys("Down")
+	pe.keys("Enter")
+	pe.waitFor("Navigated to selected point")
+	e.wantFiles("after /tree to the second prompt, restoring files", map[string]string{"a.txt": "A1\n"})
+
+	// The prompt is back in the editor: clear it, then /rewind's undo.
+	pe.keys("C-c")
+	pe.keys("/rewind")
+	pe.keys("Enter")
+	pe.waitFor("→ ↩ Undo last rewind")
+	pe.keys("Enter")
+	pe.waitFor("Undo the last rewind?")
+	pe.keys("Down")
+	pe.keys("Enter")
+	pe.waitFor("ckpt: undo done")
+	e.wantFiles("after the undo", map[string]string{"a.txt": "A2\n"})
+}

@@ -259,9 +259,15 @@ export default function (pi: ExtensionAPI) {
 	pi.on("agent_end", async (_event, ctx) => {
 		if (pending === undefined) return;
 		const branch = ctx.sessionManager.getBranch() as any[];
-		const user = [...branch].reverse().find((e) => userText(ctx, e.id) !== undefined);
-		// Only this run's message (a run that failed before pi kept it has none).
-		if (user && userText(ctx, user.id) === pending.prompt) pi.appendEntry("ckpt-turn", { session: sid(ctx), turn: pending.turn, entry: user.id });
+		// The newest user message with the run's prompt (messages sent while
+		// pi worked join the run after it; a run that failed before pi kept
+		// its message has none).
+		let user: any;
+		for (let i = branch.length - 1; i >= 0 && !user; i--) {
+			if (userText(ctx, branch[i].id) === pending.prompt) user = branch[i];
+			else if (branch[i].type === "custom" && branch[i].customType === "ckpt-turn") break;
+		}
+		if (user) pi.appendEntry("ckpt-turn", { session: sid(ctx), turn: pending.turn, entry: user.id });
 		pending = undefined;
 		await status(ctx);
 	});
