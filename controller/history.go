@@ -442,7 +442,8 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 		return c.run(ctx, op, &res)
 	})
 	if err != nil {
-		return Result{Conflicts: res.Conflicts}, fmt.Errorf("controller: %s: %w", verb, err)
+		return Result{Turn: res.Turn, Step: res.Step, Scope: res.Scope, DryRun: res.DryRun, Of: res.Of,
+			Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s: %w", verb, err)
 	}
 	if !o.DryRun {
 		kind := EventUndone

@@ -29,6 +29,10 @@ type agentSpec struct {
 	// install writes (install) or removes (!install) the agent's hook
 	// configuration for ws (the workspace), or the user's with o.user.
 	install func(a *app, ws string, o installOptions, install bool) error
+	// check, when set, reports without changing anything whether the
+	// agent will run what `ckpt install NAME` wrote (`ckpt install
+	// --check`).
+	check func(a *app, ws string) error
 	// detect lists workspace-relative paths whose presence says the
 	// project uses the agent.
 	detect []string

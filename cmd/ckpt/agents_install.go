@@ -65,6 +65,35 @@ func (a *app) runDetect() error {
 	return nil
 }
 
+// runCheck is `ckpt install --check [AGENT]`: each named agent's check
+// (every agent that has one, when none is named). It changes nothing.
+func (a *app) runCheck(args []string) error {
+	var list []*agentSpec
+	for _, n := range agentNames()[1:] {
+		if s := agents[n]; s.check != nil && (len(args) == 0 || args[0] == n) {
+			list = append(list, s)
+		}
+	}
+	if len(list) == 0 {
+		var have []string
+		for _, n := range agentNames()[1:] {
+			if agents[n].check != nil {
+				have = append(have, n)
+			}
+		}
+		return usagef("install --check checks %s", strings.Join(have, ", "))
+	}
+	if err := a.locate(context.Background()); err != nil {
+		return err
+	}
+	for _, s := range list {
+		if err := s.check(a, a.workspace); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // agentCommand is the hook command line ckpt installs for agent.
 func agentCommand(agent string, strict bool) string {
 	cmd := selfCommand() + " hook " + agent

@@ -81,6 +81,16 @@ func TestAgentDecode(t *testing.T) {
 		{"opencode", "bash", nil, want{event: "PreToolUse", shell: true}},
 		{"opencode", "session_idle", nil, want{sync: true}},
 		{"opencode", "relative-cwd", []byte(`{"hook_event_name":"PreToolUse","session_id":"s","cwd":"w","tool_name":"write","tool_input":{"filePath":"a"}}`), want{fail: "not absolute"}},
+		{"pi", "prompt", nil, want{event: "UserPromptSubmit"}},
+		{"pi", "write", nil, want{event: "PreToolUse", paths: "new.txt"}},
+		{"pi", "edit", nil, want{event: "PreToolUse", paths: "/w/a.txt"}},
+		{"pi", "edit_at", nil, want{event: "PreToolUse", paths: "b.txt"}},
+		{"pi", "bash", nil, want{event: "PreToolUse", shell: true}},
+		{"pi", "read", nil, want{}},
+		{"pi", "session_start", nil, want{event: "SessionStart"}},
+		{"pi", "stop", nil, want{sync: true}},
+		{"pi", "session_start_bad", []byte(`{"hook_event_name":"SessionStart","source":"later","session_id":"s","cwd":"/w"}`), want{fail: "no known source"}},
+		{"pi", "agent_end", []byte(`{"hook_event_name":"agent_end","session_id":"s","cwd":"/w"}`), want{fail: `unknown event "agent_end"`}},
 		{"gemini", "bad-session", []byte(`{"hook_event_name":"BeforeAgent","session_id":"a/b","cwd":"/w","prompt":"x"}`), want{fail: "session id"}},
 	}
 	for _, c := range cases {
@@ -144,7 +154,7 @@ func FuzzAgentDecode(f *testing.F) {
 					t.Fatalf("%s: empty path in %+v", name, plan)
 				}
 			}
-			if len(plan.paths) == 0 && !plan.shell && plan.ev.HookEventName != "UserPromptSubmit" {
+			if len(plan.paths) == 0 && !plan.shell && !plan.start && plan.ev.HookEventName != "UserPromptSubmit" {
 				t.Fatalf("%s: a plan with nothing to do: %+v", name, plan)
 			}
 		}

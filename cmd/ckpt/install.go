@@ -54,13 +54,14 @@ type installOptions struct {
 	http       bool   // Claude Code: PreToolUse as an http hook to `ckpt serve --hooks`
 	addr       string // the hook server's address (--addr, --port)
 	noScan     bool
+	check      bool // report whether the agent will load what install wrote; change nothing
 }
 
 func newInstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
 		Use:   "install [AGENT]",
-		Short: "Wire ckpt into an agent's hooks: claude, codex, gemini, cursor, copilot, cline, windsurf, opencode",
+		Short: "Wire ckpt into an agent's hooks: claude, codex, gemini, cursor, copilot, cline, windsurf, opencode, pi",
 		Long: `Write ckpt's hooks into AGENT's configuration for this workspace (--user:
 the agent's configuration for every project), so that every prompt opens a
 turn and every file is captured before a tool writes it. Other settings and
@@ -77,10 +78,13 @@ exactly what install added.
   cline     .clinerules/hooks/ (~/Documents/Cline/Hooks/)
   windsurf  .windsurf/hooks.json (~/.codeium/windsurf/hooks.json)
   opencode  .opencode/plugin/ckpt.js (~/.config/opencode/plugin/)
+  pi        .pi/extensions/ckpt-rewind.ts (~/.pi/agent/extensions/): also pi's /rewind
 
 With no AGENT, it says which agents the workspace is set up for and what
-it would write, and changes nothing. --strict installs hooks that block a
-tool call whose capture fails. docs/agents/ has a page per agent.
+it would write, and changes nothing. --check says whether the agent will
+load what install wrote (for pi: where the extension is, whether it is this
+ckpt's version, and whether pi trusts the project) and changes nothing.
+--strict installs hooks that block a tool call whose capture fails. docs/agents/ has a page per agent.
 
 Installing also turns scan mode on for the workspace (every session of it,
 of any agent, inherits it), so a rewind also undoes shell edits; --no-scan
@@ -116,6 +120,9 @@ switches in place.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.check {
+				return a.runCheck(args)
+			}
 			if len(args) == 0 {
 				return a.runDetect()
 			}
@@ -129,6 +136,7 @@ switches in place.`,
 		},
 	}
 	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "leave scan mode as it is (install turns it on for the workspace)")
+	cmd.Flags().BoolVar(&o.check, "check", false, "say whether the agent will load what install wrote (pi: the extension and the project's trust); change nothing")
 	cmd.Flags().BoolVar(&o.user, "user", false, "install into the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hooks with --strict: a failed capture blocks the edit")
 	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `claude: also set Claude Code's statusLine to "ckpt statusline"`)

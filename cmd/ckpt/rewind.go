@@ -272,12 +272,13 @@ func resultJSON(res controller.Result) rewindJSON {
 	return j
 }
 
-// refused reports a rewind or revert that failed: for a conflict, the
-// files changed since the agent left them are the data, so --json prints
-// the result with them on stdout (as the HTTP API's 409 does); the error,
-// which names them, still exits 1.
+// refused reports a rewind, revert, undo or redo that failed: for a
+// conflict, the files changed since the agent left them (or since the op
+// being reversed) are the data, so --json prints the result with them on
+// stdout (as the HTTP API's 409 does); the error, which names them, still
+// exits 1.
 func (a *app) refused(res controller.Result, err error) error {
-	if !errors.Is(err, controller.ErrConflict) {
+	if !errors.Is(err, controller.ErrConflict) && !errors.Is(err, controller.ErrUndoConflict) && !errors.Is(err, controller.ErrRedoConflict) {
 		return err
 	}
 	if a.json {

@@ -85,7 +85,7 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 		res, err = c.Undo(cmd.Context(), uo)
 	}
 	if err != nil {
-		return err
+		return a.refused(res, err)
 	}
 	return a.printReversal(res, redo, o.op)
 }

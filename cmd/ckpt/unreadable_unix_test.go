@@ -51,7 +51,7 @@ func newAsUser(t *testing.T) *asUser {
 		}
 	}
 	e.bin = filepath.Join(dir, "ckpt")
-	if err := os.Rename(buildCkpt(t), e.bin); err != nil {
+	if err := os.Rename(ckptBinary(t), e.bin); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{e.ws, e.store, e.home} {

@@ -1,0 +1,281 @@
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// pi (npm @earendil-works/pi-coding-agent): an extension file,
+// .pi/extensions/ckpt-rewind.ts ($PI_CODING_AGENT_DIR/extensions, else
+// ~/.pi/agent/extensions, with --user), which pi discovers and loads with
+// jiti. It hands pi's events to `ckpt hook pi` as Claude-shaped JSON:
+// before_agent_start (once per user prompt) as UserPromptSubmit,
+// tool_call as PreToolUse with pi's tool names and arguments (write and
+// edit with path, bash with command; one step per call, keyed by pi's
+// toolCallId), session_start as SessionStart (its reason as source: a
+// resume checkpoint in scan mode) and agent_settled as Stop (a background
+// sync when the store has a remote). Every rule is the hook's; the
+// extension also gives pi /rewind, its /fork and /tree restore options,
+// undo and redo, all through the ckpt command line.
+func init() {
+	registerAgent(&agentSpec{
+		name:    "pi",
+		title:   "pi",
+		decode:  decodePi,
+		install: installPi,
+		check:   checkPi,
+		detect:  []string{".pi"},
+		writes:  ".pi/extensions/ckpt-rewind.ts",
+	})
+}
+
+// piExtension is the extension ckpt installs; CKPT_ARGV becomes this
+// binary's argv as a JSON array.
+//
+//go:embed pi/ckpt-rewind.ts
+var piExtension string
+
+// piEvent is what the extension sends: Claude's shape, plus the fields
+// the pi dialect adds.
+type piEvent struct {
+	claudeStyleEvent
+	ToolUseID string `json:"tool_use_id"`
+	Source    string `json:"source"`
+}
+
+func decodePi(data []byte) (hookPlan, *hookFailure) {
+	var ev piEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return hookPlan{}, badJSON(err)
+	}
+	n := normEvent{session: ev.SessionID, cwd: ev.Cwd, tool: ev.ToolName}
+	switch ev.HookEventName {
+	case "UserPromptSubmit":
+		if ev.Prompt == nil {
+			return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
+		}
+		n.kind, n.prompt = "prompt", *ev.Prompt
+	case "PreToolUse":
+		n.kind = "tool"
+		n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolInput))
+		for i, p := range n.paths {
+			n.paths[i] = piPath(p)
+		}
+	case "SessionStart":
+		switch ev.Source {
+		case "startup", "resume", "fork", "reload", "new":
+		default:
+			return hookPlan{}, &hookFailure{msg: "SessionStart event has no known source; nothing recorded"}
+		}
+		// Checked as a prompt is, then made a session start.
+		n.kind, n.prompt = "prompt", ""
+		plan, f := n.plan("pi")
+		if f != nil {
+			return plan, f
+		}
+		plan.ev.Prompt, plan.ev.HookEventName, plan.ev.Source = nil, "SessionStart", ev.Source
+		plan.start = true
+		return plan, nil
+	case "Stop", "SessionEnd":
+		return syncPlan()
+	default:
+		return hookPlan{}, unknownEvent(ev.HookEventName)
+	}
+	plan, f := n.plan("pi")
+	plan.ev.ToolUseID = ev.ToolUseID
+	return plan, f
+}
+
+// piPath is a path argument of pi's file tools as the tools resolve it: a
+// leading @ (a file reference the model copied) is dropped, and ~ is the
+// home directory (outside the workspace: the hook then skips it).
+func piPath(p string) string {
+	p = strings.TrimPrefix(p, "@")
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, p[1:])
+		}
+	}
+	return p
+}
+
+// piAgentDir is pi's user configuration directory: $PI_CODING_AGENT_DIR,
+// else ~/.pi/agent.
+func piAgentDir() (string, error) {
+	if d := os.Getenv("PI_CODING_AGENT_DIR"); d != "" {
+		return d, nil
+	}
+	return userPath(".pi", "agent")
+}
+
+// piExtensionName is the extension's file name in an extensions directory.
+const piExtensionName = "ckpt-rewind.ts"
+
+// piExtensionFor is the extension as this binary installs it.
+func piExtensionFor(strict bool) (string, error) {
+	b, err := marshalNoEscape([]string{selfPath()})
+	if err != nil {
+		return "", err
+	}
+	content := strings.Replace(piExtension, "CKPT_ARGV", strings.TrimSpace(string(b)), 1)
+	if strict {
+		content = strings.Replace(content, "const STRICT = false;", "const STRICT = true;", 1)
+	}
+	return content, nil
+}
+
+func installPi(a *app, ws string, o installOptions, install bool) error {
+	dir := filepath.Join(ws, ".pi", "extensions")
+	if o.user {
+		d, err := piAgentDir()
+		if err != nil {
+			return err
+		}
+		dir = filepath.Join(d, "extensions")
+	}
+	content, err := piExtensionFor(o.strict)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, piExtensionName)
+	err = installFiles(a, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
+	if err == nil && install && !o.user {
+		// Checked with pi 1.6.0: a project's .pi/extensions load only in
+		// a project the user trusted; print, json and rpc modes cannot ask.
+		a.say("ckpt: note: pi loads .pi/extensions only in a trusted project: accept pi's trust prompt (or run /trust in pi); for one run, pi --approve; or install for every project with `ckpt install pi --user`; `ckpt install --check pi` says whether pi will load it")
+	}
+	return err
+}
+
+// piPlace is one place pi loads ckpt's extension from, as --check sees it.
+type piPlace struct {
+	Path string `json:"path"`
+	// State: "absent", "current" (what this ckpt installs), "older"
+	// (another ckpt version: install again), "other" (not ckpt's file).
+	State string `json:"state"`
+}
+
+func piPlaceAt(path string) piPlace {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return piPlace{Path: path, State: "absent"}
+	}
+	if !strings.Contains(string(b), ownFileMark) {
+		return piPlace{Path: path, State: "other"}
+	}
+	for _, strict := range []bool{false, true} {
+		if want, err := piExtensionFor(strict); err == nil && string(b) == want {
+			return piPlace{Path: path, State: "current"}
+		}
+	}
+	return piPlace{Path: path, State: "older"}
+}
+
+// piTrust is pi's decision on loading the project's .pi resources for
+// ws, as pi 1.6.0 makes it without a command-line override: the nearest
+// saved decision in AGENT_DIR/trust.json for ws or a parent, else the
+// defaultProjectTrust setting of AGENT_DIR/settings.json ("ask" unless
+// set). It returns "trusted", "declined", "ask", "always" or "never", and
+// where a saved decision is.
+func piTrust(agentDir, ws string) (decision, savedFor string, err error) {
+	dir, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return "", "", err
+	}
+	data, err := os.ReadFile(filepath.Join(agentDir, "trust.json"))
+	if err == nil {
+		var saved map[string]*bool
+		if err := json.Unmarshal(data, &saved); err != nil {
+			return "", "", fmt.Errorf("%s: %w", filepath.Join(agentDir, "trust.json"), err)
+		}
+		for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+			if v := saved[d]; v != nil {
+				if *v {
+					return "trusted", d, nil
+				}
+				return "declined", d, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	var settings struct {
+		DefaultProjectTrust string `json:"defaultProjectTrust"`
+	}
+	if b, err := os.ReadFile(filepath.Join(agentDir, "settings.json")); err == nil {
+		json.Unmarshal(b, &settings)
+	}
+	switch settings.DefaultProjectTrust {
+	case "always", "never":
+		return settings.DefaultProjectTrust, "", nil
+	}
+	return "ask", "", nil
+}
+
+// checkPi is `ckpt install --check pi`: where ckpt's extension is, whether
+// it is this ckpt's, and whether pi will load the project's copy.
+func checkPi(a *app, ws string) error {
+	agentDir, err := piAgentDir()
+	if err != nil {
+		return err
+	}
+	project := piPlaceAt(filepath.Join(ws, ".pi", "extensions", piExtensionName))
+	user := piPlaceAt(filepath.Join(agentDir, "extensions", piExtensionName))
+	trust, savedFor, err := piTrust(agentDir, ws)
+	if err != nil {
+		return err
+	}
+	// Loads: "yes", "no", or "ask" (pi asks when it starts on a terminal;
+	// print, json and rpc modes do not load it without --approve).
+	loads := "no"
+	switch {
+	case user.State == "current" || user.State == "older":
+		loads = "yes"
+	case project.State == "current" || project.State == "older":
+		loads = map[string]string{"trusted": "yes", "always": "yes", "ask": "ask"}[trust]
+		if loads == "" {
+			loads = "no"
+		}
+	}
+	if a.json {
+		return a.printJSON(struct {
+			Agent    string  `json:"agent"`
+			Project  piPlace `json:"project"`
+			User     piPlace `json:"user"`
+			Trust    string  `json:"trust"`
+			SavedFor string  `json:"trust_saved_for,omitempty"`
+			Loads    string  `json:"loads"`
+		}{"pi", project, user, trust, savedFor, loads})
+	}
+	state := map[string]string{
+		"absent":  "not installed",
+		"current": "installed (this ckpt's version)",
+		"older":   "installed by another ckpt version (run `ckpt install pi` again)",
+		"other":   "a file that is not ckpt's",
+	}
+	fmt.Fprintf(a.stdout, "pi: project %s: %s\n", project.Path, state[project.State])
+	fmt.Fprintf(a.stdout, "pi: user %s: %s\n", user.Path, state[user.State])
+	switch trust {
+	case "trusted":
+		fmt.Fprintf(a.stdout, "pi: the project is trusted (saved for %s in %s)\n", savedFor, filepath.Join(agentDir, "trust.json"))
+	case "declined":
+		fmt.Fprintf(a.stdout, "pi: the project is not trusted (declined for %s in %s): pi skips its .pi/extensions; run /trust in pi to change it\n", savedFor, filepath.Join(agentDir, "trust.json"))
+	case "always":
+		fmt.Fprintln(a.stdout, `pi: every project is trusted (defaultProjectTrust "always")`)
+	case "never":
+		fmt.Fprintln(a.stdout, `pi: no project is trusted (defaultProjectTrust "never"): pi skips .pi/extensions unless run with --approve`)
+	default:
+		fmt.Fprintln(a.stdout, "pi: no trust decision saved for the project: pi asks when it starts on a terminal; print, json and rpc modes skip .pi/extensions unless run with --approve")
+	}
+	fmt.Fprintf(a.stdout, "pi: loads ckpt's extension: %s\n", map[string]string{"yes": "yes", "no": "no", "ask": "once you trust the project"}[loads])
+	return nil
+}
