@@ -600,13 +600,33 @@ func TestPiRealBinaryTree(t *testing.T) {
 	if out, err := pe.tmux("new-session", "-d", "-s", "picker", "-x", "120", "-y", "40", sh+"; sleep 30").CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	pe.waitFor("◆ ckpt: 0 checkpoints")
+	// pi's start and each answer take seconds on a loaded machine: waits
+	// of two minutes, not the picker's 15 s.
+	waitScreen := func(what string, ok func(string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			sc := pe.screen()
+			if ok(sc) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s; screen:\n%s", what, sc)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor := func(want string) {
+		t.Helper()
+		waitScreen(fmt.Sprintf("%q", want), func(sc string) bool { return strings.Contains(sc, want) })
+	}
+	waitFor("◆ ckpt: 0 checkpoints")
 	// Each prompt once pi is idle again (the footer counts the turn and
 	// pi's "Working" loader is gone): a message sent while pi works joins
 	// the running turn.
 	idle := func(count string) {
 		t.Helper()
-		pe.waitScreen("idle with "+count, func(s string) bool {
+		waitScreen("idle with "+count, func(s string) bool {
 			return strings.Contains(s, "◆ ckpt: "+count) && !strings.Contains(s, "Working")
 		})
 	}
@@ -616,35 +636,35 @@ func TestPiRealBinaryTree(t *testing.T) {
 	pe.keys("two")
 	pe.keys("Enter")
 	idle("2 checkpoints")
-	pe.waitFor("did two")
+	waitFor("did two")
 	e.wantFiles("after two prompts", map[string]string{"a.txt": "A2\n"})
 
 	// /tree: up from the last answer to the second prompt, no summary,
 	// then ckpt's question.
 	pe.keys("/tree")
 	pe.keys("Enter")
-	pe.waitFor("Session Tree")
+	waitFor("Session Tree")
 	pe.keys("Up")
 	pe.keys("Up")
-	pe.waitFor("› • user: two")
+	waitFor("› • user: two")
 	pe.keys("Enter")
-	pe.waitFor("Summarize branch?")
+	waitFor("Summarize branch?")
 	pe.keys("Enter")
-	pe.waitFor("ckpt: files at that point?")
+	waitFor("ckpt: files at that point?")
 	pe.keys("Down")
 	pe.keys("Enter")
-	pe.waitFor("Navigated to selected point")
+	waitFor("Navigated to selected point")
 	e.wantFiles("after /tree to the second prompt, restoring files", map[string]string{"a.txt": "A1\n"})
 
 	// The prompt is back in the editor: clear it, then /rewind's undo.
 	pe.keys("C-c")
 	pe.keys("/rewind")
 	pe.keys("Enter")
-	pe.waitFor("→ ↩ Undo last rewind")
+	waitFor("→ ↩ Undo last rewind")
 	pe.keys("Enter")
-	pe.waitFor("Undo the last rewind?")
+	waitFor("Undo the last rewind?")
 	pe.keys("Down")
 	pe.keys("Enter")
-	pe.waitFor("ckpt: undo done")
+	waitFor("ckpt: undo done")
 	e.wantFiles("after the undo", map[string]string{"a.txt": "A2\n"})
 }
