@@ -15,6 +15,7 @@ import (
 // testdata/hooks (see its README for their sources) with @WORK@ replaced
 // by the absolute workspace.
 func TestAgentScripts(t *testing.T) {
+	t.Parallel() // its own stores and workspaces; processes, not package state
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/agentscript",
 		UpdateScripts: os.Getenv("CKPT_UPDATE_SCRIPTS") != "",

@@ -130,6 +130,7 @@ func (e *mcpEnv) mcpCmd(stderr io.Writer) *exec.Cmd {
 }
 
 func TestMCPBinary(t *testing.T) {
+	t.Parallel() // its own stores and workspaces; processes, not package state
 	if testing.Short() {
 		t.Skip("runs the real binary as a process")
 	}

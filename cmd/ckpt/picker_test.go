@@ -158,6 +158,7 @@ func (e *pickerEnv) snapshot() string {
 }
 
 func TestPicker(t *testing.T) {
+	t.Parallel() // its own stores and workspaces; processes, not package state
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed: the picker needs a real terminal to test")
 	}

@@ -97,6 +97,7 @@ func countTurns(t *testing.T, r *remoteRig, store, ws string) int {
 // truncated, and two machines move one HEAD: each leaves the remote
 // consistent and every pull either complete or refused.
 func TestRemoteFaults(t *testing.T) {
+	t.Parallel() // its own stores and workspaces; processes, not package state
 	r := newRemoteRig(t)
 	proxy, url := startProxy(t, r.srv.Addr)
 	r.endpoint = url

@@ -209,6 +209,7 @@ func sessionOf(t *testing.T, r *remoteRig, store string) string {
 // rewind of each scope in B gives the tree and conversation A gives, and
 // undo works in B.
 func TestRemoteTwoStores(t *testing.T) {
+	t.Parallel() // its own stores and workspaces; processes, not package state
 	r := newRemoteRig(t)
 	wsA, wsB := filepath.Join(r.root, "machineA", "project"), filepath.Join(r.root, "machineB", "src", "project")
 	os.MkdirAll(wsA, 0o755)

@@ -38,6 +38,7 @@ func ckptBinary(t testing.TB) string {
 // real binary in temp workspaces. Each script's store is a separate temp
 // directory outside its workspace.
 func TestScripts(t *testing.T) {
+	t.Parallel() // its own stores and workspaces; processes, not package state
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {

@@ -63,6 +63,7 @@ func binRun(t testing.TB, bin, ws, store string, args ...string) (code int, stdo
 // freed pages: 60 MiB), and stay under the quota as turns go on with it in
 // config.json.
 func TestQuotaBoundsBytesOnDisk(t *testing.T) {
+	t.Parallel() // its own stores and workspaces; processes, not package state
 	if testing.Short() {
 		t.Skip("runs the binary 150 times")
 	}
