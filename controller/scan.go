@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -80,8 +81,9 @@ func scanAllowedAt(root string) error {
 
 // scanForTurn takes the manifest for a turn about to open: every blob goes
 // into one batch committed before the turn's row (the caller holds the
-// store), and the stat cache is replaced. A refused or over-budget scan is
-// a warning, not an error: the turn opens without a manifest. A workspace
+// store), and the stat cache is replaced. A refused or over-budget scan,
+// or one the root's permissions stop, is a warning, not an error: the turn
+// opens without a manifest. A workspace
 // too big for the budget whose scan mode is its default (inherited) has
 // the default turned off, so the next turns do not spend the budget again.
 // progress, if not nil, is told how many files the scan has found; so is
@@ -108,6 +110,11 @@ func (c *Controller) scanForTurn(ctx context.Context, progress, found func(files
 				return nil, err.Error() + "; the workspace is too big to scan at every prompt, so its scan mode is now off: edit-tool captures only (`ckpt scan on` scans this session anyway)", nil
 			}
 		}
+		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		// The root, or its ignore rules, unreadable (an entry below it is
+		// skipped by the scan itself): no manifest, but the turn opens.
 		return nil, err.Error() + "; this turn has no manifest, edit-tool captures still work", nil
 	}
 	if err != nil {

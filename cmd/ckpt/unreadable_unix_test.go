@@ -228,6 +228,14 @@ func TestScanSkipsUnreadableEntries(t *testing.T) {
 	if !strings.Contains(errs, "locked.txt (unreadable: permission denied)") || !strings.Contains(errs, "priv (unreadable") {
 		t.Errorf("turn --scan said %q; want the skipped entries named", errs)
 	}
+
+	// The root's own rules unreadable: what the scan would leave out is
+	// unknown anywhere, so the turn opens without a manifest, and says so.
+	e.write(".gitignore", "*.log\n")
+	e.lock(".gitignore")
+	if _, errs := e.ok("turn", "--scan", "t1"); !strings.Contains(errs, "permission denied") || !strings.Contains(errs, "no manifest") {
+		t.Errorf("turn --scan with the root's .gitignore unreadable said %q; want a warning that the turn has no manifest", errs)
+	}
 }
 
 // A rewind leaves an entry it may not read alone, rewinds the rest and
@@ -270,16 +278,14 @@ func TestRewindLeavesUnreadableEntriesAlone(t *testing.T) {
 	}
 }
 
-// A prompt whose turn cannot open (here: the workspace's .gitignore is
-// root's, so the scan cannot tell what to leave out) is shown to the user
-// as a Claude Code systemMessage; the agent's next tool call is recorded
+// A prompt whose turn cannot open (here: the session's index is root's)
+// is shown to the user as a Claude Code systemMessage; the agent's next tool call is recorded
 // nowhere while the turn cannot open (and blocked with --strict), never in
 // the turn before, and lands in the prompt's own turn once it can.
 func TestHookWithoutItsTurnRecordsNowhereElse(t *testing.T) {
 	e := newAsUser(t)
 	e.write("a.txt", "a0\n")
 	e.write("b.txt", "b0\n")
-	e.write(".gitignore", "*.log\n")
 	e.ok("scan", "on")
 	if _, errs, code := e.hook("UserPromptSubmit", map[string]any{"prompt": "first"}); code != 0 || errs != "" {
 		t.Fatalf("first prompt: exit %d, %q", code, errs)
@@ -292,31 +298,37 @@ func TestHookWithoutItsTurnRecordsNowhereElse(t *testing.T) {
 	}
 	e.write("a.txt", "a1\n")
 
-	e.lock(".gitignore")
+	index := filepath.Join(e.store, "sessions", e.session, "index.db")
+	if err := os.Chown(index, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(index, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out, errs, code := e.hook("UserPromptSubmit", map[string]any{"prompt": "second"})
 	var msg struct {
 		SystemMessage string `json:"systemMessage"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &msg) != nil || !strings.Contains(msg.SystemMessage, "open turn") || !strings.Contains(msg.SystemMessage, "no checkpoint") {
+	if code != 0 || json.Unmarshal([]byte(out), &msg) != nil || !strings.Contains(msg.SystemMessage, "permission denied") || !strings.Contains(msg.SystemMessage, "no checkpoint") {
 		t.Errorf("second prompt: exit %d, stdout %q; want exit 0 and a systemMessage saying the prompt has no checkpoint", code, out)
 	}
-	if !strings.Contains(errs, "open turn") {
+	if !strings.Contains(errs, "no checkpoint") {
 		t.Errorf("second prompt's stderr %q, want the failure", errs)
 	}
-	if _, errs, code := e.hook("PreToolUse", write("b.txt"), "--strict"); code != 2 || !strings.Contains(errs, "no turn") {
+	if _, errs, code := e.hook("PreToolUse", write("b.txt"), "--strict"); code != 2 || !strings.Contains(errs, "nothing recorded") {
 		t.Errorf("strict capture without the prompt's turn: exit %d, %q; want it blocked (exit 2)", code, errs)
 	}
 	if _, errs, code := e.hook("PreToolUse", write("b.txt")); code != 0 || !strings.Contains(errs, "nothing recorded") {
 		t.Errorf("capture without the prompt's turn: exit %d, %q; want exit 0 and nothing recorded", code, errs)
 	}
+
+	// Nobody's again: the next tool call opens the second prompt's turn
+	// and records into it.
+	if err := os.Chown(index, int(e.uid), int(e.gid)); err != nil {
+		t.Fatal(err)
+	}
 	if got, want := strings.Join(e.listing(), " "), "first:a.txt"; got != want {
 		t.Errorf("turns %s, want %s: nothing recorded for the second prompt", got, want)
-	}
-
-	// Readable again: the next tool call opens the second prompt's turn
-	// and records into it.
-	if err := os.Chmod(filepath.Join(e.ws, ".gitignore"), 0o644); err != nil {
-		t.Fatal(err)
 	}
 	if _, errs, code := e.hook("PreToolUse", write("b.txt"), "--strict"); code != 0 {
 		t.Fatalf("capture once the turn can open: exit %d, %q", code, errs)
