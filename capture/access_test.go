@@ -48,6 +48,7 @@ var allowedAccess = map[string]struct {
 	"controller/fork.go:*":                  {[]string{"os.Stat", "os.Remove", "os.RemoveAll"}, "session directories in the store"},
 	"controller/retention.go:*":             {[]string{"os.Stat", "os.Chtimes", "os.WriteFile", "os.ReadFile", "os.Remove"}, "the store's session index, retention stamp and quota marker"},
 	"controller/locate.go:*":                {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},
+	"controller/active.go:*":                {[]string{"os.ReadFile", "os.Stat"}, "the store's active-session hints beside the workspace markers, and whether the store exists"},
 	"controller/scan.go:scanAllowedAt":      {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
 	"controller/storeperm.go:*":             {[]string{"os.Stat"}, "the store root's mode"},
 	"controller/sessionmeta.go:*":           {[]string{"os.Stat", "os.Remove"}, "a session index in the store: whether it exists, and discarding one for a fork"},

@@ -15,8 +15,8 @@ import (
 // openRealDir opens rel, which must be a real directory reached through
 // real directories.
 func (w *Workspace) openRealDir(rel string) (dir, error) {
-	if _, ok := vcsElem(rel); ok {
-		return dir{}, fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
+	if err := protect(rel); err != nil {
+		return dir{}, fmt.Errorf("capture: %s: %w", rel, err)
 	}
 	d, e, err := w.openDir(strings.Split(rel, "/"), false)
 	if err != nil {
@@ -159,8 +159,8 @@ func (w *Workspace) RemoveEmptyDir(rel string) error {
 // MakeParents creates rel's missing parent directories, refusing
 // (ErrSymlink, ErrNotRegular) to pass through a symlink or a non-directory.
 func (w *Workspace) MakeParents(rel string) error {
-	if _, ok := vcsElem(rel); ok {
-		return fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
+	if err := protect(rel); err != nil {
+		return fmt.Errorf("capture: %s: %w", rel, err)
 	}
 	d, _, e, err := w.parent(rel, true)
 	if err != nil {

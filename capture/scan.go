@@ -501,10 +501,11 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 			ci++
 		}
 		name := e.name
-		if isVCSName(name) || e.mode&fs.ModeSymlink != 0 || !(e.mode.IsDir() || e.mode.IsRegular()) || e.mode.IsRegular() && isStagingName(name) {
+		if isVCSName(name) || dir != "" && dir[0] == '.' && IsConfig(dir+"/"+name) || e.mode&fs.ModeSymlink != 0 || !(e.mode.IsDir() || e.mode.IsRegular()) || e.mode.IsRegular() && isStagingName(name) {
 			// Never read (a VCS name, as a directory or a file: a
-			// worktree's .git), never followed nor recorded (a
-			// symlink), special, or a rewind's temp file.
+			// worktree's .git; agent or ckpt configuration), never
+			// followed nor recorded (a symlink), special, or a
+			// rewind's temp file.
 			if old != nil {
 				out.gone = append(out.gone, old.Path)
 			}

@@ -78,7 +78,8 @@ func (w *Workspace) Abs(rel string) string { return filepath.Join(w.root, filepa
 // canonical workspace-relative path. Symlinked parent directories are
 // resolved, through the root handle, and must stay inside the workspace;
 // the last element is not followed. It fails with ErrOutsideWorkspace or
-// ErrVCSDir (any element naming a VCS directory, in any case).
+// ErrVCSDir (any element naming a VCS directory, in any case), or
+// ErrConfig (agent or ckpt configuration, see configPaths).
 func (w *Workspace) Rel(p string) (string, error) {
 	if p == "" {
 		return "", fmt.Errorf("capture: empty path")
@@ -103,8 +104,8 @@ func (w *Workspace) Rel(p string) (string, error) {
 		return "", fmt.Errorf("capture: %s: %w", p, err)
 	}
 	out := path.Join(realDir, base)
-	if _, ok := vcsElem(out); ok {
-		return "", fmt.Errorf("capture: %s: %w", p, ErrVCSDir)
+	if err := protect(out); err != nil {
+		return "", fmt.Errorf("capture: %s: %w", p, err)
 	}
 	return out, nil
 }
@@ -227,10 +228,10 @@ type Entry struct {
 // Inspect looks at the canonical path rel without following any symlink:
 // every existing parent must be a real directory (not a link), and the path
 // itself must be absent or a regular file. A path through a VCS directory is
-// Unsafe with ErrVCSDir.
+// Unsafe with ErrVCSDir, and agent or ckpt configuration with ErrConfig.
 func (w *Workspace) Inspect(rel string) (Entry, error) {
-	if _, ok := vcsElem(rel); ok {
-		return Entry{Kind: Unsafe, Reason: ErrVCSDir}, nil
+	if err := protect(rel); err != nil {
+		return Entry{Kind: Unsafe, Reason: err}, nil
 	}
 	d, base, e, err := w.parent(rel, false)
 	if err != nil {
@@ -268,8 +269,8 @@ func unsafeErr(rel string, e Entry) error {
 // must be the one Lstat saw: a symlink swapped in between fails with
 // ErrSymlink. A missing file fails with an error wrapping fs.ErrNotExist.
 func (w *Workspace) OpenFile(rel string) (*os.File, fs.FileInfo, error) {
-	if _, ok := vcsElem(rel); ok {
-		return nil, nil, fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
+	if err := protect(rel); err != nil {
+		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
 	}
 	d, base, e, err := w.parent(rel, false)
 	if err != nil {
@@ -345,8 +346,8 @@ func (w *Workspace) StageFor(b *Barrier, rel, tag string, r io.Reader, mode fs.F
 // stage writes the temp file: left open for SyncStaged when b is nil,
 // closed and left to b otherwise.
 func (w *Workspace) stage(rel, tag string, r io.Reader, mode fs.FileMode, b *Barrier) (Staged, error) {
-	if _, ok := vcsElem(rel); ok {
-		return Staged{}, fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
+	if err := protect(rel); err != nil {
+		return Staged{}, fmt.Errorf("capture: %s: %w", rel, err)
 	}
 	d, _, e, err := w.parent(rel, true)
 	if err != nil {
@@ -544,8 +545,8 @@ func (w *Workspace) CleanStaged(rel, tag string) {
 // removal happens inside its open parent directory and removes the entry
 // itself: a symlink swapped in is unlinked, never followed.
 func (w *Workspace) Remove(rel string, dirs []string) error {
-	if _, ok := vcsElem(rel); ok {
-		return fmt.Errorf("capture: %s: %w", rel, ErrVCSDir)
+	if err := protect(rel); err != nil {
+		return fmt.Errorf("capture: %s: %w", rel, err)
 	}
 	d, base, e, err := w.parent(rel, false)
 	if err != nil {
@@ -576,7 +577,7 @@ func (w *Workspace) Remove(rel string, dirs []string) error {
 		d.close()
 	}
 	for _, dr := range dirs {
-		if _, ok := vcsElem(dr); ok {
+		if protect(dr) != nil {
 			break
 		}
 		pd, b, e, err := w.parent(dr, false)

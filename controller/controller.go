@@ -23,12 +23,19 @@ var (
 	// ErrNoTurn is wrapped when a rewind or diff names a turn that is not
 	// in the active history.
 	ErrNoTurn = errors.New("no such turn")
+	// ErrTurnHidden is wrapped, with ErrNoTurn, when the turn named is
+	// not in the active history because a conversation rewind hid it
+	// (an undo of that rewind brings it back).
+	ErrTurnHidden = errors.New("hidden by a conversation rewind")
 	// ErrWorkspaceMismatch is wrapped when a session is opened for a
 	// workspace other than the one it was created for.
 	ErrWorkspaceMismatch = errors.New("session belongs to another workspace")
 	// ErrBusy is wrapped when another process holds the session's rewind
 	// lock for longer than the wait.
 	ErrBusy = errors.New("another rewind or undo of this session is running")
+	// ErrNoSession is wrapped when Open is told not to create a session
+	// (Options.NoCreate) and the store has never had it.
+	ErrNoSession = errors.New("no such session")
 )
 
 // Options says what to open.
@@ -53,6 +60,10 @@ type Options struct {
 	// leaves in the session's change log when it trims it (Watch); zero
 	// means checkpoints.DefaultChangeLogKeep.
 	ChangeLogKeep int
+	// NoCreate makes Open fail wrapping ErrNoSession, creating nothing
+	// (not even the store directory), when the store has never had the
+	// session: for a front-end's commands that only read or rewind.
+	NoCreate bool
 }
 
 // Controller drives one session. It is safe for concurrent use.
@@ -99,6 +110,10 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	}
 	if !checkpoints.ValidSession(o.Session) {
 		return nil, fmt.Errorf("controller: session %q: %w", o.Session, checkpoints.ErrBadSession)
+	}
+	if o.NoCreate && !HasSession(o.Store, o.Session) {
+		ws.Close()
+		return nil, fmt.Errorf("controller: session %s: %w", o.Session, ErrNoSession)
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -259,6 +274,7 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 		return res, err
 	}
 	res.Checkpoint = cp
+	c.noteActive()
 	if !c.noAuto {
 		c.st.enforceQuota(ctx, c.session)
 	}
@@ -381,7 +397,7 @@ func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) 
 		if !pin {
 			verb = "unpin"
 		}
-		return fmt.Errorf("controller: %s turn %d: %w", verb, turn, ErrNoTurn)
+		return fmt.Errorf("controller: %s turn %d: %w", verb, turn, c.noTurn(ctx, turn))
 	}
 	if err == nil {
 		c.emit(Event{Kind: EventPinned, Turn: turn})

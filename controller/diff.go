@@ -66,7 +66,7 @@ func (c *Controller) Diff(ctx context.Context, turn int) ([]FileDiff, []Skip, er
 func (c *Controller) DiffTo(ctx context.Context, p Point) ([]FileDiff, []Skip, error) {
 	cp, err := c.idx.Turn(ctx, p.Turn)
 	if errors.Is(err, checkpoints.ErrNotFound) {
-		return nil, nil, fmt.Errorf("controller: diff turn %s: %w", p, ErrNoTurn)
+		return nil, nil, fmt.Errorf("controller: diff turn %s: %w", p, c.noTurn(ctx, p.Turn))
 	}
 	if err != nil {
 		return nil, nil, err

@@ -28,6 +28,21 @@ const (
 	Unchanged ChangeKind = "unchanged"
 )
 
+// Mark is how every front-end shows the kind beside a path: + created,
+// - deleted, = unchanged, ~ modified (the web page's app.js keeps the same
+// table; a test holds the two together).
+func (k ChangeKind) Mark() string {
+	switch k {
+	case Created:
+		return "+"
+	case Deleted:
+		return "-"
+	case Unchanged:
+		return "="
+	}
+	return "~"
+}
+
 // Checkpoint is a turn's record with what the turn did to each file.
 type Checkpoint struct {
 	checkpoints.Checkpoint
@@ -100,10 +115,32 @@ func (c *Controller) kind(ctx context.Context, f checkpoints.FileSnap, open bool
 func (c *Controller) Turn(ctx context.Context, n int) (Record, error) {
 	cp, err := c.idx.Turn(ctx, n)
 	if errors.Is(err, checkpoints.ErrNotFound) {
-		return checkpoints.Checkpoint{}, fmt.Errorf("controller: turn %d: %w", n, ErrNoTurn)
+		return checkpoints.Checkpoint{}, fmt.Errorf("controller: turn %d: %w", n, c.noTurn(ctx, n))
 	}
 	return cp, err
 }
+
+// noTurn is the error for turn n, which is not in the active history:
+// ErrNoTurn, and ErrTurnHidden as well when a turn numbered n is hidden.
+func (c *Controller) noTurn(ctx context.Context, n int) error {
+	turns, err := c.idx.TurnRecords(ctx)
+	if err != nil {
+		return ErrNoTurn
+	}
+	for _, t := range turns {
+		if t.Number == n && t.Hidden {
+			return hiddenTurn{}
+		}
+	}
+	return ErrNoTurn
+}
+
+// hiddenTurn is ErrTurnHidden that is also ErrNoTurn.
+type hiddenTurn struct{}
+
+func (hiddenTurn) Error() string { return ErrTurnHidden.Error() }
+
+func (hiddenTurn) Is(target error) bool { return target == ErrTurnHidden || target == ErrNoTurn }
 
 // Turns returns the active turns, oldest first, as recorded: without their
 // files or change kinds, so cheaper than Checkpoints (for a count, or a

@@ -185,8 +185,8 @@ func SessionWorkspace(ctx context.Context, store, id string) (root string, ok bo
 	if !checkpoints.ValidSession(id) {
 		return "", false, fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
 	}
-	if has, err := checkpoints.HasSession(store, id); err != nil || !has {
-		return "", false, err
+	if !HasSession(store, id) {
+		return "", false, nil
 	}
 	idx, err := checkpoints.OpenSession(ctx, store, id, false)
 	if err != nil {

@@ -133,7 +133,7 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 		defer release()
 		cp, err := c.idx.Turn(ctx, turn)
 		if errors.Is(err, checkpoints.ErrNotFound) {
-			return ErrNoTurn
+			return c.noTurn(ctx, turn)
 		}
 		if err != nil {
 			return err

@@ -129,7 +129,7 @@ func (c *Controller) StepsOf(ctx context.Context, turn int) ([]Step, error) {
 		return nil, err
 	}
 	if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
-		return nil, fmt.Errorf("controller: steps of turn %d: %w", turn, ErrNoTurn)
+		return nil, fmt.Errorf("controller: steps of turn %d: %w", turn, c.noTurn(ctx, turn))
 	} else if err != nil {
 		return nil, err
 	}

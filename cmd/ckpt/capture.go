@@ -64,7 +64,7 @@ output names both.`,
 // failure is reported and the rest are still captured.
 func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 	args := o.paths
-	c, err := a.open(ctx)
+	c, err := a.openRecord(ctx)
 	if err != nil {
 		return err
 	}

@@ -31,12 +31,17 @@ temporary directory is touched.`,
 			if err != nil {
 				return err
 			}
-			if keep {
-				a.say("keeping %s", dir)
-			} else {
+			if !keep {
 				defer os.RemoveAll(dir)
 			}
-			return playDemo(cmd.Context(), a.stdout, dir)
+			if err := playDemo(cmd.Context(), a.stdout, dir); err != nil {
+				return err
+			}
+			if keep {
+				a.say("kept %s; explore it with: cd %s && ckpt --store %s list", dir,
+					shellQuote(filepath.Join(dir, "workspace")), shellQuote(filepath.Join(dir, "store")))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary workspace and store afterwards")

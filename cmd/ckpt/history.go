@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -30,6 +31,9 @@ mode, size) and can_undo / can_redo flags.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.open(cmd.Context())
+			if errors.As(err, new(noSessionYet)) {
+				return a.emptyList(err)
+			}
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -105,18 +106,6 @@ func (a *app) stdoutTerminal() bool {
 	return ok && isatty.IsTerminal(f.Fd())
 }
 
-func kindMark(kind string) string {
-	switch kind {
-	case "created":
-		return "+"
-	case "deleted":
-		return "-"
-	case "unchanged":
-		return "="
-	}
-	return "~"
-}
-
 // shorten puts s on one line and cuts it to n runes.
 func shorten(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -190,6 +179,9 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 		page.Limit = listPage
 	}
 	c, err := a.open(ctx)
+	if errors.As(err, new(noSessionYet)) {
+		return a.emptyList(err)
+	}
 	if err != nil {
 		return err
 	}
@@ -294,7 +286,7 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 		if j > 0 {
 			line = append(line, ' ')
 		}
-		line = append(line, kindMark(string(cp.Kinds[j]))...)
+		line = append(line, cp.Kinds[j].Mark()...)
 		line = append(line, quote.Path(f.Path)...)
 	}
 	line = append(line, '\n')

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,6 +29,9 @@ func newLogCmd(a *app) *cobra.Command {
 // runLog prints the active conversation.
 func (a *app) runLog(ctx context.Context) error {
 	c, err := a.open(ctx)
+	if errors.As(err, new(noSessionYet)) {
+		return a.emptyList(err)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,19 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/mcpserver"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -31,7 +36,10 @@ on stdin/stdout, for an agent or IDE to start as an MCP server:
   history           every rewind, undo and redo, with op ids
   status            session, scan mode, open turn and what changed since
 
-Started by Claude Code with no session named (--session, $CKPT_SESSION),
+With no session named it serves the workspace's most recently active
+session, and fails, creating nothing, when the workspace has none in the
+store ($CKPT_HOME, --store): the line it writes to stderr at start names
+the session, workspace and store. Started by Claude Code with no session named (--session, $CKPT_SESSION),
 it serves Claude's own conversation ($CLAUDE_CODE_SESSION_ID, the session
 ckpt's Claude hooks record into), in its project directory
 ($CLAUDE_PROJECT_DIR) until that session exists.
@@ -54,21 +62,133 @@ func (a *app) serveMCP(cmd *cobra.Command) error {
 	if err := a.claudeSession(ctx); err != nil {
 		return err
 	}
-	c, err := a.open(ctx)
+	open := a.open
+	if a.record {
+		open = a.openRecord // Claude's own session, which its hooks record into
+	}
+	c, err := open(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv := mcpserver.New(c, mcpserver.Options{Version: buildVersion().Version, Logger: log})
-	a.say("ckpt: serving session %s of %s as MCP tools on stdio", c.Session(), c.WorkspaceRoot())
-	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+	a.say("ckpt: serving session %s of %s (store %s) as MCP tools on stdio", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
+	p := newPending(ctx, a.stdin, a.stdout)
+	t := &mcp.IOTransport{Reader: io.NopCloser(p.in), Writer: nopWriteCloser{p.out}}
 	err = srv.Run(ctx, t)
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil // the client hung up, or we were told to stop
 	}
 	return err
 }
+
+// pending counts the requests read from the client and the responses
+// written to it, so that the end of the client's input is passed on only
+// once every request read has its answer: `printf '…' | ckpt mcp` gets
+// them all, though the server stops reading at the end of input.
+type pending struct {
+	ctx  context.Context
+	in   io.Reader
+	out  io.Writer
+	mu   sync.Mutex
+	cond *sync.Cond
+	// asked and answered are the ids of requests read and of responses
+	// written; inLine and outLine hold a message's start until its end.
+	asked, answered map[string]bool
+	inLine, outLine []byte
+}
+
+// pendingWait bounds the wait at end of input for a server that would not
+// answer a request.
+const pendingWait = time.Minute
+
+func newPending(ctx context.Context, in io.Reader, out io.Writer) *pending {
+	p := &pending{ctx: ctx, asked: map[string]bool{}, answered: map[string]bool{}}
+	p.cond = sync.NewCond(&p.mu)
+	p.in = readerFunc(func(b []byte) (int, error) {
+		n, err := in.Read(b)
+		p.mu.Lock()
+		p.inLine = p.scan(p.inLine, b[:n], p.asked, true)
+		p.mu.Unlock()
+		if err == io.EOF {
+			if n > 0 {
+				return n, nil // the data first; EOF on the next read
+			}
+			p.drain()
+		}
+		return n, err
+	})
+	p.out = writerFunc(func(b []byte) (int, error) {
+		n, err := out.Write(b)
+		p.mu.Lock()
+		p.outLine = p.scan(p.outLine, b[:n], p.answered, false)
+		p.cond.Broadcast()
+		p.mu.Unlock()
+		return n, err
+	})
+	return p
+}
+
+// scan adds to ids the id of each whole line of buf+b that is a request
+// (request set) or a response, and returns what is left of a line.
+func (p *pending) scan(buf, b []byte, ids map[string]bool, request bool) []byte {
+	buf = append(buf, b...)
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return buf
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(buf[:i], &m) == nil && len(m.ID) > 0 && string(m.ID) != "null" && (m.Method != "") == request {
+			ids[string(m.ID)] = true
+		}
+		buf = buf[i+1:]
+	}
+}
+
+// drain waits until every request read has been answered, the context
+// ends or pendingWait passes.
+func (p *pending) drain() {
+	stop := context.AfterFunc(p.ctx, func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
+	timer := time.AfterFunc(pendingWait, func() {
+		p.mu.Lock()
+		p.asked = nil
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	defer timer.Stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.ctx.Err() == nil && p.unanswered() {
+		p.cond.Wait()
+	}
+}
+
+func (p *pending) unanswered() bool {
+	for id := range p.asked {
+		if !p.answered[id] {
+			return true
+		}
+	}
+	return false
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(b []byte) (int, error) { return f(b) }
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 // nopWriteCloser keeps the server from closing stdout.
 type nopWriteCloser struct{ io.Writer }
@@ -84,7 +204,7 @@ func (a *app) claudeSession(ctx context.Context) error {
 	if a.session != "" || id == "" || !controller.ValidSession(id) {
 		return nil
 	}
-	a.session = id
+	a.session, a.named, a.record = id, true, true
 	if a.workspace != "" {
 		return nil
 	}

@@ -37,7 +37,7 @@ func newMessageCmd(a *app) *cobra.Command {
 
 // runMessage appends a message to the open turn.
 func (a *app) runMessage(ctx context.Context, o messageOptions) error {
-	c, err := a.open(ctx)
+	c, err := a.openRecord(ctx)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,8 @@ changed since the agent left them, then confirm.
                         they had when TURN began; files created since are deleted
   --scope conversation  turns TURN.. leave the conversation; TURN's prompt is
                         printed so you can edit and resend it
-  --scope both          both, as one operation (the default)
+  --scope both          both, as one operation (the default, but for
+                        --only and TURN.STEP, which rewind code)
 
 TURN.STEP rewinds code to just before TURN's STEP-th tool call (steps are
 numbered from 1; ckpt list --steps shows them): what tool calls STEP.. and
@@ -108,8 +109,8 @@ acceptEdits).`,
 				return err
 			}
 			turn := pt.Turn
-			if pt.Step > 0 && !cmd.Flags().Changed("scope") {
-				scope = string(controller.ScopeCode)
+			if (pt.Step > 0 || only) && !cmd.Flags().Changed("scope") {
+				scope = string(controller.ScopeCode) // files, not the conversation
 			}
 			sc, err := controller.ParseScope(scope)
 			if err != nil {
@@ -171,7 +172,7 @@ acceptEdits).`,
 	cmd.Flags().StringVar(&scope, "scope", "both", "what to rewind: code, conversation or both")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite files changed since the agent left them (undo brings them back)")
-	cmd.Flags().BoolVar(&only, "only", false, "restore only the PATHs given after TURN")
+	cmd.Flags().BoolVar(&only, "only", false, "restore only the PATHs given after TURN (scope code unless --scope says otherwise)")
 	cmd.Flags().BoolVar(&resumeClaude, "resume-claude", false, "for a Claude Code session, run the command that forks Claude's conversation at TURN")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/jsondoc"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +41,14 @@ type app struct {
 	session   string
 	store     string
 	json      bool
-	located   bool      // locate has settled workspace and session
+	located   bool // locate has settled workspace and session
+	// named says the session was named (--session, $CKPT_SESSION), not
+	// chosen by locate; record says the command records (turn, capture,
+	// message, step, scan on|off): it may create the session it names.
+	named, record bool
+	// picked is set when locate chose the workspace's most recently
+	// active session, which is not its default one: open says so.
+	picked    bool
 	remoteBar *progress // a sync or pull's transfer display, if shown
 	warned    bool      // the store's warning was shown
 	// scanState and scanNote are what an install did to the workspace's
@@ -51,14 +59,33 @@ type app struct {
 	stdout, stderr io.Writer
 }
 
-// open opens the controller for the global flags.
+// open opens the controller for the global flags, for a command that
+// reads or rewinds: a session the store does not have is an error naming
+// the sessions the workspace has, and nothing is created.
 func (a *app) open(ctx context.Context) (*controller.Controller, error) {
+	return a.openSession(ctx, false)
+}
+
+// openRecord opens the controller for a command that records: the
+// session is created when the store does not have it yet.
+func (a *app) openRecord(ctx context.Context) (*controller.Controller, error) {
+	a.record = true
+	return a.openSession(ctx, true)
+}
+
+func (a *app) openSession(ctx context.Context, create bool) (*controller.Controller, error) {
 	if err := a.locate(ctx); err != nil {
 		return nil, storeHint(err)
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store})
+	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store, NoCreate: !create})
 	if errors.Is(err, controller.ErrWorkspaceMismatch) {
 		return nil, fmt.Errorf("%w (run ckpt from inside that workspace, or pass --workspace DIR, or --session ID for another session)", err)
+	}
+	if errors.Is(err, controller.ErrNoSession) {
+		return nil, a.noSession(ctx)
+	}
+	if err == nil && a.picked {
+		a.say("ckpt: session %s, the last active in %s (--session ID picks another; `ckpt sessions` lists them)", a.session, quote.Path(a.workspace))
 	}
 	if err == nil && c.Recovered() != "" {
 		a.say("ckpt: %s", c.Recovered())
@@ -67,6 +94,51 @@ func (a *app) open(ctx context.Context) (*controller.Controller, error) {
 		a.warnStore(c.StoreWarning())
 	}
 	return c, storeHint(err)
+}
+
+// noSessionYet is noSession's error for a workspace with no session and
+// none named: a listing takes it for an empty one (emptyList).
+type noSessionYet struct{ msg string }
+
+func (e noSessionYet) Error() string { return e.msg }
+
+// emptyList answers a listing command whose open failed with err, a
+// noSessionYet: an empty JSON list, or the reason on stderr.
+func (a *app) emptyList(err error) error {
+	if a.json {
+		return a.printJSON([]any{})
+	}
+	a.say("%s", oneLine(err))
+	return nil
+}
+
+// noSession is the error for a session the store does not have: it names
+// the session and the store, and lists the sessions the workspace has.
+func (a *app) noSession(ctx context.Context) error {
+	ss, err := controller.WorkspaceSessions(ctx, a.store, a.workspace)
+	if err != nil {
+		return err
+	}
+	if len(ss) == 0 && !a.named {
+		return noSessionYet{fmt.Sprintf("no checkpoints yet: %s has no session in store %s (open a turn with `ckpt turn PROMPT`, or record an agent's with `ckpt install AGENT`)",
+			quote.Path(a.workspace), quote.Path(a.store))}
+	}
+	msg := fmt.Sprintf("no session %s in store %s", a.session, quote.Path(a.store))
+	if len(ss) == 0 {
+		return fmt.Errorf("%s, and %s has none", msg, quote.Path(a.workspace))
+	}
+	var b strings.Builder
+	for i, s := range ss {
+		if i == 5 {
+			fmt.Fprintf(&b, ", and %d more (`ckpt sessions`)", len(ss)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%d turns)", s.ID, s.Turns)
+	}
+	return fmt.Errorf("%s; sessions of %s, last active first: %s (--session ID picks one)", msg, quote.Path(a.workspace), b.String())
 }
 
 // exitAfterRun is set by main: this process exits once run returns, so a
@@ -87,32 +159,68 @@ func (a *app) closeController(c *controller.Controller) error {
 // locate settles the workspace and session: an explicit workspace
 // (--workspace, $CKPT_WORKSPACE) is used as given; otherwise the nearest
 // enclosing directory that is a session's workspace in the store, as git
-// finds its repository, else the current directory. With no session named,
-// the session is the workspace's own default. It runs once.
+// finds its repository, else the current directory. A session named by a
+// unique prefix of its id is that session (not for a command that
+// records, whose new id may start like an old one). With no session
+// named, the session is the workspace's most recently active one (see
+// controller.ActiveSession), else its own default. It runs once.
 func (a *app) locate(ctx context.Context) error {
 	if a.located {
 		return nil
 	}
-	if a.workspace != "" {
-		if a.session == "" {
-			root, err := controller.WorkspaceRoot(a.workspace)
-			if err != nil {
-				return err
-			}
-			a.session = controller.WorkspaceSession(root)
+	if a.named && !a.record {
+		if err := a.matchSession(); err != nil {
+			return err
 		}
-		a.located = true
+	}
+	if a.workspace != "" {
+		root, err := controller.WorkspaceRoot(a.workspace)
+		if err != nil {
+			return err
+		}
+		a.workspace = root
+	} else {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("current directory: %w (pass --workspace DIR)", err)
+		}
+		loc, err := controller.Locate(ctx, a.store, wd, a.session)
+		if err != nil {
+			return err
+		}
+		a.workspace, a.session = loc.Workspace, loc.Session
+	}
+	if !a.named {
+		def := controller.WorkspaceSession(a.workspace)
+		s, err := controller.ActiveSession(ctx, a.store, a.workspace)
+		if err != nil {
+			return err
+		}
+		a.session, a.picked = def, false
+		if s != "" && s != def {
+			a.session, a.picked = s, true
+		}
+	}
+	a.located = true
+	return nil
+}
+
+// matchSession takes a session named by a unique prefix of its id for
+// that session; an ambiguous prefix is a usage error listing the matches.
+func (a *app) matchSession() error {
+	if controller.HasSession(a.store, a.session) {
 		return nil
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return fmt.Errorf("current directory: %w (pass --workspace DIR)", err)
-	}
-	loc, err := controller.Locate(ctx, a.store, wd, a.session)
+	ids, err := controller.MatchSessions(a.store, a.session)
 	if err != nil {
 		return err
 	}
-	a.workspace, a.session, a.located = loc.Workspace, loc.Session, true
+	switch {
+	case len(ids) == 1:
+		a.session = ids[0]
+	case len(ids) > 1:
+		return usagef("session %q is the start of %d sessions: %s (give more of the id)", a.session, len(ids), strings.Join(ids, ", "))
+	}
 	return nil
 }
 
@@ -166,6 +274,8 @@ func hint(err error) string {
 	switch {
 	case errors.Is(err, controller.ErrNoOpenTurn):
 		return " (open one with `ckpt turn PROMPT` first)"
+	case errors.Is(err, controller.ErrTurnHidden):
+		return "; `ckpt undo` brings it back"
 	case errors.Is(err, controller.ErrNoTurn):
 		return " (`ckpt list` shows the turns)"
 	case errors.Is(err, controller.ErrBlobNotFound):
@@ -213,10 +323,10 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 		},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	f := root.PersistentFlags()
 	f.StringVar(&a.workspace, "workspace", "", "workspace directory (default $CKPT_WORKSPACE, else the nearest enclosing directory that is a session's workspace in the store, else the current directory)")
-	f.StringVar(&a.session, "session", "", "session id (default $CKPT_SESSION, else the workspace's own default session)")
+	f.StringVar(&a.session, "session", "", "session id, or a unique start of one (default $CKPT_SESSION, else the workspace's most recently active session)")
 	f.StringVar(&a.store, "store", "", "store directory (default $CKPT_HOME, else $XDG_DATA_HOME/ckpt or ~/.local/share/ckpt)")
 	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
 	// Every command, registered here and only here (help lists them
@@ -233,7 +343,46 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("ckpt {{.Version}}\n")
 	addHelpTopics(root)
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [COMMAND | TOPIC]",
+		Short: "Help about any command or topic",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return usagef("no command or help topic %q (`ckpt help` lists them)", strings.Join(args, " "))
+			}
+			return c.Help()
+		},
+	})
 	return root
+}
+
+// flagError makes a flag parsing error a usage error; a negative number
+// given where a TURN goes, which the parser takes for a flag ("-1"), is
+// said as what it is.
+func flagError(cmd *cobra.Command, err error) error {
+	const unknown = "unknown shorthand flag: "
+	if s := err.Error(); strings.HasPrefix(s, unknown) {
+		if _, arg, ok := strings.Cut(s, " in "); ok && isNegative(arg) {
+			return usagef("%s: turns are numbered from 0 (`ckpt list` shows them), got %s", cmd.Name(), arg)
+		}
+	}
+	return usageError{err}
+}
+
+// isNegative reports whether s is a negative number, as TURN or
+// TURN.STEP would be written: "-1", "-2.3".
+func isNegative(s string) bool {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == s || digits == "" {
+		return false
+	}
+	for _, r := range digits {
+		if (r < '0' || r > '9') && r != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // resolveGlobals fills the global flags' defaults from the environment.
@@ -247,7 +396,8 @@ func (a *app) resolveGlobals(cmd *cobra.Command) error {
 	if a.session == "" && !f.Changed("session") {
 		a.session = os.Getenv("CKPT_SESSION")
 	}
-	if a.session != "" || f.Changed("session") {
+	a.named = a.session != "" || f.Changed("session")
+	if a.named {
 		if !controller.ValidSession(a.session) {
 			return usageError{fmt.Errorf("session %q: %w", a.session, controller.ErrBadSession)}
 		}
@@ -296,7 +446,7 @@ func parseTurn(s string) (int, error) {
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usagef("%s takes %s (see ckpt %s --help)", cmd.Name(), what, cmd.Name())
+			return usagef("%s takes %s (see %s --help)", strings.TrimPrefix(cmd.CommandPath(), "ckpt "), what, cmd.CommandPath())
 		}
 		return nil
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -23,19 +25,28 @@ deleted. Refused in a home directory or a filesystem root.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.closeController(c)
+			open := a.open
 			if args[0] != "status" {
-				if err := c.SetScan(cmd.Context(), args[0] == "on"); err != nil {
+				open = a.openRecord // a setting for the turns to come
+			}
+			c, err := open(cmd.Context())
+			var on bool
+			switch {
+			case errors.As(err, new(noSessionYet)):
+				// No session yet: the turns to come take the workspace's.
+				on, _ = controller.WorkspaceScan(a.store, a.workspace)
+			case err != nil:
+				return err
+			default:
+				defer a.closeController(c)
+				if args[0] != "status" {
+					if err := c.SetScan(cmd.Context(), args[0] == "on"); err != nil {
+						return err
+					}
+				}
+				if on, err = c.ScanSetting(cmd.Context()); err != nil {
 					return err
 				}
-			}
-			on, err := c.ScanSetting(cmd.Context())
-			if err != nil {
-				return err
 			}
 			if a.json {
 				return a.printJSON(map[string]bool{"scan": on})
@@ -62,6 +73,7 @@ change (!), which a rewind skips.`,
 				return err
 			}
 			defer a.closeController(c)
+			a.say("ckpt: session %s of %s, store %s", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
 			switch p, down := hookServerProblem(a.store, a.workspace); {
 			case down:
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")

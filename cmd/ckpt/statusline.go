@@ -85,6 +85,9 @@ func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 			return "ckpt: no workspace"
 		}
 		session = loc.Session
+		if s, err := controller.ActiveSession(ctx, a.store, loc.Workspace); err == nil && s != "" {
+			session = s
+		}
 	}
 	root, ok, err := controller.SessionWorkspace(ctx, a.store, session)
 	if err != nil {

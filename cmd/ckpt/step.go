@@ -38,7 +38,7 @@ tool, for ckpt list --steps.`,
 			if len(args) == 1 {
 				o.Key = args[0]
 			}
-			c, err := a.open(cmd.Context())
+			c, err := a.openRecord(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -51,7 +51,7 @@ created since. Unchanged files are not re-read (a stat cache).`,
 
 // runTurn opens the next turn and prints its number.
 func (a *app) runTurn(ctx context.Context, o turnOptions) error {
-	c, err := a.open(ctx)
+	c, err := a.openRecord(ctx)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/quote"
@@ -11,13 +12,14 @@ import (
 // undoOptions are the flags of undo and redo.
 type undoOptions struct {
 	force, dryRun bool
-	op            int64
+	op            string
+	opID          int64 // op parsed, by runReverse
 }
 
 func (o *undoOptions) flags(cmd *cobra.Command, verb string) {
 	cmd.Flags().BoolVar(&o.force, "force", false, verb+" even if it overwrites work done since (what it overwrites is kept: see ckpt history)")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would change, and conflicts, without changing anything")
-	cmd.Flags().Int64Var(&o.op, "op", 0, "the op (an ID from ckpt history) to "+verb+" instead of the newest")
+	cmd.Flags().StringVar(&o.op, "op", "", "the op (an ID from ckpt history) to "+verb+" instead of the newest")
 }
 
 func newUndoCmd(a *app) *cobra.Command {
@@ -69,15 +71,19 @@ anyway, and what it overwrites is kept: "ckpt undo" brings it back.
 }
 
 func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
-	if cmd.Flags().Changed("op") && o.op <= 0 {
-		return usagef("--op must be an op ID from ckpt history (a whole number ≥ 1), got %d", o.op)
+	if cmd.Flags().Changed("op") {
+		id, err := strconv.ParseInt(o.op, 10, 64)
+		if err != nil || id <= 0 {
+			return usagef("--op must be an op ID from ckpt history (a whole number ≥ 1), got %q", o.op)
+		}
+		o.opID = id
 	}
 	c, err := a.open(cmd.Context())
 	if err != nil {
 		return err
 	}
 	defer a.closeController(c)
-	uo := controller.UndoOptions{DryRun: o.dryRun, Force: o.force, Op: o.op}
+	uo := controller.UndoOptions{DryRun: o.dryRun, Force: o.force, Op: o.opID}
 	var res controller.Result
 	if redo {
 		res, err = c.Redo(cmd.Context(), uo)
@@ -87,7 +93,7 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 	if err != nil {
 		return a.refused(res, err)
 	}
-	return a.printReversal(res, redo, o.op)
+	return a.printReversal(res, redo, o.opID)
 }
 
 // printReversal prints an undo or redo result: JSON (the rewind form), or

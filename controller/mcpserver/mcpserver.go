@@ -559,6 +559,7 @@ type StatusInput struct{}
 type StatusOutput struct {
 	Session    string              `json:"session" jsonschema:"the ckpt session id"`
 	Workspace  string              `json:"workspace" jsonschema:"the workspace root directory"`
+	Store      string              `json:"store" jsonschema:"the store directory the session lives in"`
 	Scan       bool                `json:"scan" jsonschema:"scan mode: each turn records the whole workspace, so edits made through a shell are covered"`
 	OpenTurn   *int                `json:"open_turn" jsonschema:"the turn now open; null before the first turn"`
 	OpenPrompt string              `json:"open_prompt" jsonschema:"the open turn's prompt"`
@@ -569,7 +570,7 @@ type StatusOutput struct {
 }
 
 func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
-	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Changes: []controller.Change{}}
+	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Store: s.c.StoreDir(), Changes: []controller.Change{}}
 	var err error
 	if out.Scan, err = s.c.ScanSetting(ctx); err != nil {
 		return StatusOutput{}, err

@@ -9,7 +9,8 @@
     if (text !== undefined) e.textContent = text;
     return e;
   };
-  const sigil = { created: "+", modified: "~", deleted: "-" };
+  // The marks of Go's controller.ChangeKind.Mark, as the CLI shows them.
+  const sigil = { created: "+", modified: "~", deleted: "-", unchanged: "=" };
 
   // quotePath shows a path as every ckpt front-end does (Go's
   // internal/quote.Path; a test holds the two to the same cases): as it
