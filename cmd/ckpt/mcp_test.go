@@ -467,6 +467,9 @@ func TestMCPCommand(t *testing.T) {
 		t.Errorf("mcp extra: exit %d, stderr %q; want a usage error", code, stderr)
 	}
 	// A client that hangs up at once: a clean exit, nothing on stdout.
+	if code, _, stderr := ckptRun(t, ws, store, "turn", "t0"); code != exitOK {
+		t.Fatalf("turn: %s", stderr)
+	}
 	code, stdout, stderr := ckptRun(t, ws, store, "mcp")
 	if code != exitOK || stdout != "" || !strings.Contains(stderr, "serving session") {
 		t.Errorf("mcp on empty stdin: exit %d, stdout %q, stderr %q", code, stdout, stderr)
@@ -560,10 +563,12 @@ func TestMCPClaudeSession(t *testing.T) {
 		}
 	})
 	t.Run("no_claude", func(t *testing.T) {
+		// The workspace's most recently active session: Claude's,
+		// which opened the last turn.
 		t.Setenv("CLAUDE_CODE_SESSION_ID", "")
 		s, w, p := status(mcpInProcess(t, "--store", store, "mcp"))
-		if p != "in the default session" || w != root || s == claudeID {
-			t.Fatalf("got session %q workspace %q prompt %q, want the workspace's default session", s, w, p)
+		if p != "in Claude's session" || w != root || s != claudeID {
+			t.Fatalf("got session %q workspace %q prompt %q, want the last active session %s", s, w, p, claudeID)
 		}
 	})
 }
