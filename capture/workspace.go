@@ -402,7 +402,7 @@ func (w *Workspace) stage(rel, tag string, r io.Reader, mode fs.FileMode, b *Bar
 	if err != nil {
 		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
 	}
-	_, err = io.Copy(f, r)
+	_, err = copySparse(f, r)
 	if err == nil {
 		err = f.Chmod(mode.Perm())
 	}
