@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // deepRoot opens e's workspace as a root: a path thousands of
 // directories deep is longer than PATH_MAX, so the test reaches it
 // through handles, as ckpt does.
-func deepRoot(t *testing.T, e *env) *os.Root {
+func deepRoot(t testing.TB, e *env) *os.Root {
 	t.Helper()
 	r, err := os.OpenRoot(e.ws)
 	if err != nil {
@@ -27,13 +28,13 @@ func deepRoot(t *testing.T, e *env) *os.Root {
 
 // mkDeep makes depth nested directories d/d/… below r, each from its
 // parent's handle, and returns the path of a file f at the bottom.
-func mkDeep(t *testing.T, r *os.Root, depth int) string {
+func mkDeep(t testing.TB, r *os.Root, depth int) string {
 	t.Helper()
 	mkDeepIn(t, r, "d", depth)
 	return strings.Repeat("d/", depth) + "f"
 }
 
-func readIn(t *testing.T, r *os.Root, rel string) string {
+func readIn(t testing.TB, r *os.Root, rel string) string {
 	t.Helper()
 	b, err := r.ReadFile(rel)
 	if errors.Is(err, os.ErrNotExist) {
@@ -130,7 +131,7 @@ func TestDeepTreeRewind(t *testing.T) {
 }
 
 // mkDeepIn is mkDeep with a directory name of its own.
-func mkDeepIn(t *testing.T, r *os.Root, name string, depth int) {
+func mkDeepIn(t testing.TB, r *os.Root, name string, depth int) {
 	t.Helper()
 	cur := r
 	for range depth {
@@ -197,5 +198,40 @@ func TestStoppedRecoveryResumes(t *testing.T) {
 	}
 	if _, err := controller.IndexOf(e.c).PendingOp(context.Background()); !errors.Is(err, checkpoints.ErrNotFound) {
 		t.Errorf("op still pending after the second Open: %v", err)
+	}
+}
+
+// BenchmarkDeepRewind rewinds one file depth directories deep (an undo
+// between rounds, untimed, puts the edit back). Its time grows with the
+// depth, not with its square.
+func BenchmarkDeepRewind(b *testing.B) {
+	for _, depth := range []int{100, 400, 1600} {
+		b.Run(strconv.Itoa(depth), func(b *testing.B) {
+			ctx := context.Background()
+			e := newEnv(b)
+			r := deepRoot(b, e)
+			deep := mkDeep(b, r, depth)
+			if err := r.WriteFile(deep, []byte("v0"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			e.turn("t0")
+			if _, err := e.c.Capture(ctx, deep); err != nil {
+				b.Fatal(err)
+			}
+			if err := r.WriteFile(deep, []byte("v1"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := e.c.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
 	}
 }
