@@ -38,7 +38,8 @@ func TestSparseFileComesBackSparse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt(data, at); err == nil {
+	_, err = f.WriteAt(data, at)
+	if err == nil {
 		err = f.Truncate(size)
 	}
 	if cerr := f.Close(); err == nil {
@@ -83,7 +84,8 @@ func BenchmarkSparseRewind(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := f.WriteAt(bytes.Repeat([]byte("data"), 256<<10), 512<<20); err == nil {
+	_, err = f.WriteAt(bytes.Repeat([]byte("data"), 256<<10), 512<<20)
+	if err == nil {
 		err = f.Truncate(1 << 30)
 	}
 	if cerr := f.Close(); err == nil {
