@@ -109,7 +109,7 @@ func (c *Capturer) StateWith(ctx context.Context, rel string, put PutFunc) (chec
 		return checkpoints.State{}, err // a file appeared since the open failed
 	}
 	defer f.Close()
-	id, n, err := put(ctx, statted{f, fi})
+	id, n, err := put(ctx, statted{contentReader(f, fi), fi})
 	if err != nil {
 		return checkpoints.State{}, fmt.Errorf("capture: %s: %w", rel, err)
 	}
@@ -119,11 +119,11 @@ func (c *Capturer) StateWith(ctx context.Context, rel string, put PutFunc) (chec
 	return checkpoints.State{Content: &id, Mode: fi.Mode().Perm(), Size: n}, nil
 }
 
-// statted is an open file whose Stat returns what opening it found, so the
-// blob store's size check (a Stat of what it is given) costs no second
-// system call.
+// statted is an open file's content whose Stat returns what opening it
+// found, so the blob store's size check (a Stat of what it is given)
+// costs no second system call.
 type statted struct {
-	*os.File
+	io.Reader
 	fi fs.FileInfo
 }
 

@@ -135,10 +135,21 @@ func (w *Workspace) resolveDir(dir string) (string, error) {
 // handle, and returns the real directory relative to the root. The part
 // that does not exist is kept as written. A link leading out of the root,
 // by an absolute target elsewhere or by "..", fails with
-// ErrOutsideWorkspace. Only Lstat and Readlink are used: nothing is opened.
+// ErrOutsideWorkspace. Each element is looked at with Lstat (and Readlink)
+// inside its parent, which is opened (as openDir does) only to look inside
+// it: the walk costs the path's depth, not its square.
 func (w *Workspace) resolveOnce(dir string) (string, error) {
 	todo := strings.Split(dir, "/")
 	var done []string
+	// seen[i] is what Lstat found at done[i]; open[i] is the directory
+	// done[:i] (open[0] the root), opened once the walk looks inside it.
+	var seen []fs.FileInfo
+	open := []*os.Root{w.dir}
+	defer func() {
+		for _, r := range open[1:] {
+			r.Close()
+		}
+	}()
 	links := 0
 	for len(todo) > 0 {
 		part := todo[0]
@@ -150,14 +161,28 @@ func (w *Workspace) resolveOnce(dir string) (string, error) {
 			if len(done) == 0 {
 				return "", ErrOutsideWorkspace
 			}
-			done = done[:len(done)-1]
+			done, seen = done[:len(done)-1], seen[:len(seen)-1]
+			if len(open) > len(done)+1 {
+				open[len(open)-1].Close()
+				open = open[:len(open)-1]
+			}
 			continue
 		}
-		cur := path.Join(path.Join(done...), part)
-		fi, err := w.dir.Lstat(cur)
-		// ENOTDIR: a file stands where a parent directory was, so the rest
-		// does not exist (as a path) either.
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		var err error
+		if i := len(done) - 1; len(open) == i+1 {
+			var sub *os.Root
+			if sub, err = openChildAs(open[i], done[i], seen[i]); err == nil {
+				open = append(open, sub)
+			}
+		}
+		var fi fs.FileInfo
+		if err == nil {
+			fi, err = open[len(open)-1].Lstat(part)
+		}
+		// ENOTDIR (ErrNotRegular from opening it): a file stands where a
+		// parent directory was, so the rest does not exist (as a path)
+		// either.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, ErrNotRegular) {
 			rest := path.Join(append(append(append([]string{}, done...), part), todo...)...)
 			if rest == ".." || strings.HasPrefix(rest, "../") {
 				return "", ErrOutsideWorkspace
@@ -168,13 +193,13 @@ func (w *Workspace) resolveOnce(dir string) (string, error) {
 			return "", err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, part)
+			done, seen = append(done, part), append(seen, fi)
 			continue
 		}
 		if links++; links > maxLinks {
-			return "", fmt.Errorf("%s: %w", cur, errTooManyLinks)
+			return "", fmt.Errorf("%s: %w", path.Join(path.Join(done...), part), errTooManyLinks)
 		}
-		target, err := w.dir.Readlink(cur)
+		target, err := open[len(open)-1].Readlink(part)
 		if err != nil {
 			return "", err
 		}
@@ -185,7 +210,11 @@ func (w *Workspace) resolveOnce(dir string) (string, error) {
 					return "", ErrOutsideWorkspace
 				}
 			}
-			done = nil
+			done, seen = nil, nil
+			for _, h := range open[1:] {
+				h.Close()
+			}
+			open = open[:1]
 			target = r
 		} else if t := filepath.ToSlash(target); strings.HasPrefix(t, "/") {
 			return "", ErrOutsideWorkspace // rooted but not absolute (Windows): another volume's root
@@ -374,7 +403,7 @@ func (w *Workspace) stage(rel, tag string, r io.Reader, mode fs.FileMode, b *Bar
 	if err != nil {
 		return Staged{}, fmt.Errorf("capture: stage %s: %w", rel, err)
 	}
-	_, err = io.Copy(f, r)
+	_, err = copySparse(f, r)
 	if err == nil {
 		err = f.Chmod(mode.Perm())
 	}
@@ -517,27 +546,26 @@ func (w *Workspace) Discard(s Staged) {
 	}
 }
 
-// CleanStaged removes the temp files an operation tagged tag staged next to
-// rel and never committed (it crashed): regular files whose name only
-// Stage makes. A hard link there only loses that name.
-func (w *Workspace) CleanStaged(rel, tag string) {
-	d, _, e, err := w.parent(rel, false)
-	if err != nil || e != nil {
-		return // never look through a symlinked parent
-	}
-	defer d.close()
-	f, err := d.r.Open(".")
-	if err != nil {
-		return
-	}
-	ents, _ := f.ReadDir(-1)
-	f.Close()
-	for _, e := range ents {
-		n := e.Name()
-		if e.Type().IsRegular() && strings.HasPrefix(n, tempPrefix(tag)) && strings.HasSuffix(n, ".tmp") {
-			d.r.Remove(n)
+// CleanStaged removes the temp files an operation tagged tag staged and
+// never committed (it crashed), in every directory on the way to the
+// paths rels, the root included: regular files whose name only Stage
+// makes. Each directory is listed once, however many paths go through it
+// (see walkDirs), and one reached through a symlink is never looked in. A
+// hard link there only loses that name.
+func (w *Workspace) CleanStaged(rels []string, tag string) {
+	w.walkDirs(rels, func(_ string, r *os.Root) error {
+		ents, err := readDir(r)
+		if err != nil {
+			return nil
 		}
-	}
+		for _, e := range ents {
+			n := e.Name()
+			if e.Type().IsRegular() && strings.HasPrefix(n, tempPrefix(tag)) && strings.HasSuffix(n, ".tmp") {
+				r.Remove(n)
+			}
+		}
+		return nil
+	})
 }
 
 // Remove deletes the regular file at rel (absent is fine) and then each of
@@ -576,73 +604,155 @@ func (w *Workspace) Remove(rel string, dirs []string) error {
 		}
 		d.close()
 	}
-	for _, dr := range dirs {
+	// A directory that is (or is inside) agent or ckpt configuration, or
+	// a VCS directory, is left with every directory above it.
+	for i, dr := range dirs {
 		if protect(dr) != nil {
-			break
-		}
-		pd, b, e, err := w.parent(dr, false)
-		if err != nil || e != nil {
-			continue
-		}
-		fi, err := pd.r.Lstat(b)
-		if err != nil || !fi.IsDir() {
-			pd.close()
-			continue
-		}
-		// Removing a non-empty directory fails: that is the check.
-		err = pd.r.Remove(b)
-		pd.close()
-		if err != nil {
+			dirs = dirs[:i]
 			break
 		}
 	}
+	w.removeDirs(dirs)
 	return nil
+}
+
+// removeDirs removes each of dirs (relative, deepest first, each the
+// parent of the one before) that is an empty real directory, from inside
+// its parent's handle, and stops at the first that is not empty. It walks
+// the chain down once, keeping a handle every maxHeld levels, and walks
+// each stretch between two kept handles once more on the way up: linear in
+// the depth, with about depth/maxHeld + maxHeld handles open.
+func (w *Workspace) removeDirs(dirs []string) {
+	if len(dirs) == 0 {
+		return
+	}
+	m := len(dirs)
+	names := make([]string, m)
+	for i, dr := range dirs {
+		_, names[i] = splitRel(dr)
+		if i > 0 && path.Dir(dirs[i-1]) != dr {
+			// Not a chain: remove one at a time.
+			for _, dr := range dirs {
+				if !w.removeDirs1(dr) {
+					return
+				}
+			}
+			return
+		}
+	}
+	if _, ok := vcsElem(dirs[0]); ok {
+		return // dirs[0] holds every element of the chain
+	}
+	parts, _ := splitRel(dirs[m-1])
+	top, e, err := w.openDir(parts, false)
+	if err != nil || e != nil {
+		return
+	}
+	// held[i] is a handle on dirs[i] (held[m]: on its parent), or nil.
+	held := make([]*os.Root, m+1)
+	held[m] = top.r
+	defer func() {
+		for i, r := range held {
+			if r != nil && (i < m || top.own) {
+				r.Close()
+			}
+		}
+	}()
+	// open fills held[i..j) from held[j], as far as the directories are
+	// there.
+	open := func(i, j int) {
+		for k := j - 1; k >= i; k-- {
+			sub, err := openChild(held[k+1], names[k])
+			if err != nil {
+				return
+			}
+			held[k] = sub
+		}
+	}
+	// Down: keep every maxHeld-th handle.
+	cur, at := top.r, m
+	for k := m - 1; k >= 1; k-- {
+		sub, err := openChild(cur, names[k])
+		if err != nil {
+			break
+		}
+		if at != m && held[at] == nil {
+			cur.Close()
+		}
+		cur, at = sub, k
+		if k%maxHeld == 0 {
+			held[k] = sub
+		}
+	}
+	if at != m && held[at] == nil {
+		held[at] = cur // the deepest reached
+	}
+	// Up: dirs[i] is removed from inside held[i+1].
+	for i := 0; i < m; i++ {
+		if held[i+1] == nil {
+			j := i + 1
+			for held[j] == nil {
+				j++
+			}
+			open(i+1, j)
+		}
+		if held[i] != nil {
+			held[i].Close()
+			held[i] = nil
+		}
+		p := held[i+1]
+		if p == nil {
+			continue // a directory above dirs[i] is gone, and so is it
+		}
+		fi, err := p.Lstat(names[i])
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		// Removing a non-empty directory fails: that is the check.
+		if p.Remove(names[i]) != nil {
+			return
+		}
+	}
+}
+
+// removeDirs1 removes the directory dr if it is an empty real directory,
+// and reports whether removing the next one up may go on.
+func (w *Workspace) removeDirs1(dr string) bool {
+	if _, ok := vcsElem(dr); ok {
+		return false
+	}
+	pd, b, e, err := w.parent(dr, false)
+	if err != nil || e != nil {
+		return true
+	}
+	defer pd.close()
+	fi, err := pd.r.Lstat(b)
+	if err != nil || !fi.IsDir() {
+		return true
+	}
+	// Removing a non-empty directory fails: that is the check.
+	return pd.r.Remove(b) == nil
 }
 
 // SyncDirs makes the renames, removals and directory creations of an
 // operation durable: it fsyncs, once each, every existing directory on the
-// way to the paths rels (the root included). Directories reached only
+// way to the paths rels (the root included), opening each once (see
+// walkDirs). Directories reached only
 // through a symlink are skipped, as every write there was. Windows cannot
 // fsync a directory; there it does nothing.
 func (w *Workspace) SyncDirs(rels []string) error {
-	seen := map[string]bool{}
-	var dirs []string
-	for _, rel := range rels {
-		parts, _ := splitRel(rel)
-		for i := len(parts); i >= 0; i-- {
-			p := strings.Join(parts[:i], "/")
-			if seen[p] {
-				break // and so were its ancestors
-			}
-			seen[p] = true
-			dirs = append(dirs, p)
-		}
-	}
-	var errs []error
-	for _, p := range dirs {
-		var parts []string
-		if p != "" {
-			parts = strings.Split(p, "/")
-		}
-		d, e, err := w.openDir(parts, false)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if e != nil {
-			continue
-		}
-		f, err := d.r.Open(".")
+	err := w.walkDirs(rels, func(p string, r *os.Root) error {
+		f, err := r.Open(".")
 		if err == nil {
 			err = w.syncDir(f)
 			f.Close()
 		}
-		d.close()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("sync directory %q: %w", p, err))
+			return fmt.Errorf("sync directory %q: %w", p, err)
 		}
-	}
-	if err := errors.Join(errs...); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("capture: %w", err)
 	}
 	return nil

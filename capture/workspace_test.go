@@ -175,7 +175,7 @@ func TestStageCommitRemove(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(f.root, "new")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Remove left the emptied directories: %v", err)
 	}
-	f.ws.CleanStaged("moved/a.txt", "8")
+	f.ws.CleanStaged([]string{"moved/a.txt"}, "8")
 	if ents, _ := os.ReadDir(filepath.Join(f.root, "moved")); len(ents) != 1 || ents[0].Name() != "a.txt" {
 		t.Errorf("CleanStaged left %v, want only a.txt", ents)
 	}

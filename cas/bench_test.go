@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -306,4 +307,22 @@ func diskUsage(b *testing.B, dir string, names ...string) (apparent, disk int64)
 		}
 	}
 	return apparent, disk
+}
+
+// BenchmarkCompactQuota compacts blobs.db after a store of n 1 MiB blobs
+// was pruned down to its newest 18 (a 20 MiB quota), as `ckpt prune
+// --max-bytes 20MiB` does after n turns that each changed a 1 MiB file.
+func BenchmarkCompactQuota(b *testing.B) {
+	for _, n := range []int{60, 240} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				d, _, _ := quotaStore(b, b.TempDir(), n, 18)
+				b.StartTimer()
+				if err := d.Compact(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/migrations"
 )
 
 // Pin marks the active turn numbered n as exempt from retention (pinned
@@ -247,12 +248,13 @@ func (x *Index) LastUse(ctx context.Context) (time.Time, error) {
 	return time.Unix(0, t.Int64), nil
 }
 
-// Compact gives the pages of deleted rows back to the file system
-// (incremental vacuum) and truncates the WAL. An index created before
-// ckpt used incremental auto-vacuum is converted first by one VACUUM (an
-// index is small: it holds ids, not content). Retention calls it after
-// pruning, so the bytes a session's index takes on disk shrink with it.
-// It is safe while other processes use the session.
+// Compact gives the pages of deleted rows back to the file system and
+// truncates the WAL (migrations.Vacuum: time proportional to the pages
+// freed). An index created before ckpt used incremental auto-vacuum is
+// converted first by one VACUUM (an index is small: it holds ids, not
+// content). Retention calls it after pruning, so the bytes a session's
+// index takes on disk shrink with it. It is safe while other processes
+// use the session.
 func (x *Index) Compact(ctx context.Context) error {
 	err := func() error {
 		conn, err := x.db.Conn(ctx)
@@ -260,29 +262,7 @@ func (x *Index) Compact(ctx context.Context) error {
 			return err
 		}
 		defer conn.Close()
-		var mode int
-		if err := conn.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil {
-			return err
-		}
-		if mode != 2 { // INCREMENTAL
-			if _, err := conn.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
-				return err
-			}
-			if _, err := conn.ExecContext(ctx, `VACUUM`); err != nil {
-				return fmt.Errorf("vacuum: %w", err)
-			}
-		}
-		rows, err := conn.QueryContext(ctx, `PRAGMA incremental_vacuum`)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		var busy, logPages, done int
-		return conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done)
+		return migrations.Vacuum(ctx, conn)
 	}()
 	if err != nil {
 		return fmt.Errorf("checkpoints: compact %s: %w", x.dir, err)

@@ -90,7 +90,7 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		b, ok := blocked[dir]
 		mu.Unlock()
 		if !ok {
-			_, e, found := c.blockingParent(p)
+			_, e, found := c.ws.Blocker(p)
 			b = found && e.Kind == capture.Regular
 			mu.Lock()
 			blocked[dir] = b

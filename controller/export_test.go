@@ -11,6 +11,10 @@ import (
 // rewind's plan and its renames).
 func SetBeforeReplace(c *Controller, fn func(rel string)) { c.beforeReplace = fn }
 
+// SetRecoverHook makes Open's recovery of an interrupted rewind call fn
+// with each file it looks at; nil removes it.
+func SetRecoverHook(fn func(rel string)) { recoverHook = fn }
+
 // Tests reach behind the API to set up states no front-end can make.
 func IndexOf(c *Controller) *checkpoints.Index     { return c.idx }
 func BlobsOf(c *Controller) *cas.Disk              { return c.store }

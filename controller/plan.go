@@ -169,7 +169,7 @@ func underWrites(files []checkpoints.OpFile, skipped []Skip) ([]checkpoints.OpFi
 // otherwise why it is skipped (nil: nothing to do, a directory where the
 // target is absent).
 func (c *Controller) obstacle(p string, target checkpoints.State, deleted map[string]bool) (checkpoints.State, bool, error) {
-	if a, e, ok := c.blockingParent(p); ok {
+	if a, e, ok := c.ws.Blocker(p); ok {
 		if e.Kind == capture.Regular && deleted[a] {
 			// Absent once a is deleted, with every directory from p's
 			// parent up to a (deepest first).
@@ -204,30 +204,6 @@ func (c *Controller) obstacle(p string, target checkpoints.State, deleted map[st
 		}
 	}
 	return checkpoints.State{}, true, nil // the plan empties it; apply removes it
-}
-
-// blockingParent returns the shallowest parent directory of p that is not
-// a real directory (a file, a symlink, a special file), with what Inspect
-// says of it.
-func (c *Controller) blockingParent(p string) (string, capture.Entry, bool) {
-	parts := strings.Split(p, "/")
-	for i := 1; i < len(parts); i++ {
-		a := strings.Join(parts[:i], "/")
-		e, err := c.ws.Inspect(a)
-		if err != nil {
-			return a, capture.Entry{Kind: capture.Unsafe, Reason: err}, true
-		}
-		switch e.Kind {
-		case capture.Absent:
-			return "", capture.Entry{}, false
-		case capture.Regular:
-			return a, e, true
-		}
-		if !c.ws.IsDir(a) {
-			return a, e, true
-		}
-	}
-	return "", capture.Entry{}, false
 }
 
 // workers is how many files are read or staged at once: the machines ckpt

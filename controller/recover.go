@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strconv"
 
 	"github.com/ckpt/ckpt/capture"
@@ -14,6 +13,10 @@ import (
 // recoverPending finishes an op a crash interrupted: it re-applies the
 // files not yet in their After state. If a blob can no longer be read it
 // rolls the op back instead, putting every file back to its Before state.
+// Its work is linear in the op's files and their depth. It heeds ctx
+// until files start moving: a recovery stopped before then returns
+// ctx's error and leaves the op pending, and the next Open goes on with
+// it from the files not yet in place.
 func (c *Controller) recoverPending(ctx context.Context) error {
 	if _, err := c.idx.PendingOp(ctx); errors.Is(err, checkpoints.ErrNotFound) {
 		return nil
@@ -28,14 +31,19 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		// Staging may have put a temp file in any directory on a file's
+		// way (see stage): each is listed once.
+		c.ws.CleanStaged(opPaths(op), strconv.FormatInt(op.ID, 10))
 		todo := op
 		todo.Files = nil
 		for _, f := range op.Files {
-			cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
-			// Staging may have put the temp file next to a parent (see stage).
-			for p := f.Path; p != "."; p = path.Dir(p) {
-				c.ws.CleanStaged(p, strconv.FormatInt(op.ID, 10))
+			if recoverHook != nil {
+				recoverHook(f.Path)
 			}
+			if err := ctx.Err(); err != nil {
+				return interrupted(err)
+			}
+			cur, err := c.cap.StateWith(ctx, f.Path, capture.Hash)
 			if err == nil && cur.Equal(f.After) {
 				continue
 			}
@@ -43,6 +51,11 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 		}
 		c.recovered = fmt.Sprintf("finished an interrupted %s of turn %d (scope %s)", op.Kind, op.Turn, op.Scope)
 		skipped, err := c.apply(ctx, todo)
+		if err != nil && ctx.Err() != nil {
+			// Stopped (Ctrl-C, SIGTERM), not failed: the op stays pending
+			// and the next command goes on from the files not yet done.
+			return interrupted(ctx.Err())
+		}
 		ctx = context.WithoutCancel(ctx)
 		if err != nil {
 			c.recovered = fmt.Sprintf("rolled back an interrupted %s of turn %d (scope %s)", op.Kind, op.Turn, op.Scope)
@@ -67,6 +80,15 @@ func (c *Controller) recoverPending(ctx context.Context) error {
 		serr := c.ws.SyncDirs(opPaths(op))
 		return errors.Join(serr, c.idx.FinishOp(ctx, op.ID, checkpoints.Done{Skipped: paths}))
 	})
+}
+
+// recoverHook, when not nil, is called with each file recoverPending looks
+// at (tests stop a recovery midway with it).
+var recoverHook func(rel string)
+
+// interrupted is the error of a recovery stopped by its context.
+func interrupted(err error) error {
+	return fmt.Errorf("controller: finishing an interrupted rewind stopped; the next command goes on with it: %w", err)
 }
 
 // skippable reports whether err is about a path ckpt leaves alone (a

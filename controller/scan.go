@@ -318,7 +318,7 @@ type Change struct {
 // when a parent is a regular file (nothing can be at p); neither when p
 // cannot be looked at.
 func (c *Controller) typeNow(p string) (now string, absent bool) {
-	if _, e, ok := c.blockingParent(p); ok {
+	if _, e, ok := c.ws.Blocker(p); ok {
 		switch {
 		case e.Kind == capture.Regular:
 			return "", true
