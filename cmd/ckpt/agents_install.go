@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 )
 
 // runAgentInstall installs (or uninstalls) agent's hooks for the current
@@ -22,47 +22,52 @@ func (a *app) runAgentInstall(s *agentSpec, o installOptions, install bool) erro
 	return s.install(a, a.workspace, o, install)
 }
 
-// runDetect is `ckpt install` with no agent: it says which agents the
-// workspace is set up for and what `ckpt install NAME` would write, and
-// changes nothing.
-func (a *app) runDetect() error {
-	if err := a.locate(context.Background()); err != nil {
-		return err
-	}
-	type found struct {
-		Agent   string   `json:"agent"`
-		Found   []string `json:"found"`
-		Command string   `json:"command"`
-		Writes  string   `json:"writes"`
-	}
-	all := []*agentSpec{{name: "claude", title: "Claude Code", detect: []string{".claude", "CLAUDE.md"}, writes: ".claude/settings.json"}}
-	for _, n := range agentNames()[1:] {
-		all = append(all, agents[n])
-	}
-	list := []found{}
-	for _, s := range all {
+// claudeDetect is how `ckpt install` with no agent finds Claude Code.
+var claudeDetect = &agentSpec{name: "claude", title: "Claude Code", detect: []string{".claude", "CLAUDE.md"},
+	writes: ".claude/settings.json", bins: []string{"claude"}, home: []string{".claude"}}
+
+// foundAgent is an agent `ckpt install` with no name found, and where.
+type foundAgent struct {
+	Agent string   `json:"agent"`
+	Found []string `json:"found"`
+}
+
+// detectAgents finds the agents to install for: those whose command is
+// on $PATH, whose user configuration directory exists, or whose files
+// are in the workspace, in agentNames' order.
+func (a *app) detectAgents() []foundAgent {
+	home, _ := os.UserHomeDir()
+	list := []foundAgent{}
+	for _, n := range agentNames() {
+		s := agents[n]
+		if n == "claude" {
+			s = claudeDetect
+		}
 		var hits []string
+		for _, b := range s.bins {
+			if _, err := exec.LookPath(b); err == nil {
+				hits = append(hits, b+" on $PATH")
+				break
+			}
+		}
+		for _, d := range s.home {
+			if home == "" {
+				break
+			}
+			if fi, err := os.Stat(filepath.Join(home, filepath.FromSlash(d))); err == nil && fi.IsDir() {
+				hits = append(hits, "~/"+d)
+			}
+		}
 		for _, p := range s.detect {
 			if _, err := os.Lstat(filepath.Join(a.workspace, filepath.FromSlash(p))); err == nil {
 				hits = append(hits, p)
 			}
 		}
 		if len(hits) > 0 {
-			list = append(list, found{Agent: s.name, Found: hits, Command: "ckpt install " + s.name, Writes: s.writes})
+			list = append(list, foundAgent{Agent: n, Found: hits})
 		}
 	}
-	if a.json {
-		return a.printJSON(list)
-	}
-	if len(list) == 0 {
-		fmt.Fprintf(a.stdout, "no agent configuration found in %s; run `ckpt install NAME` with one of: %s\n", a.workspace, strings.Join(agentNames(), ", "))
-		return nil
-	}
-	for _, f := range list {
-		fmt.Fprintf(a.stdout, "%s: found %s; `%s` would write %s\n", f.Agent, strings.Join(f.Found, ", "), f.Command, f.Writes)
-	}
-	fmt.Fprintln(a.stdout, "nothing changed (name an agent to install)")
-	return nil
+	return list
 }
 
 // agentCommand is the hook command line ckpt installs for agent.

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,7 +60,7 @@ type installOptions struct {
 func newInstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "install [AGENT]",
+		Use:   "install [AGENT...]",
 		Short: "Wire ckpt into an agent's hooks: claude, codex, gemini, cursor, copilot, cline, windsurf, opencode",
 		Long: `Write ckpt's hooks into AGENT's configuration for this workspace (--user:
 the agent's configuration for every project), so that every prompt opens a
@@ -78,9 +79,13 @@ exactly what install added.
   windsurf  .windsurf/hooks.json (~/.codeium/windsurf/hooks.json)
   opencode  .opencode/plugin/ckpt.js (~/.config/opencode/plugin/)
 
-With no AGENT, it says which agents the workspace is set up for and what
-it would write, and changes nothing. --strict installs hooks that block a
-tool call whose capture fails. docs/agents/ has a page per agent.
+With no AGENT, it installs for every agent it finds: its command on $PATH,
+its configuration directory in your home directory, or its files in the
+workspace, and says which it found and why. Several AGENTs install each.
+--check runs each installed hook's command with a made-up prompt event,
+against a temporary store, and says which fire. --strict installs hooks
+that block a tool call whose capture fails. docs/agents/ has a page per
+agent.
 
 Installing also turns scan mode on for the workspace (every session of it,
 of any agent, inherits it), so a rewind also undoes shell edits; --no-scan
@@ -110,22 +115,39 @@ workspace instead. "ckpt statusline" says when the server is down or its
 port is held by another program. Installing with or without --http
 switches in place.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 || (len(args) == 1 && args[0] != "claude" && agents[args[0]] == nil) {
-				return usagef("install takes the agent: %s (none: detect the agents configured here)", strings.Join(agentNames(), ", "))
+			for _, n := range args {
+				if n != "claude" && agents[n] == nil {
+					return usagef("install takes agents: %s (none: every agent found on $PATH, in your home directory or in this workspace)", strings.Join(agentNames(), ", "))
+				}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return a.runDetect()
+			if err := a.locate(context.Background()); err != nil {
+				return err
+			}
+			names := args
+			if len(names) == 0 {
+				found := a.detectAgents()
+				if len(found) == 0 {
+					return usagef("no agent found on $PATH, in your home directory or in %s: name one (%s)", a.workspace, strings.Join(agentNames(), ", "))
+				}
+				var parts []string
+				for _, f := range found {
+					names = append(names, f.Agent)
+					parts = append(parts, f.Agent+" ("+strings.Join(f.Found, ", ")+")")
+				}
+				if !a.json {
+					fmt.Fprintf(a.stdout, "found %s\n", strings.Join(parts, ", "))
+				}
 			}
 			if err := a.installScan(o); err != nil {
 				return err
 			}
-			if s := agents[args[0]]; s != nil {
-				return a.runAgentInstall(s, o, true)
-			}
-			return a.runInstall(o, true)
+			return a.eachAgent(names, func(name string) error {
+				defer func() { a.scanNote = "" }() // said once
+				return a.installAgent(name, o, true)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "leave scan mode as it is (install turns it on for the workspace)")
@@ -149,15 +171,56 @@ switches in place.`,
 		if (o.addr != "") && !o.http {
 			return usagef("--addr and --port go with --http")
 		}
-		if o.http && len(args) == 1 && args[0] != "claude" {
-			return usagef("--http is for claude (Claude Code's http hooks)")
+		if o.http && !slices.Contains(args, "claude") {
+			return usagef("--http is for claude (Claude Code's http hooks): name it")
 		}
-		if o.statusLine && (len(args) == 0 || args[0] != "claude") {
+		if o.statusLine && !slices.Contains(args, "claude") {
 			return usagef("--statusline is for claude (Claude Code's status line)")
 		}
 		return nil
 	}
 	return cmd
+}
+
+// installAgent installs (or uninstalls) the hooks of the agent named
+// name for the workspace.
+func (a *app) installAgent(name string, o installOptions, install bool) error {
+	if s := agents[name]; s != nil {
+		return a.runAgentInstall(s, o, install)
+	}
+	return a.runInstall(o, install)
+}
+
+// eachAgent runs do for each of names, once each; with several and
+// --json, their reports are printed together as one array.
+func (a *app) eachAgent(names []string, do func(name string) error) error {
+	var uniq []string
+	for _, n := range names {
+		if !slices.Contains(uniq, n) {
+			uniq = append(uniq, n)
+		}
+	}
+	names = uniq
+	if len(names) > 1 && a.json {
+		all := []installJSON{}
+		a.installs = &all
+		defer func() { a.installs = nil }()
+	}
+	for _, n := range names {
+		if err := do(n); err != nil {
+			if len(names) > 1 {
+				return fmt.Errorf("%s: %w", n, err)
+			}
+			return err
+		}
+		if a.installs != nil {
+			(*a.installs)[len(*a.installs)-1].Agent = n
+		}
+	}
+	if a.installs != nil {
+		return a.printJSON(*a.installs)
+	}
+	return nil
 }
 
 func newUninstallCmd(a *app) *cobra.Command {
@@ -174,16 +237,13 @@ For claude that is .claude/settings.json and .claude/settings.local.json
 (or ~/.claude/settings.json), including a statusLine running "ckpt
 statusline". The workspace's scan mode stays as it is.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || (args[0] != "claude" && agents[args[0]] == nil) {
-				return usagef("uninstall takes the agent: %s", strings.Join(agentNames(), ", "))
+			if len(args) == 0 || slices.ContainsFunc(args, func(n string) bool { return n != "claude" && agents[n] == nil }) {
+				return usagef("uninstall takes agents: %s", strings.Join(agentNames(), ", "))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if s := agents[args[0]]; s != nil {
-				return a.runAgentInstall(s, o, false)
-			}
-			return a.runInstall(o, false)
+			return a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) })
 		},
 	}
 	cmd.Flags().BoolVar(&o.user, "user", false, "uninstall from the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
@@ -226,6 +286,7 @@ func shellQuote(s string) string {
 }
 
 type installJSON struct {
+	Agent    string   `json:"agent,omitempty"` // with several agents
 	Settings string   `json:"settings"`
 	Changed  bool     `json:"changed"`
 	Added    []string `json:"added"`
@@ -634,7 +695,12 @@ func (a *app) reportInstall(path string, install bool, added, removed []string) 
 		if install {
 			scan = a.scanState
 		}
-		return a.printJSON(installJSON{Settings: path, Changed: changed || a.scanNote != "", Added: nonNil(added), Removed: nonNil(removed), Scan: scan})
+		r := installJSON{Settings: path, Changed: changed || a.scanNote != "", Added: nonNil(added), Removed: nonNil(removed), Scan: scan}
+		if a.installs != nil {
+			*a.installs = append(*a.installs, r)
+			return nil
+		}
+		return a.printJSON(r)
 	}
 	if a.scanNote != "" && install {
 		defer fmt.Fprintln(a.stdout, a.scanNote)
