@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 )
 
 // runAgentInstall installs (or uninstalls) agent's hooks for the current
@@ -110,9 +111,11 @@ type settingsEdit struct {
 	exist bool
 	root  *object
 	hooks *object
+	// mkdir creates the file's directory (app.mkdirForInstall).
+	mkdir func(dir string) error
 }
 
-func openSettings(path string) (*settingsEdit, error) {
+func (a *app) openSettings(path string) (*settingsEdit, error) {
 	data, mode, err := readSettings(path)
 	if err != nil {
 		return nil, err
@@ -127,7 +130,7 @@ func openSettings(path string) (*settingsEdit, error) {
 			return nil, fmt.Errorf("%s: hooks: %w (left unchanged)", path, err)
 		}
 	}
-	return &settingsEdit{path: path, mode: mode, exist: data != nil, root: root, hooks: hooks}, nil
+	return &settingsEdit{path: path, mode: mode, exist: data != nil, root: root, hooks: hooks, mkdir: a.mkdirForInstall}, nil
 }
 
 // save writes the settings back (indented, as install.go writes Claude's).
@@ -158,8 +161,8 @@ func (e *settingsEdit) save(uninstall bool, top map[string]string) error {
 		return fmt.Errorf("%s: %w", e.path, err)
 	}
 	out.WriteByte('\n')
-	if err := os.MkdirAll(filepath.Dir(e.path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(e.path), err)
+	if err := e.mkdir(filepath.Dir(e.path)); err != nil {
+		return err
 	}
 	return writeFileAtomic(e.path, out.Bytes(), e.mode)
 }
@@ -172,7 +175,7 @@ type groupWant struct{ event, matcher string }
 // wants (install) or removes every hook own recognises (!install),
 // keeping everything else byte for byte.
 func installGroups(a *app, path string, wants []groupWant, command string, own func(string) bool, install bool) error {
-	e, err := openSettings(path)
+	e, err := a.openSettings(path)
 	if err != nil {
 		return err
 	}
@@ -309,7 +312,7 @@ func removeOwnGroups(groups []json.RawMessage, own func(hookEntry) bool) (kept [
 // field holding an entry's command; top sets root keys the format
 // requires when ckpt creates the file (never over the user's).
 func installFlat(a *app, path string, events []string, command, cmdKey string, entry func(string) any, top map[string]string, own func(string) bool, install bool) error {
-	e, err := openSettings(path)
+	e, err := a.openSettings(path)
 	if err != nil {
 		return err
 	}
@@ -444,8 +447,8 @@ func installFiles(a *app, dir string, files []ownFile, install bool) error {
 		if exists && bytes.Equal(cur, f.content) && fi.Mode().Perm() == f.mode {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", filepath.Dir(f.path), err)
+		if err := a.mkdirForInstall(filepath.Dir(f.path)); err != nil {
+			return err
 		}
 		if err := writeFileAtomic(f.path, f.content, f.mode); err != nil {
 			return err
@@ -456,4 +459,87 @@ func installFiles(a *app, dir string, files []ownFile, install bool) error {
 		added = append(added, f.path)
 	}
 	return a.reportInstall(dir, install, added, removed)
+}
+
+// installDirsFile, in the store, lists the directories `ckpt install`
+// created for agents' configuration, so that uninstall removes those it
+// leaves empty, and only those.
+const installDirsFile = "install-dirs.json"
+
+// mkdirForInstall creates dir and its missing parents, recording in the
+// store the ones it created.
+func (a *app) mkdirForInstall(dir string) error {
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		made = append(made, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if len(made) == 0 || a.store == "" {
+		return nil
+	}
+	dirs := readInstallDirs(a.store)
+	for _, d := range made {
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return writeInstallDirs(a.store, dirs)
+}
+
+func readInstallDirs(store string) []string {
+	var dirs []string
+	if b, err := os.ReadFile(filepath.Join(store, installDirsFile)); err == nil {
+		json.Unmarshal(b, &dirs)
+	}
+	return dirs
+}
+
+func writeInstallDirs(store string, dirs []string) error {
+	if len(dirs) == 0 {
+		if err := os.Remove(filepath.Join(store, installDirsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, err := json.Marshal(dirs)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(store, installDirsFile), append(b, '\n'), 0o600)
+}
+
+// removeInstallDirs removes the directories install created that are now
+// empty, deepest first, and returns them; a directory that holds anything
+// stays, and stays recorded.
+func (a *app) removeInstallDirs() []string {
+	dirs := readInstallDirs(a.store)
+	if len(dirs) == 0 {
+		return nil
+	}
+	// Deepest first: a parent empties once its children go.
+	slices.SortFunc(dirs, func(x, y string) int { return len(y) - len(x) })
+	var kept, removed []string
+	for _, d := range dirs {
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && fi.IsDir() && os.Remove(d) == nil {
+			removed = append(removed, d)
+			continue
+		}
+		kept = append(kept, d)
+	}
+	if err := writeInstallDirs(a.store, kept); err != nil {
+		a.say("ckpt: warning: %s: %s", installDirsFile, oneLine(err))
+	}
+	return removed
 }

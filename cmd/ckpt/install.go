@@ -55,6 +55,7 @@ type installOptions struct {
 	http       bool   // Claude Code: PreToolUse as an http hook to `ckpt serve --hooks`
 	addr       string // the hook server's address (--addr, --port)
 	noScan     bool
+	check      bool // install --check: run the installed hooks, change nothing
 }
 
 func newInstallCmd(a *app) *cobra.Command {
@@ -123,6 +124,9 @@ switches in place.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.check {
+				return a.runInstallCheck(cmd.Context())
+			}
 			if err := a.locate(context.Background()); err != nil {
 				return err
 			}
@@ -146,10 +150,17 @@ switches in place.`,
 			}
 			return a.eachAgent(names, func(name string) error {
 				defer func() { a.scanNote = "" }() // said once
-				return a.installAgent(name, o, true)
+				if err := a.installAgent(name, o, true); err != nil {
+					return err
+				}
+				if note := subdirNote(name, a.workspace); note != "" && !o.user {
+					a.say("ckpt: note: %s", note)
+				}
+				return nil
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&o.check, "check", false, "run each installed hook with a made-up prompt event (in a temporary store) and say which fire; changes nothing")
 	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "leave scan mode as it is (install turns it on for the workspace)")
 	cmd.Flags().BoolVar(&o.user, "user", false, "install into the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hooks with --strict: a failed capture blocks the edit")
@@ -167,6 +178,9 @@ switches in place.`,
 				return usagef("--port %d: want 1 to 65535", port)
 			}
 			o.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		}
+		if o.check && (len(args) > 0 || o.http || o.statusLine || o.user || o.strict || o.noScan) {
+			return usagef("--check takes no agent and no other install flag: it checks the hooks installed here")
 		}
 		if (o.addr != "") && !o.http {
 			return usagef("--addr and --port go with --http")
@@ -226,16 +240,19 @@ func (a *app) eachAgent(names []string, do func(name string) error) error {
 func newUninstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "uninstall AGENT",
+		Use:   "uninstall AGENT...",
 		Short: "Remove exactly the hooks `ckpt install AGENT` added",
 		Long: `Remove the entries "ckpt install AGENT" added to the agent's configuration
 in this workspace (--user: the agent's configuration for every project; see
 "ckpt install --help" for where each agent's lives), leaving every other
-setting and hook as it was. A file ckpt created that is left with nothing
-else is removed; a file of that name that is not ckpt's is left alone.
-For claude that is .claude/settings.json and .claude/settings.local.json
-(or ~/.claude/settings.json), including a statusLine running "ckpt
-statusline". The workspace's scan mode stays as it is.`,
+setting and hook as it was. A file left with nothing else is removed, and
+so are the directories install created, once empty; a file of that name
+that is not ckpt's is left alone. For claude that is .claude/settings.json
+and .claude/settings.local.json (or ~/.claude/settings.json), including a
+statusLine running "ckpt statusline", and the /rewind command; the hook
+server of an --http install is stopped when no install uses it. Once no
+agent's hooks are left in the workspace, its scan mode goes back to what
+it was before install turned it on. Several AGENTs uninstall each.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || slices.ContainsFunc(args, func(n string) bool { return n != "claude" && agents[n] == nil }) {
 				return usagef("uninstall takes agents: %s", strings.Join(agentNames(), ", "))
@@ -243,7 +260,20 @@ statusline". The workspace's scan mode stays as it is.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) })
+			if err := a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) }); err != nil {
+				return err
+			}
+			// What install made around the hooks: the directories it
+			// created, now empty, and the workspace's scan mode.
+			for _, d := range a.removeInstallDirs() {
+				if !a.json {
+					fmt.Fprintf(a.stdout, "removed %s%c\n", d, filepath.Separator)
+				}
+			}
+			if o.user {
+				return nil
+			}
+			return a.restoreScan()
 		},
 	}
 	cmd.Flags().BoolVar(&o.user, "user", false, "uninstall from the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
@@ -305,7 +335,7 @@ type installJSON struct {
 // at its first prompt, with one warning (controller.SetWorkspaceScan).
 func (a *app) installScan(o installOptions) error {
 	a.scanState, a.scanNote = "off", ""
-	if o.noScan || o.user {
+	if o.user {
 		return nil
 	}
 	if err := a.locate(context.Background()); err != nil {
@@ -315,9 +345,19 @@ func (a *app) installScan(o installOptions) error {
 	if err != nil {
 		return err
 	}
-	if on, set := controller.WorkspaceScan(a.store, root); on && set {
+	if o.noScan {
+		// The workspace is known all the same: hooks from an agent
+		// started below it record into its session.
+		return controller.MarkWorkspace(a.store, root)
+	}
+	on, set := controller.WorkspaceScan(a.store, root)
+	if on && set {
 		a.scanState = "on"
 		return nil
+	}
+	before := "unset"
+	if set {
+		before = "off"
 	}
 	err = controller.SetWorkspaceScan(a.store, root, true)
 	if errors.Is(err, controller.ErrScanRefused) {
@@ -328,8 +368,76 @@ func (a *app) installScan(o installOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := a.editInstallScan(func(m map[string]string) {
+		if _, ok := m[root]; !ok {
+			m[root] = before
+		}
+	}); err != nil {
+		return err
+	}
 	a.scanState = "on"
 	a.scanNote = fmt.Sprintf("scan mode on for %s: each prompt records the workspace, so a rewind also undoes shell edits (install --no-scan leaves it off)", root)
+	return nil
+}
+
+// installScanFile, in the store, holds the scan mode each workspace had
+// before an install turned it on ("unset" or "off"), for uninstall to put
+// back.
+const installScanFile = "install-scan.json"
+
+// editInstallScan changes the record of installScanFile.
+func (a *app) editInstallScan(edit func(map[string]string)) error {
+	path := filepath.Join(a.store, installScanFile)
+	m := map[string]string{}
+	if b, err := os.ReadFile(path); err == nil {
+		json.Unmarshal(b, &m)
+	}
+	edit(m)
+	if len(m) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(b, '\n'), 0o600)
+}
+
+// restoreScan puts back the workspace's scan mode as it was before an
+// install turned it on, once no agent's hooks are left in the workspace
+// (installedAgents), and says so.
+func (a *app) restoreScan() error {
+	root, err := controller.WorkspaceRoot(a.workspace)
+	if err != nil {
+		return err
+	}
+	if len(a.installedAgents()) > 0 {
+		return nil
+	}
+	var before string
+	if err := a.editInstallScan(func(m map[string]string) {
+		before = m[root]
+		delete(m, root)
+	}); err != nil || before == "" {
+		return err
+	}
+	if on, set := controller.WorkspaceScan(a.store, root); !on || !set {
+		return nil // changed since: left as it is
+	}
+	if before == "off" {
+		err = controller.SetWorkspaceScan(a.store, root, false)
+	} else {
+		err = controller.ClearWorkspaceScan(a.store, root)
+	}
+	if err != nil {
+		return err
+	}
+	if !a.json {
+		fmt.Fprintf(a.stdout, "scan mode for %s back as before install (%s)\n", root, map[string]string{"off": "off", "unset": "not set: off unless a session turns it on"}[before])
+	}
 	return nil
 }
 
@@ -461,6 +569,9 @@ func (a *app) runInstall(o installOptions, install bool) error {
 			if err := dropHookToken(a.store, root); err != nil {
 				a.say("ckpt: warning: hook server configuration: %s", oneLine(err))
 			}
+			if cfg, ok, err := loadHookServer(a.store); err == nil && ok && len(cfg.Tokens) == 0 {
+				stopHookServer(a.store, cfg)
+			}
 		}
 	}
 	return nil
@@ -527,7 +638,7 @@ func (a *app) hookServerFor(o installOptions) (addr, token string, err error) {
 // for byte. It writes the file only when something changed, and returns
 // what it added and removed.
 func (a *app) editClaudeSettings(path string, wants []claudeWant, addStatus, removeStatus bool) (added, removed []string, err error) {
-	e, err := openSettings(path)
+	e, err := a.openSettings(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -601,7 +712,8 @@ func (a *app) editClaudeSettings(path string, wants []claudeWant, addStatus, rem
 		}
 		return nil, nil, nil
 	}
-	if err := e.save(false, nil); err != nil {
+	// Left with no hook to add: a file with nothing else goes.
+	if err := e.save(len(wants) == 0 && !addStatus, nil); err != nil {
 		return nil, nil, err
 	}
 	return added, removed, nil
@@ -721,7 +833,18 @@ func (a *app) reportInstall(path string, install bool, added, removed []string) 
 	for _, ad := range added {
 		fmt.Fprintf(a.stdout, "added %s\n", ad)
 	}
-	fmt.Fprintf(a.stdout, "updated %s\n", path)
+	files := true // every entry a file under path (installFiles)
+	for _, e := range append(slices.Clone(added), removed...) {
+		files = files && (e == path || strings.HasPrefix(e, path+string(filepath.Separator)))
+	}
+	switch _, err := os.Lstat(path); {
+	case files:
+		// said
+	case err != nil && !install:
+		fmt.Fprintf(a.stdout, "removed %s\n", path)
+	default:
+		fmt.Fprintf(a.stdout, "updated %s\n", path)
+	}
 	return nil
 }
 

@@ -62,6 +62,7 @@ change (!), which a rewind skips.`,
 				return err
 			}
 			defer a.closeController(c)
+			a.warnSubdir()
 			switch p, down := hookServerProblem(a.store, a.workspace); {
 			case down:
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
