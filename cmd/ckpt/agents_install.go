@@ -409,20 +409,29 @@ type ownFile struct {
 // installFiles writes (install) or removes (!install) files ckpt owns
 // whole, reported together under dir.
 func installFiles(a *app, dir string, files []ownFile, install bool) error {
-	var added, removed []string
+	added, removed, err := a.writeOwnFiles(files, install)
+	if err != nil {
+		return err
+	}
+	return a.reportInstall(dir, install, added, removed)
+}
+
+// writeOwnFiles writes (install) or removes (!install) files ckpt owns
+// whole, and returns what it added and removed.
+func (a *app) writeOwnFiles(files []ownFile, install bool) (added, removed []string, err error) {
 	for _, f := range files {
 		fi, err := os.Lstat(f.path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("read %s: %w", f.path, err)
+			return nil, nil, fmt.Errorf("read %s: %w", f.path, err)
 		}
 		var cur []byte
 		if exists {
 			if !fi.Mode().IsRegular() {
-				return fmt.Errorf("%s is not a regular file; left unchanged", f.path)
+				return nil, nil, fmt.Errorf("%s is not a regular file; left unchanged", f.path)
 			}
 			if cur, err = os.ReadFile(f.path); err != nil {
-				return fmt.Errorf("read %s: %w", f.path, err)
+				return nil, nil, fmt.Errorf("read %s: %w", f.path, err)
 			}
 			own := f.own
 			if own == nil {
@@ -430,7 +439,7 @@ func installFiles(a *app, dir string, files []ownFile, install bool) error {
 			}
 			if !own(cur) {
 				if install {
-					return fmt.Errorf("%s exists and is not ckpt's; left unchanged (remove or rename it, or add `ckpt hook` to it by hand)", f.path)
+					return nil, nil, fmt.Errorf("%s exists and is not ckpt's; left unchanged (remove or rename it, or add `ckpt hook` to it by hand)", f.path)
 				}
 				continue
 			}
@@ -438,7 +447,7 @@ func installFiles(a *app, dir string, files []ownFile, install bool) error {
 		if !install {
 			if exists {
 				if err := os.Remove(f.path); err != nil {
-					return fmt.Errorf("remove %s: %w", f.path, err)
+					return nil, nil, fmt.Errorf("remove %s: %w", f.path, err)
 				}
 				removed = append(removed, f.path)
 			}
@@ -448,17 +457,17 @@ func installFiles(a *app, dir string, files []ownFile, install bool) error {
 			continue
 		}
 		if err := a.mkdirForInstall(filepath.Dir(f.path)); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if err := writeFileAtomic(f.path, f.content, f.mode); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if exists {
 			removed = append(removed, f.path+" (older version)")
 		}
 		added = append(added, f.path)
 	}
-	return a.reportInstall(dir, install, added, removed)
+	return added, removed, nil
 }
 
 // installDirsFile, in the store, lists the directories `ckpt install`
@@ -469,12 +478,18 @@ const installDirsFile = "install-dirs.json"
 // mkdirForInstall creates dir and its missing parents, recording in the
 // store the ones it created.
 func (a *app) mkdirForInstall(dir string) error {
+	// Only directories below the workspace or the home directory are
+	// recorded, never those themselves (nor what holds them).
+	home, _ := os.UserHomeDir()
 	var made []string
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d || d == home || d == a.workspace {
 			break
 		}
 		made = append(made, d)
+	}
+	if !within(a.workspace, dir) && (home == "" || !within(home, dir)) {
+		made = nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)

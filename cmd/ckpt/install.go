@@ -228,7 +228,11 @@ func (a *app) eachAgent(names []string, do func(name string) error) error {
 			return err
 		}
 		if a.installs != nil {
-			(*a.installs)[len(*a.installs)-1].Agent = n
+			for i := range *a.installs {
+				if (*a.installs)[i].Agent == "" {
+					(*a.installs)[i].Agent = n
+				}
+			}
 		}
 	}
 	if a.installs != nil {
@@ -549,8 +553,17 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		for _, r := range rm {
 			removed = append(removed, other+": "+r)
 		}
+		if _, err := os.Lstat(other); err != nil && len(rm) > 0 {
+			removed = append(removed, other) // left with nothing else
+		}
 	}
 	ad, rm, err := a.editClaudeSettings(target, wants, install && o.statusLine, !install)
+	if err != nil {
+		return err
+	}
+	added, removed = append(added, ad...), append(removed, rm...)
+	rewind := filepath.Join(filepath.Dir(target), "commands", claudeRewindCommand+".md")
+	ad, rm, err = a.writeOwnFiles([]ownFile{{path: rewind, content: claudeRewindFile(), mode: 0o644}}, install)
 	if err != nil {
 		return err
 	}
@@ -575,6 +588,31 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		}
 	}
 	return nil
+}
+
+// claudeRewindCommand is the custom slash command install gives Claude
+// Code: /ckpt-rewind TURN rewinds the files to the start of TURN from
+// inside Claude Code (its own /rewind is Claude's checkpoints, not
+// ckpt's, so the name is ckpt's).
+const claudeRewindCommand = "ckpt-rewind"
+
+// claudeRewindFile is the command's file: Claude Code runs the !`…` line
+// itself, before the model sees the command, in the session the command
+// was typed in (${CLAUDE_SESSION_ID}); the model only reports it. The
+// conversation cannot be rewound from inside the running conversation:
+// the text says how to, from a terminal, in one step.
+func claudeRewindFile() []byte {
+	self := selfCommand()
+	return []byte(`---
+# ` + ownFileMark + ` (ckpt uninstall claude removes it)
+description: Rewind the files to the start of a ckpt turn (ckpt undo brings them back)
+argument-hint: TURN[.STEP]
+allowed-tools: Bash(` + self + `:*)
+---
+!` + "`" + self + ` --session ${CLAUDE_SESSION_ID} rewind $ARGUMENTS --scope code 2>&1 || ` + self + ` --session ${CLAUDE_SESSION_ID} list 2>&1` + "`" + `
+
+ckpt has just run the command above, outside this conversation; its output is above. Do not change any file now. In one or two lines, tell the user what ckpt rewound (or why it did not), that ` + "`ckpt undo`" + ` in a terminal brings the files back, and that ` + "`ckpt rewind TURN --scope both --resume-claude`" + ` in a terminal rewinds this conversation as well and reopens Claude there.
+`)
 }
 
 // hookRoot is the directory an http install's token is good for: the
@@ -816,6 +854,7 @@ func (a *app) reportInstall(path string, install bool, added, removed []string) 
 	}
 	if a.scanNote != "" && install {
 		defer fmt.Fprintln(a.stdout, a.scanNote)
+		defer func() { a.scanNote = "" }() // said once
 	}
 	if !changed {
 		if install && a.scanNote != "" {
