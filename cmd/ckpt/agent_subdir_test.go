@@ -38,15 +38,25 @@ func (e *agentEnv) subdirSession() (id, workspace string, files []string) {
 
 // checkSubdir checks what `ckpt install AGENT` in e.ws and the agent's run
 // in e.ws/sub left: the note the agent wrote there was captured into a
-// session of the workspace e.ws (not of sub), or, for an agent that does
-// not load the workspace's configuration from a subdirectory, install
-// said so.
-func (e *agentEnv) checkSubdir(agent, installOut string) {
+// session of the workspace e.ws (not of sub); or, for an agent that does
+// not load the workspace's hooks from a subdirectory (subdirLoad), install
+// said so and nothing was captured: were the agent to start loading them,
+// this fails, and subdirLoad must change.
+func (e *agentEnv) checkSubdir(agent, installErr string) {
 	e.t.Helper()
 	id, ws, turns := e.subdirSession()
 	e.t.Logf("%s in a subdirectory: session %q, workspace %q, turns %q", agent, id, ws, turns)
+	if note := subdirNote(agent, e.ws); note != "" {
+		if !strings.Contains(installErr, "ckpt: note: "+note) {
+			e.t.Errorf("install %s did not say %q; it said:\n%s", agent, note, installErr)
+		}
+		if id != "" {
+			e.t.Errorf("%s loaded the workspace's hooks from a subdirectory after all (session %s): subdirLoad is out of date", agent, id)
+		}
+		return
+	}
 	if id == "" {
-		e.t.Errorf("%s run in %s/sub: nothing captured; install said:\n%s", agent, e.ws, installOut)
+		e.t.Errorf("%s run in %s/sub: nothing captured", agent, e.ws)
 		return
 	}
 	if ws != e.ws {
@@ -57,11 +67,18 @@ func (e *agentEnv) checkSubdir(agent, installOut string) {
 	}
 }
 
+// install runs `ckpt install ARGS` in the workspace and returns its stderr.
+func (e *agentEnv) install(args ...string) string {
+	e.t.Helper()
+	out, errOut, err := e.run(e.ws, nil, "ckpt", append([]string{"install"}, args...)...)
+	if err != nil {
+		e.t.Fatalf("ckpt install %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, errOut)
+	}
+	return errOut
+}
+
 func mkSub(t *testing.T, ws string) string {
 	t.Helper()
-	if os.Getenv("XGIT") != "" {
-		exec.Command("git", "init", "-q", ws).Run()
-	}
 	sub := filepath.Join(ws, "sub")
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
@@ -71,12 +88,35 @@ func mkSub(t *testing.T, ws string) string {
 
 // TestAgentsInSubdirRealBinary runs each real agent CLI whose harness
 // exists in a subdirectory of the workspace `ckpt install AGENT` was run
-// in: what it writes there is captured into the workspace's session.
+// in: what it writes there is captured into the workspace's session, or,
+// for an agent that does not load the workspace's hooks from there,
+// install said so. Codex and Copilot look for the git repository's root:
+// they run both outside a repository and at its root.
 func TestAgentsInSubdirRealBinary(t *testing.T) {
+	for _, git := range []bool{false, true} {
+		name := "no git"
+		if git {
+			name = "git root"
+		}
+		t.Run(name, func(t *testing.T) { agentsInSubdir(t, git) })
+	}
+}
+
+func agentsInSubdir(t *testing.T, git bool) {
+	gitInit := func(t *testing.T, ws string) {
+		t.Helper()
+		if !git {
+			return
+		}
+		if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+			t.Skipf("git init: %v %s", err, out)
+		}
+	}
 	t.Run("claude", func(t *testing.T) {
 		claude := claudeBin(t)
 		ws, home, store := agentTestDirs(t)
 		sub := mkSub(t, ws)
+		gitInit(t, ws)
 		srv, err := fakemodel.NewAnthropic(map[string][]fakemodel.Step{subdirPrompt: {
 			{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(sub, "note.txt"), "content": "note\n"}},
 			{Text: "Written."},
@@ -86,7 +126,7 @@ func TestAgentsInSubdirRealBinary(t *testing.T) {
 		}
 		defer srv.Close()
 		e := &agentEnv{t: t, ws: ws, store: store, claude: claude, env: claudeEnv(home, store, srv.URL)}
-		out := e.ckpt("install", "claude")
+		out := e.install("claude")
 		if o, errOut, err := e.run(sub, nil, claude, "--permission-mode", "acceptEdits", "-p", subdirPrompt); err != nil {
 			t.Fatalf("claude: %v\n%s\n%s", err, o, errOut)
 		}
@@ -96,6 +136,7 @@ func TestAgentsInSubdirRealBinary(t *testing.T) {
 		agentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
 		ws, home, store := agentTestDirs(t)
 		sub := mkSub(t, ws)
+		gitInit(t, ws)
 		srv, err := fakemodel.NewGemini(map[string][]fakemodel.Step{subdirPrompt: {
 			{Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(sub, "note.txt"), "content": "note\n"}},
 			{Text: "Written."},
@@ -104,7 +145,7 @@ func TestAgentsInSubdirRealBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := newGeminiRun(t, ws, home, store, srv, true)
-		out := g.e.ckpt("install", "gemini")
+		out := g.e.install("gemini")
 		in := *g
 		in.e = &agentEnv{t: t, ws: sub, store: store, env: g.e.env, timeout: g.e.timeout}
 		in.prompt(subdirPrompt)
@@ -114,6 +155,7 @@ func TestAgentsInSubdirRealBinary(t *testing.T) {
 		agentBin(t, "CKPT_CODEX_BIN", "codex", "@openai/codex")
 		ws, home, store := agentTestDirs(t)
 		sub := mkSub(t, ws)
+		gitInit(t, ws)
 		srv, err := fakemodel.NewResponses(map[string][]fakemodel.Step{subdirPrompt: {
 			{Tool: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** Add File: note.txt\n+note\n*** End Patch\n"}},
 			{Text: "Written."},
@@ -122,7 +164,7 @@ func TestAgentsInSubdirRealBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := newCodexRun(t, ws, home, store, srv, true)
-		out := c.e.ckpt("install", "codex")
+		out := c.e.install("codex")
 		in := *c
 		in.e = &agentEnv{t: t, ws: sub, store: store, env: c.e.env, timeout: c.e.timeout}
 		in.prompt(subdirPrompt)
@@ -132,6 +174,7 @@ func TestAgentsInSubdirRealBinary(t *testing.T) {
 		copilot := agentBin(t, "CKPT_COPILOT_BIN", "copilot", "@github/copilot")
 		ws, home, store := agentTestDirs(t)
 		sub := mkSub(t, ws)
+		gitInit(t, ws)
 		srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{subdirPrompt: {
 			{Tool: "create", Input: map[string]any{"path": filepath.Join(sub, "note.txt"), "file_text": "note\n"}},
 			{Text: "Written."},
@@ -152,16 +195,20 @@ func TestAgentsInSubdirRealBinary(t *testing.T) {
 			"HOME="+home, "COPILOT_HOME="+copilotHome, "CKPT_HOME="+store,
 			"COPILOT_PROVIDER_BASE_URL="+srv.URL+"/v1", "COPILOT_PROVIDER_API_KEY=sk-test", "COPILOT_MODEL=gpt-4.1")
 		e := &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 40 * time.Second}
-		out := e.ckpt("install", "copilot")
+		out := e.install("copilot")
 		if o, errOut, err := e.run(sub, nil, copilot, "-p", subdirPrompt, "--allow-all-tools", "--allow-all-paths", "--no-auto-update"); err != nil {
 			t.Fatalf("copilot: %v\n%s\n%s", err, o, errOut)
 		}
 		e.checkSubdir("copilot", out)
 	})
 	t.Run("opencode", func(t *testing.T) {
+		if git {
+			t.Skip("OpenCode loads a subdirectory's enclosing .opencode with or without git (tried without)")
+		}
 		opencode := agentBin(t, "CKPT_OPENCODE_BIN", "opencode", "opencode-ai")
 		ws, home, store := agentTestDirs(t)
 		sub := mkSub(t, ws)
+		gitInit(t, ws)
 		srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{subdirPrompt: {
 			{Tool: "write", Input: map[string]any{"filePath": filepath.Join(sub, "note.txt"), "content": "note\n"}},
 			{Text: "Written."},
@@ -190,7 +237,7 @@ func TestAgentsInSubdirRealBinary(t *testing.T) {
 			"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "CKPT_HOME="+store,
 			"OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_AUTOUPDATE=true")
 		e := &agentEnv{t: t, ws: ws, store: store, env: env}
-		out := e.ckpt("install", "opencode")
+		out := e.install("opencode")
 		seedOpenCodeDeps(t, filepath.Join(ws, ".opencode"))
 		if o, errOut, err := e.run(sub, nil, opencode, append([]string{"run", "--auto"}, strings.Fields(subdirPrompt)...)...); err != nil {
 			t.Fatalf("opencode: %v\n%s\n%s", err, o, errOut)
