@@ -531,10 +531,11 @@ func writeInstallDirs(store string, dirs []string) error {
 	return writeFileAtomic(filepath.Join(store, installDirsFile), append(b, '\n'), 0o600)
 }
 
-// removeInstallDirs removes the directories install created that are now
-// empty, deepest first, and returns them; a directory that holds anything
-// stays, and stays recorded.
-func (a *app) removeInstallDirs() []string {
+// removeInstallDirs removes the directories install created under root
+// (the workspace, or the home directory for --user) that are now empty,
+// deepest first, and returns them; a directory that holds anything stays,
+// and stays recorded, as do those elsewhere.
+func (a *app) removeInstallDirs(root string) []string {
 	dirs := readInstallDirs(a.store)
 	if len(dirs) == 0 {
 		return nil
@@ -543,6 +544,10 @@ func (a *app) removeInstallDirs() []string {
 	slices.SortFunc(dirs, func(x, y string) int { return len(y) - len(x) })
 	var kept, removed []string
 	for _, d := range dirs {
+		if !within(root, d) {
+			kept = append(kept, d)
+			continue
+		}
 		fi, err := os.Lstat(d)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -264,12 +264,19 @@ it was before install turned it on. Several AGENTs uninstall each.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) }); err != nil {
+			err := a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) })
+			if err != nil {
 				return err
 			}
 			// What install made around the hooks: the directories it
 			// created, now empty, and the workspace's scan mode.
-			for _, d := range a.removeInstallDirs() {
+			root := a.workspace
+			if o.user {
+				if root, err = os.UserHomeDir(); err != nil {
+					return err
+				}
+			}
+			for _, d := range a.removeInstallDirs(root) {
 				if !a.json {
 					fmt.Fprintf(a.stdout, "removed %s%c\n", d, filepath.Separator)
 				}
