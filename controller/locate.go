@@ -165,6 +165,19 @@ func SetWorkspaceScan(store, root string, on bool) error {
 	return nil
 }
 
+// ClearWorkspaceScan removes the scan-mode default of the workspace rooted
+// at root, if it has one: its sessions go back to their own settings (off
+// when never set). The marker itself stays.
+func ClearWorkspaceScan(store, root string) error {
+	if _, set := WorkspaceScan(store, root); !set {
+		return nil
+	}
+	if err := atomicfile.WriteFile(filepath.Join(store, workspacesDir, WorkspaceSession(root)), []byte(root+"\n"), 0o600); err != nil {
+		return fmt.Errorf("controller: workspace marker: %w", err)
+	}
+	return nil
+}
+
 // WorkspaceScan reports the scan-mode default of the workspace rooted at
 // root; set is false when it has none.
 func WorkspaceScan(store, root string) (on, set bool) {
@@ -202,6 +215,12 @@ func SessionWorkspace(ctx context.Context, store, id string) (root string, ok bo
 	}
 	return root, true, nil
 }
+
+// MarkWorkspace records root as a workspace of store, as its first
+// session does: Locate then finds it from any directory below it. What
+// `ckpt install` does, so that an agent's hook from a subdirectory
+// records into the workspace's session.
+func MarkWorkspace(store, root string) error { return markWorkspace(store, root) }
 
 // markWorkspace records that store has a session for root, once.
 func markWorkspace(store, root string) error {

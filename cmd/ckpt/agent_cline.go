@@ -32,6 +32,8 @@ func init() {
 		install: installCline,
 		detect:  []string{".clinerules", ".cline"},
 		writes:  ".clinerules/hooks/UserPromptSubmit, PreToolUse, TaskStart, TaskResume and TaskComplete",
+		bins:    []string{"cline"},
+		home:    []string{".cline", "Documents/Cline"},
 	})
 }
 

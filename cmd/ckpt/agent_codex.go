@@ -19,6 +19,8 @@ func init() {
 		install: installCodex,
 		detect:  []string{".codex", "AGENTS.md"},
 		writes:  ".codex/hooks.json",
+		bins:    []string{"codex"},
+		home:    []string{".codex"},
 	})
 }
 

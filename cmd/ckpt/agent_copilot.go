@@ -22,6 +22,8 @@ func init() {
 		install: installCopilot,
 		detect:  []string{".github/hooks", ".github/copilot-instructions.md"},
 		writes:  ".github/hooks/ckpt.json",
+		bins:    []string{"copilot"},
+		home:    []string{".copilot"},
 	})
 }
 

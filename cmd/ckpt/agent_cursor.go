@@ -29,6 +29,8 @@ func init() {
 		install: installCursor,
 		detect:  []string{".cursor", ".cursorrules"},
 		writes:  ".cursor/hooks.json",
+		bins:    []string{"cursor-agent", "cursor"},
+		home:    []string{".cursor"},
 	})
 }
 

@@ -21,6 +21,8 @@ func init() {
 		install: installGemini,
 		detect:  []string{".gemini", "GEMINI.md"},
 		writes:  ".gemini/settings.json",
+		bins:    []string{"gemini"},
+		home:    []string{".gemini"},
 	})
 }
 

@@ -22,6 +22,8 @@ func init() {
 		install: installOpenCode,
 		detect:  []string{".opencode", "opencode.json", "opencode.jsonc"},
 		writes:  ".opencode/plugin/ckpt.js",
+		bins:    []string{"opencode"},
+		home:    []string{".config/opencode"},
 	})
 }
 

@@ -20,6 +20,8 @@ func init() {
 		install: installWindsurf,
 		detect:  []string{".windsurf", ".windsurfrules"},
 		writes:  ".windsurf/hooks.json",
+		bins:    []string{"windsurf"},
+		home:    []string{".codeium/windsurf"},
 	})
 }
 

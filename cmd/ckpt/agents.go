@@ -39,6 +39,11 @@ type agentSpec struct {
 	// writes says where `ckpt install NAME` writes, for the detection
 	// report.
 	writes string
+	// bins are the agent's commands: one on $PATH says it is installed.
+	bins []string
+	// home lists the agent's user configuration directories, relative to
+	// the home directory: one that exists says the user runs the agent.
+	home []string
 }
 
 // agents is every agent `ckpt hook|install|uninstall NAME` takes besides

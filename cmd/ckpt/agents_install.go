@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -22,47 +24,52 @@ func (a *app) runAgentInstall(s *agentSpec, o installOptions, install bool) erro
 	return s.install(a, a.workspace, o, install)
 }
 
-// runDetect is `ckpt install` with no agent: it says which agents the
-// workspace is set up for and what `ckpt install NAME` would write, and
-// changes nothing.
-func (a *app) runDetect() error {
-	if err := a.locate(context.Background()); err != nil {
-		return err
-	}
-	type found struct {
-		Agent   string   `json:"agent"`
-		Found   []string `json:"found"`
-		Command string   `json:"command"`
-		Writes  string   `json:"writes"`
-	}
-	all := []*agentSpec{{name: "claude", title: "Claude Code", detect: []string{".claude", "CLAUDE.md"}, writes: ".claude/settings.json"}}
-	for _, n := range agentNames()[1:] {
-		all = append(all, agents[n])
-	}
-	list := []found{}
-	for _, s := range all {
+// claudeDetect is how `ckpt install` with no agent finds Claude Code.
+var claudeDetect = &agentSpec{name: "claude", title: "Claude Code", detect: []string{".claude", "CLAUDE.md"},
+	writes: ".claude/settings.json", bins: []string{"claude"}, home: []string{".claude"}}
+
+// foundAgent is an agent `ckpt install` with no name found, and where.
+type foundAgent struct {
+	Agent string   `json:"agent"`
+	Found []string `json:"found"`
+}
+
+// detectAgents finds the agents to install for: those whose command is
+// on $PATH, whose user configuration directory exists, or whose files
+// are in the workspace, in agentNames' order.
+func (a *app) detectAgents() []foundAgent {
+	home, _ := os.UserHomeDir()
+	list := []foundAgent{}
+	for _, n := range agentNames() {
+		s := agents[n]
+		if n == "claude" {
+			s = claudeDetect
+		}
 		var hits []string
+		for _, b := range s.bins {
+			if _, err := exec.LookPath(b); err == nil {
+				hits = append(hits, b+" on $PATH")
+				break
+			}
+		}
+		for _, d := range s.home {
+			if home == "" {
+				break
+			}
+			if fi, err := os.Stat(filepath.Join(home, filepath.FromSlash(d))); err == nil && fi.IsDir() {
+				hits = append(hits, "~/"+d)
+			}
+		}
 		for _, p := range s.detect {
 			if _, err := os.Lstat(filepath.Join(a.workspace, filepath.FromSlash(p))); err == nil {
 				hits = append(hits, p)
 			}
 		}
 		if len(hits) > 0 {
-			list = append(list, found{Agent: s.name, Found: hits, Command: "ckpt install " + s.name, Writes: s.writes})
+			list = append(list, foundAgent{Agent: n, Found: hits})
 		}
 	}
-	if a.json {
-		return a.printJSON(list)
-	}
-	if len(list) == 0 {
-		fmt.Fprintf(a.stdout, "no agent configuration found in %s; run `ckpt install NAME` with one of: %s\n", a.workspace, strings.Join(agentNames(), ", "))
-		return nil
-	}
-	for _, f := range list {
-		fmt.Fprintf(a.stdout, "%s: found %s; `%s` would write %s\n", f.Agent, strings.Join(f.Found, ", "), f.Command, f.Writes)
-	}
-	fmt.Fprintln(a.stdout, "nothing changed (name an agent to install)")
-	return nil
+	return list
 }
 
 // runCheck is `ckpt install --check [AGENT]`: each named agent's check
@@ -134,9 +141,11 @@ type settingsEdit struct {
 	exist bool
 	root  *object
 	hooks *object
+	// mkdir creates the file's directory (app.mkdirForInstall).
+	mkdir func(dir string) error
 }
 
-func openSettings(path string) (*settingsEdit, error) {
+func (a *app) openSettings(path string) (*settingsEdit, error) {
 	data, mode, err := readSettings(path)
 	if err != nil {
 		return nil, err
@@ -151,7 +160,7 @@ func openSettings(path string) (*settingsEdit, error) {
 			return nil, fmt.Errorf("%s: hooks: %w (left unchanged)", path, err)
 		}
 	}
-	return &settingsEdit{path: path, mode: mode, exist: data != nil, root: root, hooks: hooks}, nil
+	return &settingsEdit{path: path, mode: mode, exist: data != nil, root: root, hooks: hooks, mkdir: a.mkdirForInstall}, nil
 }
 
 // save writes the settings back (indented, as install.go writes Claude's).
@@ -182,8 +191,8 @@ func (e *settingsEdit) save(uninstall bool, top map[string]string) error {
 		return fmt.Errorf("%s: %w", e.path, err)
 	}
 	out.WriteByte('\n')
-	if err := os.MkdirAll(filepath.Dir(e.path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(e.path), err)
+	if err := e.mkdir(filepath.Dir(e.path)); err != nil {
+		return err
 	}
 	return writeFileAtomic(e.path, out.Bytes(), e.mode)
 }
@@ -196,7 +205,7 @@ type groupWant struct{ event, matcher string }
 // wants (install) or removes every hook own recognises (!install),
 // keeping everything else byte for byte.
 func installGroups(a *app, path string, wants []groupWant, command string, own func(string) bool, install bool) error {
-	e, err := openSettings(path)
+	e, err := a.openSettings(path)
 	if err != nil {
 		return err
 	}
@@ -333,7 +342,7 @@ func removeOwnGroups(groups []json.RawMessage, own func(hookEntry) bool) (kept [
 // field holding an entry's command; top sets root keys the format
 // requires when ckpt creates the file (never over the user's).
 func installFlat(a *app, path string, events []string, command, cmdKey string, entry func(string) any, top map[string]string, own func(string) bool, install bool) error {
-	e, err := openSettings(path)
+	e, err := a.openSettings(path)
 	if err != nil {
 		return err
 	}
@@ -430,20 +439,29 @@ type ownFile struct {
 // installFiles writes (install) or removes (!install) files ckpt owns
 // whole, reported together under dir.
 func installFiles(a *app, dir string, files []ownFile, install bool) error {
-	var added, removed []string
+	added, removed, err := a.writeOwnFiles(files, install)
+	if err != nil {
+		return err
+	}
+	return a.reportInstall(dir, install, added, removed)
+}
+
+// writeOwnFiles writes (install) or removes (!install) files ckpt owns
+// whole, and returns what it added and removed.
+func (a *app) writeOwnFiles(files []ownFile, install bool) (added, removed []string, err error) {
 	for _, f := range files {
 		fi, err := os.Lstat(f.path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("read %s: %w", f.path, err)
+			return nil, nil, fmt.Errorf("read %s: %w", f.path, err)
 		}
 		var cur []byte
 		if exists {
 			if !fi.Mode().IsRegular() {
-				return fmt.Errorf("%s is not a regular file; left unchanged", f.path)
+				return nil, nil, fmt.Errorf("%s is not a regular file; left unchanged", f.path)
 			}
 			if cur, err = os.ReadFile(f.path); err != nil {
-				return fmt.Errorf("read %s: %w", f.path, err)
+				return nil, nil, fmt.Errorf("read %s: %w", f.path, err)
 			}
 			own := f.own
 			if own == nil {
@@ -451,7 +469,7 @@ func installFiles(a *app, dir string, files []ownFile, install bool) error {
 			}
 			if !own(cur) {
 				if install {
-					return fmt.Errorf("%s exists and is not ckpt's; left unchanged (remove or rename it, or add `ckpt hook` to it by hand)", f.path)
+					return nil, nil, fmt.Errorf("%s exists and is not ckpt's; left unchanged (remove or rename it, or add `ckpt hook` to it by hand)", f.path)
 				}
 				continue
 			}
@@ -459,7 +477,7 @@ func installFiles(a *app, dir string, files []ownFile, install bool) error {
 		if !install {
 			if exists {
 				if err := os.Remove(f.path); err != nil {
-					return fmt.Errorf("remove %s: %w", f.path, err)
+					return nil, nil, fmt.Errorf("remove %s: %w", f.path, err)
 				}
 				removed = append(removed, f.path)
 			}
@@ -468,16 +486,110 @@ func installFiles(a *app, dir string, files []ownFile, install bool) error {
 		if exists && bytes.Equal(cur, f.content) && fi.Mode().Perm() == f.mode {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
-			return fmt.Errorf("create %s: %w", filepath.Dir(f.path), err)
+		if err := a.mkdirForInstall(filepath.Dir(f.path)); err != nil {
+			return nil, nil, err
 		}
 		if err := writeFileAtomic(f.path, f.content, f.mode); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if exists {
 			removed = append(removed, f.path+" (older version)")
 		}
 		added = append(added, f.path)
 	}
-	return a.reportInstall(dir, install, added, removed)
+	return added, removed, nil
+}
+
+// installDirsFile, in the store, lists the directories `ckpt install`
+// created for agents' configuration, so that uninstall removes those it
+// leaves empty, and only those.
+const installDirsFile = "install-dirs.json"
+
+// mkdirForInstall creates dir and its missing parents, recording in the
+// store the ones it created.
+func (a *app) mkdirForInstall(dir string) error {
+	// Only directories below the workspace or the home directory are
+	// recorded, never those themselves (nor what holds them).
+	home, _ := os.UserHomeDir()
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d || d == home || d == a.workspace {
+			break
+		}
+		made = append(made, d)
+	}
+	if !within(a.workspace, dir) && (home == "" || !within(home, dir)) {
+		made = nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if len(made) == 0 || a.store == "" {
+		return nil
+	}
+	dirs := readInstallDirs(a.store)
+	for _, d := range made {
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return writeInstallDirs(a.store, dirs)
+}
+
+func readInstallDirs(store string) []string {
+	var dirs []string
+	if b, err := os.ReadFile(filepath.Join(store, installDirsFile)); err == nil {
+		json.Unmarshal(b, &dirs)
+	}
+	return dirs
+}
+
+func writeInstallDirs(store string, dirs []string) error {
+	if len(dirs) == 0 {
+		if err := os.Remove(filepath.Join(store, installDirsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, err := json.Marshal(dirs)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(store, installDirsFile), append(b, '\n'), 0o600)
+}
+
+// removeInstallDirs removes the directories install created under root
+// (the workspace, or the home directory for --user) that are now empty,
+// deepest first, and returns them; a directory that holds anything stays,
+// and stays recorded, as do those elsewhere.
+func (a *app) removeInstallDirs(root string) []string {
+	dirs := readInstallDirs(a.store)
+	if len(dirs) == 0 {
+		return nil
+	}
+	// Deepest first: a parent empties once its children go.
+	slices.SortFunc(dirs, func(x, y string) int { return len(y) - len(x) })
+	var kept, removed []string
+	for _, d := range dirs {
+		if !within(root, d) {
+			kept = append(kept, d)
+			continue
+		}
+		fi, err := os.Lstat(d)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && fi.IsDir() && os.Remove(d) == nil {
+			removed = append(removed, d)
+			continue
+		}
+		kept = append(kept, d)
+	}
+	if err := writeInstallDirs(a.store, kept); err != nil {
+		a.say("ckpt: warning: %s: %s", installDirsFile, oneLine(err))
+	}
+	return removed
 }

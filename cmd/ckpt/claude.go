@@ -516,8 +516,13 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, p claude
 		return err
 	}
 	if r.Exact && a.interactive() {
-		if err := runClaude(append(append([]string(nil), p.extra...), "--resume", r.Session)); err != nil {
-			return err
+		// The fork, to go on with on this terminal: ckpt hands the
+		// terminal to Claude Code, becoming it, so that its keys and
+		// signals are Claude's alone. Paths the rewind skipped were
+		// listed above.
+		args := append(append([]string(nil), p.extra...), "--resume", r.Session)
+		if err := execClaude(p.bin, args); err != nil {
+			return fmt.Errorf("claude --resume %s: %w", r.Session, err)
 		}
 	}
 	return skipped

@@ -18,3 +18,11 @@ func tryLockFile(path string) (*os.File, bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	return f, err == nil, err
 }
+
+// execClaude runs claude (bin, args) on this terminal and waits for it:
+// a process cannot replace itself here.
+func execClaude(bin string, args []string) error {
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return cmd.Run()
+}

@@ -32,3 +32,10 @@ func tryLockFile(path string) (f *os.File, ok bool, err error) {
 	}
 	return f, true, nil
 }
+
+// execClaude replaces this process with claude (bin, args), on the
+// terminal ckpt runs on: Claude Code gets the terminal's signals to
+// itself, with no ckpt waiting behind it. It returns only on failure.
+func execClaude(bin string, args []string) error {
+	return syscall.Exec(bin, append([]string{bin}, args...), os.Environ())
+}

@@ -294,9 +294,25 @@ func TestInstallClaudeHTTP(t *testing.T) {
 		t.Errorf("after the port changed, PreToolUse hooks = %+v", h["PreToolUse"])
 	}
 
-	r.ckpt("", "uninstall", "claude")
+	out, _ = r.ckpt("", "uninstall", "claude")
 	if a, b := settingsHooks(t, shared), settingsHooks(t, local); len(a)+len(b) != 0 {
 		t.Errorf("after uninstall: settings.json %+v, settings.local.json %+v", a, b)
+	}
+	// Uninstall undoes the rest of what install did: the settings files
+	// and the directory it created are gone, each said once, and the hook
+	// server, which no install uses now, is stopped.
+	if _, err := os.Stat(filepath.Join(r.ws, ".claude")); err == nil {
+		t.Errorf("after uninstall, .claude is left; uninstall said:\n%s", out)
+	}
+	if strings.Contains(out, "updated") || strings.Count(out, "removed "+local+"\n") != 1 {
+		t.Errorf("uninstall said:\n%s\nwant %s removed, once, and nothing updated", out, local)
+	}
+	if bgRunning(r.store, serverLockFile) {
+		t.Error("the hook server still runs after the uninstall of the only install using it")
+	}
+	if c, err := net.DialTimeout("tcp", r.addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("something still listens at %s after uninstall", r.addr)
 	}
 }
 

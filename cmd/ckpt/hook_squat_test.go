@@ -380,10 +380,17 @@ func TestHookTokenScope(t *testing.T) {
 		t.Errorf("after rewind 0 outside every install: %q, want the state before the prompt", b)
 	}
 
-	// Uninstalling revokes the token at once, in the running server.
+	// Uninstalling revokes the token at once, in the running server
+	// (which another workspace's install keeps running).
+	r.ckpt("", "--workspace", other, "install", "claude", "--http", "--no-scan")
 	r.ckpt("", "uninstall", "claude")
 	if code, body := r.post("/hook/claude", tok, event("in", r.ws, "UserPromptSubmit", map[string]any{"prompt": "after uninstall"})); code != http.StatusUnauthorized {
 		t.Errorf("the token after uninstall: %d %q, want 401", code, body)
+	}
+	// The last install using the server goes: so does the server.
+	r.ckpt("", "--workspace", other, "uninstall", "claude")
+	if bgRunning(r.store, serverLockFile) {
+		t.Error("the hook server still runs after the last --http install was uninstalled")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,13 +55,13 @@ type installOptions struct {
 	http       bool   // Claude Code: PreToolUse as an http hook to `ckpt serve --hooks`
 	addr       string // the hook server's address (--addr, --port)
 	noScan     bool
-	check      bool // report whether the agent will load what install wrote; change nothing
+	check      bool // install --check: run the installed hooks, change nothing
 }
 
 func newInstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "install [AGENT]",
+		Use:   "install [AGENT...]",
 		Short: "Wire ckpt into an agent's hooks: claude, codex, gemini, cursor, copilot, cline, windsurf, opencode, pi",
 		Long: `Write ckpt's hooks into AGENT's configuration for this workspace (--user:
 the agent's configuration for every project), so that every prompt opens a
@@ -80,11 +81,15 @@ exactly what install added.
   opencode  .opencode/plugin/ckpt.js (~/.config/opencode/plugin/)
   pi        .pi/extensions/ckpt-rewind.ts (~/.pi/agent/extensions/): also pi's /rewind
 
-With no AGENT, it says which agents the workspace is set up for and what
-it would write, and changes nothing. --check says whether the agent will
-load what install wrote (for pi: where the extension is, whether it is this
-ckpt's version, and whether pi trusts the project) and changes nothing.
---strict installs hooks that block a tool call whose capture fails. docs/agents/ has a page per agent.
+With no AGENT, it installs for every agent it finds: its command on $PATH,
+its configuration directory in your home directory, or its files in the
+workspace, and says which it found and why. Several AGENTs install each.
+--check runs each installed hook's command with a made-up prompt event,
+against a temporary store, and says which fire; --check pi says whether pi will load the extension
+(where it is, whether it is this ckpt's version, whether pi trusts the
+project). --strict installs hooks
+that block a tool call whose capture fails. docs/agents/ has a page per
+agent.
 
 Installing also turns scan mode on for the workspace (every session of it,
 of any agent, inherits it), so a rewind also undoes shell edits; --no-scan
@@ -114,29 +119,55 @@ workspace instead. "ckpt statusline" says when the server is down or its
 port is held by another program. Installing with or without --http
 switches in place.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 1 || (len(args) == 1 && args[0] != "claude" && agents[args[0]] == nil) {
-				return usagef("install takes the agent: %s (none: detect the agents configured here)", strings.Join(agentNames(), ", "))
+			for _, n := range args {
+				if n != "claude" && agents[n] == nil {
+					return usagef("install takes agents: %s (none: every agent found on $PATH, in your home directory or in this workspace)", strings.Join(agentNames(), ", "))
+				}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.check {
-				return a.runCheck(args)
+				if len(args) == 1 && agents[args[0]] != nil && agents[args[0]].check != nil {
+					return a.runCheck(args) // pi: whether pi will load the extension
+				}
+				return a.runInstallCheck(cmd.Context())
 			}
-			if len(args) == 0 {
-				return a.runDetect()
+			if err := a.locate(context.Background()); err != nil {
+				return err
+			}
+			names := args
+			if len(names) == 0 {
+				found := a.detectAgents()
+				if len(found) == 0 {
+					return usagef("no agent found on $PATH, in your home directory or in %s: name one (%s)", a.workspace, strings.Join(agentNames(), ", "))
+				}
+				var parts []string
+				for _, f := range found {
+					names = append(names, f.Agent)
+					parts = append(parts, f.Agent+" ("+strings.Join(f.Found, ", ")+")")
+				}
+				if !a.json {
+					fmt.Fprintf(a.stdout, "found %s\n", strings.Join(parts, ", "))
+				}
 			}
 			if err := a.installScan(o); err != nil {
 				return err
 			}
-			if s := agents[args[0]]; s != nil {
-				return a.runAgentInstall(s, o, true)
-			}
-			return a.runInstall(o, true)
+			return a.eachAgent(names, func(name string) error {
+				defer func() { a.scanNote = "" }() // said once
+				if err := a.installAgent(name, o, true); err != nil {
+					return err
+				}
+				if note := subdirNote(name, a.workspace); note != "" && !o.user {
+					a.say("ckpt: note: %s", note)
+				}
+				return nil
+			})
 		},
 	}
+	cmd.Flags().BoolVar(&o.check, "check", false, "run each installed hook with a made-up prompt event (in a temporary store) and say which fire; changes nothing")
 	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "leave scan mode as it is (install turns it on for the workspace)")
-	cmd.Flags().BoolVar(&o.check, "check", false, "say whether the agent will load what install wrote (pi: the extension and the project's trust); change nothing")
 	cmd.Flags().BoolVar(&o.user, "user", false, "install into the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hooks with --strict: a failed capture blocks the edit")
 	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `claude: also set Claude Code's statusLine to "ckpt statusline"`)
@@ -154,13 +185,16 @@ switches in place.`,
 			}
 			o.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		}
+		if o.check && (len(args) > 0 || o.http || o.statusLine || o.user || o.strict || o.noScan) {
+			return usagef("--check takes no agent and no other install flag: it checks the hooks installed here")
+		}
 		if (o.addr != "") && !o.http {
 			return usagef("--addr and --port go with --http")
 		}
-		if o.http && len(args) == 1 && args[0] != "claude" {
-			return usagef("--http is for claude (Claude Code's http hooks)")
+		if o.http && !slices.Contains(args, "claude") {
+			return usagef("--http is for claude (Claude Code's http hooks): name it")
 		}
-		if o.statusLine && (len(args) == 0 || args[0] != "claude") {
+		if o.statusLine && !slices.Contains(args, "claude") {
 			return usagef("--statusline is for claude (Claude Code's status line)")
 		}
 		return nil
@@ -168,30 +202,95 @@ switches in place.`,
 	return cmd
 }
 
+// installAgent installs (or uninstalls) the hooks of the agent named
+// name for the workspace.
+func (a *app) installAgent(name string, o installOptions, install bool) error {
+	if s := agents[name]; s != nil {
+		return a.runAgentInstall(s, o, install)
+	}
+	return a.runInstall(o, install)
+}
+
+// eachAgent runs do for each of names, once each; with several and
+// --json, their reports are printed together as one array.
+func (a *app) eachAgent(names []string, do func(name string) error) error {
+	var uniq []string
+	for _, n := range names {
+		if !slices.Contains(uniq, n) {
+			uniq = append(uniq, n)
+		}
+	}
+	names = uniq
+	if len(names) > 1 && a.json {
+		all := []installJSON{}
+		a.installs = &all
+		defer func() { a.installs = nil }()
+	}
+	for _, n := range names {
+		if err := do(n); err != nil {
+			if len(names) > 1 {
+				return fmt.Errorf("%s: %w", n, err)
+			}
+			return err
+		}
+		if a.installs != nil {
+			for i := range *a.installs {
+				if (*a.installs)[i].Agent == "" {
+					(*a.installs)[i].Agent = n
+				}
+			}
+		}
+	}
+	if a.installs != nil {
+		return a.printJSON(*a.installs)
+	}
+	return nil
+}
+
 func newUninstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "uninstall AGENT",
+		Use:   "uninstall AGENT...",
 		Short: "Remove exactly the hooks `ckpt install AGENT` added",
 		Long: `Remove the entries "ckpt install AGENT" added to the agent's configuration
 in this workspace (--user: the agent's configuration for every project; see
 "ckpt install --help" for where each agent's lives), leaving every other
-setting and hook as it was. A file ckpt created that is left with nothing
-else is removed; a file of that name that is not ckpt's is left alone.
-For claude that is .claude/settings.json and .claude/settings.local.json
-(or ~/.claude/settings.json), including a statusLine running "ckpt
-statusline". The workspace's scan mode stays as it is.`,
+setting and hook as it was. A file left with nothing else is removed, and
+so are the directories install created, once empty; a file of that name
+that is not ckpt's is left alone. For claude that is .claude/settings.json
+and .claude/settings.local.json (or ~/.claude/settings.json), including a
+statusLine running "ckpt statusline", and the /rewind command; the hook
+server of an --http install is stopped when no install uses it. Once no
+agent's hooks are left in the workspace, its scan mode goes back to what
+it was before install turned it on. Several AGENTs uninstall each.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || (args[0] != "claude" && agents[args[0]] == nil) {
-				return usagef("uninstall takes the agent: %s", strings.Join(agentNames(), ", "))
+			if len(args) == 0 || slices.ContainsFunc(args, func(n string) bool { return n != "claude" && agents[n] == nil }) {
+				return usagef("uninstall takes agents: %s", strings.Join(agentNames(), ", "))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if s := agents[args[0]]; s != nil {
-				return a.runAgentInstall(s, o, false)
+			err := a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) })
+			if err != nil {
+				return err
 			}
-			return a.runInstall(o, false)
+			// What install made around the hooks: the directories it
+			// created, now empty, and the workspace's scan mode.
+			root := a.workspace
+			if o.user {
+				if root, err = os.UserHomeDir(); err != nil {
+					return err
+				}
+			}
+			for _, d := range a.removeInstallDirs(root) {
+				if !a.json {
+					fmt.Fprintf(a.stdout, "removed %s%c\n", d, filepath.Separator)
+				}
+			}
+			if o.user {
+				return nil
+			}
+			return a.restoreScan()
 		},
 	}
 	cmd.Flags().BoolVar(&o.user, "user", false, "uninstall from the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
@@ -234,6 +333,7 @@ func shellQuote(s string) string {
 }
 
 type installJSON struct {
+	Agent    string   `json:"agent,omitempty"` // with several agents
 	Settings string   `json:"settings"`
 	Changed  bool     `json:"changed"`
 	Added    []string `json:"added"`
@@ -252,7 +352,7 @@ type installJSON struct {
 // at its first prompt, with one warning (controller.SetWorkspaceScan).
 func (a *app) installScan(o installOptions) error {
 	a.scanState, a.scanNote = "off", ""
-	if o.noScan || o.user {
+	if o.user {
 		return nil
 	}
 	if err := a.locate(context.Background()); err != nil {
@@ -262,9 +362,19 @@ func (a *app) installScan(o installOptions) error {
 	if err != nil {
 		return err
 	}
-	if on, set := controller.WorkspaceScan(a.store, root); on && set {
+	if o.noScan {
+		// The workspace is known all the same: hooks from an agent
+		// started below it record into its session.
+		return controller.MarkWorkspace(a.store, root)
+	}
+	on, set := controller.WorkspaceScan(a.store, root)
+	if on && set {
 		a.scanState = "on"
 		return nil
+	}
+	before := "unset"
+	if set {
+		before = "off"
 	}
 	err = controller.SetWorkspaceScan(a.store, root, true)
 	if errors.Is(err, controller.ErrScanRefused) {
@@ -275,8 +385,76 @@ func (a *app) installScan(o installOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := a.editInstallScan(func(m map[string]string) {
+		if _, ok := m[root]; !ok {
+			m[root] = before
+		}
+	}); err != nil {
+		return err
+	}
 	a.scanState = "on"
 	a.scanNote = fmt.Sprintf("scan mode on for %s: each prompt records the workspace, so a rewind also undoes shell edits (install --no-scan leaves it off)", root)
+	return nil
+}
+
+// installScanFile, in the store, holds the scan mode each workspace had
+// before an install turned it on ("unset" or "off"), for uninstall to put
+// back.
+const installScanFile = "install-scan.json"
+
+// editInstallScan changes the record of installScanFile.
+func (a *app) editInstallScan(edit func(map[string]string)) error {
+	path := filepath.Join(a.store, installScanFile)
+	m := map[string]string{}
+	if b, err := os.ReadFile(path); err == nil {
+		json.Unmarshal(b, &m)
+	}
+	edit(m)
+	if len(m) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(b, '\n'), 0o600)
+}
+
+// restoreScan puts back the workspace's scan mode as it was before an
+// install turned it on, once no agent's hooks are left in the workspace
+// (installedAgents), and says so.
+func (a *app) restoreScan() error {
+	root, err := controller.WorkspaceRoot(a.workspace)
+	if err != nil {
+		return err
+	}
+	if len(a.installedAgents()) > 0 {
+		return nil
+	}
+	var before string
+	if err := a.editInstallScan(func(m map[string]string) {
+		before = m[root]
+		delete(m, root)
+	}); err != nil || before == "" {
+		return err
+	}
+	if on, set := controller.WorkspaceScan(a.store, root); !on || !set {
+		return nil // changed since: left as it is
+	}
+	if before == "off" {
+		err = controller.SetWorkspaceScan(a.store, root, false)
+	} else {
+		err = controller.ClearWorkspaceScan(a.store, root)
+	}
+	if err != nil {
+		return err
+	}
+	if !a.json {
+		fmt.Fprintf(a.stdout, "scan mode for %s back as before install (%s)\n", root, map[string]string{"off": "off", "unset": "not set: off unless a session turns it on"}[before])
+	}
 	return nil
 }
 
@@ -388,8 +566,17 @@ func (a *app) runInstall(o installOptions, install bool) error {
 		for _, r := range rm {
 			removed = append(removed, other+": "+r)
 		}
+		if _, err := os.Lstat(other); err != nil && len(rm) > 0 {
+			removed = append(removed, other) // left with nothing else
+		}
 	}
 	ad, rm, err := a.editClaudeSettings(target, wants, install && o.statusLine, !install)
+	if err != nil {
+		return err
+	}
+	added, removed = append(added, ad...), append(removed, rm...)
+	rewind := filepath.Join(filepath.Dir(target), "commands", claudeRewindCommand+".md")
+	ad, rm, err = a.writeOwnFiles([]ownFile{{path: rewind, content: claudeRewindFile(), mode: 0o644}}, install)
 	if err != nil {
 		return err
 	}
@@ -408,9 +595,37 @@ func (a *app) runInstall(o installOptions, install bool) error {
 			if err := dropHookToken(a.store, root); err != nil {
 				a.say("ckpt: warning: hook server configuration: %s", oneLine(err))
 			}
+			if cfg, ok, err := loadHookServer(a.store); err == nil && ok && len(cfg.Tokens) == 0 {
+				stopHookServer(a.store, cfg)
+			}
 		}
 	}
 	return nil
+}
+
+// claudeRewindCommand is the custom slash command install gives Claude
+// Code: /ckpt-rewind TURN rewinds the files to the start of TURN from
+// inside Claude Code (its own /rewind is Claude's checkpoints, not
+// ckpt's, so the name is ckpt's).
+const claudeRewindCommand = "ckpt-rewind"
+
+// claudeRewindFile is the command's file: Claude Code runs the !`…` line
+// itself, before the model sees the command, in the session the command
+// was typed in (${CLAUDE_SESSION_ID}); the model only reports it. The
+// conversation cannot be rewound from inside the running conversation:
+// the text says how to, from a terminal, in one step.
+func claudeRewindFile() []byte {
+	self := selfCommand()
+	return []byte(`---
+# ` + ownFileMark + ` (ckpt uninstall claude removes it)
+description: Rewind the files to the start of a ckpt turn (ckpt undo brings them back)
+argument-hint: TURN[.STEP]
+allowed-tools: Bash(` + self + `:*)
+---
+!` + "`" + self + ` --session ${CLAUDE_SESSION_ID} rewind $ARGUMENTS --scope code 2>&1 || ` + self + ` --session ${CLAUDE_SESSION_ID} list 2>&1` + "`" + `
+
+ckpt has just run the command above, outside this conversation; its output is above. Do not change any file now. In one or two lines, tell the user what ckpt rewound (or why it did not), that ` + "`ckpt undo`" + ` in a terminal brings the files back, and that ` + "`ckpt rewind TURN --scope both --resume-claude`" + ` in a terminal rewinds this conversation as well and reopens Claude there.
+`)
 }
 
 // hookRoot is the directory an http install's token is good for: the
@@ -474,7 +689,7 @@ func (a *app) hookServerFor(o installOptions) (addr, token string, err error) {
 // for byte. It writes the file only when something changed, and returns
 // what it added and removed.
 func (a *app) editClaudeSettings(path string, wants []claudeWant, addStatus, removeStatus bool) (added, removed []string, err error) {
-	e, err := openSettings(path)
+	e, err := a.openSettings(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -548,7 +763,8 @@ func (a *app) editClaudeSettings(path string, wants []claudeWant, addStatus, rem
 		}
 		return nil, nil, nil
 	}
-	if err := e.save(false, nil); err != nil {
+	// Left with no hook to add: a file with nothing else goes.
+	if err := e.save(len(wants) == 0 && !addStatus, nil); err != nil {
 		return nil, nil, err
 	}
 	return added, removed, nil
@@ -642,10 +858,16 @@ func (a *app) reportInstall(path string, install bool, added, removed []string) 
 		if install {
 			scan = a.scanState
 		}
-		return a.printJSON(installJSON{Settings: path, Changed: changed || a.scanNote != "", Added: nonNil(added), Removed: nonNil(removed), Scan: scan})
+		r := installJSON{Settings: path, Changed: changed || a.scanNote != "", Added: nonNil(added), Removed: nonNil(removed), Scan: scan}
+		if a.installs != nil {
+			*a.installs = append(*a.installs, r)
+			return nil
+		}
+		return a.printJSON(r)
 	}
 	if a.scanNote != "" && install {
 		defer fmt.Fprintln(a.stdout, a.scanNote)
+		defer func() { a.scanNote = "" }() // said once
 	}
 	if !changed {
 		if install && a.scanNote != "" {
@@ -663,7 +885,18 @@ func (a *app) reportInstall(path string, install bool, added, removed []string) 
 	for _, ad := range added {
 		fmt.Fprintf(a.stdout, "added %s\n", ad)
 	}
-	fmt.Fprintf(a.stdout, "updated %s\n", path)
+	files := true // every entry a file under path (installFiles)
+	for _, e := range append(slices.Clone(added), removed...) {
+		files = files && (e == path || strings.HasPrefix(e, path+string(filepath.Separator)))
+	}
+	switch _, err := os.Lstat(path); {
+	case files:
+		// said
+	case err != nil && !install:
+		fmt.Fprintf(a.stdout, "removed %s\n", path)
+	default:
+		fmt.Fprintf(a.stdout, "updated %s\n", path)
+	}
 	return nil
 }
 

@@ -54,6 +54,9 @@ type app struct {
 	// scanState and scanNote are what an install did to the workspace's
 	// scan mode (installScan), for its report.
 	scanState, scanNote string
+	// installs collects the reports of an install or uninstall of several
+	// agents, printed as one JSON array (nil: print each).
+	installs *[]installJSON
 
 	stdin          io.Reader
 	stdout, stderr io.Writer

@@ -74,6 +74,7 @@ change (!), which a rewind skips.`,
 			}
 			defer a.closeController(c)
 			a.say("ckpt: session %s of %s, store %s", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
+			a.warnSubdir()
 			switch p, down := hookServerProblem(a.store, a.workspace); {
 			case down:
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
