@@ -31,6 +31,8 @@ func init() {
 		install: installPi,
 		check:   checkPi,
 		detect:  []string{".pi"},
+		bins:    []string{"pi"},
+		home:    []string{".pi/agent"},
 		writes:  ".pi/extensions/ckpt-rewind.ts",
 	})
 }
