@@ -408,3 +408,27 @@ func TestModelFoundOnlyUnderAnOversizedFile(t *testing.T) {
 	}
 	e.want("d", "three\r\n")
 }
+
+// A .gitignore over the scans' size limit is left out of manifests, so two
+// scans with different oversized rules looked alike: a file the first one
+// ignored (not in its manifest) was taken as created since and deleted.
+func TestModelFoundOversizedRulesProveNothing(t *testing.T) {
+	e := newEnv(t)
+	e.c.Close()
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{MaxFileSize: 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e.c = c
+	e.write(".gitignore", "*.log\n# long enough\n")
+	e.write("x.log", "kept")
+	e.scanTurn("t0") // x.log ignored: not in the manifest
+	e.write(".gitignore", "# other rules, as long\n")
+	e.scanTurn("t1")
+	res := e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{})
+	e.want("x.log", "kept")
+	if len(res.Deleted) != 0 {
+		t.Errorf("deleted %q, want nothing", res.Deleted)
+	}
+}

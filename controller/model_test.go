@@ -248,6 +248,14 @@ func skippedAt(skips map[string]bool, p string) bool {
 	return false
 }
 
+// sameRules reports whether two scans' ignore files let a manifest's lack
+// of a path prove it absent in the other's time: the same, and neither
+// skipped for its size.
+func (m *model) sameRules(a, b mstate) bool {
+	big := func(st mstate) bool { return m.maxSize > 0 && st.exists && len(st.data) > m.maxSize }
+	return a == b && !big(a) && !big(b)
+}
+
 // over reports whether a scan skips p now: a file over the size limit
 // that the ignore rules let through.
 func (m *model) over(p string) bool {
@@ -466,7 +474,7 @@ func (m *model) earliest(p string, seq int) (st mstate, ok, manifest bool) {
 		// A manifest lacking p proves it absent only when p was not
 		// ignored then: the rules then must be the rules now, and let p
 		// through; and never for a file a scan skips now.
-		if v, ok := t.at[p]; ok && (v.exists || t.rules == m.rules() && !ignored(p, m.rules()) && !m.over(p)) {
+		if v, ok := t.at[p]; ok && (v.exists || m.sameRules(t.rules, m.rules()) && !ignored(p, m.rules()) && !m.over(p)) {
 			consider(t.seq, v, true)
 		}
 	}
@@ -497,7 +505,7 @@ func (m *model) targets(seq int) (map[string]mstate, []string) {
 	for _, p := range universe {
 		st, ok, manifest := m.earliest(p, seq)
 		switch {
-		case first != nil && m.over(p) && (ok && manifest || !ok && !first.skips[p]):
+		case first != nil && m.over(p) && (ok && manifest || !ok && !skippedAt(first.skips, p)):
 			skipped = append(skipped, p)
 		case ok:
 			out[p] = st
@@ -1533,7 +1541,10 @@ func (x *machine) rewind() {
 	if scope.Conversation() {
 		x.m.cut(op, n)
 		if x.ch.intn(2) == 0 {
-			x.editReopened()
+			x.check() // the rewind first
+			if !x.failed {
+				x.editReopened()
+			}
 		}
 	}
 }
@@ -1870,7 +1881,7 @@ func (m *model) shellChanges(t *mturn) []mopfile {
 		if a == b {
 			continue
 		}
-		if (!a.exists || !b.exists) && t.rules != rules && p != ".gitignore" {
+		if (!a.exists || !b.exists) && !m.sameRules(t.rules, rules) && p != ".gitignore" {
 			continue
 		}
 		out = append(out, mopfile{path: p, before: a, after: b})

@@ -206,7 +206,7 @@ func (c *Controller) absentSince(ctx context.Context, ev map[string]checkpoints.
 		for i, sk := range m.Skips {
 			skipped[i] = sk.Path
 		}
-		usable := maps.Equal(ignoreFiles(m), nowRules)
+		usable := maps.Equal(ignoreFiles(m), nowRules) && !rulesSkipped(m.Skips) && !rulesSkipped(now.Manifest.Skips)
 		for p := range open {
 			if e, ok := ev[p]; ok && e.Seq <= st.Seq || has[p] {
 				delete(open, p) // an earlier event decides
@@ -283,6 +283,12 @@ func ignoreFiles(m *checkpoints.Manifest) map[string]cas.ID {
 		}
 	}
 	return out
+}
+
+// rulesSkipped reports whether a scan skipped an ignore file (over the
+// size limit): its manifest then cannot say which rules it applied.
+func rulesSkipped(skips []checkpoints.ScanSkip) bool {
+	return slices.ContainsFunc(skips, func(sk checkpoints.ScanSkip) bool { return isIgnoreFile(sk.Path) })
 }
 
 // isIgnoreFile reports whether p is a file of ignore rules a scan reads.
@@ -429,14 +435,15 @@ type scanChange struct {
 // those ckpt can vouch for, with their states then and now. A path under
 // what either scan skipped (skips: an oversized file, a directory over the
 // entry limit) is left out: neither manifest can say what it held. So is a
-// path only one of them lists when their ignore files differ (it may have
-// been ignored by the other), unless it is an ignore file itself.
+// path only one of them lists when their ignore files differ, or one was
+// skipped (it may have been ignored by the other), unless it is an ignore
+// file itself.
 func manifestChanges(diff []checkpoints.ManifestDiff, skips []checkpoints.ScanSkip) []scanChange {
 	skipped := make([]string, len(skips))
 	for i, sk := range skips {
 		skipped[i] = sk.Path
 	}
-	sameRules := true
+	sameRules := !rulesSkipped(skips)
 	for _, d := range diff {
 		if isIgnoreFile(d.Path) && (d.From == nil || d.To == nil || d.From.Blob != d.To.Blob) {
 			sameRules = false
