@@ -73,7 +73,6 @@ change (!), which a rewind skips.`,
 				return err
 			}
 			defer a.closeController(c)
-			a.say("ckpt: session %s of %s, store %s", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
 			switch p, down := hookServerProblem(a.store, a.workspace); {
 			case down:
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
@@ -84,6 +83,7 @@ change (!), which a rewind skips.`,
 			if err != nil {
 				return err
 			}
+			a.say("ckpt: session %s of %s, store %s", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
 			if a.json {
 				if changes == nil {
 					return a.printJSON([]any{})
