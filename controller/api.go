@@ -54,6 +54,11 @@ func ParseScope(s string) (Scope, error) { return checkpoints.ParseScope(s) }
 // digits, '.', '_' or '-', not starting with '.'.
 func ValidSession(id string) bool { return checkpoints.ValidSession(id) }
 
+// IsConfig reports whether the canonical workspace-relative path rel is
+// agent or ckpt configuration, which ckpt never records or rewinds (see
+// ErrConfig).
+func IsConfig(rel string) bool { return capture.IsConfig(rel) }
+
 // Roles returns the message roles AppendMessage accepts.
 func Roles() []string { return checkpoints.Roles() }
 
@@ -77,6 +82,9 @@ var (
 	ErrOutsideWorkspace = capture.ErrOutsideWorkspace
 	// ErrVCSDir: a path inside .git (or another version-control directory).
 	ErrVCSDir = capture.ErrVCSDir
+	// ErrConfig: agent or ckpt configuration (.claude/settings.json, ...),
+	// protected like a VCS directory; it is ErrVCSDir as well.
+	ErrConfig = capture.ErrConfig
 	// ErrSymlink: a path that is a symbolic link.
 	ErrSymlink = capture.ErrSymlink
 	// ErrNotRegular: a path that is not a regular file.

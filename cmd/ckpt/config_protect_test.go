@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/controller"
 )
 
 // TestInstallWritesOnlyProtectedConfig installs every agent's hooks in a
 // project with the real binary and checks that each file the install
-// writes is configuration capture protects (capture.IsConfig): no scan
+// writes is configuration ckpt protects (controller.IsConfig): no scan
 // records it and no rewind changes it, for every agent there is.
 func TestInstallWritesOnlyProtectedConfig(t *testing.T) {
 	bin := ckptBinary(t)
@@ -33,7 +33,7 @@ func TestInstallWritesOnlyProtectedConfig(t *testing.T) {
 				rel, _ := filepath.Rel(ws, p)
 				rel = filepath.ToSlash(rel)
 				n++
-				if !capture.IsConfig(rel) {
+				if !controller.IsConfig(rel) {
 					t.Errorf("ckpt install %s wrote %s, which capture does not protect (add it to capture's configPaths)", name, rel)
 				}
 				return nil

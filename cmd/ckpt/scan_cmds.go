@@ -73,7 +73,6 @@ change (!), which a rewind skips.`,
 				return err
 			}
 			defer a.closeController(c)
-			a.say("ckpt: session %s of %s, store %s", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
 			a.warnSubdir()
 			switch p, down := hookServerProblem(a.store, a.workspace); {
 			case down:
@@ -85,6 +84,7 @@ change (!), which a rewind skips.`,
 			if err != nil {
 				return err
 			}
+			a.say("ckpt: session %s of %s, store %s", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
 			if a.json {
 				if changes == nil {
 					return a.printJSON([]any{})
