@@ -119,7 +119,7 @@ func (a *agent) call(method string, params any) (json.RawMessage, error) {
 func (a *agent) toolCall(kind, title string) string {
 	a.calls++
 	id := fmt.Sprintf("call_%d", a.calls)
-	b, _ := json.Marshal(map[string]any{"sessionUpdate": "tool_call", "toolCallId": id, "title": title, "kind": kind, "status": "pending"})
+	b, _ := json.Marshal(map[string]any{"sessionUpdate": "tool_call", "toolCallId": id, "title": title, "kind": kind, "status": "pending", "content": []any{}})
 	a.update(string(b))
 	return id
 }
@@ -159,7 +159,7 @@ func (a *agent) prompt(id, params json.RawMessage) error {
 			if _, err := a.call("fs/write_text_file", map[string]any{"sessionId": "sess/1", "path": abs, "content": content}); err != nil {
 				reply += "\nwrite refused: " + err.Error()
 			}
-			a.update(fmt.Sprintf(`{"sessionUpdate":"tool_call_update","toolCallId":%q,"status":"completed"}`, call))
+			a.update(fmt.Sprintf(`{"sessionUpdate":"tool_call_update","toolCallId":%q,"status":"completed","content":[{"type":"content","content":{"type":"text","text":"written"}}]}`, call))
 		case "shell":
 			call := a.toolCall("execute", arg)
 			a.update(fmt.Sprintf(`{"sessionUpdate":"tool_call_update","toolCallId":%q,"status":"in_progress"}`, call))

@@ -417,10 +417,8 @@ func (p *Proxy) update(m message, line []byte) ([]byte, error) {
 			Title      string `json:"title"`
 			ToolKind   string `json:"kind"`
 			Status     string `json:"status"`
-			Content    struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
+			// An object in message chunks, an array in tool calls.
+			Content json.RawMessage `json:"content"`
 		} `json:"update"`
 	}
 	if json.Unmarshal(m.Params, &pr) != nil {
@@ -428,16 +426,20 @@ func (p *Proxy) update(m message, line []byte) ([]byte, error) {
 	}
 	u := pr.Update
 	switch u.Kind {
-	case "tool_call":
-		p.announce(pr.SessionID, u.ToolCallID, u.Title, u.ToolKind)
-	case "tool_call_update":
-		if u.Status == "in_progress" || u.Status == "pending" {
+	case "tool_call", "tool_call_update":
+		if u.Status == "completed" || u.Status == "failed" {
+			p.finished(pr.SessionID, u.ToolCallID)
+		} else if u.Kind == "tool_call" || u.Status != "" {
 			p.announce(pr.SessionID, u.ToolCallID, u.Title, u.ToolKind)
 		}
 	case "agent_message_chunk":
-		if s := p.session(pr.SessionID); s != nil && u.Content.Type == "text" {
+		var cb struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if s := p.session(pr.SessionID); s != nil && json.Unmarshal(u.Content, &cb) == nil && cb.Type == "text" {
 			p.mu.Lock()
-			s.reply.WriteString(u.Content.Text)
+			s.reply.WriteString(cb.Text)
 			p.mu.Unlock()
 		}
 	case "available_commands_update":
@@ -470,6 +472,21 @@ func (p *Proxy) announce(id, call, title, kind string) {
 		name = s.tool.name
 	}
 	s.tool = toolCall{id: call, name: name}
+}
+
+// finished notes that tool call call of session id ended: a write after
+// it is not its. (Gemini CLI announces a tool call only once it has run:
+// its writes come before the call is known, each in a step of its own.)
+func (p *Proxy) finished(id, call string) {
+	s := p.session(id)
+	if s == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.tool.id == call {
+		s.tool = toolCall{}
+	}
 }
 
 // step opens the step of the tool call announced last in s, opening a

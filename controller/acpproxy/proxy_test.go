@@ -1,7 +1,6 @@
 package acpproxy_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,23 +13,12 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/acpproxy"
+	"github.com/ckpt/ckpt/internal/acptest"
 )
-
-// client plays the editor: it sends requests through the proxy and
-// answers the agent's requests (permission: the first option; files and
-// terminals: on the real file system) until each request's response.
-type client struct {
-	t    *testing.T
-	w    io.Writer
-	r    *bufio.Reader
-	next int
-	// writes logs each fs/write_text_file with what the file held then.
-	writes []string
-}
 
 // proxied starts the test agent behind a proxy recording into store, and
 // returns the client end. The proxy and agent stop when the test ends.
-func proxied(t *testing.T, store string, noScan bool) *client {
+func proxied(t *testing.T, store string, noScan bool) *acptest.Client {
 	t.Helper()
 	agent := exec.Command(os.Args[0], "-test.run=^$")
 	agent.Env = append(os.Environ(), "ACPPROXY_TEST_AGENT=1")
@@ -64,138 +52,7 @@ func proxied(t *testing.T, store string, noScan bool) *client {
 			t.Errorf("test agent: %v", err)
 		}
 	})
-	return &client{t: t, w: inW, r: bufio.NewReader(outR)}
-}
-
-func (c *client) send(line string) {
-	c.t.Helper()
-	if _, err := io.WriteString(c.w, line+"\n"); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// line reads the proxy's next line.
-func (c *client) line() string {
-	c.t.Helper()
-	l, err := c.r.ReadString('\n')
-	if err != nil {
-		c.t.Fatalf("reading the proxy: %v", err)
-	}
-	return strings.TrimSuffix(l, "\n")
-}
-
-// request sends method with params and returns the response line and the
-// session/update lines that came before it.
-func (c *client) request(method string, params any) (resp string, updates []string) {
-	c.t.Helper()
-	c.next++
-	id := c.next
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.send(string(b))
-	return c.until(fmt.Sprint(id))
-}
-
-// until serves the agent's requests until the response to id (as JSON).
-func (c *client) until(id string) (resp string, updates []string) {
-	c.t.Helper()
-	for {
-		l := c.line()
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params json.RawMessage `json:"params"`
-		}
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			c.t.Fatalf("not JSON from the proxy: %s", l)
-		}
-		switch {
-		case m.Method == "session/update":
-			updates = append(updates, l)
-		case m.Method != "":
-			c.reply(m.ID, c.serve(m.Method, m.Params))
-		case string(m.ID) == id:
-			return l, updates
-		default:
-			c.t.Fatalf("unexpected line from the proxy: %s", l)
-		}
-	}
-}
-
-func (c *client) reply(id json.RawMessage, result any) {
-	c.t.Helper()
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.send(string(b))
-}
-
-// serve does what an editor does for the agent's request.
-func (c *client) serve(method string, params json.RawMessage) any {
-	c.t.Helper()
-	var p struct {
-		Path    string   `json:"path"`
-		Content string   `json:"content"`
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-		Cwd     string   `json:"cwd"`
-		Options []struct {
-			OptionID string `json:"optionId"`
-		} `json:"options"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		c.t.Fatal(err)
-	}
-	switch method {
-	case "session/request_permission":
-		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": p.Options[0].OptionID}}
-	case "fs/write_text_file":
-		before, err := os.ReadFile(p.Path)
-		if err != nil {
-			before = []byte("(absent)")
-		}
-		c.writes = append(c.writes, filepath.Base(p.Path)+" was "+string(before))
-		if err := os.WriteFile(p.Path, []byte(p.Content), 0o644); err != nil {
-			c.t.Fatal(err)
-		}
-		return nil
-	case "terminal/create":
-		cmd := exec.Command(p.Command, p.Args...)
-		cmd.Dir = p.Cwd
-		if out, err := cmd.CombinedOutput(); err != nil {
-			c.t.Fatalf("terminal %s %v: %v\n%s", p.Command, p.Args, err, out)
-		}
-		return map[string]any{"terminalId": "term-1"}
-	}
-	c.t.Fatalf("the test client does not serve %s", method)
-	return nil
-}
-
-// prompt sends a session/prompt of text and returns its response and the
-// agent's message text.
-func (c *client) prompt(sid, text string) (resp, said string) {
-	c.t.Helper()
-	resp, updates := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": text}}})
-	for _, u := range updates {
-		var m struct {
-			Params struct {
-				Update struct {
-					Kind    string `json:"sessionUpdate"`
-					Content struct {
-						Text string `json:"text"`
-					} `json:"content"`
-				} `json:"update"`
-			} `json:"params"`
-		}
-		json.Unmarshal([]byte(u), &m)
-		if m.Params.Update.Kind == "agent_message_chunk" {
-			said += m.Params.Update.Content.Text
-		}
-	}
-	return resp, said
+	return acptest.New(t, inW, outR)
 }
 
 func wantFiles(t *testing.T, ws, when string, want map[string]string) {
@@ -221,7 +78,7 @@ const endTurn = `"result":{"stopReason":"end_turn"}`
 
 // start initializes and opens a session in a fresh workspace holding
 // keep.txt; it returns the client, the workspace and the store.
-func start(t *testing.T, noScan bool) (*client, string, string) {
+func start(t *testing.T, noScan bool) (*acptest.Client, string, string) {
 	t.Helper()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -232,12 +89,12 @@ func start(t *testing.T, noScan bool) (*client, string, string) {
 		t.Fatal(err)
 	}
 	c := proxied(t, store, noScan)
-	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true}}}`)
-	if got := c.line(); got != initializeResult {
+	c.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true}}}`)
+	if got := c.Line(); got != initializeResult {
 		t.Fatalf("initialize answer:\n%s\nwant the agent's bytes:\n%s", got, initializeResult)
 	}
-	c.next = 0
-	resp, _ := c.request("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})
+	c.Next = 0
+	resp, _ := c.Request("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})
 	if resp != `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"sess/1"}}` {
 		t.Fatalf("session/new answer: %s", resp)
 	}
@@ -253,16 +110,16 @@ func TestProxyRewindsAndUndoesThroughCommands(t *testing.T) {
 	const sid = "sess/1"
 	orig := "original\r\nno newline at the end"
 
-	resp, said := c.prompt(sid, "write keep.txt=changed\n;write new.txt=one")
+	resp, said := c.Prompt(sid, "write keep.txt=changed\n;write new.txt=one")
 	if !strings.Contains(resp, endTurn) || said != "done: write keep.txt=changed\n;write new.txt=one" {
 		t.Fatalf("prompt 1: %s, said %q", resp, said)
 	}
 	// Two writes of one file in one turn: a step each.
-	c.prompt(sid, "write new.txt=two;write new.txt=three")
+	c.Prompt(sid, "write new.txt=two;write new.txt=three")
 	after := map[string]string{"keep.txt": "changed\n", "new.txt": "three"}
 	wantFiles(t, ws, "after the prompts", after)
 
-	_, said = c.prompt(sid, "/checkpoints")
+	_, said = c.Prompt(sid, "/checkpoints")
 	for _, w := range []string{"turn 0", "turn 1", "modified keep.txt", "created new.txt", "step 1.2 Write new.txt: new.txt", "write new.txt=two"} {
 		if !strings.Contains(said, w) {
 			t.Errorf("/checkpoints says:\n%s\nwithout %q", said, w)
@@ -270,33 +127,33 @@ func TestProxyRewindsAndUndoesThroughCommands(t *testing.T) {
 	}
 
 	// Just before turn 1's second tool call: new.txt as the first left it.
-	resp, said = c.prompt(sid, "/rewind 1.2")
+	resp, said = c.Prompt(sid, "/rewind 1.2")
 	if !strings.Contains(resp, endTurn) || strings.Contains(said, "done:") {
 		t.Fatalf("/rewind reached the agent or did not end the turn: %s %q", resp, said)
 	}
 	wantFiles(t, ws, "/rewind 1.2 ("+said+")", map[string]string{"keep.txt": "changed\n", "new.txt": "two"})
-	c.prompt(sid, "/undo")
+	c.Prompt(sid, "/undo")
 	wantFiles(t, ws, "/undo", after)
 
-	_, said = c.prompt(sid, "/rewind 0")
+	_, said = c.Prompt(sid, "/rewind 0")
 	wantFiles(t, ws, "/rewind 0 ("+said+")", map[string]string{"keep.txt": orig})
 	if !strings.Contains(said, "1 restored, 1 deleted") {
 		t.Errorf("/rewind 0 says %q", said)
 	}
-	_, said = c.prompt(sid, "/undo")
+	_, said = c.Prompt(sid, "/undo")
 	wantFiles(t, ws, "/undo of /rewind 0 ("+said+")", after)
-	c.prompt(sid, "/redo")
+	c.Prompt(sid, "/redo")
 	wantFiles(t, ws, "/redo", map[string]string{"keep.txt": orig})
-	c.prompt(sid, "/undo")
+	c.Prompt(sid, "/undo")
 	wantFiles(t, ws, "second /undo", after)
 
 	// The conversation is the agent's: said so, nothing changed.
-	_, said = c.prompt(sid, "/rewind 0 both")
+	_, said = c.Prompt(sid, "/rewind 0 both")
 	if !strings.Contains(said, "Nothing was changed") {
 		t.Errorf("/rewind 0 both says %q", said)
 	}
 	wantFiles(t, ws, "/rewind 0 both", after)
-	_, said = c.prompt(sid, "/rewind")
+	_, said = c.Prompt(sid, "/rewind")
 	if !strings.Contains(said, "Usage: /rewind TURN[.STEP]") {
 		t.Errorf("/rewind alone says %q", said)
 	}
@@ -330,7 +187,7 @@ func TestProxyForwardsUnchanged(t *testing.T) {
 	c, _, _ := start(t, false)
 	// Session/new was followed by ckpt's commands, then the agent's own
 	// with ckpt's added in place of its /undo.
-	_, updates := c.request("x/echo", nil)
+	_, updates := c.Request("x/echo", nil)
 	var names [][]string
 	for _, u := range updates {
 		var m struct {
@@ -358,8 +215,8 @@ func TestProxyForwardsUnchanged(t *testing.T) {
 
 	// A request the proxy does not know reaches the agent as sent.
 	odd := `{"method":"x/echo" ,"id":"odd-1","jsonrpc":"2.0","params":{"s":"\u00e9\n","n":1.50}}`
-	c.send(odd)
-	resp, _ := c.until(`"odd-1"`)
+	c.Send(odd)
+	resp, _ := c.Until(`"odd-1"`)
 	var echo struct {
 		Result struct {
 			Raw string `json:"raw"`
@@ -370,18 +227,18 @@ func TestProxyForwardsUnchanged(t *testing.T) {
 	}
 
 	// The agent's own error comes back as it sent it.
-	resp, _ = c.prompt("sess/1", "fail")
-	if want := fmt.Sprintf(agentError, fmt.Sprint(c.next)); resp != want {
+	resp, _ = c.Prompt("sess/1", "fail")
+	if want := fmt.Sprintf(agentError, fmt.Sprint(c.Next)); resp != want {
 		t.Errorf("error answer:\n%s\nwant:\n%s", resp, want)
 	}
 
 	// A cancellation reaches the agent as sent, and its answer comes back.
-	c.next++
-	c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":"sess/1","prompt":[{"type":"text","text":"wait"}]}}`, c.next))
+	c.Next++
+	c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":"sess/1","prompt":[{"type":"text","text":"wait"}]}}`, c.Next))
 	cancel := `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"sess/1"}}`
-	c.send(cancel)
-	resp, updates = c.until(fmt.Sprint(c.next))
-	if want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"stopReason":"cancelled"}}`, c.next); resp != want {
+	c.Send(cancel)
+	resp, updates = c.Until(fmt.Sprint(c.Next))
+	if want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"stopReason":"cancelled"}}`, c.Next); resp != want {
 		t.Errorf("cancelled prompt's answer %s, want %s", resp, want)
 	}
 	if len(updates) != 1 || !strings.Contains(updates[0], `"text":`+strconvQuote(cancel)) {
@@ -402,21 +259,21 @@ func TestProxyScanCoversTerminalsAndSelfWrites(t *testing.T) {
 		t.Run(fmt.Sprintf("noScan=%v", noScan), func(t *testing.T) {
 			c, ws, _ := start(t, noScan)
 			const sid = "sess/1"
-			c.prompt(sid, "shell rm keep.txt && printf 'by shell\\n' > sh.txt")
-			c.prompt(sid, "self own.txt=mine;write w.txt=client")
+			c.Prompt(sid, "shell rm keep.txt && printf 'by shell\\n' > sh.txt")
+			c.Prompt(sid, "self own.txt=mine;write w.txt=client")
 			after := map[string]string{"sh.txt": "by shell\n", "own.txt": "mine", "w.txt": "client"}
 			wantFiles(t, ws, "after the prompts", after)
-			_, said := c.prompt(sid, "/rewind 1")
+			_, said := c.Prompt(sid, "/rewind 1")
 			if noScan {
 				wantFiles(t, ws, "/rewind 1 without scan ("+said+")", map[string]string{"sh.txt": "by shell\n", "own.txt": "mine"})
 				return
 			}
 			wantFiles(t, ws, "/rewind 1 ("+said+")", map[string]string{"sh.txt": "by shell\n"})
-			c.prompt(sid, "/undo")
+			c.Prompt(sid, "/undo")
 			wantFiles(t, ws, "/undo of /rewind 1", after)
-			_, said = c.prompt(sid, "/rewind 0")
+			_, said = c.Prompt(sid, "/rewind 0")
 			wantFiles(t, ws, "/rewind 0 ("+said+")", map[string]string{"keep.txt": "original\r\nno newline at the end"})
-			c.prompt(sid, "/undo")
+			c.Prompt(sid, "/undo")
 			wantFiles(t, ws, "/undo of /rewind 0", after)
 		})
 	}
