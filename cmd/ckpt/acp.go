@@ -35,7 +35,7 @@ ckpt (stdin/stdout) and the agent, forwarding every message unchanged except:
 --no-scan opens turns without a manifest: only the writes the agent asks the
 editor to make are captured. Zed (settings.json):
 
-  "agent_servers": {"Gemini + ckpt": {"command": "ckpt",
+  "agent_servers": {"Gemini + ckpt": {"type": "custom", "command": "ckpt",
     "args": ["acp", "--", "gemini", "--acp"]}}`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
