@@ -341,7 +341,7 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 		newPinCmd(a, true), newPinCmd(a, false), newPruneCmd(a), newGCCmd(a), newVerifyCmd(a), newSessionsCmd(a),
 		newScanCmd(a), newStatusCmd(a), newVersionCmd(a), newStepCmd(a),
 		newHookCmd(a), newInstallCmd(a), newUninstallCmd(a), newServeCmd(a),
-		newStatusLineCmd(a), newMCPCmd(a), newRemoteCmd(a), newSyncCmd(a), newPullCmd(a),
+		newStatusLineCmd(a), newMCPCmd(a), newACPCmd(a), newRemoteCmd(a), newSyncCmd(a), newPullCmd(a),
 	)
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("ckpt {{.Version}}\n")

@@ -193,7 +193,8 @@ func cmdIsExec(ts *testscript.TestScript, neg bool, args []string) {
 // TestJSONListsCoverEveryCommand checks that json_lists.txtar runs every
 // command with --json, so a command added later cannot print a null list
 // unnoticed. serve prints its one JSON line before serving (serve_test.go
-// reads it); hook and mcp answer the agent in the agent's own protocol;
+// reads it); hook, mcp and acp answer the agent (acp: and the editor) in
+// their own protocol;
 // demo is a tour for people and refuses --json; statusline prints the one
 // line Claude Code shows.
 func TestJSONListsCoverEveryCommand(t *testing.T) {
@@ -202,7 +203,7 @@ func TestJSONListsCoverEveryCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := string(b)
-	skip := map[string]bool{"serve": true, "hook": true, "mcp": true, "demo": true, "help": true, "statusline": true}
+	skip := map[string]bool{"serve": true, "hook": true, "mcp": true, "acp": true, "demo": true, "help": true, "statusline": true}
 	var walk func(prefix string, cmd *cobra.Command)
 	walk = func(prefix string, cmd *cobra.Command) {
 		for _, sub := range cmd.Commands() {

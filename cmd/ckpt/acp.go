@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/acpproxy"
+)
+
+func newACPCmd(a *app) *cobra.Command {
+	var noScan bool
+	cmd := &cobra.Command{
+		Use:   "acp [--no-scan] -- AGENT_CMD [ARGS]",
+		Short: "Run an ACP agent for an editor, with checkpoints and /rewind",
+		Long: `Run AGENT_CMD, an Agent Client Protocol agent, between the editor that started
+ckpt (stdin/stdout) and the agent, forwarding every message unchanged except:
+
+  session/prompt        opens a ckpt turn (the prompt is its label), in scan
+                        mode: the workspace's manifest covers what terminals
+                        and an agent writing files itself change
+  fs/write_text_file    the file is captured first, one step per tool call
+  session/new, load     each ACP session records into the ckpt session of
+                        the same id (in the store), its workspace the cwd
+  available_commands    /checkpoints, /rewind, /undo and /redo are added;
+                        ckpt answers them itself (code rewinds: ACP cannot
+                        load a conversation at an earlier point)
+
+--no-scan opens turns without a manifest: only the writes the agent asks the
+editor to make are captured. Zed (settings.json):
+
+  "agent_servers": {"Gemini + ckpt": {"type": "custom", "command": "ckpt",
+    "args": ["acp", "--", "gemini", "--acp"]}}`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("acp takes the agent's command after -- (ckpt acp -- gemini --acp)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.serveACP(cmd.Context(), args, noScan)
+		},
+	}
+	cmd.Flags().BoolVar(&noScan, "no-scan", false, "no workspace manifest per prompt: capture only the writes the editor makes")
+	cmd.Flags().SetInterspersed(false)
+	return cmd
+}
+
+// serveACP runs the agent and the proxy until the agent's output ends.
+func (a *app) serveACP(ctx context.Context, agent []string, noScan bool) error {
+	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	store := a.store
+	var mu sync.Mutex // the proxy opens sessions from both streams' goroutines
+	p := acpproxy.New(acpproxy.Options{Store: store, Logger: log, NoScan: noScan,
+		Open: func(ctx context.Context, ws, id string) (*controller.Controller, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: id, Store: store})
+			if err == nil && c.Recovered() != "" {
+				a.say("ckpt: %s", c.Recovered())
+			}
+			if err == nil {
+				a.warnStore(c.StoreWarning())
+			}
+			return c, storeHint(err)
+		}})
+	cmd := exec.CommandContext(ctx, agent[0], agent[1:]...)
+	cmd.Stderr = a.stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start the agent %s: %w", agent[0], err)
+	}
+	serr := p.Serve(ctx, a.stdin, a.stdout, out, in)
+	werr := cmd.Wait()
+	if serr != nil {
+		return serr
+	}
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) && ctx.Err() == nil {
+		return fmt.Errorf("the agent %s exited: %w", agent[0], werr)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return werr
+}
