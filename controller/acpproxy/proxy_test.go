@@ -45,6 +45,12 @@ func proxied(t *testing.T, store string, noScan bool) *acptest.Client {
 	}()
 	t.Cleanup(func() {
 		inW.Close()
+		if t.Failed() {
+			outR.Close() // the client stopped reading: the proxy must not wait for it
+			<-done
+			agent.Wait()
+			return
+		}
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
@@ -276,5 +282,24 @@ func TestProxyScanCoversTerminalsAndSelfWrites(t *testing.T) {
 			c.Prompt(sid, "/undo")
 			wantFiles(t, ws, "/undo of /rewind 0", after)
 		})
+	}
+}
+
+// TestProxyRefusesAWriteItCannotCapture: a write ckpt cannot capture
+// first (here a directory in the way) never reaches the editor; the agent
+// gets an error saying why.
+func TestProxyRefusesAWriteItCannotCapture(t *testing.T) {
+	c, ws, _ := start(t, true)
+	if err := os.Mkdir(filepath.Join(ws, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The test client fails the test on a write it cannot make: the
+	// directory would be one.
+	_, said := c.Prompt("sess/1", "write dir=text")
+	if !strings.Contains(said, "write refused: fs/write_text_file: ") || !strings.Contains(said, "ckpt could not save the file before it is written") {
+		t.Fatalf("the agent was told %q", said)
+	}
+	if fi, err := os.Stat(filepath.Join(ws, "dir")); err != nil || !fi.IsDir() {
+		t.Fatalf("dir: %v %v", fi, err)
 	}
 }
