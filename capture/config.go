@@ -13,6 +13,7 @@ import "strings"
 var configPaths = []string{
 	".claude/settings.json",
 	".claude/settings.local.json",
+	".claude/commands/ckpt-rewind.md",
 	".gemini/settings.json",
 	".codex/hooks.json",
 	".cursor/hooks.json",

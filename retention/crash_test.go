@@ -238,8 +238,16 @@ func (r *crashRig) crashCapture() {
 	n := len(r.starts)
 	if r.rng.IntN(3) == 0 {
 		r.kill("turn", fmt.Sprintf("prompt %d", n))
-		// The next command shows whether the turn was opened before the kill.
-		switch cps := r.c.list(t); {
+		// The next command shows whether the turn was opened before the kill
+		// (a first turn killed before it made the session leaves none, which
+		// a read names as no such session and does not create).
+		var cps []listed
+		if res := r.c.exec("--json", "list"); n == 0 && res.code != 0 && strings.Contains(res.stderr, "no session "+r.c.session+" in store") {
+			cps = nil
+		} else {
+			cps = r.c.list(t)
+		}
+		switch {
 		case len(cps) == n+1 && cps[n].Prompt == fmt.Sprintf("prompt %d", n):
 		case len(cps) == n:
 			r.openTurn(n)

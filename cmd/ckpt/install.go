@@ -185,8 +185,9 @@ switches in place.`,
 			}
 			o.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		}
-		if o.check && (len(args) > 0 || o.http || o.statusLine || o.user || o.strict || o.noScan) {
-			return usagef("--check takes no agent and no other install flag: it checks the hooks installed here")
+		piCheck := len(args) == 1 && agents[args[0]] != nil && agents[args[0]].check != nil
+		if o.check && ((len(args) > 0 && !piCheck) || o.http || o.statusLine || o.user || o.strict || o.noScan) {
+			return usagef("--check takes no agent (but pi) and no other install flag: it checks the hooks installed here")
 		}
 		if (o.addr != "") && !o.http {
 			return usagef("--addr and --port go with --http")

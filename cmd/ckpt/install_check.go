@@ -157,7 +157,7 @@ func (a *app) runInstallCheck(ctx context.Context) error {
 		}
 	} else {
 		if len(results) == 0 {
-			return fmt.Errorf("no agent's hooks are installed in %s: run `ckpt install`", a.workspace)
+			return fmt.Errorf("no agent's hooks are installed in %s: run `ckpt install` (pi's extension: `ckpt install --check pi`)", a.workspace)
 		}
 		for _, r := range results {
 			if r.Fires {
