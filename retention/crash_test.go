@@ -17,7 +17,6 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
-	"github.com/ckpt/ckpt/internal/hatch"
 )
 
 // crashRig is one store and workspace whose default session a crash test
@@ -200,11 +199,7 @@ func (r *crashRig) pending() bool {
 
 func (r *crashRig) index() *checkpoints.Index {
 	r.t.Helper()
-	x, err := checkpoints.Open(context.Background(), checkpoints.SessionDir(r.c.store, r.c.session))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return x
+	return r.c.index(r.t)
 }
 
 func (r *crashRig) blobCount() int64 {
@@ -257,9 +252,9 @@ func (r *crashRig) crashCapture() {
 		}
 	}
 	r.run(r.capture()...) // paths captured before the kill are no-ops now
-	ctl := openSession(t, r.c)
-	checkSnaps(t, hatch.Of(ctl).Index, n, r.cur)
-	ctl.Close()
+	x := r.index()
+	checkSnaps(t, x, n, r.cur)
+	x.Close()
 	r.edit()
 }
 
