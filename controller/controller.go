@@ -12,7 +12,6 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
-	"github.com/ckpt/ckpt/internal/hatch"
 	"github.com/gofrs/flock"
 )
 
@@ -424,11 +423,4 @@ func (c *Controller) withLock(ctx context.Context, fn func() error) error {
 	}
 	defer c.lock.Unlock()
 	return fn()
-}
-
-func init() {
-	hatch.Register(func(v any) hatch.Parts {
-		c := v.(*Controller)
-		return hatch.Parts{Index: c.idx, Blobs: c.store, Workspace: c.ws, Store: c.st}
-	})
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/internal/hatch"
 	"github.com/ckpt/ckpt/retention"
 )
 
@@ -70,7 +69,15 @@ func buildGCStore() (string, error) {
 		return "", err
 	}
 	defer ctl.Close()
-	batch := hatch.Of(ctl).Blobs.NewBatch()
+	// The blobs and the index are opened beside the controller, as another
+	// process would, to add what no front-end can: unreferenced blobs in
+	// bulk and snapshots of paths that were never in the workspace.
+	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
+	if err != nil {
+		return "", err
+	}
+	defer blobs.Close()
+	batch := blobs.NewBatch()
 	ids := make([]cas.ID, gcBlobs)
 	for i := range ids {
 		if ids[i], _, err = batch.Put(ctx, strings.NewReader(gcContent(i))); err != nil {
@@ -85,9 +92,14 @@ func buildGCStore() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	idx, err := checkpoints.OpenSession(ctx, store, ctl.Session(), false)
+	if err != nil {
+		return "", err
+	}
+	defer idx.Close()
 	for i := range gcLive {
 		snap := checkpoints.FileSnap{Path: fmt.Sprintf("d%03d/f%05d.txt", i%1000, i), Content: &ids[i], Mode: 0o644, Size: int64(len(gcContent(i)))}
-		if _, err := hatch.Of(ctl).Index.AddSnap(ctx, cp.ID, snap); err != nil {
+		if _, err := idx.AddSnap(ctx, cp.ID, snap); err != nil {
 			return "", err
 		}
 	}

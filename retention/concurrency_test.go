@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/ckpt/ckpt/internal/hatch"
 )
 
 // captureContent is what path k of a worker holds: most contents are
@@ -155,9 +153,9 @@ func TestConcurrentCapture(t *testing.T) {
 				if cps := c.list(t); len(cps) != 1 || len(cps[0].Files) != len(files[s]) {
 					t.Fatalf("session %s: list shows %+v; want one turn with %d files", c.session, cps, len(files[s]))
 				}
-				ctl := openSession(t, c)
-				checkSnaps(t, hatch.Of(ctl).Index, 0, files[s])
-				ctl.Close()
+				x := c.index(t)
+				checkSnaps(t, x, 0, files[s])
+				x.Close()
 			}
 			sessions[0].verifyClean(t)
 			if !tc.gc {

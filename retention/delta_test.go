@@ -12,7 +12,6 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/internal/hatch"
 	"github.com/ckpt/ckpt/retention"
 )
 
@@ -68,7 +67,7 @@ func TestGCKeepsDeltaBases(t *testing.T) {
 	vs := sourceVersions(4)
 	f := deltaFixture(t, vs)
 	f.turn("after") // kept too: one more turn to keep
-	st := hatch.Of(f.c).Store.(*controller.Store)
+	st := f.storeAPI()
 	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +75,9 @@ func TestGCKeepsDeltaBases(t *testing.T) {
 	if got := actions(plan, f.c.Session()); got != "pppkk" {
 		t.Fatalf("actions %s, want pppkk", got)
 	}
+	blobs := f.blobs()
 	for i, v := range vs {
-		if !has(t, hatch.Of(f.c).Blobs, v) {
+		if !has(t, blobs, v) {
 			t.Errorf("version %d was deleted; the kept turn's version %d is a delta down to it (gc deleted %d)", i, len(vs)-1, rep.Deleted)
 		}
 	}
@@ -109,7 +109,7 @@ func TestVerifyCorruptDeltaBase(t *testing.T) {
 	if _, err := db.Exec(`UPDATE blobs SET data = zeroblob(length(data)) WHERE id = ?`, base[:]); err != nil {
 		t.Fatal(err)
 	}
-	st := hatch.Of(f.c).Store.(*controller.Store)
+	st := f.storeAPI()
 	rep, err := st.Verify(ctx, false, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/internal/hatch"
 	"github.com/ckpt/ckpt/retention"
 )
 
@@ -34,6 +33,29 @@ func newFixture(t testing.TB, store, session string) *fixture {
 	f.c = c
 	t.Cleanup(func() { c.Close() })
 	return f
+}
+
+// blobs opens the store's blob store beside the fixture's controller.
+func (f *fixture) blobs() *cas.Disk {
+	f.t.Helper()
+	d, err := cas.OpenDisk(context.Background(), checkpoints.BlobDir(f.store))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// storeAPI opens the fixture's store for store-wide work (retention, gc,
+// verify), as `ckpt gc` would.
+func (f *fixture) storeAPI() *controller.Store {
+	f.t.Helper()
+	s, err := controller.OpenStore(context.Background(), f.store)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { s.Close() })
+	return s
 }
 
 func (f *fixture) write(rel, content string) {
@@ -90,7 +112,7 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	f.turn("t2")
 	f.edit("a.txt", "Z")
 
-	st := hatch.Of(f.c).Store.(*controller.Store)
+	st := f.storeAPI()
 	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -101,10 +123,11 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	if rep.Deleted == 0 {
 		t.Errorf("gc deleted nothing; b.txt's original was referenced only by a pruned turn")
 	}
-	if has(t, hatch.Of(f.c).Blobs, "only turn 0 knew me") {
+	blobs := f.blobs()
+	if has(t, blobs, "only turn 0 knew me") {
 		t.Errorf("blob of the pruned turn survived gc")
 	}
-	if !has(t, hatch.Of(f.c).Blobs, "X") {
+	if !has(t, blobs, "X") {
 		t.Fatalf("gc deleted X, which the kept turn 2 still references")
 	}
 	if _, err := f.c.Rewind(ctx, 2, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
@@ -133,8 +156,9 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	if err := f.c.Pin(ctx, 0, true, "baseline"); err != nil {
 		t.Fatal(err)
 	}
+	st := f.storeAPI()
 	for _, p := range []retention.Policy{{KeepTurns: 1}, {MaxAge: 1}, {MaxBytes: 1}} {
-		plan, _, err := hatch.Of(f.c).Store.(*controller.Store).Retain(ctx, p)
+		plan, _, err := st.Retain(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +169,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	if err := f.c.Pin(ctx, 0, false, ""); err != nil {
 		t.Fatal(err)
 	}
-	plan, _, err := hatch.Of(f.c).Store.(*controller.Store).Retain(ctx, retention.Policy{KeepTurns: 1})
+	plan, _, err := st.Retain(ctx, retention.Policy{KeepTurns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/internal/hatch"
 )
 
 // The GC race: turn r of the session starts with f.txt holding raceOrphan(r),
@@ -66,14 +65,21 @@ func TestGCRaceHelperProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ctl.Close()
+	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blobs.Close()
 	for r := 1; r <= rounds; r++ {
-		if err := raceRoundAPI(ctx, t, ctl, r); err != nil {
+		if err := raceRoundAPI(ctx, t, ctl, blobs, r); err != nil {
 			t.Fatalf("round %d: %v", r, err)
 		}
 	}
 }
 
-func raceRoundAPI(ctx context.Context, t testing.TB, ctl *controller.Controller, r int) error {
+// raceRoundAPI is round r through ctl, planting the orphan through blobs,
+// the store's blobs opened beside the controller.
+func raceRoundAPI(ctx context.Context, t testing.TB, ctl *controller.Controller, blobs cas.Store, r int) error {
 	cp, err := ctl.BeginTurn(ctx, fmt.Sprintf("turn %d", r))
 	if err != nil {
 		return err
@@ -81,7 +87,7 @@ func raceRoundAPI(ctx context.Context, t testing.TB, ctl *controller.Controller,
 	if cp.Turn != r {
 		return fmt.Errorf("opened turn %d, want %d", cp.Turn, r)
 	}
-	if err := plantOrphan(ctx, hatch.Of(ctl).Blobs, raceOrphan(r)); err != nil {
+	if err := plantOrphan(ctx, blobs, raceOrphan(r)); err != nil {
 		return err
 	}
 	writeTree(t, ctl.WorkspaceRoot(), raceStart(r))
@@ -208,12 +214,12 @@ func TestGCRacingCapture(t *testing.T) {
 
 			c.verifyClean(t)
 			starts := make([]tree, rounds+1)
-			ctl := openSession(t, c)
+			x := c.index(t)
 			for r := range starts {
 				starts[r] = raceStart(r)
-				checkSnaps(t, hatch.Of(ctl).Index, r, starts[r])
+				checkSnaps(t, x, r, starts[r])
 			}
-			ctl.Close()
+			x.Close()
 			checkRewinds(t, c, starts, 0, raceEdit(rounds))
 		})
 	}

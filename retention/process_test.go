@@ -328,6 +328,16 @@ func readTree(tb testing.TB, ws string, like tree) tree {
 
 // openSession opens the session in process, without automatic retention,
 // for checks the CLI cannot make.
+// index opens the session's index directly, as a second process would.
+func (c cli) index(tb testing.TB) *checkpoints.Index {
+	tb.Helper()
+	x, err := checkpoints.OpenSession(context.Background(), c.store, c.session, false)
+	if err != nil {
+		tb.Fatalf("open index of session %s: %v", c.session, err)
+	}
+	return x
+}
+
 func openSession(tb testing.TB, c cli) *controller.Controller {
 	tb.Helper()
 	ctl, err := controller.Open(context.Background(), controller.Options{Workspace: c.ws, Store: c.store, Session: c.session, NoAutoRetention: true})

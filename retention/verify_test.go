@@ -11,7 +11,6 @@ import (
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/internal/hatch"
 	"github.com/ckpt/ckpt/retention"
 )
 
@@ -26,7 +25,7 @@ func TestVerifyFindsCorruptMissingAndOrphanByID(t *testing.T) {
 	f.edit("big.txt", "small now")
 	f.edit("gone.txt", "x")
 	f.edit("fine.txt", "y")
-	store := hatch.Of(f.c).Blobs
+	store := f.blobs()
 	corrupt, missing := cas.Sum([]byte(big)), cas.Sum([]byte("this blob will be deleted behind ckpt's back"))
 	orphan, _, err := store.Put(ctx, strings.NewReader("nobody references me"))
 	if err != nil {
@@ -46,7 +45,7 @@ func TestVerifyFindsCorruptMissingAndOrphanByID(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st := hatch.Of(f.c).Store.(*controller.Store)
+	st := f.storeAPI()
 	rep, err := st.Verify(ctx, false, nil, nil)
 	if err != nil {
 		t.Fatal(err)
