@@ -42,26 +42,42 @@ func decodeClaudeStyle(agent string) func([]byte) (hookPlan, *hookFailure) {
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return hookPlan{}, badJSON(err)
 		}
-		n := normEvent{session: ev.SessionID, cwd: ev.Cwd, tool: ev.ToolName}
-		switch ev.HookEventName {
-		case "UserPromptSubmit":
-			if ev.Prompt == nil {
-				return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
+		return planClaudeStyle(agent, ev, nil, func() (hookPlan, *hookFailure) {
+			switch ev.HookEventName {
+			case "SessionStart", "PostToolUse", "SubagentStop", "Notification", "PreCompact", "PostCompact",
+				"PermissionRequest", "PostToolUseFailure", "ErrorOccurred":
+				return hookPlan{none: true}, nil
 			}
-			n.kind, n.prompt = "prompt", *ev.Prompt
-		case "PreToolUse":
-			n.kind = "tool"
-			n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolInput))
-		case "Stop", "SessionEnd":
-			return syncPlan()
-		case "SessionStart", "PostToolUse", "SubagentStop", "Notification", "PreCompact", "PostCompact",
-			"PermissionRequest", "PostToolUseFailure", "ErrorOccurred":
-			return hookPlan{none: true}, nil
-		default:
 			return hookPlan{}, unknownEvent(ev.HookEventName)
-		}
-		return n.plan(agent)
+		})
 	}
+}
+
+// planClaudeStyle plans the events every Claude-shaped dialect sends alike
+// (a prompt, a tool call, Stop and SessionEnd); fix, when set, rewrites
+// each path a tool call names, and other plans any other event.
+func planClaudeStyle(agent string, ev claudeStyleEvent, fix func(string) string, other func() (hookPlan, *hookFailure)) (hookPlan, *hookFailure) {
+	n := normEvent{session: ev.SessionID, cwd: ev.Cwd, tool: ev.ToolName}
+	switch ev.HookEventName {
+	case "UserPromptSubmit":
+		if ev.Prompt == nil {
+			return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
+		}
+		n.kind, n.prompt = "prompt", *ev.Prompt
+	case "PreToolUse":
+		n.kind = "tool"
+		n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolInput))
+		if fix != nil {
+			for i, p := range n.paths {
+				n.paths[i] = fix(p)
+			}
+		}
+	case "Stop", "SessionEnd":
+		return syncPlan()
+	default:
+		return other()
+	}
+	return n.plan(agent)
 }
 
 // toolWrites says what a tool call named tool with arguments args is about

@@ -56,27 +56,17 @@ func decodePi(data []byte) (hookPlan, *hookFailure) {
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return hookPlan{}, badJSON(err)
 	}
-	n := normEvent{session: ev.SessionID, cwd: ev.Cwd, tool: ev.ToolName}
-	switch ev.HookEventName {
-	case "UserPromptSubmit":
-		if ev.Prompt == nil {
-			return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
+	plan, f := planClaudeStyle("pi", ev.claudeStyleEvent, piPath, func() (hookPlan, *hookFailure) {
+		if ev.HookEventName != "SessionStart" {
+			return hookPlan{}, unknownEvent(ev.HookEventName)
 		}
-		n.kind, n.prompt = "prompt", *ev.Prompt
-	case "PreToolUse":
-		n.kind = "tool"
-		n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolInput))
-		for i, p := range n.paths {
-			n.paths[i] = piPath(p)
-		}
-	case "SessionStart":
 		switch ev.Source {
 		case "startup", "resume", "fork", "reload", "new":
 		default:
 			return hookPlan{}, &hookFailure{msg: "SessionStart event has no known source; nothing recorded"}
 		}
 		// Checked as a prompt is, then made a session start.
-		n.kind, n.prompt = "prompt", ""
+		n := normEvent{session: ev.SessionID, cwd: ev.Cwd, kind: "prompt"}
 		plan, f := n.plan("pi")
 		if f != nil {
 			return plan, f
@@ -84,13 +74,10 @@ func decodePi(data []byte) (hookPlan, *hookFailure) {
 		plan.ev.Prompt, plan.ev.HookEventName, plan.ev.Source = nil, "SessionStart", ev.Source
 		plan.start = true
 		return plan, nil
-	case "Stop", "SessionEnd":
-		return syncPlan()
-	default:
-		return hookPlan{}, unknownEvent(ev.HookEventName)
+	})
+	if ev.HookEventName == "UserPromptSubmit" || ev.HookEventName == "PreToolUse" {
+		plan.ev.ToolUseID = ev.ToolUseID
 	}
-	plan, f := n.plan("pi")
-	plan.ev.ToolUseID = ev.ToolUseID
 	return plan, f
 }
 
