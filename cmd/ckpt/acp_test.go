@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,30 +22,7 @@ import (
 func TestACPGeminiRealBinary(t *testing.T) {
 	gemini := agentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
 	ws, home, store := agentTestDirs(t)
-	const (
-		p1 = "create the notes"
-		p2 = "edit the notes"
-		p3 = "clean up with the shell"
-	)
-	srv, err := fakemodel.NewGemini(map[string][]fakemodel.Step{
-		p1: {
-			{Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(ws, "notes.txt"), "content": "alpha\nline two\n"}},
-			{Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(ws, "keep.txt"), "content": "keep me\r\n"}},
-			{Text: "Created."},
-		},
-		p2: {
-			{Tool: "replace", Input: map[string]any{"file_path": filepath.Join(ws, "notes.txt"), "instruction": "rename alpha",
-				"old_string": "alpha", "new_string": "beta"}},
-			{Text: "Edited."},
-		},
-		p3: {
-			{Tool: "run_shell_command", Input: map[string]any{"command": "rm notes.txt keep.txt && printf 'by shell\\n' > shell.txt", "description": "clean up"}},
-			{Text: "Cleaned."},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p1, p2, p3, srv := geminiNotesServer(t, ws)
 	g := newGeminiRun(t, ws, home, store, srv, true)
 	e := g.e
 	t.Logf("gemini --version: %s", g.version())

@@ -19,30 +19,7 @@ func TestGeminiRealBinary(t *testing.T) {
 	agentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
 	ws, home, store := agentTestDirs(t)
 
-	const (
-		p1 = "create the notes"
-		p2 = "edit the notes"
-		p3 = "clean up with the shell"
-	)
-	srv, err := fakemodel.NewGemini(map[string][]fakemodel.Step{
-		p1: {
-			{Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(ws, "notes.txt"), "content": "alpha\nline two\n"}},
-			{Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(ws, "keep.txt"), "content": "keep me\r\n"}},
-			{Text: "Created."},
-		},
-		p2: {
-			{Tool: "replace", Input: map[string]any{"file_path": filepath.Join(ws, "notes.txt"), "instruction": "rename alpha",
-				"old_string": "alpha", "new_string": "beta"}},
-			{Text: "Edited."},
-		},
-		p3: {
-			{Tool: "run_shell_command", Input: map[string]any{"command": "rm notes.txt keep.txt && printf 'by shell\\n' > shell.txt", "description": "clean up"}},
-			{Text: "Cleaned."},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p1, p2, p3, srv := geminiNotesServer(t, ws)
 	g := newGeminiRun(t, ws, home, store, srv, true)
 	e := g.e
 	t.Logf("gemini --version: %s", g.version())
@@ -160,4 +137,32 @@ func TestGeminiRealBinaryUserHooks(t *testing.T) {
 func (g *geminiRun) version() string {
 	out, _, _ := g.e.run(g.e.ws, nil, g.gemini, "--version")
 	return strings.TrimSpace(out)
+}
+
+// geminiNotesServer is the scripted Gemini API of the three-prompt runs:
+// p1 writes notes.txt and keep.txt in ws, p2 edits notes.txt with replace,
+// p3 deletes both and writes shell.txt through run_shell_command.
+func geminiNotesServer(t *testing.T, ws string) (p1, p2, p3 string, srv *fakemodel.Server) {
+	t.Helper()
+	p1, p2, p3 = "create the notes", "edit the notes", "clean up with the shell"
+	srv, err := fakemodel.NewGemini(map[string][]fakemodel.Step{
+		p1: {
+			{Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(ws, "notes.txt"), "content": "alpha\nline two\n"}},
+			{Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(ws, "keep.txt"), "content": "keep me\r\n"}},
+			{Text: "Created."},
+		},
+		p2: {
+			{Tool: "replace", Input: map[string]any{"file_path": filepath.Join(ws, "notes.txt"), "instruction": "rename alpha",
+				"old_string": "alpha", "new_string": "beta"}},
+			{Text: "Edited."},
+		},
+		p3: {
+			{Tool: "run_shell_command", Input: map[string]any{"command": "rm notes.txt keep.txt && printf 'by shell\\n' > shell.txt", "description": "clean up"}},
+			{Text: "Cleaned."},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p1, p2, p3, srv
 }
