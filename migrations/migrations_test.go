@@ -131,13 +131,17 @@ func TestConcurrentApply(t *testing.T) {
 	errs := make(chan error, 4)
 	for i := 0; i < 4; i++ {
 		go func() {
-			db, err := sql.Open("sqlite", "file:"+p+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
+			// Through Open, as every store opens a database: switching the
+			// new file to WAL fails at once with SQLITE_BUSY while another
+			// connection holds it, which Open waits out (Apply alone
+			// does not, and failed here now and then).
+			db, err := migrations.Open(ctx, "file:"+p+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate",
+				migrations.Index, func(context.Context, *sql.DB) error { return nil })
 			if err != nil {
 				errs <- err
 				return
 			}
-			defer db.Close()
-			errs <- migrations.Apply(ctx, db, migrations.Index)
+			errs <- db.Close()
 		}()
 	}
 	for i := 0; i < 4; i++ {
