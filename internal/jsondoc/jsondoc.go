@@ -10,7 +10,26 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"strings"
 )
+
+// absent reports whether field f (of type sf) is a nil slice or map whose
+// tag asks encoding/json to omit it when zero (omitzero): nil there means
+// "not there", so it stays nil and is left out rather than written [].
+func absent(sf reflect.StructField, f reflect.Value) bool {
+	if k := f.Kind(); (k != reflect.Slice && k != reflect.Map) || !f.IsNil() {
+		return false
+	}
+	_, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+	for opts != "" {
+		var o string
+		o, opts, _ = strings.Cut(opts, ",")
+		if o == "omitzero" {
+			return true
+		}
+	}
+	return false
+}
 
 // Encode writes v to w as one JSON document (indented when indent is set)
 // followed by a newline, with every nil slice and map in it written as []
@@ -28,7 +47,8 @@ func Marshal(v any) ([]byte, error) { return json.Marshal(Lists(v)) }
 
 // Lists returns a copy of v in which every nil slice and nil map reachable
 // through exported struct fields, slices, arrays, maps, pointers and
-// interfaces is empty instead. v itself is not changed. Byte slices are
+// interfaces is empty instead, but for a field tagged omitzero (nil there
+// means absent, and it is left out). v itself is not changed. Byte slices are
 // left alone (encoding/json writes them as base64 strings), and so are
 // values that marshal themselves (time.Time, blob ids).
 func Lists(v any) any {
@@ -82,7 +102,7 @@ func fill(v reflect.Value, depth int) reflect.Value {
 		out := reflect.New(t).Elem()
 		out.Set(v)
 		for i := range t.NumField() {
-			if f := out.Field(i); f.CanSet() {
+			if f := out.Field(i); f.CanSet() && !absent(t.Field(i), f) {
 				f.Set(fill(v.Field(i), depth))
 			}
 		}

@@ -29,6 +29,8 @@ type doc struct {
 	AnyMap    map[string]any    `json:"any_map"`
 	PtrList   *[]string         `json:"ptr_list"`
 	Strings   map[string]string `json:"strings,omitempty"`
+	Absent    []inner           `json:"absent,omitzero"` // nil: left out
+	Present   []inner           `json:"present,omitzero"`
 }
 
 func TestListsNeverNull(t *testing.T) {
@@ -40,6 +42,7 @@ func TestListsNeverNull(t *testing.T) {
 		Nested:  map[string][]int{"a": nil},
 		AnyMap:  map[string]any{"findings": []string(nil), "gc": (*inner)(nil)},
 		PtrList: &nilList,
+		Present: []inner{{}},
 		hidden:  nil, // must stay out of the document (and out of the check)
 	}
 	var b bytes.Buffer
@@ -49,7 +52,7 @@ func TestListsNeverNull(t *testing.T) {
 	got := b.String()
 	want := `{"list":[],"map":{},"inner":{"names":[]},"ptr":{"names":[]},"nil_ptr":null,"items":[{"names":[]}],` +
 		`"any":{"names":[]},"raw":null,"time":"0001-01-01T00:00:00Z","nested":{"a":[]},"array":[{"names":[]},{"names":[]}],` +
-		`"marshaled":null,"any_map":{"findings":[],"gc":null},"ptr_list":[]}` + "\n"
+		`"marshaled":null,"any_map":{"findings":[],"gc":null},"ptr_list":[],"present":[{"names":[]}]}` + "\n"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
