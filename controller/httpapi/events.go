@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/jsondoc"
 )
 
@@ -56,7 +57,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		case e := <-ch:
-			b, _ := jsondoc.Marshal(e)
+			b, _ := jsondoc.Marshal(wire.NewEvent(e))
 			if !write("data: " + string(b) + "\n\n") {
 				return
 			}

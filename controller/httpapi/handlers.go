@@ -10,73 +10,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 )
-
-// The API's JSON shapes: the same fields as the CLI's --json output.
-type (
-	fileJSON struct {
-		Path string `json:"path"`
-		Kind string `json:"kind"`
-	}
-	checkpointJSON struct {
-		Turn   int        `json:"turn"`
-		Time   string     `json:"time"`
-		Prompt string     `json:"prompt"`
-		Files  []fileJSON `json:"files"`
-		Pinned bool       `json:"pinned"`
-		Label  string     `json:"label,omitempty"`
-		Pruned bool       `json:"pruned"`
-		// Steps are the turn's tool calls: a code rewind can go to just
-		// before one ({"turn": T, "step": S}).
-		Steps []stepJSON `json:"steps"`
-	}
-	stepJSON struct {
-		Step  int            `json:"step"`
-		Time  string         `json:"time"`
-		Tool  string         `json:"tool"`
-		Key   string         `json:"key"`
-		Files []stepFileJSON `json:"files"` // first touched in the step
-	}
-	stepFileJSON struct {
-		Path    string `json:"path"`
-		Existed bool   `json:"existed"` // just before the tool call
-	}
-	messageJSON struct {
-		ID   int64  `json:"id"`
-		Turn int    `json:"turn"`
-		Role string `json:"role"`
-		Text string `json:"text"`
-		Time string `json:"time"`
-	}
-	forkJSON struct {
-		Session  string   `json:"session"`
-		From     string   `json:"from"`
-		Turn     int      `json:"turn"`
-		Prompt   string   `json:"prompt"`
-		Restored []string `json:"restored"`
-		Deleted  []string `json:"deleted"`
-	}
-)
-
-// result gives res's lists as [] rather than null.
-func result(res controller.Result) controller.Result {
-	if res.Restored == nil {
-		res.Restored = []string{}
-	}
-	if res.Deleted == nil {
-		res.Deleted = []string{}
-	}
-	if res.Skipped == nil {
-		res.Skipped = []controller.Skip{}
-	}
-	if res.Conflicts == nil {
-		res.Conflicts = []string{}
-	}
-	return res
-}
 
 // message is an error on one line.
 func message(err error) string {
@@ -176,10 +113,7 @@ func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if out == nil {
-		out = []controller.SessionInfo{}
-	}
-	h.writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, http.StatusOK, wire.NewSessions(out))
 }
 
 // session serves GET /api/session: which session this server serves, and
@@ -199,26 +133,7 @@ func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	byTurn := map[int][]stepJSON{}
-	for _, st := range steps {
-		s := stepJSON{Step: st.Number, Time: st.Time.UTC().Format(time.RFC3339), Tool: st.Tool, Key: st.Key, Files: []stepFileJSON{}}
-		for _, f := range st.Files {
-			s.Files = append(s.Files, stepFileJSON{Path: f.Path, Existed: f.Content != nil})
-		}
-		byTurn[st.Turn] = append(byTurn[st.Turn], s)
-	}
-	out := make([]checkpointJSON, len(cps))
-	for i, cp := range cps {
-		out[i] = checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
-			Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned, Steps: byTurn[cp.Turn]}
-		if out[i].Steps == nil {
-			out[i].Steps = []stepJSON{}
-		}
-		for j, f := range cp.Files {
-			out[i].Files = append(out[i].Files, fileJSON{Path: f.Path, Kind: string(cp.Kinds[j])})
-		}
-	}
-	h.writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, http.StatusOK, wire.NewCheckpoints(cps, steps))
 }
 
 func (h *handler) conversation(w http.ResponseWriter, r *http.Request) {
@@ -227,11 +142,7 @@ func (h *handler) conversation(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	out := make([]messageJSON, len(msgs))
-	for i, m := range msgs {
-		out[i] = messageJSON{ID: m.ID, Turn: m.Turn, Role: m.Role, Text: m.Text, Time: m.Time.UTC().Format(time.RFC3339)}
-	}
-	h.writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, http.StatusOK, wire.NewMessages(msgs))
 }
 
 func (h *handler) diff(w http.ResponseWriter, r *http.Request) {
@@ -248,22 +159,13 @@ func (h *handler) diff(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	diffs, skipped, err := h.c.DiffTo(r.Context(), controller.Point{Turn: turn, Step: step})
+	pt := controller.Point{Turn: turn, Step: step}
+	diffs, skipped, err := h.c.DiffTo(r.Context(), pt)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if diffs == nil {
-		diffs = []controller.FileDiff{}
-	}
-	if skipped == nil {
-		skipped = []controller.Skip{}
-	}
-	doc := map[string]any{"turn": turn, "files": diffs, "skipped": skipped}
-	if step > 0 {
-		doc["step"] = step
-	}
-	h.writeJSON(w, http.StatusOK, doc)
+	h.writeJSON(w, http.StatusOK, wire.NewDiff(pt, diffs, skipped))
 }
 
 func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
@@ -303,13 +205,13 @@ func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
 	res, err := h.c.RewindTo(r.Context(), controller.Point{Turn: turn, Step: req.Step}, sc, controller.RewindOptions{DryRun: req.DryRun, Force: req.Force})
 	if err != nil {
 		if errors.Is(err, controller.ErrConflict) {
-			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": result(res)})
+			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": wire.NewResult(res)})
 			return
 		}
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, result(res))
+	h.writeJSON(w, http.StatusOK, wire.NewResult(res))
 }
 
 func (h *handler) undo(w http.ResponseWriter, r *http.Request) { h.reverse(w, r, false) }
@@ -352,13 +254,13 @@ func (h *handler) reverse(w http.ResponseWriter, r *http.Request, redo bool) {
 	}
 	if err != nil {
 		if errors.Is(err, controller.ErrUndoConflict) || errors.Is(err, controller.ErrRedoConflict) {
-			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": result(res)})
+			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": wire.NewResult(res)})
 			return
 		}
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, result(res))
+	h.writeJSON(w, http.StatusOK, wire.NewResult(res))
 }
 
 // history serves GET /api/history: the op journal, newest first (the
@@ -369,7 +271,7 @@ func (h *handler) history(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, hist)
+	h.writeJSON(w, http.StatusOK, wire.NewHistory(hist))
 }
 
 func (h *handler) fork(w http.ResponseWriter, r *http.Request) {
@@ -397,8 +299,7 @@ func (h *handler) fork(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	rw := result(res.Rewind)
-	h.writeJSON(w, http.StatusOK, forkJSON{Session: res.Session, From: h.c.Session(), Turn: turn, Prompt: rw.Prompt, Restored: rw.Restored, Deleted: rw.Deleted})
+	h.writeJSON(w, http.StatusOK, wire.NewFork(h.c.Session(), turn, res))
 }
 
 func (h *handler) summarize(w http.ResponseWriter, r *http.Request) {
@@ -430,5 +331,5 @@ func (h *handler) summarize(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.writeJSON(w, http.StatusOK, result(res))
+	h.writeJSON(w, http.StatusOK, wire.NewResult(res))
 }

@@ -7,14 +7,16 @@ import (
 	"log/slog"
 	"path"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
 )
 
@@ -124,9 +126,12 @@ func New(c *controller.Controller, o Options) *mcp.Server {
 
 // schemaFor infers T's JSON schema and lets edit refine it (bounds, enums,
 // defaults the struct tags cannot say). T is fixed at compile time, so a
-// failure is a programming error.
+// failure is a programming error. A []byte is a base64 string, as
+// encoding/json writes it (path_bytes).
 func schemaFor[T any](edit func(*jsonschema.Schema)) *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[[]byte](): {Type: "string", ContentEncoding: "base64"},
+	}})
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
 	}
@@ -149,6 +154,7 @@ func (r refused) Unwrap() error { return r.err }
 // add registers a typed tool whose handler runs under s.mu and whose
 // errors become one-line tool errors.
 func add[In, Out any](srv *mcp.Server, s *server, t *mcp.Tool, h func(context.Context, In) (Out, error)) {
+	t.OutputSchema = schemaFor[Out](nil)
 	mcp.AddTool(srv, t, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -203,33 +209,7 @@ type ListInput struct{}
 type ListOutput struct {
 	Session     string       `json:"session" jsonschema:"the ckpt session id"`
 	Workspace   string       `json:"workspace" jsonschema:"the workspace root directory"`
-	Checkpoints []Checkpoint `json:"checkpoints" jsonschema:"one per turn in the active history, oldest first"`
-}
-
-// Checkpoint is one turn as list_checkpoints reports it (the fields of
-// `ckpt list --json`).
-type Checkpoint struct {
-	Turn   int    `json:"turn" jsonschema:"the turn number, from 0"`
-	Time   string `json:"time" jsonschema:"when the turn opened (RFC 3339, UTC)"`
-	Prompt string `json:"prompt" jsonschema:"the user prompt that opened the turn"`
-	Files  []File `json:"files" jsonschema:"the files the turn touched"`
-	Pinned bool   `json:"pinned" jsonschema:"exempt from retention"`
-	Label  string `json:"label,omitempty" jsonschema:"the name given when pinned"`
-	Pruned bool   `json:"pruned" jsonschema:"retention dropped its file snapshots: only a conversation rewind reaches it"`
-	Steps  []Step `json:"steps" jsonschema:"the turn's tool calls, numbered from 1: rewind with step goes to just before one"`
-}
-
-// Step is one tool call of a turn.
-type Step struct {
-	Step  int    `json:"step" jsonschema:"the step number within its turn, from 1"`
-	Tool  string `json:"tool" jsonschema:"the tool's name, when known"`
-	Files []File `json:"files" jsonschema:"the files the tool call touched first; kind created: it did not exist just before the call, else modified"`
-}
-
-// File is one path a turn touched.
-type File struct {
-	Path string `json:"path" jsonschema:"workspace-relative, slash-separated"`
-	Kind string `json:"kind" jsonschema:"what the turn did to it: created, modified, deleted or unchanged"`
+	Checkpoints []wire.Checkpoint `json:"checkpoints" jsonschema:"one per turn in the active history, oldest first"`
 }
 
 func (s *server) list(ctx context.Context, _ ListInput) (ListOutput, error) {
@@ -241,30 +221,7 @@ func (s *server) list(ctx context.Context, _ ListInput) (ListOutput, error) {
 	if err != nil {
 		return ListOutput{}, err
 	}
-	byTurn := map[int][]Step{}
-	for _, st := range steps {
-		o := Step{Step: st.Number, Tool: st.Tool, Files: []File{}}
-		for _, f := range st.Files {
-			kind := "modified"
-			if f.Content == nil {
-				kind = "created"
-			}
-			o.Files = append(o.Files, File{Path: f.Path, Kind: kind})
-		}
-		byTurn[st.Turn] = append(byTurn[st.Turn], o)
-	}
-	out := ListOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Checkpoints: make([]Checkpoint, len(cps))}
-	for i, cp := range cps {
-		out.Checkpoints[i] = Checkpoint{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt,
-			Files: make([]File, len(cp.Files)), Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned, Steps: byTurn[cp.Turn]}
-		if out.Checkpoints[i].Steps == nil {
-			out.Checkpoints[i].Steps = []Step{}
-		}
-		for j, f := range cp.Files {
-			out.Checkpoints[i].Files[j] = File{Path: f.Path, Kind: string(cp.Kinds[j])}
-		}
-	}
-	return out, nil
+	return ListOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Checkpoints: wire.NewCheckpoints(cps, steps)}, nil
 }
 
 // DiffInput is show_diff's argument object.
@@ -274,13 +231,10 @@ type DiffInput struct {
 	Path string `json:"path,omitempty" jsonschema:"show only this file (workspace-relative, or absolute inside the workspace)"`
 }
 
-// DiffOutput is what show_diff returns (the fields of `ckpt diff --json`,
-// and truncated).
+// DiffOutput is what show_diff returns: the document `ckpt diff --json`
+// prints, whether it was cut, and a summary.
 type DiffOutput struct {
-	Turn    int                   `json:"turn"`
-	Step    int                   `json:"step,omitempty"`
-	Files   []controller.FileDiff `json:"files" jsonschema:"what a code rewind would do to each file: restore or delete, with the unified diff"`
-	Skipped []controller.Skip     `json:"skipped" jsonschema:"files a rewind would leave alone, and why"`
+	wire.Diff
 	// Truncated is set when the diff text was cut at the size bound.
 	Truncated bool   `json:"truncated" jsonschema:"the result was cut: files past the bound have no unified diff; ask for each with path"`
 	Summary   string `json:"summary"`
@@ -305,24 +259,19 @@ func (s *server) diff(ctx context.Context, in DiffInput) (DiffOutput, error) {
 	if err != nil {
 		return DiffOutput{}, err
 	}
-	out := DiffOutput{Turn: in.Turn, Step: in.Step, Files: []controller.FileDiff{}, Skipped: []controller.Skip{}}
+	if want != "" {
+		diffs = slices.DeleteFunc(diffs, func(d controller.FileDiff) bool { return d.Path != want })
+		skipped = slices.DeleteFunc(skipped, func(k controller.Skip) bool { return k.Path != want })
+	}
+	out := DiffOutput{Diff: wire.NewDiff(pt, diffs, skipped)}
 	total := 0
-	for _, d := range diffs {
-		if want != "" && d.Path != want {
-			continue
-		}
+	for i, d := range out.Files {
 		if want == "" && total+len(d.Unified) > s.o.MaxDiffBytes {
-			d.Unified = ""
-			d.Note = fmt.Sprintf("diff omitted: the result is over %d bytes; call show_diff with path %q", s.o.MaxDiffBytes, d.Path)
+			out.Files[i].Unified = ""
+			out.Files[i].Note = fmt.Sprintf("diff omitted: the result is over %d bytes; call show_diff with path %q", s.o.MaxDiffBytes, d.Path)
 			out.Truncated = true
 		}
-		total += len(d.Unified)
-		out.Files = append(out.Files, d)
-	}
-	for _, k := range skipped {
-		if want == "" || k.Path == want {
-			out.Skipped = append(out.Skipped, k)
-		}
+		total += len(out.Files[i].Unified)
 	}
 	switch {
 	case len(out.Files) == 0 && want != "":
@@ -379,39 +328,14 @@ type UndoInput struct {
 	Op     int64 `json:"op,omitempty" jsonschema:"an op id from history to act on instead of the newest (0 or absent: the newest)"`
 }
 
-// Result is what rewind, undo and redo return: the fields of
-// `ckpt rewind --json`, and a summary.
+// Result is what rewind, undo and redo return: the document
+// `ckpt rewind --json` prints, and a summary.
 type Result struct {
-	Turn      int               `json:"turn" jsonschema:"the target turn"`
-	Step      int               `json:"step,omitempty" jsonschema:"the target step of the turn (0: its start)"`
-	Scope     string            `json:"scope" jsonschema:"code, conversation or both"`
-	Restored  []string          `json:"restored" jsonschema:"files written back (content and mode)"`
-	Deleted   []string          `json:"deleted" jsonschema:"files removed: they did not exist at the target"`
-	Skipped   []controller.Skip `json:"skipped" jsonschema:"files left alone, and why"`
-	Conflicts []string          `json:"conflicts" jsonschema:"files (or turns) changed since: refused unless force"`
-	Prompt    string            `json:"prompt" jsonschema:"the prompt handed back by a conversation rewind, to edit and resend"`
-	DryRun    bool              `json:"dry_run"`
-	Changed   bool              `json:"changed" jsonschema:"false when there was nothing to do, or the call was refused"`
-	Summary   string            `json:"summary"`
+	wire.Result
+	Summary string `json:"summary"`
 }
 
-func result(r controller.Result) Result {
-	out := Result{Turn: r.Turn, Step: r.Step, Scope: string(r.Scope), Restored: r.Restored, Deleted: r.Deleted, Skipped: r.Skipped,
-		Conflicts: r.Conflicts, Prompt: r.Prompt, DryRun: r.DryRun, Changed: r.Changed}
-	if out.Restored == nil {
-		out.Restored = []string{}
-	}
-	if out.Deleted == nil {
-		out.Deleted = []string{}
-	}
-	if out.Skipped == nil {
-		out.Skipped = []controller.Skip{}
-	}
-	if out.Conflicts == nil {
-		out.Conflicts = []string{}
-	}
-	return out
-}
+func result(r controller.Result) Result { return Result{Result: wire.NewResult(r)} }
 
 // counts says what a result does to files.
 func (r Result) counts() string {
@@ -529,7 +453,7 @@ type HistoryInput struct {
 // HistoryOutput is what history returns (the entries of
 // `ckpt history --json`).
 type HistoryOutput struct {
-	Ops []controller.HistoryEntry `json:"ops" jsonschema:"the ops, newest first"`
+	Ops []wire.HistoryEntry `json:"ops" jsonschema:"the ops, newest first"`
 	// Total counts every op, also those past limit.
 	Total int `json:"total" jsonschema:"how many ops the session has"`
 }
@@ -542,14 +466,11 @@ func (s *server) history(ctx context.Context, in HistoryInput) (HistoryOutput, e
 	if err != nil {
 		return HistoryOutput{}, err
 	}
-	out := HistoryOutput{Ops: h, Total: len(h)}
+	total := len(h)
 	if in.Limit > 0 && len(h) > in.Limit {
-		out.Ops = h[:in.Limit]
+		h = h[:in.Limit]
 	}
-	if out.Ops == nil {
-		out.Ops = []controller.HistoryEntry{}
-	}
-	return out, nil
+	return HistoryOutput{Ops: wire.NewHistory(h), Total: total}, nil
 }
 
 // StatusInput is status's (empty) argument object.
@@ -563,14 +484,14 @@ type StatusOutput struct {
 	Scan       bool                `json:"scan" jsonschema:"scan mode: each turn records the whole workspace, so edits made through a shell are covered"`
 	OpenTurn   *int                `json:"open_turn" jsonschema:"the turn now open; null before the first turn"`
 	OpenPrompt string              `json:"open_prompt" jsonschema:"the open turn's prompt"`
-	Changes    []controller.Change `json:"changes" jsonschema:"files added, modified or deleted since the open turn began"`
+	Changes    []wire.Change       `json:"changes" jsonschema:"files added, modified or deleted since the open turn began"`
 	CanUndo    bool                `json:"can_undo" jsonschema:"a rewind is in effect that undo would reverse"`
 	CanRedo    bool                `json:"can_redo" jsonschema:"an undone op that redo would re-apply"`
 	Summary    string              `json:"summary"`
 }
 
 func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
-	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Store: s.c.StoreDir(), Changes: []controller.Change{}}
+	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Store: s.c.StoreDir(), Changes: []wire.Change{}}
 	var err error
 	if out.Scan, err = s.c.ScanSetting(ctx); err != nil {
 		return StatusOutput{}, err
@@ -597,7 +518,7 @@ func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error
 	if err != nil {
 		return StatusOutput{}, err
 	}
-	out.Changes = append(out.Changes, changes...)
+	out.Changes = wire.NewChanges(changes)
 	out.Summary = fmt.Sprintf("turn %d open, %d file(s) changed since it began; scan mode %s", open.Turn, len(out.Changes), scan)
 	return out, nil
 }

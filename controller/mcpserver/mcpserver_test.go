@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/mcpserver"
+	"github.com/ckpt/ckpt/controller/wire"
 )
 
 // binary is content no text tool would keep intact: every byte value.
@@ -215,19 +217,19 @@ func TestListCheckpoints(t *testing.T) {
 	type tf struct {
 		turn   int
 		prompt string
-		files  []mcpserver.File
+		files  []wire.File
 	}
 	want := []tf{
-		{0, "make a", []mcpserver.File{{Path: "a.txt", Kind: "created"}, {Path: "b.bin", Kind: "modified"}}},
-		{1, "change a", []mcpserver.File{{Path: "a.txt", Kind: "modified"}}},
-		{2, "third", []mcpserver.File{}},
+		{0, "make a", []wire.File{{Path: "a.txt", Kind: "created"}, {Path: "b.bin", Kind: "modified"}}},
+		{1, "change a", []wire.File{{Path: "a.txt", Kind: "modified"}}},
+		{2, "third", []wire.File{}},
 	}
 	if len(out.Checkpoints) != len(want) {
 		t.Fatalf("got %d checkpoints %+v, want %d", len(out.Checkpoints), out.Checkpoints, len(want))
 	}
 	for i, w := range want {
 		g := out.Checkpoints[i]
-		if g.Turn != w.turn || g.Prompt != w.prompt || !slices.Equal(g.Files, w.files) || g.Time == "" {
+		if g.Turn != w.turn || g.Prompt != w.prompt || !reflect.DeepEqual(g.Files, w.files) || g.Time == "" {
 			t.Errorf("checkpoint %d: got %+v, want %+v", i, g, w)
 		}
 	}
@@ -456,7 +458,7 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.call("status", nil, &st, false)
-	if !st.Scan || len(st.Changes) != 1 || st.Changes[0] != (controller.Change{Path: "a.txt", Kind: "modified"}) {
+	if !st.Scan || len(st.Changes) != 1 || !reflect.DeepEqual(st.Changes[0], wire.Change{Path: "a.txt", Kind: "modified"}) {
 		t.Fatalf("status after an edit: got %+v", st)
 	}
 }
@@ -517,6 +519,10 @@ func TestSteps(t *testing.T) {
 	if len(steps) != 2 || steps[1].Step != 2 || steps[1].Tool != "Edit" || len(steps[1].Files) != 1 || steps[1].Files[0].Path != "a.txt" {
 		t.Fatalf("turn 2 steps: %+v", steps)
 	}
+	// The same step fields as the CLI's and the HTTP API's (package wire).
+	if steps[1].Key != "toolu_1" || steps[1].Time == "" || !steps[1].Files[0].Existed {
+		t.Errorf("turn 2 step 2: %+v, want key toolu_1, a time, a.txt existed", steps[1])
+	}
 	if len(list.Checkpoints[0].Steps) != 0 || list.Checkpoints[0].Steps == nil {
 		t.Errorf("turn 0 steps: %#v, want []", list.Checkpoints[0].Steps)
 	}
@@ -544,4 +550,32 @@ func TestSteps(t *testing.T) {
 	e.file("a.txt", []byte("v3\n"), 0o644)
 	e.call("undo", nil, &r, false)
 	e.file("a.txt", []byte("v4\n"), 0o644)
+}
+
+// TestPathBytes: a name that is not UTF-8 travels as its exact bytes in
+// path_bytes, as in the CLI's documents, and the results still pass the
+// tools' output schemas (a []byte is a base64 string there).
+func TestPathBytes(t *testing.T) {
+	e := newEnv(t, mcpserver.Options{})
+	ctx := context.Background()
+	name := "caf\xe9.txt"
+	e.step(e.c.Capture(ctx, e.abs(name)))
+	e.write(name, []byte("new\n"), 0o644)
+
+	var list mcpserver.ListOutput
+	e.call("list_checkpoints", nil, &list, false)
+	files := list.Checkpoints[2].Files
+	if len(files) != 1 || string(files[0].PathBytes) != name || files[0].Kind != "created" {
+		t.Fatalf("turn 2 files: %+v, want %q with its bytes", files, name)
+	}
+	var d mcpserver.DiffOutput
+	e.call("show_diff", map[string]any{"turn": 2}, &d, false)
+	if len(d.Files) != 1 || d.Files[0].Action != "delete" || string(d.PathBytes[d.Files[0].Path]) != name {
+		t.Fatalf("show_diff 2: %+v", d)
+	}
+	var r mcpserver.Result
+	e.call("rewind", map[string]any{"turn": 2, "scope": "code", "dry_run": true}, &r, false)
+	if len(r.Deleted) != 1 || string(r.PathBytes[r.Deleted[0]]) != name {
+		t.Fatalf("rewind 2 dry run: %+v", r)
+	}
 }
