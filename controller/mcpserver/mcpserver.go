@@ -207,8 +207,8 @@ type ListInput struct{}
 
 // ListOutput is what list_checkpoints returns.
 type ListOutput struct {
-	Session     string       `json:"session" jsonschema:"the ckpt session id"`
-	Workspace   string       `json:"workspace" jsonschema:"the workspace root directory"`
+	Session     string            `json:"session" jsonschema:"the ckpt session id"`
+	Workspace   string            `json:"workspace" jsonschema:"the workspace root directory"`
 	Checkpoints []wire.Checkpoint `json:"checkpoints" jsonschema:"one per turn in the active history, oldest first"`
 }
 
@@ -478,16 +478,16 @@ type StatusInput struct{}
 
 // StatusOutput is what status returns.
 type StatusOutput struct {
-	Session    string              `json:"session" jsonschema:"the ckpt session id"`
-	Workspace  string              `json:"workspace" jsonschema:"the workspace root directory"`
-	Store      string              `json:"store" jsonschema:"the store directory the session lives in"`
-	Scan       bool                `json:"scan" jsonschema:"scan mode: each turn records the whole workspace, so edits made through a shell are covered"`
-	OpenTurn   *int                `json:"open_turn" jsonschema:"the turn now open; null before the first turn"`
-	OpenPrompt string              `json:"open_prompt" jsonschema:"the open turn's prompt"`
-	Changes    []wire.Change       `json:"changes" jsonschema:"files added, modified or deleted since the open turn began"`
-	CanUndo    bool                `json:"can_undo" jsonschema:"a rewind is in effect that undo would reverse"`
-	CanRedo    bool                `json:"can_redo" jsonschema:"an undone op that redo would re-apply"`
-	Summary    string              `json:"summary"`
+	Session    string        `json:"session" jsonschema:"the ckpt session id"`
+	Workspace  string        `json:"workspace" jsonschema:"the workspace root directory"`
+	Store      string        `json:"store" jsonschema:"the store directory the session lives in"`
+	Scan       bool          `json:"scan" jsonschema:"scan mode: each turn records the whole workspace, so edits made through a shell are covered"`
+	OpenTurn   *int          `json:"open_turn" jsonschema:"the turn now open; null before the first turn"`
+	OpenPrompt string        `json:"open_prompt" jsonschema:"the open turn's prompt"`
+	Changes    []wire.Change `json:"changes" jsonschema:"files added, modified or deleted since the open turn began"`
+	CanUndo    bool          `json:"can_undo" jsonschema:"a rewind is in effect that undo would reverse"`
+	CanRedo    bool          `json:"can_redo" jsonschema:"an undone op that redo would re-apply"`
+	Summary    string        `json:"summary"`
 }
 
 func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
