@@ -347,6 +347,9 @@ type HistoryEntry struct {
 	// NextUndo and NextRedo mark the op a plain undo or redo acts on.
 	NextUndo bool `json:"next_undo" jsonschema:"a plain undo reverses this op"`
 	NextRedo bool `json:"next_redo" jsonschema:"a plain redo re-applies this op"`
+	// PathBytes maps each path above that is not UTF-8 (as its JSON
+	// string) to its exact bytes.
+	PathBytes map[string][]byte `json:"path_bytes,omitempty" jsonschema:"each path above that is not UTF-8, mapped to its exact bytes (base64)"`
 }
 
 // HistoryFile is a file an op rewrote, with its state before and after.
@@ -382,9 +385,12 @@ func NewHistory(h []controller.HistoryEntry) []HistoryEntry {
 			Undoes: e.Undoes, State: e.State, UndoneBy: e.UndoneBy, Paths: nonNil(e.Paths), Files: make([]HistoryFile, len(e.Files)),
 			HiddenTurns: nonNil(e.HiddenTurns), ShownTurns: nonNil(e.ShownTurns), InEffect: e.InEffect,
 			CanUndo: e.CanUndo, CanRedo: e.CanRedo, NextUndo: e.NextUndo, NextRedo: e.NextRedo}
+		files := make([]string, len(e.Files))
 		for j, f := range e.Files {
 			out[i].Files[j] = HistoryFile{Path: f.Path, Before: newFileState(f.Before), After: newFileState(f.After)}
+			files[j] = f.Path
 		}
+		out[i].PathBytes = pathBytesMap(e.Paths, files)
 	}
 	return out
 }
