@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -91,7 +92,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 			err = errs[k]
 			k++
 			if err == nil {
-				out = append(out, captureJSON{Path: res.Path, PathBytes: pathBytes(res.Path), Turn: res.Turn, Step: res.Step, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
+				out = append(out, captureJSON{Path: res.Path, PathBytes: wire.PathBytes(res.Path), Turn: res.Turn, Step: res.Step, Recorded: res.Recorded, Existed: res.Snap.Content != nil})
 				if !a.json {
 					state, note := "captured", ""
 					if !res.Recorded {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -48,21 +49,7 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 		return err
 	}
 	if a.json {
-		doc := map[string]any{"turn": turn, "files": diffs, "skipped": skipped}
-		if o.step > 0 {
-			doc["step"] = o.step
-		}
-		var paths []string
-		for _, d := range diffs {
-			paths = append(paths, d.Path)
-		}
-		for _, sk := range skipped {
-			paths = append(paths, sk.Path)
-		}
-		if m := pathBytesMap(paths); m != nil {
-			doc["path_bytes"] = m
-		}
-		return a.printJSON(doc)
+		return a.printJSON(wire.NewDiff(pt, diffs, skipped))
 	}
 	for _, d := range diffs {
 		// A git-style header: the path, and mode lines when the

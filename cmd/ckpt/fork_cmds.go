@@ -4,19 +4,10 @@ import (
 	"fmt"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
-
-// forkJSON is fork's --json document.
-type forkJSON struct {
-	Session  string   `json:"session"`
-	From     string   `json:"from"`
-	Turn     int      `json:"turn"`
-	Prompt   string   `json:"prompt"`
-	Restored []string `json:"restored"`
-	Deleted  []string `json:"deleted"`
-}
 
 type forkOptions struct {
 	to             string
@@ -66,7 +57,7 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 	}
 	rw := res.Rewind
 	if a.json {
-		return a.printJSON(forkJSON{Session: res.Session, From: c.Session(), Turn: turn, Prompt: rw.Prompt, Restored: rw.Restored, Deleted: rw.Deleted})
+		return a.printJSON(wire.NewFork(c.Session(), turn, res))
 	}
 	for _, p := range rw.Restored {
 		a.say("  restore %s", quote.Path(p))

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -43,7 +44,7 @@ mode, size) and can_undo / can_redo flags.`,
 				return err
 			}
 			if a.json {
-				return a.printJSON(h)
+				return a.printJSON(wire.NewHistory(h))
 			}
 			if len(h) == 0 {
 				a.say("no rewinds yet: nothing to undo or redo")

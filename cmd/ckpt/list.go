@@ -11,50 +11,15 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
-
-type fileJSON struct {
-	Path      string `json:"path"`
-	PathBytes []byte `json:"path_bytes,omitempty"` // exact bytes (base64) of a path that is not UTF-8
-	Kind      string `json:"kind"`
-}
-
-type checkpointJSON struct {
-	Turn   int        `json:"turn"`
-	Time   string     `json:"time"`
-	Prompt string     `json:"prompt"`
-	Files  []fileJSON `json:"files"`
-	Pinned bool       `json:"pinned"`
-	Label  string     `json:"label,omitempty"`
-	Pruned bool       `json:"pruned"` // retention dropped its files: conversation rewinds only
-	// Steps, with --steps only: the turn's tool calls (rewind TURN.STEP).
-	Steps *[]stepListJSON `json:"steps,omitempty"`
-}
-
-// stepListJSON is one step of a turn as list --steps prints it.
-type stepListJSON struct {
-	Step int    `json:"step"`
-	Time string `json:"time"`
-	Tool string `json:"tool"`
-	Key  string `json:"key"`
-	// Files are the paths the step touched first, with whether each
-	// existed just before the tool call.
-	Files []stepFileJSON `json:"files"`
-}
-
-type stepFileJSON struct {
-	Path      string `json:"path"`
-	PathBytes []byte `json:"path_bytes,omitempty"`
-	Existed   bool   `json:"existed"`
-}
 
 // listPage is how many turns `ckpt list` shows on a terminal when neither
 // --limit nor --since is given.
@@ -313,26 +278,14 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 	return nil
 }
 
-// addJSON prints one turn as an element of the JSON array. Every list in
-// the element is made non-nil here (the CLI prints [] for an empty list,
-// never null), which is what printJSON's jsondoc pass would do to the
-// whole document.
+// addJSON prints one turn as an element of the JSON array. Package wire
+// makes every list in the element non-nil (the CLI prints [] for an empty
+// list, never null), which is what printJSON's jsondoc pass would do to
+// the whole document.
 func (l *listOut) addJSON(cp controller.Checkpoint) error {
-	el := checkpointJSON{Turn: cp.Turn, Time: cp.Time.UTC().Format(time.RFC3339), Prompt: cp.Prompt, Files: []fileJSON{},
-		Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
-	for j, f := range cp.Files {
-		el.Files = append(el.Files, fileJSON{Path: f.Path, PathBytes: pathBytes(f.Path), Kind: string(cp.Kinds[j])})
-	}
+	el := wire.NewCheckpoint(cp)
 	if l.withSteps {
-		list := []stepListJSON{}
-		for _, st := range l.steps[cp.Turn] {
-			s := stepListJSON{Step: st.Number, Time: st.Time.UTC().Format(time.RFC3339), Tool: st.Tool, Key: st.Key, Files: []stepFileJSON{}}
-			for _, f := range st.Files {
-				s.Files = append(s.Files, stepFileJSON{Path: f.Path, PathBytes: pathBytes(f.Path), Existed: f.Content != nil})
-			}
-			list = append(list, s)
-		}
-		el.Steps = &list
+		el.Steps = wire.NewSteps(l.steps[cp.Turn])
 	}
 	return l.element(el)
 }

@@ -6,14 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/spf13/cobra"
 )
-
-type messageJSON struct {
-	Turn int    `json:"turn"`
-	Role string `json:"role"`
-	Text string `json:"text"`
-}
 
 func newLogCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -40,10 +35,7 @@ func (a *app) runLog(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	out := make([]messageJSON, len(msgs))
-	for i, m := range msgs {
-		out[i] = messageJSON{Turn: m.Turn, Role: m.Role, Text: m.Text}
-	}
+	out := wire.NewMessages(msgs)
 	if a.json {
 		return a.printJSON(out)
 	}

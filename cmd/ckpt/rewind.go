@@ -10,31 +10,16 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
+// rewindJSON is the document of a rewind, revert, undo or redo: package
+// wire's result, and for a conversation rewind of a Claude Code session
+// the command that gives Claude's own conversation back.
 type rewindJSON struct {
-	Turn int `json:"turn"`
-	// Step: a rewind to TURN.STEP (just before TURN's STEP-th tool call).
-	Step      int               `json:"step,omitempty"`
-	Scope     string            `json:"scope"`
-	Restored  []string          `json:"restored"`
-	Deleted   []string          `json:"deleted"`
-	Skipped   []controller.Skip `json:"skipped"`
-	Conflicts []string          `json:"conflicts"`
-	Prompt    string            `json:"prompt"`
-	DryRun    bool              `json:"dry_run"`
-	Changed   bool              `json:"changed"`
-	// NotRecorded: --only paths ckpt has no record of from TURN on.
-	NotRecorded []string `json:"not_recorded"`
-	// Of: for an undo or redo, what it reverses or re-applies.
-	Of string `json:"of,omitempty"`
-	// PathBytes maps each path above that is not UTF-8 (as its JSON
-	// string) to its exact bytes, base64.
-	PathBytes map[string][]byte `json:"path_bytes,omitempty"`
-	// ClaudeResume is set for a conversation rewind of a Claude Code
-	// session: the command that gives Claude's own conversation back.
+	wire.Result
 	ClaudeResume *claudeResume `json:"claude_resume,omitempty"`
 }
 
@@ -245,33 +230,8 @@ func (a *app) interactive() bool {
 	return ok1 && ok2 && isatty.IsTerminal(in.Fd()) && isatty.IsTerminal(out.Fd())
 }
 
-// resultJSON is the one JSON form of a rewind, undo or revert result (CLI
-// and HTTP alike), with empty lists rather than null.
-func resultJSON(res controller.Result) rewindJSON {
-	j := rewindJSON{Turn: res.Turn, Step: res.Step, Scope: string(res.Scope), Restored: res.Restored, Deleted: res.Deleted,
-		Skipped: res.Skipped, Conflicts: res.Conflicts, Prompt: res.Prompt, DryRun: res.DryRun, Changed: res.Changed, NotRecorded: res.NotRecorded, Of: res.Of}
-	if j.NotRecorded == nil {
-		j.NotRecorded = []string{}
-	}
-	if j.Restored == nil {
-		j.Restored = []string{}
-	}
-	if j.Deleted == nil {
-		j.Deleted = []string{}
-	}
-	if j.Skipped == nil {
-		j.Skipped = []controller.Skip{}
-	}
-	if j.Conflicts == nil {
-		j.Conflicts = []string{}
-	}
-	skipped := make([]string, len(j.Skipped))
-	for i, sk := range j.Skipped {
-		skipped[i] = sk.Path
-	}
-	j.PathBytes = pathBytesMap(j.Restored, j.Deleted, skipped, j.Conflicts, j.NotRecorded)
-	return j
-}
+// resultJSON is the JSON document of a rewind, undo or revert result.
+func resultJSON(res controller.Result) rewindJSON { return rewindJSON{Result: wire.NewResult(res)} }
 
 // refused reports a rewind, revert, undo or redo that failed: for a
 // conflict, the files changed since the agent left them (or since the op

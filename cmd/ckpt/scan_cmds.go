@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -86,20 +87,7 @@ change (!), which a rewind skips.`,
 			}
 			a.say("ckpt: session %s of %s, store %s", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
 			if a.json {
-				if changes == nil {
-					return a.printJSON([]any{})
-				}
-				type changeJSON struct {
-					Path      string `json:"path"`
-					PathBytes []byte `json:"path_bytes,omitempty"` // exact bytes of a path that is not UTF-8
-					Kind      string `json:"kind"`
-					Now       string `json:"now,omitempty"` // for a type change: what the path is now
-				}
-				out := make([]changeJSON, len(changes))
-				for i, ch := range changes {
-					out[i] = changeJSON{Path: ch.Path, PathBytes: pathBytes(ch.Path), Kind: ch.Kind, Now: ch.Now}
-				}
-				return a.printJSON(out)
+				return a.printJSON(wire.NewChanges(changes))
 			}
 			for _, ch := range changes {
 				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-", "type_changed": "!"}[ch.Kind]

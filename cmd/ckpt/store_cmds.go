@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -435,12 +436,12 @@ rewound or forked again with --session ID. In --json, every session has
 				return a.printSessionTree(infos)
 			}
 			if a.json {
-				return a.printJSON(infos)
+				return a.printJSON(wire.NewSessions(infos))
 			}
 			w := bufio.NewWriter(a.stdout)
 			fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
 			for _, i := range infos {
-				fmt.Fprint(w, sessionLine(i.ID, i))
+				fmt.Fprint(w, sessionLine(i.ID, wire.NewSession(i)))
 			}
 			if err := w.Flush(); err != nil {
 				return err
@@ -460,7 +461,7 @@ rewound or forked again with --session ID. In --json, every session has
 const sessionRow = "%-36s %5s %10s %10s  %-19s  %s\n"
 
 // sessionLine is session i's line of the table, its first column name.
-func sessionLine(name string, i controller.SessionInfo) string {
+func sessionLine(name string, i wire.Session) string {
 	if i.Error != "" {
 		return fmt.Sprintf(sessionRow, name, "?", "?", "?", "?", "unreadable: "+strings.ReplaceAll(i.Error, "\n", "; "))
 	}
@@ -489,7 +490,7 @@ func (a *app) warnUnreadable(infos []controller.SessionInfo) {
 
 // sessionNode is one session of the tree, with its forks.
 type sessionNode struct {
-	controller.SessionInfo
+	wire.Session
 	Children []*sessionNode `json:"children"`
 }
 
@@ -501,7 +502,7 @@ type sessionNode struct {
 func sessionTree(infos []controller.SessionInfo) []*sessionNode {
 	nodes := map[string]*sessionNode{}
 	for _, i := range infos {
-		nodes[i.ID] = &sessionNode{SessionInfo: i, Children: []*sessionNode{}}
+		nodes[i.ID] = &sessionNode{Session: wire.NewSession(i), Children: []*sessionNode{}}
 	}
 	forks := map[string][]*sessionNode{} // by parent, in id order
 	for _, i := range infos {
@@ -559,7 +560,7 @@ func (a *app) printSessionTree(infos []controller.SessionInfo) error {
 			}
 			name += from
 		}
-		fmt.Fprint(w, sessionLine(name, n.SessionInfo))
+		fmt.Fprint(w, sessionLine(name, n.Session))
 		if branch == "├─ " {
 			prefix += "│  "
 		} else if branch == "└─ " {
