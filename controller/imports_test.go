@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // all they need. None of their files, tests included, imports a package below it.
 func TestFrontEndsImportOnlyController(t *testing.T) {
 	below := []string{"capture", "cas", "checkpoints", "retention", "migrations"}
-	for _, dir := range []string{"../cmd", "httpapi", "mcpserver", "acpproxy"} {
+	for _, dir := range []string{"../cmd", "httpapi", "mcpserver", "acpproxy", "wire"} {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 				return err
@@ -38,4 +39,46 @@ func TestFrontEndsImportOnlyController(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestWireLayer: package wire, the JSON documents the front-ends share,
+// sits between them and controller. It imports controller and nothing
+// else of this module (its tests may use internal helpers), and controller
+// imports neither it nor any front-end.
+func TestWireLayer(t *testing.T) {
+	const mod = "github.com/ckpt/ckpt/"
+	check := func(dir string, ok func(path string, test bool) bool) {
+		t.Helper()
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				if strings.HasPrefix(path, mod) && !ok(strings.TrimPrefix(path, mod), strings.HasSuffix(p, "_test.go")) {
+					t.Errorf("%s imports %s", p, path)
+				}
+			}
+		}
+	}
+	check("wire", func(path string, test bool) bool {
+		return path == "controller" || path == "controller/wire" || test && strings.HasPrefix(path, "internal/")
+	})
+	check(".", func(path string, _ bool) bool {
+		for _, above := range []string{"controller/wire", "controller/httpapi", "controller/mcpserver", "controller/acpproxy", "cmd"} {
+			if path == above || strings.HasPrefix(path, above+"/") {
+				return false
+			}
+		}
+		return true
+	})
 }
