@@ -63,7 +63,12 @@ func serveFixture(t *testing.T, o serveOptions) served {
 	must("capture", a)
 	os.WriteFile(a, []byte("v2\n"), 0o644)
 	must("turn", "third")
+	return startServe(t, ws, store, o)
+}
 
+// startServe starts the real server with o on the workspace's session.
+func startServe(t *testing.T, ws, store string, o serveOptions) served {
+	t.Helper()
 	if o.addr == "" {
 		o.addr = "127.0.0.1:0"
 	}
