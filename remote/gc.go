@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/remote/backend"
 )
 
 // Remote garbage collection takes no lock: writers never wait for it and a
@@ -132,9 +133,9 @@ func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 			live[p.Key] = true
 		}
 	}
-	var objs []cas.ObjectInfo
+	var objs []backend.ObjectInfo
 	for _, prefix := range []string{"packs/", "sessions/"} {
-		err := r.b.List(ctx, prefix, func(obj cas.ObjectInfo) error {
+		err := r.b.List(ctx, prefix, func(obj backend.ObjectInfo) error {
 			if !strings.HasSuffix(obj.Key, "/HEAD") {
 				objs = append(objs, obj)
 			}
@@ -145,7 +146,7 @@ func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 		}
 	}
 	next := gcState{Format: 1, Updated: now.UTC().Format(time.RFC3339), Candidates: map[string]string{}}
-	var doomed []cas.ObjectInfo
+	var doomed []backend.ObjectInfo
 	for _, obj := range objs {
 		if live[obj.Key] {
 			rep.Live++
@@ -177,12 +178,12 @@ func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	cond := cas.PutCond{IfAbsent: true}
+	cond := backend.PutCond{IfAbsent: true}
 	if etag != "" {
-		cond = cas.PutCond{IfMatch: etag}
+		cond = backend.PutCond{IfMatch: etag}
 	}
 	if _, err := r.b.Put(ctx, gcStateKey, bytes.NewReader(body), int64(len(body)), cond); err != nil {
-		if errors.Is(err, cas.ErrPrecondition) {
+		if errors.Is(err, backend.ErrPrecondition) {
 			return rep, fmt.Errorf("remote gc: another collection ran at the same time; nothing deleted, run again")
 		}
 		return rep, err

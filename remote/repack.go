@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/remote/backend"
 )
 
 // Repacking. Packs are immutable, so a pack most of whose blobs no session
@@ -219,8 +220,8 @@ func (r *Remote) repack(ctx context.Context, below float64, dryRun bool) (Repack
 		if err != nil {
 			return rep, err
 		}
-		_, err = r.b.Put(ctx, headKey(nh.Session), bytes.NewReader(body), int64(len(body)), cas.PutCond{IfMatch: ha.etag})
-		if errors.Is(err, cas.ErrPrecondition) {
+		_, err = r.b.Put(ctx, headKey(nh.Session), bytes.NewReader(body), int64(len(body)), backend.PutCond{IfMatch: ha.etag})
+		if errors.Is(err, backend.ErrPrecondition) {
 			rep.Skipped = append(rep.Skipped, nh.Session)
 			continue
 		}
@@ -235,7 +236,7 @@ func (r *Remote) repack(ctx context.Context, below float64, dryRun bool) (Repack
 // sessionIDs lists the ids of the sessions with a HEAD.
 func (r *Remote) sessionIDs(ctx context.Context) ([]string, error) {
 	var ids []string
-	err := r.b.List(ctx, "sessions/", func(o cas.ObjectInfo) error {
+	err := r.b.List(ctx, "sessions/", func(o backend.ObjectInfo) error {
 		if id, ok := sessionOfHead(o.Key); ok {
 			ids = append(ids, id)
 		}

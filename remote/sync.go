@@ -17,6 +17,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/remote/backend"
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
 )
@@ -225,12 +226,12 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 		Packs: packs, Workspace: s.workspace, Turns: s.turns,
 		Updated: time.Now().UTC().Format(time.RFC3339)}
 	h.Host, _ = os.Hostname()
-	cond := cas.PutCond{IfAbsent: true}
+	cond := backend.PutCond{IfAbsent: true}
 	if synced {
-		cond = cas.PutCond{IfMatch: last.etag}
+		cond = backend.PutCond{IfMatch: last.etag}
 	}
 	etag, err := r.putIndexAndHead(ctx, s, &h, cond, &res)
-	for try := 0; synced && errors.Is(err, cas.ErrPrecondition) && try < 3; try++ {
+	for try := 0; synced && errors.Is(err, backend.ErrPrecondition) && try < 3; try++ {
 		// A collection that repacked the session rewrote HEAD: nobody
 		// else wrote it, so carry on from the rewritten HEAD (whose packs
 		// this store learns) instead of forking.
@@ -245,15 +246,15 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 			return res, err
 		}
 		last.etag = curTag
-		etag, err = r.putIndexAndHead(ctx, s, &h, cas.PutCond{IfMatch: curTag}, &res)
+		etag, err = r.putIndexAndHead(ctx, s, &h, backend.PutCond{IfMatch: curTag}, &res)
 	}
-	if errors.Is(err, cas.ErrPrecondition) {
+	if errors.Is(err, backend.ErrPrecondition) {
 		// Another writer moved HEAD (or made it first): fork.
 		fork := forkID(res.RemoteSession)
 		h.ForkOf, h.Session = res.RemoteSession, fork
 		res.RemoteSession, res.Status = fork, "forked"
 		res.Reason = fmt.Sprintf("the remote session %s was changed by another writer; uploaded as %s", h.ForkOf, fork)
-		etag, err = r.putIndexAndHead(ctx, s, &h, cas.PutCond{IfAbsent: true}, &res)
+		etag, err = r.putIndexAndHead(ctx, s, &h, backend.PutCond{IfAbsent: true}, &res)
 	}
 	if err != nil {
 		return res, err
@@ -279,14 +280,14 @@ func forkID(session string) string {
 // putIndexAndHead uploads the index under h.Session, then HEAD with cond.
 // A HEAD write refused because the remote HEAD already holds exactly these
 // bytes (our own earlier attempt, whose answer was lost) is a success.
-func (r *Remote) putIndexAndHead(ctx context.Context, s *snapshot, h *Head, cond cas.PutCond, res *SyncResult) (string, error) {
+func (r *Remote) putIndexAndHead(ctx context.Context, s *snapshot, h *Head, cond backend.PutCond, res *SyncResult) (string, error) {
 	h.Index = "sessions/" + h.Session + "/index-" + s.sum + ".db.zst"
 	f, err := os.Open(filepath.Join(s.dir, "index.db.zst"))
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	if _, err := r.b.Put(ctx, h.Index, f, s.zsize, cas.PutCond{}); err != nil {
+	if _, err := r.b.Put(ctx, h.Index, f, s.zsize, backend.PutCond{}); err != nil {
 		return "", fmt.Errorf("upload index: %w", err)
 	}
 	res.Bytes += s.zsize
@@ -297,7 +298,7 @@ func (r *Remote) putIndexAndHead(ctx context.Context, s *snapshot, h *Head, cond
 	}
 	key := headKey(h.Session)
 	etag, err := r.b.Put(ctx, key, bytes.NewReader(body), int64(len(body)), cond)
-	if errors.Is(err, cas.ErrPrecondition) {
+	if errors.Is(err, backend.ErrPrecondition) {
 		// The remote HEAD already names this very index: our own write
 		// whose answer was lost (retried by the client, or by this sync
 		// after an earlier one failed), or another writer that reached the
@@ -444,7 +445,7 @@ func (r *Remote) uploadBlobs(ctx context.Context, refs []cas.ID, res *SyncResult
 // their hash); writing it again is harmless and renews its server time, which
 // keeps a collector from deleting it within the margin.
 func (r *Remote) putPack(ctx context.Context, ref PackRef, body io.Reader) error {
-	if _, err := r.b.Put(ctx, ref.Key, body, ref.Size, cas.PutCond{}); err != nil {
+	if _, err := r.b.Put(ctx, ref.Key, body, ref.Size, backend.PutCond{}); err != nil {
 		return fmt.Errorf("upload %s: %w", ref.Key, err)
 	}
 	return nil

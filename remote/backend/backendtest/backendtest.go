@@ -1,4 +1,4 @@
-// Package backendtest is the conformance suite for cas.Backend
+// Package backendtest is the conformance suite for backend.Backend
 // implementations. Run calls it with a constructor of empty backends.
 package backendtest
 
@@ -13,16 +13,17 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/remote/backend"
 )
 
 // Run runs the suite; newBackend returns a new, empty backend each call.
-func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
+func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	ctx := context.Background()
-	put := func(t *testing.T, b cas.Backend, key, body string, cond cas.PutCond) (string, error) {
+	put := func(t *testing.T, b backend.Backend, key, body string, cond backend.PutCond) (string, error) {
 		t.Helper()
 		return b.Put(ctx, key, strings.NewReader(body), int64(len(body)), cond)
 	}
-	get := func(t *testing.T, b cas.Backend, key string, off, n int64) string {
+	get := func(t *testing.T, b backend.Backend, key string, off, n int64) string {
 		t.Helper()
 		r, err := b.Get(ctx, key, off, n)
 		if err != nil {
@@ -39,7 +40,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 	t.Run("PutGetStat", func(t *testing.T) {
 		b := newBackend(t)
 		body := "hello, object storage\n"
-		etag, err := put(t, b, "a/b/c.txt", body, cas.PutCond{})
+		etag, err := put(t, b, "a/b/c.txt", body, backend.PutCond{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +57,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 		if info.Size != int64(len(body)) || info.ETag != etag || info.Key != "a/b/c.txt" || info.Modified.IsZero() {
 			t.Fatalf("stat = %+v, want size %d etag %s", info, len(body), etag)
 		}
-		if _, err := put(t, b, "empty", "", cas.PutCond{}); err != nil {
+		if _, err := put(t, b, "empty", "", backend.PutCond{}); err != nil {
 			t.Fatal(err)
 		}
 		if got := get(t, b, "empty", 0, -1); got != "" {
@@ -71,7 +72,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 			fmt.Fprintf(&sb, "%04d,", i)
 		}
 		body := sb.String()
-		if _, err := put(t, b, "r", body, cas.PutCond{}); err != nil {
+		if _, err := put(t, b, "r", body, backend.PutCond{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range []struct{ off, n int64 }{{0, 5}, {5, 10}, {100, 1}, {int64(len(body)) - 5, 5}, {12345, -1}, {0, int64(len(body))}} {
@@ -109,10 +110,10 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 
 	t.Run("IfAbsent", func(t *testing.T) {
 		b := newBackend(t)
-		if _, err := put(t, b, "k", "first", cas.PutCond{IfAbsent: true}); err != nil {
+		if _, err := put(t, b, "k", "first", backend.PutCond{IfAbsent: true}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := put(t, b, "k", "second", cas.PutCond{IfAbsent: true}); !errors.Is(err, cas.ErrPrecondition) {
+		if _, err := put(t, b, "k", "second", backend.PutCond{IfAbsent: true}); !errors.Is(err, backend.ErrPrecondition) {
 			t.Fatalf("second create: %v, want ErrPrecondition", err)
 		}
 		if got := get(t, b, "k", 0, -1); got != "first" {
@@ -122,31 +123,31 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 
 	t.Run("IfMatch", func(t *testing.T) {
 		b := newBackend(t)
-		e1, err := put(t, b, "head", "v1", cas.PutCond{IfAbsent: true})
+		e1, err := put(t, b, "head", "v1", backend.PutCond{IfAbsent: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e2, err := put(t, b, "head", "v2", cas.PutCond{IfMatch: e1})
+		e2, err := put(t, b, "head", "v2", backend.PutCond{IfMatch: e1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if e2 == e1 {
 			t.Fatalf("replacing did not change the etag %s", e1)
 		}
-		if _, err := put(t, b, "head", "v3", cas.PutCond{IfMatch: e1}); !errors.Is(err, cas.ErrPrecondition) {
+		if _, err := put(t, b, "head", "v3", backend.PutCond{IfMatch: e1}); !errors.Is(err, backend.ErrPrecondition) {
 			t.Fatalf("stale if-match: %v, want ErrPrecondition", err)
 		}
 		if got := get(t, b, "head", 0, -1); got != "v2" {
 			t.Fatalf("after stale write: %q, want v2", got)
 		}
-		if _, err := put(t, b, "gone", "x", cas.PutCond{IfMatch: e2}); !errors.Is(err, cas.ErrPrecondition) {
+		if _, err := put(t, b, "gone", "x", backend.PutCond{IfMatch: e2}); !errors.Is(err, backend.ErrPrecondition) {
 			t.Fatalf("if-match on an absent key: %v, want ErrPrecondition", err)
 		}
 	})
 
 	t.Run("RacingCompareAndSwap", func(t *testing.T) {
 		b := newBackend(t)
-		e0, err := put(t, b, "head", "v0", cas.PutCond{IfAbsent: true})
+		e0, err := put(t, b, "head", "v0", backend.PutCond{IfAbsent: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,13 +160,13 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 			go func(i int) {
 				defer wg.Done()
 				body := fmt.Sprintf("writer %d", i)
-				_, err := b.Put(ctx, "head", strings.NewReader(body), int64(len(body)), cas.PutCond{IfMatch: e0})
+				_, err := b.Put(ctx, "head", strings.NewReader(body), int64(len(body)), backend.PutCond{IfMatch: e0})
 				switch {
 				case err == nil:
 					mu.Lock()
 					won++
 					mu.Unlock()
-				case !errors.Is(err, cas.ErrPrecondition):
+				case !errors.Is(err, backend.ErrPrecondition):
 					t.Errorf("writer %d: %v", i, err)
 				}
 			}(i)
@@ -180,13 +181,13 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 		b := newBackend(t)
 		keys := []string{"p/a", "p/b/c", "p/b/d", "q/a", "pp"}
 		for _, k := range keys {
-			if _, err := put(t, b, k, "body of "+k, cas.PutCond{}); err != nil {
+			if _, err := put(t, b, k, "body of "+k, backend.PutCond{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		list := func(prefix string) []string {
 			got := []string{}
-			err := b.List(ctx, prefix, func(o cas.ObjectInfo) error {
+			err := b.List(ctx, prefix, func(o backend.ObjectInfo) error {
 				if o.Size != int64(len("body of "+o.Key)) {
 					t.Errorf("list %s: size %d", o.Key, o.Size)
 				}
@@ -214,7 +215,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 			t.Fatalf("after delete list p/ = %s", got)
 		}
 		stop := errors.New("stop")
-		if err := b.List(ctx, "", func(cas.ObjectInfo) error { return stop }); !errors.Is(err, stop) {
+		if err := b.List(ctx, "", func(backend.ObjectInfo) error { return stop }); !errors.Is(err, stop) {
 			t.Fatalf("list did not return fn's error: %v", err)
 		}
 	})
@@ -222,7 +223,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 	t.Run("BadKeys", func(t *testing.T) {
 		b := newBackend(t)
 		for _, k := range []string{"", "/abs", "a//b", "../up", "a/../b", "a/./b", "sp ace", "trail/"} {
-			if _, err := put(t, b, k, "x", cas.PutCond{}); err == nil {
+			if _, err := put(t, b, k, "x", backend.PutCond{}); err == nil {
 				t.Errorf("put %q succeeded", k)
 			}
 		}
@@ -231,7 +232,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) cas.Backend) {
 	t.Run("Large", func(t *testing.T) {
 		b := newBackend(t)
 		body := bytes.Repeat([]byte("0123456789abcdef"), 20<<16) // 20 MiB: multipart on S3
-		if _, err := b.Put(ctx, "big", bytes.NewReader(body), int64(len(body)), cas.PutCond{}); err != nil {
+		if _, err := b.Put(ctx, "big", bytes.NewReader(body), int64(len(body)), backend.PutCond{}); err != nil {
 			t.Fatal(err)
 		}
 		info, err := b.Stat(ctx, "big")
