@@ -401,6 +401,56 @@ var (
 	hitsPool   = sync.Pool{New: func() any { return new([]int32) }}
 )
 
+// walkBufs are one directory walk's pooled buffers: its listing, its cache
+// entries and the indexes of those reused. They go back to their pools
+// before the subdirectories are walked (those walked in this goroutine
+// take their own), or on an early return.
+type walkBufs struct {
+	list     *[]dirent
+	cache    *[]checkpoints.StatEntry
+	hits     *[]int32
+	released bool
+}
+
+func getWalkBufs() walkBufs {
+	return walkBufs{
+		list:  direntPool.Get().(*[]dirent),
+		cache: cachePool.Get().(*[]checkpoints.StatEntry),
+		hits:  hitsPool.Get().(*[]int32),
+	}
+}
+
+func (b *walkBufs) release() {
+	if b.released {
+		return
+	}
+	b.released = true
+	clear(*b.list)
+	*b.list = (*b.list)[:0]
+	direntPool.Put(b.list)
+	clear(*b.cache)
+	*b.cache = (*b.cache)[:0]
+	cachePool.Put(b.cache)
+	*b.hits = (*b.hits)[:0]
+	hitsPool.Put(b.hits)
+}
+
+// dirWalk is the walk of one directory's listing against its cache
+// entries.
+type dirWalk struct {
+	w       *walker
+	d       scanDir
+	dir     string
+	at      int64                   // when the listing's entries were stat'ed
+	rules   *ignoreDir              // dir's ignore rules, when the walker matches per directory
+	cached  []checkpoints.StatEntry // the cache's entries of dir, sorted by path
+	ci      int                     // the next entry of cached
+	skip    int                     // the length of a path's directory prefix
+	out     *dirOut
+	hits    []int32  // cached's entries reused
+	subdirs []dirent // the listing's directories, copied
+}
+
 func (w *walker) walkDir(d scanDir, dir string) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
@@ -409,29 +459,54 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 	// check later than the stat it holds, so the racy rule errs toward
 	// reading again.
 	at := time.Now().UnixNano()
-	// The listing and the cache's entries go back to their pools before
-	// the subdirectories are walked (those walked in this goroutine take
-	// their own), or on an early return.
-	lp := direntPool.Get().(*[]dirent)
-	cp := cachePool.Get().(*[]checkpoints.StatEntry)
-	hp := hitsPool.Get().(*[]int32)
-	released := false
-	release := func() {
-		if !released {
-			released = true
-			clear(*lp)
-			*lp = (*lp)[:0]
-			direntPool.Put(lp)
-			clear(*cp)
-			*cp = (*cp)[:0]
-			cachePool.Put(cp)
-			*hp = (*hp)[:0]
-			hitsPool.Put(hp)
+	bufs := getWalkBufs()
+	defer bufs.release()
+	ents, ok, err := w.list(d, dir, bufs.list)
+	if !ok || err != nil {
+		return err
+	}
+	rules, ok, err := w.enterDir(d, dir, ents, at)
+	if !ok || err != nil {
+		return err
+	}
+	dw := dirWalk{w: w, d: d, dir: dir, at: at, rules: rules}
+	dw.cached = w.cache.Dir(dir, (*bufs.cache)[:0])
+	*bufs.cache = dw.cached
+	if dir != "" {
+		dw.skip = len(dir) + 1
+	}
+	dw.out = &dirOut{files: make([]checkpoints.ManifestEntry, 0, len(dw.cached)), changed: w.first}
+	if w.first { // the workers add a stat entry per regular file listed
+		n := 0
+		for i := range ents {
+			if ents[i].mode.IsRegular() {
+				n++
+			}
+		}
+		dw.out.readStats = make([]checkpoints.StatEntry, 0, n)
+	}
+	dw.hits = (*bufs.hits)[:0]
+	for i := range ents {
+		if err := dw.entry(&ents[i]); err != nil {
+			return err
 		}
 	}
-	defer release()
-	ents, err := d.list((*lp)[:0])
-	*lp = ents
+	dw.finish()
+	w.reused.Add(int64(len(dw.hits)))
+	*bufs.hits = dw.hits // grown: the pool keeps it
+	bufs.release()
+	w.mu.Lock()
+	w.outs[dir] = dw.out
+	w.mu.Unlock()
+	return dw.walkSubdirs()
+}
+
+// list reads the directory d into buf's storage. It returns false, with
+// nothing to walk, when the directory is skipped: unreadable, or holding
+// more than MaxDirEntries entries.
+func (w *walker) list(d scanDir, dir string, buf *[]dirent) ([]dirent, bool, error) {
+	ents, err := d.list((*buf)[:0])
+	*buf = ents
 	if err != nil && dir != "" && errors.Is(err, fs.ErrNotExist) {
 		// Removed since its parent's walk opened it (getdents on a
 		// deleted directory fails with ENOENT): it holds nothing, as if
@@ -440,158 +515,166 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 	}
 	if err != nil && dir != "" && errors.Is(err, fs.ErrPermission) {
 		w.skip(dir, unreadable(err))
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("capture: scan %s: %w", dir, err)
+	}
+	if len(ents) > w.o.MaxDirEntries {
+		w.skip(dir, fmt.Sprintf("directory has %d entries, over the limit of %d", len(ents), w.o.MaxDirEntries))
+		return nil, false, nil
+	}
+	return ents, true, nil
+}
+
+// enterDir enters dir's ignore rules when the walk matches the
+// workspace's rules per directory (nil otherwise). It returns false, with
+// nothing to walk, when the directory's rule file cannot be read.
+func (w *walker) enterDir(d scanDir, dir string, ents []dirent, at int64) (*ignoreDir, bool, error) {
+	if w.ign == nil {
+		return nil, true, nil
+	}
+	id, err := w.ign.enterDir(dir, func() (*ruleFile, error) { return w.c.dirRules(d, dir, ents, at) })
+	if err != nil && dir != "" && errors.Is(err, fs.ErrPermission) {
+		// What its rules leave out is unknown: none of it is
+		// recorded, so a rewind leaves all of it alone.
+		w.skip(dir, "its "+gitignoreName+" is "+unreadable(err))
+		return nil, false, nil
+	}
+	return id, err == nil, err
+}
+
+// match reports whether the ignore rules leave rel, an entry of the
+// directory, out.
+func (dw *dirWalk) match(rel string, isDir bool) (bool, error) {
+	if dw.rules == nil {
+		return dw.w.o.Ignore.Match(rel, isDir)
+	}
+	// The walk has ruled out VCS names and ignored ancestors, so the
+	// directory's rule files decide.
+	return dw.w.ign.matchRules(dw.rules, rel, isDir).excludes(), nil
+}
+
+// neverRecorded reports whether the listing's entry e of dir is never
+// read (a VCS name, as a directory or a file: a worktree's .git; agent or
+// ckpt configuration), never followed nor recorded (a symlink), special,
+// or a rewind's temp file.
+func neverRecorded(dir string, e *dirent) bool {
+	name := e.name
+	return isVCSName(name) || dir != "" && dir[0] == '.' && IsConfig(dir+"/"+name) ||
+		e.mode&fs.ModeSymlink != 0 || !(e.mode.IsDir() || e.mode.IsRegular()) ||
+		e.mode.IsRegular() && isStagingName(name)
+}
+
+// cachedEntry returns the cache's entry of the listing's name, nil if
+// none. The cache's entries of names before it were not found.
+func (dw *dirWalk) cachedEntry(name string) *checkpoints.StatEntry {
+	for ; dw.ci < len(dw.cached) && dw.cached[dw.ci].Path[dw.skip:] < name; dw.ci++ {
+		dw.out.gone = append(dw.out.gone, dw.cached[dw.ci].Path)
+	}
+	if dw.ci < len(dw.cached) && dw.cached[dw.ci].Path[dw.skip:] == name {
+		dw.ci++
+		return &dw.cached[dw.ci-1]
+	}
+	return nil
+}
+
+// entry walks the listing's entry e: a subdirectory is kept for later, a
+// file the cache vouches for is recorded as it was, another is handed to
+// a worker.
+func (dw *dirWalk) entry(e *dirent) error {
+	old := dw.cachedEntry(e.name)
+	if neverRecorded(dw.dir, e) {
+		dw.out.forget(old)
+		return nil
+	}
+	if e.mode.IsDir() {
+		dw.out.forget(old) // a file then
+		dw.subdirs = append(dw.subdirs, *e)
+		return nil
+	}
+	var rel string
+	if old != nil {
+		rel = old.Path // the same string, without building it
+	} else if dw.dir != "" {
+		rel = dw.dir + "/" + e.name
+	} else {
+		rel = e.name
+	}
+	if ign, err := dw.match(rel, false); err != nil {
+		return err
+	} else if ign {
+		dw.out.forget(old)
+		return nil
+	}
+	w := dw.w
+	w.progress()
+	if e.size > w.o.MaxFileSize {
+		dw.out.skip(w, rel, fmt.Sprintf("%d bytes, over the size limit of %d", e.size, w.o.MaxFileSize), old)
+		return nil
+	}
+	if old != nil && cacheHit(old, e) { // most files of a re-scan: no hand-off
+		dw.out.files = append(dw.out.files, checkpoints.ManifestEntry{Path: old.Path, Blob: old.Blob, Mode: old.Mode, Size: old.Size})
+		dw.hits = append(dw.hits, int32(dw.ci-1))
+		return nil
+	}
+	dw.out.changed = true
+	return dw.read(e, rel, old)
+}
+
+// read opens the file e (rel) in the directory's handle, where the
+// listing just looked, for a worker to read and hash.
+func (dw *dirWalk) read(e *dirent, rel string, old *checkpoints.StatEntry) error {
+	w := dw.w
+	rf, ofi, err := dw.d.openFile(e)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) {
+		dw.out.forget(old)
+		return nil // gone or replaced since the directory was read
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		dw.out.skip(w, rel, unreadable(err), old)
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("capture: scan %s: %w", dir, err)
+		return fmt.Errorf("capture: scan %s: %w", rel, err)
 	}
-	if len(ents) > w.o.MaxDirEntries {
-		w.mu.Lock()
-		w.skips = append(w.skips, checkpoints.ScanSkip{Path: dir,
-			Reason: fmt.Sprintf("directory has %d entries, over the limit of %d", len(ents), w.o.MaxDirEntries)})
-		w.mu.Unlock()
+	j := scanJob{rel: rel, f: rf, fi: ofi, at: dw.at, out: dw.out}
+	if old != nil {
+		j.old, j.hasOld = *old, true
+	}
+	select {
+	case w.jobs <- j:
 		return nil
+	case <-w.ctx.Done():
+		rf.Close()
+		return w.ctx.Err()
 	}
-	match := w.o.Ignore.Match
-	if w.ign != nil {
-		id, err := w.ign.enterDir(dir, func() (*ruleFile, error) { return w.c.dirRules(d, dir, ents, at) })
-		if err != nil && dir != "" && errors.Is(err, fs.ErrPermission) {
-			// What its rules leave out is unknown: none of it is
-			// recorded, so a rewind leaves all of it alone.
-			w.skip(dir, "its "+gitignoreName+" is "+unreadable(err))
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		// The walk has ruled out VCS names and ignored ancestors, so the
-		// directory's rule files decide.
-		match = func(rel string, isDir bool) (bool, error) { return w.ign.matchRules(id, rel, isDir).excludes(), nil }
-	}
-	cached := w.cache.Dir(dir, (*cp)[:0])
-	*cp = cached
-	skip := 0 // the length of a path's directory prefix
-	if dir != "" {
-		skip = len(dir) + 1
-	}
-	out := &dirOut{files: make([]checkpoints.ManifestEntry, 0, len(cached)), changed: w.first}
-	if w.first { // the workers add a stat entry per regular file listed
-		n := 0
-		for i := range ents {
-			if ents[i].mode.IsRegular() {
-				n++
-			}
-		}
-		out.readStats = make([]checkpoints.StatEntry, 0, n)
-	}
-	var (
-		hits    = (*hp)[:0] // cached's entries reused
-		subdirs []dirent    // ents' directories, copied
-		ci      int         // the next cache entry
-	)
-	for i := range ents {
-		e := &ents[i]
-		// The cache's entries of names before this one were not found.
-		for ; ci < len(cached) && cached[ci].Path[skip:] < e.name; ci++ {
-			out.gone = append(out.gone, cached[ci].Path)
-		}
-		var old *checkpoints.StatEntry
-		if ci < len(cached) && cached[ci].Path[skip:] == e.name {
-			old = &cached[ci]
-			ci++
-		}
-		name := e.name
-		if isVCSName(name) || dir != "" && dir[0] == '.' && IsConfig(dir+"/"+name) || e.mode&fs.ModeSymlink != 0 || !(e.mode.IsDir() || e.mode.IsRegular()) || e.mode.IsRegular() && isStagingName(name) {
-			// Never read (a VCS name, as a directory or a file: a
-			// worktree's .git; agent or ckpt configuration), never
-			// followed nor recorded (a symlink), special, or a
-			// rewind's temp file.
-			if old != nil {
-				out.gone = append(out.gone, old.Path)
-			}
-			continue
-		}
-		if e.mode.IsDir() {
-			if old != nil {
-				out.gone = append(out.gone, old.Path) // a file then
-			}
-			subdirs = append(subdirs, *e)
-			continue
-		}
-		var rel string
-		if old != nil {
-			rel = old.Path // the same string, without building it
-		} else if dir != "" {
-			rel = dir + "/" + name
-		} else {
-			rel = name
-		}
-		if ign, err := match(rel, false); err != nil {
-			return err
-		} else if ign {
-			if old != nil {
-				out.gone = append(out.gone, old.Path)
-			}
-			continue
-		}
-		w.progress()
-		if e.size > w.o.MaxFileSize {
-			out.skip(w, rel, fmt.Sprintf("%d bytes, over the size limit of %d", e.size, w.o.MaxFileSize), old)
-			continue
-		}
-		if old != nil && cacheHit(old, e) { // most files of a re-scan: no hand-off
-			out.files = append(out.files, checkpoints.ManifestEntry{Path: old.Path, Blob: old.Blob, Mode: old.Mode, Size: old.Size})
-			hits = append(hits, int32(ci-1))
-			continue
-		}
-		out.changed = true
-		// Opened here, in the directory's handle, where the listing
-		// just looked; read and hashed by a worker.
-		rf, ofi, err := d.openFile(e)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrSymlink) {
-			if old != nil {
-				out.gone = append(out.gone, old.Path)
-			}
-			continue // gone or replaced since the directory was read
-		}
-		if errors.Is(err, fs.ErrPermission) {
-			out.skip(w, rel, unreadable(err), old)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("capture: scan %s: %w", rel, err)
-		}
-		j := scanJob{rel: rel, f: rf, fi: ofi, at: at, out: out}
-		if old != nil {
-			j.old, j.hasOld = *old, true
-		}
-		select {
-		case w.jobs <- j:
-		case <-w.ctx.Done():
-			rf.Close()
-			return w.ctx.Err()
-		}
-	}
-	for ; ci < len(cached); ci++ {
-		out.gone = append(out.gone, cached[ci].Path)
+}
+
+// finish notes the cache's entries past the listing's last name as gone
+// and, when the directory changed, starts its stat entries with those
+// reused.
+func (dw *dirWalk) finish() {
+	out := dw.out
+	for ; dw.ci < len(dw.cached); dw.ci++ {
+		out.gone = append(out.gone, dw.cached[dw.ci].Path)
 	}
 	if len(out.gone) > 0 {
 		out.changed = true
 	}
 	if out.changed {
 		out.stats = make([]checkpoints.StatEntry, 0, len(out.files))
-		for _, h := range hits {
-			out.stats = append(out.stats, cached[h])
+		for _, h := range dw.hits {
+			out.stats = append(out.stats, dw.cached[h])
 		}
 	}
-	w.reused.Add(int64(len(hits)))
-	*hp = hits // grown: the pool keeps it
-	release()
-	w.mu.Lock()
-	w.outs[dir] = out
-	w.mu.Unlock()
-	// Subdirectories, in the order of the paths under them (emit):
-	// matched, opened, walked.
+}
+
+// walkSubdirs walks the directory's subdirectories, in the order of the
+// paths under them (emit): matched, opened, walked, each in a goroutine of
+// its own while one is spare.
+func (dw *dirWalk) walkSubdirs() error {
+	w, d, dir, subdirs, out := dw.w, dw.d, dw.dir, dw.subdirs, dw.out
 	slices.SortFunc(subdirs, func(a, b dirent) int { return compareDirNames(a.name, b.name) })
 	for i := range subdirs {
 		e := &subdirs[i]
@@ -599,7 +682,7 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 		if dir != "" {
 			rel = dir + "/" + e.name
 		}
-		if ign, err := match(rel, true); err != nil {
+		if ign, err := dw.match(rel, true); err != nil {
 			return err
 		} else if ign {
 			continue
@@ -634,12 +717,17 @@ func (w *walker) walkDir(d scanDir, dir string) error {
 	return nil
 }
 
-// skip records the file rel as skipped for reason; its cache entry, if
-// any, is gone.
-func (o *dirOut) skip(w *walker, rel, reason string, old *checkpoints.StatEntry) {
+// forget notes the cache's entry old, if any, as gone.
+func (o *dirOut) forget(old *checkpoints.StatEntry) {
 	if old != nil {
 		o.gone = append(o.gone, old.Path)
 	}
+}
+
+// skip records the file rel as skipped for reason; its cache entry, if
+// any, is gone.
+func (o *dirOut) skip(w *walker, rel, reason string, old *checkpoints.StatEntry) {
+	o.forget(old)
 	w.skip(rel, reason)
 }
 
