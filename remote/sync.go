@@ -208,12 +208,8 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 	if synced && len(r.condemned) > 0 {
 		// A collection may have repacked this session (and listed the old
 		// packs): learn the new packs first rather than upload again.
-		cur, curTag, err := r.ReadHead(ctx, res.RemoteSession)
-		if err == nil && cur.RepackedFrom != "" && cur.RepackedFrom == last.etag {
-			if err := r.adoptRepack(ctx, cur); err != nil {
-				return res, err
-			}
-			last.etag = curTag
+		if last.etag, err = r.followRepack(ctx, res.RemoteSession, last.etag); err != nil {
+			return res, err
 		}
 	}
 	// 1. Packs: every referenced blob not yet known to be remote.
@@ -263,6 +259,20 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 		res.Status = "uploaded"
 	}
 	return res, r.setHead(ctx, session, headRow{remoteSession: res.RemoteSession, etag: etag, indexSum: s.sum})
+}
+
+// followRepack learns the packs of the remote session's HEAD and returns
+// its ETag when that HEAD is a collection's repack of the one with ETag
+// etag (which this store wrote last); otherwise it returns etag.
+func (r *Remote) followRepack(ctx context.Context, remoteSession, etag string) (string, error) {
+	cur, curTag, err := r.ReadHead(ctx, remoteSession)
+	if err != nil || cur.RepackedFrom == "" || cur.RepackedFrom != etag {
+		return etag, nil
+	}
+	if err := r.adoptRepack(ctx, cur); err != nil {
+		return etag, err
+	}
+	return curTag, nil
 }
 
 // forkID names a fork of session: the id, "-fork-" and 8 random hex digits,
