@@ -626,75 +626,111 @@ func (w *Workspace) removeDirs(dirs []string) {
 	if len(dirs) == 0 {
 		return
 	}
-	m := len(dirs)
-	names := make([]string, m)
-	for i, dr := range dirs {
-		_, names[i] = splitRel(dr)
-		if i > 0 && path.Dir(dirs[i-1]) != dr {
-			// Not a chain: remove one at a time.
-			for _, dr := range dirs {
-				if !w.removeDirs1(dr) {
-					return
-				}
+	names, ok := chainNames(dirs)
+	if !ok {
+		// Not a chain: remove one at a time.
+		for _, dr := range dirs {
+			if !w.removeDirs1(dr) {
+				return
 			}
-			return
 		}
+		return
 	}
 	if _, ok := vcsElem(dirs[0]); ok {
 		return // dirs[0] holds every element of the chain
 	}
+	m := len(dirs)
 	parts, _ := splitRel(dirs[m-1])
 	top, e, err := w.openDir(parts, false)
 	if err != nil || e != nil {
 		return
 	}
-	// held[i] is a handle on dirs[i] (held[m]: on its parent), or nil.
-	held := make([]*os.Root, m+1)
-	held[m] = top.r
-	defer func() {
-		for i, r := range held {
-			if r != nil && (i < m || top.own) {
-				r.Close()
-			}
-		}
-	}()
-	// open fills held[i..j) from held[j], as far as the directories are
-	// there.
-	open := func(i, j int) {
-		for k := j - 1; k >= i; k-- {
-			sub, err := openChild(held[k+1], names[k])
-			if err != nil {
-				return
-			}
-			held[k] = sub
+	c := &dirChain{names: names, held: make([]*os.Root, m+1)}
+	c.held[m] = top.r
+	defer c.close(top.own)
+	c.descend()
+	c.removeUp()
+}
+
+// chainNames returns the last element of each of dirs, and whether each
+// of dirs is the parent of the one before.
+func chainNames(dirs []string) ([]string, bool) {
+	names := make([]string, len(dirs))
+	for i, dr := range dirs {
+		_, names[i] = splitRel(dr)
+		if i > 0 && path.Dir(dirs[i-1]) != dr {
+			return nil, false
 		}
 	}
-	// Down: keep every maxHeld-th handle.
-	cur, at := top.r, m
+	return names, true
+}
+
+// dirChain is removeDirs' walk of a chain of directories: names[i] is the
+// last element of dirs[i], and held[i] a handle on dirs[i] (held[m]: on
+// the parent of dirs[m-1], the top), or nil.
+type dirChain struct {
+	names []string
+	held  []*os.Root
+}
+
+// close closes the handles still held, the top's only when it is the
+// chain's own.
+func (c *dirChain) close(ownTop bool) {
+	m := len(c.names)
+	for i, r := range c.held {
+		if r != nil && (i < m || ownTop) {
+			r.Close()
+		}
+	}
+}
+
+// open fills held[i..j) from held[j], as far as the directories are
+// there.
+func (c *dirChain) open(i, j int) {
+	for k := j - 1; k >= i; k-- {
+		sub, err := openChild(c.held[k+1], c.names[k])
+		if err != nil {
+			return
+		}
+		c.held[k] = sub
+	}
+}
+
+// descend walks the chain down from the top as far as it goes, keeping
+// every maxHeld-th handle and the deepest.
+func (c *dirChain) descend() {
+	m := len(c.names)
+	cur, at := c.held[m], m
 	for k := m - 1; k >= 1; k-- {
-		sub, err := openChild(cur, names[k])
+		sub, err := openChild(cur, c.names[k])
 		if err != nil {
 			break
 		}
-		if at != m && held[at] == nil {
+		if at != m && c.held[at] == nil {
 			cur.Close()
 		}
 		cur, at = sub, k
 		if k%maxHeld == 0 {
-			held[k] = sub
+			c.held[k] = sub
 		}
 	}
-	if at != m && held[at] == nil {
-		held[at] = cur // the deepest reached
+	if at != m && c.held[at] == nil {
+		c.held[at] = cur // the deepest reached
 	}
-	// Up: dirs[i] is removed from inside held[i+1].
-	for i := 0; i < m; i++ {
+}
+
+// removeUp removes dirs[i] from inside held[i+1], deepest first, reopening
+// each stretch between two kept handles once, and stops at the first
+// directory that is not empty.
+func (c *dirChain) removeUp() {
+	held := c.held
+	for i := range c.names {
 		if held[i+1] == nil {
 			j := i + 1
 			for held[j] == nil {
 				j++
 			}
-			open(i+1, j)
+			c.open(i+1, j)
 		}
 		if held[i] != nil {
 			held[i].Close()
@@ -704,12 +740,12 @@ func (w *Workspace) removeDirs(dirs []string) {
 		if p == nil {
 			continue // a directory above dirs[i] is gone, and so is it
 		}
-		fi, err := p.Lstat(names[i])
+		fi, err := p.Lstat(c.names[i])
 		if err != nil || !fi.IsDir() {
 			continue
 		}
 		// Removing a non-empty directory fails: that is the check.
-		if p.Remove(names[i]) != nil {
+		if p.Remove(c.names[i]) != nil {
 			return
 		}
 	}

@@ -301,64 +301,88 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, byDir map[str
 		if err == nil {
 			gen = headerGen(data)
 		}
-		// The directories each bucket to write holds, and what to write
-		// for each: new entries (byDir) or old's spans.
-		kept := map[int][]string{} // old's directories not in dirs, by bucket
-		if dirs != nil && old != nil {
-			for d := range old.dirs {
-				if !dirs[d] {
-					b := dirBucket(d)
-					kept[b] = append(kept[b], d)
-				}
-			}
-		}
-		dirty := map[int]bool{}
-		if old == nil || dirs == nil || gen == 0 || gen != old.gen || old.misplaced {
-			// Rewrite it all.
+		bp := planBuckets(old, byDir, dirs, gen)
+		if bp.rewrite {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM statcache WHERE id < 0`); err != nil {
 				return err
 			}
-			for b := range kept {
-				dirty[b] = true
-			}
-		} else {
-			for d := range dirs {
-				dirty[dirBucket(d)] = true
-			}
 		}
-		for d := range byDir {
-			dirty[dirBucket(d)] = true
-		}
-		fresh := map[int][]string{}
-		for d := range byDir {
-			b := dirBucket(d)
-			fresh[b] = append(fresh[b], d)
-		}
-		for b := range dirty {
-			var row []byte
-			for _, d := range kept[b] {
-				for _, sp := range old.dirs[d] {
-					row = append(row, sp...)
-				}
-			}
-			for _, d := range fresh[b] {
-				row = append(row, encodeDir(byDir[d])...)
-			}
-			if len(row) == 0 {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM statcache WHERE id = ?`, bucketRow(b)); err != nil {
-					return err
-				}
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (?, ?)`, bucketRow(b), row); err != nil {
-				return err
-			}
+		if err := bp.write(ctx, tx, old, byDir); err != nil {
+			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (1, ?)`, encodeStats(nil, of, gen+1))
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoints: stat cache: %w", err)
+	}
+	return nil
+}
+
+// bucketPlan is which stat cache buckets a save writes, and what each
+// holds then.
+type bucketPlan struct {
+	rewrite bool             // every bucket row is deleted first
+	kept    map[int][]string // old's directories not in dirs, by bucket
+	fresh   map[int][]string // byDir's directories, by bucket
+	dirty   map[int]bool     // the buckets to write
+}
+
+// planBuckets plans a save of byDir over old, whose dirs are the
+// directories scanned (nil: all), on a cache of generation gen. The cache
+// is rewritten whole unless old is what it holds (same generation, every
+// directory in its own bucket) and the scan names the directories it
+// covered; then only their buckets are written.
+func planBuckets(old *ScanCache, byDir map[string][]StatEntry, dirs map[string]bool, gen int64) bucketPlan {
+	bp := bucketPlan{kept: map[int][]string{}, fresh: map[int][]string{}, dirty: map[int]bool{}}
+	if dirs != nil && old != nil {
+		for d := range old.dirs {
+			if !dirs[d] {
+				b := dirBucket(d)
+				bp.kept[b] = append(bp.kept[b], d)
+			}
+		}
+	}
+	bp.rewrite = old == nil || dirs == nil || gen == 0 || gen != old.gen || old.misplaced
+	if bp.rewrite {
+		for b := range bp.kept {
+			bp.dirty[b] = true
+		}
+	} else {
+		for d := range dirs {
+			bp.dirty[dirBucket(d)] = true
+		}
+	}
+	for d := range byDir {
+		b := dirBucket(d)
+		bp.dirty[b] = true
+		bp.fresh[b] = append(bp.fresh[b], d)
+	}
+	return bp
+}
+
+// write writes each dirty bucket's row: old's spans of its kept
+// directories, then its fresh ones encoded; a bucket left empty has no row.
+func (bp bucketPlan) write(ctx context.Context, tx *sql.Tx, old *ScanCache, byDir map[string][]StatEntry) error {
+	for b := range bp.dirty {
+		var row []byte
+		for _, d := range bp.kept[b] {
+			for _, sp := range old.dirs[d] {
+				row = append(row, sp...)
+			}
+		}
+		for _, d := range bp.fresh[b] {
+			row = append(row, encodeDir(byDir[d])...)
+		}
+		if len(row) == 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM statcache WHERE id = ?`, bucketRow(b)); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO statcache (id, data) VALUES (?, ?)`, bucketRow(b), row); err != nil {
+			return err
+		}
 	}
 	return nil
 }
