@@ -35,7 +35,8 @@
 // whole store's sessions to and from object storage. It imports
 // controller (a pull into a workspace opens the pulled session there
 // through controller, as any front-end does), so controller cannot import
-// it, and a program that never syncs links no object-storage client. An embedder that syncs imports both:
+// it, and a program that never syncs links no object-storage client. An
+// embedder that syncs imports both:
 //
 //	cfg, err := remote.LoadConfig(store) // $CKPT_REMOTE, else STORE/config.json; ErrNoRemote if neither
 //	r, err := remote.OpenConfig(ctx, store, cfg)
@@ -46,7 +47,8 @@
 // Open takes any backend.Backend instead of a configuration; the backends
 // ckpt ships are remote/backend/dir and remote/backend/s3, and
 // remote/backend/backendtest is the conformance suite a new one must pass.
-// The CLI uses this package exactly so (cmd/ckpt/remote_cmds.go); the
-// import test in package controller keeps front-ends off the backends and
-// everything at or below controller off remote.
+// The CLI uses this package exactly so (cmd/ckpt/remote_cmds.go). The
+// import tests in package controller keep front-ends off the backends
+// (TestFrontEndsSyncThroughRemote) and everything at or below controller
+// off remote (TestRemoteIsAbove).
 package remote

@@ -1,5 +1,5 @@
-// Package dir is a backend.Backend in a local directory: for tests, and for a
-// remote that is a mounted file system (NFS, a shared volume).
+// Package dir is a backend.Backend in a local directory: for tests, and
+// for a remote that is a mounted file system (NFS, a shared volume).
 //
 // Each object is a file at its key's path under the root. Put writes a
 // temp file under root/.tmp, fsyncs it and renames it into place, holding

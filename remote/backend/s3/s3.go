@@ -1,5 +1,6 @@
-// Package s3 is a backend.Backend on an S3-compatible bucket (AWS S3, GCS, R2,
-// MinIO, versitygw), through github.com/minio/minio-go/v7, which is pure Go.
+// Package s3 is a backend.Backend on an S3-compatible bucket (AWS S3,
+// GCS, R2, MinIO, versitygw), through github.com/minio/minio-go/v7, which
+// is pure Go.
 //
 // Keys live under a prefix in one bucket. Conditional puts use the
 // standard If-None-Match: * (create only) and If-Match: ETag headers; a
