@@ -26,9 +26,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -185,6 +187,212 @@ func load() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// result is one process run.
+type result struct {
+	wall   time.Duration
+	cpu    time.Duration
+	maxRSS int64 // bytes
+	out    []byte
+}
+
+// exe runs a command; env adds to the environment, dir is its directory.
+func exe(dir string, env []string, name string, args ...string) (result, error) {
+	return exeRSS(false, dir, env, name, args...)
+}
+
+// exeRSS is exe; with rss it runs the command under /usr/bin/time to read
+// its peak RSS: a child's own rusage also counts the RSS this (large)
+// process had when it forked.
+func exeRSS(rss bool, dir string, env []string, name string, args ...string) (result, error) {
+	var rssFile string
+	if rss {
+		rssFile = filepath.Join(tmp, "rss.txt")
+		args = append([]string{"-f", "%M %U %S", "-o", rssFile, name}, args...)
+		name = "/usr/bin/time"
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	t := time.Now()
+	err := cmd.Run()
+	r := result{wall: time.Since(t), out: out.Bytes()}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru != nil {
+		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		r.maxRSS = ru.Maxrss * 1024
+	}
+	if rss {
+		// The command's own peak RSS and CPU, not /usr/bin/time's.
+		b, _ := os.ReadFile(rssFile)
+		f := strings.Fields(string(b))
+		r.maxRSS, r.cpu = -1, -1
+		if len(f) >= 3 {
+			kb, _ := strconv.ParseInt(f[len(f)-3], 10, 64)
+			u, _ := strconv.ParseFloat(f[len(f)-2], 64)
+			s, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			r.maxRSS, r.cpu = kb*1024, time.Duration((u+s)*1e9)
+		}
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s %s: %v: %s", name, strings.Join(trim(args), " "), err, strings.TrimSpace(errb.String()))
+	}
+	return r, nil
+}
+
+func trim(args []string) []string {
+	if len(args) > 6 {
+		return append(slices.Clip(args[:6]), fmt.Sprintf("... (%d more)", len(args)-6))
+	}
+	return args
+}
+
+// ck runs ckpt on workspace ws with store st.
+func ck(ws, st string, args ...string) (result, error) {
+	return exe(ws, ckEnv, ckpt, append([]string{"--workspace", ws, "--store", st}, args...)...)
+}
+
+var ckEnv = []string{"CKPT_SESSION=", "CKPT_HOME=", "CKPT_WORKSPACE="}
+
+func gitEnv(gitDir, ws string) []string {
+	return []string{"GIT_DIR=" + gitDir, "GIT_WORK_TREE=" + ws, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@b", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@b"}
+}
+
+func git(gitDir, ws string, args ...string) (result, error) {
+	return exe(ws, gitEnv(gitDir, ws), "git", args...)
+}
+
+func must(r result, err error) result {
+	if err != nil {
+		panic(benchErr{err})
+	}
+	return r
+}
+
+type benchErr struct{ error }
+
+// guard turns a must failure inside fn into an error.
+func guard(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			be, ok := r.(benchErr)
+			if !ok {
+				panic(r)
+			}
+			err = be.error
+		}
+	}()
+	fn()
+	return nil
+}
+
+func turnNumber(r result) int {
+	var v struct {
+		Turn int `json:"turn"`
+	}
+	if err := json.Unmarshal(r.out, &v); err != nil {
+		panic(benchErr{fmt.Errorf("turn output %q: %v", r.out, err)})
+	}
+	return v.Turn
+}
+
+// interleave runs a and b once per repetition, alternating which goes first.
+func interleave(rep int, a, b func()) {
+	if rep%2 == 0 {
+		a()
+		b()
+	} else {
+		b()
+		a()
+	}
+}
+
+func ms(d time.Duration) float64  { return float64(d) / 1e6 }
+func sec(d time.Duration) float64 { return d.Seconds() }
+func mib(b int64) float64         { return float64(b) / (1 << 20) }
+
+// sourceText returns n bytes of Go source cut from GOROOT/src.
+var corpus []byte
+
+func sourceText(n int, rng *rand.Rand) []byte {
+	if corpus == nil {
+		root := filepath.Join(goroot(), "src")
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || len(corpus) > 64<<20 {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && strings.HasSuffix(p, ".go") {
+				if b, err := os.ReadFile(p); err == nil {
+					corpus = append(corpus, b...)
+				}
+			}
+			return nil
+		})
+	}
+	off := rng.IntN(len(corpus) - n)
+	return slices.Clone(corpus[off : off+n])
+}
+
+// goSrcTree copies GOROOT/src once.
+var goSrc string
+
+func goSrcTree() string {
+	if goSrc != "" {
+		return goSrc
+	}
+	goSrc = filepath.Join(tmp, "gosrc")
+	must(exe(tmp, nil, "cp", "-r", filepath.Join(goroot(), "src"), goSrc))
+	return goSrc
+}
+
+// smallTree makes cfg.smallFiles files of 50–400 bytes, 100 to a directory.
+var small string
+
+func smallTree() string {
+	if small != "" {
+		return small
+	}
+	small = filepath.Join(tmp, "small")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < cfg.smallFiles; i++ {
+		d := filepath.Join(small, fmt.Sprintf("d%03d", i/10000), fmt.Sprintf("e%02d", i/100%100))
+		if i%100 == 0 {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				panic(benchErr{err})
+			}
+		}
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%05d.txt", i)), sourceText(50+rng.IntN(350), rng), 0o644); err != nil {
+			panic(benchErr{err})
+		}
+	}
+	return small
+}
+
+func fileCount(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // benchCapture: one 8 KiB file per process against git hash-object -w;
@@ -728,3 +936,128 @@ func controllerSessionDir(store, ws string) string {
 	}
 	return filepath.Join(store, "sessions", controller.WorkspaceSession(real))
 }
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func spread(v []float64) (lo, mid, hi float64) {
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	return slices.Min(v), median(v), slices.Max(v)
+}
+
+func num(f float64) string {
+	switch {
+	case f >= 100:
+		return fmt.Sprintf("%.0f", f)
+	case f >= 10:
+		return fmt.Sprintf("%.1f", f)
+	default:
+		return fmt.Sprintf("%.2f", f)
+	}
+}
+
+func rng3(v []float64, unit string) string {
+	if len(v) == 0 {
+		return "—"
+	}
+	lo, mid, hi := spread(v)
+	if len(v) == 1 {
+		return num(mid) + " " + unit
+	}
+	return fmt.Sprintf("%s / %s / %s %s", num(lo), num(mid), num(hi), unit)
+}
+
+func ratioCell(r *row) string {
+	if r.alt == "" || len(r.other) == 0 {
+		return "—"
+	}
+	var ratios []float64
+	for i := range r.ckpt {
+		if i < len(r.other) && r.other[i] > 0 {
+			ratios = append(ratios, r.ckpt[i]/r.other[i])
+		}
+	}
+	lo, mid, hi := spread(ratios)
+	if len(ratios) == 1 {
+		return fmt.Sprintf("**%.2f×**", mid)
+	}
+	return fmt.Sprintf("%.2f / **%.2f** / %.2f ×", lo, mid, hi)
+}
+
+func printTable(w io.Writer, start, end string, markdown bool) {
+	head := fmt.Sprintf("ckpt %s, %s/%s, %d cores, %d repetitions%s; load average %s at start, %s at end",
+		gitRev(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cfg.reps, map[bool]string{true: " (--quick)", false: ""}[cfg.quick], start, end)
+	if markdown {
+		fmt.Fprintln(w, head+". Cells are min / median / max over the repetitions; the ratio is ckpt ÷ the alternative, per repetition (for MB/s, above 1 is faster).")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| figure | ckpt | alternative | ratio | target |")
+		fmt.Fprintln(w, "|---|---|---|---|---|")
+		for _, r := range rows {
+			if r.err != "" {
+				fmt.Fprintf(w, "| %s | not measured: %s | | | %s |\n", r.name, oneLine(r.err), r.target)
+				continue
+			}
+			alt := "—"
+			if r.alt != "" {
+				alt = r.alt + ": " + rng3(r.other, r.unit)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", r.name, rng3(r.ckpt, r.unit), alt, ratioCell(r), r.target)
+		}
+		return
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, "cells: min / median / max; ratio = ckpt ÷ alternative per repetition")
+	for _, r := range rows {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, r.name)
+		if r.err != "" {
+			fmt.Fprintln(w, "  not measured:", oneLine(r.err))
+			continue
+		}
+		fmt.Fprintf(w, "  ckpt         %s\n", rng3(r.ckpt, r.unit))
+		if r.alt != "" {
+			fmt.Fprintf(w, "  %-12s %s\n", "alternative", r.alt+": "+rng3(r.other, r.unit))
+			fmt.Fprintf(w, "  %-12s %s   (target %s)\n", "ratio", strings.ReplaceAll(ratioCell(r), "*", ""), r.target)
+		} else {
+			fmt.Fprintf(w, "  %-12s %s\n", "target", r.target)
+		}
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+func gitRev() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// goroot is the GOROOT of the go command on PATH (the Go source tree the
+// benchmark copies), read once.
+var goroot = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare: go env GOROOT:", err)
+		os.Exit(1)
+	}
+	return strings.TrimSpace(string(out))
+})
