@@ -328,6 +328,32 @@ func compareDirNames(a, b string) int {
 	return cmp.Compare(a[n], '/')
 }
 
+// unreadable is the skip reason of an entry the scan may not open (a
+// file or directory of another user, mode 0600): "unreadable: permission
+// denied".
+func unreadable(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return "unreadable: " + err.Error()
+}
+
+// progress counts a file the walk let through and tells o.Progress every
+// 256 files, in order.
+func (w *walker) progress() {
+	n := w.found.Add(1)
+	if w.o.Progress == nil || n%256 != 0 {
+		return
+	}
+	w.progMu.Lock()
+	defer w.progMu.Unlock()
+	if n > w.reported {
+		w.reported = n
+		w.o.Progress(int(n))
+	}
+}
+
 // dirRules returns the .gitignore rules of the open directory d
 // (workspace-relative dir, listed as ents), nil for none: no such entry,
 // or one that is not a regular file (a symlink is never followed), or one

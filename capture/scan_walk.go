@@ -423,29 +423,3 @@ func (w *walker) skip(rel, reason string) {
 	w.skips = append(w.skips, checkpoints.ScanSkip{Path: rel, Reason: reason})
 	w.mu.Unlock()
 }
-
-// unreadable is the skip reason of an entry the scan may not open (a
-// file or directory of another user, mode 0600): "unreadable: permission
-// denied".
-func unreadable(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return "unreadable: " + err.Error()
-}
-
-// progress counts a file the walk let through and tells o.Progress every
-// 256 files, in order.
-func (w *walker) progress() {
-	n := w.found.Add(1)
-	if w.o.Progress == nil || n%256 != 0 {
-		return
-	}
-	w.progMu.Lock()
-	defer w.progMu.Unlock()
-	if n > w.reported {
-		w.reported = n
-		w.o.Progress(int(n))
-	}
-}
