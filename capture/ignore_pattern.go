@@ -361,42 +361,33 @@ func bracketByte(p string, i int) (byte, int, bool) {
 	return p[i+1], 2, true
 }
 
+// classes are the character classes of bracket expressions ("alpha" for
+// "[:alpha:]"), over ASCII.
+var classes = map[string]func(b byte) bool{
+	"alnum": func(b byte) bool { return isAlpha(b) || isDigit(b) },
+	"alpha": isAlpha,
+	"blank": func(b byte) bool { return b == ' ' || b == '\t' },
+	"cntrl": func(b byte) bool { return b < 0x20 || b == 0x7f },
+	"digit": isDigit,
+	"graph": func(b byte) bool { return b > 0x20 && b < 0x7f },
+	"lower": func(b byte) bool { return 'a' <= b && b <= 'z' },
+	"print": func(b byte) bool { return b >= 0x20 && b < 0x7f },
+	"punct": func(b byte) bool { return b > 0x20 && b < 0x7f && !isAlpha(b) && !isDigit(b) },
+	// Not '\v' or '\f': git leaves them out.
+	"space":  func(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' },
+	"upper":  func(b byte) bool { return 'A' <= b && b <= 'Z' },
+	"xdigit": func(b byte) bool { return isDigit(b) || ('a' <= b && b <= 'f') || ('A' <= b && b <= 'F') },
+}
+
 // addClass adds the character class name ("alpha" for "[:alpha:]") to set,
 // over ASCII, and reports whether the name is known.
 func addClass(set *byteSet, name string) bool {
+	in, ok := classes[name]
+	if !ok {
+		return false
+	}
 	for c := 0; c < 128; c++ {
-		b := byte(c)
-		var in bool
-		switch name {
-		case "alnum":
-			in = isAlpha(b) || isDigit(b)
-		case "alpha":
-			in = isAlpha(b)
-		case "blank":
-			in = b == ' ' || b == '\t'
-		case "cntrl":
-			in = b < 0x20 || b == 0x7f
-		case "digit":
-			in = isDigit(b)
-		case "graph":
-			in = b > 0x20 && b < 0x7f
-		case "lower":
-			in = 'a' <= b && b <= 'z'
-		case "print":
-			in = b >= 0x20 && b < 0x7f
-		case "punct":
-			in = b > 0x20 && b < 0x7f && !isAlpha(b) && !isDigit(b)
-		case "space":
-			// Not '\v' or '\f': git leaves them out.
-			in = b == ' ' || b == '\t' || b == '\n' || b == '\r'
-		case "upper":
-			in = 'A' <= b && b <= 'Z'
-		case "xdigit":
-			in = isDigit(b) || ('a' <= b && b <= 'f') || ('A' <= b && b <= 'F')
-		default:
-			return false
-		}
-		if in {
+		if b := byte(c); in(b) {
 			set.add(b, b)
 		}
 	}
@@ -445,29 +436,7 @@ func (p *pattern) match(s string) bool {
 				if i == len(p.toks) {
 					continue
 				}
-				t := &p.toks[i]
-				to := -1
-				switch t.kind {
-				case tokByte:
-					if c == t.b {
-						to = i + 1
-					}
-				case tokAny:
-					if c != '/' {
-						to = i + 1
-					}
-				case tokClass:
-					if c != '/' && t.set.has(c) {
-						to = i + 1
-					}
-				case tokStar:
-					if c != '/' {
-						to = i
-					}
-				case tokAll:
-					to = i
-				}
-				if to >= 0 {
+				if to := p.toks[i].next(c, i); to >= 0 {
 					next[to>>6] |= 1 << (to & 63)
 					alive = true
 				}
@@ -481,6 +450,32 @@ func (p *pattern) match(s string) bool {
 	}
 	end := len(p.toks)
 	return cur[end>>6]&(1<<(end&63)) != 0
+}
+
+// next returns the state after reading c in state i, whose token is t,
+// or -1 when t does not take c.
+func (t *token) next(c byte, i int) int {
+	switch t.kind {
+	case tokByte:
+		if c == t.b {
+			return i + 1
+		}
+	case tokAny:
+		if c != '/' {
+			return i + 1
+		}
+	case tokClass:
+		if c != '/' && t.set.has(c) {
+			return i + 1
+		}
+	case tokStar:
+		if c != '/' {
+			return i
+		}
+	case tokAll:
+		return i
+	}
+	return -1
 }
 
 // close adds to set the states reachable without reading a byte: past a

@@ -252,3 +252,16 @@ func (d *Disk) CheckStored(ctx context.Context, s Stored, r io.Reader) error {
 	}
 	return nil
 }
+
+// ReadFull reads exactly n bytes from r. A body shorter than n is an error
+// wrapping ErrCorrupt (a truncated object), never fewer bytes.
+func ReadFull(r io.Reader, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, errors.Join(ErrCorrupt, err)
+		}
+		return nil, err
+	}
+	return b, nil
+}

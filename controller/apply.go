@@ -53,13 +53,6 @@ func (c *Controller) run(ctx context.Context, op checkpoints.Op, res *Result) er
 // the target (someone edited it meanwhile), is skipped, not overwritten.
 func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, error) {
 	tag := strconv.FormatInt(op.ID, 10)
-	staged := make([]capture.Staged, len(op.Files))
-	errs := make([]error, len(op.Files))
-	// A file to restore below a path that is a file now (a type change)
-	// is staged only once the plan's deletes have removed that file and
-	// its parents are made: staging never writes outside the directory the
-	// file will live in.
-	late := make([]bool, len(op.Files))
 	// Writing is CPU work (decompressing, hashing) for a few workers. Where
 	// the file system has a barrier (capture.Barrier: one syncfs), the
 	// files are written and closed, and made durable together once all
@@ -70,84 +63,12 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 	if barrier != nil {
 		defer barrier.Close()
 	}
-	syncs := make(chan int, syncWorkers)
-	var synced sync.WaitGroup
-	for w := 0; barrier == nil && w < syncWorkers; w++ {
-		synced.Add(1)
-		go func() {
-			defer synced.Done()
-			for i := range syncs {
-				errs[i] = c.ws.SyncStaged(&staged[i])
-			}
-		}()
-	}
-	// Files share directories: each directory is looked at once.
-	var mu sync.Mutex
-	blocked := map[string]bool{} // directory -> a parent of it is a file now
-	underFile := func(p string) bool {
-		dir := path.Dir(p)
-		mu.Lock()
-		b, ok := blocked[dir]
-		mu.Unlock()
-		if !ok {
-			_, e, found := c.ws.Blocker(p)
-			b = found && e.Kind == capture.Regular
-			mu.Lock()
-			blocked[dir] = b
-			mu.Unlock()
-		}
-		return b
-	}
 	order := byDirTurns(op.Files)
-	parallel(len(op.Files), func(k int) {
-		i := order[k]
-		if !op.Files[i].After.Exists() {
-			return
-		}
-		if underFile(op.Files[i].Path) {
-			late[i] = true
-			return
-		}
-		if staged[i], errs[i] = c.stage(ctx, op.Files[i], tag, barrier, false); errs[i] == nil && barrier == nil {
-			syncs <- i
-		}
-	})
-	close(syncs)
-	synced.Wait()
-	var skipped []Skip
-	for i, err := range errs {
-		if skippable(err) { // a parent turned unsafe since the plan: leave the path
-			skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
-			errs[i] = nil
-		}
-	}
-	err := firstOf(errs)
-	if err == nil && barrier != nil && slices.ContainsFunc(staged, func(s capture.Staged) bool { return s.Rel != "" }) {
-		err = barrier.Sync() // when it fails none is durable: the op fails whole
-	}
+	staged, late, skipped, err := c.stageAll(ctx, op, tag, order, barrier)
 	if err != nil {
-		for i, f := range op.Files {
-			c.ws.Discard(staged[i])
-			if !f.Before.Exists() {
-				c.ws.Remove(f.Path, f.Before.Dirs) // only empty directories staging made
-			}
-		}
 		return nil, err
 	}
-	skip := func(i int, err error) {
-		c.ws.Discard(staged[i])
-		skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
-	}
-	for i, f := range op.Files {
-		if f.After.Exists() {
-			continue
-		}
-		if err := c.recheck(ctx, f); err != nil {
-			skip(i, err)
-		} else if err := c.ws.Remove(f.Path, f.After.Dirs); err != nil {
-			skip(i, err)
-		}
-	}
+	skipped = c.applyDeletes(ctx, op, staged, skipped)
 	// The writes touch one path each, so two workers share them: every
 	// staged file's directory exists (the temp file is in it), a late
 	// file's parents are made by whoever comes first, and a directory in
@@ -165,6 +86,112 @@ func (c *Controller) apply(ctx context.Context, op checkpoints.Op) ([]Skip, erro
 		}
 	}
 	return skipped, nil
+}
+
+// stageAll stages the new content of every file of op that exists after
+// it, in the given order, made durable through barrier (nil: each file
+// fsynced by a pool of syncWorkers). A file to restore below a path that
+// is a file now (a type change) is left for later (late): it is staged
+// only once the plan's deletes have removed that file and its parents are
+// made, so staging never writes outside the directory the file will live
+// in. A file whose parent turned unsafe since the plan is skipped. Any
+// other error discards every staged file and removes the directories
+// staging created.
+func (c *Controller) stageAll(ctx context.Context, op checkpoints.Op, tag string, order []int, barrier *capture.Barrier) (staged []capture.Staged, late []bool, skipped []Skip, err error) {
+	staged = make([]capture.Staged, len(op.Files))
+	errs := make([]error, len(op.Files))
+	late = make([]bool, len(op.Files))
+	syncs := make(chan int, syncWorkers)
+	var synced sync.WaitGroup
+	for w := 0; barrier == nil && w < syncWorkers; w++ {
+		synced.Add(1)
+		go func() {
+			defer synced.Done()
+			for i := range syncs {
+				errs[i] = c.ws.SyncStaged(&staged[i])
+			}
+		}()
+	}
+	underFile := c.underFile()
+	parallel(len(op.Files), func(k int) {
+		i := order[k]
+		if !op.Files[i].After.Exists() {
+			return
+		}
+		if underFile(op.Files[i].Path) {
+			late[i] = true
+			return
+		}
+		if staged[i], errs[i] = c.stage(ctx, op.Files[i], tag, barrier, false); errs[i] == nil && barrier == nil {
+			syncs <- i
+		}
+	})
+	close(syncs)
+	synced.Wait()
+	for i, err := range errs {
+		if skippable(err) { // a parent turned unsafe since the plan: leave the path
+			skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
+			errs[i] = nil
+		}
+	}
+	err = firstOf(errs)
+	if err == nil && barrier != nil && slices.ContainsFunc(staged, func(s capture.Staged) bool { return s.Rel != "" }) {
+		err = barrier.Sync() // when it fails none is durable: the op fails whole
+	}
+	if err != nil {
+		for i, f := range op.Files {
+			c.ws.Discard(staged[i])
+			if !f.Before.Exists() {
+				c.ws.Remove(f.Path, f.Before.Dirs) // only empty directories staging made
+			}
+		}
+		return nil, nil, nil, err
+	}
+	return staged, late, skipped, nil
+}
+
+// underFile returns a test, safe for concurrent use, of whether a path's
+// parent is a file now. Files share directories: each directory is
+// looked at once.
+func (c *Controller) underFile() func(p string) bool {
+	var mu sync.Mutex
+	blocked := map[string]bool{} // directory -> a parent of it is a file now
+	return func(p string) bool {
+		dir := path.Dir(p)
+		mu.Lock()
+		b, ok := blocked[dir]
+		mu.Unlock()
+		if !ok {
+			_, e, found := c.ws.Blocker(p)
+			b = found && e.Kind == capture.Regular
+			mu.Lock()
+			blocked[dir] = b
+			mu.Unlock()
+		}
+		return b
+	}
+}
+
+// applyDeletes deletes every file of op that is absent after it, with
+// the directories the index proves were created later once empty. A
+// file that changed since the plan, or cannot be removed, is skipped
+// (its staged content, if any, discarded) and added to skipped.
+func (c *Controller) applyDeletes(ctx context.Context, op checkpoints.Op, staged []capture.Staged, skipped []Skip) []Skip {
+	skip := func(i int, err error) {
+		c.ws.Discard(staged[i])
+		skipped = append(skipped, Skip{Path: op.Files[i].Path, Reason: reason(err)})
+	}
+	for i, f := range op.Files {
+		if f.After.Exists() {
+			continue
+		}
+		if err := c.recheck(ctx, f); err != nil {
+			skip(i, err)
+		} else if err := c.ws.Remove(f.Path, f.After.Dirs); err != nil {
+			skip(i, err)
+		}
+	}
+	return skipped
 }
 
 // replace puts the file f in place: it removes an emptied directory in the

@@ -368,50 +368,16 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 			return err
 		}
 		defer release()
-		ops, err := c.idx.Journal(ctx, false)
+		j, x, err := c.pickReversal(ctx, o.Op, redo)
 		if err != nil {
 			return err
-		}
-		j := newJournal(ops)
-		x, err := j.pick(o.Op, redo)
-		if err != nil {
-			return err
-		}
-		if x, err = c.idx.Entry(ctx, x.ID); err != nil { // with its files
-			return err
-		}
-		if !j.reversible(x) {
-			return fmt.Errorf("op %d changed the conversation before ckpt recorded such changes; only the newest rewind of that time can be undone: %w", x.ID, ErrNotReversible)
 		}
 		base, depth := j.base(x)
 		reapplies = depth%2 == 1 // x is an undo: reversing it re-applies the base
-		res = Result{Turn: base.Turn, Step: base.Step, Scope: base.Scope, DryRun: o.DryRun, Changed: true,
-			Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
-		switch {
-		case base.Summarizes():
-			res.Of = "summarize"
-		case base.Revert:
-			res.Of = "revert"
-		default:
-			res.Of = "rewind"
-		}
-		if reapplies && base.Scope.Conversation() && !base.Summarizes() {
-			res.Prompt = base.Prompt // the cut is back: its prompt is handed back again
-		}
-		targets := map[string]checkpoints.State{}
-		left := map[string]checkpoints.State{}
-		for _, f := range x.Files {
-			targets[f.Path] = f.Before
-			left[f.Path] = f.After
-		}
-		files, skipped, err := c.plan(ctx, targets, o.DryRun)
+		res = reversalResult(base, reapplies, o.DryRun)
+		files, skipped, err := c.planReversal(ctx, x, o.DryRun, &res)
 		if err != nil {
 			return err
-		}
-		for _, f := range files {
-			if !f.Before.Equal(left[f.Path]) {
-				res.Conflicts = append(res.Conflicts, f.Path)
-			}
 		}
 		conv, convChanges, err := c.convConflicts(ctx, j, x)
 		if err != nil {
@@ -453,6 +419,68 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 		c.emit(Event{Kind: kind, Turn: res.Turn, Result: &res})
 	}
 	return res, nil
+}
+
+// pickReversal returns the session's journal and, with its files, the op
+// an undo (redo: a redo) of op reverses (0: the default pick). It fails
+// with ErrNotReversible for an op that cannot be reversed.
+func (c *Controller) pickReversal(ctx context.Context, op int64, redo bool) (*journal, checkpoints.Entry, error) {
+	ops, err := c.idx.Journal(ctx, false)
+	if err != nil {
+		return nil, checkpoints.Entry{}, err
+	}
+	j := newJournal(ops)
+	x, err := j.pick(op, redo)
+	if err != nil {
+		return nil, x, err
+	}
+	if x, err = c.idx.Entry(ctx, x.ID); err != nil { // with its files
+		return nil, x, err
+	}
+	if !j.reversible(x) {
+		return nil, x, fmt.Errorf("op %d changed the conversation before ckpt recorded such changes; only the newest rewind of that time can be undone: %w", x.ID, ErrNotReversible)
+	}
+	return j, x, nil
+}
+
+// reversalResult is the result reversing an op whose base is base starts
+// from: what base was, and its prompt when reversing re-applies a cut.
+func reversalResult(base checkpoints.Entry, reapplies, dryRun bool) Result {
+	res := Result{Turn: base.Turn, Step: base.Step, Scope: base.Scope, DryRun: dryRun, Changed: true,
+		Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
+	switch {
+	case base.Summarizes():
+		res.Of = "summarize"
+	case base.Revert:
+		res.Of = "revert"
+	default:
+		res.Of = "rewind"
+	}
+	if reapplies && base.Scope.Conversation() && !base.Summarizes() {
+		res.Prompt = base.Prompt // the cut is back: its prompt is handed back again
+	}
+	return res
+}
+
+// planReversal plans putting back the files x changed, and adds to
+// res.Conflicts each file that is no longer as x left it.
+func (c *Controller) planReversal(ctx context.Context, x checkpoints.Entry, dryRun bool, res *Result) ([]checkpoints.OpFile, []Skip, error) {
+	targets := map[string]checkpoints.State{}
+	left := map[string]checkpoints.State{}
+	for _, f := range x.Files {
+		targets[f.Path] = f.Before
+		left[f.Path] = f.After
+	}
+	files, skipped, err := c.plan(ctx, targets, dryRun)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, f := range files {
+		if !f.Before.Equal(left[f.Path]) {
+			res.Conflicts = append(res.Conflicts, f.Path)
+		}
+	}
+	return files, skipped, nil
 }
 
 // convConflicts lists what reversing x would hide that x did not leave as

@@ -131,64 +131,19 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 			return err
 		}
 		defer release()
-		cp, err := c.idx.Turn(ctx, turn)
-		if errors.Is(err, checkpoints.ErrNotFound) {
-			return c.noTurn(ctx, turn)
-		}
+		cp, err := c.rewindPoint(ctx, j)
 		if err != nil {
 			return err
 		}
 		var files []checkpoints.OpFile
-		if scope.Code() && cp.Pruned {
-			return fmt.Errorf("turn %d: %w", turn, checkpoints.ErrPruned)
-		}
-		if j.step > 0 {
-			// The step's clock value stands in for the turn's: events after
-			// it are what a rewind to the step undoes.
-			st, err := c.idx.StepOf(ctx, turn, j.step)
-			if errors.Is(err, checkpoints.ErrNoStep) {
-				return ErrNoStep
-			}
-			if err != nil {
-				return err
-			}
-			cp.Seq, cp.Scanned = st.Seq, false
-		}
 		// The current bytes the plan stores commit (an fsync) while the
 		// conflicts are looked up and the op's rows inserted; the op
 		// commits only once they are durable.
 		stored := func() error { return nil }
 		defer func() { stored() }() // committed (or discarded) before the hold is released
 		if scope.Code() {
-			targets, limited, err := j.targets(ctx, cp)
-			if err != nil {
+			if files, stored, err = c.planCode(ctx, j, cp, &res); err != nil {
 				return err
-			}
-			if targets, limited, res.NotRecorded, err = c.only(targets, limited, o.Only); err != nil {
-				return err
-			}
-			// What ckpt last knew of each path is read from the index
-			// while the plan reads the files.
-			known := c.lastKnown(ctx, targets)
-			var commit func() error
-			if files, res.Skipped, commit, err = c.planUncommitted(ctx, targets, o.DryRun); err != nil {
-				known()
-				return err
-			}
-			res.Skipped = withSkips(res.Skipped, limited)
-			committed := make(chan error, 1)
-			go func() { committed <- commit() }()
-			var once sync.Once
-			var cerr error
-			stored = func() error {
-				once.Do(func() { cerr = <-committed })
-				return cerr
-			}
-			if res.Conflicts, err = conflicts(known, files); err != nil {
-				return err
-			}
-			if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
-				return fmt.Errorf("%w: %s", ErrConflict, quote.List(res.Conflicts))
 			}
 		}
 		if scope.Conversation() {
@@ -215,6 +170,76 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 		c.emit(Event{Kind: EventRewound, Turn: turn, Step: j.step, Result: &res})
 	}
 	return res, nil
+}
+
+// rewindPoint loads the checkpoint job j rewinds to: its turn's, with
+// the step's clock value in place of the turn's when j names a step.
+func (c *Controller) rewindPoint(ctx context.Context, j rewindJob) (checkpoints.Checkpoint, error) {
+	cp, err := c.idx.Turn(ctx, j.turn)
+	if errors.Is(err, checkpoints.ErrNotFound) {
+		return cp, c.noTurn(ctx, j.turn)
+	}
+	if err != nil {
+		return cp, err
+	}
+	if j.scope.Code() && cp.Pruned {
+		return cp, fmt.Errorf("turn %d: %w", j.turn, checkpoints.ErrPruned)
+	}
+	if j.step > 0 {
+		// The step's clock value stands in for the turn's: events after
+		// it are what a rewind to the step undoes.
+		st, err := c.idx.StepOf(ctx, j.turn, j.step)
+		if errors.Is(err, checkpoints.ErrNoStep) {
+			return cp, ErrNoStep
+		}
+		if err != nil {
+			return cp, err
+		}
+		cp.Seq, cp.Scanned = st.Seq, false
+	}
+	return cp, nil
+}
+
+// planCode plans the code side of job j's rewind to cp: its targets
+// (narrowed to o.Only), the plan of each file, the skips and the
+// conflicts, recorded in res. The current bytes the plan stores commit in
+// the background; stored waits for that commit and returns its error.
+// stored is never nil, even with an error: the caller waits for it before
+// it releases its hold on the store.
+func (c *Controller) planCode(ctx context.Context, j rewindJob, cp checkpoints.Checkpoint, res *Result) (files []checkpoints.OpFile, stored func() error, err error) {
+	o := j.o
+	stored = func() error { return nil }
+	targets, limited, err := j.targets(ctx, cp)
+	if err != nil {
+		return nil, stored, err
+	}
+	if targets, limited, res.NotRecorded, err = c.only(targets, limited, o.Only); err != nil {
+		return nil, stored, err
+	}
+	// What ckpt last knew of each path is read from the index
+	// while the plan reads the files.
+	known := c.lastKnown(ctx, targets)
+	var commit func() error
+	if files, res.Skipped, commit, err = c.planUncommitted(ctx, targets, o.DryRun); err != nil {
+		known()
+		return nil, stored, err
+	}
+	res.Skipped = withSkips(res.Skipped, limited)
+	committed := make(chan error, 1)
+	go func() { committed <- commit() }()
+	var once sync.Once
+	var cerr error
+	stored = func() error {
+		once.Do(func() { cerr = <-committed })
+		return cerr
+	}
+	if res.Conflicts, err = conflicts(known, files); err != nil {
+		return files, stored, err
+	}
+	if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
+		return files, stored, fmt.Errorf("%w: %s", ErrConflict, quote.List(res.Conflicts))
+	}
+	return files, stored, nil
 }
 
 // only keeps the targets named by paths (all of them when paths is empty),

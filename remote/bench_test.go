@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ckpt/ckpt/cas/backend/s3"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/s3test"
+	"github.com/ckpt/ckpt/remote/backend/s3"
 )
 
 // benchSession captures n files of size bytes (half compressible text,

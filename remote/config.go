@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/cas/backend/dir"
-	"github.com/ckpt/ckpt/cas/backend/s3"
+	"github.com/ckpt/ckpt/remote/backend"
+	"github.com/ckpt/ckpt/remote/backend/dir"
+	"github.com/ckpt/ckpt/remote/backend/s3"
 )
 
 // ErrNoRemote is wrapped when no remote is configured.
@@ -90,7 +90,7 @@ func (c Config) parse() (target, error) {
 			return target{}, fmt.Errorf("remote: %q names no bucket (s3://BUCKET/PREFIX)", c.URL)
 		}
 		prefix := strings.Trim(u.Path, "/")
-		if prefix != "" && !cas.ValidKey(prefix) {
+		if prefix != "" && !backend.ValidKey(prefix) {
 			return target{}, fmt.Errorf("remote: prefix %q: use letters, digits, '.', '_', '-', '=' and '/'", prefix)
 		}
 		return target{scheme: "s3", bucket: u.Host, prefix: prefix}, nil
@@ -108,7 +108,7 @@ func (c Config) parse() (target, error) {
 }
 
 // Backend opens the configured backend. It makes no request.
-func (c Config) Backend() (cas.Backend, error) {
+func (c Config) Backend() (backend.Backend, error) {
 	t, err := c.parse()
 	if err != nil {
 		return nil, err

@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/cas/backend/dir"
-	"github.com/ckpt/ckpt/cas/backend/s3"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/s3test"
+	"github.com/ckpt/ckpt/remote/backend"
+	"github.com/ckpt/ckpt/remote/backend/dir"
+	"github.com/ckpt/ckpt/remote/backend/s3"
 )
 
 // TestSyncPullDeltas: a session whose file versions the local store keeps
@@ -38,7 +39,7 @@ func TestSyncPullDeltas(t *testing.T) {
 	})
 }
 
-func syncPullDeltas(t *testing.T, b cas.Backend) {
+func syncPullDeltas(t *testing.T, b backend.Backend) {
 	ctx := context.Background()
 	root := t.TempDir()
 	ws, storeA, storeB, wsB := filepath.Join(root, "ws"), filepath.Join(root, "A"), filepath.Join(root, "B"), filepath.Join(root, "wsB")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/remote/backend"
 )
 
 // Remote garbage collection takes no lock: writers never wait for it and a
@@ -121,9 +122,36 @@ func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 			return rep, err
 		}
 	}
+	live, err := r.liveKeys(ctx)
+	if err != nil {
+		return rep, err
+	}
+	objs, err := r.collectable(ctx)
+	if err != nil {
+		return rep, err
+	}
+	next, doomed := sortOut(objs, live, st, now, o.Margin, &rep)
+	if o.DryRun {
+		for _, d := range doomed {
+			rep.Deleted = append(rep.Deleted, d.Key)
+			rep.DeletedBytes += d.Size
+		}
+		return rep, nil
+	}
+	// The state first: a collection that dies after it has only delayed
+	// the deletions to the next run.
+	if err := r.writeGCState(ctx, next, etag); err != nil {
+		return rep, err
+	}
+	err = r.deleteDoomed(ctx, doomed, now.Add(-o.Margin), &rep)
+	return rep, err
+}
+
+// liveKeys returns the keys of the packs and indexes some HEAD names.
+func (r *Remote) liveKeys(ctx context.Context) (map[string]bool, error) {
 	heads, err := r.Sessions(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("remote gc: every HEAD must be readable to collect: %w", err)
+		return nil, fmt.Errorf("remote gc: every HEAD must be readable to collect: %w", err)
 	}
 	live := map[string]bool{}
 	for _, h := range heads {
@@ -132,20 +160,34 @@ func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 			live[p.Key] = true
 		}
 	}
-	var objs []cas.ObjectInfo
+	return live, nil
+}
+
+// collectable lists the objects a collection may delete: packs and
+// indexes, never a HEAD.
+func (r *Remote) collectable(ctx context.Context) ([]backend.ObjectInfo, error) {
+	var objs []backend.ObjectInfo
 	for _, prefix := range []string{"packs/", "sessions/"} {
-		err := r.b.List(ctx, prefix, func(obj cas.ObjectInfo) error {
+		err := r.b.List(ctx, prefix, func(obj backend.ObjectInfo) error {
 			if !strings.HasSuffix(obj.Key, "/HEAD") {
 				objs = append(objs, obj)
 			}
 			return nil
 		})
 		if err != nil {
-			return rep, err
+			return nil, err
 		}
 	}
+	return objs, nil
+}
+
+// sortOut applies the rule above to objs: the live ones are counted, the
+// unreferenced ones that a collection at least margin ago found so and
+// that are older than margin are doomed, and the other unreferenced ones
+// are the next state's candidates.
+func sortOut(objs []backend.ObjectInfo, live map[string]bool, st gcState, now time.Time, margin time.Duration, rep *GCReport) (gcState, []backend.ObjectInfo) {
 	next := gcState{Format: 1, Updated: now.UTC().Format(time.RFC3339), Candidates: map[string]string{}}
-	var doomed []cas.ObjectInfo
+	var doomed []backend.ObjectInfo
 	for _, obj := range objs {
 		if live[obj.Key] {
 			rep.Live++
@@ -157,40 +199,44 @@ func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 				first, seen = t, true
 			}
 		}
-		if seen && now.Sub(first) >= o.Margin && now.Sub(obj.Modified) >= o.Margin {
+		if seen && now.Sub(first) >= margin && now.Sub(obj.Modified) >= margin {
 			doomed = append(doomed, obj)
 			continue
 		}
 		rep.Candidates++
 		next.Candidates[obj.Key] = first.UTC().Format(time.RFC3339)
 	}
-	if o.DryRun {
-		for _, d := range doomed {
-			rep.Deleted = append(rep.Deleted, d.Key)
-			rep.DeletedBytes += d.Size
-		}
-		return rep, nil
-	}
-	// The state first: a collection that dies after it has only delayed
-	// the deletions to the next run.
-	body, err := json.MarshalIndent(next, "", "  ")
+	return next, doomed
+}
+
+// writeGCState replaces the state read with ETag etag ("" for none) by
+// st; it fails if another collection wrote it meanwhile.
+func (r *Remote) writeGCState(ctx context.Context, st gcState, etag string) error {
+	body, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
-		return rep, err
+		return err
 	}
-	cond := cas.PutCond{IfAbsent: true}
+	cond := backend.PutCond{IfAbsent: true}
 	if etag != "" {
-		cond = cas.PutCond{IfMatch: etag}
+		cond = backend.PutCond{IfMatch: etag}
 	}
 	if _, err := r.b.Put(ctx, gcStateKey, bytes.NewReader(body), int64(len(body)), cond); err != nil {
-		if errors.Is(err, cas.ErrPrecondition) {
-			return rep, fmt.Errorf("remote gc: another collection ran at the same time; nothing deleted, run again")
+		if errors.Is(err, backend.ErrPrecondition) {
+			return fmt.Errorf("remote gc: another collection ran at the same time; nothing deleted, run again")
 		}
-		return rep, err
+		return err
 	}
+	return nil
+}
+
+// deleteDoomed deletes the doomed objects in key order, aborts multipart
+// uploads started before staleBefore, and forgets the deleted packs in
+// the store's records.
+func (r *Remote) deleteDoomed(ctx context.Context, doomed []backend.ObjectInfo, staleBefore time.Time, rep *GCReport) error {
 	sort.Slice(doomed, func(i, j int) bool { return doomed[i].Key < doomed[j].Key })
 	for _, d := range doomed {
 		if err := r.b.Delete(ctx, d.Key); err != nil {
-			return rep, err
+			return err
 		}
 		rep.Deleted = append(rep.Deleted, d.Key)
 		rep.DeletedBytes += d.Size
@@ -198,23 +244,22 @@ func (r *Remote) GC(ctx context.Context, o GCOptions) (GCReport, error) {
 	if ab, ok := r.b.(interface {
 		AbortStaleUploads(context.Context, time.Time) (int, error)
 	}); ok {
-		n, err := ab.AbortStaleUploads(ctx, now.Add(-o.Margin))
+		n, err := ab.AbortStaleUploads(ctx, staleBefore)
 		rep.AbortedUploads = n
 		if err != nil {
-			return rep, err
+			return err
 		}
 	}
-	if len(doomed) > 0 {
-		if _, err := r.db.ExecContext(ctx, `DELETE FROM blob_packs WHERE remote = ? AND pack IN (SELECT value FROM json_each(?))`,
-			r.url, mustJSON(rep.Deleted)); err != nil {
-			return rep, err
-		}
-		if _, err := r.db.ExecContext(ctx, `DELETE FROM packs WHERE remote = ? AND key IN (SELECT value FROM json_each(?))`,
-			r.url, mustJSON(rep.Deleted)); err != nil {
-			return rep, err
-		}
+	if len(doomed) == 0 {
+		return nil
 	}
-	return rep, nil
+	if _, err := r.db.ExecContext(ctx, `DELETE FROM blob_packs WHERE remote = ? AND pack IN (SELECT value FROM json_each(?))`,
+		r.url, mustJSON(rep.Deleted)); err != nil {
+		return err
+	}
+	_, err := r.db.ExecContext(ctx, `DELETE FROM packs WHERE remote = ? AND key IN (SELECT value FROM json_each(?))`,
+		r.url, mustJSON(rep.Deleted))
+	return err
 }
 
 func mustJSON(v any) string {

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/remote/backend"
 )
 
 // A pack is an immutable object holding blobs in their stored form (zstd
@@ -119,7 +120,7 @@ func (p *packBuilder) finish() ([]byte, string) {
 
 // readTrailer fetches and decodes the trailer of the pack at key, whose
 // size and entry count the HEAD records.
-func readTrailer(ctx context.Context, b cas.Backend, key string, size int64, n int) ([]Entry, error) {
+func readTrailer(ctx context.Context, b backend.Backend, key string, size int64, n int) ([]Entry, error) {
 	tl := trailerLen(n)
 	if tl > size {
 		return nil, fmt.Errorf("pack %s: %d entries cannot fit %d bytes: %w", key, n, size, cas.ErrCorrupt)

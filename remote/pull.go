@@ -96,39 +96,18 @@ func (r *Remote) Sessions(ctx context.Context) ([]Head, error) {
 // local store lacks, and installs the index as a local session.
 func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 	res := PullResult{RemoteSession: o.Session, Session: o.As}
-	var ws string
-	if o.Workspace != "" {
-		if err := os.MkdirAll(o.Workspace, 0o755); err != nil {
-			return res, err
-		}
-		w, err := capture.NewWorkspace(o.Workspace)
-		if err != nil {
-			return res, err
-		}
-		ws = w.Root()
-	}
-	switch {
-	case res.Session != "":
-	case ws != "":
-		// The workspace's own default session: commands run in it, and
-		// the agent's hooks there, continue the pulled session.
-		res.Session = controller.WorkspaceSession(ws)
-	default:
-		res.Session = o.Session
-	}
-	if !checkpoints.ValidSession(res.Session) {
-		return res, fmt.Errorf("remote: session %q: %w", res.Session, checkpoints.ErrBadSession)
+	ws, err := pullTarget(o, &res)
+	if err != nil {
+		return res, err
 	}
 	unlock, err := r.Lock(ctx, true)
 	if err != nil {
 		return res, err
 	}
 	defer unlock()
-	dst := checkpoints.SessionDir(r.store, res.Session)
-	if has, err := checkpoints.HasSession(r.store, res.Session); err != nil {
+	dst, err := r.freeSessionDir(res.Session)
+	if err != nil {
 		return res, err
-	} else if _, serr := os.Stat(dst); serr == nil || has {
-		return res, fmt.Errorf("remote: pull into %s: %w (pull it under another id with --as ID)", res.Session, ErrSessionExists)
 	}
 	h, etag, err := r.ReadHead(ctx, o.Session)
 	if err != nil {
@@ -160,12 +139,8 @@ func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 	if err := r.fetchBlobs(ctx, h, need, &res); err != nil {
 		return res, err
 	}
-	for id := range need {
-		if ok, err := r.blobs.Has(ctx, id); err != nil {
-			return res, err
-		} else if !ok {
-			return res, fmt.Errorf("remote: session %s names blob %s that none of its packs holds: %w", o.Session, id.Short(), cas.ErrCorrupt)
-		}
+	if err := r.haveAll(ctx, o.Session, need); err != nil {
+		return res, err
 	}
 	if err := repoint(ctx, tmp, ws); err != nil {
 		return res, err
@@ -198,6 +173,61 @@ func (r *Remote) Pull(ctx context.Context, o PullOptions) (PullResult, error) {
 		os.RemoveAll(s.dir)
 	}
 	return res, r.setHead(ctx, res.Session, headRow{remoteSession: o.Session, etag: etag, indexSum: sum})
+}
+
+// pullTarget returns the workspace a pull goes to (its root, created if
+// missing; "" for none) and sets res.Session to the local id: o.As, else
+// the workspace's own session, else the remote id.
+func pullTarget(o PullOptions, res *PullResult) (string, error) {
+	var ws string
+	if o.Workspace != "" {
+		if err := os.MkdirAll(o.Workspace, 0o755); err != nil {
+			return "", err
+		}
+		w, err := capture.NewWorkspace(o.Workspace)
+		if err != nil {
+			return "", err
+		}
+		ws = w.Root()
+	}
+	switch {
+	case res.Session != "":
+	case ws != "":
+		// The workspace's own default session: commands run in it, and
+		// the agent's hooks there, continue the pulled session.
+		res.Session = controller.WorkspaceSession(ws)
+	default:
+		res.Session = o.Session
+	}
+	if !checkpoints.ValidSession(res.Session) {
+		return "", fmt.Errorf("remote: session %q: %w", res.Session, checkpoints.ErrBadSession)
+	}
+	return ws, nil
+}
+
+// freeSessionDir returns the directory of session, which must not exist
+// in the store: a pull never installs over a local session.
+func (r *Remote) freeSessionDir(session string) (string, error) {
+	dst := checkpoints.SessionDir(r.store, session)
+	if has, err := checkpoints.HasSession(r.store, session); err != nil {
+		return "", err
+	} else if _, serr := os.Stat(dst); serr == nil || has {
+		return "", fmt.Errorf("remote: pull into %s: %w (pull it under another id with --as ID)", session, ErrSessionExists)
+	}
+	return dst, nil
+}
+
+// haveAll checks that the store holds every blob in need, which remote
+// session's index names.
+func (r *Remote) haveAll(ctx context.Context, session string, need map[cas.ID]bool) error {
+	for id := range need {
+		if ok, err := r.blobs.Has(ctx, id); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("remote: session %s names blob %s that none of its packs holds: %w", session, id.Short(), cas.ErrCorrupt)
+		}
+	}
+	return nil
 }
 
 // fetchIndex downloads and decompresses the index to path, checking its

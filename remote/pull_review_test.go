@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/cas/backend/dir"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/remote/backend"
+	"github.com/ckpt/ckpt/remote/backend/dir"
 	"github.com/ckpt/ckpt/retention"
 )
 
@@ -21,7 +22,7 @@ import (
 // pack object (the second pack's trailer): the first pack's blobs are in
 // the store by then, and no session references them yet.
 type gcMidPull struct {
-	cas.Backend
+	backend.Backend
 	mu      sync.Mutex
 	gets    int
 	collect func()

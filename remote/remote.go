@@ -1,32 +1,3 @@
-// Package remote keeps a store's sessions on object storage (an
-// S3-compatible bucket, or a directory), so a session captured on one
-// machine can be pulled and rewound on another. The capture hot path never
-// touches it: sync runs after the fact and uploads what is new.
-//
-// # Remote layout (under the backend's prefix)
-//
-//	packs/XX/HEX.pack                  immutable packs of stored blobs (pack.go)
-//	sessions/ID/index-SUM.db.zst       a consistent snapshot of a session's index
-//	                                   (VACUUM INTO, zstd); SUM = BLAKE3 of the db
-//	sessions/ID/HEAD                   JSON naming the session's current index
-//	                                   and every pack its blobs are in
-//
-// # Guarantees
-//
-// A sync writes packs, then the index, then HEAD, each durable before the
-// next starts: nothing remote names an object that is not there. HEAD is
-// replaced only with if-match on the ETag this store last saw (create-only
-// the first time); when another writer moved it, the session is uploaded
-// under a new id (a fork) instead of overwriting theirs. Packs and indexes
-// are content-addressed, so a retried or repeated upload writes the same
-// bytes. A sync killed between packs and HEAD leaves HEAD, and so every
-// pull, at the previous state.
-//
-// Pull reads HEAD, the index and the packs' trailers, fetches only the
-// blobs the local store lacks, and records each after decoding and hashing
-// it (cas.Disk.PutStored): a truncated or altered body is an error, never
-// an absent file. The index is installed last, so a local index never
-// names a blob the store does not have.
 package remote
 
 import (
@@ -39,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/remote/backend"
 	"github.com/gofrs/flock"
 )
 
@@ -87,7 +59,7 @@ func sessionOfHead(key string) (string, bool) {
 
 // Remote is a store's view of one remote.
 type Remote struct {
-	b     cas.Backend
+	b     backend.Backend
 	url   string
 	store string
 	db    *sql.DB
@@ -105,7 +77,7 @@ type Remote struct {
 
 // Open opens store's view of the remote in backend b, named url in the
 // store's records.
-func Open(ctx context.Context, store, url string, b cas.Backend) (*Remote, error) {
+func Open(ctx context.Context, store, url string, b backend.Backend) (*Remote, error) {
 	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
 	if err != nil {
 		return nil, err
@@ -129,7 +101,7 @@ func OpenConfig(ctx context.Context, store string, cfg Config) (*Remote, error) 
 }
 
 // Backend returns the remote's backend.
-func (r *Remote) Backend() cas.Backend { return r.b }
+func (r *Remote) Backend() backend.Backend { return r.b }
 
 // Close releases the store's files.
 func (r *Remote) Close() error { return errors.Join(r.db.Close(), r.blobs.Close()) }

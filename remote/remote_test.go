@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/cas/backend/dir"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/remote/backend"
+	"github.com/ckpt/ckpt/remote/backend/dir"
 )
 
 func TestTrailerRoundTripAndBounds(t *testing.T) {
@@ -169,7 +170,7 @@ func TestSyncPullDir(t *testing.T) {
 		t.Fatalf("pull over a local session: %v", err)
 	}
 	// Another writer replaces HEAD: A's next sync forks.
-	if _, err := b.Put(ctx, headKey("s1"), strings.NewReader("{}"), 2, cas.PutCond{}); err != nil {
+	if _, err := b.Put(ctx, headKey("s1"), strings.NewReader("{}"), 2, backend.PutCond{}); err != nil {
 		t.Fatal(err)
 	}
 	c, err = controller.Open(ctx, controller.Options{Workspace: ws, Store: storeA, Session: "s1", NoAutoRetention: true})
@@ -236,7 +237,7 @@ func TestVerifyDir(t *testing.T) {
 		t.Fatalf("sound remote: %+v %v", rep, err)
 	}
 	var packs []string
-	b.List(ctx, "packs/", func(o cas.ObjectInfo) error { packs = append(packs, o.Key); return nil })
+	b.List(ctx, "packs/", func(o backend.ObjectInfo) error { packs = append(packs, o.Key); return nil })
 	if len(packs) != 2 {
 		t.Fatalf("%d packs, want 2", len(packs))
 	}
@@ -499,7 +500,7 @@ func TestSyncAfterLostHeadAnswer(t *testing.T) {
 	}
 	h.Updated = "2001-01-01T00:00:00Z"
 	body, _ := json.Marshal(h)
-	if _, err := b.Put(ctx, headKey("s"), bytes.NewReader(body), int64(len(body)), cas.PutCond{}); err != nil {
+	if _, err := b.Put(ctx, headKey("s"), bytes.NewReader(body), int64(len(body)), backend.PutCond{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.db.ExecContext(ctx, `UPDATE heads SET etag = 'before', index_sum = 'before'`); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/remote/backend"
 )
 
 // Repacking. Packs are immutable, so a pack most of whose blobs no session
@@ -60,28 +61,62 @@ type headAt struct {
 // would repack (and the bytes), writing nothing.
 func (r *Remote) repack(ctx context.Context, below float64, dryRun bool) (RepackReport, error) {
 	rep := RepackReport{Packs: []string{}, NewPacks: []string{}, Skipped: []string{}}
-	ids, err := r.sessionIDs(ctx)
+	heads, err := r.readHeads(ctx)
 	if err != nil {
 		return rep, err
 	}
+	victims, err := r.repackVictims(ctx, heads, below, &rep)
+	if err != nil || dryRun || len(victims) == 0 {
+		return rep, err
+	}
+	moved, err := r.moveLive(ctx, victims, &rep)
+	if err != nil {
+		return rep, err
+	}
+	err = r.repointHeads(ctx, heads, victims, moved, &rep)
+	return rep, err
+}
+
+// readHeads is step 1: every session's HEAD, with its ETag and the blobs
+// its index references. Every HEAD must be readable.
+func (r *Remote) readHeads(ctx context.Context) ([]*headAt, error) {
+	ids, err := r.sessionIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var heads []*headAt
-	naming := map[string][]*headAt{} // pack key -> the HEADs naming it
-	refs := map[string]PackRef{}
 	for _, id := range ids {
 		h, etag, err := r.ReadHead(ctx, id)
 		if errors.Is(err, cas.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return rep, fmt.Errorf("remote repack: every HEAD must be readable: %w", err)
+			return nil, fmt.Errorf("remote repack: every HEAD must be readable: %w", err)
 		}
 		need, err := r.headRefs(ctx, h)
 		if err != nil {
-			return rep, fmt.Errorf("remote repack: session %s: %w", id, err)
+			return nil, fmt.Errorf("remote repack: session %s: %w", id, err)
 		}
-		ha := &headAt{h: h, etag: etag, refs: need}
-		heads = append(heads, ha)
-		for _, p := range h.Packs {
+		heads = append(heads, &headAt{h: h, etag: etag, refs: need})
+	}
+	return heads, nil
+}
+
+// repackVictim is a pack to repack and its entries some HEAD naming it
+// references.
+type repackVictim struct {
+	ref  PackRef
+	live []Entry
+}
+
+// repackVictims returns, in key order, the packs some HEAD names whose
+// referenced frames are under below of their frame bytes, and adds them
+// to rep.
+func (r *Remote) repackVictims(ctx context.Context, heads []*headAt, below float64, rep *RepackReport) ([]repackVictim, error) {
+	naming := map[string][]*headAt{} // pack key -> the HEADs naming it
+	refs := map[string]PackRef{}
+	for _, ha := range heads {
+		for _, p := range ha.h.Packs {
 			naming[p.Key] = append(naming[p.Key], ha)
 			refs[p.Key] = p
 		}
@@ -91,12 +126,7 @@ func (r *Remote) repack(ctx context.Context, below float64, dryRun bool) (Repack
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	// Which packs are mostly dead, and which of their entries live.
-	type victim struct {
-		ref  PackRef
-		live []Entry
-	}
-	var victims []victim
+	var victims []repackVictim
 	for _, k := range keys {
 		p := refs[k]
 		if p.Entries < 2 {
@@ -104,61 +134,79 @@ func (r *Remote) repack(ctx context.Context, below float64, dryRun bool) (Repack
 		}
 		es, err := readTrailer(ctx, r.b, p.Key, p.Size, p.Entries)
 		if err != nil {
-			return rep, fmt.Errorf("remote repack: %w", err)
+			return nil, fmt.Errorf("remote repack: %w", err)
 		}
-		var total, live int64
-		var keep []Entry
-		for _, e := range es {
-			total += e.Stored.Stored
-			for _, ha := range naming[k] {
-				if ha.refs[e.ID] {
-					live += e.Stored.Stored
-					keep = append(keep, e)
-					break
-				}
-			}
-		}
+		keep, total, live := liveEntries(es, naming[k])
 		if total == 0 || float64(live) >= below*float64(total) {
 			continue
 		}
-		victims = append(victims, victim{ref: p, live: keep})
+		victims = append(victims, repackVictim{ref: p, live: keep})
 		rep.Packs = append(rep.Packs, p.Key)
 		rep.DeadBytes += total - live
 		rep.LiveBytes += live
 	}
-	if dryRun || len(victims) == 0 {
-		return rep, nil
+	return victims, nil
+}
+
+// liveEntries returns the entries of a pack that one of heads references,
+// the pack's frame bytes and those of the entries returned.
+func liveEntries(es []Entry, heads []*headAt) (keep []Entry, total, live int64) {
+	for _, e := range es {
+		total += e.Stored.Stored
+		for _, ha := range heads {
+			if ha.refs[e.ID] {
+				live += e.Stored.Stored
+				keep = append(keep, e)
+				break
+			}
+		}
 	}
-	// Step 2: the live frames into new packs.
-	moved := map[cas.ID]PackRef{} // blob -> the new pack holding it
-	placed := map[cas.ID]bool{}
-	var pb packBuilder
-	flush := func() error {
-		if len(pb.entries) == 0 {
-			return nil
-		}
-		body, key := pb.finish()
-		ref := PackRef{Key: key, Size: int64(len(body)), Entries: len(pb.entries)}
-		if err := r.putPack(ctx, ref, bytes.NewReader(body)); err != nil {
-			return err
-		}
-		if err := r.recordPack(ctx, ref, pb.entries); err != nil {
-			return err
-		}
-		for _, e := range pb.entries {
-			moved[e.ID] = ref
-		}
-		rep.NewPacks = append(rep.NewPacks, key)
-		pb = packBuilder{}
+	return keep, total, live
+}
+
+// packWriter fills new packs, uploading and recording each when it is
+// full, and remembers which pack each blob went to.
+type packWriter struct {
+	r     *Remote
+	rep   *RepackReport
+	pb    packBuilder
+	moved map[cas.ID]PackRef // blob -> the new pack holding it
+}
+
+// flush uploads and records the pack being filled, if it holds anything.
+func (w *packWriter) flush(ctx context.Context) error {
+	if len(w.pb.entries) == 0 {
 		return nil
 	}
+	body, key := w.pb.finish()
+	ref := PackRef{Key: key, Size: int64(len(body)), Entries: len(w.pb.entries)}
+	if err := w.r.putPack(ctx, ref, bytes.NewReader(body)); err != nil {
+		return err
+	}
+	if err := w.r.recordPack(ctx, ref, w.pb.entries); err != nil {
+		return err
+	}
+	for _, e := range w.pb.entries {
+		w.moved[e.ID] = ref
+	}
+	w.rep.NewPacks = append(w.rep.NewPacks, key)
+	w.pb = packBuilder{}
+	return nil
+}
+
+// moveLive is step 2: the victims' live frames, each checked, into new
+// packs, all durable when it returns. It returns the new pack of each
+// blob moved.
+func (r *Remote) moveLive(ctx context.Context, victims []repackVictim, rep *RepackReport) (map[cas.ID]PackRef, error) {
+	w := &packWriter{r: r, rep: rep, moved: map[cas.ID]PackRef{}}
+	placed := map[cas.ID]bool{}
 	for _, v := range victims {
 		if len(v.live) == 0 {
 			continue
 		}
 		body, err := r.getPack(ctx, v.ref)
 		if err != nil {
-			return rep, err
+			return nil, err
 		}
 		for _, e := range v.live {
 			if placed[e.ID] {
@@ -166,76 +214,92 @@ func (r *Remote) repack(ctx context.Context, below float64, dryRun bool) (Repack
 			}
 			frame := body[e.Off : e.Off+e.Stored.Stored]
 			if err := r.blobs.CheckStored(ctx, e.Stored, bytes.NewReader(frame)); err != nil {
-				return rep, fmt.Errorf("remote repack: blob %s in %s: %w (ckpt verify --remote)", e.ID.Short(), v.ref.Key, err)
+				return nil, fmt.Errorf("remote repack: blob %s in %s: %w (ckpt verify --remote)", e.ID.Short(), v.ref.Key, err)
 			}
-			if !pb.fits(e.Stored.Stored) {
-				if err := flush(); err != nil {
-					return rep, err
+			if !w.pb.fits(e.Stored.Stored) {
+				if err := w.flush(ctx); err != nil {
+					return nil, err
 				}
 			}
-			if err := pb.add(e.Stored, bytes.NewReader(frame)); err != nil {
-				return rep, err
+			if err := w.pb.add(e.Stored, bytes.NewReader(frame)); err != nil {
+				return nil, err
 			}
 			placed[e.ID] = true
 		}
 	}
-	if err := flush(); err != nil {
-		return rep, err
+	if err := w.flush(ctx); err != nil {
+		return nil, err
 	}
-	// Step 3: every HEAD naming a victim names the new packs instead.
+	return w.moved, nil
+}
+
+// repointHeads is step 3: every HEAD naming a victim names the new packs
+// instead, replaced with if-match on the ETag step 1 read; a HEAD that
+// moved meanwhile is skipped.
+func (r *Remote) repointHeads(ctx context.Context, heads []*headAt, victims []repackVictim, moved map[cas.ID]PackRef, rep *RepackReport) error {
 	gone := map[string]bool{}
 	for _, v := range victims {
 		gone[v.ref.Key] = true
 	}
 	for _, ha := range heads {
-		var hit bool
-		for _, p := range ha.h.Packs {
-			hit = hit || gone[p.Key]
-		}
-		if !hit {
+		nh, ok := repointed(ha, gone, moved)
+		if !ok {
 			continue
-		}
-		nh := ha.h
-		seen := map[string]bool{}
-		nh.Packs = []PackRef{}
-		for _, p := range ha.h.Packs {
-			if gone[p.Key] || seen[p.Key] {
-				continue
-			}
-			seen[p.Key] = true
-			nh.Packs = append(nh.Packs, p)
-		}
-		for id := range ha.refs {
-			if p, ok := moved[id]; ok && !seen[p.Key] {
-				seen[p.Key] = true
-				nh.Packs = append(nh.Packs, p)
-			}
-		}
-		sort.Slice(nh.Packs, func(i, j int) bool { return nh.Packs[i].Key < nh.Packs[j].Key })
-		if nh.RepackedFrom == "" {
-			nh.RepackedFrom = ha.etag
 		}
 		body, err := json.MarshalIndent(nh, "", "  ")
 		if err != nil {
-			return rep, err
+			return err
 		}
-		_, err = r.b.Put(ctx, headKey(nh.Session), bytes.NewReader(body), int64(len(body)), cas.PutCond{IfMatch: ha.etag})
-		if errors.Is(err, cas.ErrPrecondition) {
+		_, err = r.b.Put(ctx, headKey(nh.Session), bytes.NewReader(body), int64(len(body)), backend.PutCond{IfMatch: ha.etag})
+		if errors.Is(err, backend.ErrPrecondition) {
 			rep.Skipped = append(rep.Skipped, nh.Session)
 			continue
 		}
 		if err != nil {
-			return rep, fmt.Errorf("remote repack: HEAD of %s: %w", nh.Session, err)
+			return fmt.Errorf("remote repack: HEAD of %s: %w", nh.Session, err)
 		}
 		rep.Sessions++
 	}
-	return rep, nil
+	return nil
+}
+
+// repointed returns ha's HEAD naming, instead of the gone packs, the new
+// packs its blobs moved to, and whether it named a gone pack at all.
+func repointed(ha *headAt, gone map[string]bool, moved map[cas.ID]PackRef) (Head, bool) {
+	var hit bool
+	for _, p := range ha.h.Packs {
+		hit = hit || gone[p.Key]
+	}
+	if !hit {
+		return Head{}, false
+	}
+	nh := ha.h
+	seen := map[string]bool{}
+	nh.Packs = []PackRef{}
+	for _, p := range ha.h.Packs {
+		if gone[p.Key] || seen[p.Key] {
+			continue
+		}
+		seen[p.Key] = true
+		nh.Packs = append(nh.Packs, p)
+	}
+	for id := range ha.refs {
+		if p, ok := moved[id]; ok && !seen[p.Key] {
+			seen[p.Key] = true
+			nh.Packs = append(nh.Packs, p)
+		}
+	}
+	sort.Slice(nh.Packs, func(i, j int) bool { return nh.Packs[i].Key < nh.Packs[j].Key })
+	if nh.RepackedFrom == "" {
+		nh.RepackedFrom = ha.etag
+	}
+	return nh, true
 }
 
 // sessionIDs lists the ids of the sessions with a HEAD.
 func (r *Remote) sessionIDs(ctx context.Context) ([]string, error) {
 	var ids []string
-	err := r.b.List(ctx, "sessions/", func(o cas.ObjectInfo) error {
+	err := r.b.List(ctx, "sessions/", func(o backend.ObjectInfo) error {
 		if id, ok := sessionOfHead(o.Key); ok {
 			ids = append(ids, id)
 		}

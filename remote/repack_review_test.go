@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/cas/backend/dir"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/remote/backend/dir"
 )
 
 // A store that synced before another machine's collection repacked a pack

@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/cas/backend/dir"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/remote/backend"
+	"github.com/ckpt/ckpt/remote/backend/dir"
 )
 
 // repackFixture: session s1 uploads ten blobs in one pack; s2, synced
 // after it from the same store, references two of them and so names that
 // pack; then s1 leaves the remote. The pack is 80% dead.
-func repackFixture(t *testing.T, b cas.Backend) (ctx context.Context, r *Remote, ws, store, pack string, files map[string][]byte) {
+func repackFixture(t *testing.T, b backend.Backend) (ctx context.Context, r *Remote, ws, store, pack string, files map[string][]byte) {
 	t.Helper()
 	ctx = context.Background()
 	root := t.TempDir()
@@ -184,12 +185,12 @@ func TestRepack(t *testing.T) {
 // headRacer is a backend on which another writer replaces a HEAD just
 // before the first conditional write to it.
 type headRacer struct {
-	cas.Backend
+	backend.Backend
 	key  string
 	done bool
 }
 
-func (h *headRacer) Put(ctx context.Context, key string, r io.Reader, size int64, cond cas.PutCond) (string, error) {
+func (h *headRacer) Put(ctx context.Context, key string, r io.Reader, size int64, cond backend.PutCond) (string, error) {
 	if key == h.key && cond.IfMatch != "" && !h.done {
 		h.done = true
 		cur, err := h.Backend.Get(ctx, key, 0, -1)
@@ -199,7 +200,7 @@ func (h *headRacer) Put(ctx context.Context, key string, r io.Reader, size int64
 		body, _ := io.ReadAll(cur)
 		cur.Close()
 		body = append(body, '\n') // the same HEAD, written again: a new ETag
-		if _, err := h.Backend.Put(ctx, key, bytes.NewReader(body), int64(len(body)), cas.PutCond{}); err != nil {
+		if _, err := h.Backend.Put(ctx, key, bytes.NewReader(body), int64(len(body)), backend.PutCond{}); err != nil {
 			return "", err
 		}
 	}

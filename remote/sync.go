@@ -17,6 +17,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/remote/backend"
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
 )
@@ -207,12 +208,8 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 	if synced && len(r.condemned) > 0 {
 		// A collection may have repacked this session (and listed the old
 		// packs): learn the new packs first rather than upload again.
-		cur, curTag, err := r.ReadHead(ctx, res.RemoteSession)
-		if err == nil && cur.RepackedFrom != "" && cur.RepackedFrom == last.etag {
-			if err := r.adoptRepack(ctx, cur); err != nil {
-				return res, err
-			}
-			last.etag = curTag
+		if last.etag, err = r.followRepack(ctx, res.RemoteSession, last.etag); err != nil {
+			return res, err
 		}
 	}
 	// 1. Packs: every referenced blob not yet known to be remote.
@@ -225,12 +222,12 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 		Packs: packs, Workspace: s.workspace, Turns: s.turns,
 		Updated: time.Now().UTC().Format(time.RFC3339)}
 	h.Host, _ = os.Hostname()
-	cond := cas.PutCond{IfAbsent: true}
+	cond := backend.PutCond{IfAbsent: true}
 	if synced {
-		cond = cas.PutCond{IfMatch: last.etag}
+		cond = backend.PutCond{IfMatch: last.etag}
 	}
 	etag, err := r.putIndexAndHead(ctx, s, &h, cond, &res)
-	for try := 0; synced && errors.Is(err, cas.ErrPrecondition) && try < 3; try++ {
+	for try := 0; synced && errors.Is(err, backend.ErrPrecondition) && try < 3; try++ {
 		// A collection that repacked the session rewrote HEAD: nobody
 		// else wrote it, so carry on from the rewritten HEAD (whose packs
 		// this store learns) instead of forking.
@@ -245,15 +242,15 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 			return res, err
 		}
 		last.etag = curTag
-		etag, err = r.putIndexAndHead(ctx, s, &h, cas.PutCond{IfMatch: curTag}, &res)
+		etag, err = r.putIndexAndHead(ctx, s, &h, backend.PutCond{IfMatch: curTag}, &res)
 	}
-	if errors.Is(err, cas.ErrPrecondition) {
+	if errors.Is(err, backend.ErrPrecondition) {
 		// Another writer moved HEAD (or made it first): fork.
 		fork := forkID(res.RemoteSession)
 		h.ForkOf, h.Session = res.RemoteSession, fork
 		res.RemoteSession, res.Status = fork, "forked"
 		res.Reason = fmt.Sprintf("the remote session %s was changed by another writer; uploaded as %s", h.ForkOf, fork)
-		etag, err = r.putIndexAndHead(ctx, s, &h, cas.PutCond{IfAbsent: true}, &res)
+		etag, err = r.putIndexAndHead(ctx, s, &h, backend.PutCond{IfAbsent: true}, &res)
 	}
 	if err != nil {
 		return res, err
@@ -262,6 +259,20 @@ func (r *Remote) syncSession(ctx context.Context, session string) (SyncResult, e
 		res.Status = "uploaded"
 	}
 	return res, r.setHead(ctx, session, headRow{remoteSession: res.RemoteSession, etag: etag, indexSum: s.sum})
+}
+
+// followRepack learns the packs of the remote session's HEAD and returns
+// its ETag when that HEAD is a collection's repack of the one with ETag
+// etag (which this store wrote last); otherwise it returns etag.
+func (r *Remote) followRepack(ctx context.Context, remoteSession, etag string) (string, error) {
+	cur, curTag, err := r.ReadHead(ctx, remoteSession)
+	if err != nil || cur.RepackedFrom == "" || cur.RepackedFrom != etag {
+		return etag, nil
+	}
+	if err := r.adoptRepack(ctx, cur); err != nil {
+		return etag, err
+	}
+	return curTag, nil
 }
 
 // forkID names a fork of session: the id, "-fork-" and 8 random hex digits,
@@ -279,14 +290,14 @@ func forkID(session string) string {
 // putIndexAndHead uploads the index under h.Session, then HEAD with cond.
 // A HEAD write refused because the remote HEAD already holds exactly these
 // bytes (our own earlier attempt, whose answer was lost) is a success.
-func (r *Remote) putIndexAndHead(ctx context.Context, s *snapshot, h *Head, cond cas.PutCond, res *SyncResult) (string, error) {
+func (r *Remote) putIndexAndHead(ctx context.Context, s *snapshot, h *Head, cond backend.PutCond, res *SyncResult) (string, error) {
 	h.Index = "sessions/" + h.Session + "/index-" + s.sum + ".db.zst"
 	f, err := os.Open(filepath.Join(s.dir, "index.db.zst"))
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	if _, err := r.b.Put(ctx, h.Index, f, s.zsize, cas.PutCond{}); err != nil {
+	if _, err := r.b.Put(ctx, h.Index, f, s.zsize, backend.PutCond{}); err != nil {
 		return "", fmt.Errorf("upload index: %w", err)
 	}
 	res.Bytes += s.zsize
@@ -297,7 +308,7 @@ func (r *Remote) putIndexAndHead(ctx context.Context, s *snapshot, h *Head, cond
 	}
 	key := headKey(h.Session)
 	etag, err := r.b.Put(ctx, key, bytes.NewReader(body), int64(len(body)), cond)
-	if errors.Is(err, cas.ErrPrecondition) {
+	if errors.Is(err, backend.ErrPrecondition) {
 		// The remote HEAD already names this very index: our own write
 		// whose answer was lost (retried by the client, or by this sync
 		// after an earlier one failed), or another writer that reached the
@@ -444,7 +455,7 @@ func (r *Remote) uploadBlobs(ctx context.Context, refs []cas.ID, res *SyncResult
 // their hash); writing it again is harmless and renews its server time, which
 // keeps a collector from deleting it within the margin.
 func (r *Remote) putPack(ctx context.Context, ref PackRef, body io.Reader) error {
-	if _, err := r.b.Put(ctx, ref.Key, body, ref.Size, cas.PutCond{}); err != nil {
+	if _, err := r.b.Put(ctx, ref.Key, body, ref.Size, backend.PutCond{}); err != nil {
 		return fmt.Errorf("upload %s: %w", ref.Key, err)
 	}
 	return nil

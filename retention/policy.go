@@ -109,130 +109,184 @@ func Evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int6
 // WALs, object files' block rounding, config and locks). Pruning and
 // collection are taken not to change it.
 func evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int64, other int64) Plan {
-	plan := Plan{StoreBytes: other}
+	ev := &evaluation{p: p, now: now, sessions: sessions, blobs: blobs, other: other,
+		plan:      Plan{StoreBytes: other},
+		refs:      map[cas.ID]int{},
+		firstKept: make([]int, len(sessions)),
+		decisions: make([][]Decision, len(sessions)),
+	}
 	for _, size := range blobs {
-		plan.StoreBytes += size
+		ev.plan.StoreBytes += size
 	}
 	for _, s := range sessions {
-		plan.StoreBytes += s.IndexBytes
+		ev.plan.StoreBytes += s.IndexBytes
 	}
-	indexes := int64(0) // directories of the sessions kept
-	only := func(s Session) bool { return p.Session == "" || s.ID == p.Session }
-	refs := map[cas.ID]int{} // references from everything not yet pruned
-	ref := func(ids []cas.ID, d int) {
-		for _, id := range ids {
-			refs[id] += d
-		}
-	}
-	type cand struct {
-		session int
-		turn    int
-	}
-	firstKept := make([]int, len(sessions)) // per session: index of the first turn kept
-	decisions := make([][]Decision, len(sessions))
 	for si, s := range sessions {
-		ref(s.Undo, 1)
-		if !only(s) {
-			indexes += s.IndexBytes
-			plan.Sessions = append(plan.Sessions, SessionDecision{Session: s.ID, Action: "keep", Reason: "only session " + p.Session + " is pruned"})
-			firstKept[si] = len(s.Turns)
-			for _, t := range s.Turns {
-				if !t.Pruned {
-					ref(t.Blobs, 1)
-					decisions[si] = append(decisions[si], Decision{Session: s.ID, Turn: t.Number, Hidden: t.Hidden, TurnID: t.ID,
-						Action: "keep", Reason: "only session " + p.Session + " is pruned"})
-				}
-			}
-			continue
+		ev.ref(s.Undo, 1)
+		switch {
+		case p.Session != "" && s.ID != p.Session:
+			ev.keepOther(si, s)
+		case p.Session == "" && s.ID != p.InUse && p.MaxAge > 0 && !s.LastUse.IsZero() && now.Sub(s.LastUse) > p.MaxAge && !anyPinned(s.Turns):
+			ev.removeWhole(si, s)
+		default:
+			ev.applyRules(si, s)
 		}
-		removeWhole := p.Session == "" && s.ID != p.InUse && p.MaxAge > 0 && !s.LastUse.IsZero() && now.Sub(s.LastUse) > p.MaxAge && !anyPinned(s.Turns)
-		if removeWhole {
-			plan.Sessions = append(plan.Sessions, SessionDecision{Session: s.ID, Action: "remove",
-				Reason: fmt.Sprintf("unused for %s, longer than max age %s, nothing pinned", days(now.Sub(s.LastUse)), days(p.MaxAge))})
-			ref(s.Undo, -1)
-			firstKept[si] = len(s.Turns)
-			for _, t := range s.Turns {
-				if !t.Pruned {
-					decisions[si] = append(decisions[si], Decision{Session: s.ID, Turn: t.Number, Hidden: t.Hidden, TurnID: t.ID,
-						Action: "prune", Reason: "its session is removed"})
-				}
-			}
-			continue
-		}
-		indexes += s.IndexBytes
-		plan.Sessions = append(plan.Sessions, SessionDecision{Session: s.ID, Action: "keep", Reason: "in use"})
-		first, reasons := keepFrom(p, now, s.Turns)
-		firstKept[si] = first
-		for i, t := range s.Turns {
-			if t.Pruned {
-				continue
-			}
-			d := Decision{Session: s.ID, Turn: t.Number, Hidden: t.Hidden, TurnID: t.ID, Reason: reasons[i]}
-			if i < first {
-				d.Action = "prune"
-			} else {
-				d.Action = "keep"
-				ref(t.Blobs, 1)
-			}
-			decisions[si] = append(decisions[si], d)
-		}
-	}
-	live := func() int64 {
-		n := other + indexes
-		for id, c := range refs {
-			if c > 0 {
-				n += blobs[id]
-			}
-		}
-		return n
 	}
 	// Quota: prune the oldest kept turns of the whole store until what
-	// stays referenced fits. Candidates are turns before each session's
-	// protected tail (pinned turn, open turn), oldest first.
-	if p.MaxBytes > 0 && live() > p.MaxBytes {
-		var cands []cand
-		for si, s := range sessions {
-			limit := protectedFrom(s.Turns)
-			for i := firstKept[si]; i < limit; i++ {
-				cands = append(cands, cand{si, i})
+	// stays referenced fits.
+	if p.MaxBytes > 0 && ev.live() > p.MaxBytes {
+		ev.enforceQuota()
+	}
+	for _, ds := range ev.decisions {
+		ev.plan.Turns = append(ev.plan.Turns, ds...)
+	}
+	ev.plan.FreedBytes = ev.plan.StoreBytes - ev.live()
+	return ev.plan
+}
+
+// evaluation is evaluate's state as it decides session by session.
+type evaluation struct {
+	p        Policy
+	now      time.Time
+	sessions []Session
+	blobs    map[cas.ID]int64
+	other    int64
+
+	plan      Plan
+	indexes   int64          // directories of the sessions kept
+	refs      map[cas.ID]int // references from everything not yet pruned
+	firstKept []int          // per session: index of the first turn kept
+	decisions [][]Decision   // per session
+}
+
+func (ev *evaluation) ref(ids []cas.ID, d int) {
+	for _, id := range ids {
+		ev.refs[id] += d
+	}
+}
+
+// live is what stays on disk: the other bytes, the kept sessions'
+// directories and every blob still referenced.
+func (ev *evaluation) live() int64 {
+	n := ev.other + ev.indexes
+	for id, c := range ev.refs {
+		if c > 0 {
+			n += ev.blobs[id]
+		}
+	}
+	return n
+}
+
+// keepOther keeps session si and all its turns: the policy prunes another
+// session only.
+func (ev *evaluation) keepOther(si int, s Session) {
+	reason := "only session " + ev.p.Session + " is pruned"
+	ev.indexes += s.IndexBytes
+	ev.plan.Sessions = append(ev.plan.Sessions, SessionDecision{Session: s.ID, Action: "keep", Reason: reason})
+	ev.firstKept[si] = len(s.Turns)
+	for _, t := range s.Turns {
+		if !t.Pruned {
+			ev.ref(t.Blobs, 1)
+			ev.decisions[si] = append(ev.decisions[si], Decision{Session: s.ID, Turn: t.Number, Hidden: t.Hidden, TurnID: t.ID,
+				Action: "keep", Reason: reason})
+		}
+	}
+}
+
+// removeWhole removes session si, unused for longer than the maximum age
+// with nothing pinned, and so prunes all its turns.
+func (ev *evaluation) removeWhole(si int, s Session) {
+	ev.plan.Sessions = append(ev.plan.Sessions, SessionDecision{Session: s.ID, Action: "remove",
+		Reason: fmt.Sprintf("unused for %s, longer than max age %s, nothing pinned", days(ev.now.Sub(s.LastUse)), days(ev.p.MaxAge))})
+	ev.ref(s.Undo, -1)
+	ev.firstKept[si] = len(s.Turns)
+	for _, t := range s.Turns {
+		if !t.Pruned {
+			ev.decisions[si] = append(ev.decisions[si], Decision{Session: s.ID, Turn: t.Number, Hidden: t.Hidden, TurnID: t.ID,
+				Action: "prune", Reason: "its session is removed"})
+		}
+	}
+}
+
+// applyRules keeps session si and prunes the turns before the first one
+// the age and count rules keep (keepFrom).
+func (ev *evaluation) applyRules(si int, s Session) {
+	ev.indexes += s.IndexBytes
+	ev.plan.Sessions = append(ev.plan.Sessions, SessionDecision{Session: s.ID, Action: "keep", Reason: "in use"})
+	first, reasons := keepFrom(ev.p, ev.now, s.Turns)
+	ev.firstKept[si] = first
+	for i, t := range s.Turns {
+		if t.Pruned {
+			continue
+		}
+		d := Decision{Session: s.ID, Turn: t.Number, Hidden: t.Hidden, TurnID: t.ID, Reason: reasons[i]}
+		if i < first {
+			d.Action = "prune"
+		} else {
+			d.Action = "keep"
+			ev.ref(t.Blobs, 1)
+		}
+		ev.decisions[si] = append(ev.decisions[si], d)
+	}
+}
+
+// quotaCand is a turn the quota may prune: sessions[session].Turns[turn].
+type quotaCand struct {
+	session int
+	turn    int
+}
+
+// enforceQuota prunes the oldest kept turns of the whole store until what
+// stays referenced fits under MaxBytes, and says whether it could not.
+// Candidates are turns before each session's protected tail (pinned turn,
+// open turn), oldest first; pruning one prunes every earlier kept turn of
+// its session too.
+func (ev *evaluation) enforceQuota() {
+	var cands []quotaCand
+	for si, s := range ev.sessions {
+		limit := protectedFrom(s.Turns)
+		for i := ev.firstKept[si]; i < limit; i++ {
+			cands = append(cands, quotaCand{si, i})
+		}
+	}
+	sessions := ev.sessions
+	sort.SliceStable(cands, func(a, b int) bool {
+		return sessions[cands[a].session].Turns[cands[a].turn].Time.Before(sessions[cands[b].session].Turns[cands[b].turn].Time)
+	})
+	used := ev.live()
+	for _, c := range cands {
+		if used <= ev.p.MaxBytes {
+			break
+		}
+		used = ev.pruneThrough(c, used)
+	}
+	ev.plan.OverQuota = used > ev.p.MaxBytes
+}
+
+// pruneThrough prunes the kept turns of c's session up to c's turn, and
+// returns used less the blobs no longer referenced.
+func (ev *evaluation) pruneThrough(c quotaCand, used int64) int64 {
+	s := ev.sessions[c.session]
+	for i := ev.firstKept[c.session]; i <= c.turn; i++ {
+		t := s.Turns[i]
+		for _, id := range t.Blobs {
+			ev.refs[id]--
+			if ev.refs[id] == 0 {
+				used -= ev.blobs[id]
 			}
 		}
-		sort.SliceStable(cands, func(a, b int) bool {
-			return sessions[cands[a].session].Turns[cands[a].turn].Time.Before(sessions[cands[b].session].Turns[cands[b].turn].Time)
-		})
-		used := live()
-		for _, c := range cands {
-			if used <= p.MaxBytes {
-				break
-			}
-			s := sessions[c.session]
-			// Keep the prefix rule: prune every earlier kept turn too.
-			for i := firstKept[c.session]; i <= c.turn; i++ {
-				t := s.Turns[i]
-				for _, id := range t.Blobs {
-					refs[id]--
-					if refs[id] == 0 {
-						used -= blobs[id]
-					}
-				}
-				for j := range decisions[c.session] {
-					if decisions[c.session][j].TurnID == t.ID {
-						decisions[c.session][j].Action = "prune"
-						decisions[c.session][j].Reason = fmt.Sprintf("store over quota %s: oldest turns go first", FormatBytes(p.MaxBytes))
-					}
-				}
-			}
-			if c.turn+1 > firstKept[c.session] {
-				firstKept[c.session] = c.turn + 1
+		ds := ev.decisions[c.session]
+		for j := range ds {
+			if ds[j].TurnID == t.ID {
+				ds[j].Action = "prune"
+				ds[j].Reason = fmt.Sprintf("store over quota %s: oldest turns go first", FormatBytes(ev.p.MaxBytes))
 			}
 		}
-		plan.OverQuota = used > p.MaxBytes
 	}
-	for _, ds := range decisions {
-		plan.Turns = append(plan.Turns, ds...)
+	if c.turn+1 > ev.firstKept[c.session] {
+		ev.firstKept[c.session] = c.turn + 1
 	}
-	plan.FreedBytes = plan.StoreBytes - live()
-	return plan
+	return used
 }
 
 // keepFrom returns the index of the first turn the age and count rules keep

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/cas/backend/s3"
+	"github.com/ckpt/ckpt/remote/backend/s3"
 )
 
 // Access and Secret are the credentials the test server accepts.

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/cas/backend/backendtest"
-	"github.com/ckpt/ckpt/cas/backend/s3"
 	"github.com/ckpt/ckpt/internal/s3test"
+	"github.com/ckpt/ckpt/remote/backend"
+	"github.com/ckpt/ckpt/remote/backend/backendtest"
+	"github.com/ckpt/ckpt/remote/backend/s3"
 )
 
 // TestConformance runs the backend suite against a real S3 server
@@ -19,7 +19,7 @@ func TestConformance(t *testing.T) {
 	srv := s3test.Start(t)
 	cfg := srv.Config(t, "conformance", "")
 	var n atomic.Int64
-	backendtest.Run(t, func(t *testing.T) cas.Backend {
+	backendtest.Run(t, func(t *testing.T) backend.Backend {
 		c := cfg
 		c.Prefix = fmt.Sprintf("t%d/x", n.Add(1))
 		b, err := s3.New(c)

@@ -1,4 +1,9 @@
-package cas
+// Package backend is the object storage a remote lives in: the Backend
+// interface, its put conditions and key rules. Implementations are its
+// subpackages, dir (a local or mounted directory) and s3 (an S3-compatible
+// bucket); backendtest is the conformance suite both pass. Package remote
+// opens one from its configuration, or takes any Backend in remote.Open.
+package backend
 
 import (
 	"context"
@@ -16,11 +21,11 @@ var ErrPrecondition = errors.New("precondition failed")
 // S3-compatible bucket. Keys are slash-separated paths of safe names (see
 // ValidKey). Objects are written whole and atomically: a reader sees the
 // old object or the new one, never a part. Missing objects are reported as
-// errors wrapping ErrNotFound; a body that ends early is an error, never a
+// errors wrapping cas.ErrNotFound; a body that ends early is an error, never a
 // shorter object.
 //
-// Implementations live under cas/backend; cas/backend/backendtest is the
-// conformance suite every one of them passes.
+// Implementations live under remote/backend; remote/backend/backendtest
+// is the conformance suite every one of them passes.
 type Backend interface {
 	// Put writes size bytes from r under key. With cond.IfAbsent it fails
 	// with ErrPrecondition when key exists; with cond.IfMatch it fails with
@@ -81,17 +86,4 @@ func ValidKey(key string) bool {
 		}
 	}
 	return seg > 0
-}
-
-// ReadFull reads exactly n bytes from r. A body shorter than n is an error
-// wrapping ErrCorrupt (a truncated object), never fewer bytes.
-func ReadFull(r io.Reader, n int64) ([]byte, error) {
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return nil, errors.Join(ErrCorrupt, err)
-		}
-		return nil, err
-	}
-	return b, nil
 }

@@ -1,5 +1,5 @@
-// Package dir is a cas.Backend in a local directory: for tests, and for a
-// remote that is a mounted file system (NFS, a shared volume).
+// Package dir is a backend.Backend in a local directory: for tests, and
+// for a remote that is a mounted file system (NFS, a shared volume).
 //
 // Each object is a file at its key's path under the root. Put writes a
 // temp file under root/.tmp, fsyncs it and renames it into place, holding
@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/remote/backend"
 	"github.com/gofrs/flock"
 )
 
@@ -34,7 +35,7 @@ type Backend struct {
 	lock *flock.Flock
 }
 
-var _ cas.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // New opens (creating) the directory root as a backend.
 func New(root string) (*Backend, error) {
@@ -48,11 +49,11 @@ func New(root string) (*Backend, error) {
 	return &Backend{root: abs, lock: flock.New(filepath.Join(abs, ".lock"))}, nil
 }
 
-// String implements cas.Backend.
+// String implements backend.Backend.
 func (b *Backend) String() string { return "file://" + filepath.ToSlash(b.root) }
 
 func (b *Backend) path(key string) (string, error) {
-	if !cas.ValidKey(key) || strings.HasPrefix(key, ".") {
+	if !backend.ValidKey(key) || strings.HasPrefix(key, ".") {
 		return "", fmt.Errorf("backend dir: bad key %q", key)
 	}
 	return filepath.Join(b.root, filepath.FromSlash(key)), nil
@@ -64,8 +65,8 @@ func etag(fi fs.FileInfo) string {
 
 func notFound(key string) error { return fmt.Errorf("backend dir: %s: %w", key, cas.ErrNotFound) }
 
-// Put implements cas.Backend.
-func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, cond cas.PutCond) (string, error) {
+// Put implements backend.Backend.
+func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, cond backend.PutCond) (string, error) {
 	p, err := b.path(key)
 	if err != nil {
 		return "", err
@@ -107,9 +108,9 @@ func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, 
 	}
 	switch {
 	case cond.IfAbsent && exists:
-		return "", fmt.Errorf("backend dir: put %s: exists: %w", key, cas.ErrPrecondition)
+		return "", fmt.Errorf("backend dir: put %s: exists: %w", key, backend.ErrPrecondition)
 	case cond.IfMatch != "" && (!exists || etag(old) != cond.IfMatch):
-		return "", fmt.Errorf("backend dir: put %s: etag changed: %w", key, cas.ErrPrecondition)
+		return "", fmt.Errorf("backend dir: put %s: etag changed: %w", key, backend.ErrPrecondition)
 	}
 	mt := time.Now()
 	if exists && !mt.After(old.ModTime()) {
@@ -140,7 +141,7 @@ func syncDir(dir string) {
 	}
 }
 
-// Get implements cas.Backend.
+// Get implements backend.Backend.
 func (b *Backend) Get(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
 	p, err := b.path(key)
 	if err != nil {
@@ -198,28 +199,28 @@ func (e *exact) Read(p []byte) (int, error) {
 
 func (e *exact) Close() error { return e.c.Close() }
 
-// Stat implements cas.Backend.
-func (b *Backend) Stat(ctx context.Context, key string) (cas.ObjectInfo, error) {
+// Stat implements backend.Backend.
+func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
 	p, err := b.path(key)
 	if err != nil {
-		return cas.ObjectInfo{}, err
+		return backend.ObjectInfo{}, err
 	}
 	fi, err := os.Stat(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cas.ObjectInfo{}, notFound(key)
+		return backend.ObjectInfo{}, notFound(key)
 	}
 	if err != nil {
-		return cas.ObjectInfo{}, err
+		return backend.ObjectInfo{}, err
 	}
 	if fi.IsDir() {
-		return cas.ObjectInfo{}, notFound(key)
+		return backend.ObjectInfo{}, notFound(key)
 	}
-	return cas.ObjectInfo{Key: key, Size: fi.Size(), ETag: etag(fi), Modified: fi.ModTime()}, nil
+	return backend.ObjectInfo{Key: key, Size: fi.Size(), ETag: etag(fi), Modified: fi.ModTime()}, nil
 }
 
-// List implements cas.Backend.
-func (b *Backend) List(ctx context.Context, prefix string, fn func(cas.ObjectInfo) error) error {
-	var out []cas.ObjectInfo
+// List implements backend.Backend.
+func (b *Backend) List(ctx context.Context, prefix string, fn func(backend.ObjectInfo) error) error {
+	var out []backend.ObjectInfo
 	err := filepath.WalkDir(b.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -245,7 +246,7 @@ func (b *Backend) List(ctx context.Context, prefix string, fn func(cas.ObjectInf
 			}
 			return err
 		}
-		out = append(out, cas.ObjectInfo{Key: key, Size: fi.Size(), ETag: etag(fi), Modified: fi.ModTime()})
+		out = append(out, backend.ObjectInfo{Key: key, Size: fi.Size(), ETag: etag(fi), Modified: fi.ModTime()})
 		return ctx.Err()
 	})
 	if err != nil {
@@ -260,7 +261,7 @@ func (b *Backend) List(ctx context.Context, prefix string, fn func(cas.ObjectInf
 	return nil
 }
 
-// Delete implements cas.Backend.
+// Delete implements backend.Backend.
 func (b *Backend) Delete(ctx context.Context, key string) error {
 	p, err := b.path(key)
 	if err != nil {

@@ -1,10 +1,11 @@
-// Package s3 is a cas.Backend on an S3-compatible bucket (AWS S3, GCS, R2,
-// MinIO, versitygw), through github.com/minio/minio-go/v7, which is pure Go.
+// Package s3 is a backend.Backend on an S3-compatible bucket (AWS S3,
+// GCS, R2, MinIO, versitygw), through github.com/minio/minio-go/v7, which
+// is pure Go.
 //
 // Keys live under a prefix in one bucket. Conditional puts use the
 // standard If-None-Match: * (create only) and If-Match: ETag headers; a
 // server that answers 412 PreconditionFailed (or 409 for a concurrent
-// conditional write) gives cas.ErrPrecondition. Ranged reads go through the
+// conditional write) gives backend.ErrPrecondition. Ranged reads go through the
 // raw response body, and a body shorter than its range is an error, never
 // a short object.
 package s3
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/remote/backend"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
@@ -45,7 +47,7 @@ type Backend struct {
 	core minio.Core
 }
 
-var _ cas.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // New returns a backend for cfg. It makes no request.
 func New(cfg Config) (*Backend, error) {
@@ -78,7 +80,7 @@ func New(cfg Config) (*Backend, error) {
 	return &Backend{cfg: cfg, c: c, core: minio.Core{Client: c}}, nil
 }
 
-// String implements cas.Backend.
+// String implements backend.Backend.
 func (b *Backend) String() string {
 	s := "s3://" + b.cfg.Bucket
 	if b.cfg.Prefix != "" {
@@ -107,7 +109,7 @@ func (b *Backend) EnsureBucket(ctx context.Context) error {
 }
 
 func (b *Backend) name(key string) (string, error) {
-	if !cas.ValidKey(key) {
+	if !backend.ValidKey(key) {
 		return "", fmt.Errorf("s3: bad key %q", key)
 	}
 	if b.cfg.Prefix == "" {
@@ -127,15 +129,15 @@ func wrap(op, key string, err error) error {
 		return fmt.Errorf("s3: %s %s: %w", op, key, cas.ErrNotFound)
 	case r.Code == "PreconditionFailed" || r.StatusCode == http.StatusPreconditionFailed ||
 		r.Code == "ConditionalRequestConflict" || r.StatusCode == http.StatusConflict && op == "put":
-		return fmt.Errorf("s3: %s %s: %w", op, key, cas.ErrPrecondition)
+		return fmt.Errorf("s3: %s %s: %w", op, key, backend.ErrPrecondition)
 	}
 	return fmt.Errorf("s3: %s %s: %w", op, key, err)
 }
 
 func unquote(etag string) string { return strings.Trim(etag, `"`) }
 
-// Put implements cas.Backend.
-func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, cond cas.PutCond) (string, error) {
+// Put implements backend.Backend.
+func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, cond backend.PutCond) (string, error) {
 	name, err := b.name(key)
 	if err != nil {
 		return "", err
@@ -151,7 +153,7 @@ func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, 
 	if err != nil {
 		err = wrap("put", key, err)
 		if cond.IfMatch != "" && errors.Is(err, cas.ErrNotFound) { // S3 answers 404 for If-Match on a missing key
-			err = fmt.Errorf("s3: put %s: gone: %w", key, cas.ErrPrecondition)
+			err = fmt.Errorf("s3: put %s: gone: %w", key, backend.ErrPrecondition)
 		}
 		return "", err
 	}
@@ -161,7 +163,7 @@ func (b *Backend) Put(ctx context.Context, key string, r io.Reader, size int64, 
 	return unquote(info.ETag), nil
 }
 
-// Get implements cas.Backend.
+// Get implements backend.Backend.
 func (b *Backend) Get(ctx context.Context, key string, off, length int64) (io.ReadCloser, error) {
 	name, err := b.name(key)
 	if err != nil {
@@ -230,21 +232,21 @@ func (e *exact) Read(p []byte) (int, error) {
 
 func (e *exact) Close() error { return e.c.Close() }
 
-// Stat implements cas.Backend.
-func (b *Backend) Stat(ctx context.Context, key string) (cas.ObjectInfo, error) {
+// Stat implements backend.Backend.
+func (b *Backend) Stat(ctx context.Context, key string) (backend.ObjectInfo, error) {
 	name, err := b.name(key)
 	if err != nil {
-		return cas.ObjectInfo{}, err
+		return backend.ObjectInfo{}, err
 	}
 	info, err := b.c.StatObject(ctx, b.cfg.Bucket, name, minio.StatObjectOptions{})
 	if err != nil {
-		return cas.ObjectInfo{}, wrap("stat", key, err)
+		return backend.ObjectInfo{}, wrap("stat", key, err)
 	}
-	return cas.ObjectInfo{Key: key, Size: info.Size, ETag: unquote(info.ETag), Modified: info.LastModified}, nil
+	return backend.ObjectInfo{Key: key, Size: info.Size, ETag: unquote(info.ETag), Modified: info.LastModified}, nil
 }
 
-// List implements cas.Backend.
-func (b *Backend) List(ctx context.Context, prefix string, fn func(cas.ObjectInfo) error) error {
+// List implements backend.Backend.
+func (b *Backend) List(ctx context.Context, prefix string, fn func(backend.ObjectInfo) error) error {
 	full := prefix
 	if b.cfg.Prefix != "" {
 		full = b.cfg.Prefix + "/" + prefix
@@ -259,14 +261,14 @@ func (b *Backend) List(ctx context.Context, prefix string, fn func(cas.ObjectInf
 		if b.cfg.Prefix != "" {
 			key = strings.TrimPrefix(key, b.cfg.Prefix+"/")
 		}
-		if err := fn(cas.ObjectInfo{Key: key, Size: o.Size, ETag: unquote(o.ETag), Modified: o.LastModified}); err != nil {
+		if err := fn(backend.ObjectInfo{Key: key, Size: o.Size, ETag: unquote(o.ETag), Modified: o.LastModified}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Delete implements cas.Backend.
+// Delete implements backend.Backend.
 func (b *Backend) Delete(ctx context.Context, key string) error {
 	name, err := b.name(key)
 	if err != nil {
