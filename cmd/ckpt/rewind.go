@@ -11,6 +11,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
+	"github.com/ckpt/ckpt/internal/picker"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -160,6 +161,46 @@ acceptEdits).`,
 	cmd.Flags().BoolVar(&only, "only", false, "restore only the PATHs given after TURN (scope code unless --scope says otherwise)")
 	cmd.Flags().BoolVar(&resumeClaude, "resume-claude", false, "for a Claude Code session, run the command that forks Claude's conversation at TURN")
 	return cmd
+}
+
+// runPicker is rewind without TURN on a terminal: package picker asks
+// which turn or step, the scope and a confirmation, then the rewind runs
+// after the TUI has closed and its result is printed exactly as `ckpt
+// rewind TURN` prints it.
+func runPicker(cmd *cobra.Command, a *app) error {
+	ctx := cmd.Context()
+	in, okIn := a.stdin.(*os.File)
+	out, okOut := a.stdout.(*os.File)
+	if !okIn || !okOut {
+		return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
+	}
+	c, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cps, err := c.Checkpoints(ctx)
+	if err != nil {
+		return err
+	}
+	if len(cps) == 0 {
+		return errors.New("no turns to rewind to: open one with `ckpt turn PROMPT`")
+	}
+	ch, ok, err := picker.Run(ctx, c, cps, in, out)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		a.say("cancelled, nothing changed")
+		return nil
+	}
+	res, err := c.RewindTo(ctx, ch.Point, ch.Scope, controller.RewindOptions{Force: ch.Force})
+	if err != nil {
+		// A file changed between the preview and the rewind: refused
+		// with the list, as `ckpt rewind TURN` is.
+		return a.refused(res, err)
+	}
+	return a.printResult(res, "rewind")
 }
 
 // point is where a rewind result went.
