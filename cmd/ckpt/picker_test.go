@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // The picker is driven on a real pseudo-terminal: the real binary runs in a
