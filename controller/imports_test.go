@@ -18,7 +18,7 @@ import (
 // nor do the CLI's own packages (the picker, the demo, its wording).
 func TestFrontEndsImportOnlyController(t *testing.T) {
 	below := []string{"capture", "cas", "checkpoints", "retention", "migrations"}
-	for _, dir := range []string{"../cmd", "httpapi", "mcpserver", "acpproxy", "wire", "../internal/picker", "../internal/demo", "../internal/text"} {
+	for _, dir := range []string{"../cmd", "httpapi", "mcpserver", "acpproxy", "wire", "../internal/picker", "../internal/demo", "../internal/msg"} {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 				return err
@@ -88,14 +88,14 @@ func TestWireLayer(t *testing.T) {
 // TestCLIPackages: the packages cmd/ckpt's logic moved to sit beside it.
 // The picker is a front-end over controller (and the CLI's wording); the
 // demo drives the CLI through the Runner it is given, so it imports
-// nothing of this module; the wording package imports nothing at all of
-// it. None of them imports cmd.
+// nothing of this module; the wording for people (msg) uses controller's
+// types and the path quoting only. None of them imports cmd.
 func TestCLIPackages(t *testing.T) {
 	const mod = "github.com/ckpt/ckpt/"
 	for dir, allowed := range map[string][]string{
-		"../internal/picker": {"controller", "internal/quote", "internal/text"},
+		"../internal/picker": {"controller", "internal/quote", "internal/msg"},
 		"../internal/demo":   nil,
-		"../internal/text":   nil,
+		"../internal/msg":    {"controller", "internal/quote"},
 	} {
 		entries, err := os.ReadDir(dir)
 		if err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/jsondoc"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
-	"github.com/ckpt/ckpt/internal/text"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
@@ -184,7 +184,7 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 	case cp.Pruned:
 		prompt = "[pruned] " + prompt
 	}
-	line = text.AppendShort(line, prompt, 48)
+	line = msg.AppendShort(line, prompt, 48)
 	for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
 		line = append(line, ' ')
 	}
@@ -198,7 +198,7 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 	line = append(line, '\n')
 	l.w.Write(line)
 	for _, st := range l.steps[cp.Turn] {
-		line = fmt.Appendf(line[:0], "  %-4s%s  %-48s", fmt.Sprintf(".%d", st.Number), st.Time.Local().Format("2006-01-02 15:04:05"), text.Shorten(stepLabel(st), 48))
+		line = fmt.Appendf(line[:0], "  %-4s%s  %-48s", fmt.Sprintf(".%d", st.Number), st.Time.Local().Format("2006-01-02 15:04:05"), msg.Shorten(stepLabel(st), 48))
 		for j, f := range st.Files {
 			if j > 0 {
 				line = append(line, ' ')

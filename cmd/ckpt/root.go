@@ -11,8 +11,8 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/jsondoc"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
-	"github.com/ckpt/ckpt/internal/text"
 	"github.com/spf13/cobra"
 )
 
@@ -288,11 +288,11 @@ func hint(err error) string {
 	return ""
 }
 
-// oneLine flattens an error to one line for people (text.ErrorLine).
-func oneLine(err error) string { return text.ErrorLine(err) }
+// oneLine flattens an error to one line for people (msg.OneLine).
+func oneLine(err error) string { return msg.OneLine(err) }
 
-// plural is n and the noun, with an s when n is not 1 (text.Plural).
-func plural(n int, noun string) string { return text.Plural(n, noun) }
+// plural is n and the noun, with an s when n is not 1 (msg.Plural).
+func plural(n int, noun string) string { return msg.Plural(n, noun) }
 
 // isCobraUsage recognises cobra's own argument errors, which it does not
 // type.

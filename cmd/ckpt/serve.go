@@ -12,14 +12,12 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/controller/httpapi"
+	"github.com/ckpt/ckpt/internal/token"
 	"github.com/spf13/cobra"
 )
 
-// minTokenBits and tokenBits are package httpapi's token strength rule,
-// by the names the hook server (hook_serve.go) uses.
-const minTokenBits = httpapi.MinTokenBits
-
-func tokenBits(t string) float64 { return httpapi.TokenBits(t) }
+// minTokenBits is the least strength a token may have.
+const minTokenBits = token.MinBits
 
 // serveLimits are the server's timeouts (a variable for tests).
 var serveLimits = struct {
@@ -159,8 +157,11 @@ func serveToken(file string) (string, error) {
 		}
 		return t, nil
 	}
-	return httpapi.NewToken()
+	return token.New()
 }
+
+// tokenBits bounds a token's strength from above (token.Bits).
+func tokenBits(t string) float64 { return token.Bits(t) }
 
 // serve listens on o.addr and serves until ctx is cancelled. ready, when
 // not nil, receives the bound URL once listening.

@@ -2,56 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"math"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// MinTokenBits is the least strength a bearer token may have.
-const MinTokenBits = 128
-
-// NewToken returns a random token of MinTokenBits, in hex.
-func NewToken() (string, error) {
-	var b [MinTokenBits / 8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
-// TokenBits bounds a token's strength from above: its length times the
-// bits per character of the smallest usual alphabet that holds it (digits,
-// hex, base64, printable ASCII). A token of one repeated character is 0.
-func TokenBits(t string) float64 {
-	if t == "" || strings.Count(t, t[:1]) == len(t) {
-		return 0
-	}
-	in := func(set string) bool {
-		for _, r := range t {
-			if !strings.ContainsRune(set, r) {
-				return false
-			}
-		}
-		return true
-	}
-	const digits = "0123456789"
-	alpha := 95.0
-	switch {
-	case in(digits):
-		alpha = 10
-	case in(digits+"abcdef") || in(digits+"ABCDEF"):
-		alpha = 16
-	case in(digits + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/=-_"):
-		alpha = 64
-	}
-	return float64(len(t)) * math.Log2(alpha)
-}
 
 // IsLoopbackHost says whether a listen host is loopback: a loopback IP or
 // the name localhost (which Listen checks again on the bound address).

@@ -32,18 +32,6 @@ func TestListenLoopbackOnly(t *testing.T) {
 	ln.Close()
 }
 
-func TestTokenBits(t *testing.T) {
-	for tok, want := range map[string]float64{"": 0, "aaaaaaaa": 0, "0123": 4 * 3.321928094887362, "0123456789abcdef0123456789abcdef": 128} {
-		if got := httpapi.TokenBits(tok); got < want-1e-9 || got > want+1e-9 {
-			t.Errorf("TokenBits(%q) = %g, want %g", tok, got, want)
-		}
-	}
-	tok, err := httpapi.NewToken()
-	if err != nil || len(tok) != 32 || httpapi.TokenBits(tok) < httpapi.MinTokenBits {
-		t.Errorf("NewToken = %q, %v", tok, err)
-	}
-}
-
 // TestServeStopsWithItsContext: Serve answers until its context ends,
 // then returns nil and the port is closed.
 func TestServeStopsWithItsContext(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
-	"github.com/ckpt/ckpt/internal/text"
 )
 
 // DefaultMaxDiffBytes bounds the unified diff text one show_diff result
@@ -175,7 +175,7 @@ func add[In, Out any](srv *mcp.Server, s *server, t *mcp.Tool, h func(context.Co
 // message is err on one line, without package prefixes, with what to call
 // about it.
 func message(err error) string {
-	return text.ErrorLine(err) + hint(err)
+	return msg.OneLine(err) + hint(err)
 }
 
 // hint says which tool or argument helps with err.

@@ -30,8 +30,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
-	"github.com/ckpt/ckpt/internal/text"
 )
 
 // Choice is the rewind the user confirmed: to Point, of Scope (code only
@@ -185,7 +185,7 @@ func stepRow(st controller.Step, pruned bool) turnRow {
 		r.files = append(r.files, fileStat{path: f.Path, kind: kind, stat: "first touch"})
 		names = append(names, mark+quote.Path(f.Path))
 	}
-	r.summary = text.Plural(len(st.Files), "file")
+	r.summary = msg.Plural(len(st.Files), "file")
 	if len(names) > 0 {
 		r.prompt += " " + strings.Join(names, " ")
 	}
@@ -331,7 +331,7 @@ func (m *model) plan() {
 	}
 	res, err := m.c.RewindTo(m.ctx, m.rows[m.sel].point(), m.scope(), controller.RewindOptions{DryRun: true})
 	if err != nil {
-		m.planErr = text.ErrorLine(err)
+		m.planErr = msg.OneLine(err)
 		return
 	}
 	m.conflicts = res.Conflicts
@@ -392,7 +392,7 @@ func (m *model) preview() []string {
 	diffs, skipped, err := m.c.DiffTo(m.ctx, r.point())
 	switch {
 	case err != nil:
-		lines = append(lines, "  cannot preview: "+text.ErrorLine(err))
+		lines = append(lines, "  cannot preview: "+msg.OneLine(err))
 	case len(diffs) == 0 && len(skipped) == 0:
 		lines = append(lines, "  change no files (they already match)")
 	}
@@ -592,7 +592,7 @@ func (m *model) viewConfirm(b *strings.Builder) {
 	choices := confirmChoices
 	if len(m.conflicts) > 0 {
 		choices = conflictChoices
-		b.WriteString("\n" + m.para(delStyle.Render(fmt.Sprintf("%s changed since the agent left %s; the rewind would overwrite %[2]s:", text.Plural(len(m.conflicts), "file"), them(len(m.conflicts))))) + "\n")
+		b.WriteString("\n" + m.para(delStyle.Render(fmt.Sprintf("%s changed since the agent left %s; the rewind would overwrite %[2]s:", msg.Plural(len(m.conflicts), "file"), them(len(m.conflicts))))) + "\n")
 		m.listPaths(b, m.conflicts)
 		b.WriteString(m.para("A rewind without forcing refuses and changes nothing.") + "\n")
 	}
@@ -605,7 +605,7 @@ func (m *model) viewConfirm(b *strings.Builder) {
 // viewForce is the second confirmation, for overwriting the conflicts.
 func (m *model) viewForce(b *strings.Builder) {
 	r := m.rows[m.sel]
-	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Overwrite %s changed since the agent left %s, rewinding to %s?", text.Plural(len(m.conflicts), "file"), them(len(m.conflicts)), strings.TrimPrefix(r.target(), "the start of ")))))
+	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Overwrite %s changed since the agent left %s, rewinding to %s?", msg.Plural(len(m.conflicts), "file"), them(len(m.conflicts)), strings.TrimPrefix(r.target(), "the start of ")))))
 	m.listPaths(b, m.conflicts)
 	b.WriteString("\n" + m.para(fmt.Sprintf("The current content is stored first: `ckpt undo` brings %s back.", them(len(m.conflicts)))) + "\n\n")
 	m.choices(b, forceChoices, m.forceSel)

@@ -1,4 +1,4 @@
-package text
+package msg
 
 import (
 	"errors"
@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-func TestErrorLine(t *testing.T) {
+func TestOneLine(t *testing.T) {
 	err := errors.Join(fmt.Errorf("controller: rewind: %w", errors.New("checkpoints: index: locked")), errors.New("cas: blob abc: missing\n"))
-	if got, want := ErrorLine(err), "rewind: index: locked; blob abc: missing"; got != want {
-		t.Errorf("ErrorLine = %q, want %q", got, want)
+	if got, want := OneLine(err), "rewind: index: locked; blob abc: missing"; got != want {
+		t.Errorf("OneLine = %q, want %q", got, want)
 	}
 }
 

@@ -1,7 +1,4 @@
-// Package text words things for people, the same way in every front-end
-// that talks to them: errors on one line, counts of things, text cut to a
-// column.
-package text
+package msg
 
 import (
 	"fmt"
@@ -9,16 +6,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
-
-// pkgPrefixes are the package names library errors start their layers
-// with; useful in logs, noise on a terminal.
-var pkgPrefixes = strings.NewReplacer("controller: ", "", "checkpoints: ", "", "capture: ", "", "cas: ", "", "migrations: ", "")
-
-// ErrorLine flattens an error (errors.Join uses newlines) to one line for
-// people, without the package prefixes of each layer.
-func ErrorLine(err error) string {
-	return pkgPrefixes.Replace(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
-}
 
 // Plural is n and the noun, with an s when n is not 1.
 func Plural(n int, noun string) string {
