@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,10 +14,11 @@ import (
 
 // TestFrontEndsImportOnlyController: the CLI, the HTTP API and the MCP
 // server are front-ends like any embedder's, so package controller must be
-// all they need. None of their files, tests included, imports a package below it.
+// all they need. None of their files, tests included, imports a package below it;
+// nor do the CLI's own packages (the picker, the demo, its wording).
 func TestFrontEndsImportOnlyController(t *testing.T) {
 	below := []string{"capture", "cas", "checkpoints", "retention", "migrations"}
-	for _, dir := range []string{"../cmd", "httpapi", "mcpserver", "acpproxy", "wire"} {
+	for _, dir := range []string{"../cmd", "httpapi", "mcpserver", "acpproxy", "wire", "../internal/picker", "../internal/demo", "../internal/msg"} {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 				return err
@@ -74,11 +76,46 @@ func TestWireLayer(t *testing.T) {
 		return path == "controller" || path == "controller/wire" || test && strings.HasPrefix(path, "internal/")
 	})
 	check(".", func(path string, _ bool) bool {
-		for _, above := range []string{"controller/wire", "controller/httpapi", "controller/mcpserver", "controller/acpproxy", "cmd"} {
+		for _, above := range []string{"controller/wire", "controller/httpapi", "controller/mcpserver", "controller/acpproxy", "cmd", "internal/picker", "internal/demo"} {
 			if path == above || strings.HasPrefix(path, above+"/") {
 				return false
 			}
 		}
 		return true
 	})
+}
+
+// TestCLIPackages: the packages cmd/ckpt's logic moved to sit beside it.
+// The picker is a front-end over controller (and the CLI's wording); the
+// demo drives the CLI through the Runner it is given, so it imports
+// nothing of this module; the wording for people (msg) uses controller's
+// types and the path quoting only. None of them imports cmd.
+func TestCLIPackages(t *testing.T) {
+	const mod = "github.com/ckpt/ckpt/"
+	for dir, allowed := range map[string][]string{
+		"../internal/picker": {"controller", "internal/quote", "internal/msg"},
+		"../internal/demo":   nil,
+		"../internal/msg":    {"controller", "internal/quote"},
+	} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				if strings.HasPrefix(path, mod) && !slices.Contains(allowed, strings.TrimPrefix(path, mod)) {
+					t.Errorf("%s imports %s", p, path)
+				}
+			}
+		}
+	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os/exec"
 	"sync"
@@ -52,7 +50,7 @@ editor to make are captured. Zed (settings.json):
 	return cmd
 }
 
-// serveACP runs the agent and the proxy until the agent's output ends.
+// serveACP runs the agent behind the proxy until the agent's output ends.
 func (a *app) serveACP(ctx context.Context, agent []string, noScan bool) error {
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	store := a.store
@@ -72,28 +70,5 @@ func (a *app) serveACP(ctx context.Context, agent []string, noScan bool) error {
 		}})
 	cmd := exec.CommandContext(ctx, agent[0], agent[1:]...)
 	cmd.Stderr = a.stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start the agent %s: %w", agent[0], err)
-	}
-	serr := p.Serve(ctx, a.stdin, a.stdout, out, in)
-	werr := cmd.Wait()
-	if serr != nil {
-		return serr
-	}
-	var ee *exec.ExitError
-	if errors.As(werr, &ee) && ctx.Err() == nil {
-		return fmt.Errorf("the agent %s exited: %w", agent[0], werr)
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	return werr
+	return p.Run(ctx, cmd, a.stdin, a.stdout)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -54,7 +55,7 @@ mode, size) and can_undo / can_redo flags.`,
 			fmt.Fprintln(w, "ID\tTIME\tOP\tSTATE\tNEXT\tCHANGED")
 			for _, e := range h {
 				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Time.Local().Format("2006-01-02 15:04:05"),
-					historyOp(e), historyState(e), historyNext(e), shorten(historyChanged(e), 60))
+					historyOp(e), historyState(e), historyNext(e), msg.Shorten(historyChanged(e), 60))
 			}
 			return w.Flush()
 		},

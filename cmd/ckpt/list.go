@@ -2,20 +2,18 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
 	"strconv"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
+	"github.com/ckpt/ckpt/internal/jsondoc"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -69,62 +67,6 @@ the rest; piped or with --json it lists every turn unless told otherwise.`,
 func (a *app) stdoutTerminal() bool {
 	f, ok := a.stdout.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
-}
-
-// shorten puts s on one line and cuts it to n runes.
-func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-// appendShort appends shorten(s, n) to dst without allocating: list calls
-// it once per turn. A test holds the two to the same bytes.
-func appendShort(dst []byte, s string, n int) []byte {
-	start, runes := len(dst), 0
-	space := false // a space is owed before the next word
-	for i := 0; i < len(s); {
-		c, size := rune(s[i]), 1
-		if c >= utf8.RuneSelf {
-			c, size = utf8.DecodeRuneInString(s[i:])
-		}
-		if unicode.IsSpace(c) {
-			space = runes > 0
-			i += size
-			continue
-		}
-		if space {
-			dst = append(dst, ' ')
-			runes++
-			space = false
-		}
-		dst = append(dst, s[i:i+size]...)
-		runes++
-		i += size
-		if runes > n {
-			return appendCut(dst[:start], dst[start:], n)
-		}
-	}
-	return dst
-}
-
-// appendCut appends the first n-1 runes of b, each re-encoded (so an
-// invalid byte becomes U+FFFD, as a conversion to []rune makes it), and
-// "…". b may share dst's array beyond its length: it is read ahead of
-// every write.
-func appendCut(dst, b []byte, n int) []byte {
-	var tmp [256]byte
-	cut := tmp[:0]
-	for k := 0; k < n-1; k++ {
-		r, size := utf8.DecodeRune(b)
-		cut = utf8.AppendRune(cut, r)
-		b = b[size:]
-	}
-	dst = append(dst, cut...)
-	return append(dst, "…"...)
 }
 
 // listOptions are list's flags: limit turns (0: all) from turn since (-1:
@@ -211,8 +153,7 @@ type listOut struct {
 	first     int // the first and last turn printed
 	last      int
 	line      []byte
-	buf       bytes.Buffer
-	enc       *json.Encoder
+	arr       *jsondoc.Array // with --json
 }
 
 // add prints one turn.
@@ -243,7 +184,7 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 	case cp.Pruned:
 		prompt = "[pruned] " + prompt
 	}
-	line = appendShort(line, prompt, 48)
+	line = msg.AppendShort(line, prompt, 48)
 	for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
 		line = append(line, ' ')
 	}
@@ -257,7 +198,7 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 	line = append(line, '\n')
 	l.w.Write(line)
 	for _, st := range l.steps[cp.Turn] {
-		line = fmt.Appendf(line[:0], "  %-4s%s  %-48s", fmt.Sprintf(".%d", st.Number), st.Time.Local().Format("2006-01-02 15:04:05"), shorten(stepLabel(st), 48))
+		line = fmt.Appendf(line[:0], "  %-4s%s  %-48s", fmt.Sprintf(".%d", st.Number), st.Time.Local().Format("2006-01-02 15:04:05"), msg.Shorten(stepLabel(st), 48))
 		for j, f := range st.Files {
 			if j > 0 {
 				line = append(line, ' ')
@@ -287,40 +228,24 @@ func (l *listOut) addJSON(cp controller.Checkpoint) error {
 	if l.withSteps {
 		el.Steps = wire.NewSteps(l.steps[cp.Turn])
 	}
-	return l.element(el)
-}
-
-// element writes v as the next element of the array: indented as
-// json.Encoder with SetIndent("", "  ") indents it inside the whole list.
-func (l *listOut) element(v any) error {
-	if l.enc == nil {
-		l.enc = json.NewEncoder(&l.buf)
-		l.enc.SetIndent("  ", "  ")
-	}
-	l.buf.Reset()
-	if err := l.enc.Encode(v); err != nil {
-		return err
-	}
-	if l.n == 0 {
-		l.w.WriteString("[\n  ")
-	} else {
-		l.w.WriteString(",\n  ")
-	}
 	l.n++
-	_, err := l.w.Write(bytes.TrimSuffix(l.buf.Bytes(), []byte("\n")))
-	return err
+	return l.array().Add(el)
 }
 
 // finish ends the output: the JSON array's close (or [] when it is empty).
 func (l *listOut) finish() error {
 	if l.a.json {
-		if l.n == 0 {
-			l.w.WriteString("[]\n")
-		} else {
-			l.w.WriteString("\n]\n")
-		}
+		l.array().Close()
 	}
 	return l.w.Flush()
+}
+
+// array is the --json output's array, started at first use.
+func (l *listOut) array() *jsondoc.Array {
+	if l.arr == nil {
+		l.arr = jsondoc.NewArray(l.w)
+	}
+	return l.arr
 }
 
 // stepLabel says what a step was for list --steps: the tool, and its

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
+	"github.com/ckpt/ckpt/internal/picker"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -23,9 +24,14 @@ type rewindJSON struct {
 	ClaudeResume *claudeResume `json:"claude_resume,omitempty"`
 }
 
+// rewindOptions are rewind's flags.
+type rewindOptions struct {
+	scope                             string
+	dryRun, force, only, resumeClaude bool
+}
+
 func newRewindCmd(a *app) *cobra.Command {
-	var scope string
-	var dryRun, force, only, resumeClaude bool
+	var o rewindOptions
 	cmd := &cobra.Command{
 		Use:   "rewind TURN[.STEP] [-- CLAUDE-ARGS]",
 		Short: "Rewind code, conversation or both to the start of TURN (undo with `ckpt undo`)",
@@ -64,102 +70,173 @@ never changed. The fork's hook events continue this ckpt session.
 terminal); arguments after -- are passed to claude (e.g. -- --permission-mode
 acceptEdits).`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				if !resumeClaude {
-					return usagef("arguments after -- are for claude, with --resume-claude")
-				}
-				args = args[:dash]
-			}
-			if only && len(args) < 2 {
-				return usagef("rewind TURN --only takes one or more PATHs")
-			}
-			if !only && len(args) > 1 {
-				return usagef("rewind takes one TURN (see ckpt rewind --help)")
-			}
-			return nil
+			return o.checkArgs(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var claudeArgs []string
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				args, claudeArgs = args[:dash], args[dash:]
-			}
-			if len(args) == 0 {
-				if !a.interactive() {
-					return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
-				}
-				return runPicker(cmd, a)
-			}
-			pt, err := parsePoint(args[0])
-			if err != nil {
-				return err
-			}
-			turn := pt.Turn
-			if (pt.Step > 0 || only) && !cmd.Flags().Changed("scope") {
-				scope = string(controller.ScopeCode) // files, not the conversation
-			}
-			sc, err := controller.ParseScope(scope)
-			if err != nil {
-				return usageError{err}
-			}
-			if pt.Step > 0 && sc != controller.ScopeCode {
-				return usagef("rewind %s --scope %s: %s", pt, sc, controller.ErrStepScope)
-			}
-			if pt.Step > 0 && resumeClaude {
-				return usagef("--resume-claude goes with a conversation rewind of a turn, not a step")
-			}
-			c, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer a.closeController(c)
-			o := controller.RewindOptions{DryRun: dryRun, Force: force}
-			if only {
-				if o.Only, err = absPaths(args[1:]); err != nil {
-					return err
-				}
-			}
-			// For a Claude Code session, how to give Claude's own
-			// conversation back is settled before anything changes.
-			var claude *claudePlan
-			turnErr := errors.New("not a conversation rewind")
-			if sc.Conversation() && !only {
-				var cp controller.Record
-				if cp, turnErr = c.Turn(cmd.Context(), turn); turnErr == nil {
-					ct, isClaude, err := loadClaudeTurn(cmd.Context(), c, cp.ID)
-					if err != nil {
-						a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
-					}
-					if isClaude {
-						p, err := a.planClaude(turn, ct, cp.Prompt, dryRun, resumeClaude, claudeArgs)
-						if err != nil {
-							return err
-						}
-						claude = &p
-					}
-				}
-			}
-			if claude == nil && resumeClaude && !errors.Is(turnErr, controller.ErrNoTurn) {
-				return fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind; nothing rewound", a.session)
-			}
-			res, err := c.RewindTo(cmd.Context(), pt, sc, o)
-			if err != nil {
-				if claude != nil {
-					claude.unmark()
-				}
-				return a.refused(res, err)
-			}
-			if claude == nil {
-				return a.printResult(res, "rewind")
-			}
-			return a.claudeRewound(cmd.Context(), res, *claude)
+			return a.runRewind(cmd, args, o)
 		},
 	}
-	cmd.Flags().StringVar(&scope, "scope", "both", "what to rewind: code, conversation or both")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
-	cmd.Flags().BoolVar(&force, "force", false, "overwrite files changed since the agent left them (undo brings them back)")
-	cmd.Flags().BoolVar(&only, "only", false, "restore only the PATHs given after TURN (scope code unless --scope says otherwise)")
-	cmd.Flags().BoolVar(&resumeClaude, "resume-claude", false, "for a Claude Code session, run the command that forks Claude's conversation at TURN")
+	cmd.Flags().StringVar(&o.scope, "scope", "both", "what to rewind: code, conversation or both")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would change and change nothing")
+	cmd.Flags().BoolVar(&o.force, "force", false, "overwrite files changed since the agent left them (undo brings them back)")
+	cmd.Flags().BoolVar(&o.only, "only", false, "restore only the PATHs given after TURN (scope code unless --scope says otherwise)")
+	cmd.Flags().BoolVar(&o.resumeClaude, "resume-claude", false, "for a Claude Code session, run the command that forks Claude's conversation at TURN")
 	return cmd
+}
+
+// checkArgs checks rewind's arguments: TURN (none on a terminal), the
+// PATHs of --only, claude's arguments after -- with --resume-claude.
+func (o rewindOptions) checkArgs(cmd *cobra.Command, args []string) error {
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		if !o.resumeClaude {
+			return usagef("arguments after -- are for claude, with --resume-claude")
+		}
+		args = args[:dash]
+	}
+	if o.only && len(args) < 2 {
+		return usagef("rewind TURN --only takes one or more PATHs")
+	}
+	if !o.only && len(args) > 1 {
+		return usagef("rewind takes one TURN (see ckpt rewind --help)")
+	}
+	return nil
+}
+
+// target reads the rewind point and its scope: code for a step or --only
+// unless --scope says otherwise, and only code for a step.
+func (o rewindOptions) target(cmd *cobra.Command, arg string) (controller.Point, controller.Scope, error) {
+	pt, err := parsePoint(arg)
+	if err != nil {
+		return pt, "", err
+	}
+	scope := o.scope
+	if (pt.Step > 0 || o.only) && !cmd.Flags().Changed("scope") {
+		scope = string(controller.ScopeCode) // files, not the conversation
+	}
+	sc, err := controller.ParseScope(scope)
+	if err != nil {
+		return pt, "", usageError{err}
+	}
+	if pt.Step > 0 && sc != controller.ScopeCode {
+		return pt, "", usagef("rewind %s --scope %s: %s", pt, sc, controller.ErrStepScope)
+	}
+	if pt.Step > 0 && o.resumeClaude {
+		return pt, "", usagef("--resume-claude goes with a conversation rewind of a turn, not a step")
+	}
+	return pt, sc, nil
+}
+
+// runRewind rewinds to the TURN or TURN.STEP given, or on a terminal
+// without one to the turn picked.
+func (a *app) runRewind(cmd *cobra.Command, args []string, o rewindOptions) error {
+	var claudeArgs []string
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		args, claudeArgs = args[:dash], args[dash:]
+	}
+	if len(args) == 0 {
+		if !a.interactive() {
+			return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
+		}
+		return runPicker(cmd, a)
+	}
+	pt, sc, err := o.target(cmd, args[0])
+	if err != nil {
+		return err
+	}
+	c, err := a.open(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer a.closeController(c)
+	ro := controller.RewindOptions{DryRun: o.dryRun, Force: o.force}
+	if o.only {
+		if ro.Only, err = absPaths(args[1:]); err != nil {
+			return err
+		}
+	}
+	claude, err := a.claudeRewindPlan(cmd, c, pt.Turn, sc, o, claudeArgs)
+	if err != nil {
+		return err
+	}
+	res, err := c.RewindTo(cmd.Context(), pt, sc, ro)
+	if err != nil {
+		if claude != nil {
+			claude.unmark()
+		}
+		return a.refused(res, err)
+	}
+	if claude == nil {
+		return a.printResult(res, "rewind")
+	}
+	return a.claudeRewound(cmd.Context(), res, *claude)
+}
+
+// claudeRewindPlan settles, for a Claude Code session, how to give
+// Claude's own conversation back, before anything changes; nil for
+// another session or a rewind that leaves the conversation alone.
+func (a *app) claudeRewindPlan(cmd *cobra.Command, c *controller.Controller, turn int, sc controller.Scope, o rewindOptions, claudeArgs []string) (*claudePlan, error) {
+	var claude *claudePlan
+	turnErr := errors.New("not a conversation rewind")
+	if sc.Conversation() && !o.only {
+		var cp controller.Record
+		if cp, turnErr = c.Turn(cmd.Context(), turn); turnErr == nil {
+			ct, isClaude, err := loadClaudeTurn(cmd.Context(), c, cp.ID)
+			if err != nil {
+				a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
+			}
+			if isClaude {
+				p, err := a.planClaude(turn, ct, cp.Prompt, o.dryRun, o.resumeClaude, claudeArgs)
+				if err != nil {
+					return nil, err
+				}
+				claude = &p
+			}
+		}
+	}
+	if claude == nil && o.resumeClaude && !errors.Is(turnErr, controller.ErrNoTurn) {
+		return nil, fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind; nothing rewound", a.session)
+	}
+	return claude, nil
+}
+
+// runPicker is rewind without TURN on a terminal: package picker asks
+// which turn or step, the scope and a confirmation, then the rewind runs
+// after the TUI has closed and its result is printed exactly as `ckpt
+// rewind TURN` prints it.
+func runPicker(cmd *cobra.Command, a *app) error {
+	ctx := cmd.Context()
+	in, okIn := a.stdin.(*os.File)
+	out, okOut := a.stdout.(*os.File)
+	if !okIn || !okOut {
+		return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
+	}
+	c, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cps, err := c.Checkpoints(ctx)
+	if err != nil {
+		return err
+	}
+	if len(cps) == 0 {
+		return errors.New("no turns to rewind to: open one with `ckpt turn PROMPT`")
+	}
+	ch, ok, err := picker.Run(ctx, c, cps, in, out)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		a.say("cancelled, nothing changed")
+		return nil
+	}
+	res, err := c.RewindTo(ctx, ch.Point, ch.Scope, controller.RewindOptions{Force: ch.Force})
+	if err != nil {
+		// A file changed between the preview and the rewind: refused
+		// with the list, as `ckpt rewind TURN` is.
+		return a.refused(res, err)
+	}
+	return a.printResult(res, "rewind")
 }
 
 // point is where a rewind result went.

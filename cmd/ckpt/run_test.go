@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/internal/demo"
 )
 
 // ckptRun runs the CLI in-process with a fresh store and workspace.
@@ -127,7 +129,7 @@ func TestWorkspaceAndSessionFromEnvironment(t *testing.T) {
 
 func TestDemoRuns(t *testing.T) {
 	var out bytes.Buffer
-	if err := playDemo(context.Background(), &out, t.TempDir()); err != nil {
+	if err := demo.Play(context.Background(), &out, t.TempDir(), runDemoCmd); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	s := out.String()

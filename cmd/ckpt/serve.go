@@ -2,25 +2,22 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/controller/httpapi"
+	"github.com/ckpt/ckpt/internal/token"
 	"github.com/spf13/cobra"
 )
 
 // minTokenBits is the least strength a token may have.
-const minTokenBits = 128
+const minTokenBits = token.MinBits
 
 // serveLimits are the server's timeouts (a variable for tests).
 var serveLimits = struct {
@@ -126,7 +123,7 @@ func checkAddr(addr string, allowRemote bool) error {
 	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
 		return usagef("--addr %q: bad port %q", addr, port)
 	}
-	if isLoopbackHost(host) || allowRemote {
+	if httpapi.IsLoopbackHost(host) || allowRemote {
 		return nil
 	}
 	shown := host
@@ -136,15 +133,8 @@ func checkAddr(addr string, allowRemote bool) error {
 	return usagef("--addr %q: %s is not loopback; use 127.0.0.1, [::1] or localhost, or --allow-remote to expose this session's files on the network", addr, shown)
 }
 
-// isLoopbackHost says whether a listen host is loopback: a loopback IP or
-// the name localhost (checked again on the bound address).
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+// isLoopbackHost is httpapi.IsLoopbackHost, by install.go's name for it.
+func isLoopbackHost(host string) bool { return httpapi.IsLoopbackHost(host) }
 
 // serveToken reads the token from file, or makes a random one.
 func serveToken(file string) (string, error) {
@@ -167,40 +157,11 @@ func serveToken(file string) (string, error) {
 		}
 		return t, nil
 	}
-	var b [minTokenBits / 8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
+	return token.New()
 }
 
-// tokenBits bounds a token's strength from above: its length times the
-// bits per character of the smallest usual alphabet that holds it (digits,
-// hex, base64, printable ASCII). A token of one repeated character is 0.
-func tokenBits(t string) float64 {
-	if t == "" || strings.Count(t, t[:1]) == len(t) {
-		return 0
-	}
-	in := func(set string) bool {
-		for _, r := range t {
-			if !strings.ContainsRune(set, r) {
-				return false
-			}
-		}
-		return true
-	}
-	const digits = "0123456789"
-	alpha := 95.0
-	switch {
-	case in(digits):
-		alpha = 10
-	case in(digits+"abcdef") || in(digits+"ABCDEF"):
-		alpha = 16
-	case in(digits + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/=-_"):
-		alpha = 64
-	}
-	return float64(len(t)) * math.Log2(alpha)
-}
+// tokenBits bounds a token's strength from above (token.Bits).
+func tokenBits(t string) float64 { return token.Bits(t) }
 
 // serve listens on o.addr and serves until ctx is cancelled. ready, when
 // not nil, receives the bound URL once listening.
@@ -211,16 +172,15 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if o.allowRemote && !o.hooks && tokenBits(o.token) < minTokenBits {
 		return usagef("--allow-remote needs a token of at least %d bits", minTokenBits)
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	ln, url, remote, err := httpapi.Listen(o.addr, o.allowRemote)
+	var notLoopback *httpapi.NotLoopbackError
+	if errors.As(err, &notLoopback) {
+		return usagef("--addr %q %s", o.addr, notLoopback)
+	}
 	if err != nil {
 		return err
 	}
-	bound, _ := ln.Addr().(*net.TCPAddr)
-	if !o.allowRemote && (bound == nil || !bound.IP.IsLoopback()) {
-		ln.Close()
-		return usagef("--addr %q listens on %s, which is not loopback", o.addr, ln.Addr())
-	}
-	if o.allowRemote && (bound == nil || !bound.IP.IsLoopback()) {
+	if remote {
 		a.say("ckpt: warning: --allow-remote: serving on %s, beyond this machine; whoever can reach it and holds the token can rewrite this workspace's files, and plain HTTP is not encrypted", ln.Addr())
 	}
 	ctx, stop := context.WithCancel(ctx)
@@ -250,24 +210,6 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 			WriteTimeout: serveLimits.write,
 		}))
 	}
-	hs := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: serveLimits.readHeader,
-		ReadTimeout:       serveLimits.read,
-		WriteTimeout:      serveLimits.write,
-		IdleTimeout:       serveLimits.idle,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
-	url := "http://" + ln.Addr().String()
-	if bound != nil && bound.IP.IsUnspecified() {
-		// Every interface: name one a browser on this machine can open.
-		lo := net.IPv4(127, 0, 0, 1)
-		if bound.IP.To4() == nil {
-			lo = net.IPv6loopback
-		}
-		url = "http://" + net.JoinHostPort(lo.String(), strconv.Itoa(bound.Port))
-	}
 	if o.hooks {
 		// The token stays in the store's hook-server.json.
 		line, _ := json.Marshal(map[string]string{"url": url, "hook_url": url + "/hook/claude"})
@@ -281,33 +223,34 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if ready != nil {
 		ready <- url
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	tick := time.NewTicker(hookIdle / 2)
-	defer tick.Stop()
-wait:
-	for {
-		select {
-		case err := <-errc:
-			return err
-		case <-ctx.Done():
-			break wait
-		case <-tick.C:
-			hooks.sweep(hookIdle)
-			if o.idle > 0 && hooks.idleFor() > o.idle {
-				a.say("ckpt: no hook event for %s; stopping", o.idle)
-				break wait
+	// The hook server forgets idle sessions' controllers; with --idle,
+	// no event for that long stops the server.
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		tick := time.NewTicker(hookIdle / 2)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				hooks.sweep(hookIdle)
+				if o.idle > 0 && hooks.idleFor() > o.idle {
+					a.say("ckpt: no hook event for %s; stopping", o.idle)
+					stop()
+					return
+				}
 			}
 		}
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	err = hs.Shutdown(sctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = hs.Close()
-	}
-	if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
-		err = e
-	}
+	}()
+	err = httpapi.Serve(ctx, ln, mux, httpapi.Limits{
+		ReadHeader: serveLimits.readHeader,
+		Read:       serveLimits.read,
+		Write:      serveLimits.write,
+		Idle:       serveLimits.idle,
+	})
+	stop()
+	<-swept
 	return err
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -488,70 +487,17 @@ func (a *app) warnUnreadable(infos []controller.SessionInfo) {
 	}
 }
 
-// sessionNode is one session of the tree, with its forks.
-type sessionNode struct {
-	wire.Session
-	Children []*sessionNode `json:"children"`
-}
-
-// sessionTree arranges sessions by origin: a fork goes under its parent
-// when the parent is in the store; a session that is not a fork, or whose
-// parent is gone, is a root. Roots and children are sorted by id. A cycle
-// (possible only when a removed session's id was reused) is broken by
-// making its first member a root.
-func sessionTree(infos []controller.SessionInfo) []*sessionNode {
-	nodes := map[string]*sessionNode{}
-	for _, i := range infos {
-		nodes[i.ID] = &sessionNode{Session: wire.NewSession(i), Children: []*sessionNode{}}
-	}
-	forks := map[string][]*sessionNode{} // by parent, in id order
-	for _, i := range infos {
-		if i.Parent != nil {
-			forks[i.Parent.Session] = append(forks[i.Parent.Session], nodes[i.ID])
-		}
-	}
-	var roots []*sessionNode
-	placed := map[string]bool{}
-	var place func(n *sessionNode)
-	place = func(n *sessionNode) {
-		placed[n.ID] = true
-		for _, c := range forks[n.ID] {
-			if !placed[c.ID] {
-				n.Children = append(n.Children, c)
-				place(c)
-			}
-		}
-	}
-	for _, i := range infos {
-		if n := nodes[i.ID]; n.Parent == nil || nodes[n.Parent.Session] == nil {
-			roots = append(roots, n)
-			place(n)
-		}
-	}
-	for _, i := range infos { // cycles
-		if n := nodes[i.ID]; !placed[n.ID] {
-			roots = append(roots, n)
-			place(n)
-		}
-	}
-	sort.Slice(roots, func(i, j int) bool { return roots[i].ID < roots[j].ID })
-	return roots
-}
-
 // printSessionTree prints the session tree: --json nests forks in
 // "children"; the table puts each fork under its parent.
 func (a *app) printSessionTree(infos []controller.SessionInfo) error {
-	roots := sessionTree(infos)
-	if roots == nil {
-		roots = []*sessionNode{}
-	}
+	roots := wire.NewSessionTree(infos)
 	if a.json {
 		return a.printJSON(roots)
 	}
 	w := bufio.NewWriter(a.stdout)
 	fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
-	var walk func(n *sessionNode, prefix, branch string)
-	walk = func(n *sessionNode, prefix, branch string) {
+	var walk func(n *wire.SessionNode, prefix, branch string)
+	walk = func(n *wire.SessionNode, prefix, branch string) {
 		name := prefix + branch + n.ID
 		if n.Parent != nil {
 			from := fmt.Sprintf(" (turn %d)", n.Parent.Turn)

@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os/exec"
 	"strings"
 	"sync"
 
@@ -117,6 +119,38 @@ func (p *Proxy) Serve(ctx context.Context, client io.Reader, toClient io.Writer,
 		toAgent.Close()
 	}()
 	return eachLine(agent, func(line []byte) error { return p.fromAgent(ctx, line) })
+}
+
+// Run starts agent, an ACP agent's command whose Stdin and Stdout are
+// unset (they become the proxy's pipes to it), serves client and toClient
+// to it until its output ends (Serve), and waits for it to exit. An agent
+// that exits with an error is an error naming it, unless ctx has ended
+// (the agent was told to stop).
+func (p *Proxy) Run(ctx context.Context, agent *exec.Cmd, client io.Reader, toClient io.Writer) error {
+	in, err := agent.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := agent.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := agent.Start(); err != nil {
+		return fmt.Errorf("start the agent %s: %w", agent.Args[0], err)
+	}
+	serr := p.Serve(ctx, client, toClient, out, in)
+	werr := agent.Wait()
+	if serr != nil {
+		return serr
+	}
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) && ctx.Err() == nil {
+		return fmt.Errorf("the agent %s exited: %w", agent.Args[0], werr)
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return werr
 }
 
 func (p *Proxy) close() {

@@ -1,8 +1,8 @@
 // Package mcpserver serves one controller.Controller as Model Context
 // Protocol tools, on the official Go SDK (github.com/modelcontextprotocol/go-sdk):
 // list_checkpoints, show_diff, rewind, undo, redo, history and status.
-// `ckpt mcp` is this server on stdin/stdout; an agent or an IDE starts it as
-// an MCP server and calls the tools.
+// `ckpt mcp` is this server on stdin/stdout (the Stdio transport); an agent
+// or an IDE starts it as an MCP server and calls the tools.
 //
 // It holds no rewind logic: every tool call is one or two Controller calls,
 // and the tools' JSON fields are those of the CLI's --json output.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
 )
 
@@ -171,15 +172,10 @@ func add[In, Out any](srv *mcp.Server, s *server, t *mcp.Tool, h func(context.Co
 	})
 }
 
-// pkgPrefixes are the package names library errors start their layers
-// with: noise for a model.
-var pkgPrefixes = strings.NewReplacer("controller: ", "", "checkpoints: ", "", "capture: ", "", "cas: ", "", "migrations: ", "")
-
 // message is err on one line, without package prefixes, with what to call
 // about it.
 func message(err error) string {
-	s := pkgPrefixes.Replace(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
-	return s + hint(err)
+	return msg.OneLine(err) + hint(err)
 }
 
 // hint says which tool or argument helps with err.

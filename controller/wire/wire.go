@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -463,6 +464,57 @@ func NewSessions(infos []controller.SessionInfo) []Session {
 		out[i] = NewSession(info)
 	}
 	return out
+}
+
+// SessionNode is one session of the session tree (`ckpt sessions --tree
+// --json`), with the sessions forked from it.
+type SessionNode struct {
+	Session
+	Children []*SessionNode `json:"children"`
+}
+
+// NewSessionTree arranges sessions by origin: a fork goes under its parent
+// when the parent is among infos; a session that is not a fork, or whose
+// parent is gone, is a root. Roots are sorted by id, children keep the
+// order of infos. A cycle (possible only when a removed session's id was
+// reused) is broken by making its first member a root. Never nil.
+func NewSessionTree(infos []controller.SessionInfo) []*SessionNode {
+	nodes := map[string]*SessionNode{}
+	for _, i := range infos {
+		nodes[i.ID] = &SessionNode{Session: NewSession(i), Children: []*SessionNode{}}
+	}
+	forks := map[string][]*SessionNode{} // by parent, in id order
+	for _, i := range infos {
+		if i.Parent != nil {
+			forks[i.Parent.Session] = append(forks[i.Parent.Session], nodes[i.ID])
+		}
+	}
+	roots := []*SessionNode{}
+	placed := map[string]bool{}
+	var place func(n *SessionNode)
+	place = func(n *SessionNode) {
+		placed[n.ID] = true
+		for _, c := range forks[n.ID] {
+			if !placed[c.ID] {
+				n.Children = append(n.Children, c)
+				place(c)
+			}
+		}
+	}
+	for _, i := range infos {
+		if n := nodes[i.ID]; n.Parent == nil || nodes[n.Parent.Session] == nil {
+			roots = append(roots, n)
+			place(n)
+		}
+	}
+	for _, i := range infos { // cycles
+		if n := nodes[i.ID]; !placed[n.ID] {
+			roots = append(roots, n)
+			place(n)
+		}
+	}
+	sort.Slice(roots, func(i, j int) bool { return roots[i].ID < roots[j].ID })
+	return roots
 }
 
 // Event says the session changed: GET /api/events' data lines.

@@ -1,8 +1,23 @@
-package main
+// Package picker is the interactive picker of `ckpt rewind` without TURN
+// on a terminal. It lists the turns newest first with their change stats
+// and a preview of what a code rewind to the selected turn would change,
+// then asks for the scope and for a confirmation whose default keeps
+// everything. Files changed since the agent left them (conflicts) are
+// listed before that confirmation; overwriting them takes a second one,
+// which says that undo brings them back. It changes nothing: Run returns
+// the choice, and the caller rewinds after the TUI has closed. Every prompt
+// wraps to the terminal's width; list rows and paths are cut to it. Each
+// turn's steps (its tool calls) are rows under it, newest first: choosing
+// one rewinds the code to just before that tool call (a step has no scope
+// menu: it rewinds code only).
+//
+// It is the CLI's: its prompts name ckpt's commands. Other front-ends
+// preview and rewind through package controller (Controller.DiffTo,
+// RewindTo with DryRun) as it does.
+package picker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,47 +27,28 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
 )
 
-// The interactive picker: `ckpt rewind` without TURN on a terminal. It
-// lists the turns newest first with their change stats and a preview of
-// what a code rewind to the selected turn would change, then asks for the
-// scope and for a confirmation whose default keeps everything. Files
-// changed since the agent left them (conflicts) are listed before that
-// confirmation; overwriting them takes a second one, which says that undo
-// brings them back. It changes nothing until the user moves to "Yes" and
-// presses Enter; the rewind itself runs after the TUI has closed, and its
-// result is printed exactly as `ckpt rewind TURN` prints it. Every prompt
-// wraps to the terminal's width; list rows and paths are cut to it. Each
-// turn's steps (its tool calls) are rows under it, newest first: choosing
-// one rewinds the code to just before that tool call (a step has no scope
-// menu: it rewinds code only).
+// Choice is the rewind the user confirmed: to Point, of Scope (code only
+// for a step), with Force when they chose to overwrite the files changed
+// since the agent left them.
+type Choice struct {
+	Point controller.Point
+	Scope controller.Scope
+	Force bool
+}
 
-func runPicker(cmd *cobra.Command, a *app) error {
-	ctx := cmd.Context()
-	in, okIn := a.stdin.(*os.File)
-	out, okOut := a.stdout.(*os.File)
-	if !okIn || !okOut {
-		return usagef("rewind takes one TURN; run it on a terminal without TURN to pick one interactively")
-	}
-	c, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	cps, err := c.Checkpoints(ctx)
-	if err != nil {
-		return err
-	}
-	if len(cps) == 0 {
-		return errors.New("no turns to rewind to: open one with `ckpt turn PROMPT`")
-	}
-	m := newPickerModel(ctx, c, cps)
+// Run shows the picker on the terminal in and out for c's turns cps
+// (oldest first, at least one) until the user confirms a rewind or
+// cancels; ok is false when they cancelled. Only dry runs and previews
+// touch c: the rewind is the caller's.
+func Run(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint, in, out *os.File) (choice Choice, ok bool, err error) {
+	m := newModel(ctx, c, cps)
 	// The first frame is drawn before the size arrives as a message: draw
 	// it at the terminal's size, so a narrow one never sees a wider frame
 	// wrap.
@@ -62,20 +58,13 @@ func runPicker(cmd *cobra.Command, a *app) error {
 	p := tea.NewProgram(m, tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen(), tea.WithContext(ctx))
 	final, err := p.Run()
 	if err != nil {
-		return fmt.Errorf("picker: %w", err)
+		return Choice{}, false, fmt.Errorf("picker: %w", err)
 	}
-	fm := final.(*pickerModel)
+	fm := final.(*model)
 	if !fm.confirmed {
-		a.say("cancelled, nothing changed")
-		return nil
+		return Choice{}, false, nil
 	}
-	res, err := c.RewindTo(ctx, fm.rows[fm.sel].point(), fm.scope(), controller.RewindOptions{Force: fm.force})
-	if err != nil {
-		// A file changed between the preview and the rewind: refused
-		// with the list, as `ckpt rewind TURN` is.
-		return a.refused(res, err)
-	}
-	return a.printResult(res, "rewind")
+	return Choice{Point: fm.rows[fm.sel].point(), Scope: fm.scope(), Force: fm.force}, true, nil
 }
 
 // The picker's screens, in order.
@@ -137,7 +126,7 @@ func (r turnRow) target() string {
 	return fmt.Sprintf("turn %d before tool call %d (%s)", r.turn, r.step, r.point())
 }
 
-type pickerModel struct {
+type model struct {
 	ctx  context.Context // only for the controller calls made from Update
 	c    *controller.Controller
 	rows []turnRow // newest first
@@ -162,8 +151,8 @@ type pickerModel struct {
 	force         bool // overwrite the conflicts (the force screen said yes)
 }
 
-func newPickerModel(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint) *pickerModel {
-	m := &pickerModel{ctx: ctx, c: c, previews: map[controller.Point][]string{}, width: 80, height: 24}
+func newModel(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint) *model {
+	m := &model{ctx: ctx, c: c, previews: map[controller.Point][]string{}, width: 80, height: 24}
 	steps := map[int][]controller.Step{}
 	if all, err := c.Steps(ctx); err == nil { // without them, the turns still list
 		for _, st := range all {
@@ -196,7 +185,7 @@ func stepRow(st controller.Step, pruned bool) turnRow {
 		r.files = append(r.files, fileStat{path: f.Path, kind: kind, stat: "first touch"})
 		names = append(names, mark+quote.Path(f.Path))
 	}
-	r.summary = plural(len(st.Files), "file")
+	r.summary = msg.Plural(len(st.Files), "file")
 	if len(names) > 0 {
 		r.prompt += " " + strings.Join(names, " ")
 	}
@@ -252,16 +241,16 @@ func firstLine(s string) string {
 	return s
 }
 
-func (m *pickerModel) scope() controller.Scope {
+func (m *model) scope() controller.Scope {
 	if m.rows[m.sel].step > 0 {
 		return controller.ScopeCode // a step rewinds code only
 	}
 	return scopeChoices[m.scopeSel].scope
 }
 
-func (m *pickerModel) Init() tea.Cmd { return nil }
+func (m *model) Init() tea.Cmd { return nil }
 
-func (m *pickerModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -282,7 +271,7 @@ func (m *pickerModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // key handles one key press.
-func (m *pickerModel) key(key string) (tea.Model, tea.Cmd) {
+func (m *model) key(key string) (tea.Model, tea.Cmd) {
 	switch key {
 	case "ctrl+c", "esc", "q":
 		m.confirmed = false
@@ -335,20 +324,20 @@ func (m *pickerModel) key(key string) (tea.Model, tea.Cmd) {
 
 // plan asks for the chosen rewind's conflicts with a dry run, which changes
 // nothing. A conversation-only rewind touches no file and has none.
-func (m *pickerModel) plan() {
+func (m *model) plan() {
 	m.conflicts, m.planErr = nil, ""
 	if !m.scope().Code() {
 		return
 	}
 	res, err := m.c.RewindTo(m.ctx, m.rows[m.sel].point(), m.scope(), controller.RewindOptions{DryRun: true})
 	if err != nil {
-		m.planErr = oneLine(err)
+		m.planErr = msg.OneLine(err)
 		return
 	}
 	m.conflicts = res.Conflicts
 }
 
-func (m *pickerModel) updateTurns(key string) (tea.Model, tea.Cmd) {
+func (m *model) updateTurns(key string) (tea.Model, tea.Cmd) {
 	prev := m.sel
 	switch key {
 	case "up", "k":
@@ -382,7 +371,7 @@ func (m *pickerModel) updateTurns(key string) (tea.Model, tea.Cmd) {
 
 // preview returns the selected turn's preview lines, computing them once:
 // its per-file stats, then what a code rewind to it would change.
-func (m *pickerModel) preview() []string {
+func (m *model) preview() []string {
 	r := m.rows[m.sel]
 	if p, ok := m.previews[r.point()]; ok {
 		return p
@@ -403,7 +392,7 @@ func (m *pickerModel) preview() []string {
 	diffs, skipped, err := m.c.DiffTo(m.ctx, r.point())
 	switch {
 	case err != nil:
-		lines = append(lines, "  cannot preview: "+oneLine(err))
+		lines = append(lines, "  cannot preview: "+msg.OneLine(err))
 	case len(diffs) == 0 && len(skipped) == 0:
 		lines = append(lines, "  change no files (they already match)")
 	}
@@ -433,7 +422,7 @@ var (
 )
 
 // listHeight is how many turn rows the list shows at once.
-func (m *pickerModel) listHeight() int {
+func (m *model) listHeight() int {
 	return max(min(len(m.rows), m.height/3), 1)
 }
 
@@ -446,12 +435,12 @@ const (
 // previewHeight is how many preview lines fit under the list: the screen
 // less the title and keys lines as wrapped, the list, its rule, the "more
 // lines" line and one spare.
-func (m *pickerModel) previewHeight() int {
+func (m *model) previewHeight() int {
 	header := strings.Count(m.wrap(turnsTitle), "\n") + strings.Count(m.wrap(turnsHelp), "\n") + 2
 	return max(m.height-m.listHeight()-header-3, 3)
 }
 
-func (m *pickerModel) View() string {
+func (m *model) View() string {
 	var b strings.Builder
 	switch m.screen {
 	case screenTurns:
@@ -467,7 +456,7 @@ func (m *pickerModel) View() string {
 }
 
 // wrap fits prose to the terminal's width, breaking at spaces where it can.
-func (m *pickerModel) wrap(s string) string {
+func (m *model) wrap(s string) string {
 	if m.width <= 0 {
 		return s
 	}
@@ -475,7 +464,7 @@ func (m *pickerModel) wrap(s string) string {
 }
 
 // para is prose indented by two spaces, every line of it, wrapped.
-func (m *pickerModel) para(s string) string {
+func (m *model) para(s string) string {
 	if m.width > 2 {
 		s = ansi.Wrap(s, m.width-2, "")
 	}
@@ -483,12 +472,12 @@ func (m *pickerModel) para(s string) string {
 }
 
 // help is the keys line under a screen, wrapped.
-func (m *pickerModel) help(b *strings.Builder, s string) {
+func (m *model) help(b *strings.Builder, s string) {
 	b.WriteString(m.wrap(dimStyle.Render(s)) + "\n")
 }
 
 // choices writes a menu, the selected entry marked and reversed.
-func (m *pickerModel) choices(b *strings.Builder, items []string, sel int) {
+func (m *model) choices(b *strings.Builder, items []string, sel int) {
 	for i, c := range items {
 		line := truncate(marker(i == sel)+" "+c, m.width)
 		if i == sel {
@@ -496,14 +485,6 @@ func (m *pickerModel) choices(b *strings.Builder, items []string, sel int) {
 		}
 		b.WriteString(line + "\n")
 	}
-}
-
-// plural is n and the noun, with an s when n is not 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // them is the pronoun for n files.
@@ -515,7 +496,7 @@ func them(n int) string {
 }
 
 // listPaths writes up to ten paths, indented and cut to the width.
-func (m *pickerModel) listPaths(b *strings.Builder, paths []string) {
+func (m *model) listPaths(b *strings.Builder, paths []string) {
 	for i, p := range paths {
 		if i == 10 {
 			b.WriteString(m.wrap(fmt.Sprintf("    … and %d more", len(paths)-10)) + "\n")
@@ -525,7 +506,7 @@ func (m *pickerModel) listPaths(b *strings.Builder, paths []string) {
 	}
 }
 
-func (m *pickerModel) viewTurns(b *strings.Builder) {
+func (m *model) viewTurns(b *strings.Builder) {
 	b.WriteString(m.wrap(titleStyle.Render(turnsTitle)) + "\n")
 	m.help(b, turnsHelp)
 	h := m.listHeight()
@@ -565,7 +546,7 @@ func (m *pickerModel) viewTurns(b *strings.Builder) {
 	}
 }
 
-func (m *pickerModel) viewScope(b *strings.Builder) {
+func (m *model) viewScope(b *strings.Builder) {
 	r := m.rows[m.sel]
 	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Rewind what to the start of turn %d (%s)?", r.turn, truncate(r.prompt, 60)))))
 	labels := make([]string, len(scopeChoices))
@@ -577,7 +558,7 @@ func (m *pickerModel) viewScope(b *strings.Builder) {
 	m.help(b, "↑/↓ move · Enter choose · q/Esc cancel")
 }
 
-func (m *pickerModel) viewConfirm(b *strings.Builder) {
+func (m *model) viewConfirm(b *strings.Builder) {
 	r := m.rows[m.sel]
 	what := map[controller.Scope]string{
 		controller.ScopeBoth:         "code and conversation",
@@ -611,7 +592,7 @@ func (m *pickerModel) viewConfirm(b *strings.Builder) {
 	choices := confirmChoices
 	if len(m.conflicts) > 0 {
 		choices = conflictChoices
-		b.WriteString("\n" + m.para(delStyle.Render(fmt.Sprintf("%s changed since the agent left %s; the rewind would overwrite %[2]s:", plural(len(m.conflicts), "file"), them(len(m.conflicts))))) + "\n")
+		b.WriteString("\n" + m.para(delStyle.Render(fmt.Sprintf("%s changed since the agent left %s; the rewind would overwrite %[2]s:", msg.Plural(len(m.conflicts), "file"), them(len(m.conflicts))))) + "\n")
 		m.listPaths(b, m.conflicts)
 		b.WriteString(m.para("A rewind without forcing refuses and changes nothing.") + "\n")
 	}
@@ -622,9 +603,9 @@ func (m *pickerModel) viewConfirm(b *strings.Builder) {
 }
 
 // viewForce is the second confirmation, for overwriting the conflicts.
-func (m *pickerModel) viewForce(b *strings.Builder) {
+func (m *model) viewForce(b *strings.Builder) {
 	r := m.rows[m.sel]
-	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Overwrite %s changed since the agent left %s, rewinding to %s?", plural(len(m.conflicts), "file"), them(len(m.conflicts)), strings.TrimPrefix(r.target(), "the start of ")))))
+	fmt.Fprintf(b, "%s\n\n", m.wrap(titleStyle.Render(fmt.Sprintf("Overwrite %s changed since the agent left %s, rewinding to %s?", msg.Plural(len(m.conflicts), "file"), them(len(m.conflicts)), strings.TrimPrefix(r.target(), "the start of ")))))
 	m.listPaths(b, m.conflicts)
 	b.WriteString("\n" + m.para(fmt.Sprintf("The current content is stored first: `ckpt undo` brings %s back.", them(len(m.conflicts)))) + "\n\n")
 	m.choices(b, forceChoices, m.forceSel)

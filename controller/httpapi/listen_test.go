@@ -1,0 +1,63 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ckpt/ckpt/controller/httpapi"
+)
+
+func TestListenLoopbackOnly(t *testing.T) {
+	ln, url, remote, err := httpapi.Listen("127.0.0.1:0", false)
+	if err != nil || remote || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("loopback: %q %v %v", url, remote, err)
+	}
+	ln.Close()
+	var nl *httpapi.NotLoopbackError
+	if _, _, remote, err := httpapi.Listen("0.0.0.0:0", false); !errors.As(err, &nl) || !remote || !strings.HasSuffix(err.Error(), ", which is not loopback") {
+		t.Errorf("every interface without allowRemote: %v %v", remote, err)
+	}
+	ln, url, remote, err = httpapi.Listen("0.0.0.0:0", true)
+	if err != nil || !remote {
+		t.Fatalf("every interface, allowed: %q %v %v", url, remote, err)
+	}
+	if host, _, _ := net.SplitHostPort(strings.TrimPrefix(url, "http://")); !httpapi.IsLoopbackHost(host) {
+		t.Errorf("every interface: url %s, want a loopback address to open", url)
+	}
+	ln.Close()
+}
+
+// TestServeStopsWithItsContext: Serve answers until its context ends,
+// then returns nil and the port is closed.
+func TestServeStopsWithItsContext(t *testing.T) {
+	ln, url, _, err := httpapi.Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- httpapi.Serve(ctx, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hi") }), httpapi.Limits{})
+	}()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "hi" {
+		t.Errorf("body %q", b)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve after cancel: %v", err)
+	}
+	if _, err := http.Get(url); err == nil {
+		t.Error("still serving after Serve returned")
+	}
+}
