@@ -264,8 +264,13 @@ func TestClineRealBinary(t *testing.T) {
 	after := map[string]string{"shell.txt": "by shell\n"}
 	e.wantFiles("after prompt 3", after)
 
-	// A turn per run, each with the paths its patch named.
-	e.wantTurns(sid, clineRunLabel+": keep.txt=created notes.txt=created", clineRunLabel+": notes.txt=modified", clineRunLabel+":")
+	// A turn per run, each labelled with its prompt (which the CLI's
+	// hooks do not send: ckpt reads it from the CLI's session files) and
+	// with the paths its patch named.
+	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+	if log := e.ckpt("--session", sid, "log"); !strings.Contains(log, p1) || !strings.Contains(log, p3) || strings.Contains(log, clineRunLabel) {
+		t.Errorf("ckpt log, want the prompts:\n%s", log)
+	}
 
 	for _, tc := range []rewindWant{{"2", afterP2}, {"1", afterP1}, {"0", map[string]string{}}} {
 		e.ckpt("--session", sid, "rewind", tc.turn, "--scope", "code")
@@ -274,8 +279,7 @@ func TestClineRealBinary(t *testing.T) {
 		e.wantFiles("undo of rewind "+tc.turn+" --scope code", after)
 	}
 
-	// The conversation, then both, back to turn 1, and undo of each: the
-	// turns have the same label, so the log is checked by turn numbers.
+	// The conversation, then both, back to turn 1, and undo of each.
 	logTurns := func() string {
 		var log []struct {
 			Turn int `json:"turn"`
@@ -303,8 +307,8 @@ func TestClineRealBinary(t *testing.T) {
 		if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "rewind", "1", "--scope", scope, "--json")), &rj); err != nil {
 			t.Fatal(err)
 		}
-		if rj.Prompt != clineRunLabel {
-			t.Errorf("rewind 1 --scope %s: prompt %q, want %q", scope, rj.Prompt, clineRunLabel)
+		if rj.Prompt != p2 {
+			t.Errorf("rewind 1 --scope %s: prompt %q, want %q", scope, rj.Prompt, p2)
 		}
 		if got := logTurns(); got != "0" {
 			t.Errorf("rewind 1 --scope %s: log turns %s, want 0", scope, got)

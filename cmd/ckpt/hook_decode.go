@@ -58,6 +58,11 @@ type hookPlan struct {
 	// sync: the agent finished answering or the session ended, so a
 	// background `ckpt sync` starts when the store has a remote.
 	sync bool
+	// label, for a tool call, reads the prompt of a turn opened without it
+	// (its prompt is labelFrom): the hook relabels the open turn with it
+	// ("" when it cannot be read yet).
+	labelFrom string
+	label     func() string
 }
 
 // onWindows selects the path style agentPath converts to.
