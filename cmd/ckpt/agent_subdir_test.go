@@ -244,4 +244,23 @@ func agentsInSubdir(t *testing.T, git bool) {
 		}
 		e.checkSubdir("opencode", out)
 	})
+	t.Run("pi", func(t *testing.T) {
+		piCommand(t)
+		ws, home, store := agentTestDirs(t)
+		sub := mkSub(t, ws)
+		gitInit(t, ws)
+		srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{subdirPrompt: {
+			{Tool: "write", Input: map[string]any{"path": filepath.Join(sub, "note.txt"), "content": "note\n"}},
+			{Text: "Written."},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newPiEnv(t, ws, home, store, srv)
+		out := e.install("pi")
+		in := *e
+		in.ws = sub
+		startPi(t, &in).prompt(subdirPrompt)
+		e.checkSubdir("pi", out)
+	})
 }

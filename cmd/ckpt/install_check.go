@@ -253,11 +253,12 @@ func jsonEscape(s string) string {
 // subdirLoad says whether an agent started in a subdirectory of the
 // workspace loads the hooks `ckpt install` wrote there (tried with each
 // agent's real CLI: TestAgentsInSubdirRealBinary): "never" (Claude Code
-// and Gemini CLI read project settings only in the directory they start
-// in), "git" (only when the workspace is the git repository's root,
-// which they look for), else yes. Their hooks carry the directory, and
-// ckpt records an event from a subdirectory into the workspace's session.
-var subdirLoad = map[string]string{"claude": "never", "gemini": "never", "codex": "git", "copilot": "git"}
+// and Gemini CLI read project settings, and pi its .pi/extensions, only in
+// the directory they start in, git repository or not), "git" (only when
+// the workspace is the git repository's root, which they look for), else
+// yes. Their hooks carry the directory, and ckpt records an event from a
+// subdirectory into the workspace's session.
+var subdirLoad = map[string]string{"claude": "never", "gemini": "never", "pi": "never", "codex": "git", "copilot": "git"}
 
 // subdirNote is what to tell the user about agent started below the
 // workspace ws, or "".
