@@ -74,7 +74,7 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 	}
 	n := normEvent{session: ev.TaskID, tool: ev.PreToolUse.ToolName}
 	if len(ev.WorkspaceRoots) > 0 {
-		n.cwd = ev.WorkspaceRoots[0]
+		n.cwd = clineCwd(ev.WorkspaceRoots[0])
 	}
 	switch ev.HookName {
 	case "UserPromptSubmit", "prompt_submit":
@@ -106,6 +106,19 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 		return hookPlan{}, unknownEvent(ev.HookName)
 	}
 	return n.plan("cline")
+}
+
+// clineCwd is the directory a Cline event's relative paths start from:
+// the hook's own working directory, which is Cline's, when it is inside
+// root, the workspace root the event names (the CLI started in a
+// subdirectory of a git repository names the repository's root, yet
+// writes a relative path below where it started); else root.
+func clineCwd(root string) string {
+	wd, err := os.Getwd()
+	if err != nil || !filepath.IsAbs(root) || !within(root, wd) {
+		return root
+	}
+	return wd
 }
 
 // clineSessionsDir is where the Cline CLI keeps its sessions:

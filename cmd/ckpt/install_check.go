@@ -258,7 +258,7 @@ func jsonEscape(s string) string {
 // the workspace is the git repository's root, which they look for), else
 // yes. Their hooks carry the directory, and ckpt records an event from a
 // subdirectory into the workspace's session.
-var subdirLoad = map[string]string{"claude": "never", "gemini": "never", "pi": "never", "codex": "git", "copilot": "git"}
+var subdirLoad = map[string]string{"claude": "never", "gemini": "never", "pi": "never", "codex": "git", "copilot": "git", "cline": "git"}
 
 // subdirNote is what to tell the user about agent started below the
 // workspace ws, or "".
