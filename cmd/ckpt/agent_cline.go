@@ -74,7 +74,11 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 	}
 	n := normEvent{session: ev.TaskID, tool: ev.PreToolUse.ToolName}
 	if len(ev.WorkspaceRoots) > 0 {
-		n.cwd = clineCwd(ev.WorkspaceRoots[0])
+		n.cwd = ev.WorkspaceRoots[0]
+		switch ev.HookName {
+		case "prompt_submit", "tool_call", "agent_start", "agent_resume":
+			n.cwd = clineCwd(n.cwd) // the CLI's: it runs hooks where it runs
+		}
 	}
 	switch ev.HookName {
 	case "UserPromptSubmit", "prompt_submit":
@@ -108,9 +112,9 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 	return n.plan("cline")
 }
 
-// clineCwd is the directory a Cline event's relative paths start from:
-// the hook's own working directory, which is Cline's, when it is inside
-// root, the workspace root the event names (the CLI started in a
+// clineCwd is the directory a Cline CLI event's relative paths start
+// from: the hook's own working directory, which is the CLI's, when it is
+// inside root, the workspace root the event names (the CLI started in a
 // subdirectory of a git repository names the repository's root, yet
 // writes a relative path below where it started); else root.
 func clineCwd(root string) string {
