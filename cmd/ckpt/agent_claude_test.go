@@ -257,7 +257,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 
 	// The status line Claude Code would show.
 	line, _, err := e.run(ws, nil, "sh", "-c", `printf '{"session_id":"`+sid+`","cwd":"`+ws+`"}' | ckpt statusline`)
-	if err != nil || strings.TrimSpace(line) != "ckpt: 4 checkpoints · scan on · nothing to undo" {
+	if err != nil || strings.TrimSpace(line) != "ckpt: 4 checkpoints · scan on · nothing to undo · /ckpt-rewind TURN" {
 		t.Errorf("statusline = %q, %v", line, err)
 	}
 

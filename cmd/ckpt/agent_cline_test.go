@@ -136,7 +136,7 @@ func stopClineHubs(t *testing.T, home string) {
 func TestClineRealBinary(t *testing.T) {
 	cline := agentBin(t, "CKPT_CLINE_BIN", "cline", "cline")
 	ws, home, store := agentTestDirs(t)
-	defer stopClineHubs(t, home)
+	t.Cleanup(func() { stopClineHubs(t, home) }) // after clineACP's
 
 	const (
 		p1 = "create the notes"
@@ -169,26 +169,14 @@ func TestClineRealBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() }) // after clineACP's
 
-	// The local session backend: no hub daemon, which Cline otherwise
-	// starts detached, some seconds in (stopClineHubs stops any all the
-	// same). The key and model make the ACP session ready; auth below
-	// points the provider at the scripted server.
-	env := isolatedEnv([]string{"CLINE_"}, "HOME="+home, "CKPT_HOME="+store,
-		"CLINE_SESSION_BACKEND_MODE=local", "CLINE_NO_AUTO_UPDATE=1",
-		"CLINE_API_KEY=sk-test", "CLINE_PROVIDER=openai-compatible", "CLINE_MODEL=gpt-4.1")
-	e = &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 40 * time.Second}
+	e = newClineEnv(t, cline, ws, home, store, srv)
 	defer func() {
 		if t.Failed() {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
 		}
 	}()
-	ver, _, _ := e.run(ws, nil, cline, "--version")
-	t.Logf("cline --version: %s", strings.TrimSpace(ver))
-	if out, errOut, err := e.run(ws, nil, cline, "auth", "-p", "openai", "-k", "sk-test", "-m", "gpt-4.1", "-b", srv.URL+"/v1"); err != nil {
-		t.Fatalf("cline auth: %v\nstdout: %s\nstderr: %s", err, out, errOut)
-	}
 
 	e.ckpt("install", "cline")
 	for _, name := range []string{"PreToolUse", "TaskStart"} {
@@ -198,54 +186,7 @@ func TestClineRealBinary(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cline, "-c", ws, "--auto-approve", "true", "--acp")
-	cmd.Dir = ws
-	cmd.Env = append(append([]string(nil), env...), "PWD="+ws)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.WaitDelay = 5 * time.Second
-	killGroup := ownProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		in.Close()
-		if err := cmd.Wait(); err != nil && !t.Failed() {
-			t.Errorf("cline --acp: %v\nstderr: %s", err, stderr.String())
-		}
-		killGroup()
-		if t.Failed() {
-			t.Logf("cline --acp stderr:\n%s", stderr.String())
-		}
-	}()
-	acp := &acpClient{t: t, in: in, out: bufio.NewReader(out)}
-	acp.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
-		"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false}})
-	var session struct {
-		SessionID string `json:"sessionId"`
-	}
-	json.Unmarshal(acp.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}}), &session)
-	prompt := func(p string) {
-		t.Helper()
-		var res struct {
-			StopReason string `json:"stopReason"`
-		}
-		json.Unmarshal(acp.call("session/prompt", map[string]any{"sessionId": session.SessionID,
-			"prompt": []any{map[string]any{"type": "text", "text": p}}}), &res)
-		if res.StopReason != "end_turn" {
-			t.Fatalf("prompt %q: stop reason %q", p, res.StopReason)
-		}
-	}
+	prompt := clineACP(t, cline, e.env, ws)
 
 	// Cline's apply_patch writes the last line without its newline.
 	prompt(p1)
@@ -264,8 +205,13 @@ func TestClineRealBinary(t *testing.T) {
 	after := map[string]string{"shell.txt": "by shell\n"}
 	e.wantFiles("after prompt 3", after)
 
-	// A turn per run, each with the paths its patch named.
-	e.wantTurns(sid, clineRunLabel+": keep.txt=created notes.txt=created", clineRunLabel+": notes.txt=modified", clineRunLabel+":")
+	// A turn per run, each labelled with its prompt (which the CLI's
+	// hooks do not send: ckpt reads it from the CLI's session files) and
+	// with the paths its patch named.
+	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+	if log := e.ckpt("--session", sid, "log"); !strings.Contains(log, p1) || !strings.Contains(log, p3) || strings.Contains(log, clineRunLabel) {
+		t.Errorf("ckpt log, want the prompts:\n%s", log)
+	}
 
 	for _, tc := range []rewindWant{{"2", afterP2}, {"1", afterP1}, {"0", map[string]string{}}} {
 		e.ckpt("--session", sid, "rewind", tc.turn, "--scope", "code")
@@ -274,8 +220,7 @@ func TestClineRealBinary(t *testing.T) {
 		e.wantFiles("undo of rewind "+tc.turn+" --scope code", after)
 	}
 
-	// The conversation, then both, back to turn 1, and undo of each: the
-	// turns have the same label, so the log is checked by turn numbers.
+	// The conversation, then both, back to turn 1, and undo of each.
 	logTurns := func() string {
 		var log []struct {
 			Turn int `json:"turn"`
@@ -303,8 +248,8 @@ func TestClineRealBinary(t *testing.T) {
 		if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "rewind", "1", "--scope", scope, "--json")), &rj); err != nil {
 			t.Fatal(err)
 		}
-		if rj.Prompt != clineRunLabel {
-			t.Errorf("rewind 1 --scope %s: prompt %q, want %q", scope, rj.Prompt, clineRunLabel)
+		if rj.Prompt != p2 {
+			t.Errorf("rewind 1 --scope %s: prompt %q, want %q", scope, rj.Prompt, p2)
 		}
 		if got := logTurns(); got != "0" {
 			t.Errorf("rewind 1 --scope %s: log turns %s, want 0", scope, got)
@@ -319,6 +264,80 @@ func TestClineRealBinary(t *testing.T) {
 			t.Errorf("undo of rewind 1 --scope %s: log turns %s, want 0,1,2", scope, got)
 		}
 		e.wantFiles("undo of rewind 1 --scope "+scope, after)
+	}
+}
+
+// newClineEnv is the environment the real Cline CLI runs in, with its own
+// HOME under home, its provider pointed at srv (cline auth), and ckpt's
+// store: the local session backend, so no hub daemon, which Cline
+// otherwise starts detached, some seconds in (stopClineHubs stops any all
+// the same). The key and model make an ACP session ready.
+func newClineEnv(t *testing.T, cline, ws, home, store string, srv *fakemodel.Server) *agentEnv {
+	t.Helper()
+	env := isolatedEnv([]string{"CLINE_"}, "HOME="+home, "CKPT_HOME="+store,
+		"CLINE_SESSION_BACKEND_MODE=local", "CLINE_NO_AUTO_UPDATE=1",
+		"CLINE_API_KEY=sk-test", "CLINE_PROVIDER=openai-compatible", "CLINE_MODEL=gpt-4.1")
+	e := &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 40 * time.Second}
+	ver, _, _ := e.run(ws, nil, cline, "--version")
+	t.Logf("cline --version: %s", strings.TrimSpace(ver))
+	if out, errOut, err := e.run(ws, nil, cline, "auth", "-p", "openai", "-k", "sk-test", "-m", "gpt-4.1", "-b", srv.URL+"/v1"); err != nil {
+		t.Fatalf("cline auth: %v\nstdout: %s\nstderr: %s", err, out, errOut)
+	}
+	return e
+}
+
+// clineACP starts the real Cline CLI over ACP in dir, with env, opens one
+// session there and returns a function that sends it a prompt and waits
+// for the answer. The CLI stops when the test ends.
+func clineACP(t *testing.T, cline string, env []string, dir string) func(string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	cmd := exec.CommandContext(ctx, cline, "-c", dir, "--auto-approve", "true", "--acp")
+	cmd.Dir = dir
+	cmd.Env = append(append([]string(nil), env...), "PWD="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.WaitDelay = 5 * time.Second
+	killGroup := ownProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil && !t.Failed() {
+			t.Errorf("cline --acp: %v\nstderr: %s", err, stderr.String())
+		}
+		killGroup()
+		cancel()
+		if t.Failed() {
+			t.Logf("cline --acp stderr:\n%s", stderr.String())
+		}
+	})
+	acp := &acpClient{t: t, in: in, out: bufio.NewReader(out)}
+	acp.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+		"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false}})
+	var session struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(acp.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}), &session)
+	return func(p string) {
+		t.Helper()
+		var res struct {
+			StopReason string `json:"stopReason"`
+		}
+		json.Unmarshal(acp.call("session/prompt", map[string]any{"sessionId": session.SessionID,
+			"prompt": []any{map[string]any{"type": "text", "text": p}}}), &res)
+		if res.StopReason != "end_turn" {
+			t.Fatalf("prompt %q: stop reason %q", p, res.StopReason)
+		}
 	}
 }
 

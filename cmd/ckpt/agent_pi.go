@@ -210,40 +210,55 @@ func piTrust(agentDir, ws string) (decision, savedFor string, err error) {
 	return "ask", "", nil
 }
 
+// piLoad is whether pi will load ckpt's extension in a workspace, as
+// `ckpt install --check` reports it.
+type piLoad struct {
+	Agent    string  `json:"agent"`
+	Project  piPlace `json:"project"`
+	User     piPlace `json:"user"`
+	Trust    string  `json:"trust"`
+	SavedFor string  `json:"trust_saved_for,omitempty"`
+	// Loads: "yes", "no", or "ask" (pi asks when it starts on a terminal;
+	// print, json and rpc modes do not load it without --approve).
+	Loads    string `json:"loads"`
+	agentDir string
+}
+
+// piLoads finds where ckpt's extension is for ws, whether it is this
+// ckpt's, and whether pi will load the project's copy.
+func piLoads(ws string) (piLoad, error) {
+	agentDir, err := piAgentDir()
+	if err != nil {
+		return piLoad{}, err
+	}
+	l := piLoad{Agent: "pi", agentDir: agentDir,
+		Project: piPlaceAt(filepath.Join(ws, ".pi", "extensions", piExtensionName)),
+		User:    piPlaceAt(filepath.Join(agentDir, "extensions", piExtensionName))}
+	if l.Trust, l.SavedFor, err = piTrust(agentDir, ws); err != nil {
+		return piLoad{}, err
+	}
+	l.Loads = "no"
+	switch {
+	case l.User.State == "current" || l.User.State == "older":
+		l.Loads = "yes"
+	case l.Project.State == "current" || l.Project.State == "older":
+		l.Loads = map[string]string{"trusted": "yes", "always": "yes", "ask": "ask"}[l.Trust]
+		if l.Loads == "" {
+			l.Loads = "no"
+		}
+	}
+	return l, nil
+}
+
 // checkPi is `ckpt install --check pi`: where ckpt's extension is, whether
 // it is this ckpt's, and whether pi will load the project's copy.
 func checkPi(a *app, ws string) error {
-	agentDir, err := piAgentDir()
+	l, err := piLoads(ws)
 	if err != nil {
 		return err
-	}
-	project := piPlaceAt(filepath.Join(ws, ".pi", "extensions", piExtensionName))
-	user := piPlaceAt(filepath.Join(agentDir, "extensions", piExtensionName))
-	trust, savedFor, err := piTrust(agentDir, ws)
-	if err != nil {
-		return err
-	}
-	// Loads: "yes", "no", or "ask" (pi asks when it starts on a terminal;
-	// print, json and rpc modes do not load it without --approve).
-	loads := "no"
-	switch {
-	case user.State == "current" || user.State == "older":
-		loads = "yes"
-	case project.State == "current" || project.State == "older":
-		loads = map[string]string{"trusted": "yes", "always": "yes", "ask": "ask"}[trust]
-		if loads == "" {
-			loads = "no"
-		}
 	}
 	if a.json {
-		return a.printJSON(struct {
-			Agent    string  `json:"agent"`
-			Project  piPlace `json:"project"`
-			User     piPlace `json:"user"`
-			Trust    string  `json:"trust"`
-			SavedFor string  `json:"trust_saved_for,omitempty"`
-			Loads    string  `json:"loads"`
-		}{"pi", project, user, trust, savedFor, loads})
+		return a.printJSON(l)
 	}
 	state := map[string]string{
 		"absent":  "not installed",
@@ -251,13 +266,13 @@ func checkPi(a *app, ws string) error {
 		"older":   "installed by another ckpt version (run `ckpt install pi` again)",
 		"other":   "a file that is not ckpt's",
 	}
-	fmt.Fprintf(a.stdout, "pi: project %s: %s\n", project.Path, state[project.State])
-	fmt.Fprintf(a.stdout, "pi: user %s: %s\n", user.Path, state[user.State])
-	switch trust {
+	fmt.Fprintf(a.stdout, "pi: project %s: %s\n", l.Project.Path, state[l.Project.State])
+	fmt.Fprintf(a.stdout, "pi: user %s: %s\n", l.User.Path, state[l.User.State])
+	switch l.Trust {
 	case "trusted":
-		fmt.Fprintf(a.stdout, "pi: the project is trusted (saved for %s in %s)\n", savedFor, filepath.Join(agentDir, "trust.json"))
+		fmt.Fprintf(a.stdout, "pi: the project is trusted (saved for %s in %s)\n", l.SavedFor, filepath.Join(l.agentDir, "trust.json"))
 	case "declined":
-		fmt.Fprintf(a.stdout, "pi: the project is not trusted (declined for %s in %s): pi skips its .pi/extensions; run /trust in pi to change it\n", savedFor, filepath.Join(agentDir, "trust.json"))
+		fmt.Fprintf(a.stdout, "pi: the project is not trusted (declined for %s in %s): pi skips its .pi/extensions; run /trust in pi to change it\n", l.SavedFor, filepath.Join(l.agentDir, "trust.json"))
 	case "always":
 		fmt.Fprintln(a.stdout, `pi: every project is trusted (defaultProjectTrust "always")`)
 	case "never":
@@ -265,6 +280,6 @@ func checkPi(a *app, ws string) error {
 	default:
 		fmt.Fprintln(a.stdout, "pi: no trust decision saved for the project: pi asks when it starts on a terminal; print, json and rpc modes skip .pi/extensions unless run with --approve")
 	}
-	fmt.Fprintf(a.stdout, "pi: loads ckpt's extension: %s\n", map[string]string{"yes": "yes", "no": "no", "ask": "once you trust the project"}[loads])
+	fmt.Fprintf(a.stdout, "pi: loads ckpt's extension: %s\n", map[string]string{"yes": "yes", "no": "no", "ask": "once you trust the project"}[l.Loads])
 	return nil
 }

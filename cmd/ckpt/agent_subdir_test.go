@@ -244,4 +244,49 @@ func agentsInSubdir(t *testing.T, git bool) {
 		}
 		e.checkSubdir("opencode", out)
 	})
+	t.Run("cline", func(t *testing.T) {
+		cline := agentBin(t, "CKPT_CLINE_BIN", "cline", "cline")
+		ws, home, store := agentTestDirs(t)
+		t.Cleanup(func() { stopClineHubs(t, home) })
+		sub := mkSub(t, ws)
+		gitInit(t, ws)
+		var e *agentEnv
+		// The turn agent_start opens comes before the model's first
+		// answer (see TestClineRealBinary), if the hooks run at all.
+		srv, err := fakemodel.NewOpenAIChatWaiting(map[string][]fakemodel.Step{subdirPrompt: {
+			{Tool: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** Add File: note.txt\n+note\n*** End Patch\n"}},
+			{Text: "Written."},
+		}}, func(_ string, n int) {
+			if n == 0 {
+				e.waitTurns(1, 20*time.Second)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		e = newClineEnv(t, cline, ws, home, store, srv)
+		out := e.install("cline")
+		clineACP(t, cline, e.env, sub)(subdirPrompt)
+		e.checkSubdir("cline", out)
+	})
+	t.Run("pi", func(t *testing.T) {
+		piCommand(t)
+		ws, home, store := agentTestDirs(t)
+		sub := mkSub(t, ws)
+		gitInit(t, ws)
+		srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{subdirPrompt: {
+			{Tool: "write", Input: map[string]any{"path": filepath.Join(sub, "note.txt"), "content": "note\n"}},
+			{Text: "Written."},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newPiEnv(t, ws, home, store, srv)
+		out := e.install("pi")
+		in := *e
+		in.ws = sub
+		startPi(t, &in).prompt(subdirPrompt)
+		e.checkSubdir("pi", out)
+	})
 }

@@ -354,6 +354,10 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 	}
 	defer release()
 	h := hookRun{a: a, c: c, session: session, strict: o.strict}
+	if plan.label != nil {
+		// Once the turn is open (or was): see hookPlan.label.
+		defer h.relabel(ctx, plan.labelFrom, plan.label)
+	}
 
 	switch {
 	case plan.start:

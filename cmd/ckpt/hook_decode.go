@@ -58,6 +58,12 @@ type hookPlan struct {
 	// sync: the agent finished answering or the session ended, so a
 	// background `ckpt sync` starts when the store has a remote.
 	sync bool
+	// label reads the prompt of a turn opened without it, labelled
+	// labelFrom (an agent whose events do not carry the prompt: the
+	// Cline CLI): once the event's turn is open, the hook relabels it
+	// with what label returns ("" when it cannot be read yet).
+	labelFrom string
+	label     func() string
 }
 
 // onWindows selects the path style agentPath converts to.

@@ -97,6 +97,21 @@ func (h hookRun) beginStep(ctx context.Context, key, tool string, open bool) *co
 	return &st
 }
 
+// relabel gives the open turn, when it is still labelled from, the prompt
+// label reads. It never fails the hook: a turn left with its label is
+// still a checkpoint.
+func (h hookRun) relabel(ctx context.Context, from string, label func() string) {
+	open, err := h.c.OpenTurn(ctx)
+	if err != nil || open.Prompt != from {
+		return
+	}
+	if p := label(); p != "" {
+		if _, err := h.c.RelabelOpenTurn(ctx, from, p); err != nil {
+			h.a.say("ckpt: hook: warning: label the turn: %s", oneLine(err))
+		}
+	}
+}
+
 // ensureTurn opens a turn when the session has none (see
 // Controller.EnsureTurn: parallel tool hooks open one turn, not two).
 func (h hookRun) ensureTurn(ctx context.Context) error {

@@ -84,10 +84,11 @@ exactly what install added.
 With no AGENT, it installs for every agent it finds: its command on $PATH,
 its configuration directory in your home directory, or its files in the
 workspace, and says which it found and why. Several AGENTs install each.
---check runs each installed hook's command with a made-up prompt event,
-against a temporary store, and says which fire; --check pi says whether pi will load the extension
-(where it is, whether it is this ckpt's version, whether pi trusts the
-project). --strict installs hooks
+--check runs each installed hook's command (pi's extension's too) with a
+made-up prompt event, against a temporary store, and says which fire, and
+whether pi will load its extension here; --check pi says more about pi
+(where the extension is, whether it is this ckpt's version, whether pi
+trusts the project). --strict installs hooks
 that block a tool call whose capture fails. docs/agents/ has a page per
 agent.
 

@@ -39,6 +39,8 @@ var agentConfigs = map[string]agentConfig{
 		`{"trajectory_id":"ckpt-check","execution_id":"e1","agent_action_name":"pre_user_prompt","tool_info":{"user_prompt":"ckpt install --check"}}`},
 	"opencode": {[]string{".opencode/plugin/ckpt.js"},
 		`{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check"}`},
+	"pi": {[]string{".pi/extensions/" + piExtensionName},
+		`{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check"}`},
 }
 
 // installedCommands are the distinct ckpt hook commands installed for
@@ -64,21 +66,30 @@ func (a *app) installedCommands(agent string) (cmds []string, http bool) {
 			})
 			continue
 		}
-		// A hook script (cline) or the plugin (opencode).
+		// A hook script (cline), the plugin (opencode) or the extension
+		// (pi, whose argv is the binary's alone: it adds hook pi).
 		for _, line := range strings.Split(string(data), "\n") {
 			line = strings.TrimSpace(line)
 			if c, ok := strings.CutPrefix(line, "exec "); ok {
 				add(c)
 			}
-			if rest, ok := strings.CutPrefix(line, "const argv = "); ok {
-				var argv []string
-				if json.Unmarshal([]byte(strings.TrimSuffix(rest, ";")), &argv) == nil {
-					q := make([]string, len(argv))
-					for i, s := range argv {
-						q[i] = shellQuote(s)
+			rest, ok := strings.CutPrefix(line, "const argv = ")
+			if !ok {
+				rest, ok = strings.CutPrefix(line, "const CKPT: string[] = ")
+			}
+			var argv []string
+			if ok && json.Unmarshal([]byte(strings.TrimSuffix(rest, ";")), &argv) == nil {
+				if agent == "pi" {
+					argv = append(argv, "hook", "pi")
+					if strings.Contains(string(data), "\nconst STRICT = true;") {
+						argv = append(argv, "--strict")
 					}
-					add(strings.Join(q, " "))
 				}
+				q := make([]string, len(argv))
+				for i, s := range argv {
+					q[i] = shellQuote(s)
+				}
+				add(strings.Join(q, " "))
 			}
 		}
 	}
@@ -116,6 +127,9 @@ type checkJSON struct {
 	Command string `json:"command"`
 	Fires   bool   `json:"fires"`
 	Error   string `json:"error,omitempty"`
+	// Note is what else the agent needs before it runs the hook (pi:
+	// trusting the project).
+	Note string `json:"note,omitempty"`
 }
 
 // runInstallCheck is `ckpt install --check`: each installed hook command
@@ -137,6 +151,9 @@ func (a *app) runInstallCheck(ctx context.Context) error {
 			} else {
 				r.Fires = true
 			}
+			if n == "pi" && r.Fires {
+				a.piTrustCheck(&r)
+			}
 			results = append(results, r)
 		}
 		if http {
@@ -157,11 +174,14 @@ func (a *app) runInstallCheck(ctx context.Context) error {
 		}
 	} else {
 		if len(results) == 0 {
-			return fmt.Errorf("no agent's hooks are installed in %s: run `ckpt install` (pi's extension: `ckpt install --check pi`)", a.workspace)
+			return fmt.Errorf("no agent's hooks are installed in %s: run `ckpt install`", a.workspace)
 		}
 		for _, r := range results {
 			if r.Fires {
 				fmt.Fprintf(a.stdout, "%s: fires: %s\n", r.Agent, r.Command)
+				if r.Note != "" {
+					fmt.Fprintf(a.stdout, "%s: note: %s\n", r.Agent, r.Note)
+				}
 			} else {
 				fmt.Fprintf(a.stdout, "%s: does not fire: %s: %s\n", r.Agent, r.Command, r.Error)
 			}
@@ -171,6 +191,21 @@ func (a *app) runInstallCheck(ctx context.Context) error {
 		return silentError{exitFail}
 	}
 	return nil
+}
+
+// piTrustCheck turns r, pi's extension's hook that fired, into one that
+// does not when pi will not load the project's extension, or notes that
+// pi asks first.
+func (a *app) piTrustCheck(r *checkJSON) {
+	l, err := piLoads(a.workspace)
+	switch {
+	case err != nil:
+		r.Fires, r.Error = false, oneLine(err)
+	case l.Loads == "no":
+		r.Fires, r.Error = false, "pi does not load this project's .pi/extensions: the project is not trusted (`ckpt install --check pi` says why)"
+	case l.Loads == "ask":
+		r.Note = "pi loads the extension once you trust the project (accept pi's prompt, or run /trust in pi; `ckpt install --check pi` says more)"
+	}
 }
 
 // probeHook runs command through the shell as agent's hook, with its
@@ -218,11 +253,12 @@ func jsonEscape(s string) string {
 // subdirLoad says whether an agent started in a subdirectory of the
 // workspace loads the hooks `ckpt install` wrote there (tried with each
 // agent's real CLI: TestAgentsInSubdirRealBinary): "never" (Claude Code
-// and Gemini CLI read project settings only in the directory they start
-// in), "git" (only when the workspace is the git repository's root,
-// which they look for), else yes. Their hooks carry the directory, and
-// ckpt records an event from a subdirectory into the workspace's session.
-var subdirLoad = map[string]string{"claude": "never", "gemini": "never", "codex": "git", "copilot": "git"}
+// and Gemini CLI read project settings, and pi its .pi/extensions, only in
+// the directory they start in, git repository or not), "git" (only when
+// the workspace is the git repository's root, which they look for), else
+// yes. Their hooks carry the directory, and ckpt records an event from a
+// subdirectory into the workspace's session.
+var subdirLoad = map[string]string{"claude": "never", "gemini": "never", "pi": "never", "codex": "git", "copilot": "git", "cline": "git"}
 
 // subdirNote is what to tell the user about agent started below the
 // workspace ws, or "".

@@ -210,22 +210,32 @@ func (a *app) locate(ctx context.Context) error {
 }
 
 // matchSession takes a session named by a unique prefix of its id for
-// that session; an ambiguous prefix is a usage error listing the matches.
+// that session (see sessionByPrefix).
 func (a *app) matchSession() error {
-	if controller.HasSession(a.store, a.session) {
-		return nil
+	id, err := a.sessionByPrefix(a.session)
+	a.session = id
+	return err
+}
+
+// sessionByPrefix is id when the store has that session, else the one
+// session whose id starts with id; an ambiguous prefix is a usage error
+// listing the matches. An id that matches nothing comes back as it is,
+// for the caller to report as it reports a missing session.
+func (a *app) sessionByPrefix(id string) (string, error) {
+	if controller.HasSession(a.store, id) {
+		return id, nil
 	}
-	ids, err := controller.MatchSessions(a.store, a.session)
+	ids, err := controller.MatchSessions(a.store, id)
 	if err != nil {
-		return err
+		return id, err
 	}
 	switch {
 	case len(ids) == 1:
-		a.session = ids[0]
+		return ids[0], nil
 	case len(ids) > 1:
-		return usagef("session %q is the start of %d sessions: %s (give more of the id)", a.session, len(ids), strings.Join(ids, ", "))
+		return id, usagef("session %q is the start of %d sessions: %s (give more of the id)", id, len(ids), strings.Join(ids, ", "))
 	}
-	return nil
+	return id, nil
 }
 
 // warnStore shows the store's warning (readable by others), once per run.

@@ -31,8 +31,11 @@ func newStatusLineCmd(a *app) *cobra.Command {
 		Use:   "statusline",
 		Short: "Print one short line for Claude Code's statusLine (its JSON on stdin)",
 		Long: `Read the JSON Claude Code sends its statusLine command on stdin and print
-one line: the checkpoints in this session, whether scan mode is on, and
-whether "ckpt undo" has something to undo. With no JSON on stdin it
+one line: the checkpoints in this session, whether scan mode is on,
+whether "ckpt undo" has something to undo, and, inside Claude Code, how to
+rewind: /ckpt-rewind TURN when "ckpt install claude" gave Claude Code that
+command, and after it rewound the files to a turn, the command that
+rewinds the conversation to that turn too. With no JSON on stdin it
 reports the session the global flags select. It never fails: a problem
 prints a short line and exits 0, so the status bar never shows an error.
 "ckpt install claude --statusline" sets it up.`,
@@ -109,14 +112,46 @@ func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 	if on, err := c.ScanSetting(ctx); err == nil {
 		parts = append(parts, map[bool]string{true: "scan on", false: "scan off"}[on])
 	}
+	hint := ""
 	if hist, err := c.History(ctx); err == nil {
 		undo := "nothing to undo"
 		for _, h := range hist {
-			if h.NextUndo {
-				undo = "undo ready"
+			if !h.NextUndo {
+				continue
+			}
+			undo = "undo ready"
+			// Files rewound (/ckpt-rewind): the conversation follows
+			// in one step, from a terminal.
+			if h.Kind == "rewind" && h.Scope == controller.ScopeCode && h.Step == 0 {
+				hint = fmt.Sprintf("chat too: ckpt rewind %d --scope both --resume-claude", h.Turn)
 			}
 		}
 		parts = append(parts, undo)
 	}
+	// Inside Claude Code, the way to rewind from there.
+	if in.SessionID != "" {
+		if hint == "" && len(cps) > 0 && claudeRewindInstalled(root) {
+			hint = "/" + claudeRewindCommand + " TURN"
+		}
+		if hint != "" {
+			parts = append(parts, hint)
+		}
+	}
 	return "ckpt: " + strings.Join(parts, " · ")
+}
+
+// claudeRewindInstalled says whether Claude Code has ckpt's rewind command
+// in the workspace ws, or for every project.
+func claudeRewindInstalled(ws string) bool {
+	dirs := []string{filepath.Join(ws, ".claude")}
+	if d, err := userPath(".claude"); err == nil {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "commands", claudeRewindCommand+".md"))
+		if err == nil && strings.Contains(string(b), ownFileMark) {
+			return true
+		}
+	}
+	return false
 }

@@ -125,9 +125,10 @@ every later one); pinned turns (ckpt pin), the open turn and undo records are
 never pruned. Sessions unused for longer than the max age, with nothing
 pinned, are removed whole.
 
-With --session ID (or $CKPT_SESSION), only that session's turns are pruned
-and no session is removed: "ckpt --session X prune --keep 1" keeps the
-newest turn of X. To remove a session, use "ckpt sessions rm ID".
+With --session ID (or $CKPT_SESSION; a unique start of an id will do), only
+that session's turns are pruned and no session is removed: "ckpt --session
+X prune --keep 1" keeps the newest turn of X. To remove a session, use
+"ckpt sessions rm ID".
 
 --max-bytes bounds the bytes the store takes on disk, as du counts them:
 blobs, the SQLite files and their WALs, and every session's index.
@@ -151,6 +152,9 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 				return err
 			}
 			if cmd.Flags().Changed("session") || os.Getenv("CKPT_SESSION") != "" {
+				if err := a.matchSession(); err != nil {
+					return err
+				}
 				if !s.HasSession(a.session) {
 					return fmt.Errorf("prune: no session %s in the store", a.session)
 				}
@@ -187,6 +191,7 @@ func newSessionsRmCmd(a *app) *cobra.Command {
 then collect the blobs only it referenced. Nothing of it can be rewound or
 undone afterwards.
 
+ID may be a unique start of the session's id, as --session takes it.
 A session with pinned turns is refused, and so is a session directory whose
 index cannot be read; --force removes it anyway. The session is named by
 the argument only: the global --session flag never selects what rm removes.`,
@@ -202,6 +207,9 @@ the argument only: the global --session flag never selects what rm removes.`,
 				return err
 			}
 			defer s.Close()
+			if id, err = a.sessionByPrefix(id); err != nil {
+				return err
+			}
 			r, rep, err := s.RemoveSession(ctx, id, force, dryRun)
 			if errors.Is(err, controller.ErrNotFound) {
 				return fmt.Errorf("sessions rm: no session %s in the store", id)
