@@ -15,6 +15,7 @@ var configPaths = []string{
 	".claude/settings.local.json",
 	".claude/commands/ckpt-rewind.md",
 	".gemini/settings.json",
+	".qwen/settings.json",
 	".codex/hooks.json",
 	".cursor/hooks.json",
 	".github/hooks/ckpt.json",

@@ -91,6 +91,13 @@ func TestAgentDecode(t *testing.T) {
 		{"pi", "stop", nil, want{sync: true}},
 		{"pi", "session_start_bad", []byte(`{"hook_event_name":"SessionStart","source":"later","session_id":"s","cwd":"/w"}`), want{fail: "no known source"}},
 		{"pi", "agent_end", []byte(`{"hook_event_name":"agent_end","session_id":"s","cwd":"/w"}`), want{fail: `unknown event "agent_end"`}},
+		{"qwen", "user_prompt_submit", nil, want{event: "UserPromptSubmit"}},
+		{"qwen", "tool_results", nil, want{}},
+		{"qwen", "write_file", nil, want{event: "PreToolUse", paths: "/w/new.txt"}},
+		{"qwen", "notebook_edit", nil, want{event: "PreToolUse", paths: "/w/nb.ipynb"}},
+		{"qwen", "shell", nil, want{event: "PreToolUse", shell: true}},
+		{"qwen", "read", nil, want{}},
+		{"qwen", "stop", nil, want{sync: true}},
 		{"gemini", "bad-session", []byte(`{"hook_event_name":"BeforeAgent","session_id":"a/b","cwd":"/w","prompt":"x"}`), want{fail: "session id"}},
 	}
 	for _, c := range cases {
