@@ -22,6 +22,8 @@ var configPaths = []string{
 	".clinerules/hooks/",
 	".windsurf/hooks.json",
 	".opencode/plugin/ckpt.js",
+	".kilo/plugin/ckpt.js",
+	".amp/plugins/ckpt.ts",
 	".pi/extensions/",
 }
 
