@@ -153,18 +153,19 @@ func newQwenRun(t *testing.T) (qwen string, e *agentEnv) {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
 		}
 	})
-	// OpenAI-compatible auth from the user's settings and the environment.
+	// OpenAI-compatible auth from the user's settings and the environment;
+	// no usage statistics, which Qwen Code sends to its servers.
 	settings := filepath.Join(home, ".qwen", "settings.json")
 	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(settings, []byte(`{"security": {"auth": {"selectedType": "openai"}}}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(settings, []byte(`{"security": {"auth": {"selectedType": "openai"}}, "privacy": {"usageStatisticsEnabled": false}}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := isolatedEnv([]string{"QWEN_", "OPENAI_", "DASHSCOPE_"},
 		"HOME="+home, "CKPT_HOME="+store, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-test",
 		"OPENAI_MODEL=gpt-4.1", "QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
-	e = &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 150 * time.Second}
+	e = &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 5 * time.Minute}
 	ver, _, _ := e.run(ws, nil, qwen, "--version")
 	t.Logf("qwen --version: %s", strings.TrimSpace(ver))
 	return qwen, e
