@@ -60,8 +60,16 @@ export default function (amp) {
     return {};
   });
   amp.on("tool.call", async (event) => {
-    const paths = (amp.helpers.filesModifiedByToolCall(event) || []).map((u) => amp.helpers.filePathFromURI(u));
-    const shell = amp.helpers.shellCommandFromToolCall(event) != null;
+    // Without Amp's answer (a helper that throws), ckpt goes by the tool's
+    // name and arguments.
+    let paths, shell;
+    try {
+      paths = (amp.helpers.filesModifiedByToolCall(event) || []).map((u) => amp.helpers.filePathFromURI(u));
+      shell = amp.helpers.shellCommandFromToolCall(event) != null;
+    } catch (e) {
+      amp.logger.log("ckpt: amp plugin: " + e);
+      paths = shell = undefined;
+    }
     const r = send({ hook_event_name: "PreToolUse", session_id: event.thread.id, cwd: root, tool_name: event.tool,
       tool_input: event.input, paths, shell });
     // Exit 2 only with --strict: a capture failed, so the tool must not run.

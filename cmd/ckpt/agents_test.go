@@ -104,6 +104,7 @@ func TestAgentDecode(t *testing.T) {
 		{"amp", "helper-paths", []byte(`{"hook_event_name":"PreToolUse","session_id":"T-1","cwd":"/w","tool_name":"apply_patch","tool_input":{},"paths":["/w/a.txt","/w/b.txt"],"shell":false}`), want{event: "PreToolUse", paths: "/w/a.txt,/w/b.txt"}},
 		{"amp", "sed-i", []byte(`{"hook_event_name":"PreToolUse","session_id":"T-1","cwd":"/w","tool_name":"Bash","tool_input":{"cmd":"sed -i s/a/b/ a.txt"},"paths":["/w/a.txt"],"shell":true}`), want{event: "PreToolUse", paths: "/w/a.txt", shell: true}},
 		{"amp", "read", []byte(`{"hook_event_name":"PreToolUse","session_id":"T-1","cwd":"/w","tool_name":"Read","tool_input":{"path":"/w/a.txt"},"paths":[],"shell":false}`), want{}},
+		{"amp", "no-helpers", []byte(`{"hook_event_name":"PreToolUse","session_id":"T-1","cwd":"/w","tool_name":"edit_file","tool_input":{"path":"/w/a.txt"}}`), want{event: "PreToolUse", paths: "/w/a.txt"}},
 		{"amp", "end", []byte(`{"hook_event_name":"Stop","session_id":"T-1","cwd":"/w"}`), want{sync: true}},
 		{"gemini", "bad-session", []byte(`{"hook_event_name":"BeforeAgent","session_id":"a/b","cwd":"/w","prompt":"x"}`), want{fail: "session id"}},
 	}
