@@ -15,12 +15,15 @@ var configPaths = []string{
 	".claude/settings.local.json",
 	".claude/commands/ckpt-rewind.md",
 	".gemini/settings.json",
+	".qwen/settings.json",
 	".codex/hooks.json",
 	".cursor/hooks.json",
 	".github/hooks/ckpt.json",
 	".clinerules/hooks/",
 	".windsurf/hooks.json",
 	".opencode/plugin/ckpt.js",
+	".kilo/plugin/ckpt.js",
+	".amp/plugins/ckpt.ts",
 	".pi/extensions/",
 }
 

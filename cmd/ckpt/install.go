@@ -62,7 +62,7 @@ func newInstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
 		Use:   "install [AGENT...]",
-		Short: "Wire ckpt into an agent's hooks: claude, codex, gemini, cursor, copilot, cline, windsurf, opencode, pi",
+		Short: "Wire ckpt into an agent's hooks: claude, codex, gemini, cursor, copilot, cline, windsurf, opencode, pi, qwen, kilo, amp",
 		Long: `Write ckpt's hooks into AGENT's configuration for this workspace (--user:
 the agent's configuration for every project), so that every prompt opens a
 turn and every file is captured before a tool writes it. Other settings and
@@ -80,6 +80,9 @@ exactly what install added.
   windsurf  .windsurf/hooks.json (~/.codeium/windsurf/hooks.json)
   opencode  .opencode/plugin/ckpt.js (~/.config/opencode/plugin/)
   pi        .pi/extensions/ckpt-rewind.ts (~/.pi/agent/extensions/): also pi's /rewind
+  qwen      .qwen/settings.json (~/.qwen/settings.json)
+  kilo      .kilo/plugin/ckpt.js (~/.config/kilo/plugin/)
+  amp       .amp/plugins/ckpt.ts (~/.config/amp/plugins/)
 
 With no AGENT, it installs for every agent it finds: its command on $PATH,
 its configuration directory in your home directory, or its files in the

@@ -158,8 +158,10 @@ func (c *Client) serve(method string, params json.RawMessage) any {
 		}
 		return map[string]any{"terminalId": "term-1"}
 	}
-	c.t.Fatalf("the test client does not serve %s", method)
-	return nil
+	// An editor answers a method it does not know (Qwen Code 0.24.4 asks
+	// for its own craft/drainMidTurnQueue) as JSON-RPC says.
+	c.t.Logf("the test client does not serve %s: method not found", method)
+	return rpcError{Code: -32601, Message: "Method not found: " + method}
 }
 
 // Prompt sends a session/prompt of text and returns its response and the
