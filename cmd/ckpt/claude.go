@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/atomicfile"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/gofrs/flock"
 )
 
@@ -105,142 +104,11 @@ func loadClaudeTurn(ctx context.Context, x metaReader, rowID int64) (t claudeTur
 	return t, true, json.Unmarshal([]byte(v), &t)
 }
 
-// maxTranscriptTail bounds how much of a transcript's end is read to find
-// its last assistant entry.
-const maxTranscriptTail = 8 << 20
-
-// lastAssistantUUID returns the uuid of the last assistant entry of the
-// main conversation in Claude Code's transcript at path (JSON lines), or ""
-// when there is none. The transcript is only read, never changed; only its
-// last maxTranscriptTail bytes are looked at.
-func lastAssistantUUID(path string) (string, error) {
-	if path == "" || !filepath.IsAbs(path) {
-		return "", nil
-	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil // nothing written yet: the first prompt
-	}
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
-	}
-	var r io.Reader = f
-	if fi.Size() > maxTranscriptTail {
-		if _, err := f.Seek(fi.Size()-maxTranscriptTail, io.SeekStart); err != nil {
-			return "", err
-		}
-		br := bufio.NewReader(f)
-		if _, err := br.ReadBytes('\n'); err != nil { // a cut line
-			return "", nil
-		}
-		r = br
-	}
-	last, _, err := lastAssistantIn(r, nil)
-	return last, err
-}
-
-// lastAssistantIn scans transcript lines for the last assistant entry of
-// the main conversation (not a sidechain) and returns its uuid. With
-// prompt set, it returns instead the last assistant entry before the last
-// user entry that is that prompt (its promptId and its text), and found
-// says whether there is one. (Claude Code 2.1.330 gives the entries a fork
-// copies the new prompt's promptId; 2.1.197 keeps the old ones.)
-func lastAssistantIn(r io.Reader, prompt *pendingPrompt) (last string, found bool, err error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxTranscriptTail)
-	before := ""
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.Contains(line, []byte(`"assistant"`)) && (prompt == nil || !bytes.Contains(line, []byte(prompt.PromptID))) {
-			continue
-		}
-		var e struct {
-			Type        string `json:"type"`
-			UUID        string `json:"uuid"`
-			IsSidechain bool   `json:"isSidechain"`
-			PromptID    string `json:"promptId"`
-			Message     struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		if json.Unmarshal(line, &e) != nil || e.IsSidechain {
-			continue
-		}
-		if prompt != nil && e.Type == "user" && e.PromptID == prompt.PromptID && promptText(e.Message.Content) == prompt.Prompt {
-			before, found = last, true
-		}
-		if e.Type == "assistant" && e.UUID != "" {
-			last = e.UUID
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", false, err
-	}
-	if prompt != nil {
-		return before, found, nil
-	}
-	return last, true, nil
-}
-
-// promptText is the text of a user message's content: a string, or its
-// text blocks joined ("" for tool results).
-func promptText(content json.RawMessage) string {
-	var s string
-	if json.Unmarshal(content, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(content, &blocks)
-	var parts []string
-	for _, b := range blocks {
-		if b.Type == "text" {
-			parts = append(parts, b.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
-
 // pendingPrompt is what adoptFile holds: the session's first prompt.
 type pendingPrompt struct {
 	PromptID string `json:"prompt_id"`
 	Prompt   string `json:"prompt"`
 	Tries    int    `json:"tries,omitempty"` // tool calls that found no transcript yet
-}
-
-// readTail reads the file at path, or its last max bytes from the first
-// whole line in them.
-func readTail(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() <= max {
-		return io.ReadAll(io.LimitReader(f, max))
-	}
-	if _, err := f.Seek(fi.Size()-max, io.SeekStart); err != nil {
-		return nil, err
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max))
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		b = b[i+1:]
-	}
-	return b, err
 }
 
 // continuedSession returns the ckpt session a Claude Code session id
@@ -275,7 +143,7 @@ func markContinues(store, newID, id, at, atIn string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, continuesFile), []byte(id+"\n"+at+"\n"+atIn+"\n"), 0o600)
+	return atomicfile.WriteFile(filepath.Join(dir, continuesFile), []byte(id+"\n"+at+"\n"+atIn+"\n"), 0o600)
 }
 
 // newUUID returns a random version-4 UUID, the session id form Claude Code
@@ -335,12 +203,12 @@ func planClaudeResume(sid string, turn int, t claudeTurn, prompt string, extra [
 	r.Argv = append(append([]string{"claude"}, extra...), r.Argv[1:]...)
 	q := make([]string, len(r.Argv))
 	for i, a := range r.Argv {
-		q[i] = shellQuote(a)
+		q[i] = quote.Shell(a)
 	}
 	r.Command = strings.Join(q, " ")
 	then := append(append([]string{"claude"}, extra...), "--resume", r.Session)
 	for i := range then {
-		then[i] = shellQuote(then[i])
+		then[i] = quote.Shell(then[i])
 	}
 	r.Then = strings.Join(then, " ")
 	return r
@@ -403,8 +271,8 @@ func turnAt(ctx context.Context, store, id, root, at string) (int, bool) {
 // session its transcript continues, when one is found: the fork's turns are
 // the parent's before the turn that followed the fork point. It reports
 // whether it forked.
-func forkFromParent(ctx context.Context, store, root, sid, transcript string) (bool, error) {
-	at, err := lastAssistantUUID(transcript)
+func forkFromParent(ctx context.Context, conv agent.Conversation, store, root, sid, transcript string) (bool, error) {
+	at, err := conv.ResumePoint(transcript)
 	if err != nil || at == "" {
 		return false, nil
 	}
@@ -549,7 +417,7 @@ func adoptPending(store, sid string) bool {
 // then holds that one prompt's turn and nothing else, is replaced by a
 // ckpt fork of that session at that turn, and the prompt's turn is opened
 // again in it. It reports whether it did.
-func adoptFork(ctx context.Context, store, sid, transcript string, say func(string, ...any)) bool {
+func adoptFork(ctx context.Context, conv agent.Conversation, store, sid, transcript string, say func(string, ...any)) bool {
 	dir := controller.SessionDir(store, sid)
 	mark := filepath.Join(dir, adoptFile)
 	if _, err := os.Stat(mark); err != nil {
@@ -577,12 +445,8 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 		if try > 0 {
 			time.Sleep(50 * time.Millisecond)
 		}
-		data, err := readTail(transcript, maxTranscriptTail)
-		if err != nil {
-			continue
-		}
-		written = bytes.Contains(data, []byte(pp.PromptID))
-		if at, found, err = lastAssistantIn(bytes.NewReader(data), &pp); err != nil {
+		var err error
+		if at, found, written, err = conv.ForkPoint(transcript, pp.PromptID, pp.Prompt); err != nil {
 			break
 		}
 	}
@@ -590,7 +454,7 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 		// Not written yet: the next tool call looks again, up to twice.
 		pp.Tries++
 		if b, err := json.Marshal(pp); err == nil && pp.Tries < 2 {
-			writeFileAtomic(mark, b, 0o644)
+			atomicfile.WriteFile(mark, b, 0o644)
 		} else {
 			os.Remove(mark)
 		}
@@ -604,24 +468,7 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 	if at == "" {
 		return false // a new conversation
 	}
-	x, err := controller.ViewSession(ctx, store, sid)
-	if err != nil {
-		return false
-	}
-	root, _ := x.Meta(ctx, "workspace")
-	cps, err1 := x.Turns(ctx)
-	ops, err2 := x.Operations(ctx)
-	var prompt string
-	ok := err1 == nil && err2 == nil && len(cps) == 1 && ops == 0 && root != ""
-	if ok {
-		var cp controller.Record
-		if cp, err = x.Turn(ctx, cps[0].Turn); err == nil && len(cp.Files) == 0 {
-			prompt = cp.Prompt
-		} else {
-			ok = false
-		}
-	}
-	x.Close()
+	root, prompt, ok := soleEmptyTurn(ctx, store, sid)
 	if !ok {
 		return false
 	}
@@ -649,6 +496,28 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 	}
 	recordClaudeTurn(ctx, c, res.ID, claudeTurn{PromptID: pp.PromptID, ResumeAt: at})
 	return true
+}
+
+// soleEmptyTurn returns the workspace of session sid and the prompt of
+// its one turn, when that turn is all it holds: no file recorded, no
+// operation.
+func soleEmptyTurn(ctx context.Context, store, sid string) (root, prompt string, ok bool) {
+	x, err := controller.ViewSession(ctx, store, sid)
+	if err != nil {
+		return "", "", false
+	}
+	defer x.Close()
+	root, _ = x.Meta(ctx, "workspace")
+	cps, err1 := x.Turns(ctx)
+	ops, err2 := x.Operations(ctx)
+	if err1 != nil || err2 != nil || len(cps) != 1 || ops != 0 || root == "" {
+		return "", "", false
+	}
+	cp, err := x.Turn(ctx, cps[0].Turn)
+	if err != nil || len(cp.Files) != 0 {
+		return "", "", false
+	}
+	return root, cp.Prompt, true
 }
 
 // forkAt forks session parent at turn into session to.

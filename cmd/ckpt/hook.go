@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
@@ -22,7 +23,7 @@ const noPromptLabel = "(turn opened by ckpt: no prompt seen)"
 const maxHookInput = 64 << 20
 
 type hookOptions struct {
-	agent  string // "claude" or "generic"
+	ag     agent.Agent
 	strict bool
 	// startServer makes sure the resident hook server (`ckpt serve
 	// --hooks`) runs, proven, before the event is handled: what `ckpt
@@ -95,33 +96,22 @@ the reason on stderr). Paths outside the workspace or inside .git are
 skipped with a warning even with --strict. Malformed JSON and unknown
 events are reported on stderr and record nothing.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || (args[0] != "claude" && args[0] != "generic" && agents[args[0]] == nil) {
-				return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agentNames(), ", "))
+			if len(args) != 1 {
+				return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agent.Names(), ", "))
+			}
+			if _, ok := agent.Lookup(args[0]); !ok {
+				return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agent.Names(), ", "))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.agent = args[0]
+			o.ag, _ = agent.Lookup(args[0])
 			return a.runHook(cmd.Context(), o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.strict, "strict", false, "block the tool call (exit 2) when its capture fails")
 	cmd.Flags().BoolVar(&o.startServer, "start-server", false, "first make sure the resident hook server (ckpt serve --hooks) runs and proves it is this store's, starting it when nothing answers; when it cannot be proven, warn and open the prompt's turn with a scan of the workspace")
 	return cmd
-}
-
-// hookFailure is a problem the hook reports; block says whether it stops
-// the tool call (only with --strict).
-type hookFailure struct {
-	msg   string
-	block bool
-	// refused: the event is outside what its token is good for (over
-	// HTTP; answered 403).
-	refused bool
-	// show asks for the message where the agent shows it to the user as
-	// well (Claude Code: a systemMessage), for what the user must know:
-	// a prompt whose turn did not open.
-	show bool
 }
 
 // runHook handles one event. Every problem ends as one stderr line; only a
@@ -132,8 +122,8 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 	if f == nil {
 		return nil
 	}
-	a.say("ckpt: hook: %s", f.msg)
-	if f.block {
+	a.say("ckpt: hook: %s", f.Msg)
+	if f.Block {
 		return silentError{exitUsage}
 	}
 	return nil
@@ -142,7 +132,7 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 // hook reads one event from stdin, handles it (handleHook) with a
 // controller opened for this one event, and prints what the agent expects
 // on stdout.
-func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
+func (a *app) hook(ctx context.Context, o hookOptions) (fail *agent.Failure) {
 	in := a.stdin
 	if in == nil {
 		in = strings.NewReader("")
@@ -151,18 +141,18 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 	var shown string // a warning for the person, not only the log
 	defer func() {
 		// What the agent expects, whatever happens.
-		fmt.Fprint(a.stdout, agentReply(o.agent, data, fail))
-		if shown != "" && o.agent == "claude" {
-			// Claude Code shows a hook's systemMessage to the user; the
+		fmt.Fprint(a.stdout, o.ag.Reply(data, fail))
+		if conv, ok := o.ag.(agent.Conversation); ok && shown != "" {
+			// Shown to the user (Claude Code: a systemMessage); the
 			// stderr of a hook that exits 0 only in its verbose mode.
-			json.NewEncoder(a.stdout).Encode(map[string]string{"systemMessage": "ckpt: warning: " + shown})
+			fmt.Fprint(a.stdout, conv.Notice("warning: "+shown))
 		}
 	}()
 	if err != nil {
-		return &hookFailure{msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
+		return &agent.Failure{Msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
 	}
-	if o.agent == "claude" {
-		o.projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
+	if conv, ok := o.ag.(agent.Conversation); ok {
+		o.projectDir = conv.ProjectDir(os.Getenv)
 	}
 	if o.startServer {
 		// Before the event: a prompt whose tool calls will not reach a
@@ -260,61 +250,126 @@ func (p *processSessions) forget(string) {
 // done closes what was opened and not used.
 func (p *processSessions) done() { p.forget("") }
 
-// handleHook decodes and classifies one event (decodeHook, in
-// hook_decode.go, or the agent's own decoder, in agents.go), opens its
-// session through ss and executes it (hookRun, in hook_exec.go). It is the
-// one implementation of the hook: `ckpt hook` and the resident server
-// (`ckpt serve`, POST /hook/AGENT) both call it.
-func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss sessions) (fail *hookFailure) {
-	plan, f := decodeFor(data, o.agent)
-	if plan.sync {
+// handleHook decodes and classifies one event (the agent's Decode),
+// opens its session through ss and executes it (hookRun, in
+// hook_exec.go). It is the one implementation of the hook: `ckpt hook` and
+// the resident server (`ckpt serve`, POST /hook/AGENT) both call it.
+func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss sessions) (fail *agent.Failure) {
+	plan, f := o.ag.Decode(data)
+	if plan.Sync {
 		a.startSync()
 	}
-	if f != nil || plan.none {
+	if f != nil || plan.None {
 		return f
 	}
-	ev, paths, shell := plan.ev, plan.paths, plan.shell
-	blocking := o.strict && ev.HookEventName == "PreToolUse"
-	// A Claude conversation forked by `ckpt rewind` continues the ckpt
-	// session it was forked from.
-	session, forkedAt, forkedIn := ev.SessionID, "", ""
-	if o.agent == "claude" {
-		session, forkedAt, forkedIn = continuedSession(a.store, ev.SessionID)
+	ev := plan.Event
+	conv, _ := o.ag.(agent.Conversation)
+	e := hookEvent{plan: plan, conv: conv, session: ev.SessionID, blocking: o.strict && ev.HookEventName == "PreToolUse"}
+	if conv != nil {
+		// A conversation forked by `ckpt rewind` continues the ckpt
+		// session it was forked from.
+		e.session, e.forkedAt, e.forkedIn = continuedSession(a.store, ev.SessionID)
 	}
-	var ct claudeTurn // the prompt's place in Claude's conversation
 	if ev.HookEventName == "UserPromptSubmit" {
-		// A prompt whose turn did not open, whatever stopped it: the
-		// user is told, and the agent's tool calls in answer to it never
-		// land in the turn before (openFailedTurn).
-		defer func() {
-			if fail == nil {
-				return
-			}
-			fail.show = true
-			if _, err := os.Stat(controller.SessionDir(a.store, session)); err != nil {
-				return // a session not created yet has no earlier turn
-			}
-			if ct.PromptID == "" {
-				ct.PromptID = ev.PromptID
-			}
-			if err := markTurnFailed(a.store, session, failedTurn{Prompt: *ev.Prompt, Claude: ct, Agent: o.agent}); err != nil {
-				fail.msg += "; this prompt has no checkpoint (" + oneLine(err) + ")"
-				return
-			}
-			fail.msg += "; this prompt has no checkpoint yet: the next tool call tries again, and records nothing if it cannot"
-		}()
+		defer func() { a.promptFailed(o, &e, fail) }()
 	}
-
-	// The workspace: the session's own when it exists and cwd is inside
-	// it; for Claude Code, its project directory when cwd is inside that;
-	// else the nearest enclosing workspace the store knows, else cwd.
-	loc, err := ss.locate(ctx, ev.Cwd, session)
+	ws, loc, f := a.hookWorkspace(ctx, o, &e, ss)
+	if f != nil {
+		return f
+	}
+	if plan.Start && !loc.OfSession {
+		// A session ckpt has no record of: nothing to fall back on, and
+		// no reason to create it before its first prompt (a new session's
+		// first turn takes its own manifest in scan mode).
+		return nil
+	}
+	if conv != nil && loc.OfSession && ev.HookEventName == "PreToolUse" && adoptPending(a.store, e.session) {
+		ss.forget(e.session) // adoptFork may replace the session's index
+		adoptFork(ctx, conv, a.store, e.session, ev.TranscriptPath, a.say)
+	}
+	c, release, err := ss.open(ctx, ws, e.session)
 	if err != nil {
-		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
+		return &agent.Failure{Msg: oneLine(err) + "; nothing recorded", Block: e.blocking}
+	}
+	defer release()
+	h := hookRun{a: a, c: c, session: e.session, strict: o.strict}
+	switch {
+	case plan.Start:
+		return h.resumeCheckpoint(ctx)
+	case ev.HookEventName == "UserPromptSubmit":
+		return h.prompt(ctx, o, &e)
+	case plan.Shell && len(plan.Paths) == 0:
+		if f := h.openFailedTurn(ctx); f != nil {
+			return f
+		}
+		f := h.ensureManifest(ctx)
+		h.beginStep(ctx, ev.ToolUseID, ev.ToolName, false) // each tool call is a step
+		return f
+	default:
+		return h.toolCall(ctx, plan)
+	}
+}
+
+// hookEvent is one decoded event as handleHook carries it through its
+// steps.
+type hookEvent struct {
+	plan agent.Plan
+	// conv is the agent as a Conversation, or nil.
+	conv agent.Conversation
+	// session is the ckpt session: the event's, or the one a forked
+	// conversation continues (forkedAt, forkedIn: where the fork began,
+	// continuedSession).
+	session, forkedAt, forkedIn string
+	blocking                    bool
+	// ct is the prompt's place in the agent's conversation.
+	ct claudeTurn
+}
+
+// isConversation says whether ag records its conversation with the
+// files (agent.Conversation).
+func isConversation(ag agent.Agent) bool {
+	_, ok := ag.(agent.Conversation)
+	return ok
+}
+
+// promptFailed runs when the hook of a prompt ends with fail: a prompt
+// whose turn did not open, whatever stopped it. The user is told, and
+// the agent's tool calls in answer to it never land in the turn before
+// (openFailedTurn).
+func (a *app) promptFailed(o hookOptions, e *hookEvent, fail *agent.Failure) {
+	if fail == nil {
+		return
+	}
+	fail.Show = true
+	if _, err := os.Stat(controller.SessionDir(a.store, e.session)); err != nil {
+		return // a session not created yet has no earlier turn
+	}
+	ev := e.plan.Event
+	if e.ct.PromptID == "" {
+		e.ct.PromptID = ev.PromptID
+	}
+	if err := markTurnFailed(a.store, e.session, failedTurn{Prompt: *ev.Prompt, Claude: e.ct, Agent: o.ag.Name()}); err != nil {
+		fail.Msg += "; this prompt has no checkpoint (" + oneLine(err) + ")"
+		return
+	}
+	fail.Msg += "; this prompt has no checkpoint yet: the next tool call tries again, and records nothing if it cannot"
+}
+
+// hookWorkspace finds the event's workspace: the session's own when it
+// exists and cwd is inside it; for a Conversation agent, its project
+// directory when cwd is inside that; else the nearest enclosing
+// workspace the store knows, else cwd. Over HTTP it refuses one outside
+// the token's scope. A conversation ckpt has not seen that continues one
+// it recorded becomes a ckpt fork of it here.
+func (a *app) hookWorkspace(ctx context.Context, o hookOptions, e *hookEvent, ss sessions) (string, controller.Location, *agent.Failure) {
+	ev := e.plan.Event
+	loc, err := ss.locate(ctx, ev.Cwd, e.session)
+	if err != nil {
+		return "", loc, &agent.Failure{Msg: oneLine(err) + "; nothing recorded", Block: e.blocking}
 	}
 	ws := loc.Workspace
-	if o.agent == "claude" && !loc.OfSession {
-		if p := claudeWorkspace(ev.Cwd, o.projectDir); p != ev.Cwd {
+	if e.conv != nil && !loc.OfSession {
+		if p := e.conv.Workspace(ev.Cwd, o.projectDir); p != ev.Cwd {
 			ws = p
 		}
 	}
@@ -323,124 +378,113 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 		// session created there (nor a fork, below).
 		root, err := controller.WorkspaceRoot(ws)
 		if err != nil || !within(o.scope, root) {
-			return &hookFailure{msg: fmt.Sprintf("workspace %s is not inside %s, which this hook token was installed for; nothing recorded", ws, o.scope), refused: true}
+			return "", loc, &agent.Failure{Msg: fmt.Sprintf("workspace %s is not inside %s, which this hook token was installed for; nothing recorded", ws, o.scope), Refused: true}
 		}
 	}
-	// A Claude Code session ckpt has not seen, whose transcript already
-	// holds a conversation ckpt recorded (a fork: SessionStart source
-	// "fork", or the first prompt of a session --fork-session made),
-	// becomes a ckpt fork of the session it came from.
-	if o.agent == "claude" && session == ev.SessionID && !loc.OfSession &&
-		(ev.HookEventName == "UserPromptSubmit" || (plan.start && ev.Source == "fork")) {
+	// A session ckpt has not seen, whose transcript already holds a
+	// conversation ckpt recorded (a fork: SessionStart source "fork", or
+	// the first prompt of a session --fork-session made), becomes a ckpt
+	// fork of the session it came from.
+	if e.conv != nil && e.session == ev.SessionID && !loc.OfSession &&
+		(ev.HookEventName == "UserPromptSubmit" || (e.plan.Start && ev.Source == "fork")) {
 		if root, err := filepath.EvalSymlinks(ws); err == nil {
-			if _, err := forkFromParent(ctx, a.store, root, session, ev.TranscriptPath); err != nil {
+			if _, err := forkFromParent(ctx, e.conv, a.store, root, e.session, ev.TranscriptPath); err != nil {
 				a.say("ckpt: hook: warning: fork of the parent session: %s; recording a new session", oneLine(err))
 			}
 		}
 	}
-	if plan.start && !loc.OfSession {
-		// A session ckpt has no record of: nothing to fall back on, and
-		// no reason to create it before its first prompt (a new session's
-		// first turn takes its own manifest in scan mode).
-		return nil
-	}
-	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" && adoptPending(a.store, session) {
-		ss.forget(session) // adoptFork may replace the session's index
-		adoptFork(ctx, a.store, session, ev.TranscriptPath, a.say)
-	}
-	c, release, err := ss.open(ctx, ws, session)
-	if err != nil {
-		return &hookFailure{msg: oneLine(err) + "; nothing recorded", block: blocking}
-	}
-	defer release()
-	h := hookRun{a: a, c: c, session: session, strict: o.strict}
+	return ws, loc, nil
+}
 
-	switch {
-	case plan.start:
-		return h.resumeCheckpoint(ctx)
-	case ev.HookEventName == "UserPromptSubmit":
-		// Not blocking even with --strict: exit 2 here would erase the
-		// user's prompt, which is worse than a turn without a checkpoint.
-		if o.agent == "claude" {
-			// Read before the turn opens: the transcript does not hold
-			// this prompt yet, so its last assistant entry is where the
-			// turn begins in Claude's conversation.
-			ct.PromptID = ev.PromptID
-			if ct.ResumeAt, err = lastAssistantUUID(ev.TranscriptPath); err != nil {
-				a.say("ckpt: hook: warning: transcript: %s; `ckpt rewind` cannot fork Claude's conversation at this turn", oneLine(err))
-			}
-			// The entry is in the transcript of the Claude session that
-			// sent the prompt: a fork `ckpt rewind` made records into
-			// this session, but only its own transcript holds its entries.
-			in := ev.SessionID
-			if ct.ResumeAt == "" {
-				// The first prompt of a fork `ckpt rewind` made: Claude
-				// writes its transcript later, but ckpt chose where it
-				// begins.
-				ct.ResumeAt, in = forkedAt, forkedIn
-			}
-			if ct.ResumeAt != "" && in != session {
-				ct.Session = in
-			}
+// prompt opens the turn of a UserPromptSubmit. Not blocking even with
+// --strict: exit 2 here would erase the user's prompt, which is worse than
+// a turn without a checkpoint.
+func (h hookRun) prompt(ctx context.Context, o hookOptions, e *hookEvent) *agent.Failure {
+	a, ev := h.a, e.plan.Event
+	if e.conv != nil {
+		e.ct = h.turnPlace(e)
+	}
+	res, err := h.c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{Scan: o.scanTurn})
+	if err != nil {
+		return &agent.Failure{Msg: "open turn: " + oneLine(err)}
+	}
+	clearTurnFailed(a.store, e.session)
+	if res.Warning != "" {
+		a.say("ckpt: warning: %s", res.Warning)
+	}
+	if res.Scan != nil {
+		if s := skipNote(res.Scan.Manifest.Skips); s != "" {
+			a.say("ckpt: warning: %s", s)
 		}
-		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{Scan: o.scanTurn})
-		if err != nil {
-			return &hookFailure{msg: "open turn: " + oneLine(err)}
-		}
-		clearTurnFailed(a.store, session)
-		if res.Warning != "" {
-			a.say("ckpt: warning: %s", res.Warning)
-		}
-		if res.Scan != nil {
-			if s := skipNote(res.Scan.Manifest.Skips); s != "" {
-				a.say("ckpt: warning: %s", s)
-			}
-		}
-		if o.agent == "claude" {
-			if err := recordClaudeTurn(ctx, c, res.ID, ct); err != nil {
-				a.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", oneLine(err))
-			}
-			if res.Turn == 0 && ct.ResumeAt == "" && session == ev.SessionID && ev.PromptID != "" {
-				// A session's first prompt: if it is a fork, its
-				// transcript appears later; the first tool call looks.
-				// (Not only for a session this event created: Claude
-				// runs SessionStart hooks alongside the first prompt.)
-				if b, err := json.Marshal(pendingPrompt{PromptID: ev.PromptID, Prompt: *ev.Prompt}); err == nil {
-					os.WriteFile(filepath.Join(controller.SessionDir(a.store, session), adoptFile), b, 0o644)
-				}
-			}
-		}
-		return nil
-	case shell && len(paths) == 0:
-		if f := h.openFailedTurn(ctx); f != nil {
-			return f
-		}
-		f := h.ensureManifest(ctx)
-		h.beginStep(ctx, ev.ToolUseID, ev.ToolName, false) // each tool call is a step
-		return f
-	default:
-		if f := h.openFailedTurn(ctx); f != nil {
-			return f
-		}
-		var fails []string
-		if shell {
-			// A shell command that names files too (an apply_patch
-			// heredoc): the manifest in scan mode, and the files.
-			if f := h.ensureManifest(ctx); f != nil {
-				fails = append(fails, f.msg)
-			}
-		}
-		h.step = h.beginStep(ctx, ev.ToolUseID, ev.ToolName, len(paths) > 0) // each tool call is a step
-		abs := make([]string, len(paths))
-		for i, p := range paths {
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(ev.Cwd, p)
-			}
-			abs[i] = p
-		}
-		if fails = append(fails, h.capture(ctx, abs)...); len(fails) > 0 {
-			return &hookFailure{msg: strings.Join(fails, "; "), block: o.strict}
-		}
+	}
+	if e.conv == nil {
 		return nil
 	}
+	if err := recordClaudeTurn(ctx, h.c, res.ID, e.ct); err != nil {
+		a.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", oneLine(err))
+	}
+	if res.Turn == 0 && e.ct.ResumeAt == "" && e.session == ev.SessionID && ev.PromptID != "" {
+		// A session's first prompt: if it is a fork, its transcript
+		// appears later; the first tool call looks. (Not only for a
+		// session this event created: Claude runs SessionStart hooks
+		// alongside the first prompt.)
+		if b, err := json.Marshal(pendingPrompt{PromptID: ev.PromptID, Prompt: *ev.Prompt}); err == nil {
+			os.WriteFile(filepath.Join(controller.SessionDir(a.store, e.session), adoptFile), b, 0o644)
+		}
+	}
+	return nil
+}
+
+// turnPlace is where the prompt's turn begins in the agent's
+// conversation, read before the turn opens: the transcript does not hold
+// this prompt yet, so its last assistant entry is where the turn begins.
+func (h hookRun) turnPlace(e *hookEvent) claudeTurn {
+	ev := e.plan.Event
+	ct := claudeTurn{PromptID: ev.PromptID}
+	var err error
+	if ct.ResumeAt, err = e.conv.ResumePoint(ev.TranscriptPath); err != nil {
+		h.a.say("ckpt: hook: warning: transcript: %s; `ckpt rewind` cannot fork Claude's conversation at this turn", oneLine(err))
+	}
+	// The entry is in the transcript of the session that sent the
+	// prompt: a fork `ckpt rewind` made records into this session, but
+	// only its own transcript holds its entries.
+	in := ev.SessionID
+	if ct.ResumeAt == "" {
+		// The first prompt of a fork `ckpt rewind` made: the agent
+		// writes its transcript later, but ckpt chose where it begins.
+		ct.ResumeAt, in = e.forkedAt, e.forkedIn
+	}
+	if ct.ResumeAt != "" && in != e.session {
+		ct.Session = in
+	}
+	return ct
+}
+
+// toolCall records a tool call that writes files: each is captured
+// before the tool writes it, as a step of its own.
+func (h hookRun) toolCall(ctx context.Context, plan agent.Plan) *agent.Failure {
+	if f := h.openFailedTurn(ctx); f != nil {
+		return f
+	}
+	ev := plan.Event
+	var fails []string
+	if plan.Shell {
+		// A shell command that names files too (an apply_patch
+		// heredoc): the manifest in scan mode, and the files.
+		if f := h.ensureManifest(ctx); f != nil {
+			fails = append(fails, f.Msg)
+		}
+	}
+	h.step = h.beginStep(ctx, ev.ToolUseID, ev.ToolName, len(plan.Paths) > 0) // each tool call is a step
+	abs := make([]string, len(plan.Paths))
+	for i, p := range plan.Paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(ev.Cwd, p)
+		}
+		abs[i] = p
+	}
+	if fails = append(fails, h.capture(ctx, abs)...); len(fails) > 0 {
+		return &agent.Failure{Msg: strings.Join(fails, "; "), Block: h.strict}
+	}
+	return nil
 }

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/atomicfile"
 	"github.com/gofrs/flock"
 )
 
@@ -116,10 +118,10 @@ func (h hookRun) ensureTurn(ctx context.Context) error {
 // UserPromptSubmit that opened it), so this only opens a turn when there
 // is none; a turn opened before scan mode was turned on keeps having no
 // manifest, which it says once per shell command.
-func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
+func (h hookRun) ensureManifest(ctx context.Context) *agent.Failure {
 	on, err := h.c.ScanSetting(ctx)
 	if err != nil {
-		return &hookFailure{msg: "scan setting: " + oneLine(err), block: h.strict}
+		return &agent.Failure{Msg: "scan setting: " + oneLine(err), Block: h.strict}
 	}
 	if !on {
 		return nil
@@ -127,12 +129,12 @@ func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
 	cp, err := h.c.OpenTurn(ctx)
 	if errors.Is(err, controller.ErrNoOpenTurn) {
 		if err := h.ensureTurn(ctx); err != nil {
-			return &hookFailure{msg: "open turn: " + oneLine(err), block: h.strict}
+			return &agent.Failure{Msg: "open turn: " + oneLine(err), Block: h.strict}
 		}
 		return nil
 	}
 	if err != nil {
-		return &hookFailure{msg: oneLine(err), block: h.strict}
+		return &agent.Failure{Msg: oneLine(err), Block: h.strict}
 	}
 	if !cp.Scanned {
 		h.a.say("ckpt: hook: warning: turn %d opened without a workspace manifest (scan mode came on later, or its scan was refused); this shell command's changes are rewound from the next prompt on", cp.Turn)
@@ -150,17 +152,17 @@ const resumeLabel = "(session start: workspace before the agent acts)"
 // code rewind can always reach the state before the agent's first action;
 // a session whose open turn has a manifest already needs none. Outside
 // scan mode there is nothing to record before a tool call names a path.
-func (h hookRun) resumeCheckpoint(ctx context.Context) *hookFailure {
+func (h hookRun) resumeCheckpoint(ctx context.Context) *agent.Failure {
 	on, err := h.c.ScanSetting(ctx)
 	if err != nil {
-		return &hookFailure{msg: "scan setting: " + oneLine(err)}
+		return &agent.Failure{Msg: "scan setting: " + oneLine(err)}
 	}
 	if !on {
 		return nil
 	}
 	res, _, err := h.c.EnsureScannedTurn(ctx, resumeLabel)
 	if err != nil {
-		return &hookFailure{msg: "open turn: " + oneLine(err)}
+		return &agent.Failure{Msg: "open turn: " + oneLine(err)}
 	}
 	if res.Warning != "" {
 		h.a.say("ckpt: warning: %s", res.Warning)
@@ -189,7 +191,7 @@ func markTurnFailed(store, session string, t failedTurn) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(controller.SessionDir(store, session), turnFailedFile), b, 0o600)
+	return atomicfile.WriteFile(filepath.Join(controller.SessionDir(store, session), turnFailedFile), b, 0o600)
 }
 
 // clearTurnFailed forgets a failed turn: a later prompt's turn opened.
@@ -202,7 +204,7 @@ func clearTurnFailed(store, session string) {
 // under the session's hook lock so parallel tool calls open it once; if it
 // still cannot, the tool call is recorded nowhere and the failure says so
 // (blocking with --strict): never into the turn of an earlier prompt.
-func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
+func (h hookRun) openFailedTurn(ctx context.Context) *agent.Failure {
 	dir := controller.SessionDir(h.a.store, h.session)
 	mark := filepath.Join(dir, turnFailedFile)
 	fi, err := os.Stat(mark)
@@ -211,7 +213,7 @@ func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
 	}
 	lock := flock.New(filepath.Join(dir, "hook.lock"))
 	if err := lock.Lock(); err != nil {
-		return &hookFailure{msg: "the current prompt has no turn (its hook could not open one), and the session's lock failed: " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
+		return &agent.Failure{Msg: "the current prompt has no turn (its hook could not open one), and the session's lock failed: " + oneLine(err) + "; nothing recorded", Block: h.strict, Show: true}
 	}
 	defer lock.Unlock()
 	b, err := os.ReadFile(mark)
@@ -227,17 +229,17 @@ func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
 		err = json.Unmarshal(b, &t)
 	}
 	if err != nil {
-		return &hookFailure{msg: "the current prompt has no turn (its hook could not open one): " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
+		return &agent.Failure{Msg: "the current prompt has no turn (its hook could not open one): " + oneLine(err) + "; nothing recorded", Block: h.strict, Show: true}
 	}
 	res, err := h.c.BeginTurnWith(ctx, t.Prompt, controller.TurnOptions{})
 	if err != nil {
-		return &hookFailure{msg: "the current prompt has no turn: open turn: " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
+		return &agent.Failure{Msg: "the current prompt has no turn: open turn: " + oneLine(err) + "; nothing recorded", Block: h.strict, Show: true}
 	}
 	os.Remove(mark)
 	if res.Warning != "" {
 		h.a.say("ckpt: warning: %s", res.Warning)
 	}
-	if t.Agent == "claude" {
+	if ag, _ := agent.Lookup(t.Agent); isConversation(ag) {
 		if err := recordClaudeTurn(ctx, h.c, res.ID, t.Claude); err != nil {
 			h.a.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", oneLine(err))
 		}

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/atomicfile"
 )
@@ -228,15 +229,6 @@ func freeHookPort() (string, error) {
 		}
 	}
 	return "", errors.New("no free port for the hook server (give one: --port)")
-}
-
-// hookURL is the URL Claude Code's http hook posts to.
-func hookURL(addr string, strict bool) string {
-	u := "http://" + addr + "/hook/claude"
-	if strict {
-		u += "?strict=1"
-	}
-	return u
 }
 
 // hookServerPing is GET /hook/ping's answer. Proof is the HMAC under the
@@ -514,9 +506,16 @@ func (s *hookServer) scope(r *http.Request) (string, bool) {
 	return s.config().scopeOf(got)
 }
 
-// hookAgents are the agents whose events the server takes: those whose
-// events carry their working directory (the server's own is no one's).
-var hookAgents = map[string]bool{"claude": true, "generic": true}
+// hookServerAgent is the agent named name when the server takes its
+// events: one with http hooks, or the generic protocol (their events
+// carry their working directory; the server's own is no one's).
+func hookServerAgent(name string) agent.Agent {
+	ag, ok := agent.Lookup(name)
+	if _, http := ag.(agent.HTTPHooks); ok && (http || name == "generic") {
+		return ag
+	}
+	return nil
+}
 
 func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Browsers send Origin on a cross-site POST; an agent never does.
@@ -530,9 +529,9 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "host is not this server's address", http.StatusForbidden)
 		return
 	}
-	agent := strings.TrimPrefix(r.URL.Path, "/hook/")
+	name := strings.TrimPrefix(r.URL.Path, "/hook/")
 	switch {
-	case agent == "ping" && r.Method == http.MethodGet:
+	case name == "ping" && r.Method == http.MethodGet:
 		// No token: a client sends its token only once the answer
 		// proves this is the store's server.
 		s.last.Store(time.Now().UnixNano()) // the prompt's check keeps the server up for its turn
@@ -545,7 +544,7 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(who)
 		return
-	case agent == "stop" && r.Method == http.MethodPost && s.stop != nil:
+	case name == "stop" && r.Method == http.MethodPost && s.stop != nil:
 		key := s.config().Key
 		if key == "" || !hmac.Equal([]byte(r.Header.Get(stopHeader)), []byte(stopProof(key, s.challenge))) {
 			http.Error(w, "stopping the hook server takes its key", http.StatusUnauthorized)
@@ -561,8 +560,9 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
 		return
 	}
+	ag := hookServerAgent(name)
 	switch {
-	case !hookAgents[agent]:
+	case ag == nil:
 		http.Error(w, "no such hook endpoint: "+r.URL.Path, http.StatusNotFound)
 		return
 	case r.Method != http.MethodPost:
@@ -576,7 +576,7 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read event: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	o := hookOptions{agent: agent, strict: r.URL.Query().Get("strict") == "1", scope: scope}
+	o := hookOptions{ag: ag, strict: r.URL.Query().Get("strict") == "1", scope: scope}
 	var out, msgs bytes.Buffer
 	ra := *s.a
 	ra.stdin, ra.stdout, ra.stderr = nil, &out, &msgs
@@ -584,31 +584,27 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// with the tool call, so the capture had better be complete.
 	f := ra.handleHook(context.WithoutCancel(r.Context()), o, data, s)
 	if f != nil {
-		ra.say("ckpt: hook: %s", f.msg)
+		ra.say("ckpt: hook: %s", f.Msg)
 	}
 	if msgs.Len() > 0 {
 		s.logMu.Lock()
 		s.a.stderr.Write(msgs.Bytes())
 		s.logMu.Unlock()
 	}
-	if f != nil && f.refused {
-		http.Error(w, "ckpt: "+f.msg, http.StatusForbidden)
+	if f != nil && f.Refused {
+		http.Error(w, "ckpt: "+f.Msg, http.StatusForbidden)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if f != nil && f.block {
-		if agent == "claude" {
-			json.NewEncoder(w).Encode(map[string]any{"hookSpecificOutput": map[string]string{
-				"hookEventName":            "PreToolUse",
-				"permissionDecision":       "deny",
-				"permissionDecisionReason": "ckpt: " + f.msg,
-			}})
+	if f != nil && f.Block {
+		if h, ok := ag.(agent.HTTPHooks); ok {
+			w.Write(h.HTTPBlock(f))
 			return
 		}
-		http.Error(w, "ckpt: "+f.msg, http.StatusConflict)
+		http.Error(w, "ckpt: "+f.Msg, http.StatusConflict)
 		return
 	}
-	w.Write([]byte(agentReply(agent, data, f)))
+	w.Write([]byte(ag.Reply(data, f)))
 }
 
 // hookHostAllowed says whether r's Host names the address its connection

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/agent"
 )
 
 // ckptRun runs the CLI in-process with a fresh store and workspace.
@@ -97,7 +99,7 @@ func TestHelpCoversEveryAgent(t *testing.T) {
 	}
 	for _, cmd := range []string{"install", "uninstall", "hook"} {
 		_, long, _ := ckptRun(t, ws, store, "help", cmd)
-		for _, name := range agentNames() {
+		for _, name := range agent.Names() {
 			if cmd == "install" && !strings.Contains(installLine, name) {
 				t.Errorf("ckpt help lists install as %q, which does not name %s", installLine, name)
 			}

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	_ "embed"
@@ -24,16 +24,18 @@ import (
 // extension also gives pi /rewind, its /fork and /tree restore options,
 // undo and redo, all through the ckpt command line.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "pi",
 		title:   "pi",
 		decode:  decodePi,
 		install: installPi,
 		check:   checkPi,
-		detect:  []string{".pi"},
-		bins:    []string{"pi"},
-		home:    []string{".pi/agent"},
-		writes:  ".pi/extensions/ckpt-rewind.ts",
+		markers: Markers{
+			Workspace: []string{".pi"},
+			Bins:      []string{"pi"},
+			Home:      []string{".pi/agent"},
+			Writes:    ".pi/extensions/ckpt-rewind.ts",
+		},
 	})
 }
 
@@ -51,19 +53,19 @@ type piEvent struct {
 	Source    string `json:"source"`
 }
 
-func decodePi(data []byte) (hookPlan, *hookFailure) {
+func decodePi(data []byte) (Plan, *Failure) {
 	var ev piEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
-	plan, f := planClaudeStyle("pi", ev.claudeStyleEvent, piPath, func() (hookPlan, *hookFailure) {
+	plan, f := planClaudeStyle("pi", ev.claudeStyleEvent, piPath, func() (Plan, *Failure) {
 		if ev.HookEventName != "SessionStart" {
-			return hookPlan{}, unknownEvent(ev.HookEventName)
+			return Plan{}, unknownEvent(ev.HookEventName)
 		}
 		switch ev.Source {
 		case "startup", "resume", "fork", "reload", "new":
 		default:
-			return hookPlan{}, &hookFailure{msg: "SessionStart event has no known source; nothing recorded"}
+			return Plan{}, &Failure{Msg: "SessionStart event has no known source; nothing recorded"}
 		}
 		// Checked as a prompt is, then made a session start.
 		n := normEvent{session: ev.SessionID, cwd: ev.Cwd, kind: "prompt"}
@@ -71,12 +73,12 @@ func decodePi(data []byte) (hookPlan, *hookFailure) {
 		if f != nil {
 			return plan, f
 		}
-		plan.ev.Prompt, plan.ev.HookEventName, plan.ev.Source = nil, "SessionStart", ev.Source
-		plan.start = true
+		plan.Event.Prompt, plan.Event.HookEventName, plan.Event.Source = nil, "SessionStart", ev.Source
+		plan.Start = true
 		return plan, nil
 	})
 	if ev.HookEventName == "UserPromptSubmit" || ev.HookEventName == "PreToolUse" {
-		plan.ev.ToolUseID = ev.ToolUseID
+		plan.Event.ToolUseID = ev.ToolUseID
 	}
 	return plan, f
 }
@@ -107,8 +109,8 @@ func piAgentDir() (string, error) {
 const piExtensionName = "ckpt-rewind.ts"
 
 // piExtensionFor is the extension as this binary installs it.
-func piExtensionFor(strict bool) (string, error) {
-	b, err := marshalNoEscape([]string{selfPath()})
+func piExtensionFor(exe string, strict bool) (string, error) {
+	b, err := marshalNoEscape([]string{exe})
 	if err != nil {
 		return "", err
 	}
@@ -119,25 +121,26 @@ func piExtensionFor(strict bool) (string, error) {
 	return content, nil
 }
 
-func installPi(a *app, ws string, o installOptions, install bool) error {
+func installPi(e *Env, install bool) error {
+	ws := e.Workspace
 	dir := filepath.Join(ws, ".pi", "extensions")
-	if o.user {
+	if e.User {
 		d, err := piAgentDir()
 		if err != nil {
 			return err
 		}
 		dir = filepath.Join(d, "extensions")
 	}
-	content, err := piExtensionFor(o.strict)
+	content, err := piExtensionFor(e.Exe, e.Strict)
 	if err != nil {
 		return err
 	}
 	path := filepath.Join(dir, piExtensionName)
-	err = installFiles(a, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
-	if err == nil && install && !o.user {
+	err = installFiles(e, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
+	if err == nil && install && !e.User {
 		// Checked with pi 1.6.0: a project's .pi/extensions load only in
 		// a project the user trusted; print, json and rpc modes cannot ask.
-		a.say("ckpt: note: pi loads .pi/extensions only in a trusted project: accept pi's trust prompt (or run /trust in pi); for one run, pi --approve; or install for every project with `ckpt install pi --user`; `ckpt install --check pi` says whether pi will load it")
+		e.say("ckpt: note: pi loads .pi/extensions only in a trusted project: accept pi's trust prompt (or run /trust in pi); for one run, pi --approve; or install for every project with `ckpt install pi --user`; `ckpt install --check pi` says whether pi will load it")
 	}
 	return err
 }
@@ -150,7 +153,7 @@ type piPlace struct {
 	State string `json:"state"`
 }
 
-func piPlaceAt(path string) piPlace {
+func piPlaceAt(exe, path string) piPlace {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return piPlace{Path: path, State: "absent"}
@@ -159,7 +162,7 @@ func piPlaceAt(path string) piPlace {
 		return piPlace{Path: path, State: "other"}
 	}
 	for _, strict := range []bool{false, true} {
-		if want, err := piExtensionFor(strict); err == nil && string(b) == want {
+		if want, err := piExtensionFor(exe, strict); err == nil && string(b) == want {
 			return piPlace{Path: path, State: "current"}
 		}
 	}
@@ -212,16 +215,17 @@ func piTrust(agentDir, ws string) (decision, savedFor string, err error) {
 
 // checkPi is `ckpt install --check pi`: where ckpt's extension is, whether
 // it is this ckpt's, and whether pi will load the project's copy.
-func checkPi(a *app, ws string) error {
+func checkPi(e *Env) (*CheckResult, error) {
+	ws := e.Workspace
 	agentDir, err := piAgentDir()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	project := piPlaceAt(filepath.Join(ws, ".pi", "extensions", piExtensionName))
-	user := piPlaceAt(filepath.Join(agentDir, "extensions", piExtensionName))
+	project := piPlaceAt(e.Exe, filepath.Join(ws, ".pi", "extensions", piExtensionName))
+	user := piPlaceAt(e.Exe, filepath.Join(agentDir, "extensions", piExtensionName))
 	trust, savedFor, err := piTrust(agentDir, ws)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Loads: "yes", "no", or "ask" (pi asks when it starts on a terminal;
 	// print, json and rpc modes do not load it without --approve).
@@ -235,36 +239,35 @@ func checkPi(a *app, ws string) error {
 			loads = "no"
 		}
 	}
-	if a.json {
-		return a.printJSON(struct {
-			Agent    string  `json:"agent"`
-			Project  piPlace `json:"project"`
-			User     piPlace `json:"user"`
-			Trust    string  `json:"trust"`
-			SavedFor string  `json:"trust_saved_for,omitempty"`
-			Loads    string  `json:"loads"`
-		}{"pi", project, user, trust, savedFor, loads})
-	}
+	r := &CheckResult{JSON: struct {
+		Agent    string  `json:"agent"`
+		Project  piPlace `json:"project"`
+		User     piPlace `json:"user"`
+		Trust    string  `json:"trust"`
+		SavedFor string  `json:"trust_saved_for,omitempty"`
+		Loads    string  `json:"loads"`
+	}{"pi", project, user, trust, savedFor, loads}}
+	say := func(format string, args ...any) { r.Lines = append(r.Lines, fmt.Sprintf(format, args...)) }
 	state := map[string]string{
 		"absent":  "not installed",
 		"current": "installed (this ckpt's version)",
 		"older":   "installed by another ckpt version (run `ckpt install pi` again)",
 		"other":   "a file that is not ckpt's",
 	}
-	fmt.Fprintf(a.stdout, "pi: project %s: %s\n", project.Path, state[project.State])
-	fmt.Fprintf(a.stdout, "pi: user %s: %s\n", user.Path, state[user.State])
+	say("pi: project %s: %s", project.Path, state[project.State])
+	say("pi: user %s: %s", user.Path, state[user.State])
 	switch trust {
 	case "trusted":
-		fmt.Fprintf(a.stdout, "pi: the project is trusted (saved for %s in %s)\n", savedFor, filepath.Join(agentDir, "trust.json"))
+		say("pi: the project is trusted (saved for %s in %s)", savedFor, filepath.Join(agentDir, "trust.json"))
 	case "declined":
-		fmt.Fprintf(a.stdout, "pi: the project is not trusted (declined for %s in %s): pi skips its .pi/extensions; run /trust in pi to change it\n", savedFor, filepath.Join(agentDir, "trust.json"))
+		say("pi: the project is not trusted (declined for %s in %s): pi skips its .pi/extensions; run /trust in pi to change it", savedFor, filepath.Join(agentDir, "trust.json"))
 	case "always":
-		fmt.Fprintln(a.stdout, `pi: every project is trusted (defaultProjectTrust "always")`)
+		say(`pi: every project is trusted (defaultProjectTrust "always")`)
 	case "never":
-		fmt.Fprintln(a.stdout, `pi: no project is trusted (defaultProjectTrust "never"): pi skips .pi/extensions unless run with --approve`)
+		say(`pi: no project is trusted (defaultProjectTrust "never"): pi skips .pi/extensions unless run with --approve`)
 	default:
-		fmt.Fprintln(a.stdout, "pi: no trust decision saved for the project: pi asks when it starts on a terminal; print, json and rpc modes skip .pi/extensions unless run with --approve")
+		say("pi: no trust decision saved for the project: pi asks when it starts on a terminal; print, json and rpc modes skip .pi/extensions unless run with --approve")
 	}
-	fmt.Fprintf(a.stdout, "pi: loads ckpt's extension: %s\n", map[string]string{"yes": "yes", "no": "no", "ask": "once you trust the project"}[loads])
-	return nil
+	say("pi: loads ckpt's extension: %s", map[string]string{"yes": "yes", "no": "no", "ask": "once you trust the project"}[loads])
+	return r, nil
 }

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"encoding/json"
@@ -24,16 +24,20 @@ import (
 // TaskComplete (the CLI's agent_end) starts a background sync when the
 // store has a remote.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "cline",
 		title:   "Cline",
 		decode:  decodeCline,
 		reply:   clineReply,
 		install: installCline,
-		detect:  []string{".clinerules", ".cline"},
-		writes:  ".clinerules/hooks/UserPromptSubmit, PreToolUse, TaskStart, TaskResume and TaskComplete",
-		bins:    []string{"cline"},
-		home:    []string{".cline", "Documents/Cline"},
+		markers: Markers{
+			Workspace: []string{".clinerules", ".cline"},
+			Bins:      []string{"cline"},
+			Home:      []string{".cline", "Documents/Cline"},
+			Writes:    ".clinerules/hooks/UserPromptSubmit, PreToolUse, TaskStart, TaskResume and TaskComplete",
+			Config:    []string{".clinerules/hooks/UserPromptSubmit"},
+			Probe:     `{"taskId":"ckpt-check","workspaceRoots":["@WORK@"],"hookName":"UserPromptSubmit","userPromptSubmit":{"prompt":"ckpt install --check"}}`,
+		},
 	})
 }
 
@@ -54,10 +58,10 @@ type clineEvent struct {
 // events carry no prompt text.
 const clineRunLabel = "(Cline run started: its hooks do not send the prompt)"
 
-func decodeCline(data []byte) (hookPlan, *hookFailure) {
+func decodeCline(data []byte) (Plan, *Failure) {
 	var ev clineEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
 	n := normEvent{session: ev.TaskID, tool: ev.PreToolUse.ToolName}
 	if len(ev.WorkspaceRoots) > 0 {
@@ -66,7 +70,7 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 	switch ev.HookName {
 	case "UserPromptSubmit", "prompt_submit":
 		if ev.UserPromptSubmit.Prompt == nil {
-			return hookPlan{}, &hookFailure{msg: ev.HookName + " event has no userPromptSubmit.prompt; nothing recorded"}
+			return Plan{}, &Failure{Msg: ev.HookName + " event has no userPromptSubmit.prompt; nothing recorded"}
 		}
 		n.kind, n.prompt = "prompt", *ev.UserPromptSubmit.Prompt
 	case "PreToolUse", "tool_call":
@@ -78,24 +82,25 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 		return syncPlan()
 	case "TaskStart", "TaskResume", "TaskCancel", "TaskError", "PostToolUse", "PreCompact", "SessionShutdown",
 		"agent_abort", "agent_error", "tool_result", "pre_compact", "session_shutdown":
-		return hookPlan{none: true}, nil
+		return Plan{None: true}, nil
 	default:
-		return hookPlan{}, unknownEvent(ev.HookName)
+		return Plan{}, unknownEvent(ev.HookName)
 	}
 	return n.plan("cline")
 }
 
-func installCline(a *app, ws string, o installOptions, install bool) error {
+func installCline(e *Env, install bool) error {
+	ws := e.Workspace
 	dir := filepath.Join(ws, ".clinerules", "hooks")
-	if o.user {
+	if e.User {
 		p, err := userPath("Documents", "Cline", "Hooks")
 		if err != nil {
 			return err
 		}
 		dir = p
 	}
-	script := []byte("#!/bin/sh\n# " + ownFileMark + " (ckpt uninstall cline removes it)\nexec " + agentCommand("cline", o.strict) + "\n")
-	return installFiles(a, dir, []ownFile{
+	script := []byte("#!/bin/sh\n# " + ownFileMark + " (ckpt uninstall cline removes it)\nexec " + e.agentCommand("cline") + "\n")
+	return installFiles(e, dir, []ownFile{
 		{path: filepath.Join(dir, "UserPromptSubmit"), content: script, mode: 0o755},
 		{path: filepath.Join(dir, "PreToolUse"), content: script, mode: 0o755},
 		// The Cline CLI's agent_start and agent_resume: a turn per run.
@@ -108,13 +113,13 @@ func installCline(a *app, ws string, o installOptions, install bool) error {
 
 // clineReply lets Cline go on, or (--strict, a capture failed) cancels
 // the tool call with the reason.
-func clineReply(_ string, blocked *hookFailure) string {
+func clineReply(_ string, blocked *Failure) string {
 	if blocked == nil {
 		return `{"cancel": false}` + "\n"
 	}
 	b, _ := marshalNoEscape(struct {
 		Cancel       bool   `json:"cancel"`
 		ErrorMessage string `json:"errorMessage"`
-	}{true, "ckpt: " + blocked.msg})
+	}{true, "ckpt: " + blocked.Msg})
 	return string(b) + "\n"
 }
