@@ -134,6 +134,7 @@ type Failure struct {
 	Show bool
 }
 
+// Error is the failure's message.
 func (f *Failure) Error() string { return f.Msg }
 
 // registry holds every agent by name; generic is looked up but not listed.

@@ -3,7 +3,7 @@
 // agent expects back on stdout (Reply), and how its hook configuration is
 // installed, removed, found and checked (Install, Markers, Detect,
 // Installed, Checker). It touches no store: applying a decoded Plan to a
-// session is the hook's job (cmd/ckpt), through package controller. A
+// session is package agent/hook's job, through package controller. A
 // desktop app can install an agent's hooks and decode its events with
 // this package alone.
 //

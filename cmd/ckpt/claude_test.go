@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/agent/hook"
 )
 
 // hookRunIn feeds one event to `ckpt hook claude` in-process and returns
@@ -91,7 +93,7 @@ func TestClaudeForkAdoptedAtFirstToolCall(t *testing.T) {
 
 func TestPlanClaudeResume(t *testing.T) {
 	const sid = "11111111-1111-4111-8111-111111111111"
-	r := planClaudeResume(sid, 2, claudeTurn{ResumeAt: "a1"}, "it's two", []string{"--model", "opus"})
+	r := planClaudeResume(sid, 2, hook.TurnPlace{ResumeAt: "a1"}, "it's two", []string{"--model", "opus"})
 	want := []string{"claude", "--model", "opus", "--resume", sid, "--fork-session", "--session-id", r.Session, "--resume-session-at", "a1", "-p", "it's two"}
 	if strings.Join(r.Argv, "\x00") != strings.Join(want, "\x00") || !r.Exact {
 		t.Errorf("argv %q exact %v; want %q", r.Argv, r.Exact, want)
@@ -99,14 +101,14 @@ func TestPlanClaudeResume(t *testing.T) {
 	if !strings.HasSuffix(r.Command, `-p 'it'\''s two'`) || r.Then != "claude --model opus --resume "+r.Session {
 		t.Errorf("command %s; then %s", r.Command, r.Then)
 	}
-	if len(r.Session) != 36 || r.Session[14] != '4' || r.Session == planClaudeResume(sid, 2, claudeTurn{}, "x", nil).Session {
+	if len(r.Session) != 36 || r.Session[14] != '4' || r.Session == planClaudeResume(sid, 2, hook.TurnPlace{}, "x", nil).Session {
 		t.Errorf("session %q is not a fresh v4 UUID", r.Session)
 	}
-	r0 := planClaudeResume(sid, 0, claudeTurn{}, "first", nil)
+	r0 := planClaudeResume(sid, 0, hook.TurnPlace{}, "first", nil)
 	if strings.Join(r0.Argv, " ") != "claude --session-id "+r0.Session+" -p first" || !r0.Exact {
 		t.Errorf("turn 0: %q", r0.Argv)
 	}
-	rn := planClaudeResume(sid, 3, claudeTurn{}, "later", nil)
+	rn := planClaudeResume(sid, 3, hook.TurnPlace{}, "later", nil)
 	if strings.Join(rn.Argv, " ") != "claude --resume "+sid+" --fork-session --session-id "+rn.Session || rn.Exact {
 		t.Errorf("no record: %q exact %v", rn.Argv, rn.Exact)
 	}

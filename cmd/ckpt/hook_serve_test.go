@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -83,16 +84,16 @@ func (r *hookRig) token() string {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	tok := cfg.tokenFor(root)
+	tok := cfg.TokenFor(root)
 	if tok == "" {
 		r.t.Fatalf("no hook token for %s in %+v", root, cfg.Tokens)
 	}
 	return tok
 }
 
-func (r *hookRig) config() hookServerConfig {
+func (r *hookRig) config() hook.Config {
 	r.t.Helper()
-	cfg, ok, err := loadHookServer(r.store)
+	cfg, ok, err := hook.LoadConfig(r.store)
 	if err != nil || !ok {
 		r.t.Fatalf("hook server configuration: %v (found %v)", err, ok)
 	}
@@ -105,8 +106,8 @@ func (r *hookRig) config() hookServerConfig {
 // ping returns the running hook server's pid, or 0 when none proves it
 // is there.
 func (r *hookRig) ping() int {
-	who, st := probeHookServer(r.store, r.config(), time.Second)
-	if st != hookUp {
+	who, st := hook.Probe(r.store, r.config(), time.Second)
+	if st != hook.Up {
 		return 0
 	}
 	return who.Pid
@@ -129,7 +130,7 @@ func (r *hookRig) waitServer() int {
 // stopServer stops the hook server this rig's hooks started, if any, and
 // waits until it no longer answers.
 func (r *hookRig) stopServer() {
-	if _, ok, _ := loadHookServer(r.store); !ok {
+	if _, ok, _ := hook.LoadConfig(r.store); !ok {
 		return
 	}
 	pid := r.ping()

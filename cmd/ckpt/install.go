@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/agent"
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/atomicfile"
 	"github.com/ckpt/ckpt/internal/quote"
@@ -228,10 +229,10 @@ func (a *app) installAgent(name string, o installOptions, install bool) error {
 	if http && !install {
 		// The hooks are gone: so is their token.
 		if root, err := a.hookRoot(o); err == nil {
-			if err := dropHookToken(a.store, root); err != nil {
+			if err := hook.DropToken(a.store, root); err != nil {
 				a.say("ckpt: warning: hook server configuration: %s", oneLine(err))
 			}
-			if cfg, ok, err := loadHookServer(a.store); err == nil && ok && len(cfg.Tokens) == 0 {
+			if cfg, ok, err := hook.LoadConfig(a.store); err == nil && ok && len(cfg.Tokens) == 0 {
 				stopHookServer(a.store, cfg)
 			}
 		}
@@ -507,8 +508,8 @@ func (a *app) hookRoot(o installOptions) (string, error) {
 // listening at the old address is stopped, so the one the hooks start
 // next listens at the new one.
 func (a *app) hookServerFor(o installOptions) (addr, token string, err error) {
-	cur, had, err := loadHookServer(a.store)
-	if err != nil && !errors.Is(err, errOldHookServer) {
+	cur, had, err := hook.LoadConfig(a.store)
+	if err != nil && !errors.Is(err, hook.ErrOldConfig) {
 		return "", "", err
 	}
 	addr = o.addr
@@ -518,7 +519,7 @@ func (a *app) hookServerFor(o installOptions) (addr, token string, err error) {
 	if addr == "" {
 		// A store new to --http, or one an older ckpt set up (whose
 		// server may still hold its port).
-		if addr, err = freeHookPort(); err != nil {
+		if addr, err = hook.FreePort(); err != nil {
 			return "", "", err
 		}
 	}
@@ -535,7 +536,7 @@ func (a *app) hookServerFor(o installOptions) (addr, token string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	_, token, err = configureHookServer(a.store, addr, root)
+	_, token, err = hook.Configure(a.store, addr, root)
 	return addr, token, err
 }
 

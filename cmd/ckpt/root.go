@@ -11,6 +11,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/jsondoc"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -287,15 +288,8 @@ func hint(err error) string {
 	return ""
 }
 
-// pkgPrefixes are the package names library errors start their layers
-// with; useful in logs, noise on a terminal.
-var pkgPrefixes = strings.NewReplacer("controller: ", "", "checkpoints: ", "", "capture: ", "", "cas: ", "", "migrations: ", "")
-
-// oneLine flattens an error (errors.Join uses newlines) to one line for
-// people, without the package prefixes of each layer.
-func oneLine(err error) string {
-	return pkgPrefixes.Replace(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
-}
+// oneLine flattens an error to one line for people (msg.OneLine).
+func oneLine(err error) string { return msg.OneLine(err) }
 
 // isCobraUsage recognises cobra's own argument errors, which it does not
 // type.

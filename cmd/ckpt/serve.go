@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -15,12 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller/httpapi"
+	"github.com/ckpt/ckpt/internal/token"
 	"github.com/spf13/cobra"
 )
 
 // minTokenBits is the least strength a token may have.
-const minTokenBits = 128
+const minTokenBits = token.MinBits
 
 // serveLimits are the server's timeouts (a variable for tests).
 var serveLimits = struct {
@@ -41,7 +40,7 @@ type serveOptions struct {
 	allowRemote bool
 	token       string // filled from tokenFile, or random
 	// hooks serves only the hook endpoint, at the store's hook server
-	// address with its token (hook_serve.go); idle, if set, stops it after
+	// address with its token (agent/hook); idle, if set, stops it after
 	// that long without an event.
 	hooks bool
 	idle  time.Duration
@@ -79,7 +78,7 @@ the install and the hooks start it when it is not running.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.hooks {
-				cfg, ok, err := loadHookServer(a.store)
+				cfg, ok, err := hook.LoadConfig(a.store)
 				if err != nil {
 					return err
 				}
@@ -167,40 +166,11 @@ func serveToken(file string) (string, error) {
 		}
 		return t, nil
 	}
-	var b [minTokenBits / 8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
+	return token.New()
 }
 
-// tokenBits bounds a token's strength from above: its length times the
-// bits per character of the smallest usual alphabet that holds it (digits,
-// hex, base64, printable ASCII). A token of one repeated character is 0.
-func tokenBits(t string) float64 {
-	if t == "" || strings.Count(t, t[:1]) == len(t) {
-		return 0
-	}
-	in := func(set string) bool {
-		for _, r := range t {
-			if !strings.ContainsRune(set, r) {
-				return false
-			}
-		}
-		return true
-	}
-	const digits = "0123456789"
-	alpha := 95.0
-	switch {
-	case in(digits):
-		alpha = 10
-	case in(digits+"abcdef") || in(digits+"ABCDEF"):
-		alpha = 16
-	case in(digits + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/=-_"):
-		alpha = 64
-	}
-	return float64(len(t)) * math.Log2(alpha)
-}
+// tokenBits bounds a token's strength from above (token.Bits).
+func tokenBits(t string) float64 { return token.Bits(t) }
 
 // serve listens on o.addr and serves until ctx is cancelled. ready, when
 // not nil, receives the bound URL once listening.
@@ -227,11 +197,11 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	defer stop()
 	// Hook events take the tokens of the store's hook installs, each for
 	// its own workspace, never this server's web token.
-	hooks := newHookServer(a)
+	hooks := hook.NewServer(a.hookHandler(), buildVersion().String(), a.stderr)
 	if o.hooks {
-		hooks.stop = stop
+		hooks.Shutdown = stop
 	}
-	defer hooks.close()
+	defer hooks.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/hook/", hooks)
 	if !o.hooks {
@@ -283,7 +253,7 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	tick := time.NewTicker(hookIdle / 2)
+	tick := time.NewTicker(hook.Idle / 2)
 	defer tick.Stop()
 wait:
 	for {
@@ -293,8 +263,8 @@ wait:
 		case <-ctx.Done():
 			break wait
 		case <-tick.C:
-			hooks.sweep(hookIdle)
-			if o.idle > 0 && hooks.idleFor() > o.idle {
+			hooks.Sweep(hook.Idle)
+			if o.idle > 0 && hooks.IdleFor() > o.idle {
 				a.say("ckpt: no hook event for %s; stopping", o.idle)
 				break wait
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
@@ -67,7 +68,7 @@ func (a *app) statusLine(ctx context.Context) string {
 func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 	session := a.session
 	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
-		session, _, _ = continuedSession(a.store, in.SessionID)
+		session, _, _ = hook.ContinuedSession(a.store, in.SessionID)
 	}
 	if session == "" {
 		dir := in.Workspace.ProjectDir

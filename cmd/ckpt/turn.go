@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/spf13/cobra"
 )
 
@@ -82,20 +81,5 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 	return nil
 }
 
-// skipNote says, in one line, which entries a turn's scan skipped (a
-// rewind leaves them alone), or "" when it skipped none.
-func skipNote(skips []controller.ScanSkip) string {
-	if len(skips) == 0 {
-		return ""
-	}
-	const show = 5
-	parts := make([]string, 0, show)
-	for i, sk := range skips {
-		if i == show {
-			parts = append(parts, fmt.Sprintf("and %d more (`ckpt --json turn` lists them)", len(skips)-show))
-			break
-		}
-		parts = append(parts, quote.Path(sk.Path)+" ("+sk.Reason+")")
-	}
-	return fmt.Sprintf("the scan skipped %d entries, which a rewind leaves alone: %s", len(skips), strings.Join(parts, "; "))
-}
+// skipNote says what a scan skipped (msg.SkipNote).
+func skipNote(skips []controller.ScanSkip) string { return msg.SkipNote(skips) }

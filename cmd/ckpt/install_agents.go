@@ -13,6 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/internal/atomicfile"
+	"github.com/ckpt/ckpt/internal/paths"
 )
 
 // agentNamed returns the agent of `ckpt install|uninstall NAME`, or
@@ -96,7 +97,7 @@ func (a *app) mkdirForInstall(dir string) error {
 		}
 		made = append(made, d)
 	}
-	if !within(a.workspace, dir) && (home == "" || !within(home, dir)) {
+	if !paths.Within(a.workspace, dir) && (home == "" || !paths.Within(home, dir)) {
 		made = nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -152,7 +153,7 @@ func (a *app) removeInstallDirs(root string) []string {
 	slices.SortFunc(dirs, func(x, y string) int { return len(y) - len(x) })
 	var kept, removed []string
 	for _, d := range dirs {
-		if !within(root, d) {
+		if !paths.Within(root, d) {
 			kept = append(kept, d)
 			continue
 		}
