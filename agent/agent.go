@@ -13,8 +13,8 @@ import (
 )
 
 // Agent is one coding agent ckpt hooks into. Every agent in the registry
-// implements it; optional interfaces (Checker, Conversation, HTTPHooks)
-// add what only some agents have.
+// implements it; optional interfaces (Checker, Conversation, HTTPHooks,
+// StatusLiner) add what only some agents have.
 type Agent interface {
 	// Name is the NAME in `ckpt hook|install|uninstall NAME`.
 	Name() string
