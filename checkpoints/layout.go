@@ -114,7 +114,7 @@ func Sessions(store string) ([]string, error) {
 var storeEntries = map[string]bool{
 	"blobs": true, "sessions": true, "config.json": true, "retention.stamp": true, "retention.lock": true,
 	"workspaces": true, RegistryDir: true, "quota.over": true, catalogFile: true, catalogFile + "-wal": true, catalogFile + "-shm": true,
-	// cmd/ckpt's hook server and background sync (hook_bg.go, hook_serve.go)
+	// the hook server (agent/hook) and background sync (cmd/ckpt/hook_bg.go)
 	"hook-server.json": true, "hook-server.lock": true, "hook-server.log": true,
 	"sync-bg.lock": true, "sync.log": true, "sync.log.1": true, "hook-server.log.1": true,
 	// remote/ (db.go, remote.go)

@@ -119,3 +119,36 @@ func TestCLIPackages(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentLayer: package agent (the agents' hooks, decoders and
+// installers) is a library beside the front-ends: it may use controller
+// but no front-end, and controller, which knows no agent, never imports
+// it.
+func TestAgentLayer(t *testing.T) {
+	check := func(dir string, banned ...string) {
+		t.Helper()
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
+				return err
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				for _, b := range banned {
+					if path == "github.com/ckpt/ckpt/"+b || strings.HasPrefix(path, "github.com/ckpt/ckpt/"+b+"/") {
+						t.Errorf("%s imports %s", p, path)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("../agent", "cmd", "capture", "cas", "checkpoints", "retention", "migrations", "remote")
+	check(".", "agent", "cmd")
+}

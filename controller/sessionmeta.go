@@ -47,8 +47,15 @@ func HasIndex(store, id string) bool {
 	if !checkpoints.ValidSession(id) {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(checkpoints.SessionDir(store, id), checkpoints.FileName))
+	_, err := os.Stat(IndexPath(store, id))
 	return err == nil
+}
+
+// IndexPath is the file of session id's index in store: a server that
+// keeps a session open compares it with the file it opened, to tell that
+// another process replaced the index (DiscardIndex, a fork into the id).
+func IndexPath(store, id string) string {
+	return filepath.Join(checkpoints.SessionDir(store, id), checkpoints.FileName)
 }
 
 // DiscardIndex deletes session id's index (and its SQLite side files), and

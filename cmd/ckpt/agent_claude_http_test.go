@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -69,18 +70,18 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 	t.Logf("claude --version: %s", strings.TrimSpace(ver))
 
 	e.ckpt("install", "claude", "--http", "--port", port, "--no-scan")
-	cfg, ok, err := loadHookServer(store)
+	cfg, ok, err := hook.LoadConfig(store)
 	if err != nil || !ok {
 		t.Fatalf("hook server configuration: %v %v", ok, err)
 	}
 	defer func() {
 		// Stop the server the install started.
-		if who, st := probeHookServer(store, cfg, time.Second); st == hookUp && who.Pid > 0 {
+		if who, st := hook.Probe(store, cfg, time.Second); st == hook.Up && who.Pid > 0 {
 			syscall.Kill(who.Pid, syscall.SIGTERM)
 		}
 	}()
 	for try := 0; ; try++ {
-		if _, st := probeHookServer(store, cfg, time.Second); st == hookUp {
+		if _, st := hook.Probe(store, cfg, time.Second); st == hook.Up {
 			break
 		}
 		if try == 200 {

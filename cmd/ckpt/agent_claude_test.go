@@ -17,6 +17,9 @@ import (
 
 // claudeBin finds the real Claude Code CLI: $CKPT_CLAUDE_BIN, else claude
 // on $PATH.
+// resumeLabel labels the turn a session start opens in scan mode.
+const resumeLabel = "(session start: workspace before the agent acts)"
+
 func claudeBin(t *testing.T) string {
 	t.Helper()
 	if b := os.Getenv("CKPT_CLAUDE_BIN"); b != "" {

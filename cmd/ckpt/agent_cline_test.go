@@ -30,6 +30,10 @@ type acpClient struct {
 	nextID int
 }
 
+// clineRunLabel labels the turn a Cline run opens (its hooks do not
+// send the prompt).
+const clineRunLabel = "(Cline run started: its hooks do not send the prompt)"
+
 func (c *acpClient) send(msg map[string]any) {
 	c.t.Helper()
 	msg["jsonrpc"] = "2.0"

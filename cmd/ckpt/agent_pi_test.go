@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/internal/fakemodel"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // piRPC is the real pi (`pi --mode rpc`) in a test: JSON records on its
@@ -593,12 +594,12 @@ func TestPiRealBinaryTree(t *testing.T) {
 	// pi in a tmux pane (the picker test's helpers), with e's environment.
 	pe := &pickerEnv{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	t.Cleanup(func() { _ = pe.tmux("kill-server").Run() })
-	sh := "cd " + shellQuote(ws) + " && exec env -i"
+	sh := "cd " + quote.Shell(ws) + " && exec env -i"
 	for _, kv := range append(e.env, "TERM=xterm-256color") {
-		sh += " " + shellQuote(kv)
+		sh += " " + quote.Shell(kv)
 	}
 	for _, a := range append(argv, "--approve", "--offline", "--provider", "scripted", "--model", "gpt-4.1") {
-		sh += " " + shellQuote(a)
+		sh += " " + quote.Shell(a)
 	}
 	if out, err := pe.tmux("new-session", "-d", "-s", "picker", "-x", "120", "-y", "40", sh+"; sleep 30").CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)

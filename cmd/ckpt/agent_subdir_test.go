@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -42,28 +43,28 @@ func (e *agentEnv) subdirSession() (id, workspace string, files []string) {
 // not load the workspace's hooks from a subdirectory (subdirLoad), install
 // said so and nothing was captured: were the agent to start loading them,
 // this fails, and subdirLoad must change.
-func (e *agentEnv) checkSubdir(agent, installErr string) {
+func (e *agentEnv) checkSubdir(name, installErr string) {
 	e.t.Helper()
 	id, ws, turns := e.subdirSession()
-	e.t.Logf("%s in a subdirectory: session %q, workspace %q, turns %q", agent, id, ws, turns)
-	if note := subdirNote(agent, e.ws); note != "" {
+	e.t.Logf("%s in a subdirectory: session %q, workspace %q, turns %q", name, id, ws, turns)
+	if note := agent.SubdirNote(agentNamed(name), e.ws); note != "" {
 		if !strings.Contains(installErr, "ckpt: note: "+note) {
-			e.t.Errorf("install %s did not say %q; it said:\n%s", agent, note, installErr)
+			e.t.Errorf("install %s did not say %q; it said:\n%s", name, note, installErr)
 		}
 		if id != "" {
-			e.t.Errorf("%s loaded the workspace's hooks from a subdirectory after all (session %s): subdirLoad is out of date", agent, id)
+			e.t.Errorf("%s loaded the workspace's hooks from a subdirectory after all (session %s): subdirLoad is out of date", name, id)
 		}
 		return
 	}
 	if id == "" {
-		e.t.Errorf("%s run in %s/sub: nothing captured", agent, e.ws)
+		e.t.Errorf("%s run in %s/sub: nothing captured", name, e.ws)
 		return
 	}
 	if ws != e.ws {
-		e.t.Errorf("%s run in %s/sub: session %s has workspace %s, want %s", agent, e.ws, id, ws, e.ws)
+		e.t.Errorf("%s run in %s/sub: session %s has workspace %s, want %s", name, e.ws, id, ws, e.ws)
 	}
 	if len(turns) != 1 || !strings.Contains(turns[0], " sub/note.txt=created") {
-		e.t.Errorf("%s: turns %q, want sub/note.txt created", agent, turns)
+		e.t.Errorf("%s: turns %q, want sub/note.txt created", name, turns)
 	}
 }
 

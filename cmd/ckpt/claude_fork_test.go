@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/controller"
 )
 
 // TestClaudeRewindOfAFork: a conversation rewind of a Claude Code session
@@ -124,7 +126,7 @@ func TestClaudeRewindOfAFork(t *testing.T) {
 	if fi, err := os.Stat(link); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("link directory: %v %v, want mode 0700", fi, err)
 	}
-	if fi, err := os.Stat(filepath.Join(link, continuesFile)); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(link, controller.LinkFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("link file: %v %v, want mode 0600", fi, err)
 	}
 	for _, args := range [][]string{{"sessions"}, {"gc"}, {"prune"}, {"verify"}} {

@@ -4,9 +4,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // TestRewindResumeClaudeOnATerminal: `ckpt rewind N --scope both
@@ -19,7 +22,7 @@ func TestRewindResumeClaudeOnATerminal(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux not installed: a terminal is needed")
 	}
-	if onWindows {
+	if runtime.GOOS == "windows" {
 		t.Skip("Windows cannot replace a process: claude runs as ckpt's child")
 	}
 	bin := ckptBinary(t)
@@ -48,7 +51,7 @@ func TestRewindResumeClaudeOnATerminal(t *testing.T) {
 	// terminal, its arguments.
 	log := filepath.Join(dir, "claude.log")
 	claude := filepath.Join(dir, "claude")
-	script := "#!/bin/sh\nt=no; [ -t 0 ] && t=yes\necho \"$$ tty=$t $*\" >> " + shellQuote(log) + "\n"
+	script := "#!/bin/sh\nt=no; [ -t 0 ] && t=yes\necho \"$$ tty=$t $*\" >> " + quote.Shell(log) + "\n"
 	if err := os.WriteFile(claude, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +64,8 @@ func TestRewindResumeClaudeOnATerminal(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = tmux("kill-server").Run() })
 	// The shell becomes ckpt (exec), so ckpt's pid is the shell's.
-	sh := "sh -c 'echo $$ > " + shellQuote(pidFile) + "; exec " + shellQuote(bin) + " --store " + shellQuote(store) + " --workspace " + shellQuote(ws) +
-		" --session " + S + " rewind 0 --scope both --resume-claude'; touch " + shellQuote(done) + "; sleep 30"
+	sh := "sh -c 'echo $$ > " + quote.Shell(pidFile) + "; exec " + quote.Shell(bin) + " --store " + quote.Shell(store) + " --workspace " + quote.Shell(ws) +
+		" --session " + S + " rewind 0 --scope both --resume-claude'; touch " + quote.Shell(done) + "; sleep 30"
 	if out, err := tmux("new-session", "-d", "-s", "rw", "-x", "160", "-y", "50", sh).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}

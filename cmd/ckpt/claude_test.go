@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/agent/hook"
 )
 
 // hookRunIn feeds one event to `ckpt hook claude` in-process and returns
@@ -89,106 +91,9 @@ func TestClaudeForkAdoptedAtFirstToolCall(t *testing.T) {
 	}
 }
 
-func TestAgentPath(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		windows bool
-		want    string
-		abs     bool
-	}{
-		{`C:\proj\x.go`, true, `C:\proj\x.go`, true},
-		{`C:/proj/x.go`, true, `C:\proj\x.go`, true},
-		{`/c/proj/x.go`, true, `C:\proj\x.go`, true},
-		{`/d`, true, `D:\`, true},
-		{`\\server\share\x.go`, true, `\\server\share\x.go`, true},
-		{`src\x.go`, true, `src\x.go`, false},
-		{`src/x.go`, true, `src\x.go`, false},
-		{`/proj/x.go`, true, `\proj\x.go`, false},
-		{`/proj/x.go`, false, `/proj/x.go`, true},
-		{`C:\proj\x.go`, false, `C:\proj\x.go`, false},
-		{`src/x.go`, false, `src/x.go`, false},
-	} {
-		got, abs := agentPath(tc.in, tc.windows)
-		if got != tc.want || abs != tc.abs {
-			t.Errorf("agentPath(%q, windows=%v) = %q, %v; want %q, %v", tc.in, tc.windows, got, abs, tc.want, tc.abs)
-		}
-	}
-}
-
-// TestDecodeHookClaudeCurrent feeds decodeHook the shapes Claude Code sends
-// now (https://code.claude.com/docs/en/hooks): PowerShell as a shell, Edit
-// and the older MultiEdit, subagent fields, prompt_id, SessionStart sources.
-func TestDecodeHookClaudeCurrent(t *testing.T) {
-	const base = `"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/w"`
-	for _, tc := range []struct {
-		name, json string
-		paths      []string
-		shell      bool
-		start      bool
-		none       bool
-	}{
-		{"powershell", `{` + base + `,"hook_event_name":"PreToolUse","tool_name":"PowerShell","tool_input":{"command":"Remove-Item x.txt"}}`, nil, true, false, false},
-		{"bash", `{` + base + `,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm x"}}`, nil, true, false, false},
-		{"edit", `{` + base + `,"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"/w/a.go","old_string":"a","new_string":"b"}}`, []string{"/w/a.go"}, false, false, false},
-		{"multiedit from an older version", `{` + base + `,"hook_event_name":"PreToolUse","tool_name":"MultiEdit","tool_input":{"file_path":"/w/b.go","edits":[]}}`, []string{"/w/b.go"}, false, false, false},
-		{"subagent write", `{` + base + `,"hook_event_name":"PreToolUse","agent_id":"ag-1","agent_type":"Explore","prompt_id":"p1","tool_name":"Write","tool_input":{"file_path":"c.go","content":""}}`, []string{"c.go"}, false, false, false},
-		{"read", `{` + base + `,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/w/a.go"}}`, nil, false, false, true},
-		{"startup", `{` + base + `,"hook_event_name":"SessionStart","source":"startup"}`, nil, false, true, false},
-		{"resume", `{` + base + `,"hook_event_name":"SessionStart","source":"resume"}`, nil, false, true, false},
-		{"fork", `{` + base + `,"hook_event_name":"SessionStart","source":"fork"}`, nil, false, true, false},
-		{"clear", `{` + base + `,"hook_event_name":"SessionStart","source":"clear"}`, nil, false, false, true},
-		{"compact", `{` + base + `,"hook_event_name":"SessionStart","source":"compact"}`, nil, false, false, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			plan, f := decodeHook([]byte(tc.json), "claude")
-			if f != nil {
-				t.Fatalf("failure %q", f.msg)
-			}
-			if strings.Join(plan.paths, ",") != strings.Join(tc.paths, ",") || plan.shell != tc.shell || plan.start != tc.start || plan.none != tc.none {
-				t.Errorf("plan paths %q shell %v start %v none %v; want %q %v %v %v", plan.paths, plan.shell, plan.start, plan.none, tc.paths, tc.shell, tc.start, tc.none)
-			}
-		})
-	}
-	plan, _ := decodeHook([]byte(`{`+base+`,"hook_event_name":"UserPromptSubmit","prompt_id":"p-9","prompt":"hi"}`), "claude")
-	if plan.ev.PromptID != "p-9" {
-		t.Errorf("prompt_id = %q, want p-9", plan.ev.PromptID)
-	}
-}
-
-func TestLastAssistantIn(t *testing.T) {
-	tr := transcriptLine("user", "u1", "p-1", "one") +
-		transcriptLine("assistant", "a1", "", "x") +
-		`{"type":"assistant","uuid":"side","isSidechain":true}` + "\n" +
-		"not json\n" +
-		transcriptLine("user", "u2", "p-2", "two") +
-		`{"type":"user","uuid":"u2r","promptId":"p-2","message":{"content":[{"type":"tool_result","content":"ok"}]}}` + "\n" +
-		transcriptLine("assistant", "a2", "", "y")
-	// A 2.1.330 fork: every copied user entry has the new promptId.
-	fork := transcriptLine("user", "u1", "p-9", "one") + transcriptLine("assistant", "a1", "", "x") +
-		`{"type":"user","uuid":"u9","promptId":"p-9","message":{"content":[{"type":"text","text":"again"}]}}` + "\n"
-	for _, tc := range []struct {
-		tr     string
-		prompt *pendingPrompt
-		want   string
-		found  bool
-	}{
-		{tr, nil, "a2", true},
-		{tr, &pendingPrompt{PromptID: "p-1", Prompt: "one"}, "", true},
-		{tr, &pendingPrompt{PromptID: "p-2", Prompt: "two"}, "a1", true},
-		{tr, &pendingPrompt{PromptID: "p-3", Prompt: "three"}, "", false},
-		{tr, &pendingPrompt{PromptID: "p-2", Prompt: "other text"}, "", false},
-		{fork, &pendingPrompt{PromptID: "p-9", Prompt: "again"}, "a1", true},
-	} {
-		got, found, err := lastAssistantIn(strings.NewReader(tc.tr), tc.prompt)
-		if err != nil || got != tc.want || found != tc.found {
-			t.Errorf("lastAssistantIn(%+v) = %q, %v, %v; want %q, %v", tc.prompt, got, found, err, tc.want, tc.found)
-		}
-	}
-}
-
 func TestPlanClaudeResume(t *testing.T) {
 	const sid = "11111111-1111-4111-8111-111111111111"
-	r := planClaudeResume(sid, 2, claudeTurn{ResumeAt: "a1"}, "it's two", []string{"--model", "opus"})
+	r := planClaudeResume(sid, 2, hook.TurnPlace{ResumeAt: "a1"}, "it's two", []string{"--model", "opus"})
 	want := []string{"claude", "--model", "opus", "--resume", sid, "--fork-session", "--session-id", r.Session, "--resume-session-at", "a1", "-p", "it's two"}
 	if strings.Join(r.Argv, "\x00") != strings.Join(want, "\x00") || !r.Exact {
 		t.Errorf("argv %q exact %v; want %q", r.Argv, r.Exact, want)
@@ -196,36 +101,16 @@ func TestPlanClaudeResume(t *testing.T) {
 	if !strings.HasSuffix(r.Command, `-p 'it'\''s two'`) || r.Then != "claude --model opus --resume "+r.Session {
 		t.Errorf("command %s; then %s", r.Command, r.Then)
 	}
-	if len(r.Session) != 36 || r.Session[14] != '4' || r.Session == planClaudeResume(sid, 2, claudeTurn{}, "x", nil).Session {
+	if len(r.Session) != 36 || r.Session[14] != '4' || r.Session == planClaudeResume(sid, 2, hook.TurnPlace{}, "x", nil).Session {
 		t.Errorf("session %q is not a fresh v4 UUID", r.Session)
 	}
-	r0 := planClaudeResume(sid, 0, claudeTurn{}, "first", nil)
+	r0 := planClaudeResume(sid, 0, hook.TurnPlace{}, "first", nil)
 	if strings.Join(r0.Argv, " ") != "claude --session-id "+r0.Session+" -p first" || !r0.Exact {
 		t.Errorf("turn 0: %q", r0.Argv)
 	}
-	rn := planClaudeResume(sid, 3, claudeTurn{}, "later", nil)
+	rn := planClaudeResume(sid, 3, hook.TurnPlace{}, "later", nil)
 	if strings.Join(rn.Argv, " ") != "claude --resume "+sid+" --fork-session --session-id "+rn.Session || rn.Exact {
 		t.Errorf("no record: %q exact %v", rn.Argv, rn.Exact)
-	}
-}
-
-func TestDecodeHookWindowsPaths(t *testing.T) {
-	defer func(w bool) { onWindows = w }(onWindows)
-	onWindows = true
-	plan, f := decodeHook([]byte(`{"session_id":"s1","cwd":"C:\\proj","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"C:/proj/src/x.go"}}`), "claude")
-	if f != nil {
-		t.Fatal(f.msg)
-	}
-	if plan.ev.Cwd != `C:\proj` || strings.Join(plan.paths, ",") != `C:\proj\src\x.go` {
-		t.Errorf("cwd %q paths %q", plan.ev.Cwd, plan.paths)
-	}
-	// PowerShell only (no Bash tool on Windows): a shell.
-	plan, f = decodeHook([]byte(`{"session_id":"s1","cwd":"/c/proj","hook_event_name":"PreToolUse","tool_name":"PowerShell","tool_input":{"command":"del x.go"}}`), "claude")
-	if f != nil || !plan.shell || plan.ev.Cwd != `C:\proj` {
-		t.Errorf("PowerShell: %+v %v", plan, f)
-	}
-	if _, f := decodeHook([]byte(`{"session_id":"s1","cwd":"proj","hook_event_name":"UserPromptSubmit","prompt":"x"}`), "claude"); f == nil {
-		t.Error("a relative cwd was accepted")
 	}
 }
 

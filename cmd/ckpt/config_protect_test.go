@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -16,7 +17,7 @@ import (
 // records it and no rewind changes it, for every agent there is.
 func TestInstallWritesOnlyProtectedConfig(t *testing.T) {
 	bin := ckptBinary(t)
-	for _, name := range agentNames() {
+	for _, name := range agent.Names() {
 		t.Run(name, func(t *testing.T) {
 			ws, store := t.TempDir(), t.TempDir()
 			cmd := exec.Command(bin, "install", name, "--no-scan")

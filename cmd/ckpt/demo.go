@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/internal/demo"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -38,7 +39,7 @@ temporary directory is touched.`,
 			}
 			if keep {
 				a.say("kept %s; explore it with: cd %s && ckpt --store %s list", dir,
-					shellQuote(filepath.Join(dir, "workspace")), shellQuote(filepath.Join(dir, "store")))
+					quote.Shell(filepath.Join(dir, "workspace")), quote.Shell(filepath.Join(dir, "store")))
 			}
 			return nil
 		},

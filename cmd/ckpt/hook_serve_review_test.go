@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -45,7 +46,7 @@ func TestInstallHTTPTightensExistingSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks := map[string]string{local: r.token(), user: r.config().tokenFor(home)}
+	toks := map[string]string{local: r.token(), user: r.config().TokenFor(home)}
 	for _, p := range []string{local, user} {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -216,10 +217,10 @@ func TestInstallHTTPSignalsNoPidAPingNames(t *testing.T) {
 	go func() { victim.Wait(); close(exited) }()
 	defer victim.Process.Kill()
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		json.NewEncoder(w).Encode(hookServerPing{Ckpt: "squatter", Store: r.store, Pid: victim.Process.Pid})
+		json.NewEncoder(w).Encode(hook.Ping{Ckpt: "squatter", Store: r.store, Pid: victim.Process.Pid})
 	}))
 	defer fake.Close()
-	if _, _, err := configureHookServer(r.store, strings.TrimPrefix(fake.URL, "http://"), r.ws); err != nil {
+	if _, _, err := hook.Configure(r.store, strings.TrimPrefix(fake.URL, "http://"), r.ws); err != nil {
 		t.Fatal(err)
 	}
 	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -82,16 +84,16 @@ func (r *hookRig) token() string {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	tok := cfg.tokenFor(root)
+	tok := cfg.TokenFor(root)
 	if tok == "" {
 		r.t.Fatalf("no hook token for %s in %+v", root, cfg.Tokens)
 	}
 	return tok
 }
 
-func (r *hookRig) config() hookServerConfig {
+func (r *hookRig) config() hook.Config {
 	r.t.Helper()
-	cfg, ok, err := loadHookServer(r.store)
+	cfg, ok, err := hook.LoadConfig(r.store)
 	if err != nil || !ok {
 		r.t.Fatalf("hook server configuration: %v (found %v)", err, ok)
 	}
@@ -104,8 +106,8 @@ func (r *hookRig) config() hookServerConfig {
 // ping returns the running hook server's pid, or 0 when none proves it
 // is there.
 func (r *hookRig) ping() int {
-	who, st := probeHookServer(r.store, r.config(), time.Second)
-	if st != hookUp {
+	who, st := hook.Probe(r.store, r.config(), time.Second)
+	if st != hook.Up {
 		return 0
 	}
 	return who.Pid
@@ -128,7 +130,7 @@ func (r *hookRig) waitServer() int {
 // stopServer stops the hook server this rig's hooks started, if any, and
 // waits until it no longer answers.
 func (r *hookRig) stopServer() {
-	if _, ok, _ := loadHookServer(r.store); !ok {
+	if _, ok, _ := hook.LoadConfig(r.store); !ok {
 		return
 	}
 	pid := r.ping()
@@ -176,9 +178,30 @@ func write(event map[string]any, path string) map[string]any {
 	return event
 }
 
+// settingsHook is one hook in a Claude settings file.
+type settingsHook struct {
+	Type    string            `json:"type"`
+	Command string            `json:"command,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// ckpts says whether h is one of ckpt's: an http hook to the hook
+// server's /hook/claude, or a command running "hook claude".
+func (h settingsHook) ckpts() bool {
+	if h.Type == "http" {
+		return strings.Contains(h.URL, "/hook/claude")
+	}
+	return strings.Contains(h.Command, " hook claude")
+}
+
+func (h settingsHook) same(want settingsHook) bool {
+	return h.Type == want.Type && h.Command == want.Command && h.URL == want.URL && maps.Equal(h.Headers, want.Headers)
+}
+
 // settingsHooks reads a Claude settings file's hooks as event -> the
 // hooks ckpt recognises as its own there.
-func settingsHooks(t *testing.T, path string) map[string][]hookEntry {
+func settingsHooks(t *testing.T, path string) map[string][]settingsHook {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
@@ -188,16 +211,18 @@ func settingsHooks(t *testing.T, path string) map[string][]hookEntry {
 		t.Fatal(err)
 	}
 	var s struct {
-		Hooks map[string][]hookGroup `json:"hooks"`
+		Hooks map[string][]struct {
+			Hooks []settingsHook `json:"hooks"`
+		} `json:"hooks"`
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	out := map[string][]hookEntry{}
+	out := map[string][]settingsHook{}
 	for ev, groups := range s.Hooks {
 		for _, g := range groups {
 			for _, h := range g.Hooks {
-				if isOwnClaudeHook(h) {
+				if h.ckpts() {
 					out[ev] = append(out[ev], h)
 				}
 			}
@@ -221,7 +246,7 @@ func TestInstallClaudeHTTP(t *testing.T) {
 		t.Errorf("install --http said:\n%s\nwant the hook URL, never the token", out)
 	}
 	got := settingsHooks(t, local)
-	want := hookEntry{Type: "http", URL: "http://" + r.addr + "/hook/claude", Headers: map[string]string{"Authorization": "Bearer " + r.token()}}
+	want := settingsHook{Type: "http", URL: "http://" + r.addr + "/hook/claude", Headers: map[string]string{"Authorization": "Bearer " + r.token()}}
 	if len(got["PreToolUse"]) != 1 || !got["PreToolUse"][0].same(want) {
 		t.Errorf("PreToolUse hooks in %s = %+v, want exactly %+v", local, got["PreToolUse"], want)
 	}
@@ -427,26 +452,5 @@ func TestHookServerEvents(t *testing.T) {
 	}
 	if out, _ := r.ckpt("", "--session", "s3", "list"); !strings.Contains(out, "late.txt") {
 		t.Errorf("the restarted server did not capture late.txt:\n%s", out)
-	}
-}
-
-func TestIsOwnHookURL(t *testing.T) {
-	for _, tc := range []struct {
-		url  string
-		want bool
-	}{
-		{"http://127.0.0.1:7291/hook/claude", true},
-		{"http://127.0.0.1:7291/hook/claude?strict=1", true},
-		{"http://localhost:9/hook/claude", true},
-		{"http://[::1]:9/hook/claude", true},
-		{"http://example.com:9/hook/claude", false},
-		{"https://127.0.0.1:9/hook/claude", false},
-		{"http://127.0.0.1:9/hook/generic", false},
-		{"http://127.0.0.1:9/other/hook/claude", false},
-		{"http://127.0.0.1/hook/claude", false},
-	} {
-		if got := isOwnHookURL(tc.url); got != tc.want {
-			t.Errorf("isOwnHookURL(%q) = %v, want %v", tc.url, got, tc.want)
-		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // terminalQueries are the requests a program sends a terminal to learn
@@ -65,7 +67,7 @@ func TestNoTerminalQuery(t *testing.T) {
 	// for its exit.
 	onTerminal := func(t *testing.T, args string) (*safeBuffer, io.WriteCloser, func()) {
 		t.Helper()
-		sh := "stty cols 120 rows 40; exec " + shellQuote(bin) + " --workspace " + shellQuote(e.ws) + " --store " + shellQuote(e.store) + " " + args
+		sh := "stty cols 120 rows 40; exec " + quote.Shell(bin) + " --workspace " + quote.Shell(e.ws) + " --store " + quote.Shell(e.store) + " " + args
 		cmd := exec.Command("script", "-q", "-c", sh, "/dev/null")
 		cmd.Dir = e.ws
 		cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=", "CI=")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // The picker is driven on a real pseudo-terminal: the real binary runs in a
@@ -92,7 +94,7 @@ func (e *pickerEnv) start() { e.t.Helper(); e.startSized(160, 50) }
 // startSized runs `ckpt rewind` without TURN in a tmux session of the size.
 func (e *pickerEnv) startSized(cols, rows int) {
 	e.t.Helper()
-	sh := fmt.Sprintf("%s --workspace %s --store %s rewind; echo EXIT=$? >> %s; sleep 30", shellQuote(e.bin), shellQuote(e.ws), shellQuote(e.store), shellQuote(e.log))
+	sh := fmt.Sprintf("%s --workspace %s --store %s rewind; echo EXIT=$? >> %s; sleep 30", quote.Shell(e.bin), quote.Shell(e.ws), quote.Shell(e.store), quote.Shell(e.log))
 	if out, err := e.tmux("new-session", "-d", "-s", "picker", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), sh).CombinedOutput(); err != nil {
 		e.t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/picker"
@@ -180,7 +181,7 @@ func (a *app) claudeRewindPlan(cmd *cobra.Command, c *controller.Controller, tur
 	if sc.Conversation() && !o.only {
 		var cp controller.Record
 		if cp, turnErr = c.Turn(cmd.Context(), turn); turnErr == nil {
-			ct, isClaude, err := loadClaudeTurn(cmd.Context(), c, cp.ID)
+			ct, isClaude, err := hook.LoadTurnPlace(cmd.Context(), c, cp.ID)
 			if err != nil {
 				a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
 			}

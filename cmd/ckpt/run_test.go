@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/internal/demo"
 )
 
@@ -99,7 +100,7 @@ func TestHelpCoversEveryAgent(t *testing.T) {
 	}
 	for _, cmd := range []string{"install", "uninstall", "hook"} {
 		_, long, _ := ckptRun(t, ws, store, "help", cmd)
-		for _, name := range agentNames() {
+		for _, name := range agent.Names() {
 			if cmd == "install" && !strings.Contains(installLine, name) {
 				t.Errorf("ckpt help lists install as %q, which does not name %s", installLine, name)
 			}

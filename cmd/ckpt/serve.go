@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller/httpapi"
 	"github.com/ckpt/ckpt/internal/token"
 	"github.com/spf13/cobra"
@@ -38,7 +39,7 @@ type serveOptions struct {
 	allowRemote bool
 	token       string // filled from tokenFile, or random
 	// hooks serves only the hook endpoint, at the store's hook server
-	// address with its token (hook_serve.go); idle, if set, stops it after
+	// address with its token (agent/hook); idle, if set, stops it after
 	// that long without an event.
 	hooks bool
 	idle  time.Duration
@@ -76,7 +77,7 @@ the install and the hooks start it when it is not running.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.hooks {
-				cfg, ok, err := loadHookServer(a.store)
+				cfg, ok, err := hook.LoadConfig(a.store)
 				if err != nil {
 					return err
 				}
@@ -187,11 +188,11 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	defer stop()
 	// Hook events take the tokens of the store's hook installs, each for
 	// its own workspace, never this server's web token.
-	hooks := newHookServer(a)
+	hooks := hook.NewServer(a.hookHandler(), buildVersion().String(), a.stderr)
 	if o.hooks {
-		hooks.stop = stop
+		hooks.Shutdown = stop
 	}
-	defer hooks.close()
+	defer hooks.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/hook/", hooks)
 	if !o.hooks {
@@ -228,15 +229,15 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		tick := time.NewTicker(hookIdle / 2)
+		tick := time.NewTicker(hook.Idle / 2)
 		defer tick.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				hooks.sweep(hookIdle)
-				if o.idle > 0 && hooks.idleFor() > o.idle {
+				hooks.Sweep(hook.Idle)
+				if o.idle > 0 && hooks.IdleFor() > o.idle {
 					a.say("ckpt: no hook event for %s; stopping", o.idle)
 					stop()
 					return

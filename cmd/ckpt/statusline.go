@@ -11,6 +11,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/ckpt/ckpt/agent"
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
@@ -70,7 +72,7 @@ func (a *app) statusLine(ctx context.Context) string {
 func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 	session := a.session
 	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
-		session, _, _ = continuedSession(a.store, in.SessionID)
+		session, _, _ = hook.ContinuedSession(a.store, in.SessionID)
 	}
 	if session == "" {
 		dir := in.Workspace.ProjectDir
@@ -130,8 +132,8 @@ func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 	}
 	// Inside Claude Code, the way to rewind from there.
 	if in.SessionID != "" {
-		if hint == "" && len(cps) > 0 && claudeRewindInstalled(root) {
-			hint = "/" + claudeRewindCommand + " TURN"
+		if hint == "" && len(cps) > 0 {
+			hint = rewindHint(root)
 		}
 		if hint != "" {
 			parts = append(parts, hint)
@@ -140,18 +142,15 @@ func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 	return "ckpt: " + strings.Join(parts, " · ")
 }
 
-// claudeRewindInstalled says whether Claude Code has ckpt's rewind command
-// in the workspace ws, or for every project.
-func claudeRewindInstalled(ws string) bool {
-	dirs := []string{filepath.Join(ws, ".claude")}
-	if d, err := userPath(".claude"); err == nil {
-		dirs = append(dirs, d)
-	}
-	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, "commands", claudeRewindCommand+".md"))
-		if err == nil && strings.Contains(string(b), ownFileMark) {
-			return true
+// rewindHint is how to rewind from inside the agent whose status line
+// this is, for the workspace ws, or "".
+func rewindHint(ws string) string {
+	for _, ag := range agent.All() {
+		if sl, ok := ag.(agent.StatusLiner); ok {
+			if h := sl.RewindHint(ws); h != "" {
+				return h
+			}
 		}
 	}
-	return false
+	return ""
 }

@@ -91,3 +91,13 @@ func needed(p string) bool {
 	}
 	return false
 }
+
+// Shell returns s as one word for a POSIX shell: unchanged when it holds
+// nothing the shell would read specially, else in single quotes. It is how
+// hook command lines name the ckpt executable and its arguments.
+func Shell(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"encoding/json"
@@ -12,15 +12,20 @@ import (
 // tool_input.command, and its shell Bash. Stop (the turn ended) starts a
 // background sync when the store has a remote.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "codex",
 		title:   "OpenAI Codex CLI",
 		decode:  decodeClaudeStyle("codex"),
 		install: installCodex,
-		detect:  []string{".codex", "AGENTS.md"},
-		writes:  ".codex/hooks.json",
-		bins:    []string{"codex"},
-		home:    []string{".codex"},
+		markers: Markers{
+			Workspace: []string{".codex", "AGENTS.md"},
+			Bins:      []string{"codex"},
+			Home:      []string{".codex"},
+			Writes:    ".codex/hooks.json",
+			Config:    []string{".codex/hooks.json"},
+			Probe:     `{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","turn_id":"t1","prompt":"ckpt install --check"}`,
+			Subdir:    "git",
+		},
 	})
 }
 
@@ -36,19 +41,19 @@ type claudeStyleEvent struct {
 }
 
 // decodeClaudeStyle decodes Claude-shaped events of agent.
-func decodeClaudeStyle(agent string) func([]byte) (hookPlan, *hookFailure) {
-	return func(data []byte) (hookPlan, *hookFailure) {
+func decodeClaudeStyle(agent string) func([]byte) (Plan, *Failure) {
+	return func(data []byte) (Plan, *Failure) {
 		var ev claudeStyleEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return hookPlan{}, badJSON(err)
+			return Plan{}, badJSON(err)
 		}
-		return planClaudeStyle(agent, ev, nil, func() (hookPlan, *hookFailure) {
+		return planClaudeStyle(agent, ev, nil, func() (Plan, *Failure) {
 			switch ev.HookEventName {
 			case "SessionStart", "PostToolUse", "SubagentStop", "Notification", "PreCompact", "PostCompact",
 				"PermissionRequest", "PostToolUseFailure", "ErrorOccurred":
-				return hookPlan{none: true}, nil
+				return Plan{None: true}, nil
 			}
-			return hookPlan{}, unknownEvent(ev.HookEventName)
+			return Plan{}, unknownEvent(ev.HookEventName)
 		})
 	}
 }
@@ -56,12 +61,12 @@ func decodeClaudeStyle(agent string) func([]byte) (hookPlan, *hookFailure) {
 // planClaudeStyle plans the events every Claude-shaped dialect sends alike
 // (a prompt, a tool call, Stop and SessionEnd); fix, when set, rewrites
 // each path a tool call names, and other plans any other event.
-func planClaudeStyle(agent string, ev claudeStyleEvent, fix func(string) string, other func() (hookPlan, *hookFailure)) (hookPlan, *hookFailure) {
+func planClaudeStyle(agent string, ev claudeStyleEvent, fix func(string) string, other func() (Plan, *Failure)) (Plan, *Failure) {
 	n := normEvent{session: ev.SessionID, cwd: ev.Cwd, tool: ev.ToolName}
 	switch ev.HookEventName {
 	case "UserPromptSubmit":
 		if ev.Prompt == nil {
-			return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
+			return Plan{}, &Failure{Msg: "UserPromptSubmit event has no prompt; nothing recorded"}
 		}
 		n.kind, n.prompt = "prompt", *ev.Prompt
 	case "PreToolUse":
@@ -111,9 +116,10 @@ func writingTool(tool string) bool {
 	return false
 }
 
-func installCodex(a *app, ws string, o installOptions, install bool) error {
+func installCodex(e *Env, install bool) error {
+	ws := e.Workspace
 	path := filepath.Join(ws, ".codex", "hooks.json")
-	if o.user {
+	if e.User {
 		home := codexHome()
 		if home == "" {
 			p, err := userPath(".codex")
@@ -124,9 +130,9 @@ func installCodex(a *app, ws string, o installOptions, install bool) error {
 		}
 		path = filepath.Join(home, "hooks.json")
 	}
-	err := installGroups(a, path, []groupWant{{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"Stop", ""}}, agentCommand("codex", o.strict), ownAgentCommand("codex"), install)
+	err := installGroups(e, path, []groupWant{{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"Stop", ""}}, e.agentCommand("codex"), ownAgentCommand("codex"), install)
 	if err == nil && install {
-		a.say("ckpt: note: %s", codexTrustNote(o.user))
+		e.say("ckpt: note: %s", codexTrustNote(e.User))
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"context"
@@ -8,14 +8,17 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/atomicfile"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/gofrs/flock"
 )
 
 // hookRun executes what an event asks for, on the controller of its
 // session: captures, and the turn a capture or shell command needs.
 type hookRun struct {
-	a       *app
+	hd      *Handler
 	c       *controller.Controller
 	session string
 	strict  bool
@@ -67,9 +70,9 @@ func (h hookRun) capture(ctx context.Context, paths []string) []string {
 		switch {
 		case err == nil:
 		case errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir):
-			h.a.say("ckpt: hook: warning: skipped %s: %s", paths[i], oneLine(err))
+			h.hd.say("ckpt: hook: warning: skipped %s: %s", paths[i], msg.OneLine(err))
 		default:
-			fails = append(fails, "capture "+oneLine(err))
+			fails = append(fails, "capture "+msg.OneLine(err))
 		}
 	}
 	return fails
@@ -91,7 +94,7 @@ func (h hookRun) beginStep(ctx context.Context, key, tool string, open bool) *co
 		return nil
 	}
 	if err != nil {
-		h.a.say("ckpt: hook: warning: step of %s: %s", tool, oneLine(err))
+		h.hd.say("ckpt: hook: warning: step of %s: %s", tool, msg.OneLine(err))
 		return nil
 	}
 	return &st
@@ -107,7 +110,7 @@ func (h hookRun) relabel(ctx context.Context, from string, label func() string) 
 	}
 	if p := label(); p != "" {
 		if _, err := h.c.RelabelOpenTurn(ctx, from, p); err != nil {
-			h.a.say("ckpt: hook: warning: label the turn: %s", oneLine(err))
+			h.hd.say("ckpt: hook: warning: label the turn: %s", msg.OneLine(err))
 		}
 	}
 }
@@ -120,7 +123,7 @@ func (h hookRun) ensureTurn(ctx context.Context) error {
 		return err
 	}
 	if res.Warning != "" {
-		h.a.say("ckpt: warning: %s", res.Warning)
+		h.hd.say("ckpt: warning: %s", res.Warning)
 	}
 	return nil
 }
@@ -131,10 +134,10 @@ func (h hookRun) ensureTurn(ctx context.Context) error {
 // UserPromptSubmit that opened it), so this only opens a turn when there
 // is none; a turn opened before scan mode was turned on keeps having no
 // manifest, which it says once per shell command.
-func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
+func (h hookRun) ensureManifest(ctx context.Context) *agent.Failure {
 	on, err := h.c.ScanSetting(ctx)
 	if err != nil {
-		return &hookFailure{msg: "scan setting: " + oneLine(err), block: h.strict}
+		return &agent.Failure{Msg: "scan setting: " + msg.OneLine(err), Block: h.strict}
 	}
 	if !on {
 		return nil
@@ -142,15 +145,15 @@ func (h hookRun) ensureManifest(ctx context.Context) *hookFailure {
 	cp, err := h.c.OpenTurn(ctx)
 	if errors.Is(err, controller.ErrNoOpenTurn) {
 		if err := h.ensureTurn(ctx); err != nil {
-			return &hookFailure{msg: "open turn: " + oneLine(err), block: h.strict}
+			return &agent.Failure{Msg: "open turn: " + msg.OneLine(err), Block: h.strict}
 		}
 		return nil
 	}
 	if err != nil {
-		return &hookFailure{msg: oneLine(err), block: h.strict}
+		return &agent.Failure{Msg: msg.OneLine(err), Block: h.strict}
 	}
 	if !cp.Scanned {
-		h.a.say("ckpt: hook: warning: turn %d opened without a workspace manifest (scan mode came on later, or its scan was refused); this shell command's changes are rewound from the next prompt on", cp.Turn)
+		h.hd.say("ckpt: hook: warning: turn %d opened without a workspace manifest (scan mode came on later, or its scan was refused); this shell command's changes are rewound from the next prompt on", cp.Turn)
 	}
 	return nil
 }
@@ -165,20 +168,20 @@ const resumeLabel = "(session start: workspace before the agent acts)"
 // code rewind can always reach the state before the agent's first action;
 // a session whose open turn has a manifest already needs none. Outside
 // scan mode there is nothing to record before a tool call names a path.
-func (h hookRun) resumeCheckpoint(ctx context.Context) *hookFailure {
+func (h hookRun) resumeCheckpoint(ctx context.Context) *agent.Failure {
 	on, err := h.c.ScanSetting(ctx)
 	if err != nil {
-		return &hookFailure{msg: "scan setting: " + oneLine(err)}
+		return &agent.Failure{Msg: "scan setting: " + msg.OneLine(err)}
 	}
 	if !on {
 		return nil
 	}
 	res, _, err := h.c.EnsureScannedTurn(ctx, resumeLabel)
 	if err != nil {
-		return &hookFailure{msg: "open turn: " + oneLine(err)}
+		return &agent.Failure{Msg: "open turn: " + msg.OneLine(err)}
 	}
 	if res.Warning != "" {
-		h.a.say("ckpt: warning: %s", res.Warning)
+		h.hd.say("ckpt: warning: %s", res.Warning)
 	}
 	return nil
 }
@@ -192,9 +195,9 @@ const turnFailedFile = "turn-failed"
 
 // failedTurn is the prompt whose turn did not open.
 type failedTurn struct {
-	Prompt string     `json:"prompt"`
-	Claude claudeTurn `json:"claude"`
-	Agent  string     `json:"agent"`
+	Prompt string    `json:"prompt"`
+	Claude TurnPlace `json:"claude"`
+	Agent  string    `json:"agent"`
 }
 
 // markTurnFailed records that the turn of prompt t could not open; a
@@ -204,7 +207,7 @@ func markTurnFailed(store, session string, t failedTurn) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(controller.SessionDir(store, session), turnFailedFile), b, 0o600)
+	return atomicfile.WriteFile(filepath.Join(controller.SessionDir(store, session), turnFailedFile), b, 0o600)
 }
 
 // clearTurnFailed forgets a failed turn: a later prompt's turn opened.
@@ -217,8 +220,8 @@ func clearTurnFailed(store, session string) {
 // under the session's hook lock so parallel tool calls open it once; if it
 // still cannot, the tool call is recorded nowhere and the failure says so
 // (blocking with --strict): never into the turn of an earlier prompt.
-func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
-	dir := controller.SessionDir(h.a.store, h.session)
+func (h hookRun) openFailedTurn(ctx context.Context) *agent.Failure {
+	dir := controller.SessionDir(h.hd.Store, h.session)
 	mark := filepath.Join(dir, turnFailedFile)
 	fi, err := os.Stat(mark)
 	if err != nil {
@@ -226,7 +229,7 @@ func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
 	}
 	lock := flock.New(filepath.Join(dir, "hook.lock"))
 	if err := lock.Lock(); err != nil {
-		return &hookFailure{msg: "the current prompt has no turn (its hook could not open one), and the session's lock failed: " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
+		return &agent.Failure{Msg: "the current prompt has no turn (its hook could not open one), and the session's lock failed: " + msg.OneLine(err) + "; nothing recorded", Block: h.strict, Show: true}
 	}
 	defer lock.Unlock()
 	b, err := os.ReadFile(mark)
@@ -242,19 +245,19 @@ func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
 		err = json.Unmarshal(b, &t)
 	}
 	if err != nil {
-		return &hookFailure{msg: "the current prompt has no turn (its hook could not open one): " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
+		return &agent.Failure{Msg: "the current prompt has no turn (its hook could not open one): " + msg.OneLine(err) + "; nothing recorded", Block: h.strict, Show: true}
 	}
 	res, err := h.c.BeginTurnWith(ctx, t.Prompt, controller.TurnOptions{})
 	if err != nil {
-		return &hookFailure{msg: "the current prompt has no turn: open turn: " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
+		return &agent.Failure{Msg: "the current prompt has no turn: open turn: " + msg.OneLine(err) + "; nothing recorded", Block: h.strict, Show: true}
 	}
 	os.Remove(mark)
 	if res.Warning != "" {
-		h.a.say("ckpt: warning: %s", res.Warning)
+		h.hd.say("ckpt: warning: %s", res.Warning)
 	}
-	if t.Agent == "claude" {
+	if ag, _ := agent.Lookup(t.Agent); isConversation(ag) {
 		if err := recordClaudeTurn(ctx, h.c, res.ID, t.Claude); err != nil {
-			h.a.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", oneLine(err))
+			h.hd.say("ckpt: hook: warning: record the turn's place in Claude's conversation: %s", msg.OneLine(err))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"os"
@@ -114,33 +114,33 @@ func TestAgentDecode(t *testing.T) {
 			if data == nil {
 				data = fixture(c.agent, c.name)
 			}
-			plan, f := agents[c.agent].decode(data)
+			plan, f := registry[c.agent].Decode(data)
 			if c.want.fail != "" {
-				if f == nil || !strings.Contains(f.msg, c.want.fail) {
+				if f == nil || !strings.Contains(f.Msg, c.want.fail) {
 					t.Fatalf("failure = %+v, want one containing %q", f, c.want.fail)
 				}
 				return
 			}
 			if f != nil {
-				t.Fatalf("unexpected failure: %s", f.msg)
+				t.Fatalf("unexpected failure: %s", f.Msg)
 			}
-			if plan.sync != c.want.sync {
-				t.Errorf("sync = %v, want %v", plan.sync, c.want.sync)
+			if plan.Sync != c.want.sync {
+				t.Errorf("sync = %v, want %v", plan.Sync, c.want.sync)
 			}
 			if c.want.event == "" {
-				if !plan.none {
+				if !plan.None {
 					t.Fatalf("plan = %+v, want nothing to do", plan)
 				}
 				return
 			}
-			if plan.none || plan.ev.HookEventName != c.want.event {
-				t.Fatalf("event = %q (none=%v), want %q", plan.ev.HookEventName, plan.none, c.want.event)
+			if plan.None || plan.Event.HookEventName != c.want.event {
+				t.Fatalf("event = %q (none=%v), want %q", plan.Event.HookEventName, plan.None, c.want.event)
 			}
-			if got := strings.Join(plan.paths, ","); got != c.want.paths {
+			if got := strings.Join(plan.Paths, ","); got != c.want.paths {
 				t.Errorf("paths = %q, want %q", got, c.want.paths)
 			}
-			if plan.shell != c.want.shell {
-				t.Errorf("shell = %v, want %v", plan.shell, c.want.shell)
+			if plan.Shell != c.want.shell {
+				t.Errorf("shell = %v, want %v", plan.Shell, c.want.shell)
 			}
 		})
 	}
@@ -159,19 +159,29 @@ func FuzzAgentDecode(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data string) {
-		for name, s := range agents {
-			plan, fail := s.decode([]byte(data))
-			if fail != nil || plan.none {
+		for name, s := range registry {
+			plan, fail := s.Decode([]byte(data))
+			if fail != nil || plan.None {
 				continue
 			}
-			for _, p := range plan.paths {
+			for _, p := range plan.Paths {
 				if p == "" {
 					t.Fatalf("%s: empty path in %+v", name, plan)
 				}
 			}
-			if len(plan.paths) == 0 && !plan.shell && !plan.start && plan.ev.HookEventName != "UserPromptSubmit" {
+			if len(plan.Paths) == 0 && !plan.Shell && !plan.Start && plan.Event.HookEventName != "UserPromptSubmit" {
 				t.Fatalf("%s: a plan with nothing to do: %+v", name, plan)
 			}
 		}
 	})
+}
+
+func TestPatchPaths(t *testing.T) {
+	patch := "*** Begin Patch\r\n*** Add File: x/new.go\r\n+package x\n*** Update File: a.go\n@@\n-a\n+b\n" +
+		"*** Delete File: old.go\n*** Update File: from.go\n*** Move to: to.go\n+*** Add File: inside-content.go\n*** End Patch\n"
+	got := patchPaths(patch)
+	want := []string{"x/new.go", "a.go", "old.go", "from.go", "to.go"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("patchPaths = %q, want %q", got, want)
+	}
 }

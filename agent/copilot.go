@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"encoding/json"
@@ -15,15 +15,20 @@ import (
 // (VS Code's format) are Claude-shaped and handled as such. Nothing is
 // printed: an empty answer lets the tool run as it would.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "copilot",
 		title:   "GitHub Copilot CLI",
 		decode:  decodeCopilot,
 		install: installCopilot,
-		detect:  []string{".github/hooks", ".github/copilot-instructions.md"},
-		writes:  ".github/hooks/ckpt.json",
-		bins:    []string{"copilot"},
-		home:    []string{".copilot"},
+		markers: Markers{
+			Workspace: []string{".github/hooks", ".github/copilot-instructions.md"},
+			Bins:      []string{"copilot"},
+			Home:      []string{".copilot"},
+			Writes:    ".github/hooks/ckpt.json",
+			Config:    []string{".github/hooks/ckpt.json"},
+			Probe:     `{"sessionId":"ckpt-check","timestamp":0,"cwd":"@WORK@","prompt":"ckpt install --check"}`,
+			Subdir:    "git",
+		},
 	})
 }
 
@@ -42,10 +47,10 @@ type copilotEvent struct {
 	HookEventName string `json:"hook_event_name"`
 }
 
-func decodeCopilot(data []byte) (hookPlan, *hookFailure) {
+func decodeCopilot(data []byte) (Plan, *Failure) {
 	var ev copilotEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
 	if ev.HookEventName != "" {
 		return decodeClaudeStyle("copilot")(data)
@@ -59,7 +64,7 @@ func decodeCopilot(data []byte) (hookPlan, *hookFailure) {
 	n := normEvent{session: session, cwd: ev.Cwd, tool: ev.ToolName}
 	switch {
 	case ev.ToolName != "" && len(ev.ToolResult) > 0:
-		return hookPlan{none: true}, nil // postToolUse
+		return Plan{None: true}, nil // postToolUse
 	case ev.ToolName != "":
 		n.kind = "tool"
 		n.paths, n.shell = toolWrites(ev.ToolName, objectArgs(ev.ToolArgs))
@@ -68,14 +73,15 @@ func decodeCopilot(data []byte) (hookPlan, *hookFailure) {
 	case ev.StopReason != nil || ev.Reason != nil:
 		return syncPlan() // agentStop, sessionEnd
 	default:
-		return hookPlan{none: true}, nil // sessionStart, errorOccurred, …
+		return Plan{None: true}, nil // sessionStart, errorOccurred, …
 	}
 	return n.plan("copilot")
 }
 
-func installCopilot(a *app, ws string, o installOptions, install bool) error {
+func installCopilot(e *Env, install bool) error {
+	ws := e.Workspace
 	dir := filepath.Join(ws, ".github", "hooks")
-	if o.user {
+	if e.User {
 		if h := os.Getenv("COPILOT_HOME"); h != "" {
 			dir = filepath.Join(h, "hooks")
 		} else {
@@ -86,7 +92,7 @@ func installCopilot(a *app, ws string, o installOptions, install bool) error {
 			dir = p
 		}
 	}
-	cmd := agentCommand("copilot", o.strict)
+	cmd := e.agentCommand("copilot")
 	entry := map[string]any{"type": "command", "bash": cmd, "powershell": cmd}
 	doc := map[string]any{
 		"version": 1,
@@ -103,9 +109,9 @@ func installCopilot(a *app, ws string, o installOptions, install bool) error {
 	}
 	b = append(b, '\n')
 	path := filepath.Join(dir, "ckpt.json")
-	err = installFiles(a, path, []ownFile{{path: path, content: b, mode: 0o644, own: ownCopilotFile}}, install)
-	if err == nil && install && !o.user {
-		a.say("ckpt: note: Copilot CLI loads .github/hooks only in a folder it trusts (--trust-folder); --user installs for every folder")
+	err = installFiles(e, path, []ownFile{{path: path, content: b, mode: 0o644, own: ownCopilotFile}}, install)
+	if err == nil && install && !e.User {
+		e.say("ckpt: note: Copilot CLI loads .github/hooks only in a folder it trusts (--trust-folder); --user installs for every folder")
 	}
 	return err
 }

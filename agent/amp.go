@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"encoding/json"
@@ -19,18 +19,20 @@ import (
 // --strict and a failed capture "reject-and-continue", which stops the
 // tool.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "amp",
 		title:   "Amp",
 		decode:  decodeAmp,
 		install: installAmp,
-		detect:  []string{".amp", "AGENT.md"},
-		writes:  ".amp/plugins/ckpt.ts",
-		bins:    []string{"amp"},
-		home:    []string{".config/amp"},
+		markers: Markers{
+			Workspace: []string{".amp", "AGENT.md"},
+			Bins:      []string{"amp"},
+			Home:      []string{".config/amp"},
+			Writes:    ".amp/plugins/ckpt.ts",
+			Config:    []string{".amp/plugins/ckpt.ts"},
+			Probe:     `{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check"}`,
+		},
 	})
-	agentConfigs["amp"] = agentConfig{[]string{".amp/plugins/ckpt.ts"},
-		`{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check"}`}
 }
 
 // ampPlugin is the plugin ckpt installs; CKPT_COMMAND becomes the hook
@@ -84,36 +86,37 @@ export default function (amp) {
 }
 `
 
-func decodeAmp(data []byte) (hookPlan, *hookFailure) {
+func decodeAmp(data []byte) (Plan, *Failure) {
 	var ev struct {
 		claudeStyleEvent
 		Paths *[]string `json:"paths"`
 		Shell bool      `json:"shell"`
 	}
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
 	if ev.HookEventName == "PreToolUse" && ev.Paths != nil {
 		// The plugin said what the call modifies.
 		n := normEvent{kind: "tool", session: ev.SessionID, cwd: ev.Cwd, tool: ev.ToolName, paths: *ev.Paths, shell: ev.Shell}
 		return n.plan("amp")
 	}
-	return planClaudeStyle("amp", ev.claudeStyleEvent, nil, func() (hookPlan, *hookFailure) {
-		return hookPlan{}, unknownEvent(ev.HookEventName)
+	return planClaudeStyle("amp", ev.claudeStyleEvent, nil, func() (Plan, *Failure) {
+		return Plan{}, unknownEvent(ev.HookEventName)
 	})
 }
 
-func installAmp(a *app, ws string, o installOptions, install bool) error {
+func installAmp(e *Env, install bool) error {
+	ws := e.Workspace
 	dir := filepath.Join(ws, ".amp", "plugins")
-	if o.user {
+	if e.User {
 		p, err := userPath(".config", "amp", "plugins")
 		if err != nil {
 			return err
 		}
 		dir = p
 	}
-	argv := []string{selfPath(), "hook", "amp"}
-	if o.strict {
+	argv := []string{e.Exe, "hook", "amp"}
+	if e.Strict {
 		argv = append(argv, "--strict")
 	}
 	b, err := marshalNoEscape(argv)
@@ -122,5 +125,5 @@ func installAmp(a *app, ws string, o installOptions, install bool) error {
 	}
 	content := strings.Replace(ampPlugin, "CKPT_COMMAND", string(b), 1)
 	path := filepath.Join(dir, "ckpt.ts")
-	return installFiles(a, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
+	return installFiles(e, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
 }

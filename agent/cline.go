@@ -1,10 +1,12 @@
-package main
+package agent
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ckpt/ckpt/internal/paths"
 )
 
 // Cline: one executable per hook, named after it, in .clinerules/hooks/
@@ -29,16 +31,21 @@ import (
 // TaskComplete (the CLI's agent_end) starts a background sync when the
 // store has a remote.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "cline",
 		title:   "Cline",
 		decode:  decodeCline,
 		reply:   clineReply,
 		install: installCline,
-		detect:  []string{".clinerules", ".cline"},
-		writes:  ".clinerules/hooks/UserPromptSubmit, PreToolUse, TaskStart, TaskResume and TaskComplete",
-		bins:    []string{"cline"},
-		home:    []string{".cline", "Documents/Cline"},
+		markers: Markers{
+			Workspace: []string{".clinerules", ".cline"},
+			Bins:      []string{"cline"},
+			Home:      []string{".cline", "Documents/Cline"},
+			Writes:    ".clinerules/hooks/UserPromptSubmit, PreToolUse, TaskStart, TaskResume and TaskComplete",
+			Config:    []string{".clinerules/hooks/UserPromptSubmit"},
+			Subdir:    "git",
+			Probe:     `{"taskId":"ckpt-check","workspaceRoots":["@WORK@"],"hookName":"UserPromptSubmit","userPromptSubmit":{"prompt":"ckpt install --check"}}`,
+		},
 	})
 }
 
@@ -67,10 +74,10 @@ type clineEvent struct {
 // events carry no prompt text, until the prompt is found (clinePrompt).
 const clineRunLabel = "(Cline run started: its hooks do not send the prompt)"
 
-func decodeCline(data []byte) (hookPlan, *hookFailure) {
+func decodeCline(data []byte) (Plan, *Failure) {
 	var ev clineEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
 	n := normEvent{session: ev.TaskID, tool: ev.PreToolUse.ToolName}
 	if len(ev.WorkspaceRoots) > 0 {
@@ -83,7 +90,7 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 	switch ev.HookName {
 	case "UserPromptSubmit", "prompt_submit":
 		if ev.UserPromptSubmit.Prompt == nil {
-			return hookPlan{}, &hookFailure{msg: ev.HookName + " event has no userPromptSubmit.prompt; nothing recorded"}
+			return Plan{}, &Failure{Msg: ev.HookName + " event has no userPromptSubmit.prompt; nothing recorded"}
 		}
 		n.kind, n.prompt = "prompt", *ev.UserPromptSubmit.Prompt
 	case "PreToolUse", "tool_call":
@@ -91,23 +98,23 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 		n.paths, n.shell = toolWrites(ev.PreToolUse.ToolName, objectArgs(ev.PreToolUse.Parameters))
 		if root, call := ev.SessionContext.RootSessionID, ev.ToolCall.ID; root != "" && call != "" {
 			plan, f := n.plan("cline")
-			plan.labelFrom, plan.label = clineRunLabel, func() string { return clinePrompt(root, call) }
+			plan.LabelFrom, plan.Label = clineRunLabel, func() string { return clinePrompt(root, call) }
 			return plan, f
 		}
 	case "agent_start", "agent_resume":
 		n.kind, n.prompt = "prompt", clineRunLabel
 		if root := ev.SessionContext.RootSessionID; root != "" && ev.HookName == "agent_start" {
 			plan, f := n.plan("cline")
-			plan.labelFrom, plan.label = clineRunLabel, func() string { return clinePrompt(root, "") }
+			plan.LabelFrom, plan.Label = clineRunLabel, func() string { return clinePrompt(root, "") }
 			return plan, f
 		}
 	case "TaskComplete", "agent_end":
 		return syncPlan()
 	case "TaskStart", "TaskResume", "TaskCancel", "TaskError", "PostToolUse", "PreCompact", "SessionShutdown",
 		"agent_abort", "agent_error", "tool_result", "pre_compact", "session_shutdown":
-		return hookPlan{none: true}, nil
+		return Plan{None: true}, nil
 	default:
-		return hookPlan{}, unknownEvent(ev.HookName)
+		return Plan{}, unknownEvent(ev.HookName)
 	}
 	return n.plan("cline")
 }
@@ -119,7 +126,7 @@ func decodeCline(data []byte) (hookPlan, *hookFailure) {
 // writes a relative path below where it started); else root.
 func clineCwd(root string) string {
 	wd, err := os.Getwd()
-	if err != nil || !filepath.IsAbs(root) || !within(root, wd) {
+	if err != nil || !filepath.IsAbs(root) || !paths.Within(root, wd) {
 		return root
 	}
 	return wd
@@ -210,17 +217,18 @@ func clineUserInput(s string) string {
 	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "</user_input>"))
 }
 
-func installCline(a *app, ws string, o installOptions, install bool) error {
+func installCline(e *Env, install bool) error {
+	ws := e.Workspace
 	dir := filepath.Join(ws, ".clinerules", "hooks")
-	if o.user {
+	if e.User {
 		p, err := userPath("Documents", "Cline", "Hooks")
 		if err != nil {
 			return err
 		}
 		dir = p
 	}
-	script := []byte("#!/bin/sh\n# " + ownFileMark + " (ckpt uninstall cline removes it)\nexec " + agentCommand("cline", o.strict) + "\n")
-	return installFiles(a, dir, []ownFile{
+	script := []byte("#!/bin/sh\n# " + ownFileMark + " (ckpt uninstall cline removes it)\nexec " + e.agentCommand("cline") + "\n")
+	return installFiles(e, dir, []ownFile{
 		{path: filepath.Join(dir, "UserPromptSubmit"), content: script, mode: 0o755},
 		{path: filepath.Join(dir, "PreToolUse"), content: script, mode: 0o755},
 		// The Cline CLI's agent_start and agent_resume: a turn per run.
@@ -233,13 +241,13 @@ func installCline(a *app, ws string, o installOptions, install bool) error {
 
 // clineReply lets Cline go on, or (--strict, a capture failed) cancels
 // the tool call with the reason.
-func clineReply(_ string, blocked *hookFailure) string {
+func clineReply(_ string, blocked *Failure) string {
 	if blocked == nil {
 		return `{"cancel": false}` + "\n"
 	}
 	b, _ := marshalNoEscape(struct {
 		Cancel       bool   `json:"cancel"`
 		ErrorMessage string `json:"errorMessage"`
-	}{true, "ckpt: " + blocked.msg})
+	}{true, "ckpt: " + blocked.Msg})
 	return string(b) + "\n"
 }

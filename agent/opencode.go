@@ -1,7 +1,6 @@
-package main
+package agent
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -15,15 +14,19 @@ import (
 // with filePath, patch/apply_patch with patchText, bash) left as they
 // are: the hook knows them, so the plugin stays a pipe.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "opencode",
 		title:   "OpenCode",
 		decode:  decodeClaudeStyle("opencode"),
 		install: installOpenCode,
-		detect:  []string{".opencode", "opencode.json", "opencode.jsonc"},
-		writes:  ".opencode/plugin/ckpt.js",
-		bins:    []string{"opencode"},
-		home:    []string{".config/opencode"},
+		markers: Markers{
+			Workspace: []string{".opencode", "opencode.json", "opencode.jsonc"},
+			Bins:      []string{"opencode"},
+			Home:      []string{".config/opencode"},
+			Writes:    ".opencode/plugin/ckpt.js",
+			Config:    []string{".opencode/plugin/ckpt.js"},
+			Probe:     `{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check"}`,
+		},
 	})
 }
 
@@ -63,17 +66,18 @@ export const CkptPlugin = async ({ directory }) => {
 };
 `
 
-func installOpenCode(a *app, ws string, o installOptions, install bool) error {
+func installOpenCode(e *Env, install bool) error {
+	ws := e.Workspace
 	dir := filepath.Join(ws, ".opencode", "plugin")
-	if o.user {
+	if e.User {
 		p, err := userPath(".config", "opencode", "plugin")
 		if err != nil {
 			return err
 		}
 		dir = p
 	}
-	argv := []string{selfPath(), "hook", "opencode"}
-	if o.strict {
+	argv := []string{e.Exe, "hook", "opencode"}
+	if e.Strict {
 		argv = append(argv, "--strict")
 	}
 	b, err := marshalNoEscape(argv)
@@ -82,18 +86,5 @@ func installOpenCode(a *app, ws string, o installOptions, install bool) error {
 	}
 	content := strings.Replace(openCodePlugin, "CKPT_COMMAND", string(b), 1)
 	path := filepath.Join(dir, "ckpt.js")
-	return installFiles(a, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
-}
-
-// selfPath is this binary as a plugin names it (no shell in between):
-// "ckpt" when that is this binary on $PATH, else its absolute path.
-func selfPath() string {
-	if selfCommand() == "ckpt" {
-		return "ckpt"
-	}
-	p, err := os.Executable()
-	if err != nil {
-		return "ckpt"
-	}
-	return p
+	return installFiles(e, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
 }

@@ -1,110 +1,111 @@
-package main
+package agent
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strings"
 )
 
-// runAgentInstall installs (or uninstalls) agent's hooks for the current
-// workspace.
-func (a *app) runAgentInstall(s *agentSpec, o installOptions, install bool) error {
-	if err := a.locate(context.Background()); err != nil {
-		return err
-	}
-	return s.install(a, a.workspace, o, install)
+// Env is what an Install (or a Check) works with: where to write, how
+// hooks run ckpt, and where what it changed and says goes.
+type Env struct {
+	// Workspace is the workspace's root directory, for a workspace
+	// install.
+	Workspace string
+	// User installs into the agent's configuration for every project
+	// (under the home directory) instead of the workspace's.
+	User bool
+	// Strict installs hooks that block a tool call whose capture fails.
+	Strict bool
+	// Command is how a hook command line names the ckpt executable,
+	// quoted for a shell ("ckpt" when that is it on $PATH).
+	Command string
+	// Exe is the ckpt executable as an argv element (no shell in
+	// between): "ckpt", or its absolute path.
+	Exe string
+	// StatusLine also sets the agent's status line to `ckpt statusline`
+	// (agents that are StatusLiners).
+	StatusLine bool
+	// HTTP, when set, makes the hot-path hook an HTTP hook to the
+	// resident hook server (agents that are HTTPHooks).
+	HTTP *HookServer
+	// Mkdir creates a directory and its parents for a configuration
+	// file; nil is os.MkdirAll.
+	Mkdir func(dir string) error
+	// Report receives what Install changed in (or found unchanged at)
+	// each configuration path; nil discards it.
+	Report func(Change) error
+	// Say receives notes and warnings for the user, one line each; nil
+	// discards them.
+	Say func(format string, args ...any)
 }
 
-// claudeDetect is how `ckpt install` with no agent finds Claude Code.
-var claudeDetect = &agentSpec{name: "claude", title: "Claude Code", detect: []string{".claude", "CLAUDE.md"},
-	writes: ".claude/settings.json", bins: []string{"claude"}, home: []string{".claude"}}
+// HookServer is where an HTTP hook posts: the server's loopback address
+// and the install's bearer token.
+type HookServer struct{ Addr, Token string }
 
-// foundAgent is an agent `ckpt install` with no name found, and where.
-type foundAgent struct {
-	Agent string   `json:"agent"`
-	Found []string `json:"found"`
+// HTTPHooks is implemented by an agent whose hot-path hook can be an HTTP
+// hook to the resident hook server (Claude Code): Install honours
+// Env.HTTP, and the server answers the agent's events in its dialect.
+type HTTPHooks interface {
+	Agent
+	// HTTPBlock is the body of the answer (200 OK) that blocks the tool
+	// call for f.
+	HTTPBlock(f *Failure) []byte
 }
 
-// detectAgents finds the agents to install for: those whose command is
-// on $PATH, whose user configuration directory exists, or whose files
-// are in the workspace, in agentNames' order.
-func (a *app) detectAgents() []foundAgent {
-	home, _ := os.UserHomeDir()
-	list := []foundAgent{}
-	for _, n := range agentNames() {
-		s := agents[n]
-		if n == "claude" {
-			s = claudeDetect
-		}
-		var hits []string
-		for _, b := range s.bins {
-			if _, err := exec.LookPath(b); err == nil {
-				hits = append(hits, b+" on $PATH")
-				break
-			}
-		}
-		for _, d := range s.home {
-			if home == "" {
-				break
-			}
-			if fi, err := os.Stat(filepath.Join(home, filepath.FromSlash(d))); err == nil && fi.IsDir() {
-				hits = append(hits, "~/"+d)
-			}
-		}
-		for _, p := range s.detect {
-			if _, err := os.Lstat(filepath.Join(a.workspace, filepath.FromSlash(p))); err == nil {
-				hits = append(hits, p)
-			}
-		}
-		if len(hits) > 0 {
-			list = append(list, foundAgent{Agent: n, Found: hits})
-		}
-	}
-	return list
+// StatusLiner is implemented by an agent whose status line Install can
+// set to `ckpt statusline` (Claude Code): it honours Env.StatusLine.
+type StatusLiner interface {
+	Agent
+	// StatusLineCommand is the status line command Install sets.
+	StatusLineCommand(env *Env) string
+	// RewindHint is how to rewind from inside the agent, for its status
+	// line in workspace ws (Claude Code: "/ckpt-rewind TURN" when that
+	// command is installed there or for every project), or "".
+	RewindHint(ws string) string
 }
 
-// runCheck is `ckpt install --check [AGENT]`: each named agent's check
-// (every agent that has one, when none is named). It changes nothing.
-func (a *app) runCheck(args []string) error {
-	var list []*agentSpec
-	for _, n := range agentNames()[1:] {
-		if s := agents[n]; s.check != nil && (len(args) == 0 || args[0] == n) {
-			list = append(list, s)
-		}
+// Change is what one Install did at Path: the entries it added and
+// removed (empty when nothing changed).
+type Change struct {
+	Path           string
+	Install        bool
+	Added, Removed []string
+}
+
+func (e *Env) say(format string, args ...any) {
+	if e.Say != nil {
+		e.Say(format, args...)
 	}
-	if len(list) == 0 {
-		var have []string
-		for _, n := range agentNames()[1:] {
-			if agents[n].check != nil {
-				have = append(have, n)
-			}
-		}
-		return usagef("install --check checks %s", strings.Join(have, ", "))
+}
+
+func (e *Env) report(path string, install bool, added, removed []string) error {
+	if e.Report == nil {
+		return nil
 	}
-	if err := a.locate(context.Background()); err != nil {
-		return err
+	return e.Report(Change{Path: path, Install: install, Added: added, Removed: removed})
+}
+
+func (e *Env) mkdir(dir string) error {
+	if e.Mkdir != nil {
+		return e.Mkdir(dir)
 	}
-	for _, s := range list {
-		if err := s.check(a, a.workspace); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	return nil
 }
 
 // agentCommand is the hook command line ckpt installs for agent.
-func agentCommand(agent string, strict bool) string {
-	cmd := selfCommand() + " hook " + agent
-	if strict {
+func (e *Env) agentCommand(agent string) string {
+	cmd := e.Command + " hook " + agent
+	if e.Strict {
 		cmd += " --strict"
 	}
 	return cmd
@@ -141,11 +142,11 @@ type settingsEdit struct {
 	exist bool
 	root  *object
 	hooks *object
-	// mkdir creates the file's directory (app.mkdirForInstall).
+	// mkdir creates the file's directory (Env.Mkdir).
 	mkdir func(dir string) error
 }
 
-func (a *app) openSettings(path string) (*settingsEdit, error) {
+func (e *Env) openSettings(path string) (*settingsEdit, error) {
 	data, mode, err := readSettings(path)
 	if err != nil {
 		return nil, err
@@ -160,10 +161,10 @@ func (a *app) openSettings(path string) (*settingsEdit, error) {
 			return nil, fmt.Errorf("%s: hooks: %w (left unchanged)", path, err)
 		}
 	}
-	return &settingsEdit{path: path, mode: mode, exist: data != nil, root: root, hooks: hooks, mkdir: a.mkdirForInstall}, nil
+	return &settingsEdit{path: path, mode: mode, exist: data != nil, root: root, hooks: hooks, mkdir: e.mkdir}, nil
 }
 
-// save writes the settings back (indented, as install.go writes Claude's).
+// save writes the settings back, indented.
 // An uninstall that leaves nothing but the keys ckpt adds when it creates
 // the file (top) removes the file: ckpt created it.
 func (e *settingsEdit) save(uninstall bool, top map[string]string) error {
@@ -197,6 +198,23 @@ func (e *settingsEdit) save(uninstall bool, top map[string]string) error {
 	return writeFileAtomic(e.path, out.Bytes(), e.mode)
 }
 
+// setList makes kept the hooks of event (had: the event was there),
+// removing the event when nothing is kept.
+func (e *settingsEdit) setList(event string, kept []json.RawMessage, had bool) error {
+	if len(kept) == 0 {
+		if had {
+			e.hooks.del(event)
+		}
+		return nil
+	}
+	b, err := marshalNoEscape(kept)
+	if err != nil {
+		return err
+	}
+	e.hooks.set(event, b)
+	return nil
+}
+
 // groupWant is one event ckpt hooks in a Claude-style settings file
 // (event → matcher groups → hooks), as Codex and Gemini CLI read them.
 type groupWant struct{ event, matcher string }
@@ -204,13 +222,13 @@ type groupWant struct{ event, matcher string }
 // installGroups merges command into path's Claude-style hooks for each of
 // wants (install) or removes every hook own recognises (!install),
 // keeping everything else byte for byte.
-func installGroups(a *app, path string, wants []groupWant, command string, own func(string) bool, install bool) error {
-	e, err := a.openSettings(path)
+func installGroups(env *Env, path string, wants []groupWant, command string, own func(string) bool, install bool) error {
+	e, err := env.openSettings(path)
 	if err != nil {
 		return err
 	}
 	if !install && !e.exist {
-		return a.reportInstall(path, install, nil, nil)
+		return env.report(path, install, nil, nil)
 	}
 	ownEntry := func(h hookEntry) bool { return h.Command != "" && own(h.Command) }
 	var added, removed []string
@@ -241,25 +259,17 @@ func installGroups(a *app, path string, wants []groupWant, command string, own f
 		if len(gone) == 0 && !install {
 			continue
 		}
-		if len(kept) == 0 {
-			if had {
-				e.hooks.del(w.event)
-			}
-		} else {
-			b, err := marshalNoEscape(kept)
-			if err != nil {
-				return err
-			}
-			e.hooks.set(w.event, b)
+		if err := e.setList(w.event, kept, had); err != nil {
+			return err
 		}
 	}
 	if len(added)+len(removed) == 0 {
-		return a.reportInstall(path, install, nil, nil)
+		return env.report(path, install, nil, nil)
 	}
 	if err := e.save(!install, nil); err != nil {
 		return err
 	}
-	return a.reportInstall(path, install, added, removed)
+	return env.report(path, install, added, removed)
 }
 
 func describeMatcher(m string) string {
@@ -341,13 +351,13 @@ func removeOwnGroups(groups []json.RawMessage, own func(hookEntry) bool) (kept [
 // removes them. entry builds the JSON entry for command; cmdKey names the
 // field holding an entry's command; top sets root keys the format
 // requires when ckpt creates the file (never over the user's).
-func installFlat(a *app, path string, events []string, command, cmdKey string, entry func(string) any, top map[string]string, own func(string) bool, install bool) error {
-	e, err := a.openSettings(path)
+func installFlat(env *Env, path string, events []string, command, cmdKey string, entry func(string) any, top map[string]string, own func(string) bool, install bool) error {
+	e, err := env.openSettings(path)
 	if err != nil {
 		return err
 	}
 	if !install && !e.exist {
-		return a.reportInstall(path, install, nil, nil)
+		return env.report(path, install, nil, nil)
 	}
 	var added, removed []string
 	for _, ev := range events {
@@ -356,26 +366,7 @@ func installFlat(a *app, path string, events []string, command, cmdKey string, e
 		if err != nil {
 			return fmt.Errorf("%s: hooks.%s: %w (left unchanged)", path, ev, err)
 		}
-		var kept []json.RawMessage
-		var gone []string
-		exact, other := false, false
-		for _, r := range list {
-			var m map[string]json.RawMessage
-			c := ""
-			if json.Unmarshal(r, &m) == nil {
-				c = jsonString(m[cmdKey])
-			}
-			if c != "" && own(c) {
-				gone = append(gone, c)
-				if c == command {
-					exact = true
-				} else {
-					other = true
-				}
-				continue
-			}
-			kept = append(kept, r)
-		}
+		kept, gone, exact, other := splitFlat(list, cmdKey, command, own)
 		if install && exact && !other && len(gone) == 1 {
 			continue
 		}
@@ -393,20 +384,12 @@ func installFlat(a *app, path string, events []string, command, cmdKey string, e
 		if len(gone) == 0 && !install {
 			continue
 		}
-		if len(kept) == 0 {
-			if had {
-				e.hooks.del(ev)
-			}
-		} else {
-			b, err := marshalNoEscape(kept)
-			if err != nil {
-				return err
-			}
-			e.hooks.set(ev, b)
+		if err := e.setList(ev, kept, had); err != nil {
+			return err
 		}
 	}
 	if len(added)+len(removed) == 0 {
-		return a.reportInstall(path, install, nil, nil)
+		return env.report(path, install, nil, nil)
 	}
 	if install {
 		for k, v := range top {
@@ -418,7 +401,31 @@ func installFlat(a *app, path string, events []string, command, cmdKey string, e
 	if err := e.save(!install, top); err != nil {
 		return err
 	}
-	return a.reportInstall(path, install, added, removed)
+	return env.report(path, install, added, removed)
+}
+
+// splitFlat sorts flat hook entries into those own does not recognise
+// (kept) and the commands of ckpt's (gone); exact says command is among
+// them, other that another of ckpt's is.
+func splitFlat(list []json.RawMessage, cmdKey, command string, own func(string) bool) (kept []json.RawMessage, gone []string, exact, other bool) {
+	for _, r := range list {
+		var m map[string]json.RawMessage
+		c := ""
+		if json.Unmarshal(r, &m) == nil {
+			c = jsonString(m[cmdKey])
+		}
+		if c != "" && own(c) {
+			gone = append(gone, c)
+			if c == command {
+				exact = true
+			} else {
+				other = true
+			}
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, gone, exact, other
 }
 
 // ownFileMark is the line that marks a file ckpt wrote whole (a hook
@@ -438,17 +445,17 @@ type ownFile struct {
 
 // installFiles writes (install) or removes (!install) files ckpt owns
 // whole, reported together under dir.
-func installFiles(a *app, dir string, files []ownFile, install bool) error {
-	added, removed, err := a.writeOwnFiles(files, install)
+func installFiles(e *Env, dir string, files []ownFile, install bool) error {
+	added, removed, err := e.writeOwnFiles(files, install)
 	if err != nil {
 		return err
 	}
-	return a.reportInstall(dir, install, added, removed)
+	return e.report(dir, install, added, removed)
 }
 
 // writeOwnFiles writes (install) or removes (!install) files ckpt owns
 // whole, and returns what it added and removed.
-func (a *app) writeOwnFiles(files []ownFile, install bool) (added, removed []string, err error) {
+func (e *Env) writeOwnFiles(files []ownFile, install bool) (added, removed []string, err error) {
 	for _, f := range files {
 		fi, err := os.Lstat(f.path)
 		exists := err == nil
@@ -486,7 +493,7 @@ func (a *app) writeOwnFiles(files []ownFile, install bool) (added, removed []str
 		if exists && bytes.Equal(cur, f.content) && fi.Mode().Perm() == f.mode {
 			continue
 		}
-		if err := a.mkdirForInstall(filepath.Dir(f.path)); err != nil {
+		if err := e.mkdir(filepath.Dir(f.path)); err != nil {
 			return nil, nil, err
 		}
 		if err := writeFileAtomic(f.path, f.content, f.mode); err != nil {
@@ -498,98 +505,4 @@ func (a *app) writeOwnFiles(files []ownFile, install bool) (added, removed []str
 		added = append(added, f.path)
 	}
 	return added, removed, nil
-}
-
-// installDirsFile, in the store, lists the directories `ckpt install`
-// created for agents' configuration, so that uninstall removes those it
-// leaves empty, and only those.
-const installDirsFile = "install-dirs.json"
-
-// mkdirForInstall creates dir and its missing parents, recording in the
-// store the ones it created.
-func (a *app) mkdirForInstall(dir string) error {
-	// Only directories below the workspace or the home directory are
-	// recorded, never those themselves (nor what holds them).
-	home, _ := os.UserHomeDir()
-	var made []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d || d == home || d == a.workspace {
-			break
-		}
-		made = append(made, d)
-	}
-	if !within(a.workspace, dir) && (home == "" || !within(home, dir)) {
-		made = nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	if len(made) == 0 || a.store == "" {
-		return nil
-	}
-	dirs := readInstallDirs(a.store)
-	for _, d := range made {
-		if !slices.Contains(dirs, d) {
-			dirs = append(dirs, d)
-		}
-	}
-	return writeInstallDirs(a.store, dirs)
-}
-
-func readInstallDirs(store string) []string {
-	var dirs []string
-	if b, err := os.ReadFile(filepath.Join(store, installDirsFile)); err == nil {
-		json.Unmarshal(b, &dirs)
-	}
-	return dirs
-}
-
-func writeInstallDirs(store string, dirs []string) error {
-	if len(dirs) == 0 {
-		if err := os.Remove(filepath.Join(store, installDirsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	b, err := json.Marshal(dirs)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(store, 0o700); err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(store, installDirsFile), append(b, '\n'), 0o600)
-}
-
-// removeInstallDirs removes the directories install created under root
-// (the workspace, or the home directory for --user) that are now empty,
-// deepest first, and returns them; a directory that holds anything stays,
-// and stays recorded, as do those elsewhere.
-func (a *app) removeInstallDirs(root string) []string {
-	dirs := readInstallDirs(a.store)
-	if len(dirs) == 0 {
-		return nil
-	}
-	// Deepest first: a parent empties once its children go.
-	slices.SortFunc(dirs, func(x, y string) int { return len(y) - len(x) })
-	var kept, removed []string
-	for _, d := range dirs {
-		if !within(root, d) {
-			kept = append(kept, d)
-			continue
-		}
-		fi, err := os.Lstat(d)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err == nil && fi.IsDir() && os.Remove(d) == nil {
-			removed = append(removed, d)
-			continue
-		}
-		kept = append(kept, d)
-	}
-	if err := writeInstallDirs(a.store, kept); err != nil {
-		a.say("ckpt: warning: %s: %s", installDirsFile, oneLine(err))
-	}
-	return removed
 }

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"encoding/json"
@@ -13,15 +13,19 @@ import (
 // sync when the store has a remote. Only
 // the exit code matters (2 blocks), so nothing is printed.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "windsurf",
 		title:   "Windsurf",
 		decode:  decodeWindsurf,
 		install: installWindsurf,
-		detect:  []string{".windsurf", ".windsurfrules"},
-		writes:  ".windsurf/hooks.json",
-		bins:    []string{"windsurf"},
-		home:    []string{".codeium/windsurf"},
+		markers: Markers{
+			Workspace: []string{".windsurf", ".windsurfrules"},
+			Bins:      []string{"windsurf"},
+			Home:      []string{".codeium/windsurf"},
+			Writes:    ".windsurf/hooks.json",
+			Config:    []string{".windsurf/hooks.json"},
+			Probe:     `{"trajectory_id":"ckpt-check","execution_id":"e1","agent_action_name":"pre_user_prompt","tool_info":{"user_prompt":"ckpt install --check"}}`,
+		},
 	})
 }
 
@@ -36,10 +40,10 @@ type windsurfEvent struct {
 	} `json:"tool_info"`
 }
 
-func decodeWindsurf(data []byte) (hookPlan, *hookFailure) {
+func decodeWindsurf(data []byte) (Plan, *Failure) {
 	var ev windsurfEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
 	// pre_write_code carries no directory: the hook runs in the
 	// workspace, and the file's absolute path decides the rest.
@@ -50,12 +54,12 @@ func decodeWindsurf(data []byte) (hookPlan, *hookFailure) {
 	switch ev.Action {
 	case "pre_user_prompt":
 		if ev.ToolInfo.UserPrompt == nil {
-			return hookPlan{}, &hookFailure{msg: "pre_user_prompt event has no tool_info.user_prompt; nothing recorded"}
+			return Plan{}, &Failure{Msg: "pre_user_prompt event has no tool_info.user_prompt; nothing recorded"}
 		}
 		n.kind, n.prompt = "prompt", *ev.ToolInfo.UserPrompt
 	case "pre_write_code":
 		if ev.ToolInfo.FilePath == "" {
-			return hookPlan{}, &hookFailure{msg: "pre_write_code event has no tool_info.file_path; nothing recorded"}
+			return Plan{}, &Failure{Msg: "pre_write_code event has no tool_info.file_path; nothing recorded"}
 		}
 		n.kind, n.tool, n.paths = "tool", "write_code", []string{ev.ToolInfo.FilePath}
 	case "pre_run_command":
@@ -64,16 +68,17 @@ func decodeWindsurf(data []byte) (hookPlan, *hookFailure) {
 		return syncPlan()
 	case "post_write_code", "post_run_command", "pre_read_code", "post_read_code", "pre_mcp_tool_use",
 		"post_mcp_tool_use", "post_setup_worktree":
-		return hookPlan{none: true}, nil
+		return Plan{None: true}, nil
 	default:
-		return hookPlan{}, unknownEvent(ev.Action)
+		return Plan{}, unknownEvent(ev.Action)
 	}
 	return n.plan("windsurf")
 }
 
-func installWindsurf(a *app, ws string, o installOptions, install bool) error {
+func installWindsurf(e *Env, install bool) error {
+	ws := e.Workspace
 	path := filepath.Join(ws, ".windsurf", "hooks.json")
-	if o.user {
+	if e.User {
 		p, err := userPath(".codeium", "windsurf", "hooks.json")
 		if err != nil {
 			return err
@@ -86,6 +91,6 @@ func installWindsurf(a *app, ws string, o installOptions, install bool) error {
 			ShowOutput bool   `json:"show_output"`
 		}{cmd, false}
 	}
-	return installFlat(a, path, []string{"pre_user_prompt", "pre_write_code", "pre_run_command", "post_cascade_response"},
-		agentCommand("windsurf", o.strict), "command", entry, nil, ownAgentCommand("windsurf"), install)
+	return installFlat(e, path, []string{"pre_user_prompt", "pre_write_code", "pre_run_command", "post_cascade_response"},
+		e.agentCommand("windsurf"), "command", entry, nil, ownAgentCommand("windsurf"), install)
 }

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"encoding/json"
@@ -13,16 +13,21 @@ import (
 // remote. Every hook answers JSON on stdout: {} lets the CLI go on (for
 // AfterAgent: accepts the answer, no retry).
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "gemini",
 		title:   "Gemini CLI",
 		decode:  decodeGemini,
-		reply:   func(string, *hookFailure) string { return "{}\n" },
+		reply:   func(string, *Failure) string { return "{}\n" },
 		install: installGemini,
-		detect:  []string{".gemini", "GEMINI.md"},
-		writes:  ".gemini/settings.json",
-		bins:    []string{"gemini"},
-		home:    []string{".gemini"},
+		markers: Markers{
+			Workspace: []string{".gemini", "GEMINI.md"},
+			Bins:      []string{"gemini"},
+			Home:      []string{".gemini"},
+			Writes:    ".gemini/settings.json",
+			Config:    []string{".gemini/settings.json"},
+			Probe:     `{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"BeforeAgent","prompt":"ckpt install --check"}`,
+			Subdir:    "never",
+		},
 	})
 }
 
@@ -30,16 +35,16 @@ func init() {
 // tools that write files, and the shell.
 const geminiMatcher = "write_file|replace|run_shell_command"
 
-func decodeGemini(data []byte) (hookPlan, *hookFailure) {
+func decodeGemini(data []byte) (Plan, *Failure) {
 	var ev claudeStyleEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
 	n := normEvent{session: ev.SessionID, cwd: ev.Cwd, tool: ev.ToolName}
 	switch ev.HookEventName {
 	case "BeforeAgent":
 		if ev.Prompt == nil {
-			return hookPlan{}, &hookFailure{msg: "BeforeAgent event has no prompt; nothing recorded"}
+			return Plan{}, &Failure{Msg: "BeforeAgent event has no prompt; nothing recorded"}
 		}
 		n.kind, n.prompt = "prompt", *ev.Prompt
 	case "BeforeTool":
@@ -49,28 +54,29 @@ func decodeGemini(data []byte) (hookPlan, *hookFailure) {
 		return syncPlan()
 	case "SessionStart", "BeforeModel", "AfterModel", "BeforeToolSelection",
 		"AfterTool", "PreCompress", "Notification":
-		return hookPlan{none: true}, nil
+		return Plan{None: true}, nil
 	default:
-		return hookPlan{}, unknownEvent(ev.HookEventName)
+		return Plan{}, unknownEvent(ev.HookEventName)
 	}
 	return n.plan("gemini")
 }
 
-func installGemini(a *app, ws string, o installOptions, install bool) error {
+func installGemini(e *Env, install bool) error {
+	ws := e.Workspace
 	path := filepath.Join(ws, ".gemini", "settings.json")
-	if o.user {
+	if e.User {
 		p, err := userPath(".gemini", "settings.json")
 		if err != nil {
 			return err
 		}
 		path = p
 	}
-	err := installGroups(a, path, []groupWant{{"BeforeAgent", ""}, {"BeforeTool", geminiMatcher}, {"AfterAgent", ""}, {"SessionEnd", ""}}, agentCommand("gemini", o.strict), ownAgentCommand("gemini"), install)
-	if err == nil && install && !o.user {
+	err := installGroups(e, path, []groupWant{{"BeforeAgent", ""}, {"BeforeTool", geminiMatcher}, {"AfterAgent", ""}, {"SessionEnd", ""}}, e.agentCommand("gemini"), ownAgentCommand("gemini"), install)
+	if err == nil && install && !e.User {
 		// Checked with the Gemini CLI 0.61.0: in an untrusted folder the
 		// project's settings, hooks and all, are not loaded, and
 		// `gemini -p --skip-trust` does not load them either.
-		a.say("ckpt: note: Gemini CLI runs a project's hooks only in a trusted folder (trust it when gemini asks; for headless runs set GEMINI_CLI_TRUST_WORKSPACE=true, as --skip-trust does not load them)")
+		e.say("ckpt: note: Gemini CLI runs a project's hooks only in a trusted folder (trust it when gemini asks; for headless runs set GEMINI_CLI_TRUST_WORKSPACE=true, as --skip-trust does not load them)")
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	_ "embed"
@@ -24,16 +24,21 @@ import (
 // extension also gives pi /rewind, its /fork and /tree restore options,
 // undo and redo, all through the ckpt command line.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "pi",
 		title:   "pi",
 		decode:  decodePi,
 		install: installPi,
 		check:   checkPi,
-		detect:  []string{".pi"},
-		bins:    []string{"pi"},
-		home:    []string{".pi/agent"},
-		writes:  ".pi/extensions/ckpt-rewind.ts",
+		markers: Markers{
+			Workspace: []string{".pi"},
+			Bins:      []string{"pi"},
+			Home:      []string{".pi/agent"},
+			Writes:    ".pi/extensions/ckpt-rewind.ts",
+			Config:    []string{".pi/extensions/" + piExtensionName},
+			Probe:     `{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check"}`,
+			Subdir:    "never",
+		},
 	})
 }
 
@@ -51,19 +56,19 @@ type piEvent struct {
 	Source    string `json:"source"`
 }
 
-func decodePi(data []byte) (hookPlan, *hookFailure) {
+func decodePi(data []byte) (Plan, *Failure) {
 	var ev piEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
-	plan, f := planClaudeStyle("pi", ev.claudeStyleEvent, piPath, func() (hookPlan, *hookFailure) {
+	plan, f := planClaudeStyle("pi", ev.claudeStyleEvent, piPath, func() (Plan, *Failure) {
 		if ev.HookEventName != "SessionStart" {
-			return hookPlan{}, unknownEvent(ev.HookEventName)
+			return Plan{}, unknownEvent(ev.HookEventName)
 		}
 		switch ev.Source {
 		case "startup", "resume", "fork", "reload", "new":
 		default:
-			return hookPlan{}, &hookFailure{msg: "SessionStart event has no known source; nothing recorded"}
+			return Plan{}, &Failure{Msg: "SessionStart event has no known source; nothing recorded"}
 		}
 		// Checked as a prompt is, then made a session start.
 		n := normEvent{session: ev.SessionID, cwd: ev.Cwd, kind: "prompt"}
@@ -71,12 +76,12 @@ func decodePi(data []byte) (hookPlan, *hookFailure) {
 		if f != nil {
 			return plan, f
 		}
-		plan.ev.Prompt, plan.ev.HookEventName, plan.ev.Source = nil, "SessionStart", ev.Source
-		plan.start = true
+		plan.Event.Prompt, plan.Event.HookEventName, plan.Event.Source = nil, "SessionStart", ev.Source
+		plan.Start = true
 		return plan, nil
 	})
 	if ev.HookEventName == "UserPromptSubmit" || ev.HookEventName == "PreToolUse" {
-		plan.ev.ToolUseID = ev.ToolUseID
+		plan.Event.ToolUseID = ev.ToolUseID
 	}
 	return plan, f
 }
@@ -107,8 +112,8 @@ func piAgentDir() (string, error) {
 const piExtensionName = "ckpt-rewind.ts"
 
 // piExtensionFor is the extension as this binary installs it.
-func piExtensionFor(strict bool) (string, error) {
-	b, err := marshalNoEscape([]string{selfPath()})
+func piExtensionFor(exe string, strict bool) (string, error) {
+	b, err := marshalNoEscape([]string{exe})
 	if err != nil {
 		return "", err
 	}
@@ -119,25 +124,26 @@ func piExtensionFor(strict bool) (string, error) {
 	return content, nil
 }
 
-func installPi(a *app, ws string, o installOptions, install bool) error {
+func installPi(e *Env, install bool) error {
+	ws := e.Workspace
 	dir := filepath.Join(ws, ".pi", "extensions")
-	if o.user {
+	if e.User {
 		d, err := piAgentDir()
 		if err != nil {
 			return err
 		}
 		dir = filepath.Join(d, "extensions")
 	}
-	content, err := piExtensionFor(o.strict)
+	content, err := piExtensionFor(e.Exe, e.Strict)
 	if err != nil {
 		return err
 	}
 	path := filepath.Join(dir, piExtensionName)
-	err = installFiles(a, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
-	if err == nil && install && !o.user {
+	err = installFiles(e, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
+	if err == nil && install && !e.User {
 		// Checked with pi 1.6.0: a project's .pi/extensions load only in
 		// a project the user trusted; print, json and rpc modes cannot ask.
-		a.say("ckpt: note: pi loads .pi/extensions only in a trusted project: accept pi's trust prompt (or run /trust in pi); for one run, pi --approve; or install for every project with `ckpt install pi --user`; `ckpt install --check pi` says whether pi will load it")
+		e.say("ckpt: note: pi loads .pi/extensions only in a trusted project: accept pi's trust prompt (or run /trust in pi); for one run, pi --approve; or install for every project with `ckpt install pi --user`; `ckpt install --check pi` says whether pi will load it")
 	}
 	return err
 }
@@ -150,7 +156,7 @@ type piPlace struct {
 	State string `json:"state"`
 }
 
-func piPlaceAt(path string) piPlace {
+func piPlaceAt(exe, path string) piPlace {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return piPlace{Path: path, State: "absent"}
@@ -159,7 +165,7 @@ func piPlaceAt(path string) piPlace {
 		return piPlace{Path: path, State: "other"}
 	}
 	for _, strict := range []bool{false, true} {
-		if want, err := piExtensionFor(strict); err == nil && string(b) == want {
+		if want, err := piExtensionFor(exe, strict); err == nil && string(b) == want {
 			return piPlace{Path: path, State: "current"}
 		}
 	}
@@ -226,14 +232,14 @@ type piLoad struct {
 
 // piLoads finds where ckpt's extension is for ws, whether it is this
 // ckpt's, and whether pi will load the project's copy.
-func piLoads(ws string) (piLoad, error) {
+func piLoads(exe, ws string) (piLoad, error) {
 	agentDir, err := piAgentDir()
 	if err != nil {
 		return piLoad{}, err
 	}
 	l := piLoad{Agent: "pi", agentDir: agentDir,
-		Project: piPlaceAt(filepath.Join(ws, ".pi", "extensions", piExtensionName)),
-		User:    piPlaceAt(filepath.Join(agentDir, "extensions", piExtensionName))}
+		Project: piPlaceAt(exe, filepath.Join(ws, ".pi", "extensions", piExtensionName)),
+		User:    piPlaceAt(exe, filepath.Join(agentDir, "extensions", piExtensionName))}
 	if l.Trust, l.SavedFor, err = piTrust(agentDir, ws); err != nil {
 		return piLoad{}, err
 	}
@@ -252,34 +258,39 @@ func piLoads(ws string) (piLoad, error) {
 
 // checkPi is `ckpt install --check pi`: where ckpt's extension is, whether
 // it is this ckpt's, and whether pi will load the project's copy.
-func checkPi(a *app, ws string) error {
-	l, err := piLoads(ws)
+func checkPi(e *Env) (*CheckResult, error) {
+	l, err := piLoads(e.Exe, e.Workspace)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if a.json {
-		return a.printJSON(l)
+	r := &CheckResult{JSON: l}
+	switch l.Loads {
+	case "no":
+		r.Refused = "pi does not load this project's .pi/extensions: the project is not trusted (`ckpt install --check pi` says why)"
+	case "ask":
+		r.Note = "pi loads the extension once you trust the project (accept pi's prompt, or run /trust in pi; `ckpt install --check pi` says more)"
 	}
+	say := func(format string, args ...any) { r.Lines = append(r.Lines, fmt.Sprintf(format, args...)) }
 	state := map[string]string{
 		"absent":  "not installed",
 		"current": "installed (this ckpt's version)",
 		"older":   "installed by another ckpt version (run `ckpt install pi` again)",
 		"other":   "a file that is not ckpt's",
 	}
-	fmt.Fprintf(a.stdout, "pi: project %s: %s\n", l.Project.Path, state[l.Project.State])
-	fmt.Fprintf(a.stdout, "pi: user %s: %s\n", l.User.Path, state[l.User.State])
+	say("pi: project %s: %s", l.Project.Path, state[l.Project.State])
+	say("pi: user %s: %s", l.User.Path, state[l.User.State])
 	switch l.Trust {
 	case "trusted":
-		fmt.Fprintf(a.stdout, "pi: the project is trusted (saved for %s in %s)\n", l.SavedFor, filepath.Join(l.agentDir, "trust.json"))
+		say("pi: the project is trusted (saved for %s in %s)", l.SavedFor, filepath.Join(l.agentDir, "trust.json"))
 	case "declined":
-		fmt.Fprintf(a.stdout, "pi: the project is not trusted (declined for %s in %s): pi skips its .pi/extensions; run /trust in pi to change it\n", l.SavedFor, filepath.Join(l.agentDir, "trust.json"))
+		say("pi: the project is not trusted (declined for %s in %s): pi skips its .pi/extensions; run /trust in pi to change it", l.SavedFor, filepath.Join(l.agentDir, "trust.json"))
 	case "always":
-		fmt.Fprintln(a.stdout, `pi: every project is trusted (defaultProjectTrust "always")`)
+		say(`pi: every project is trusted (defaultProjectTrust "always")`)
 	case "never":
-		fmt.Fprintln(a.stdout, `pi: no project is trusted (defaultProjectTrust "never"): pi skips .pi/extensions unless run with --approve`)
+		say(`pi: no project is trusted (defaultProjectTrust "never"): pi skips .pi/extensions unless run with --approve`)
 	default:
-		fmt.Fprintln(a.stdout, "pi: no trust decision saved for the project: pi asks when it starts on a terminal; print, json and rpc modes skip .pi/extensions unless run with --approve")
+		say("pi: no trust decision saved for the project: pi asks when it starts on a terminal; print, json and rpc modes skip .pi/extensions unless run with --approve")
 	}
-	fmt.Fprintf(a.stdout, "pi: loads ckpt's extension: %s\n", map[string]string{"yes": "yes", "no": "no", "ask": "once you trust the project"}[l.Loads])
-	return nil
+	say("pi: loads ckpt's extension: %s", map[string]string{"yes": "yes", "no": "no", "ask": "once you trust the project"}[l.Loads])
+	return r, nil
 }

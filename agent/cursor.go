@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"encoding/json"
@@ -14,11 +14,11 @@ import (
 // the conversation
 // (conversation_id) and the workspace (workspace_roots).
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:   "cursor",
 		title:  "Cursor",
 		decode: decodeCursor,
-		reply: func(event string, _ *hookFailure) string {
+		reply: func(event string, _ *Failure) string {
 			if event == "beforeSubmitPrompt" {
 				return `{"continue": true}` + "\n"
 			}
@@ -27,10 +27,14 @@ func init() {
 			return "{}\n"
 		},
 		install: installCursor,
-		detect:  []string{".cursor", ".cursorrules"},
-		writes:  ".cursor/hooks.json",
-		bins:    []string{"cursor-agent", "cursor"},
-		home:    []string{".cursor"},
+		markers: Markers{
+			Workspace: []string{".cursor", ".cursorrules"},
+			Bins:      []string{"cursor-agent", "cursor"},
+			Home:      []string{".cursor"},
+			Writes:    ".cursor/hooks.json",
+			Config:    []string{".cursor/hooks.json"},
+			Probe:     `{"conversation_id":"ckpt-check","generation_id":"g1","workspace_roots":["@WORK@"],"hook_event_name":"beforeSubmitPrompt","prompt":"ckpt install --check"}`,
+		},
 	})
 }
 
@@ -45,10 +49,10 @@ type cursorEvent struct {
 	Cwd            string          `json:"cwd"`
 }
 
-func decodeCursor(data []byte) (hookPlan, *hookFailure) {
+func decodeCursor(data []byte) (Plan, *Failure) {
 	var ev cursorEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
 	n := normEvent{session: ev.ConversationID, tool: ev.ToolName}
 	if len(ev.WorkspaceRoots) > 0 {
@@ -59,7 +63,7 @@ func decodeCursor(data []byte) (hookPlan, *hookFailure) {
 	switch ev.HookEventName {
 	case "beforeSubmitPrompt":
 		if ev.Prompt == nil {
-			return hookPlan{}, &hookFailure{msg: "beforeSubmitPrompt event has no prompt; nothing recorded"}
+			return Plan{}, &Failure{Msg: "beforeSubmitPrompt event has no prompt; nothing recorded"}
 		}
 		n.kind, n.prompt = "prompt", *ev.Prompt
 	case "preToolUse":
@@ -72,16 +76,17 @@ func decodeCursor(data []byte) (hookPlan, *hookFailure) {
 	case "sessionStart", "postToolUse", "postToolUseFailure", "afterShellExecution",
 		"beforeMCPExecution", "afterMCPExecution", "beforeReadFile", "afterFileEdit", "afterAgentResponse",
 		"afterAgentThought", "subagentStart", "subagentStop", "preCompact":
-		return hookPlan{none: true}, nil
+		return Plan{None: true}, nil
 	default:
-		return hookPlan{}, unknownEvent(ev.HookEventName)
+		return Plan{}, unknownEvent(ev.HookEventName)
 	}
 	return n.plan("cursor")
 }
 
-func installCursor(a *app, ws string, o installOptions, install bool) error {
+func installCursor(e *Env, install bool) error {
+	ws := e.Workspace
 	path := filepath.Join(ws, ".cursor", "hooks.json")
-	if o.user {
+	if e.User {
 		p, err := userPath(".cursor", "hooks.json")
 		if err != nil {
 			return err
@@ -93,6 +98,6 @@ func installCursor(a *app, ws string, o installOptions, install bool) error {
 			Command string `json:"command"`
 		}{cmd}
 	}
-	return installFlat(a, path, []string{"beforeSubmitPrompt", "preToolUse", "beforeShellExecution", "stop", "sessionEnd"},
-		agentCommand("cursor", o.strict), "command", entry, map[string]string{"version": "1"}, ownAgentCommand("cursor"), install)
+	return installFlat(e, path, []string{"beforeSubmitPrompt", "preToolUse", "beforeShellExecution", "stop", "sessionEnd"},
+		e.agentCommand("cursor"), "command", entry, map[string]string{"version": "1"}, ownAgentCommand("cursor"), install)
 }

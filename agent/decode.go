@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"encoding/json"
@@ -10,9 +10,9 @@ import (
 	"github.com/ckpt/ckpt/controller"
 )
 
-// hookEvent is one agent hook event: Claude Code's JSON, which is also the
+// Event is one agent hook event: Claude Code's JSON, which is also the
 // generic protocol documented in docs/agents/README.md.
-type hookEvent struct {
+type Event struct {
 	SessionID      string          `json:"session_id"`
 	TranscriptPath string          `json:"transcript_path"`
 	Cwd            string          `json:"cwd"`
@@ -48,106 +48,99 @@ var quietEvents = map[string]bool{
 // was recorded, in the background, when the store has a remote.
 var syncEvents = map[string]bool{"Stop": true, "SessionEnd": true}
 
-// hookPlan is what one event asks for, decided from its JSON alone.
-type hookPlan struct {
-	ev    hookEvent
-	paths []string // to capture: absolute, or relative to ev.Cwd
-	shell bool     // a shell command is about to run
-	start bool     // a SessionStart: ev.Source says which
-	none  bool     // nothing to do (a quiet event, a tool that does not write)
-	// sync: the agent finished answering or the session ended, so a
-	// background `ckpt sync` starts when the store has a remote.
-	sync bool
-	// label reads the prompt of a turn opened without it, labelled
-	// labelFrom (an agent whose events do not carry the prompt: the
-	// Cline CLI): once the event's turn is open, the hook relabels it
-	// with what label returns ("" when it cannot be read yet).
-	labelFrom string
-	label     func() string
-}
-
 // onWindows selects the path style agentPath converts to.
 var onWindows = runtime.GOOS == "windows"
 
 // decodeHook parses one event of agent ("claude" or "generic") and decides
 // what it asks for, before any store is opened. It touches nothing.
-func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
-	var ev hookEvent
+func decodeHook(data []byte, agent string) (Plan, *Failure) {
+	var ev Event
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("event is not valid JSON (%v); nothing recorded", err)}
+		return Plan{}, &Failure{Msg: fmt.Sprintf("event is not valid JSON (%v); nothing recorded", err)}
 	}
 	if ev.HookEventName == "" {
-		return hookPlan{}, &hookFailure{msg: "event has no hook_event_name; nothing recorded"}
+		return Plan{}, &Failure{Msg: "event has no hook_event_name; nothing recorded"}
 	}
 	switch ev.HookEventName {
 	case "UserPromptSubmit", "PreToolUse", "SessionStart":
 	default:
 		if quietEvents[ev.HookEventName] {
-			return hookPlan{none: true, sync: syncEvents[ev.HookEventName]}, nil
+			return Plan{None: true, Sync: syncEvents[ev.HookEventName]}, nil
 		}
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("unknown event %q; nothing recorded", ev.HookEventName)}
+		return Plan{}, &Failure{Msg: fmt.Sprintf("unknown event %q; nothing recorded", ev.HookEventName)}
 	}
 	if ev.SessionID == "" || ev.Cwd == "" {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event needs session_id and cwd; nothing recorded", ev.HookEventName)}
+		return Plan{}, &Failure{Msg: fmt.Sprintf("%s event needs session_id and cwd; nothing recorded", ev.HookEventName)}
 	}
 	if !controller.ValidSession(ev.SessionID) {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, controller.ErrBadSession)}
+		return Plan{}, &Failure{Msg: fmt.Sprintf("session_id %q: %v; nothing recorded", ev.SessionID, controller.ErrBadSession)}
 	}
 	cwd, abs := agentPath(ev.Cwd, onWindows)
 	if !abs {
-		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("cwd %q is not absolute; nothing recorded", ev.Cwd)}
+		return Plan{}, &Failure{Msg: fmt.Sprintf("cwd %q is not absolute; nothing recorded", ev.Cwd)}
 	}
 	ev.Cwd = cwd
 	if ev.HookEventName == "SessionStart" {
 		switch ev.Source {
 		case "startup", "resume", "fork", "":
-			return hookPlan{ev: ev, start: true}, nil
+			return Plan{Event: ev, Start: true}, nil
 		default: // clear, compact: the conversation goes on in the same turn
-			return hookPlan{none: true}, nil
+			return Plan{None: true}, nil
 		}
 	}
 
 	var paths []string
 	shell := false
 	if ev.HookEventName == "PreToolUse" {
-		var tp toolPaths
-		switch {
-		case agent == "claude" && (ev.ToolName == "Write" || ev.ToolName == "Edit" || ev.ToolName == "MultiEdit"):
-			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.FilePath == "" {
-				return hookPlan{}, &hookFailure{msg: fmt.Sprintf("%s event has no tool_input.file_path; nothing recorded", ev.ToolName)}
-			}
-			paths = append(paths, tp.FilePath)
-		case agent == "claude" && ev.ToolName == "NotebookEdit":
-			if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.NotebookPath == "" {
-				return hookPlan{}, &hookFailure{msg: "NotebookEdit event has no tool_input.notebook_path; nothing recorded"}
-			}
-			paths = append(paths, tp.NotebookPath)
-		case ev.ToolName == "Bash" || ev.ToolName == "PowerShell" || (agent == "generic" && ev.ToolName == "shell"):
-			shell = true
-		case agent == "generic":
-			if len(ev.ToolInput) > 0 && json.Unmarshal(ev.ToolInput, &tp) == nil {
-				for _, p := range []string{tp.FilePath, tp.NotebookPath} {
-					if p != "" {
-						paths = append(paths, p)
-					}
-				}
-			}
+		var f *Failure
+		if paths, shell, f = toolInputPaths(ev, agent); f != nil {
+			return Plan{}, f
 		}
 		if len(paths) == 0 && !shell {
-			return hookPlan{none: true}, nil // a tool that does not write (Read, Grep, …)
+			return Plan{None: true}, nil // a tool that does not write (Read, Grep, …)
 		}
 		for i, p := range paths {
 			paths[i], _ = agentPath(p, onWindows)
 		}
 	}
 	if ev.HookEventName == "UserPromptSubmit" && ev.Prompt == nil {
-		return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
+		return Plan{}, &Failure{Msg: "UserPromptSubmit event has no prompt; nothing recorded"}
 	}
 	if agent == "claude" && ev.HookEventName == "UserPromptSubmit" && notAPrompt(*ev.Prompt) {
-		return hookPlan{none: true}, nil
+		return Plan{None: true}, nil
 	}
 
-	return hookPlan{ev: ev, paths: paths, shell: shell}, nil
+	return Plan{Event: ev, Paths: paths, Shell: shell}, nil
+}
+
+// toolInputPaths reads what a PreToolUse event of agent ("claude" or
+// "generic") writes: the paths in its tool_input, and whether it runs a
+// shell command.
+func toolInputPaths(ev Event, agent string) (paths []string, shell bool, f *Failure) {
+	var tp toolPaths
+	switch {
+	case agent == "claude" && (ev.ToolName == "Write" || ev.ToolName == "Edit" || ev.ToolName == "MultiEdit"):
+		if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.FilePath == "" {
+			return nil, false, &Failure{Msg: fmt.Sprintf("%s event has no tool_input.file_path; nothing recorded", ev.ToolName)}
+		}
+		paths = append(paths, tp.FilePath)
+	case agent == "claude" && ev.ToolName == "NotebookEdit":
+		if err := json.Unmarshal(ev.ToolInput, &tp); err != nil || tp.NotebookPath == "" {
+			return nil, false, &Failure{Msg: "NotebookEdit event has no tool_input.notebook_path; nothing recorded"}
+		}
+		paths = append(paths, tp.NotebookPath)
+	case ev.ToolName == "Bash" || ev.ToolName == "PowerShell" || (agent == "generic" && ev.ToolName == "shell"):
+		shell = true
+	case agent == "generic":
+		if len(ev.ToolInput) > 0 && json.Unmarshal(ev.ToolInput, &tp) == nil {
+			for _, p := range []string{tp.FilePath, tp.NotebookPath} {
+				if p != "" {
+					paths = append(paths, p)
+				}
+			}
+		}
+	}
+	return paths, shell, nil
 }
 
 // notAPrompt reports whether a Claude Code UserPromptSubmit "prompt" is

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"encoding/json"
@@ -17,32 +17,34 @@ import (
 // store has a remote. Every hook answers {} on stdout: a command hook's
 // stdout that is not a JSON object would be added to the model's context.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "qwen",
 		title:   "Qwen Code",
 		decode:  decodeQwen,
-		reply:   func(string, *hookFailure) string { return "{}\n" },
+		reply:   func(string, *Failure) string { return "{}\n" },
 		install: installQwen,
-		detect:  []string{".qwen", "QWEN.md"},
-		writes:  ".qwen/settings.json",
-		bins:    []string{"qwen"},
-		home:    []string{".qwen"},
+		markers: Markers{
+			Workspace: []string{".qwen", "QWEN.md"},
+			Bins:      []string{"qwen"},
+			Home:      []string{".qwen"},
+			Writes:    ".qwen/settings.json",
+			Config:    []string{".qwen/settings.json"},
+			Probe:     `{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check","submitted_prompt":"ckpt install --check"}`,
+		},
 	})
-	agentConfigs["qwen"] = agentConfig{[]string{".qwen/settings.json"},
-		`{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check","submitted_prompt":"ckpt install --check"}`}
 }
 
 // qwenMatcher is the PreToolUse matcher ckpt installs: Qwen Code's tools
 // that write files, and its shell.
 const qwenMatcher = "write_file|edit|notebook_edit|run_shell_command"
 
-func decodeQwen(data []byte) (hookPlan, *hookFailure) {
+func decodeQwen(data []byte) (Plan, *Failure) {
 	var ev struct {
 		claudeStyleEvent
 		Submitted *string `json:"submitted_prompt"`
 	}
 	if err := json.Unmarshal(data, &ev); err != nil {
-		return hookPlan{}, badJSON(err)
+		return Plan{}, badJSON(err)
 	}
 	switch ev.HookEventName {
 	case "UserPromptSubmit":
@@ -50,10 +52,10 @@ func decodeQwen(data []byte) (hookPlan, *hookFailure) {
 		case ev.Submitted != nil && *ev.Submitted != "":
 			ev.Prompt = ev.Submitted
 		case ev.Prompt == nil:
-			return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
+			return Plan{}, &Failure{Msg: "UserPromptSubmit event has no prompt; nothing recorded"}
 		case *ev.Prompt == "":
 			// A model request that sends tool results: the same turn.
-			return hookPlan{none: true}, nil
+			return Plan{None: true}, nil
 		}
 	case "PreToolUse":
 		if ev.ToolName == "notebook_edit" {
@@ -65,33 +67,34 @@ func decodeQwen(data []byte) (hookPlan, *hookFailure) {
 			return n.plan("qwen")
 		}
 	}
-	return planClaudeStyle("qwen", ev.claudeStyleEvent, nil, func() (hookPlan, *hookFailure) {
+	return planClaudeStyle("qwen", ev.claudeStyleEvent, nil, func() (Plan, *Failure) {
 		switch ev.HookEventName {
 		case "SessionStart", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "UserPromptExpansion",
 			"SessionDelete", "MessageDisplay", "StopFailure", "SubagentStart", "SubagentStop", "PreCompact",
 			"PostCompact", "Notification", "PermissionRequest", "PermissionDenied", "TodoCreated",
 			"TodoCompleted", "InstructionsLoaded":
-			return hookPlan{none: true}, nil
+			return Plan{None: true}, nil
 		}
-		return hookPlan{}, unknownEvent(ev.HookEventName)
+		return Plan{}, unknownEvent(ev.HookEventName)
 	})
 }
 
-func installQwen(a *app, ws string, o installOptions, install bool) error {
+func installQwen(e *Env, install bool) error {
+	ws := e.Workspace
 	path := filepath.Join(ws, ".qwen", "settings.json")
-	if o.user {
+	if e.User {
 		p, err := userPath(".qwen", "settings.json")
 		if err != nil {
 			return err
 		}
 		path = p
 	}
-	err := installGroups(a, path, []groupWant{{"UserPromptSubmit", ""}, {"PreToolUse", qwenMatcher}, {"Stop", ""}, {"SessionEnd", ""}}, agentCommand("qwen", o.strict), ownAgentCommand("qwen"), install)
-	if err == nil && install && !o.user {
+	err := installGroups(e, path, []groupWant{{"UserPromptSubmit", ""}, {"PreToolUse", qwenMatcher}, {"Stop", ""}, {"SessionEnd", ""}}, e.agentCommand("qwen"), ownAgentCommand("qwen"), install)
+	if err == nil && install && !e.User {
 		// Folder trust is off in Qwen Code unless the user turns it on
 		// (security.folderTrust.enabled); then a project's settings load
 		// only in a trusted folder.
-		a.say("ckpt: note: with folder trust on, Qwen Code runs a project's hooks only in a trusted folder (trust it when qwen asks, or use `ckpt install qwen --user`)")
+		e.say("ckpt: note: with folder trust on, Qwen Code runs a project's hooks only in a trusted folder (trust it when qwen asks, or use `ckpt install qwen --user`)")
 	}
 	return err
 }

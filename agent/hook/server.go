@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"bytes"
@@ -26,8 +26,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/atomicfile"
+	"github.com/ckpt/ckpt/internal/msg"
+	"github.com/ckpt/ckpt/internal/paths"
+	"github.com/ckpt/ckpt/internal/token"
 )
 
 // The resident hook server: `ckpt serve` accepts agent hook events at
@@ -38,7 +42,7 @@ import (
 //	POST /hook/stop                          stops a --hooks server (202),
 //	                                         for a client that proves it holds the key
 //
-// and handles each event as `ckpt hook AGENT` would (handleHook, the one
+// and handles each event as `ckpt hook AGENT` would (Handler, the one
 // implementation), but with the session's controller kept open across
 // events: no process start-up, no opening of the store per event. Claude
 // Code's "http" hooks POST the same JSON a command hook reads on stdin;
@@ -68,24 +72,26 @@ const hookServerFile = "hook-server.json"
 // another user can wait on.
 const hookPortLow, hookPortHigh = 20000, 32768
 
-// hookIdle is how long an open session stays open with no event; the
-// sweep runs every hookIdle/2.
-const hookIdle = 2 * time.Minute
+// Idle is how long an open session stays open with no event; the
+// sweep runs every Idle/2.
+const Idle = 2 * time.Minute
 
-type hookServerConfig struct {
-	Addr   string      `json:"addr"`
-	Key    string      `json:"key"`
-	Tokens []hookToken `json:"tokens"`
+// Config is the store's hook server configuration (hook-server.json):
+// its address, its key, and each install's token.
+type Config struct {
+	Addr   string  `json:"addr"`
+	Key    string  `json:"key"`
+	Tokens []Token `json:"tokens"`
 }
 
-// hookToken is one install's token and the directory it is good for.
-type hookToken struct {
+// Token is one install's token and the directory it is good for.
+type Token struct {
 	Token string `json:"token"`
 	Root  string `json:"root"`
 }
 
-// tokenFor returns the token of the install rooted at root, if any.
-func (cfg hookServerConfig) tokenFor(root string) string {
+// TokenFor returns the token of the install rooted at root, if any.
+func (cfg Config) TokenFor(root string) string {
 	for _, t := range cfg.Tokens {
 		if t.Root == root {
 			return t.Token
@@ -95,7 +101,7 @@ func (cfg hookServerConfig) tokenFor(root string) string {
 }
 
 // scopeOf returns the root the token is good for.
-func (cfg hookServerConfig) scopeOf(token string) (string, bool) {
+func (cfg Config) scopeOf(token string) (string, bool) {
 	for _, t := range cfg.Tokens {
 		if token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(t.Token)) == 1 {
 			return t.Root, true
@@ -104,14 +110,14 @@ func (cfg hookServerConfig) scopeOf(token string) (string, bool) {
 	return "", false
 }
 
-// errOldHookServer: hook-server.json was written by a ckpt without
+// ErrOldConfig: hook-server.json was written by a ckpt without
 // per-install tokens and a key.
-var errOldHookServer = errors.New("the hook server configuration is from an older ckpt")
+var ErrOldConfig = errors.New("the hook server configuration is from an older ckpt")
 
-// loadHookServer reads the store's hook server configuration; ok is false
+// LoadConfig reads the store's hook server configuration; ok is false
 // when there is none. A file or directory other users could read or
 // replace is an error: its key is what proves the server.
-func loadHookServer(store string) (cfg hookServerConfig, ok bool, err error) {
+func LoadConfig(store string) (cfg Config, ok bool, err error) {
 	path := filepath.Join(store, hookServerFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -132,11 +138,11 @@ func loadHookServer(store string) (cfg hookServerConfig, ok bool, err error) {
 		return cfg, false, fmt.Errorf("%s: not a hook server configuration (run ckpt install claude --http again)", path)
 	}
 	if cfg.Key == "" && cfg.Tokens == nil {
-		return cfg, false, fmt.Errorf("%s: %w (run ckpt install claude --http again)", path, errOldHookServer)
+		return cfg, false, fmt.Errorf("%s: %w (run ckpt install claude --http again)", path, ErrOldConfig)
 	}
-	valid := cfg.Addr != "" && tokenBits(cfg.Key) >= 2*minTokenBits
+	valid := cfg.Addr != "" && token.Bits(cfg.Key) >= 2*token.MinBits
 	for _, t := range cfg.Tokens {
-		valid = valid && tokenBits(t.Token) >= minTokenBits && filepath.IsAbs(t.Root)
+		valid = valid && token.Bits(t.Token) >= token.MinBits && filepath.IsAbs(t.Root)
 	}
 	if !valid {
 		return cfg, false, fmt.Errorf("%s: not a hook server configuration (run ckpt install claude --http again)", path)
@@ -144,29 +150,29 @@ func loadHookServer(store string) (cfg hookServerConfig, ok bool, err error) {
 	return cfg, true, nil
 }
 
-// configureHookServer makes the store's hook server listen on addr and
+// Configure makes the store's hook server listen on addr and
 // gives the install rooted at root a token (the one it has, else a new
 // random one). A store with no configuration, or an older one, gets a new
 // key, and every older token stops working.
-func configureHookServer(store, addr, root string) (hookServerConfig, string, error) {
-	cfg, ok, err := loadHookServer(store)
-	if err != nil && !errors.Is(err, errOldHookServer) {
+func Configure(store, addr, root string) (Config, string, error) {
+	cfg, ok, err := LoadConfig(store)
+	if err != nil && !errors.Is(err, ErrOldConfig) {
 		return cfg, "", err
 	}
 	changed := false
 	if !ok {
-		key, err := randomHex(2 * minTokenBits / 8)
+		key, err := randomHex(2 * token.MinBits / 8)
 		if err != nil {
 			return cfg, "", err
 		}
-		cfg, changed = hookServerConfig{Key: key}, true
+		cfg, changed = Config{Key: key}, true
 	}
-	tok := cfg.tokenFor(root)
+	tok := cfg.TokenFor(root)
 	if tok == "" {
-		if tok, err = serveToken(""); err != nil {
+		if tok, err = token.New(); err != nil {
 			return cfg, "", err
 		}
-		cfg.Tokens, changed = append(cfg.Tokens, hookToken{Token: tok, Root: root}), true
+		cfg.Tokens, changed = append(cfg.Tokens, Token{Token: tok, Root: root}), true
 	}
 	if cfg.Addr != addr {
 		cfg.Addr, changed = addr, true
@@ -177,11 +183,11 @@ func configureHookServer(store, addr, root string) (hookServerConfig, string, er
 	return cfg, tok, writeHookServer(store, cfg)
 }
 
-// dropHookToken forgets the token of the install rooted at root (an
+// DropToken forgets the token of the install rooted at root (an
 // uninstall): hooks that still carry it are refused.
-func dropHookToken(store, root string) error {
-	cfg, ok, err := loadHookServer(store)
-	if err != nil || !ok || cfg.tokenFor(root) == "" {
+func DropToken(store, root string) error {
+	cfg, ok, err := LoadConfig(store)
+	if err != nil || !ok || cfg.TokenFor(root) == "" {
 		return err
 	}
 	kept := cfg.Tokens[:0]
@@ -194,7 +200,7 @@ func dropHookToken(store, root string) error {
 	return writeHookServer(store, cfg)
 }
 
-func writeHookServer(store string, cfg hookServerConfig) error {
+func writeHookServer(store string, cfg Config) error {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return err
@@ -213,9 +219,9 @@ func randomHex(n int) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// freeHookPort chooses a port in [hookPortLow, hookPortHigh) nothing
+// FreePort chooses a port in [hookPortLow, hookPortHigh) nothing
 // listens on now.
-func freeHookPort() (string, error) {
+func FreePort() (string, error) {
 	for try := 0; try < 50; try++ {
 		n, err := rand.Int(rand.Reader, big.NewInt(hookPortHigh-hookPortLow))
 		if err != nil {
@@ -230,20 +236,11 @@ func freeHookPort() (string, error) {
 	return "", errors.New("no free port for the hook server (give one: --port)")
 }
 
-// hookURL is the URL Claude Code's http hook posts to.
-func hookURL(addr string, strict bool) string {
-	u := "http://" + addr + "/hook/claude"
-	if strict {
-		u += "?strict=1"
-	}
-	return u
-}
-
-// hookServerPing is GET /hook/ping's answer. Proof is the HMAC under the
+// Ping is GET /hook/ping's answer. Proof is the HMAC under the
 // store's key of the ping's nonce and the rest of the answer
 // (pingProof); Challenge is what a client that holds the key answers to
 // stop the server (stopProof).
-type hookServerPing struct {
+type Ping struct {
 	Ckpt      string `json:"ckpt"`
 	Store     string `json:"store"`
 	Pid       int    `json:"pid"`
@@ -254,7 +251,7 @@ type hookServerPing struct {
 // pingProof is the proof a server holding key gives for a ping with nonce
 // sent to host (the address the client dialled, as its Host header says:
 // a proof one server gave cannot be passed off at another address).
-func pingProof(key, nonce, host string, who hookServerPing) string {
+func pingProof(key, nonce, host string, who Ping) string {
 	return keyMAC(key, "ckpt hook server ping", nonce, host, who.Ckpt, who.Store, strconv.Itoa(who.Pid), who.Challenge)
 }
 
@@ -272,27 +269,27 @@ func keyMAC(key string, parts ...string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// hookProbe is what answers at the hook server's address.
-type hookProbe int
+// Status is what answers at the hook server's address.
+type Status int
 
 const (
-	hookDown     hookProbe = iota // nothing listens there
-	hookUp                        // this store's server, proven
-	hookStranger                  // something that cannot prove it is
+	Down     Status = iota // nothing listens there
+	Up                     // this store's server, proven
+	Stranger               // something that cannot prove it is
 )
 
-// probeHookServer asks whatever listens at cfg.Addr to prove it is this
+// Probe asks whatever listens at cfg.Addr to prove it is this
 // store's hook server. It sends a random nonce and nothing else: no
 // token, no key.
-func probeHookServer(store string, cfg hookServerConfig, timeout time.Duration) (hookServerPing, hookProbe) {
-	var who hookServerPing
+func Probe(store string, cfg Config, timeout time.Duration) (Ping, Status) {
+	var who Ping
 	nonce, err := randomHex(32)
 	if err != nil {
-		return who, hookStranger
+		return who, Stranger
 	}
 	req, err := http.NewRequest(http.MethodGet, "http://"+cfg.Addr+"/hook/ping?nonce="+url.QueryEscape(nonce), nil)
 	if err != nil {
-		return who, hookStranger
+		return who, Stranger
 	}
 	cl := http.Client{Timeout: timeout, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -300,159 +297,71 @@ func probeHookServer(store string, cfg hookServerConfig, timeout time.Duration) 
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) && op.Op == "dial" {
-			return who, hookDown
+			return who, Down
 		}
-		return who, hookStranger
+		return who, Stranger
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&who) != nil {
-		return who, hookStranger
+		return who, Stranger
 	}
 	want := pingProof(cfg.Key, nonce, cfg.Addr, who)
 	if who.Store != store || !hmac.Equal([]byte(who.Proof), []byte(want)) {
-		return who, hookStranger
+		return who, Stranger
 	}
-	return who, hookUp
+	return who, Up
 }
 
-// strangerWarning is the warning for a listener at the hook server's
-// address that could not prove it is ckpt's.
-func strangerWarning(addr string) string {
-	return fmt.Sprintf("something that cannot prove it is this ckpt's hook server listens at %s (another program, or another user's); ckpt sent it nothing, but Claude Code's tool-call hooks post there: this prompt's turn records the whole workspace instead; stop that program, or choose another port: ckpt install claude --http --port N", addr)
-}
-
-// stopHookServer stops the store's hook server listening at old.Addr, if
-// it proves it is there, and waits (a few seconds at most) until it has
-// let go of the lock that lets the hooks start another. It asks the
-// server to stop (POST /hook/stop with the answer to its challenge) rather
-// than signal the pid its ping names.
-func stopHookServer(store string, old hookServerConfig) {
-	who, st := probeHookServer(store, old, 500*time.Millisecond)
-	if st != hookUp {
-		return
+// Stop asks the store's hook server listening at old.Addr to stop, if it
+// proves it is there (POST /hook/stop with the answer to its challenge,
+// rather than a signal to the pid its ping names), and says whether the
+// server accepted. The server lets go of its lock soon after.
+func Stop(store string, old Config) bool {
+	who, st := Probe(store, old, 500*time.Millisecond)
+	if st != Up {
+		return false
 	}
 	req, err := http.NewRequest(http.MethodPost, "http://"+old.Addr+"/hook/stop", nil)
 	if err != nil {
-		return
+		return false
 	}
 	req.Header.Set(stopHeader, stopProof(old.Key, who.Challenge))
 	cl := http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	resp, err := cl.Do(req)
 	if err != nil {
-		return
+		return false
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		return
-	}
-	for try := 0; try < 100 && bgRunning(store, serverLockFile); try++ {
-		time.Sleep(50 * time.Millisecond)
-	}
+	return resp.StatusCode == http.StatusAccepted
 }
 
 // stopHeader carries stopProof.
 const stopHeader = "X-Ckpt-Stop"
 
-// ensureHookServer makes sure the store's hook server (if one is
-// configured) runs and proves it is this store's before the agent's tool
-// calls post to it: what the command hooks `ckpt install claude --http`
-// keeps (session start, prompt) do. Nothing listening: it starts `ckpt
-// serve --hooks` in the background and waits for its proof. It returns
-// what is wrong when tool calls will not reach a proven server ("" when
-// they will), or, dir given, when no install's token is good for dir: the
-// prompt's turn then records the whole workspace.
-func (a *app) ensureHookServer(dir string) (problem string) {
-	cfg, ok, err := loadHookServer(a.store)
-	if err != nil {
-		return oneLine(err) + "; tool calls are not captured, this prompt's turn records the whole workspace instead"
-	}
-	if !ok {
-		return ""
-	}
-	if dir != "" {
-		covered := false
-		if root, err := controller.WorkspaceRoot(dir); err == nil {
-			for _, t := range cfg.Tokens {
-				covered = covered || within(t.Root, root)
-			}
-		}
-		if !covered {
-			return fmt.Sprintf("no ckpt install --http is for %s, so the hook server refuses its tool calls; this prompt's turn records the whole workspace instead (run ckpt install claude --http there)", dir)
-		}
-	}
-	_, st := probeHookServer(a.store, cfg, 500*time.Millisecond)
-	if st == hookDown {
-		if err := a.startDetached(serverLockFile, serverLogFile, "serve", "--hooks", "--idle", "2h"); err != nil {
-			return "start the hook server: " + oneLine(err) + "; this prompt's turn records the whole workspace instead (ckpt serve --hooks)"
-		}
-		for try := 0; try < 100 && st == hookDown; try++ {
-			time.Sleep(30 * time.Millisecond)
-			_, st = probeHookServer(a.store, cfg, 500*time.Millisecond)
-			if st == hookDown && try >= 5 && !bgRunning(a.store, serverLockFile) {
-				break // it exited: its log says why
-			}
-		}
-	}
-	switch st {
-	case hookUp:
-		return ""
-	case hookStranger:
-		return strangerWarning(cfg.Addr)
-	}
-	return "the hook server did not start (see " + filepath.Join(a.store, serverLogFile) + "); this prompt's turn records the whole workspace instead"
-}
+// Server is the resident hook server, an http.Handler: it takes agents'
+// hook events (POST /hook/AGENT, for agents with http hooks and the
+// generic protocol) with an install's token, proves itself to clients
+// that ping it (GET /hook/ping), and stops for one that holds the key
+// (POST /hook/stop, when Shutdown is set). It keeps each session's
+// controller open across events.
+type Server struct {
+	// Shutdown, when set (ckpt serve --hooks), stops the server: what
+	// POST /hook/stop does.
+	Shutdown func()
 
-// hookServerProblem says what is wrong with the store's hook server when
-// Claude Code's settings for project (its .claude/settings.local.json, or
-// ~/.claude/settings.json) send tool calls to it: "" when nothing is, or
-// when they do not; down says nothing listens there.
-func hookServerProblem(store, project string) (problem string, down bool) {
-	var files []string
-	if project != "" && filepath.IsAbs(project) {
-		files = append(files, filepath.Join(project, ".claude", "settings.local.json"))
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		files = append(files, filepath.Join(home, ".claude", "settings.json"))
-	}
-	cfg, ok, err := loadHookServer(store)
-	for _, f := range files {
-		b, rerr := os.ReadFile(f)
-		if rerr != nil || !bytes.Contains(b, []byte(`/hook/claude`)) {
-			continue
-		}
-		switch {
-		case err != nil:
-			return "hook server not configured: " + oneLine(err), false
-		case !ok || !bytes.Contains(b, []byte(`"http://`+cfg.Addr+`/hook/claude`)):
-			continue
-		}
-		switch _, st := probeHookServer(store, cfg, 300*time.Millisecond); st {
-		case hookDown:
-			return "hook server down, edits not captured (ckpt serve --hooks)", true
-		case hookStranger:
-			return "hook port " + cfg.Addr + " held by a program that is not ckpt, tool calls go to it", false
-		}
-		return "", false
-	}
-	return "", false
-}
-
-type hookServer struct {
-	a     *app // the store, and stderr for the log
-	logMu sync.Mutex
-	last  atomic.Int64 // unix nanoseconds of the last event or ping
+	hd      *Handler  // the store, and how events are handled
+	version string    // the ckpt version pings name
+	log     io.Writer // where messages go
+	logMu   sync.Mutex
+	last    atomic.Int64 // unix nanoseconds of the last event or ping
 
 	// challenge is what a client proves it holds the key with to stop
 	// the server (stopProof); random per process.
 	challenge string
 
-	// stop, when set (ckpt serve --hooks), stops the server: what POST
-	// /hook/stop does.
-	stop func()
-
 	cfgMu   sync.Mutex
-	cfg     hookServerConfig // the store's (config)
-	cfgFile os.FileInfo      // its file when read
+	cfg     Config      // the store's (config)
+	cfgFile os.FileInfo // its file when read
 
 	mu   sync.Mutex
 	kept map[keptKey]*keptSession
@@ -472,12 +381,12 @@ type keptSession struct {
 	dead  bool // forgotten or replaced: close when the last user is done
 }
 
-// newHookServer returns the hook server of a's store. Its tokens and key
+// NewServer returns the hook server of hd's store. Its tokens and key
 // are the store's hook server configuration (none: every event is
 // refused), read again whenever its file changes (an install or an
 // uninstall since).
-func newHookServer(a *app) *hookServer {
-	s := &hookServer{a: a, kept: map[keptKey]*keptSession{}}
+func NewServer(hd *Handler, version string, log io.Writer) *Server {
+	s := &Server{hd: hd, version: version, log: log, kept: map[keptKey]*keptSession{}}
 	s.challenge, _ = randomHex(32)
 	s.last.Store(time.Now().UnixNano())
 	return s
@@ -485,19 +394,19 @@ func newHookServer(a *app) *hookServer {
 
 // config returns the store's hook server configuration as its file holds
 // it now.
-func (s *hookServer) config() hookServerConfig {
+func (s *Server) config() Config {
 	s.cfgMu.Lock()
 	defer s.cfgMu.Unlock()
-	fi, err := os.Stat(filepath.Join(s.a.store, hookServerFile))
+	fi, err := os.Stat(filepath.Join(s.hd.Store, hookServerFile))
 	if err == nil && s.cfgFile != nil && os.SameFile(fi, s.cfgFile) && fi.ModTime().Equal(s.cfgFile.ModTime()) && fi.Size() == s.cfgFile.Size() {
 		return s.cfg
 	}
-	s.cfg, s.cfgFile = hookServerConfig{}, fi
+	s.cfg, s.cfgFile = Config{}, fi
 	if err == nil {
-		cfg, ok, err := loadHookServer(s.a.store)
+		cfg, ok, err := LoadConfig(s.hd.Store)
 		switch {
 		case err != nil:
-			s.logf("ckpt: hook server: %s", oneLine(err))
+			s.logf("ckpt: hook server: %s", msg.OneLine(err))
 		case ok:
 			s.cfg = cfg
 		}
@@ -506,7 +415,7 @@ func (s *hookServer) config() hookServerConfig {
 }
 
 // scope returns the root the request's token is good for.
-func (s *hookServer) scope(r *http.Request) (string, bool) {
+func (s *Server) scope(r *http.Request) (string, bool) {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || got == "" {
 		return "", false
@@ -514,11 +423,19 @@ func (s *hookServer) scope(r *http.Request) (string, bool) {
 	return s.config().scopeOf(got)
 }
 
-// hookAgents are the agents whose events the server takes: those whose
-// events carry their working directory (the server's own is no one's).
-var hookAgents = map[string]bool{"claude": true, "generic": true}
+// hookServerAgent is the agent named name when the server takes its
+// events: one with http hooks, or the generic protocol (their events
+// carry their working directory; the server's own is no one's).
+func hookServerAgent(name string) agent.Agent {
+	ag, ok := agent.Lookup(name)
+	if _, http := ag.(agent.HTTPHooks); ok && (http || name == "generic") {
+		return ag
+	}
+	return nil
+}
 
-func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers /hook/ping, /hook/stop and /hook/AGENT.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Browsers send Origin on a cross-site POST; an agent never does.
 	if r.Header.Get("Origin") != "" {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
@@ -530,13 +447,13 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "host is not this server's address", http.StatusForbidden)
 		return
 	}
-	agent := strings.TrimPrefix(r.URL.Path, "/hook/")
+	name := strings.TrimPrefix(r.URL.Path, "/hook/")
 	switch {
-	case agent == "ping" && r.Method == http.MethodGet:
+	case name == "ping" && r.Method == http.MethodGet:
 		// No token: a client sends its token only once the answer
 		// proves this is the store's server.
 		s.last.Store(time.Now().UnixNano()) // the prompt's check keeps the server up for its turn
-		who := hookServerPing{Ckpt: buildVersion().String(), Store: s.a.store, Pid: os.Getpid(), Challenge: s.challenge}
+		who := Ping{Ckpt: s.version, Store: s.hd.Store, Pid: os.Getpid(), Challenge: s.challenge}
 		if nonce := r.URL.Query().Get("nonce"); nonce != "" {
 			if key := s.config().Key; key != "" {
 				who.Proof = pingProof(key, nonce, r.Host, who)
@@ -545,14 +462,14 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(who)
 		return
-	case agent == "stop" && r.Method == http.MethodPost && s.stop != nil:
+	case name == "stop" && r.Method == http.MethodPost && s.Shutdown != nil:
 		key := s.config().Key
 		if key == "" || !hmac.Equal([]byte(r.Header.Get(stopHeader)), []byte(stopProof(key, s.challenge))) {
 			http.Error(w, "stopping the hook server takes its key", http.StatusUnauthorized)
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
-		s.stop()
+		s.Shutdown()
 		return
 	}
 	scope, ok := s.scope(r)
@@ -561,8 +478,9 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing or wrong token", http.StatusUnauthorized)
 		return
 	}
+	ag := hookServerAgent(name)
 	switch {
-	case !hookAgents[agent]:
+	case ag == nil:
 		http.Error(w, "no such hook endpoint: "+r.URL.Path, http.StatusNotFound)
 		return
 	case r.Method != http.MethodPost:
@@ -571,44 +489,40 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.last.Store(time.Now().UnixNano())
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxHookInput))
+	data, err := io.ReadAll(io.LimitReader(r.Body, MaxEvent))
 	if err != nil {
 		http.Error(w, "read event: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	o := hookOptions{agent: agent, strict: r.URL.Query().Get("strict") == "1", scope: scope}
-	var out, msgs bytes.Buffer
-	ra := *s.a
-	ra.stdin, ra.stdout, ra.stderr = nil, &out, &msgs
+	o := Options{Strict: r.URL.Query().Get("strict") == "1", Scope: scope}
+	var msgs bytes.Buffer
+	rh := *s.hd
+	rh.Say = func(format string, args ...any) { fmt.Fprintf(&msgs, format+"\n", args...) }
 	// Handled to the end even when the agent stops waiting: it goes on
 	// with the tool call, so the capture had better be complete.
-	f := ra.handleHook(context.WithoutCancel(r.Context()), o, data, s)
+	f := rh.handle(context.WithoutCancel(r.Context()), ag, o, data, s)
 	if f != nil {
-		ra.say("ckpt: hook: %s", f.msg)
+		rh.say("ckpt: hook: %s", f.Msg)
 	}
 	if msgs.Len() > 0 {
 		s.logMu.Lock()
-		s.a.stderr.Write(msgs.Bytes())
+		s.log.Write(msgs.Bytes())
 		s.logMu.Unlock()
 	}
-	if f != nil && f.refused {
-		http.Error(w, "ckpt: "+f.msg, http.StatusForbidden)
+	if f != nil && f.Refused {
+		http.Error(w, "ckpt: "+f.Msg, http.StatusForbidden)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if f != nil && f.block {
-		if agent == "claude" {
-			json.NewEncoder(w).Encode(map[string]any{"hookSpecificOutput": map[string]string{
-				"hookEventName":            "PreToolUse",
-				"permissionDecision":       "deny",
-				"permissionDecisionReason": "ckpt: " + f.msg,
-			}})
+	if f != nil && f.Block {
+		if h, ok := ag.(agent.HTTPHooks); ok {
+			w.Write(h.HTTPBlock(f))
 			return
 		}
-		http.Error(w, "ckpt: "+f.msg, http.StatusConflict)
+		http.Error(w, "ckpt: "+f.Msg, http.StatusConflict)
 		return
 	}
-	w.Write([]byte(agentReply(agent, data, f)))
+	w.Write([]byte(ag.Reply(data, f)))
 }
 
 // hookHostAllowed says whether r's Host names the address its connection
@@ -631,29 +545,23 @@ func hookHostAllowed(r *http.Request) bool {
 
 // locate answers from an open session when dir is inside its workspace,
 // else as controller.Locate does.
-func (s *hookServer) locate(ctx context.Context, dir, session string) (controller.Location, error) {
+func (s *Server) locate(ctx context.Context, dir, session string) (controller.Location, error) {
 	s.mu.Lock()
 	for k, e := range s.kept {
-		if k.session == session && !e.dead && e.c != nil && within(k.ws, filepath.Clean(dir)) && e.c.WorkspaceRoot() == k.ws {
+		if k.session == session && !e.dead && e.c != nil && paths.Within(k.ws, filepath.Clean(dir)) && e.c.WorkspaceRoot() == k.ws {
 			s.mu.Unlock()
 			return controller.Location{Workspace: k.ws, Session: session, Found: true, OfSession: true}, nil
 		}
 	}
 	s.mu.Unlock()
-	return controller.Locate(ctx, s.a.store, dir, session)
-}
-
-// within reports whether p is root or below it.
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+	return controller.Locate(ctx, s.hd.Store, dir, session)
 }
 
 // open returns the session's kept controller, opening it on first use or
 // when its index file was replaced since (another process discarded it).
-func (s *hookServer) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
+func (s *Server) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
 	k := keptKey{session, ws}
-	indexPath := filepath.Join(controller.SessionDir(s.a.store, session), "index.db") // see controller.HasIndex
+	indexPath := controller.IndexPath(s.hd.Store, session)
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
@@ -671,7 +579,7 @@ func (s *hookServer) open(ctx context.Context, ws, session string) (*controller.
 		s.kept[k] = e
 		e.refs++
 		s.mu.Unlock()
-		c, err := controller.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session, Store: s.a.store})
+		c, err := controller.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session, Store: s.hd.Store})
 		var index os.FileInfo
 		if err == nil {
 			index, _ = os.Stat(indexPath)
@@ -696,7 +604,7 @@ func (s *hookServer) open(ctx context.Context, ws, session string) (*controller.
 	return e.c, func() { s.release(k, e) }, nil
 }
 
-func (s *hookServer) release(k keptKey, e *keptSession) {
+func (s *Server) release(k keptKey, e *keptSession) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e.refs--
@@ -712,7 +620,7 @@ func (s *hookServer) release(k keptKey, e *keptSession) {
 
 // dropLocked forgets e (s.mu held): closed now if unused, else by its
 // last user.
-func (s *hookServer) dropLocked(k keptKey, e *keptSession) {
+func (s *Server) dropLocked(k keptKey, e *keptSession) {
 	if s.kept[k] == e {
 		delete(s.kept, k)
 	}
@@ -723,7 +631,7 @@ func (s *hookServer) dropLocked(k keptKey, e *keptSession) {
 	}
 }
 
-func (s *hookServer) forget(session string) {
+func (s *Server) forget(session string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, e := range s.kept {
@@ -733,8 +641,8 @@ func (s *hookServer) forget(session string) {
 	}
 }
 
-// sweep closes the sessions idle for longer than idle.
-func (s *hookServer) sweep(idle time.Duration) {
+// Sweep closes the sessions idle for longer than idle.
+func (s *Server) Sweep(idle time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, e := range s.kept {
@@ -744,8 +652,8 @@ func (s *hookServer) sweep(idle time.Duration) {
 	}
 }
 
-// close closes every kept session; events after it fail.
-func (s *hookServer) close() {
+// Close closes every kept session; events after it fail.
+func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.done = true
@@ -754,13 +662,13 @@ func (s *hookServer) close() {
 	}
 }
 
-// idleFor is how long the server has had no event.
-func (s *hookServer) idleFor() time.Duration {
+// IdleFor is how long the server has had no event.
+func (s *Server) IdleFor() time.Duration {
 	return time.Since(time.Unix(0, s.last.Load()))
 }
 
-func (s *hookServer) logf(format string, args ...any) {
+func (s *Server) logf(format string, args ...any) {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
-	fmt.Fprintf(s.a.stderr, format+"\n", args...)
+	fmt.Fprintf(s.log, format+"\n", args...)
 }

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"path/filepath"
@@ -16,31 +16,34 @@ import (
 // bash, and session.idle starts a background sync when the store has a
 // remote.
 func init() {
-	registerAgent(&agentSpec{
+	registerSpec(&spec{
 		name:    "kilo",
 		title:   "Kilo Code CLI",
 		decode:  decodeClaudeStyle("kilo"),
 		install: installKilo,
-		detect:  []string{".kilo", ".kilocode", "kilo.json", "kilo.jsonc"},
-		writes:  ".kilo/plugin/ckpt.js",
-		bins:    []string{"kilo", "kilocode"},
-		home:    []string{".config/kilo"},
+		markers: Markers{
+			Workspace: []string{".kilo", ".kilocode", "kilo.json", "kilo.jsonc"},
+			Bins:      []string{"kilo", "kilocode"},
+			Home:      []string{".config/kilo"},
+			Writes:    ".kilo/plugin/ckpt.js",
+			Config:    []string{".kilo/plugin/ckpt.js"},
+			Probe:     `{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check"}`,
+		},
 	})
-	agentConfigs["kilo"] = agentConfig{[]string{".kilo/plugin/ckpt.js"},
-		`{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check"}`}
 }
 
-func installKilo(a *app, ws string, o installOptions, install bool) error {
+func installKilo(e *Env, install bool) error {
+	ws := e.Workspace
 	dir := filepath.Join(ws, ".kilo", "plugin")
-	if o.user {
+	if e.User {
 		p, err := userPath(".config", "kilo", "plugin")
 		if err != nil {
 			return err
 		}
 		dir = p
 	}
-	argv := []string{selfPath(), "hook", "kilo"}
-	if o.strict {
+	argv := []string{e.Exe, "hook", "kilo"}
+	if e.Strict {
 		argv = append(argv, "--strict")
 	}
 	b, err := marshalNoEscape(argv)
@@ -50,5 +53,5 @@ func installKilo(a *app, ws string, o installOptions, install bool) error {
 	plugin := strings.NewReplacer("ckpt uninstall opencode", "ckpt uninstall kilo", "OpenCode's", "Kilo's",
 		"opencode plugin", "kilo plugin", "CKPT_COMMAND", string(b)).Replace(openCodePlugin)
 	path := filepath.Join(dir, "ckpt.js")
-	return installFiles(a, path, []ownFile{{path: path, content: []byte(plugin), mode: 0o644}}, install)
+	return installFiles(e, path, []ownFile{{path: path, content: []byte(plugin), mode: 0o644}}, install)
 }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ckpt/ckpt/agent/hook"
+	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/msg"
+	"github.com/ckpt/ckpt/internal/paths"
+)
+
+// The CLI's side of the resident hook server (agent/hook's Server): what
+// starts it, stops it and says what is wrong with it.
+
+// strangerWarning is the warning for a listener at the hook server's
+// address that could not prove it is ckpt's.
+func strangerWarning(addr string) string {
+	return fmt.Sprintf("something that cannot prove it is this ckpt's hook server listens at %s (another program, or another user's); ckpt sent it nothing, but Claude Code's tool-call hooks post there: this prompt's turn records the whole workspace instead; stop that program, or choose another port: ckpt install claude --http --port N", addr)
+}
+
+// ensureHookServer makes sure the store's hook server (if one is
+// configured) runs and proves it is this store's before the agent's tool
+// calls post to it: what the command hooks `ckpt install claude --http`
+// keeps (session start, prompt) do. Nothing listening: it starts `ckpt
+// serve --hooks` in the background and waits for its proof. It returns
+// what is wrong when tool calls will not reach a proven server ("" when
+// they will), or, dir given, when no install's token is good for dir: the
+// prompt's turn then records the whole workspace.
+func (a *app) ensureHookServer(dir string) (problem string) {
+	cfg, ok, err := hook.LoadConfig(a.store)
+	if err != nil {
+		return msg.OneLine(err) + "; tool calls are not captured, this prompt's turn records the whole workspace instead"
+	}
+	if !ok {
+		return ""
+	}
+	if dir != "" {
+		covered := false
+		if root, err := controller.WorkspaceRoot(dir); err == nil {
+			for _, t := range cfg.Tokens {
+				covered = covered || paths.Within(t.Root, root)
+			}
+		}
+		if !covered {
+			return fmt.Sprintf("no ckpt install --http is for %s, so the hook server refuses its tool calls; this prompt's turn records the whole workspace instead (run ckpt install claude --http there)", dir)
+		}
+	}
+	_, st := hook.Probe(a.store, cfg, 500*time.Millisecond)
+	if st == hook.Down {
+		if err := a.startDetached(serverLockFile, serverLogFile, "serve", "--hooks", "--idle", "2h"); err != nil {
+			return "start the hook server: " + msg.OneLine(err) + "; this prompt's turn records the whole workspace instead (ckpt serve --hooks)"
+		}
+		for try := 0; try < 100 && st == hook.Down; try++ {
+			time.Sleep(30 * time.Millisecond)
+			_, st = hook.Probe(a.store, cfg, 500*time.Millisecond)
+			if st == hook.Down && try >= 5 && !bgRunning(a.store, serverLockFile) {
+				break // it exited: its log says why
+			}
+		}
+	}
+	switch st {
+	case hook.Up:
+		return ""
+	case hook.Stranger:
+		return strangerWarning(cfg.Addr)
+	}
+	return "the hook server did not start (see " + filepath.Join(a.store, serverLogFile) + "); this prompt's turn records the whole workspace instead"
+}
+
+// hookServerProblem says what is wrong with the store's hook server when
+// Claude Code's settings for project (its .claude/settings.local.json, or
+// ~/.claude/settings.json) send tool calls to it: "" when nothing is, or
+// when they do not; down says nothing listens there.
+func hookServerProblem(store, project string) (problem string, down bool) {
+	var files []string
+	if project != "" && filepath.IsAbs(project) {
+		files = append(files, filepath.Join(project, ".claude", "settings.local.json"))
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		files = append(files, filepath.Join(home, ".claude", "settings.json"))
+	}
+	cfg, ok, err := hook.LoadConfig(store)
+	for _, f := range files {
+		b, rerr := os.ReadFile(f)
+		if rerr != nil || !bytes.Contains(b, []byte(`/hook/claude`)) {
+			continue
+		}
+		switch {
+		case err != nil:
+			return "hook server not configured: " + msg.OneLine(err), false
+		case !ok || !bytes.Contains(b, []byte(`"http://`+cfg.Addr+`/hook/claude`)):
+			continue
+		}
+		switch _, st := hook.Probe(store, cfg, 300*time.Millisecond); st {
+		case hook.Down:
+			return "hook server down, edits not captured (ckpt serve --hooks)", true
+		case hook.Stranger:
+			return "hook port " + cfg.Addr + " held by a program that is not ckpt, tool calls go to it", false
+		}
+		return "", false
+	}
+	return "", false
+}
+
+// stopHookServer stops the store's hook server listening at old.Addr, if
+// it proves it is there (hook.Stop), and waits (a few seconds at most)
+// until it has let go of the lock that lets the hooks start another.
+func stopHookServer(store string, old hook.Config) {
+	if !hook.Stop(store, old) {
+		return
+	}
+	for try := 0; try < 100 && bgRunning(store, serverLockFile); try++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
