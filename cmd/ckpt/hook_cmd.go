@@ -64,14 +64,15 @@ still chooses the store. Nothing is printed on stdout, except (claude
 calls will not reach a proven hook server.
 
 Other agents (codex, cursor, cline, copilot, gemini, opencode, pi,
-windsurf) send their own events; "ckpt install AGENT" wires them up and
+windsurf, qwen, kilo, amp) send their own events; "ckpt install AGENT" wires them up and
 docs/agents/ says what each captures. For gemini, cursor
 and cline the hook prints the JSON answer the agent expects on stdout.
 Their end events start the same background sync as Stop: codex Stop;
 gemini AfterAgent, SessionEnd; cursor stop, sessionEnd; copilot
 agentStop, sessionEnd; cline TaskComplete (agent_end); windsurf
-post_cascade_response; opencode the plugin's session.idle; pi the
-extension's Stop (pi's agent_settled).
+post_cascade_response; opencode and kilo the plugin's session.idle; pi
+the extension's Stop (pi's agent_settled); qwen Stop, SessionEnd; amp
+the plugin's agent.end.
 
 "generic" takes the same JSON from any agent; it captures
 tool_input.file_path or notebook_path of every PreToolUse, whatever the
