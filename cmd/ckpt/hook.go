@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -33,9 +34,10 @@ type hookOptions struct {
 	// of the hook process; "" over HTTP, where the session's workspace
 	// decides).
 	projectDir string
-	// scope, over HTTP, is the directory the request's token is good
-	// for: an event whose workspace is not at or below it is refused.
-	scope string
+	// scope, over HTTP, is the install the request's token is of: an
+	// event whose workspace it does not cover is refused (nil: a
+	// command hook, which the agent itself runs).
+	scope *hookToken
 	// scanTurn makes a prompt's turn record the whole workspace, as scan
 	// mode does: the hook server its tool calls post to is not proven to
 	// be running (ensureHookServer).
@@ -267,13 +269,29 @@ func (p *processSessions) done() { p.forget("") }
 // (`ckpt serve`, POST /hook/AGENT) both call it.
 func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss sessions) (fail *hookFailure) {
 	plan, f := decodeFor(data, o.agent)
-	if plan.sync {
-		a.startSync()
-	}
-	if f != nil || plan.none {
+	if f != nil {
 		return f
 	}
 	ev, paths, shell := plan.ev, plan.paths, plan.shell
+	if o.scope != nil {
+		// Over HTTP: an event from outside the token's install does
+		// nothing at all, not even the end-of-answer sync.
+		if root, err := controller.WorkspaceRoot(ev.Cwd); err != nil || !o.scope.covers(root) {
+			return outOfScope(ev.Cwd, o.scope)
+		}
+		if ev.TranscriptPath != "" && !claudeTranscriptOf(ev.TranscriptPath, ev.Cwd, *o.scope) {
+			// Read only where Claude Code keeps the transcripts of
+			// this install's projects: any other file is not read.
+			a.say("ckpt: hook: warning: transcript_path %s is not a Claude Code transcript of a project this hook token was installed for; not read", quote.Path(ev.TranscriptPath))
+			ev.TranscriptPath = ""
+		}
+	}
+	if plan.sync {
+		a.startSync()
+	}
+	if plan.none {
+		return nil
+	}
 	blocking := o.strict && ev.HookEventName == "PreToolUse"
 	// A Claude conversation forked by `ckpt rewind` continues the ckpt
 	// session it was forked from.
@@ -318,12 +336,11 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 			ws = p
 		}
 	}
-	if o.scope != "" {
+	if o.scope != nil {
 		// Over HTTP: nothing outside the token's install, not even a
 		// session created there (nor a fork, below).
-		root, err := controller.WorkspaceRoot(ws)
-		if err != nil || !within(o.scope, root) {
-			return &hookFailure{msg: fmt.Sprintf("workspace %s is not inside %s, which this hook token was installed for; nothing recorded", ws, o.scope), refused: true}
+		if root, err := controller.WorkspaceRoot(ws); err != nil || !o.scope.covers(root) {
+			return outOfScope(ws, o.scope)
 		}
 	}
 	// A Claude Code session ckpt has not seen, whose transcript already
@@ -344,7 +361,7 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 		// first turn takes its own manifest in scan mode).
 		return nil
 	}
-	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" && adoptPending(a.store, session) {
+	if o.agent == "claude" && loc.OfSession && ev.HookEventName == "PreToolUse" && ev.TranscriptPath != "" && adoptPending(a.store, session) {
 		ss.forget(session) // adoptFork may replace the session's index
 		adoptFork(ctx, a.store, session, ev.TranscriptPath, a.say)
 	}
@@ -443,4 +460,67 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 		}
 		return nil
 	}
+}
+
+// outOfScope refuses an HTTP hook event for dir, which tok does not cover.
+func outOfScope(dir string, tok *hookToken) *hookFailure {
+	what := "inside " + quote.Path(tok.Root)
+	if tok.User {
+		what = "a directory below " + quote.Path(tok.Root) + " (not it, nor its hidden directories)"
+	}
+	return &hookFailure{msg: fmt.Sprintf("workspace %s is not %s, which this hook token was installed for; nothing recorded", quote.Path(dir), what), refused: true}
+}
+
+// claudeTranscriptOf says whether path is where Claude Code keeps the
+// transcripts of a project tok covers: $CLAUDE_CONFIG_DIR (else
+// ~/.claude)/projects/NAME/....jsonl, NAME being Claude's name for cwd or
+// one of its parents that tok covers (every character other than a
+// letter or a digit made '-'; a long one cut at 200 and given a suffix).
+// The hook server reads no other transcript_path: a token of one
+// workspace does not make it read a file elsewhere.
+func claudeTranscriptOf(path, cwd string, tok hookToken) bool {
+	conf := os.Getenv("CLAUDE_CONFIG_DIR")
+	if conf == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return false
+		}
+		conf = filepath.Join(home, ".claude")
+	}
+	if !filepath.IsAbs(path) || filepath.Clean(path) != path || !strings.HasSuffix(path, ".jsonl") {
+		return false
+	}
+	rel, err := filepath.Rel(filepath.Join(conf, "projects"), path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false
+	}
+	name, rest, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	if rest == "" {
+		return false
+	}
+	var dirs []string
+	if root, err := controller.WorkspaceRoot(cwd); err == nil {
+		dirs = append(dirs, root)
+	}
+	dirs = append(dirs, filepath.Clean(cwd))
+	for _, d := range dirs {
+		for ; tok.covers(d); d = filepath.Dir(d) {
+			enc := claudeProjectName(d)
+			if name == enc || (len(enc) > 200 && strings.HasPrefix(name, enc[:200]+"-")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// claudeProjectName is the name Claude Code gives a project directory's
+// folder under projects/ (before cutting a long one).
+func claudeProjectName(dir string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, dir)
 }

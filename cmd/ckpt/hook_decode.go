@@ -77,7 +77,14 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 	case "UserPromptSubmit", "PreToolUse", "SessionStart":
 	default:
 		if quietEvents[ev.HookEventName] {
-			return hookPlan{none: true, sync: syncEvents[ev.HookEventName]}, nil
+			// ev only says where the event came from (its cwd, when
+			// absolute): the hook server refuses one from outside the
+			// token's install before it does anything.
+			cwd, abs := agentPath(ev.Cwd, onWindows)
+			if !abs {
+				cwd = ""
+			}
+			return hookPlan{ev: hookEvent{Cwd: cwd}, none: true, sync: syncEvents[ev.HookEventName]}, nil
 		}
 		return hookPlan{}, &hookFailure{msg: fmt.Sprintf("unknown event %q; nothing recorded", ev.HookEventName)}
 	}
@@ -97,7 +104,7 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 		case "startup", "resume", "fork", "":
 			return hookPlan{ev: ev, start: true}, nil
 		default: // clear, compact: the conversation goes on in the same turn
-			return hookPlan{none: true}, nil
+			return hookPlan{ev: ev, none: true}, nil
 		}
 	}
 
@@ -128,7 +135,7 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 			}
 		}
 		if len(paths) == 0 && !shell {
-			return hookPlan{none: true}, nil // a tool that does not write (Read, Grep, …)
+			return hookPlan{ev: ev, none: true}, nil // a tool that does not write (Read, Grep, …)
 		}
 		for i, p := range paths {
 			paths[i], _ = agentPath(p, onWindows)
@@ -138,7 +145,7 @@ func decodeHook(data []byte, agent string) (hookPlan, *hookFailure) {
 		return hookPlan{}, &hookFailure{msg: "UserPromptSubmit event has no prompt; nothing recorded"}
 	}
 	if agent == "claude" && ev.HookEventName == "UserPromptSubmit" && notAPrompt(*ev.Prompt) {
-		return hookPlan{none: true}, nil
+		return hookPlan{ev: ev, none: true}, nil
 	}
 
 	return hookPlan{ev: ev, paths: paths, shell: shell}, nil

@@ -55,7 +55,9 @@ import (
 //
 // and `ckpt serve --hooks` serves that address. Each install has a token
 // of its own, good for hook events of workspaces at or below its root
-// (the workspace; the home directory for --user) and nothing else. The
+// (the workspace; for --user, the directories below the home directory
+// but not the home directory itself nor its hidden directories: see
+// hookToken.covers) and nothing else. The
 // key never leaves the store: a server proves it is this store's by
 // answering a ping's nonce with an HMAC under the key, and ckpt sends no
 // token, and stops nothing, at an address that has not proven it (another
@@ -82,6 +84,25 @@ type hookServerConfig struct {
 type hookToken struct {
 	Token string `json:"token"`
 	Root  string `json:"root"`
+	// User: a --user install's, whose Root is the home directory.
+	User bool `json:"user,omitempty"`
+}
+
+// covers says whether the token is good for hook events of the workspace
+// rooted at ws (symlinks resolved): ws is Root or below it; for a --user
+// install's token, strictly below the home directory and not in one of
+// its hidden directories (~/.ssh, ~/.config, ~/.claude, ...), so a session
+// rooted at the home directory, which could capture every file in it,
+// takes a workspace install there.
+func (t hookToken) covers(ws string) bool {
+	if !within(t.Root, ws) {
+		return false
+	}
+	if !t.User {
+		return true
+	}
+	rel, err := filepath.Rel(t.Root, ws)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, ".")
 }
 
 // tokenFor returns the token of the install rooted at root, if any.
@@ -94,14 +115,14 @@ func (cfg hookServerConfig) tokenFor(root string) string {
 	return ""
 }
 
-// scopeOf returns the root the token is good for.
-func (cfg hookServerConfig) scopeOf(token string) (string, bool) {
+// scopeOf returns the install the token is of.
+func (cfg hookServerConfig) scopeOf(token string) (hookToken, bool) {
 	for _, t := range cfg.Tokens {
 		if token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(t.Token)) == 1 {
-			return t.Root, true
+			return t, true
 		}
 	}
-	return "", false
+	return hookToken{}, false
 }
 
 // errOldHookServer: hook-server.json was written by a ckpt without
@@ -145,10 +166,10 @@ func loadHookServer(store string) (cfg hookServerConfig, ok bool, err error) {
 }
 
 // configureHookServer makes the store's hook server listen on addr and
-// gives the install rooted at root a token (the one it has, else a new
-// random one). A store with no configuration, or an older one, gets a new
-// key, and every older token stops working.
-func configureHookServer(store, addr, root string) (hookServerConfig, string, error) {
+// gives the install rooted at root (user: a --user install's) a token
+// (the one it has, else a new random one). A store with no configuration,
+// or an older one, gets a new key, and every older token stops working.
+func configureHookServer(store, addr, root string, user bool) (hookServerConfig, string, error) {
 	cfg, ok, err := loadHookServer(store)
 	if err != nil && !errors.Is(err, errOldHookServer) {
 		return cfg, "", err
@@ -166,7 +187,12 @@ func configureHookServer(store, addr, root string) (hookServerConfig, string, er
 		if tok, err = serveToken(""); err != nil {
 			return cfg, "", err
 		}
-		cfg.Tokens, changed = append(cfg.Tokens, hookToken{Token: tok, Root: root}), true
+		cfg.Tokens, changed = append(cfg.Tokens, hookToken{Token: tok, Root: root, User: user}), true
+	}
+	for i, t := range cfg.Tokens {
+		if t.Root == root && t.User != user {
+			cfg.Tokens[i].User, changed = user, true
+		}
 	}
 	if cfg.Addr != addr {
 		cfg.Addr, changed = addr, true
@@ -373,7 +399,7 @@ func (a *app) ensureHookServer(dir string) (problem string) {
 		covered := false
 		if root, err := controller.WorkspaceRoot(dir); err == nil {
 			for _, t := range cfg.Tokens {
-				covered = covered || within(t.Root, root)
+				covered = covered || t.covers(root)
 			}
 		}
 		if !covered {
@@ -505,11 +531,11 @@ func (s *hookServer) config() hookServerConfig {
 	return s.cfg
 }
 
-// scope returns the root the request's token is good for.
-func (s *hookServer) scope(r *http.Request) (string, bool) {
+// scope returns the install the request's token is of.
+func (s *hookServer) scope(r *http.Request) (hookToken, bool) {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || got == "" {
-		return "", false
+		return hookToken{}, false
 	}
 	return s.config().scopeOf(got)
 }
@@ -576,7 +602,7 @@ func (s *hookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read event: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	o := hookOptions{agent: agent, strict: r.URL.Query().Get("strict") == "1", scope: scope}
+	o := hookOptions{agent: agent, strict: r.URL.Query().Get("strict") == "1", scope: &scope}
 	var out, msgs bytes.Buffer
 	ra := *s.a
 	ra.stdin, ra.stdout, ra.stderr = nil, &out, &msgs

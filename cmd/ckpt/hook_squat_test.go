@@ -409,7 +409,7 @@ func TestHookServerConfigFile(t *testing.T) {
 	if _, ok, err := loadHookServer(store); ok || !errors.Is(err, errOldHookServer) {
 		t.Fatalf("older configuration: ok %v, err %v; want errOldHookServer", ok, err)
 	}
-	cfg, tok, err := configureHookServer(store, "127.0.0.1:20001", "/ws")
+	cfg, tok, err := configureHookServer(store, "127.0.0.1:20001", "/ws", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/atomicfile"
+	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 )
 
@@ -151,6 +153,11 @@ switches in place.`,
 					fmt.Fprintf(a.stdout, "found %s\n", strings.Join(parts, ", "))
 				}
 			}
+			unlock, err := a.lockInstall()
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			if err := a.installScan(o); err != nil {
 				return err
 			}
@@ -201,6 +208,26 @@ switches in place.`,
 		return nil
 	}
 	return cmd
+}
+
+// installLockFile, in the store, is held by `ckpt install` and `ckpt
+// uninstall` while they run: each reads, edits and writes back the
+// agents' configuration files, the hook server's configuration (its
+// tokens) and installDirsFile, and two at once would lose what the other
+// added.
+const installLockFile = "install.lock"
+
+// lockInstall waits for the store's other installs and uninstalls, and
+// keeps them waiting until unlock.
+func (a *app) lockInstall() (unlock func(), err error) {
+	if err := os.MkdirAll(a.store, 0o700); err != nil {
+		return nil, err
+	}
+	l := flock.New(filepath.Join(a.store, installLockFile))
+	if err := l.Lock(); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", quote.Path(l.Path()), err)
+	}
+	return func() { l.Unlock() }, nil
 }
 
 // installAgent installs (or uninstalls) the hooks of the agent named
@@ -271,7 +298,12 @@ it was before install turned it on. Several AGENTs uninstall each.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) })
+			unlock, err := a.lockInstall()
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			err = a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) })
 			if err != nil {
 				return err
 			}
@@ -681,7 +713,7 @@ func (a *app) hookServerFor(o installOptions) (addr, token string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	_, token, err = configureHookServer(a.store, addr, root)
+	_, token, err = configureHookServer(a.store, addr, root, o.user)
 	return addr, token, err
 }
 
