@@ -63,9 +63,9 @@ func TestHookServeTranscriptOutsideScope(t *testing.T) {
 	}
 	own := transcript(filepath.Join(projects, claudeProjectName(root), "s.jsonl"), "own-entry")
 	for i, path := range []string{
-		transcript(filepath.Join(other, "secret.jsonl"), "outside-entry"),                             // a file elsewhere
+		transcript(filepath.Join(other, "secret.jsonl"), "outside-entry"),                               // a file elsewhere
 		transcript(filepath.Join(projects, claudeProjectName(other), "s.jsonl"), "other-project-entry"), // another project's transcript
-		filepath.Join(projects, claudeProjectName(root), "..", claudeProjectName(other), "s.jsonl"),    // the same, through ".."
+		filepath.Join(projects, claudeProjectName(root), "..", claudeProjectName(other), "s.jsonl"),     // the same, through ".."
 	} {
 		if code, body := r.post("/hook/claude", tok, event("t", r.ws, "UserPromptSubmit", map[string]any{"prompt": fmt.Sprint("p", i), "transcript_path": path})); code != http.StatusOK {
 			t.Fatalf("prompt %d with transcript %s: %d %q, want 200 (recorded, the transcript not read)", i, path, code, body)
