@@ -216,7 +216,7 @@ func TestInstallConcurrent(t *testing.T) {
 			t.Errorf("%s: its settings hold a token the hook server does not have (%d tokens)", ws, len(cfg.Tokens))
 		}
 		if !slices.Contains(dirs, filepath.Join(root, ".claude")) {
-			t.Errorf("%s: the store forgot that install created .claude there (uninstall would leave it): %q", ws, dirs)
+			t.Errorf("%s: the store forgot that install created .claude there (uninstall would leave it)", ws)
 		}
 	}
 	if lost > 0 {
