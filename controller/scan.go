@@ -310,9 +310,11 @@ func underAny(p string, dirs []string) bool {
 // Change is one difference between the open turn's start and now.
 type Change struct {
 	Path string `json:"path"`
-	// Kind is "added", "modified", "deleted", or "type_changed": the path
+	// Kind is "added", "modified", "deleted", "type_changed": the path
 	// is no longer a file or absent (Now says what it is), so a rewind
-	// cannot write it.
+	// cannot write it, or "unreadable": ckpt may not read it now (another
+	// user's, mode 000), so whether it changed is not known and a rewind
+	// leaves it as it is.
 	Kind string `json:"kind"`
 	// Now, for a type change: "directory", "symlink" or "special file"
 	// (of the path, or of a parent directory that is not one).
@@ -348,7 +350,9 @@ func (c *Controller) typeNow(p string) (now string, absent bool) {
 // Status returns what changed in the workspace since the open turn
 // started: for a scanned turn every file its manifest and a fresh scan
 // disagree on; otherwise the files captured in the turn. A recorded path
-// that is now a directory, a symlink or a special file is a type change.
+// that is now a directory, a symlink or a special file is a type change;
+// one ckpt may not read now, and in a scanned turn every file or
+// directory the scan may not open, is "unreadable".
 func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 	open, err := c.idx.OpenTurn(ctx)
 	if err != nil {
@@ -364,6 +368,7 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 		return nil, err
 	}
 	var now map[string]checkpoints.State
+	var unreadableNow []string // files and directories the scan now may not open
 	if m != nil {
 		for _, f := range m.Files {
 			id := f.Blob
@@ -378,25 +383,35 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 			id := f.Blob
 			now[f.Path] = checkpoints.State{Content: &id, Mode: f.Mode, Size: f.Size}
 		}
+		for _, s := range sr.Manifest.Skips {
+			if capture.SkippedUnreadable(s.Reason) {
+				unreadableNow = append(unreadableNow, s.Path)
+			}
+		}
 	}
 	for _, f := range cp.Files {
 		if _, ok := start[f.Path]; !ok {
 			start[f.Path] = f.State()
 		}
 	}
-	current := func(p string) (checkpoints.State, bool) {
+	current := func(p string) (checkpoints.State, error) {
 		if now != nil {
 			if st, ok := now[p]; ok {
-				return st, true
+				return st, nil
 			}
 		}
-		st, err := c.cap.StateWith(ctx, p, capture.Hash)
-		return st, err == nil
+		return c.cap.StateWith(ctx, p, capture.Hash)
 	}
 	var out []Change
 	for p, was := range start {
-		is, ok := current(p)
-		if !ok {
+		is, err := current(p)
+		if errors.Is(err, fs.ErrPermission) {
+			// Another user's now, or mode 000: whether it changed is
+			// not known, and not "deleted".
+			out = append(out, Change{Path: p, Kind: "unreadable"})
+			continue
+		}
+		if err != nil {
 			now, absent := c.typeNow(p)
 			if now != "" {
 				out = append(out, Change{Path: p, Kind: "type_changed", Now: now})
@@ -417,6 +432,11 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 	for p := range now {
 		if _, ok := start[p]; !ok {
 			out = append(out, Change{Path: p, Kind: "added"})
+		}
+	}
+	for _, s := range unreadableNow {
+		if _, ok := start[s]; !ok {
+			out = append(out, Change{Path: s, Kind: "unreadable"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
