@@ -266,10 +266,16 @@ func (m *model) sameRules(a, b mstate) bool {
 }
 
 // over reports whether a scan skips p now: a file over the size limit,
-// or one ckpt may not read, that the ignore rules let through.
+// or one ckpt may not read, that the ignore rules let through; every path
+// when the ignore rules cannot be read (no scan runs).
 func (m *model) over(p string) bool {
-	return (m.big(p) || m.locked(p)) && !ignored(p, m.rules())
+	return m.rulesLocked() || (m.big(p) || m.locked(p)) && !ignored(p, m.rules())
 }
+
+// rulesLocked reports whether ckpt may not read the ignore file: then no
+// scan runs, a scanned turn opens without a manifest, and a rewind, a
+// revert and status go by the records alone (see noScanNow).
+func (m *model) rulesLocked() bool { return m.locked(".gitignore") }
 
 // big reports whether p is a file over the size limit.
 func (m *model) big(p string) bool {
@@ -431,6 +437,9 @@ func (m *model) beginTurn(prompt string, scanned bool) {
 	if o := m.open(); o != nil {
 		n = o.number + 1
 	}
+	if m.rulesLocked() {
+		scanned = false // the scan cannot read the rules: the turn has no manifest
+	}
 	t := &mturn{seq: m.tick(), number: n, prompt: prompt, scanned: scanned, snaps: map[string]*msnap{}, msgs: []*mmsg{{role: "user", text: prompt}}}
 	if scanned {
 		t.at, t.skips = map[string]mstate{}, map[string]bool{}
@@ -525,7 +534,9 @@ func (m *model) targets(seq int) (map[string]mstate, []string) {
 	for _, p := range universe {
 		st, ok, manifest := m.earliest(p, seq)
 		switch {
-		case first != nil && m.over(p) && (ok && manifest || !ok && !skippedAt(first.skips, p)):
+		case first != nil && m.rulesLocked() && ok && manifest:
+			skipped = append(skipped, p) // no scan now: only what a scan recorded is skipped
+		case first != nil && !m.rulesLocked() && m.over(p) && (ok && manifest || !ok && !skippedAt(first.skips, p)):
 			skipped = append(skipped, p)
 		case ok:
 			out[p] = st
@@ -947,7 +958,7 @@ func (x *machine) lockStep() {
 		switch {
 		case x.m.ws[p].locked:
 			locked = append(locked, p)
-		case p != ".gitignore": // unreadable rules refuse the scan: not this step's case
+		default:
 			readable = append(readable, p)
 		}
 	}
@@ -1254,9 +1265,6 @@ func (x *machine) step() {
 			return
 		}
 		n := x.m.ws[src]
-		if dst == ".gitignore" {
-			n.locked = false // unreadable ignore rules: not modelled (a scan refuses them)
-		}
 		x.agent("rename "+src+" "+dst, []string{src, dst}, func() { x.set(src, nil); x.set(dst, &n) })
 	case k < 29: // file -> directory
 		p := x.pick([]string{"d", "d/z"})
@@ -1337,6 +1345,9 @@ func (x *machine) step() {
 		scan := x.ch.intn(3) == 0
 		prompt := "p" + strconv.Itoa(x.m.seq)
 		x.log("turn %s scan=%v", prompt, scan)
+		if scan && x.m.rulesLocked() {
+			x.stats["turn --scan with the ignore file unreadable"]++
+		}
 		num, err := x.d.BeginTurn(prompt, scan)
 		if err != nil {
 			x.fail("turn: %v", err)
@@ -1450,9 +1461,10 @@ func (x *machine) status() {
 	var want []string
 	if t.scanned && !t.pruned {
 		// Every file the scan now may not open (one over the size
-		// limit it skips unopened), recorded or not.
+		// limit it skips unopened), recorded or not; with the ignore
+		// file unreadable no scan runs, and it is the one named.
 		for _, p := range universe {
-			if _, ok := start[p]; !ok && x.m.locked(p) && !ignored(p, x.m.rules()) && !x.m.big(p) {
+			if _, ok := start[p]; !ok && x.m.locked(p) && (p == ".gitignore" || !x.m.rulesLocked() && !ignored(p, x.m.rules()) && !x.m.big(p)) {
 				want = append(want, p+" unreadable")
 			}
 		}
@@ -1967,6 +1979,8 @@ func (m *model) shellChanges(t *mturn) []mopfile {
 		return nil
 	case next != nil:
 		end, rules, skips = next.at, next.rules, next.skips
+	case m.rulesLocked():
+		return nil // no scan now: what the shell changed cannot be seen
 	default:
 		for _, p := range universe {
 			switch {
@@ -2268,6 +2282,9 @@ func (x *machine) count(what, refusal string, pl mplan) {
 		}
 		if slices.ContainsFunc(pl.skipped, x.m.locked) {
 			x.stats[what+" leaving an unreadable file"]++
+		}
+		if x.m.rulesLocked() {
+			x.stats[what+" with skips, the ignore file unreadable"]++
 		}
 	}
 	for _, f := range pl.files {

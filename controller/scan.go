@@ -147,6 +147,43 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 	return c.cap.Scan(ctx, c.scan, cache, capture.Hash)
 }
 
+// unscannable reports whether err is a scan stopped by the permissions of
+// the root or of its ignore rules (an entry below is skipped by the scan
+// itself): nothing is known of the workspace as a scan sees it now, which
+// is no reason to fail a rewind, a revert or status. what names the entry
+// ("" when the error does not).
+func unscannable(err error) (what string, ok bool) {
+	if !errors.Is(err, fs.ErrPermission) {
+		return "", false
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && filepath.IsLocal(pe.Path) {
+		what = filepath.ToSlash(pe.Path)
+	}
+	return what, true
+}
+
+// noScanNow keeps a code rewind's promise about what scans skip when no
+// scan can run now (unscannable): every path whose earliest event is a
+// scanned turn's manifest is dropped from ev and returned as skipped, as
+// if the scan skipped everything; what a capture or an op recorded is
+// still restored, and nothing is deleted for a manifest's lack of it.
+func noScanNow(ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, why error) []Skip {
+	atScan := make(map[int64]bool, len(scanned))
+	for _, st := range scanned {
+		atScan[st.Seq] = true
+	}
+	var out []Skip
+	for p, e := range ev {
+		if atScan[e.Seq] {
+			delete(ev, p)
+			out = append(out, Skip{Path: p, Reason: "no scan can run now (" + reason(why) + "): a scan rewind never touches what only a scan recorded"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
 // absentSince marks as "absent" the files a scan finds now, and the paths
 // a later event would restore as files, that the index proves did not
 // exist at some scanned turn's start before any other event of theirs: a
@@ -375,10 +412,18 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 			start[f.Path] = checkpoints.State{Content: &id, Mode: f.Mode, Size: f.Size}
 		}
 		sr, err := c.scanNow(ctx)
-		if err != nil {
+		if what, ok := unscannable(err); ok {
+			// Each recorded file compared on its own; files added since
+			// cannot be seen.
+			if what != "" {
+				unreadableNow = append(unreadableNow, what)
+			}
+		} else if err != nil {
 			return nil, err
 		}
-		now = map[string]checkpoints.State{}
+		if err == nil {
+			now = map[string]checkpoints.State{}
+		}
 		for _, f := range sr.Manifest.Files {
 			id := f.Blob
 			now[f.Path] = checkpoints.State{Content: &id, Mode: f.Mode, Size: f.Size}
@@ -504,6 +549,9 @@ func (c *Controller) turnScanChanges(ctx context.Context, cp checkpoints.Checkpo
 			return nil, err // a later turn, not scanned, ended it
 		}
 		sr, err := c.scanNow(ctx)
+		if _, ok := unscannable(err); ok {
+			return nil, nil // what the shell changed cannot be seen: left out, as what a scan skips
+		}
 		if err != nil {
 			return nil, err
 		}
