@@ -2,6 +2,7 @@ package controller_test
 
 // A model-based random test: random sequences of agent edits (write,
 // delete, chmod, rename, file<->directory), symlinks appearing and going,
+// files becoming unreadable and readable again,
 // shell changes in scanned turns (with and without a file size limit),
 // hand edits, captures, turns, messages, status,
 // rewinds (every scope, --only, --force, --dry-run), reverts, undos and
@@ -68,6 +69,18 @@ package controller_test
 //   - Status compares the open turn's start (its manifest, then its
 //     captures) with now; a recorded path that is now a directory or a
 //     symlink is a type change.
+//   - A file ckpt may not read (mode 000; as root the sequences run in a
+//     child without CAP_DAC_OVERRIDE, see rerunWithoutDAC) is never
+//     recorded: capturing it fails (never "absent"), a scan skips it (a
+//     manifest proves nothing about it), a turn's end for it stays
+//     unknown, and a rewind, revert or undo neither deletes nor replaces
+//     it and lists it as skipped. Status names it "unreadable" when it is
+//     recorded, and in a scanned turn whenever the scan may not open it.
+//     An unreadable ignore file stops every scan: a scanned turn opens
+//     without a manifest, a rewind restores what captures and ops
+//     recorded and skips what only a manifest recorded (deleting nothing
+//     for a manifest's lack of it), a revert leaves out the open turn's
+//     shell changes, and status compares recorded files one by one.
 //   - Directories are not content: ckpt records files only, so the model
 //     does too, and the harness removes empty directories after every step.
 //   - Undo and redo follow history.go's comment: reversing op X puts back,
