@@ -112,7 +112,8 @@ statusline" (not over a status line of your own). Prints what it changed.
 "ckpt serve --hooks" on loopback (--port or --addr; default: a free port
 chosen at the first install), with no process started per call. The hook
 carries a token of this install's own, good only for hook events of this
-workspace (--user: of your home directory), so it goes in
+workspace (--user: of the directories below your home directory, not of
+the home directory itself nor of its hidden directories), so it goes in
 .claude/settings.local.json (kept out of version control). The prompt and
 session-start hooks check that the server answering there proves it is this
 ckpt's (they send it no token before), and start it when nothing answers;
