@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ckpt/ckpt/checkpoints"
@@ -482,6 +483,9 @@ func TestModelFoundUnreadableIgnoreFile(t *testing.T) {
 	var skipped []string
 	for _, s := range res.Skipped {
 		skipped = append(skipped, s.Path)
+		if !strings.Contains(s.Reason, ".gitignore is unreadable") {
+			t.Errorf("%s skipped for %q, want the unreadable ignore file named", s.Path, s.Reason)
+		}
 	}
 	if want := []string{".gitignore", "s"}; !reflect.DeepEqual(skipped, want) {
 		t.Errorf("skipped %q, want %q", skipped, want)

@@ -374,8 +374,8 @@ func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (ma
 	var skipped []Skip
 	if len(scanned) > 0 {
 		now, err := c.scanNow(ctx)
-		if _, unreadable := unscannable(err); unreadable {
-			skipped = noScanNow(ev, scanned, err)
+		if what, unreadable := unscannable(err); unreadable {
+			skipped = noScanNow(ev, scanned, what)
 		} else if err != nil {
 			return nil, nil, fmt.Errorf("turn %d: scan for files created since: %w", cp.Turn, err)
 		} else {

@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // ErrScanRefused is wrapped when scan mode is asked for in a home directory
@@ -168,7 +169,11 @@ func unscannable(err error) (what string, ok bool) {
 // scanned turn's manifest is dropped from ev and returned as skipped, as
 // if the scan skipped everything; what a capture or an op recorded is
 // still restored, and nothing is deleted for a manifest's lack of it.
-func noScanNow(ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, why error) []Skip {
+func noScanNow(ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, what string) []Skip {
+	why := "unreadable: no scan can run now"
+	if what != "" {
+		why = quote.Path(what) + " is " + why
+	}
 	atScan := make(map[int64]bool, len(scanned))
 	for _, st := range scanned {
 		atScan[st.Seq] = true
@@ -177,7 +182,7 @@ func noScanNow(ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTur
 	for p, e := range ev {
 		if atScan[e.Seq] {
 			delete(ev, p)
-			out = append(out, Skip{Path: p, Reason: "no scan can run now (" + reason(why) + "): a scan rewind never touches what only a scan recorded"})
+			out = append(out, Skip{Path: p, Reason: why + ", and a scan rewind never touches what only a scan recorded"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
