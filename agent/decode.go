@@ -65,7 +65,14 @@ func decodeHook(data []byte, agent string) (Plan, *Failure) {
 	case "UserPromptSubmit", "PreToolUse", "SessionStart":
 	default:
 		if quietEvents[ev.HookEventName] {
-			return Plan{None: true, Sync: syncEvents[ev.HookEventName]}, nil
+			// ev only says where the event came from (its cwd, when
+			// absolute): the hook server refuses one from outside the
+			// token's install before it does anything.
+			cwd, abs := agentPath(ev.Cwd, onWindows)
+			if !abs {
+				cwd = ""
+			}
+			return Plan{Event: Event{Cwd: cwd}, None: true, Sync: syncEvents[ev.HookEventName]}, nil
 		}
 		return Plan{}, &Failure{Msg: fmt.Sprintf("unknown event %q; nothing recorded", ev.HookEventName)}
 	}
@@ -85,7 +92,7 @@ func decodeHook(data []byte, agent string) (Plan, *Failure) {
 		case "startup", "resume", "fork", "":
 			return Plan{Event: ev, Start: true}, nil
 		default: // clear, compact: the conversation goes on in the same turn
-			return Plan{None: true}, nil
+			return Plan{Event: ev, None: true}, nil
 		}
 	}
 
@@ -97,7 +104,7 @@ func decodeHook(data []byte, agent string) (Plan, *Failure) {
 			return Plan{}, f
 		}
 		if len(paths) == 0 && !shell {
-			return Plan{None: true}, nil // a tool that does not write (Read, Grep, …)
+			return Plan{Event: ev, None: true}, nil // a tool that does not write (Read, Grep, …)
 		}
 		for i, p := range paths {
 			paths[i], _ = agentPath(p, onWindows)
@@ -107,7 +114,7 @@ func decodeHook(data []byte, agent string) (Plan, *Failure) {
 		return Plan{}, &Failure{Msg: "UserPromptSubmit event has no prompt; nothing recorded"}
 	}
 	if agent == "claude" && ev.HookEventName == "UserPromptSubmit" && notAPrompt(*ev.Prompt) {
-		return Plan{None: true}, nil
+		return Plan{Event: ev, None: true}, nil
 	}
 
 	return Plan{Event: ev, Paths: paths, Shell: shell}, nil

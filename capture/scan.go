@@ -336,8 +336,14 @@ func unreadable(err error) string {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return "unreadable: " + err.Error()
+	return unreadablePrefix + err.Error()
 }
+
+const unreadablePrefix = "unreadable: "
+
+// SkippedUnreadable reports whether a scan skip's reason is that the scan
+// may not open the entry (see unreadable).
+func SkippedUnreadable(reason string) bool { return strings.HasPrefix(reason, unreadablePrefix) }
 
 // progress counts a file the walk let through and tells o.Progress every
 // 256 files, in order.

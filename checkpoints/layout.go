@@ -117,6 +117,8 @@ var storeEntries = map[string]bool{
 	// the hook server (agent/hook) and background sync (cmd/ckpt/hook_bg.go)
 	"hook-server.json": true, "hook-server.lock": true, "hook-server.log": true,
 	"sync-bg.lock": true, "sync.log": true, "sync.log.1": true, "hook-server.log.1": true,
+	// cmd/ckpt's install (install.go, agents_install.go)
+	"install.lock": true, "install-dirs.json": true,
 	// remote/ (db.go, remote.go)
 	"remote.db": true, "remote.db-wal": true, "remote.db-shm": true, "remote.lock": true,
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ckpt/ckpt/checkpoints"
@@ -430,5 +431,63 @@ func TestModelFoundOversizedRulesProveNothing(t *testing.T) {
 	e.want("x.log", "kept")
 	if len(res.Deleted) != 0 {
 		t.Errorf("deleted %q, want nothing", res.Deleted)
+	}
+}
+
+// An ignore file ckpt may not read stops every scan: a code rewind to a
+// turn before a scanned turn failed outright ("scan for files created
+// since: ... permission denied"), as did status and revert in a scanned
+// turn. Now the rewind goes by the records alone: what a capture recorded
+// is restored, what only a manifest recorded is skipped and named, and
+// nothing is deleted for a manifest's lack of it; status compares each
+// recorded file on its own and names the ignore file unreadable.
+func TestModelFoundUnreadableIgnoreFile(t *testing.T) {
+	if rerunWithoutDAC(t) {
+		return
+	}
+	if !lockable() {
+		t.Skip("a file's mode does not keep this process from reading it")
+	}
+	ctx := context.Background()
+	e := newEnv(t)
+	e.write(".gitignore", "*.log\n")
+	e.write("a", "a0")
+	e.write("s", "s0")
+	e.turn("t0")
+	e.edit("a", "a1") // captured
+	e.scanTurn("t1")
+	e.write("s", "s2")        // a shell's
+	e.write("new", "created") // a shell's: the manifest lacks it
+	if err := os.Chmod(filepath.Join(e.ws, ".gitignore"), 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(e.ws, ".gitignore"), 0o644) })
+
+	changes, err := e.c.Status(ctx)
+	if err != nil {
+		t.Fatalf("status with the ignore file unreadable: %v", err)
+	}
+	if want := []controller.Change{{Path: ".gitignore", Kind: "unreadable"}, {Path: "s", Kind: "modified"}}; !reflect.DeepEqual(changes, want) {
+		t.Errorf("status: %+v, want %+v", changes, want)
+	}
+	if _, err := e.c.Revert(ctx, 1, controller.RewindOptions{}); err != nil {
+		t.Errorf("revert of the open scanned turn: %v", err)
+	}
+	res, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	if err != nil {
+		t.Fatalf("rewind 0 with the ignore file unreadable: %v", err)
+	}
+	e.want("a", "a0")
+	e.want("s", "s2")
+	e.want("new", "created")
+	var skipped []string
+	for _, s := range res.Skipped {
+		skipped = append(skipped, s.Path)
+		if !strings.Contains(s.Reason, ".gitignore is unreadable") {
+			t.Errorf("%s skipped for %q, want the unreadable ignore file named", s.Path, s.Reason)
+		}
+	}
+	if want := []string{".gitignore", "s"}; !reflect.DeepEqual(skipped, want) {
+		t.Errorf("skipped %q, want %q", skipped, want)
 	}
 }

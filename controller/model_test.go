@@ -2,6 +2,7 @@ package controller_test
 
 // A model-based random test: random sequences of agent edits (write,
 // delete, chmod, rename, file<->directory), symlinks appearing and going,
+// files becoming unreadable and readable again,
 // shell changes in scanned turns (with and without a file size limit),
 // hand edits, captures, turns, messages, status,
 // rewinds (every scope, --only, --force, --dry-run), reverts, undos and
@@ -68,6 +69,18 @@ package controller_test
 //   - Status compares the open turn's start (its manifest, then its
 //     captures) with now; a recorded path that is now a directory or a
 //     symlink is a type change.
+//   - A file ckpt may not read (mode 000; as root the sequences run in a
+//     child without CAP_DAC_OVERRIDE, see rerunWithoutDAC) is never
+//     recorded: capturing it fails (never "absent"), a scan skips it (a
+//     manifest proves nothing about it), a turn's end for it stays
+//     unknown, and a rewind, revert or undo neither deletes nor replaces
+//     it and lists it as skipped. Status names it "unreadable" when it is
+//     recorded, and in a scanned turn whenever the scan may not open it.
+//     An unreadable ignore file stops every scan: a scanned turn opens
+//     without a manifest, a rewind restores what captures and ops
+//     recorded and skips what only a manifest recorded (deleting nothing
+//     for a manifest's lack of it), a revert leaves out the open turn's
+//     shell changes, and status compares recorded files one by one.
 //   - Directories are not content: ckpt records files only, so the model
 //     does too, and the harness removes empty directories after every step.
 //   - Undo and redo follow history.go's comment: reversing op X puts back,
@@ -97,14 +110,18 @@ package controller_test
 // drives the same machine from a byte string.
 
 import (
+	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"maps"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -134,6 +151,11 @@ type mnode struct {
 	link bool
 	data string
 	exec bool
+	// locked: a file ckpt may not read (mode 000, or --x------ when
+	// exec: another user's, as far as ckpt can tell). ckpt never records
+	// it: a capture of it fails, a scan skips it, a rewind leaves it, and
+	// status calls it unreadable.
+	locked bool
 }
 
 // mstate is a path's recorded state: absent, or a file.
@@ -256,11 +278,28 @@ func (m *model) sameRules(a, b mstate) bool {
 	return a == b && !big(a) && !big(b)
 }
 
-// over reports whether a scan skips p now: a file over the size limit
-// that the ignore rules let through.
+// over reports whether a scan skips p now: a file over the size limit,
+// or one ckpt may not read, that the ignore rules let through; every path
+// when the ignore rules cannot be read (no scan runs).
 func (m *model) over(p string) bool {
+	return m.rulesLocked() || (m.big(p) || m.locked(p)) && !ignored(p, m.rules())
+}
+
+// rulesLocked reports whether ckpt may not read the ignore file: then no
+// scan runs, a scanned turn opens without a manifest, and a rewind, a
+// revert and status go by the records alone (see noScanNow).
+func (m *model) rulesLocked() bool { return m.locked(".gitignore") }
+
+// big reports whether p is a file over the size limit.
+func (m *model) big(p string) bool {
 	st := m.state(p)
-	return m.maxSize > 0 && st.exists && len(st.data) > m.maxSize && !ignored(p, m.rules())
+	return m.maxSize > 0 && st.exists && len(st.data) > m.maxSize
+}
+
+// locked reports whether p is a file ckpt may not read.
+func (m *model) locked(p string) bool {
+	n, ok := m.ws[p]
+	return ok && !n.link && n.locked
 }
 
 func (m *model) tick() int { m.seq++; return m.seq }
@@ -328,7 +367,7 @@ func (m *model) readable(p string) bool {
 		return false
 	}
 	if n, ok := m.ws[p]; ok {
-		return !n.link
+		return !n.link && !n.locked
 	}
 	return !m.hasDesc(p)
 }
@@ -410,6 +449,9 @@ func (m *model) beginTurn(prompt string, scanned bool) {
 	n := 0
 	if o := m.open(); o != nil {
 		n = o.number + 1
+	}
+	if m.rulesLocked() {
+		scanned = false // the scan cannot read the rules: the turn has no manifest
 	}
 	t := &mturn{seq: m.tick(), number: n, prompt: prompt, scanned: scanned, snaps: map[string]*msnap{}, msgs: []*mmsg{{role: "user", text: prompt}}}
 	if scanned {
@@ -505,7 +547,9 @@ func (m *model) targets(seq int) (map[string]mstate, []string) {
 	for _, p := range universe {
 		st, ok, manifest := m.earliest(p, seq)
 		switch {
-		case first != nil && m.over(p) && (ok && manifest || !ok && !skippedAt(first.skips, p)):
+		case first != nil && m.rulesLocked() && ok && manifest:
+			skipped = append(skipped, p) // no scan now: only what a scan recorded is skipped
+		case first != nil && !m.rulesLocked() && m.over(p) && (ok && manifest || !ok && !skippedAt(first.skips, p)):
 			skipped = append(skipped, p)
 		case ok:
 			out[p] = st
@@ -605,7 +649,7 @@ func (m *model) plan(targets map[string]mstate) mplan {
 	sort.Strings(paths)
 	deleted := map[string]bool{}
 	for _, p := range paths {
-		if n, ok := m.ws[p]; ok && !n.link && !targets[p].exists {
+		if n, ok := m.ws[p]; ok && !n.link && !n.locked && !targets[p].exists {
 			if _, _, anc := m.ancestor(p); !anc {
 				deleted[p] = true
 			}
@@ -627,7 +671,9 @@ func (m *model) plan(targets map[string]mstate) mplan {
 				pl.skipped = append(pl.skipped, p)
 				continue
 			}
-		} else if n, ok := m.ws[p]; ok && n.link {
+		} else if n, ok := m.ws[p]; ok && (n.link || n.locked) {
+			// A file ckpt may not read: what is there now cannot be
+			// recorded, so it is neither replaced nor deleted.
 			pl.skipped = append(pl.skipped, p)
 			continue
 		} else if m.hasDesc(p) {
@@ -790,6 +836,9 @@ type machine struct {
 	// rewinds go to steps too. Off, the sequences are the ones the kept
 	// seeds were found with.
 	withSteps bool
+	// withLocks turns on files ckpt may not read (lockStep): only where
+	// a mode can keep this process from reading a file (lockable).
+	withLocks bool
 	keys      int            // tool-call ids handed out
 	stats     map[string]int // what the sequence exercised, by outcome
 	forks     int
@@ -893,11 +942,53 @@ func (x *machine) set(p string, n *mnode) {
 		if err := os.WriteFile(a, []byte(n.data), mode); err != nil {
 			x.t.Fatal(err)
 		}
+		if n.locked {
+			mode = lockedMode(n.exec)
+		}
 		if err := os.Chmod(a, mode); err != nil {
 			x.t.Fatal(err)
 		}
 	}
 	x.m.ws[p] = *n
+}
+
+// lockedMode is the mode of a file ckpt may not read: no read bit for
+// anyone, the exec bit kept.
+func lockedMode(exec bool) fs.FileMode {
+	if exec {
+		return 0o100
+	}
+	return 0
+}
+
+// lockStep makes a file unreadable (chmod 000: another user's, as far as
+// ckpt can tell), or one that is readable again (by its owner, or by
+// hand): files ckpt may not read must never be recorded as absent, nor
+// deleted or replaced by a rewind.
+func (x *machine) lockStep() {
+	var locked, readable []string
+	for _, p := range x.files() {
+		switch {
+		case x.m.ws[p].locked:
+			locked = append(locked, p)
+		default:
+			readable = append(readable, p)
+		}
+	}
+	lock := len(readable) > 0 && (len(locked) == 0 || x.ch.intn(2) == 0)
+	if !lock && len(locked) == 0 {
+		return
+	}
+	list, verb := locked, "chmod u+r"
+	if lock {
+		list, verb = readable, "chmod 000"
+	}
+	p := x.pick(list)
+	n := x.m.ws[p]
+	n.locked = lock
+	x.log("%s %s (unreadable %v)", verb, p, lock)
+	x.set(p, &n)
+	x.stats[verb]++
 }
 
 // pruneEmptyDirs removes empty directories: they are not content.
@@ -937,15 +1028,27 @@ func (x *machine) check() {
 		case d.Type()&fs.ModeSymlink != 0:
 			got[rel] = mnode{link: true}
 		case d.Type().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
 			fi, err := d.Info()
 			if err != nil {
 				return err
 			}
-			got[rel] = mnode{data: string(b), exec: fi.Mode().Perm()&0o100 != 0}
+			perm := fi.Mode().Perm()
+			locked := perm&0o400 == 0
+			if locked { // read by the test, which owns it
+				if err := os.Chmod(p, 0o600); err != nil {
+					return err
+				}
+			}
+			b, err := os.ReadFile(p)
+			if locked {
+				if err := os.Chmod(p, perm); err != nil {
+					return err
+				}
+			}
+			if err != nil {
+				return err
+			}
+			got[rel] = mnode{data: string(b), exec: perm&0o100 != 0, locked: locked}
 		}
 		return nil
 	})
@@ -995,6 +1098,8 @@ func describe(n mnode, ok bool) string {
 		return "nothing"
 	case n.link:
 		return "a symlink"
+	case n.locked:
+		return fmt.Sprintf("%q exec=%v unreadable", n.data, n.exec)
 	}
 	return fmt.Sprintf("%q exec=%v", n.data, n.exec)
 }
@@ -1044,6 +1149,9 @@ func (x *machine) captureStep(p string) {
 	if wantErr != (err != nil) {
 		x.fail("capture %s: got error %v, model predicts failure %v", p, err, wantErr)
 		return
+	}
+	if err != nil && x.m.locked(p) {
+		x.stats["capture of an unreadable file refused"]++
 	}
 	if err == nil {
 		if need := x.m.needed(p); recorded != need {
@@ -1127,7 +1235,12 @@ func (x *machine) step() {
 	if x.withSteps {
 		n += 13
 	}
+	if x.withLocks {
+		n += 4
+	}
 	switch k := x.ch.intn(n); {
+	case x.withLocks && k >= n-4:
+		x.lockStep()
 	case k >= 116:
 		x.status()
 	case k >= 106:
@@ -1245,6 +1358,9 @@ func (x *machine) step() {
 		scan := x.ch.intn(3) == 0
 		prompt := "p" + strconv.Itoa(x.m.seq)
 		x.log("turn %s scan=%v", prompt, scan)
+		if scan && x.m.rulesLocked() {
+			x.stats["turn --scan with the ignore file unreadable"]++
+		}
 		num, err := x.d.BeginTurn(prompt, scan)
 		if err != nil {
 			x.fail("turn: %v", err)
@@ -1356,7 +1472,21 @@ func (x *machine) status() {
 		}
 	}
 	var want []string
+	if t.scanned && !t.pruned {
+		// Every file the scan now may not open (one over the size
+		// limit it skips unopened), recorded or not; with the ignore
+		// file unreadable no scan runs, and it is the one named.
+		for _, p := range universe {
+			if _, ok := start[p]; !ok && x.m.locked(p) && (p == ".gitignore" || !x.m.rulesLocked() && !ignored(p, x.m.rules()) && !x.m.big(p)) {
+				want = append(want, p+" unreadable")
+			}
+		}
+	}
 	for p, was := range start {
+		if x.m.locked(p) {
+			want = append(want, p+" unreadable") // changed or not: ckpt cannot tell
+			continue
+		}
 		is, ok := now[p]
 		if !ok {
 			switch _, n, anc := x.m.ancestor(p); {
@@ -1402,6 +1532,9 @@ func (x *machine) status() {
 	for _, w := range want {
 		if strings.Contains(w, "type_changed") {
 			x.stats["status with a type change"]++
+		}
+		if strings.Contains(w, "unreadable") {
+			x.stats["status with an unreadable file"]++
 		}
 	}
 	x.stats["status"]++
@@ -1859,6 +1992,8 @@ func (m *model) shellChanges(t *mturn) []mopfile {
 		return nil
 	case next != nil:
 		end, rules, skips = next.at, next.rules, next.skips
+	case m.rulesLocked():
+		return nil // no scan now: what the shell changed cannot be seen
 	default:
 		for _, p := range universe {
 			switch {
@@ -2158,6 +2293,12 @@ func (x *machine) count(what, refusal string, pl mplan) {
 		if slices.ContainsFunc(pl.skipped, x.m.over) {
 			x.stats[what+" leaving a file the scans skip"]++
 		}
+		if slices.ContainsFunc(pl.skipped, x.m.locked) {
+			x.stats[what+" leaving an unreadable file"]++
+		}
+		if x.m.rulesLocked() {
+			x.stats[what+" with skips, the ignore file unreadable"]++
+		}
 	}
 	for _, f := range pl.files {
 		if f.before.exists && !f.after.exists {
@@ -2228,6 +2369,7 @@ func (x *machine) run(steps int) {
 func runSeed(t *testing.T, seed int64, steps int, bin string, stats *modelStats, withSteps bool) {
 	x := newMachine(t, randChooser{rand.New(rand.NewSource(seed))}, bin)
 	x.withSteps = withSteps
+	x.withLocks = withSteps && lockable()
 	if withSteps && bin == "" && x.ch.intn(2) == 0 {
 		x.sizeLimit()
 	}
@@ -2258,6 +2400,65 @@ func (s *modelStats) add(counts map[string]int) {
 	}
 }
 
+// lockable reports whether a file's mode keeps this process from reading
+// it: not as root, unless rerunWithoutDAC dropped the capabilities that
+// let root read any file.
+var lockable = sync.OnceValue(func() bool {
+	if runtime.GOOS == "windows" {
+		return false
+	}
+	dir, err := os.MkdirTemp("", "ckpt-lockable-")
+	if err != nil {
+		return false
+	}
+	defer os.RemoveAll(dir)
+	p := filepath.Join(dir, "f")
+	if err := os.WriteFile(p, []byte("x"), 0o600); err != nil || os.Chmod(p, 0) != nil {
+		return false
+	}
+	_, err = os.ReadFile(p)
+	return errors.Is(err, fs.ErrPermission)
+})
+
+// noDACEnv marks the test process rerunWithoutDAC started.
+const noDACEnv = "CKPT_MODEL_NO_DAC"
+
+// rerunWithoutDAC runs t again in a child process of this test binary,
+// as root still but without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH
+// (setpriv drops them from the bounding set), so that a file of mode 000
+// is as unreadable to the Controller, and to the ckpt processes the child
+// starts, as another user's file is: the sequences then make files
+// unreadable. It reports whether it did (as root on Linux with setpriv,
+// and not in that child already); the child's failure fails t.
+func rerunWithoutDAC(t *testing.T) bool {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 || os.Getenv(noDACEnv) != "" || lockable() {
+		return false
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		return false
+	}
+	drop := "-dac_override,-dac_read_search"
+	args := []string{"--bounding-set", drop, "--inh-caps", drop, os.Args[0], "-test.run", "^" + t.Name() + "$", "-test.count", "1"}
+	for _, name := range []string{"test.v", "test.short", "test.timeout"} {
+		if f := flag.Lookup(name); f != nil {
+			args = append(args, "-"+name+"="+f.Value.String())
+		}
+	}
+	cmd := exec.Command(setpriv, args...)
+	cmd.Env = append(os.Environ(), noDACEnv+"=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if testing.Verbose() {
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
+	}
+	t.Logf("as root: %s in a child without the capabilities to read any file (setpriv)", t.Name())
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s without CAP_DAC_OVERRIDE: %v\n%s", t.Name(), err, out.String())
+	}
+	return true
+}
+
 // TestModel runs 200 random sequences (10,000 with CKPT_MODEL_LONG=1)
 // through the Controller.
 func TestModel(t *testing.T) {
@@ -2281,10 +2482,19 @@ func TestModelCLI(t *testing.T) {
 	if testing.Short() {
 		n = 3
 	}
+	if rerunWithoutDAC(t) {
+		return
+	}
 	runModel(t, n, steps, buildCkpt(t))
 }
 
 func runModel(t *testing.T, n, steps int, bin string) {
+	if rerunWithoutDAC(t) {
+		return
+	}
+	if !lockable() {
+		t.Log("no sequence makes a file unreadable: this process reads every file whatever its mode (root without setpriv)")
+	}
 	base := time.Now().UnixNano()
 	if s := os.Getenv("CKPT_MODEL_SEED"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
@@ -2381,6 +2591,7 @@ func FuzzModel(f *testing.F) {
 		}
 		x := newMachine(t, &byteChooser{b: b}, "")
 		x.withSteps = true
+		x.withLocks = lockable()
 		defer x.close()
 		x.run(1 << 30)
 	})

@@ -385,7 +385,8 @@ func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoin
 // state at cp's start of every path with a recorded event since, and
 // "absent" for the files the manifest of a scanned turn since proves were
 // created later (see absentSince). What scans skip now is left alone and
-// returned as skipped (see overLimit).
+// returned as skipped (see overLimit; when no scan can run now,
+// noScanNow).
 func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, []Skip, error) {
 	ev, err := c.idx.EarliestEvents(ctx, cp.Seq)
 	if err != nil {
@@ -398,14 +399,17 @@ func (c *Controller) targets(ctx context.Context, cp checkpoints.Checkpoint) (ma
 	var skipped []Skip
 	if len(scanned) > 0 {
 		now, err := c.scanNow(ctx)
-		if err != nil {
+		if what, unreadable := unscannable(err); unreadable {
+			skipped = noScanNow(ev, scanned, what)
+		} else if err != nil {
 			return nil, nil, fmt.Errorf("turn %d: scan for files created since: %w", cp.Turn, err)
-		}
-		if skipped, err = c.overLimit(ctx, ev, scanned, &now.Manifest); err != nil {
-			return nil, nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
-		}
-		if err := c.absentSince(ctx, ev, scanned, &now); err != nil {
-			return nil, nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
+		} else {
+			if skipped, err = c.overLimit(ctx, ev, scanned, &now.Manifest); err != nil {
+				return nil, nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
+			}
+			if err := c.absentSince(ctx, ev, scanned, &now); err != nil {
+				return nil, nil, fmt.Errorf("turn %d: %w", cp.Turn, err)
+			}
 		}
 	}
 	targets := make(map[string]checkpoints.State, len(ev))

@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // ErrScanRefused is wrapped when scan mode is asked for in a home directory
@@ -145,6 +146,47 @@ func (c *Controller) scanNow(ctx context.Context) (capture.ScanResult, error) {
 		return capture.ScanResult{}, err
 	}
 	return c.cap.Scan(ctx, c.scan, cache, capture.Hash)
+}
+
+// unscannable reports whether err is a scan stopped by the permissions of
+// the root or of its ignore rules (an entry below is skipped by the scan
+// itself): nothing is known of the workspace as a scan sees it now, which
+// is no reason to fail a rewind, a revert or status. what names the entry
+// ("" when the error does not).
+func unscannable(err error) (what string, ok bool) {
+	if !errors.Is(err, fs.ErrPermission) {
+		return "", false
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && filepath.IsLocal(pe.Path) {
+		what = filepath.ToSlash(pe.Path)
+	}
+	return what, true
+}
+
+// noScanNow keeps a code rewind's promise about what scans skip when no
+// scan can run now (unscannable): every path whose earliest event is a
+// scanned turn's manifest is dropped from ev and returned as skipped, as
+// if the scan skipped everything; what a capture or an op recorded is
+// still restored, and nothing is deleted for a manifest's lack of it.
+func noScanNow(ev map[string]checkpoints.Event, scanned []checkpoints.ScannedTurn, what string) []Skip {
+	why := "unreadable: no scan can run now"
+	if what != "" {
+		why = quote.Path(what) + " is " + why
+	}
+	atScan := make(map[int64]bool, len(scanned))
+	for _, st := range scanned {
+		atScan[st.Seq] = true
+	}
+	var out []Skip
+	for p, e := range ev {
+		if atScan[e.Seq] {
+			delete(ev, p)
+			out = append(out, Skip{Path: p, Reason: why + ", and a scan rewind never touches what only a scan recorded"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
 }
 
 // absentSince marks as "absent" the files a scan finds now, and the paths
@@ -310,9 +352,11 @@ func underAny(p string, dirs []string) bool {
 // Change is one difference between the open turn's start and now.
 type Change struct {
 	Path string `json:"path"`
-	// Kind is "added", "modified", "deleted", or "type_changed": the path
+	// Kind is "added", "modified", "deleted", "type_changed": the path
 	// is no longer a file or absent (Now says what it is), so a rewind
-	// cannot write it.
+	// cannot write it, or "unreadable": ckpt may not read it now (another
+	// user's, mode 000), so whether it changed is not known and a rewind
+	// leaves it as it is.
 	Kind string `json:"kind"`
 	// Now, for a type change: "directory", "symlink" or "special file"
 	// (of the path, or of a parent directory that is not one).
@@ -348,7 +392,9 @@ func (c *Controller) typeNow(p string) (now string, absent bool) {
 // Status returns what changed in the workspace since the open turn
 // started: for a scanned turn every file its manifest and a fresh scan
 // disagree on; otherwise the files captured in the turn. A recorded path
-// that is now a directory, a symlink or a special file is a type change.
+// that is now a directory, a symlink or a special file is a type change;
+// one ckpt may not read now, and in a scanned turn every file or
+// directory the scan may not open, is "unreadable".
 func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 	open, err := c.idx.OpenTurn(ctx)
 	if err != nil {
@@ -364,19 +410,33 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 		return nil, err
 	}
 	var now map[string]checkpoints.State
+	var unreadableNow []string // files and directories the scan now may not open
 	if m != nil {
 		for _, f := range m.Files {
 			id := f.Blob
 			start[f.Path] = checkpoints.State{Content: &id, Mode: f.Mode, Size: f.Size}
 		}
 		sr, err := c.scanNow(ctx)
-		if err != nil {
+		if what, ok := unscannable(err); ok {
+			// Each recorded file compared on its own; files added since
+			// cannot be seen.
+			if what != "" {
+				unreadableNow = append(unreadableNow, what)
+			}
+		} else if err != nil {
 			return nil, err
 		}
-		now = map[string]checkpoints.State{}
+		if err == nil {
+			now = map[string]checkpoints.State{}
+		}
 		for _, f := range sr.Manifest.Files {
 			id := f.Blob
 			now[f.Path] = checkpoints.State{Content: &id, Mode: f.Mode, Size: f.Size}
+		}
+		for _, s := range sr.Manifest.Skips {
+			if capture.SkippedUnreadable(s.Reason) {
+				unreadableNow = append(unreadableNow, s.Path)
+			}
 		}
 	}
 	for _, f := range cp.Files {
@@ -384,19 +444,24 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 			start[f.Path] = f.State()
 		}
 	}
-	current := func(p string) (checkpoints.State, bool) {
+	current := func(p string) (checkpoints.State, error) {
 		if now != nil {
 			if st, ok := now[p]; ok {
-				return st, true
+				return st, nil
 			}
 		}
-		st, err := c.cap.StateWith(ctx, p, capture.Hash)
-		return st, err == nil
+		return c.cap.StateWith(ctx, p, capture.Hash)
 	}
 	var out []Change
 	for p, was := range start {
-		is, ok := current(p)
-		if !ok {
+		is, err := current(p)
+		if errors.Is(err, fs.ErrPermission) {
+			// Another user's now, or mode 000: whether it changed is
+			// not known, and not "deleted".
+			out = append(out, Change{Path: p, Kind: "unreadable"})
+			continue
+		}
+		if err != nil {
 			now, absent := c.typeNow(p)
 			if now != "" {
 				out = append(out, Change{Path: p, Kind: "type_changed", Now: now})
@@ -417,6 +482,11 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 	for p := range now {
 		if _, ok := start[p]; !ok {
 			out = append(out, Change{Path: p, Kind: "added"})
+		}
+	}
+	for _, s := range unreadableNow {
+		if _, ok := start[s]; !ok {
+			out = append(out, Change{Path: s, Kind: "unreadable"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -484,6 +554,9 @@ func (c *Controller) turnScanChanges(ctx context.Context, cp checkpoints.Checkpo
 			return nil, err // a later turn, not scanned, ended it
 		}
 		sr, err := c.scanNow(ctx)
+		if _, ok := unscannable(err); ok {
+			return nil, nil // what the shell changed cannot be seen: left out, as what a scan skips
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package hook
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,7 @@ import (
 	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/msg"
-	"github.com/ckpt/ckpt/internal/paths"
+	"github.com/ckpt/ckpt/internal/quote"
 )
 
 // noPromptLabel labels a turn the hook opens itself because a tool call
@@ -48,9 +47,10 @@ type Options struct {
 	// ProjectDir is the agent's project directory for the event
 	// (agent.Conversation's ProjectDir; "" when none).
 	ProjectDir string
-	// Scope, when set, is the directory the event is allowed to record
-	// in: an event whose workspace is not at or below it is refused.
-	Scope string
+	// Scope, over HTTP, is the install the request's token is of: an
+	// event whose workspace it does not cover is refused, and does
+	// nothing at all (nil: a command hook, which the agent itself runs).
+	Scope *Token
 	// ScanTurn makes a prompt's turn record the whole workspace, as scan
 	// mode does (its tool calls may not reach the hook server).
 	ScanTurn bool
@@ -167,11 +167,28 @@ func (p *processSessions) done() { p.forget("") }
 // Server (`ckpt serve`, POST /hook/AGENT) both call it.
 func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data []byte, ss sessions) (fail *agent.Failure) {
 	plan, f := ag.Decode(data)
+	if f != nil {
+		return f
+	}
+	if o.Scope != nil {
+		// Over HTTP: an event from outside the token's install does
+		// nothing at all, not even the end-of-answer sync.
+		ev := &plan.Event
+		if root, err := controller.WorkspaceRoot(ev.Cwd); err != nil || !o.Scope.Covers(root) {
+			return outOfScope(ev.Cwd, o.Scope)
+		}
+		if ev.TranscriptPath != "" && !claudeTranscriptOf(ev.TranscriptPath, ev.Cwd, *o.Scope) {
+			// Read only where Claude Code keeps the transcripts of
+			// this install's projects: any other file is not read.
+			hd.say("ckpt: hook: warning: transcript_path %s is not a Claude Code transcript of a project this hook token was installed for; not read", quote.Path(ev.TranscriptPath))
+			ev.TranscriptPath = ""
+		}
+	}
 	if plan.Sync {
 		hd.sync()
 	}
-	if f != nil || plan.None {
-		return f
+	if plan.None {
+		return nil
 	}
 	ev := plan.Event
 	conv, _ := ag.(agent.Conversation)
@@ -194,7 +211,7 @@ func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data [
 		// first turn takes its own manifest in scan mode).
 		return nil
 	}
-	if conv != nil && loc.OfSession && ev.HookEventName == "PreToolUse" && adoptPending(hd.Store, e.session) {
+	if conv != nil && loc.OfSession && ev.HookEventName == "PreToolUse" && ev.TranscriptPath != "" && adoptPending(hd.Store, e.session) {
 		ss.forget(e.session) // adoptFork may replace the session's index
 		adoptFork(ctx, conv, hd.Store, e.session, ev.TranscriptPath, hd.say)
 	}
@@ -288,12 +305,11 @@ func (hd *Handler) hookWorkspace(ctx context.Context, o Options, e *hookEvent, s
 			ws = p
 		}
 	}
-	if o.Scope != "" {
+	if o.Scope != nil {
 		// Over HTTP: nothing outside the token's install, not even a
 		// session created there (nor a fork, below).
-		root, err := controller.WorkspaceRoot(ws)
-		if err != nil || !paths.Within(o.Scope, root) {
-			return "", loc, &agent.Failure{Msg: fmt.Sprintf("workspace %s is not inside %s, which this hook token was installed for; nothing recorded", ws, o.Scope), Refused: true}
+		if root, err := controller.WorkspaceRoot(ws); err != nil || !o.Scope.Covers(root) {
+			return "", loc, outOfScope(ws, o.Scope)
 		}
 	}
 	// A session ckpt has not seen, whose transcript already holds a

@@ -59,7 +59,9 @@ import (
 //
 // and `ckpt serve --hooks` serves that address. Each install has a token
 // of its own, good for hook events of workspaces at or below its root
-// (the workspace; the home directory for --user) and nothing else. The
+// (the workspace; for --user, the directories below the home directory
+// but not the home directory itself nor its hidden directories: see
+// Token.Covers) and nothing else. The
 // key never leaves the store: a server proves it is this store's by
 // answering a ping's nonce with an HMAC under the key, and ckpt sends no
 // token, and stops nothing, at an address that has not proven it (another
@@ -88,6 +90,25 @@ type Config struct {
 type Token struct {
 	Token string `json:"token"`
 	Root  string `json:"root"`
+	// User: a --user install's, whose Root is the home directory.
+	User bool `json:"user,omitempty"`
+}
+
+// Covers says whether the token is good for hook events of the workspace
+// rooted at ws (symlinks resolved): ws is Root or below it; for a --user
+// install's token, strictly below the home directory and not in one of
+// its hidden directories (~/.ssh, ~/.config, ~/.claude, ...), so a session
+// rooted at the home directory, which could capture every file in it,
+// takes a workspace install there.
+func (t Token) Covers(ws string) bool {
+	if !paths.Within(t.Root, ws) {
+		return false
+	}
+	if !t.User {
+		return true
+	}
+	rel, err := filepath.Rel(t.Root, ws)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, ".")
 }
 
 // TokenFor returns the token of the install rooted at root, if any.
@@ -100,14 +121,14 @@ func (cfg Config) TokenFor(root string) string {
 	return ""
 }
 
-// scopeOf returns the root the token is good for.
-func (cfg Config) scopeOf(token string) (string, bool) {
+// scopeOf returns the install the token is of.
+func (cfg Config) scopeOf(token string) (Token, bool) {
 	for _, t := range cfg.Tokens {
 		if token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(t.Token)) == 1 {
-			return t.Root, true
+			return t, true
 		}
 	}
-	return "", false
+	return Token{}, false
 }
 
 // ErrOldConfig: hook-server.json was written by a ckpt without
@@ -150,11 +171,11 @@ func LoadConfig(store string) (cfg Config, ok bool, err error) {
 	return cfg, true, nil
 }
 
-// Configure makes the store's hook server listen on addr and
-// gives the install rooted at root a token (the one it has, else a new
-// random one). A store with no configuration, or an older one, gets a new
-// key, and every older token stops working.
-func Configure(store, addr, root string) (Config, string, error) {
+// Configure makes the store's hook server listen on addr and gives the
+// install rooted at root (user: a --user install's) a token (the one it
+// has, else a new random one). A store with no configuration, or an older
+// one, gets a new key, and every older token stops working.
+func Configure(store, addr, root string, user bool) (Config, string, error) {
 	cfg, ok, err := LoadConfig(store)
 	if err != nil && !errors.Is(err, ErrOldConfig) {
 		return cfg, "", err
@@ -172,7 +193,12 @@ func Configure(store, addr, root string) (Config, string, error) {
 		if tok, err = token.New(); err != nil {
 			return cfg, "", err
 		}
-		cfg.Tokens, changed = append(cfg.Tokens, Token{Token: tok, Root: root}), true
+		cfg.Tokens, changed = append(cfg.Tokens, Token{Token: tok, Root: root, User: user}), true
+	}
+	for i, t := range cfg.Tokens {
+		if t.Root == root && t.User != user {
+			cfg.Tokens[i].User, changed = user, true
+		}
 	}
 	if cfg.Addr != addr {
 		cfg.Addr, changed = addr, true
@@ -414,11 +440,11 @@ func (s *Server) config() Config {
 	return s.cfg
 }
 
-// scope returns the root the request's token is good for.
-func (s *Server) scope(r *http.Request) (string, bool) {
+// scope returns the install the request's token is of.
+func (s *Server) scope(r *http.Request) (Token, bool) {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || got == "" {
-		return "", false
+		return Token{}, false
 	}
 	return s.config().scopeOf(got)
 }
@@ -494,7 +520,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read event: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	o := Options{Strict: r.URL.Query().Get("strict") == "1", Scope: scope}
+	o := Options{Strict: r.URL.Query().Get("strict") == "1", Scope: &scope}
 	var msgs bytes.Buffer
 	rh := *s.hd
 	rh.Say = func(format string, args ...any) { fmt.Fprintf(&msgs, format+"\n", args...) }

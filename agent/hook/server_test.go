@@ -25,7 +25,7 @@ func TestHookServerConfigFile(t *testing.T) {
 	if _, ok, err := LoadConfig(store); ok || !errors.Is(err, ErrOldConfig) {
 		t.Fatalf("older configuration: ok %v, err %v; want ErrOldConfig", ok, err)
 	}
-	cfg, tok, err := Configure(store, "127.0.0.1:20001", "/ws")
+	cfg, tok, err := Configure(store, "127.0.0.1:20001", "/ws", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -220,7 +220,7 @@ func TestInstallHTTPSignalsNoPidAPingNames(t *testing.T) {
 		json.NewEncoder(w).Encode(hook.Ping{Ckpt: "squatter", Store: r.store, Pid: victim.Process.Pid})
 	}))
 	defer fake.Close()
-	if _, _, err := hook.Configure(r.store, strings.TrimPrefix(fake.URL, "http://"), r.ws); err != nil {
+	if _, _, err := hook.Configure(r.store, strings.TrimPrefix(fake.URL, "http://"), r.ws, false); err != nil {
 		t.Fatal(err)
 	}
 	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")

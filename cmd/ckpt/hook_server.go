@@ -10,7 +10,6 @@ import (
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/msg"
-	"github.com/ckpt/ckpt/internal/paths"
 )
 
 // The CLI's side of the resident hook server (agent/hook's Server): what
@@ -42,7 +41,7 @@ func (a *app) ensureHookServer(dir string) (problem string) {
 		covered := false
 		if root, err := controller.WorkspaceRoot(dir); err == nil {
 			for _, t := range cfg.Tokens {
-				covered = covered || paths.Within(t.Root, root)
+				covered = covered || t.Covers(root)
 			}
 		}
 		if !covered {

@@ -19,6 +19,7 @@ import (
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/atomicfile"
 	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 )
 
@@ -88,7 +89,8 @@ statusline" (not over a status line of your own). Prints what it changed.
 "ckpt serve --hooks" on loopback (--port or --addr; default: a free port
 chosen at the first install), with no process started per call. The hook
 carries a token of this install's own, good only for hook events of this
-workspace (--user: of your home directory), so it goes in
+workspace (--user: of the directories below your home directory, not of
+the home directory itself nor of its hidden directories), so it goes in
 .claude/settings.local.json (kept out of version control). The prompt and
 session-start hooks check that the server answering there proves it is this
 ckpt's (they send it no token before), and start it when nothing answers;
@@ -119,6 +121,26 @@ switches in place.`,
 	return cmd
 }
 
+// installLockFile, in the store, is held by `ckpt install` and `ckpt
+// uninstall` while they run: each reads, edits and writes back the
+// agents' configuration files, the hook server's configuration (its
+// tokens) and installDirsFile, and two at once would lose what the other
+// added.
+const installLockFile = "install.lock"
+
+// lockInstall waits for the store's other installs and uninstalls, and
+// keeps them waiting until unlock.
+func (a *app) lockInstall() (unlock func(), err error) {
+	if err := os.MkdirAll(a.store, 0o700); err != nil {
+		return nil, err
+	}
+	l := flock.New(filepath.Join(a.store, installLockFile))
+	if err := l.Lock(); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", quote.Path(l.Path()), err)
+	}
+	return func() { l.Unlock() }, nil
+}
+
 // runInstallCmd is `ckpt install [AGENT...]`: --check, or an install for
 // each named agent (none: each one found).
 func (a *app) runInstallCmd(ctx context.Context, args []string, o installOptions) error {
@@ -146,6 +168,11 @@ func (a *app) runInstallCmd(ctx context.Context, args []string, o installOptions
 			fmt.Fprintf(a.stdout, "found %s\n", strings.Join(parts, ", "))
 		}
 	}
+	unlock, err := a.lockInstall()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if err := a.installScan(o); err != nil {
 		return err
 	}
@@ -303,7 +330,12 @@ it was before install turned it on. Several AGENTs uninstall each.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) })
+			unlock, err := a.lockInstall()
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			err = a.eachAgent(args, func(name string) error { return a.installAgent(name, o, false) })
 			if err != nil {
 				return err
 			}
@@ -540,7 +572,7 @@ func (a *app) hookServerFor(o installOptions) (addr, token string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	_, token, err = hook.Configure(a.store, addr, root)
+	_, token, err = hook.Configure(a.store, addr, root, o.user)
 	return addr, token, err
 }
 

@@ -66,7 +66,9 @@ func newStatusCmd(a *app) *cobra.Command {
 		Long: `List the files added (+), modified (~) and deleted (-) since the open turn
 started: every file, for a scanned turn; the captured files otherwise. A
 recorded file that is now a directory, a symlink or a special file is a type
-change (!), which a rewind skips.`,
+change (!), which a rewind skips; one ckpt may not read now (another user's,
+mode 000), and in a scanned turn any file or directory the scan may not open,
+is unreadable (?): changed or not, ckpt cannot tell, and a rewind leaves it.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.open(cmd.Context())
@@ -90,7 +92,11 @@ change (!), which a rewind skips.`,
 				return a.printJSON(wire.NewChanges(changes))
 			}
 			for _, ch := range changes {
-				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-", "type_changed": "!"}[ch.Kind]
+				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-", "type_changed": "!", "unreadable": "?"}[ch.Kind]
+				if ch.Kind == "unreadable" {
+					fmt.Fprintf(a.stdout, "%s %s (unreadable: changed or not, ckpt cannot tell)\n", mark, quote.Path(ch.Path))
+					continue
+				}
 				if ch.Now != "" {
 					fmt.Fprintf(a.stdout, "%s %s (now a %s)\n", mark, quote.Path(ch.Path), ch.Now)
 					continue

@@ -74,7 +74,7 @@ func TestServeTakesHookEvents(t *testing.T) {
 	}
 
 	// A hook install's token (made after the server started).
-	_, hookToken, err := hook.Configure(s.store, "127.0.0.1:1", root)
+	_, hookToken, err := hook.Configure(s.store, "127.0.0.1:1", root, false)
 	if err != nil {
 		t.Fatal(err)
 	}
