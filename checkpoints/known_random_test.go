@@ -25,6 +25,7 @@ var knownPaths = []string{"a", "b", "dir/c", "d\nnl", "e\xff\xfe", "f"}
 // planned, and captures written straight into hidden turns, compared after
 // every event. CKPT_KNOWN_SEEDS sets the number of histories.
 func TestLastKnownManyMatchesReference(t *testing.T) {
+	t.Parallel()
 	seeds := 100
 	if s := os.Getenv("CKPT_KNOWN_SEEDS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -37,7 +38,10 @@ func TestLastKnownManyMatchesReference(t *testing.T) {
 		seeds = 20
 	}
 	for seed := range seeds {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { randomKnownHistory(t, uint64(seed)) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			randomKnownHistory(t, uint64(seed))
+		})
 	}
 }
 
