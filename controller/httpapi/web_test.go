@@ -190,7 +190,14 @@ func startBrowser() {
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(func(string, ...any) {}))
 	browser.ctx = bctx
-	browser.cancel = func() { bcancel(); acancel() }
+	browser.cancel = func() {
+		// Close the browser over the protocol first, so that it and its
+		// helper processes are gone before the profile is deleted (killed,
+		// its network service can write to the profile afterwards).
+		chromedp.Cancel(bctx)
+		bcancel()
+		acancel()
+	}
 	// The first Run starts the browser on bctx itself (a shorter-lived
 	// context would stop it when it ended); it lives until TestMain.
 	browser.err = chromedp.Run(bctx)
