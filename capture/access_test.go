@@ -148,6 +148,7 @@ func allowed(file string, c pathCall) bool {
 // controller/ reaches the file system by a path outside the allow-list:
 // every workspace access must go through the root handle.
 func TestNoWorkspaceAccessByPath(t *testing.T) {
+	t.Parallel()
 	var bad []string
 	checked := 0
 	for _, dir := range guardedDirs {
@@ -186,6 +187,7 @@ func TestNoWorkspaceAccessByPath(t *testing.T) {
 // TestPathCallsFindsAccess checks the guard itself on a made-up file: the
 // calls it must catch (renamed imports included) and the ones it must not.
 func TestPathCallsFindsAccess(t *testing.T) {
+	t.Parallel()
 	src := `package x
 
 import (

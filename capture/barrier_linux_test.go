@@ -10,6 +10,7 @@ import (
 )
 
 func TestKernelAtLeast(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		release string
 		want    bool
@@ -36,6 +37,7 @@ func TestKernelAtLeast(t *testing.T) {
 // fewDirty reads this system's /proc/meminfo: it must find both counts
 // there, so it answers the same as a direct reading of them.
 func TestFewDirtyReadsMeminfo(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		t.Skip(err)

@@ -32,6 +32,7 @@ func mountForTest(t *testing.T, src, dir, fstype string, flags uintptr) {
 // both land once the barrier has synced, and a failed sync commits none of
 // them.
 func TestBarrierCoversOnlyItsFileSystem(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, d := range []string{"tmp", "bind"} {
 		if err := os.Mkdir(filepath.Join(f.root, d), 0o755); err != nil {

@@ -13,6 +13,7 @@ import (
 // synced: Commit refuses it before (and removes the temp file), and after
 // Sync it lands with its bytes and mode.
 func TestBarrierCommitsOnlyAfterSync(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("syncfs is Linux's")
 	}
@@ -87,6 +88,7 @@ func dirNames(t *testing.T, dir string) string {
 // none of its staged files can be committed: the target keeps its old
 // bytes and the temp file is removed.
 func TestBarrierSyncFailureCommitsNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.ws.syncFS = func(*os.File) error { return errors.New("injected write-back error") }
 	b := f.ws.openBarrier()

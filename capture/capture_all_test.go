@@ -16,6 +16,7 @@ import (
 // captured, a refused one records nothing and does not stop the rest, a
 // path given twice is recorded once, and one captured before is "already".
 func TestCaptureAll(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.write(t, "a.txt", "alpha\r\n", 0o644)
@@ -70,6 +71,7 @@ func TestCaptureAll(t *testing.T) {
 // With no open turn, every path fails with ErrNoOpenTurn and nothing is
 // stored in the index.
 func TestCaptureAllNoTurn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	root := t.TempDir()
 	ws, err := NewWorkspace(root)

@@ -14,6 +14,7 @@ import (
 // A path that cannot be read fails alone: the batch's other paths are
 // recorded, the failed one records nothing (never "absent").
 func TestCaptureAllUnreadablePathInBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.write(t, "a.txt", "a", 0o644)
@@ -63,6 +64,7 @@ func (b failingBatch) Commit(context.Context) error { b.Abort(); return errCommi
 // the call is recorded, not even one that needed no blob, and each error
 // says why.
 func TestCaptureAllBlobCommitFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.c.store = failingBatches{f.c.store}

@@ -51,6 +51,7 @@ func TestCaptureCrashHelper(t *testing.T) {
 // stored, durable and named by no row: nothing is recorded, the collector
 // deletes them, and the next capture of the same files stores them again.
 func TestCrashBetweenCommits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")

@@ -64,6 +64,7 @@ func (f *fixture) snaps(t *testing.T) []checkpoints.FileSnap {
 }
 
 func TestRelCanonical(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	os.MkdirAll(filepath.Join(f.root, "real", "sub"), 0o755)
 	outside := t.TempDir()
@@ -110,6 +111,7 @@ func TestRelCanonical(t *testing.T) {
 }
 
 func TestCaptureStates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.write(t, "run.sh", "#!/bin/sh\r\n\xff\x00", 0o755)
@@ -157,6 +159,7 @@ func TestCaptureStates(t *testing.T) {
 }
 
 func TestUnreadableRecordsNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	f.write(t, "secret.txt", "s", 0o644)
@@ -172,6 +175,7 @@ func TestUnreadableRecordsNothing(t *testing.T) {
 }
 
 func TestUnreadableAsUser(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("root reads any file; TestUnreadableRecordsNothing covers this through the seam")
 	}
@@ -187,6 +191,7 @@ func TestUnreadableAsUser(t *testing.T) {
 }
 
 func TestInspectAndRestoreRefuseSymlinks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	outside := t.TempDir()
 	os.Symlink(outside, filepath.Join(f.root, "out"))

@@ -15,6 +15,7 @@ import (
 // or the file's hash and mode) and renames only when check accepts it; a
 // refusal removes the temp file and leaves the path as it is.
 func TestCommitIfLooksFirst(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, "a.txt", "old", 0o640)
 	oldID := cas.Sum([]byte("old"))

@@ -38,6 +38,7 @@ func bytesRead(t *testing.T) int64 {
 // whole file, holes read as zeros, and capturing a 256 MiB file with 12
 // KiB of data reads about its data, not its size.
 func TestSparseCaptureReadsItsData(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	const size = 256 << 20
 	data := bytes.Repeat([]byte("sparse!!"), 512)

@@ -25,6 +25,7 @@ func dirent64(ino uint64, typ byte, name string) []byte {
 }
 
 func TestAppendNames(t *testing.T) {
+	t.Parallel()
 	var recs []byte
 	for _, r := range []struct {
 		ino  uint64
@@ -60,6 +61,7 @@ func TestAppendNames(t *testing.T) {
 // directory by its type alone (no lstat), everything else lstat'ed, and a
 // symlink to a directory a symlink, never a directory.
 func TestListTypes(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	must := func(err error) {
 		t.Helper()

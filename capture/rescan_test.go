@@ -104,6 +104,7 @@ func rescanAgrees(t *testing.T, f *fixture, cache map[string]checkpoints.StatEnt
 // type changes (file, directory, symlink), files added or removed in
 // ignored and not ignored directories, rules that change.
 func TestRescanSeesEveryChange(t *testing.T) {
+	t.Parallel()
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name   string
@@ -183,6 +184,7 @@ func TestRescanSeesEveryChange(t *testing.T) {
 // round, each re-scan starting from the cache the previous one left, and
 // checks every re-scan against a scan without cache.
 func TestRescanRandomTrees(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(14, 1))
 	f := newFixture(t)
 	dirs := []string{"", "a", "a/b", "a/b/c", "a.d", "a0", "z"}
@@ -241,6 +243,7 @@ func TestRescanRandomTrees(t *testing.T) {
 // mtime is trusted. The cache's blob stands in for content that changed
 // without changing the stat (a write in the same clock tick).
 func TestRescanRacyEntry(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	f.write(t, "d/same.txt", "content", 0o644)

@@ -24,6 +24,7 @@ import (
 // cannot match a file (matchRules' shortcut) sits next to and below ones
 // whose rules can. 150 rounds; CKPT_LONG=1 runs 1,500.
 func TestScanMatchesGitRandom(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short")
 	}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestScanProgress(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for i := range 600 {
 		f.write(t, fmt.Sprintf("d%d/f%03d.txt", i%7, i), fmt.Sprint(i), 0o644)

@@ -38,6 +38,7 @@ import (
 //
 // 300 scans; CKPT_LONG=1 runs 3,000.
 func TestScanSwapRace(t *testing.T) {
+	t.Parallel()
 	scans := 300
 	if os.Getenv("CKPT_LONG") != "" {
 		scans = 3000
@@ -202,6 +203,7 @@ func (m *removeOnMatch) Match(rel string, isDir bool) (bool, error) {
 // turn's scan failing fails the turn), and its cache must say a's files
 // are gone, so the next scan records the tree as a scan without one does.
 func TestScanDirRemovedAfterOpen(t *testing.T) {
+	t.Parallel()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	hits := 0
 	for _, cached := range []bool{false, true} {

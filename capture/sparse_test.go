@@ -10,6 +10,7 @@ import (
 // TestCopySparseKeepsBytes: whatever mix of data and zero blocks, aligned
 // or not, copySparse writes the same bytes it read.
 func TestCopySparseKeepsBytes(t *testing.T) {
+	t.Parallel()
 	block := func(c byte, n int) []byte { return bytes.Repeat([]byte{c}, n) }
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 	for name, in := range map[string][]byte{

@@ -11,6 +11,7 @@ import (
 // refuses it before (and discards it), and after the sync it lands with
 // its bytes and mode. Discard of an unsynced file leaves nothing behind.
 func TestStageUnsyncedNeedsSync(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, "a.txt", "old", 0o644)
 	names := func() []string {

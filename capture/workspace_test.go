@@ -17,6 +17,7 @@ import (
 )
 
 func TestVCSNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		elem          string
 		posix, onWind bool
@@ -61,6 +62,7 @@ func TestVCSNames(t *testing.T) {
 // Every case variant of a VCS directory is refused by Rel, capture, the
 // restore side and the scan, whatever the file system's case rules.
 func TestVCSCaseVariantsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	for _, p := range []string{".GIT/HEAD", ".Git/config", "sub/.Hg/store", ".SVN/entries", "a/.jJ/x", ".Bzr/x"} {
@@ -105,6 +107,7 @@ func TestVCSCaseVariantsRefused(t *testing.T) {
 // A file swapped for a symlink to another file in the workspace between
 // Inspect and the read is refused: OpenFile reads only the file Lstat saw.
 func TestOpenFileFollowsNoLink(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, "secret", "other bytes", 0o644)
 	if err := os.Symlink("secret", filepath.Join(f.root, "link")); err != nil {
@@ -136,6 +139,7 @@ func TestOpenFileFollowsNoLink(t *testing.T) {
 // Stage, Commit and Remove work inside the parent's handle; a parent
 // swapped between Stage and Commit makes Commit refuse.
 func TestStageCommitRemove(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s, err := f.ws.Stage("new/dir/a.txt", "7", strings.NewReader("hello"), 0o755)
 	if err != nil {
@@ -184,6 +188,7 @@ func TestStageCommitRemove(t *testing.T) {
 // SyncDirs fsyncs every directory on the way to the paths once, the root
 // included, and skips what is missing or reached through a symlink.
 func TestSyncDirsOncePerDirectory(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.write(t, "a/b/x", "x", 0o644)
 	f.write(t, "a/b/y", "y", 0o644)
@@ -216,6 +221,7 @@ func TestSyncDirsOncePerDirectory(t *testing.T) {
 // Reads go through the root handle: a capture through a symlinked parent
 // that leads out reads nothing, and a workspace reached by a link works.
 func TestCaptureThroughRootHandle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	outside := t.TempDir()
 	secret := []byte("outside secret bytes")
@@ -287,6 +293,7 @@ func mustRel(t *testing.T, ws *Workspace, p string) string {
 // Rel resolves symlinked parents through the root handle, by Lstat and
 // Readlink: absolute targets inside, chains, "..", loops and escapes.
 func TestRelResolvesLinksInsideRoot(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	os.MkdirAll(filepath.Join(f.root, "real", "sub"), 0o755)
 	outside := t.TempDir()
@@ -339,6 +346,7 @@ func TestRelResolvesLinksInsideRoot(t *testing.T) {
 // TestVCSNamesStartWithADot guards vcsName's shortcut for names without a
 // leading dot.
 func TestVCSNamesStartWithADot(t *testing.T) {
+	t.Parallel()
 	for _, v := range vcsNames {
 		if !strings.HasPrefix(v, ".") {
 			t.Errorf("%q does not start with a dot: vcsName's shortcut would miss it", v)

@@ -14,6 +14,7 @@ import (
 // parallel encoder because it can see its size, reads back verified, is
 // compressed, and deduplicates.
 func TestDiskBigFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
 	defer d.Close()

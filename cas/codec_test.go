@@ -9,6 +9,7 @@ import (
 // The block encoders lend the one returned last, make at most max, and
 // keep a borrower waiting while all are lent.
 func TestBlockEncodersLIFOBounded(t *testing.T) {
+	t.Parallel()
 	b := newBlockEncoders(2)
 	defer b.close()
 	e1, e2 := b.get(), b.get()
@@ -44,6 +45,7 @@ func TestBlockEncodersLIFOBounded(t *testing.T) {
 // Content of one block round-trips through encoders borrowed by several
 // goroutines at once.
 func TestCodecBlockConcurrent(t *testing.T) {
+	t.Parallel()
 	c, err := newCodec()
 	if err != nil {
 		t.Fatal(err)

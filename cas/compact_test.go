@@ -50,6 +50,7 @@ func pragma(t testing.TB, dir, name string) int64 {
 // either way every kept blob reads back, no free page is left, the file
 // shrinks to about the live pages and stays in incremental auto-vacuum.
 func TestCompactKeepsBlobs(t *testing.T) {
+	t.Parallel()
 	for _, keep := range []int{3, 9} {
 		t.Run(strconv.Itoa(keep), func(t *testing.T) {
 			ctx := context.Background()
@@ -109,6 +110,7 @@ func readCalls() int64 {
 // of CPU for a 60-turn store pruned to 20 MiB). Compact must read each
 // page a small number of times.
 func TestCompactWorkIsLinear(t *testing.T) {
+	t.Parallel()
 	if readCalls() < 0 {
 		t.Skip("no /proc/self/io: cannot count reads")
 	}

@@ -94,6 +94,7 @@ func putChain(t testing.TB, s cas.Store, vs [][]byte) []cas.ID {
 // stored as deltas, much smaller than whole frames, read back verified,
 // and no chain is deeper than the bound.
 func TestDeltaRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
 	defer d.Close()
@@ -144,6 +145,7 @@ func TestDeltaRoundTrip(t *testing.T) {
 // TestDeltaBatch: the hint works through a batch, including a base put
 // earlier in the same batch's life but committed before.
 func TestDeltaBatch(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
 	defer d.Close()
@@ -167,6 +169,7 @@ func TestDeltaBatch(t *testing.T) {
 // TestDeltaOnlyWhenSmaller: a hint at unrelated, absent, tiny or
 // identical content stores the blob whole.
 func TestDeltaOnlyWhenSmaller(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
 	defer d.Close()
@@ -201,6 +204,7 @@ func TestDeltaOnlyWhenSmaller(t *testing.T) {
 // removes a base that a remaining blob's chain needs, and removes a whole
 // chain given all of it.
 func TestDeltaDeleteKeepsBase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
@@ -235,6 +239,7 @@ func TestDeltaDeleteKeepsBase(t *testing.T) {
 // corrupt, never absent; putting the content again heals a delta whose
 // base is gone.
 func TestDeltaCorruptBase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	vs := versions(3)
 	t.Run("damaged", func(t *testing.T) {
@@ -320,6 +325,7 @@ func TestDeltaCorruptBase(t *testing.T) {
 // TestDeltaCycle: a chain that loops (only damage from outside can make
 // one) is reported corrupt, not followed forever.
 func TestDeltaCycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
@@ -351,6 +357,7 @@ func zstdFrame(t testing.TB, b []byte) []byte {
 // deleted before the batch commits (no Hold was taken) fails the commit
 // and records nothing: a delta row never exists without its base.
 func TestDeltaBaseDeletedBeforeCommit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := openDisk(t, t.TempDir())
 	defer d.Close()
@@ -377,6 +384,7 @@ func TestDeltaBaseDeletedBeforeCommit(t *testing.T) {
 // TestDeltaStoredForm: a delta's stored form, as a remote copies it, is a
 // self-contained frame another store accepts.
 func TestDeltaStoredForm(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := openDisk(t, t.TempDir())
 	defer a.Close()

@@ -33,6 +33,7 @@ func openDisk(t testing.TB, dir string) *cas.Disk {
 }
 
 func TestDisk(t *testing.T) {
+	t.Parallel()
 	castest.Run(t, func(t testing.TB) cas.Store { return openDisk(t, t.TempDir()) })
 }
 
@@ -58,6 +59,7 @@ func random(seed uint64, n int) []byte {
 }
 
 func TestDiskLayout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
 	defer d.Close()
@@ -113,6 +115,7 @@ func TestDiskLayout(t *testing.T) {
 }
 
 func TestDiskReopen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
 	contents := [][]byte{nil, []byte("x"), castest.Bytes(1, 5000), castest.Bytes(2, 2<<20)}
@@ -133,6 +136,7 @@ func TestDiskReopen(t *testing.T) {
 }
 
 func TestDiskClock(t *testing.T) {
+	t.Parallel()
 	d := openDisk(t, t.TempDir())
 	defer d.Close()
 	when := time.Date(2025, 3, 4, 5, 6, 7, 8, time.UTC)
@@ -151,6 +155,7 @@ func TestDiskClock(t *testing.T) {
 // TestDiskOrphanObject: an object file without a row, as a crash between
 // rename and commit leaves, is replaced by the next Put of that content.
 func TestDiskOrphanObject(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
 	defer d.Close()
@@ -190,6 +195,7 @@ func zstdBomb(n int64, declare bool) []byte {
 }
 
 func TestZstdBombIsValid(t *testing.T) {
+	t.Parallel()
 	for _, declare := range []bool{false, true} {
 		dec, err := zstd.NewReader(bytes.NewReader(zstdBomb(300<<10, declare)))
 		if err != nil {
@@ -204,6 +210,7 @@ func TestZstdBombIsValid(t *testing.T) {
 }
 
 func TestDiskCorrupt(t *testing.T) {
+	t.Parallel()
 	type damage func(t *testing.T, db *sql.DB, dir string, id cas.ID)
 	exec := func(t *testing.T, db *sql.DB, q string, args ...any) {
 		t.Helper()
@@ -355,6 +362,7 @@ func TestDiskCorrupt(t *testing.T) {
 }
 
 func TestDiskDeleteRemovesObject(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
 	defer d.Close()
@@ -372,6 +380,7 @@ func TestDiskDeleteRemovesObject(t *testing.T) {
 
 // TestDiskOddPath: the directory name reaches SQLite inside a URI.
 func TestDiskOddPath(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "a b?c#d%20e&f=g")
 	d := openDisk(t, dir)
 	id := castest.Put(t, d, []byte("odd"))
@@ -388,6 +397,7 @@ func TestDiskOddPath(t *testing.T) {
 // content four times (by two goroutines at once, then both again after
 // its first commit): every content ends up in exactly one row.
 func TestBatchEarlyCommits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	d := openDisk(t, dir)

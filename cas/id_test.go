@@ -9,6 +9,7 @@ import (
 )
 
 func TestSum(t *testing.T) {
+	t.Parallel()
 	// BLAKE3-256 test vector for the empty input.
 	const empty = "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
 	if got := cas.Sum(nil).String(); got != empty {
@@ -20,6 +21,7 @@ func TestSum(t *testing.T) {
 }
 
 func TestParseID(t *testing.T) {
+	t.Parallel()
 	valid := cas.Sum([]byte("x")).String()
 	tests := []struct {
 		name string
@@ -67,6 +69,7 @@ func FuzzParseID(f *testing.F) {
 }
 
 func TestIDMethods(t *testing.T) {
+	t.Parallel()
 	id := cas.Sum([]byte("hello"))
 	if s := id.Short(); len(s) != 12 || !strings.HasPrefix(id.String(), s) {
 		t.Errorf("Short() = %q, want the first 12 of %q", s, id.String())

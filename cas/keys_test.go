@@ -21,6 +21,7 @@ import (
 // before the upgrade, which stays corrupt and never reads as absent. A Put
 // of that delta's content then heals it.
 func TestMigrateBlobKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := rawDB(t, dir)
@@ -101,6 +102,7 @@ func execSQL(t testing.TB, db *sql.DB, q string, args ...any) {
 // taken for that blob: Put stores the blob beside it, reads and Stat find
 // the right row, Delete removes only the blob.
 func TestIDPrefixShared(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	d := openDisk(t, dir)
@@ -142,6 +144,7 @@ func TestIDPrefixShared(t *testing.T) {
 // TestPutStoredInlineTwice: the id index is not unique, so dedup is the
 // insert's own check; one call naming a blob twice records one row.
 func TestPutStoredInlineTwice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	d := openDisk(t, dir)

@@ -8,5 +8,6 @@ import (
 )
 
 func TestMemory(t *testing.T) {
+	t.Parallel()
 	castest.Run(t, func(testing.TB) cas.Store { return cas.NewMemory() })
 }

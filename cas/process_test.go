@@ -88,6 +88,7 @@ func helperMulti(t *testing.T, d *cas.Disk, worker int) {
 }
 
 func TestMultiProcess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	for w := range 4 {
@@ -160,6 +161,7 @@ func helperCrash(t *testing.T, d *cas.Disk, round int) {
 // reopening leaves no temp files. Blobs verified in an earlier round are
 // verified again only in the last one.
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(42, 0))
 	verified := map[cas.ID]bool{}
@@ -222,6 +224,7 @@ func TestCrash(t *testing.T) {
 // TestDiskTempCleanup: OpenDisk removes temp files nobody holds locked,
 // and leaves those a live writer holds.
 func TestDiskTempCleanup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	openDisk(t, dir).Close()
 	stale := filepath.Join(dir, "tmp", "blob-stale")
@@ -271,6 +274,7 @@ func helperExit(t *testing.T, d *cas.Disk, n int) {
 // WAL in place and a large one checkpointed away, and in both cases the
 // next process reads what it committed.
 func TestCloseForExit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		size     int

@@ -25,6 +25,7 @@ func openTestDisk(t *testing.T) *Disk {
 // from one store to another in stored form, and checks the copy reads back
 // the same bytes without being re-encoded.
 func TestStoredRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, dst := openTestDisk(t), openTestDisk(t)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -76,6 +77,7 @@ func TestStoredRoundTrip(t *testing.T) {
 // TestStoredCorrupt: a truncated, altered or mislabelled body is refused as
 // corrupt, and nothing is recorded.
 func TestStoredCorrupt(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src := openTestDisk(t)
 	for _, size := range []int{5000, 3 << 20} {
@@ -121,6 +123,7 @@ func TestStoredCorrupt(t *testing.T) {
 
 // TestStoredInlineAllOrNothing: one bad body among many records none.
 func TestStoredInlineAllOrNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	src, dst := openTestDisk(t), openTestDisk(t)
 	var ss []Stored

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSumReaderMatchesSum(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{0, 1, 1023, 1 << 20} {
 		b := bytes.Repeat([]byte("ckpt\x00\xff"), n/6+1)[:n]
 		id, size, err := cas.SumReader(bytes.NewReader(b))

@@ -31,6 +31,7 @@ func hasRef(s checkpoints.Summary, p string) bool {
 // for by them would hide the new turn's blob from the mark. The catalog
 // must read such an index every time.
 func TestCatalogReadsSymlinkedIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := t.TempDir()
 	real := filepath.Join(t.TempDir(), "real")
@@ -83,6 +84,7 @@ func TestCatalogReadsSymlinkedIndex(t *testing.T) {
 // catalog vouches for is never older than the index. CKPT_CATALOG_RACE
 // sets how long it runs (default 8s).
 func TestCatalogRacesSettlingWriters(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs for seconds")
 	}
@@ -194,6 +196,7 @@ func TestCatalogRacesSettlingWriters(t *testing.T) {
 // at once), with the same size, on the real clock after the catalog
 // vouched for it: the change time gives it away.
 func TestCatalogSeesInodeReused(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits for the catalog's margin")
 	}

@@ -77,6 +77,7 @@ func sessions(t testing.TB, c *checkpoints.Catalog, store string) map[string]che
 // what reading the indexes gives, and reads again exactly the index that
 // changed.
 func TestCatalogCachesAndSeesChanges(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	storeSession(t, store, "a", "one", "two")
 	storeSession(t, store, "b", "three")
@@ -119,6 +120,7 @@ func summaryKey(s checkpoints.Summary) string {
 // An index written moments ago is not trusted: its file times are too
 // recent for a later write to be sure to change them.
 func TestCatalogDoesNotTrustRecentWrites(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	storeSession(t, store, "a", "one")
 	c := catalog(t, store, time.Now)
@@ -132,6 +134,7 @@ func TestCatalogDoesNotTrustRecentWrites(t *testing.T) {
 // An index open in another process with commits in its WAL, and an index
 // replaced by another file, are read again.
 func TestCatalogReadsOpenAndReplacedIndexes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := t.TempDir()
 	storeSession(t, store, "a", "one")
@@ -175,6 +178,7 @@ func TestCatalogReadsOpenAndReplacedIndexes(t *testing.T) {
 // A catalog that is not a database is rebuilt; rows of removed sessions
 // go; a staging directory a crashed creation left is deleted once old.
 func TestCatalogRepairsAndCleans(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	storeSession(t, store, "a", "one")
 	storeSession(t, store, "b", "two")
@@ -223,6 +227,7 @@ func TestCatalogRepairsAndCleans(t *testing.T) {
 
 // Summaries survive encoding: every field, blobs named once.
 func TestSummaryEncoding(t *testing.T) {
+	t.Parallel()
 	a, b := cas.Sum([]byte("a")), cas.Sum([]byte("b"))
 	s := checkpoints.Summary{
 		Workspace: "/w", Origin: checkpoints.Origin{Session: "p", Turn: 3}, LastUse: time.Unix(5, 6),

@@ -13,6 +13,7 @@ import (
 // without end; what is left starts with the trim marker and ends with the
 // newest change.
 func TestChangeLogTrimmedBySteps(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const keep = 8
 	x, err := checkpoints.Open(ctx, t.TempDir(), checkpoints.WithChangeLogKeep(keep))

@@ -29,6 +29,7 @@ func id(s string) *cas.ID {
 }
 
 func TestTurnsSnapsAndFirstCaptureWins(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	if _, err := x.OpenTurn(ctx); !errors.Is(err, checkpoints.ErrNoOpenTurn) {
@@ -77,6 +78,7 @@ func TestTurnsSnapsAndFirstCaptureWins(t *testing.T) {
 }
 
 func TestEarliestAcrossTurnsAndOps(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	t0, _ := x.BeginTurn(ctx, "t0", nil, nil)
@@ -128,6 +130,7 @@ func TestEarliestAcrossTurnsAndOps(t *testing.T) {
 }
 
 func TestConversationRewindAndUndo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	for i := 0; i < 3; i++ {
@@ -175,6 +178,7 @@ func TestConversationRewindAndUndo(t *testing.T) {
 }
 
 func TestPendingAndAbort(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	if _, err := x.PendingOp(ctx); !errors.Is(err, checkpoints.ErrNotFound) {
@@ -201,6 +205,7 @@ func TestPendingAndAbort(t *testing.T) {
 }
 
 func TestOpenVerifiesPragmasAndReopens(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	x := open(t, dir)
@@ -219,6 +224,7 @@ func TestOpenVerifiesPragmasAndReopens(t *testing.T) {
 // TestConcurrentWriters: two Index handles on one file (as two processes
 // have) add snaps at once; none is lost and no "database is locked" escapes.
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	a, b := open(t, dir), open(t, dir)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCopyToCopiesEverythingAndRefusesExisting(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	t0, err := x.BeginTurn(ctx, "first", nil, nil)
@@ -51,6 +52,7 @@ func TestCopyToCopiesEverythingAndRefusesExisting(t *testing.T) {
 }
 
 func TestSummarizeOpAndUndo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	for _, p := range []string{"p0", "p1", "p2"} {

@@ -39,6 +39,7 @@ func finish(t testing.TB, x *checkpoints.Index, op checkpoints.Op) checkpoints.O
 // of each op and that an undo of an undo (a redo) puts back exactly what
 // the undo replaced, turns opened in between included.
 func TestJournalRecordsConversationChangesAndRedoes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	for i := 0; i < 3; i++ {
@@ -111,6 +112,7 @@ func TestJournalRecordsConversationChangesAndRedoes(t *testing.T) {
 }
 
 func TestJournalRecordsSummarize(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	for i := 0; i < 2; i++ {

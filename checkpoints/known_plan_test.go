@@ -10,6 +10,7 @@ import (
 // knownSQL reads each path through indexes only: no step of its plan
 // scans snaps, op_files or turns (a scan would grow with the history).
 func TestKnownSQLPlanSeeksOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {

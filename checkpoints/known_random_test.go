@@ -23,9 +23,14 @@ var knownPaths = []string{"a", "b", "dir/c", "d\nnl", "e\xff\xfe", "f"}
 // returns, for random histories of captures (in steps or not), turn ends,
 // scanned turns, rewinds (code, conversation), undos and redos, ops left
 // planned, and captures written straight into hidden turns, compared after
-// every event. CKPT_KNOWN_SEEDS sets the number of histories.
+// every event. 40 histories (100 with CKPT_LONG=1, 20 with -short);
+// CKPT_KNOWN_SEEDS sets the number.
 func TestLastKnownManyMatchesReference(t *testing.T) {
-	seeds := 100
+	t.Parallel()
+	seeds := 40
+	if os.Getenv("CKPT_LONG") != "" {
+		seeds = 100
+	}
 	if s := os.Getenv("CKPT_KNOWN_SEEDS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
@@ -37,7 +42,10 @@ func TestLastKnownManyMatchesReference(t *testing.T) {
 		seeds = 20
 	}
 	for seed := range seeds {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { randomKnownHistory(t, uint64(seed)) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			randomKnownHistory(t, uint64(seed))
+		})
 	}
 }
 

@@ -14,6 +14,7 @@ func st(s string) checkpoints.State { return checkpoints.State{Content: id(s), M
 // rewind's after state, an undo putting back what was known before its
 // rewind, and a scanned turn making everything unknown.
 func TestLastKnownTimeline(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	want := func(what string, wantSt checkpoints.State, wantKnown bool) {
@@ -66,6 +67,7 @@ func TestLastKnownTimeline(t *testing.T) {
 // ScannedSince returns the scanned turns from a clock value on, oldest
 // first, sharing identical manifests; ManifestByID reads one.
 func TestScannedSince(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	m := &checkpoints.Manifest{Files: []checkpoints.ManifestEntry{{Path: "a", Blob: *id("a"), Mode: 0o644, Size: 1}}}

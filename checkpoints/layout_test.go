@@ -11,6 +11,7 @@ import (
 var sessionSpec = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$`)
 
 func TestValidSession(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		id   string
 		want bool

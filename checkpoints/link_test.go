@@ -15,6 +15,7 @@ import (
 // it, as IsSessionEntry does. A directory with an index is a session
 // whatever else it holds.
 func TestLinkIsNoSession(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	storeSession(t, store, "s1", "one")
 	storeSession(t, store, "s2", "two")

@@ -15,6 +15,7 @@ import (
 // conversation rewind and new turns in place of the hidden ones, and after
 // its undo hides those again.
 func TestEachCheckpoint(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	each := func(since int) ([]checkpoints.Checkpoint, []bool, checkpoints.PageInfo) {

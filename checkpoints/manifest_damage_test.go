@@ -14,6 +14,7 @@ import (
 // it, so a lost row must never read as a file that was not there. Both a
 // whole manifest and one stored as a delta are damaged.
 func TestManifestDamagedRowsAreAnError(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	entries := func(n int, tag string) []ManifestEntry {
 		var out []ManifestEntry

@@ -14,6 +14,7 @@ import (
 // them when reopened, and an index of one turn with one capture stays
 // small on disk.
 func TestNewIndexPageSize(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	for i := 0; i < 2; i++ {

@@ -14,6 +14,7 @@ import (
 // index (nothing, an empty file, a few bytes) stays as it is, and opening
 // it fails with ErrNoIndex even where a new session would be created.
 func TestOpenSessionNeverRemakesALostIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string

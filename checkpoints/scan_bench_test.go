@@ -56,6 +56,7 @@ func BenchmarkLoadScanCache(b *testing.B) {
 // exactly the entries decodeEntry accepts, with the same length and path,
 // over truncated and corrupted encodings.
 func TestEntryPathAgreesWithDecode(t *testing.T) {
+	t.Parallel()
 	es := goSrcLikeStats()[:50]
 	es[3].Size, es[4].MTime, es[5].Inode = -1, 0, 1<<63
 	b := encodeDir(es)
@@ -86,6 +87,7 @@ func TestEntryPathAgreesWithDecode(t *testing.T) {
 // the index on goes back to the pool unmapped, and that the load sees the
 // cache as saved.
 func TestLoadScanCacheUnmaps(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {

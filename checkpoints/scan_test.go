@@ -14,6 +14,7 @@ import (
 )
 
 func TestManifestsAreSharedAndDroppedWithTheirLastTurn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
@@ -57,6 +58,7 @@ func TestManifestsAreSharedAndDroppedWithTheirLastTurn(t *testing.T) {
 }
 
 func TestStatCacheRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
@@ -107,6 +109,7 @@ func countManifests(t *testing.T, x *Index) (manifests, rows int) {
 // maxManifestDepth, and that pruning turns whose manifests are the base of
 // kept ones loses nothing (reads, gc roots, earliest events).
 func TestManifestDeltas(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
@@ -257,6 +260,7 @@ func TestManifestDeltas(t *testing.T) {
 // TestManifestDeltaRewritesLostEntries: an entry the base holds as lost is
 // written afresh by the next manifest, which vouches for it again.
 func TestManifestDeltaRewritesLostEntries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
@@ -296,6 +300,7 @@ func TestManifestDeltaRewritesLostEntries(t *testing.T) {
 // whose Since names another manifest is stored from its files, whatever
 // its Since says.
 func TestManifestSince(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
@@ -351,6 +356,7 @@ func TestManifestSince(t *testing.T) {
 // came between; dropping the header row drops the cache; a damaged cache
 // vouches for no manifest.
 func TestScanCacheByDirectory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
@@ -448,6 +454,7 @@ func TestScanCacheByDirectory(t *testing.T) {
 // others' entries as they were (here through a whole rewrite: the test's
 // row holds directories of other buckets).
 func TestScanCacheDirs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
@@ -512,6 +519,7 @@ func TestScanCacheDirs(t *testing.T) {
 // was; an entry under a directory that is not its own fails the save and
 // writes nothing; an empty directory is no entry.
 func TestSaveScanCacheByDir(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
@@ -556,6 +564,7 @@ func TestSaveScanCacheByDir(t *testing.T) {
 // (insertManifest does not hash it); the shortcut must not apply when the
 // skips differ, and a Prev that is not stored falls back to the hash.
 func TestUnchangedManifestShortcut(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x, err := Open(ctx, t.TempDir())
 	if err != nil {
@@ -619,6 +628,7 @@ func TestUnchangedManifestShortcut(t *testing.T) {
 // manifests told as deltas against the previous one or not, identical
 // ones, turns without a manifest, and conversation rewinds hiding turns.
 func TestTurnDiffMatchesWholeManifests(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	deltas := 0 // manifests stored as deltas: TurnDiff's own reading
 	for seed := int64(1); seed <= 20; seed++ {

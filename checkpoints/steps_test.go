@@ -14,6 +14,7 @@ import (
 // keyed step is found again, and every index reader sees the step rows:
 // earliest events, refs (for gc), prune and mark-lost.
 func TestStepsRecordFirstTouchPerStep(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	if _, _, err := x.BeginStep(ctx, "k", "Edit"); !errors.Is(err, checkpoints.ErrNoOpenTurn) {
@@ -146,6 +147,7 @@ func TestStepsRecordFirstTouchPerStep(t *testing.T) {
 // TestStepsOfManyTurns lists the steps of more turns than Steps reads one
 // by one, so the one-pass query is used, hidden turns left out.
 func TestStepsOfManyTurns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	x := open(t, t.TempDir())
 	for i := 0; i < 12; i++ {

@@ -51,6 +51,7 @@ func endOf(t *testing.T, x *checkpoints.Index, turn int, path string) *checkpoin
 // read for a turn that is no longer open, or before a capture into it, are
 // refused with ErrStale and nothing is recorded; read again, they go in.
 func TestBeginTurnAfterRefusesStaleEnds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	a, b := open(t, dir), open(t, dir)

@@ -51,6 +51,7 @@ func oldIndex(t testing.TB, dir string, upTo int, rows func(db *sql.DB)) {
 // A session written before the compact schema (version 8) opens, upgraded,
 // with its turn, capture, step, clock and stat cache, and goes on.
 func TestOpenUpgradesVersion8(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "s")
 	v0 := sum("v0")

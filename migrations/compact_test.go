@@ -91,6 +91,7 @@ func dump(t testing.TB, db *sql.DB, table string) []string {
 // stat cache's directory rows into statcache; the schema is then the one a
 // new index gets, the foreign keys hold, and the triggers and ids go on.
 func TestCompactKeepsEveryRow(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openFK(t)
 	if err := migrations.ApplyUpTo(ctx, db, migrations.Index, 8); err != nil {
@@ -190,6 +191,7 @@ func TestCompactKeepsEveryRow(t *testing.T) {
 // A rebuild that would leave a row naming a missing row is refused and
 // rolled back whole: the index stays at version 8 with its tables.
 func TestCompactRefusesBrokenForeignKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openFK(t)
 	if err := migrations.ApplyUpTo(ctx, db, migrations.Index, 8); err != nil {
@@ -226,6 +228,7 @@ func TestCompactRefusesBrokenForeignKey(t *testing.T) {
 // Several processes opening one old index at once: one rebuilds it, the
 // others wait and find it done, and every row is there once.
 func TestCompactConcurrentApply(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "index.db")
 	dsn := "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"

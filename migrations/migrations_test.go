@@ -42,6 +42,7 @@ func tables(t testing.TB, db *sql.DB) map[string]bool {
 }
 
 func TestApplyFreshAndTwice(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		set  migrations.Set
@@ -82,6 +83,7 @@ func TestApplyFreshAndTwice(t *testing.T) {
 }
 
 func TestRefuseNewer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t)
 	if err := migrations.Apply(ctx, db, migrations.Index); err != nil {
@@ -107,6 +109,7 @@ func TestRefuseNewer(t *testing.T) {
 }
 
 func TestListOrderedAndNamed(t *testing.T) {
+	t.Parallel()
 	for _, set := range []migrations.Set{migrations.Index, migrations.CAS} {
 		ms, err := set.List()
 		if err != nil {
@@ -126,6 +129,7 @@ func TestListOrderedAndNamed(t *testing.T) {
 // TestConcurrentApply opens one file from several connections pools at once,
 // as several ckpt processes do on first use.
 func TestConcurrentApply(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "c.db")
 	errs := make(chan error, 4)

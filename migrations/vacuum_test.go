@@ -16,6 +16,7 @@ import (
 // switches) and incremental, with a few or most of its pages free. Each
 // ends incremental with no free page and every kept row intact.
 func TestVacuumModes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		create bool   // made by migrations.Create, as ckpt makes its files

@@ -22,6 +22,7 @@ import (
 // (skipped when it is not installed); a code rewind in the pulled copy
 // restores every file.
 func TestSyncPullDeltas(t *testing.T) {
+	t.Parallel()
 	t.Run("dir", func(t *testing.T) {
 		b, err := dir.New(filepath.Join(t.TempDir(), "remote"))
 		if err != nil {

@@ -46,6 +46,7 @@ func (g *gcMidPull) Get(ctx context.Context, key string, off, n int64) (io.ReadC
 // the remote is corrupt, or, a moment later, installs an index naming
 // deleted blobs.
 func TestPullHoldsItsBlobsAgainstGC(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	root := t.TempDir()
 	d, _ := dir.New(filepath.Join(root, "remote"))

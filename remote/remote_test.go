@@ -20,6 +20,7 @@ import (
 )
 
 func TestTrailerRoundTripAndBounds(t *testing.T) {
+	t.Parallel()
 	var p packBuilder
 	for i := 0; i < 3; i++ {
 		body := []byte(strings.Repeat(fmt.Sprint(i), 10+i))
@@ -98,6 +99,7 @@ func TestConfig(t *testing.T) {
 // pulled reads back byte for byte, a second sync uploads nothing, and a
 // HEAD moved by another writer forks.
 func TestSyncPullDir(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	root := t.TempDir()
 	ws, storeA, storeB := filepath.Join(root, "ws"), filepath.Join(root, "A"), filepath.Join(root, "B")
@@ -200,6 +202,7 @@ func TestSyncPullDir(t *testing.T) {
 // TestVerifyDir: verify passes on a sound remote, and names a flipped byte
 // in a pack as corrupt and a deleted pack as missing.
 func TestVerifyDir(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	root := t.TempDir()
 	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "A")
@@ -264,6 +267,7 @@ func TestVerifyDir(t *testing.T) {
 // after the first while its server time is older than the margin; a sync
 // meanwhile never reuses it, and what it uploads instead survives.
 func TestGCTwoPhase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	root := t.TempDir()
 	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "A")
@@ -353,6 +357,7 @@ func (o GCOptions) withDryRun() GCOptions { o.DryRun = true; return o }
 // TestSyncUnknownSession: naming a session the store lacks is an error and
 // leaves no empty index behind (which would then list as a session).
 func TestSyncUnknownSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := t.TempDir()
 	os.MkdirAll(filepath.Join(store, "sessions", "ghost"), 0o755)
@@ -374,6 +379,7 @@ func TestSyncUnknownSession(t *testing.T) {
 // own, streamed both ways, and reads back byte for byte; a pack holding
 // only that blob is named by the HEAD.
 func TestLargeBlobAlone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	root := t.TempDir()
 	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "A")
@@ -441,6 +447,7 @@ func TestLargeBlobAlone(t *testing.T) {
 // TestSyncBusy: a sync that finds another sync of the store running leaves
 // it the work without --wait, and waits for it with --wait.
 func TestSyncBusy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := t.TempDir()
 	b, _ := dir.New(t.TempDir())
@@ -473,6 +480,7 @@ func TestSyncBusy(t *testing.T) {
 // answer never came (so this store did not record the new ETag) is not
 // mistaken by the next sync for another writer: no fork.
 func TestSyncAfterLostHeadAnswer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	root := t.TempDir()
 	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "A")

@@ -17,6 +17,7 @@ import (
 // not reuse the deleted pack: the HEAD would name an object that is gone,
 // and a pull of the session would lack the blob.
 func TestSyncDoesNotReuseACollectedPack(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	b, _ := dir.New(filepath.Join(root, "remote"))
 	ctx, r, ws, store, old, files := repackFixture(t, b)

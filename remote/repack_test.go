@@ -78,6 +78,7 @@ func repackFixture(t *testing.T, b backend.Backend) (ctx context.Context, r *Rem
 // margin, pulls and verify work throughout, and the session's own writer
 // syncs on without forking.
 func TestRepack(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	b, _ := dir.New(filepath.Join(root, "remote"))
 	ctx, r, ws, store, old, files := repackFixture(t, b)
@@ -210,6 +211,7 @@ func (h *headRacer) Put(ctx context.Context, key string, r io.Reader, size int64
 // TestRepackLosesRace: a HEAD that changes while a repack runs is left
 // alone; it still names the old pack, which is then never collected.
 func TestRepackLosesRace(t *testing.T) {
+	t.Parallel()
 	d, _ := dir.New(filepath.Join(t.TempDir(), "remote"))
 	b := &headRacer{Backend: d, key: headKey("s2")}
 	ctx, r, _, _, old, _ := repackFixture(t, b)

@@ -37,6 +37,7 @@ func countCached(t testing.TB, store string) int {
 // session references after it changed: the changed index is read again,
 // whether its process still holds it open or not.
 func TestCatalogVerifyAndCollectAfterChanges(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := t.TempDir()
 	fs := map[string]*fixture{}

@@ -403,7 +403,7 @@ func (r *crashRig) crashGC() {
 }
 
 // TestCrash SIGKILLs the real binary at random moments of capture (and
-// turn), rewind (and undo), prune (and session removal) and gc, 25 rounds
+// turn), rewind (and undo), prune (and session removal) and gc, 15 rounds
 // each (200 with CKPT_LONG=1, 10 with -short). After every kill the next
 // command must succeed, verify must be clean, and every checkpoint
 // committed before the kill that retention did not prune must rewind to
@@ -411,7 +411,7 @@ func (r *crashRig) crashGC() {
 // which no kill lands mid-command is skipped, not failed: that is luck.
 func TestCrash(t *testing.T) {
 	t.Parallel()
-	rounds := 25
+	rounds := 15
 	if os.Getenv("CKPT_LONG") != "" {
 		rounds = 200
 	}
@@ -471,6 +471,7 @@ func TestCrash(t *testing.T) {
 // does not count them, so every such crash leaks a blob of over 1 MiB for
 // good. TestCrash/gc meets this state by chance; here it is made exactly.
 func TestGCSweepsRowlessObjectFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c := newCLI(t, t.TempDir(), t.TempDir(), "default")
 	writeTree(t, c.ws, tree{"a.txt": {data: "live", mode: 0o644}})
@@ -518,6 +519,7 @@ func TestGCSweepsRowlessObjectFiles(t *testing.T) {
 // nothing deletes it later unless a session of the same id is removed
 // again: not prune, not gc. Here the state is made exactly.
 func TestPruneSweepsRemovedSessionLeftovers(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	other := newCLI(t, store, t.TempDir(), "other")
 	writeTree(t, other.ws, tree{"o.txt": {data: "other", mode: 0o644}})

@@ -63,6 +63,7 @@ func deltaFixture(t *testing.T, vs []string) *fixture {
 // leaves them in the store while a kept turn's blob is a delta against
 // them; verify calls them neither orphans nor losses.
 func TestGCKeepsDeltaBases(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	vs := sourceVersions(4)
 	f := deltaFixture(t, vs)
@@ -97,6 +98,7 @@ func TestGCKeepsDeltaBases(t *testing.T) {
 // TestVerifyCorruptDeltaBase: damage to a base that no session names is
 // reported as corruption of the blobs that need it, never as missing.
 func TestVerifyCorruptDeltaBase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	vs := sourceVersions(3)
 	f := deltaFixture(t, vs)

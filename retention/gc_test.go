@@ -100,6 +100,7 @@ func has(t testing.TB, s cas.Store, content string) bool {
 }
 
 func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "", "default")
 	f.write("a.txt", "X")
@@ -140,6 +141,7 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 }
 
 func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "", "default")
 	f.write("a.txt", "v0")
@@ -185,6 +187,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 }
 
 func TestGCRefusesEmptyOrUnreadableLiveSet(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := t.TempDir()
 	s, err := controller.OpenStore(ctx, store)
@@ -235,6 +238,7 @@ func TestGCRefusesEmptyOrUnreadableLiveSet(t *testing.T) {
 // fails, a collection deletes nothing, and only a forced removal lets its
 // blobs go.
 func TestLostIndexOfStoreWithoutRegistry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := t.TempDir()
 	f := newFixture(t, store, "old")

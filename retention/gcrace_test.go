@@ -140,18 +140,24 @@ func raceRoundCLI(tb testing.TB, c cli, r int) {
 // snapshots must name exactly the captured bytes, and rewinding to each
 // turn must restore them. It reports how often gc swept a planted blob
 // before its capture stored it again (the race was run, not dodged).
+// 30 turns through the CLI and 150 through the API (60 and 400 with
+// CKPT_LONG=1).
 func TestGCRacingCapture(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		rounds int // turns opened while gc loops
+		long   int // with CKPT_LONG=1
 	}{
-		{"cli", 60},
-		{"api", 400},
+		{"cli", 30, 60},
+		{"api", 150, 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rounds := tc.rounds
+			if os.Getenv("CKPT_LONG") != "" {
+				rounds = tc.long
+			}
 			if testing.Short() {
 				rounds /= 4
 			}

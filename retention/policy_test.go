@@ -40,6 +40,7 @@ func actions(p retention.Plan, session string) string {
 const day = 24 * time.Hour
 
 func TestEvaluateRules(t *testing.T) {
+	t.Parallel()
 	sizes := map[cas.ID]int64{blob("a"): 100, blob("b"): 200, blob("c"): 300, blob("d"): 400, blob("u"): 1000}
 	ages := []time.Duration{40 * day, 35 * day, 10 * day, 2 * day, time.Hour}
 	refs := [][]string{{"a"}, {"b"}, {"c"}, {"d"}, {"a"}}
@@ -75,6 +76,7 @@ func TestEvaluateRules(t *testing.T) {
 }
 
 func TestEvaluateFreedBytesKeepsSharedAndUndo(t *testing.T) {
+	t.Parallel()
 	// Turn 0 references a and b; a is also referenced by the kept turn 2,
 	// and u by an undo record: pruning turn 0 frees only b.
 	sizes := map[cas.ID]int64{blob("a"): 100, blob("b"): 200, blob("u"): 1000, blob("orphan"): 7}
@@ -90,6 +92,7 @@ func TestEvaluateFreedBytesKeepsSharedAndUndo(t *testing.T) {
 }
 
 func TestEvaluateQuotaOldestFirstAcrossSessions(t *testing.T) {
+	t.Parallel()
 	sizes := map[cas.ID]int64{}
 	for _, k := range []string{"x0", "x1", "x2", "y0", "y1", "y2"} {
 		sizes[blob(k)] = 100
@@ -116,6 +119,7 @@ func TestEvaluateQuotaOldestFirstAcrossSessions(t *testing.T) {
 }
 
 func TestEvaluateRemovesIdleSessions(t *testing.T) {
+	t.Parallel()
 	idle := retention.Session{ID: "idle", LastUse: now.Add(-60 * day), Turns: turns([]time.Duration{61 * day}, [][]string{{"a"}})}
 	pinned := retention.Session{ID: "pinned", LastUse: now.Add(-60 * day), Turns: turns([]time.Duration{61 * day}, [][]string{{"b"}})}
 	pinned.Turns[0].Pinned = true
@@ -130,6 +134,7 @@ func TestEvaluateRemovesIdleSessions(t *testing.T) {
 // removed whole (an idle session included), and the other sessions still
 // count toward the quota.
 func TestEvaluateSessionOnly(t *testing.T) {
+	t.Parallel()
 	sizes := map[cas.ID]int64{}
 	for _, k := range []string{"x0", "x1", "x2", "y0", "y1", "y2", "i0"} {
 		sizes[blob(k)] = 100
@@ -153,6 +158,7 @@ func TestEvaluateSessionOnly(t *testing.T) {
 // The quota weighs every byte ckpt keeps, session indexes included: many
 // sessions with small indexes are over a quota their blobs alone are not.
 func TestEvaluateQuotaCountsIndexes(t *testing.T) {
+	t.Parallel()
 	sizes := map[cas.ID]int64{blob("a0"): 10, blob("a1"): 10}
 	a := retention.Session{ID: "a", LastUse: now, IndexBytes: 100_000, Turns: turns([]time.Duration{2 * day, day}, [][]string{{"a0"}, {"a1"}})}
 	b := retention.Session{ID: "b", LastUse: now, IndexBytes: 100_000, Turns: turns([]time.Duration{day}, [][]string{{}})}

@@ -17,6 +17,7 @@ import (
 // through the link. Collection must not take it for absent: either it
 // reads its index, or it deletes nothing.
 func TestCollectKeepsSymlinkedSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := t.TempDir()
 	a := newFixture(t, store, "a")

@@ -15,6 +15,7 @@ import (
 )
 
 func TestVerifyFindsCorruptMissingAndOrphanByID(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, "", "")
 	big := strings.Repeat("a big file, stored as its own object file. ", 40000) // > 1 MiB

@@ -11,6 +11,7 @@ import (
 // TestServeUndoRedoHistory drives undo (dry run, conflict, forced), history
 // and redo over HTTP: the hand edit a forced undo overwrote comes back.
 func TestServeUndoRedoHistory(t *testing.T) {
+	t.Parallel()
 	ws, _, c := session(t)
 	url := serve(t, c, httpapi.Options{})
 	call := func(t *testing.T, method, url, token, body string) (int, map[string]any, []any) {

@@ -68,9 +68,15 @@ func serve(t testing.TB, c *controller.Controller, o httpapi.Options) string {
 	return srv.URL
 }
 
+// patience bounds every wait in these tests (a call, an event, a page
+// element) so that a hang fails with a message instead of at the package
+// timeout. It is a safety net, not a verdict: long enough that no correct
+// run on a loaded machine comes near it.
+const patience = 2 * time.Minute
+
 // client bounds a call, so a stream answered where a refusal was due
 // fails the test instead of hanging it.
-var client = &http.Client{Timeout: 20 * time.Second}
+var client = &http.Client{Timeout: patience}
 
 type reply struct {
 	code int
@@ -124,6 +130,7 @@ func readFile(t testing.TB, p string) string {
 }
 
 func TestEndpoints(t *testing.T) {
+	t.Parallel()
 	ws, store, c := session(t)
 	url := serve(t, c, httpapi.Options{Store: store})
 	a := filepath.Join(ws, "a.txt")
@@ -192,6 +199,7 @@ func TestEndpoints(t *testing.T) {
 }
 
 func TestSessionsNeedsStore(t *testing.T) {
+	t.Parallel()
 	_, _, c := session(t)
 	url := serve(t, c, httpapi.Options{})
 	if r := call(t, "GET", url+"/api/sessions", testToken, ""); r.code != 404 {
@@ -200,6 +208,7 @@ func TestSessionsNeedsStore(t *testing.T) {
 }
 
 func TestRefusesBadRequests(t *testing.T) {
+	t.Parallel()
 	_, store, c := session(t)
 	url := serve(t, c, httpapi.Options{Store: store})
 	for _, tc := range []struct {
@@ -253,6 +262,7 @@ func TestRefusesBadRequests(t *testing.T) {
 // TestHostAndOrigin: a request naming another host (a DNS-rebound page)
 // or coming from another origin never reaches the controller.
 func TestHostAndOrigin(t *testing.T) {
+	t.Parallel()
 	ws, store, c := session(t)
 	url := serve(t, c, httpapi.Options{Store: store})
 	a := filepath.Join(ws, "a.txt")
@@ -298,6 +308,7 @@ func TestHostAndOrigin(t *testing.T) {
 // TestHostsAndOriginsOptions: an embedder behind a proxy names its host
 // and origin.
 func TestHostsAndOriginsOptions(t *testing.T) {
+	t.Parallel()
 	_, _, c := session(t)
 	url := serve(t, c, httpapi.Options{Hosts: []string{"ckpt.example:8443", "app.internal"}, Origins: []string{"https://ui.example/"}})
 	for _, tc := range []struct {
@@ -320,9 +331,10 @@ func TestHostsAndOriginsOptions(t *testing.T) {
 // TestTrickledBodyCutOff: a client sending its body a byte at a time is cut
 // off after BodyTimeout, before it finishes, with nothing changed.
 func TestTrickledBodyCutOff(t *testing.T) {
+	t.Parallel()
 	ws, _, c := session(t)
 	url := serve(t, c, httpapi.Options{BodyTimeout: 300 * time.Millisecond})
-	body := `{"turn":1,"scope":"code"}` + strings.Repeat(" ", 200)
+	body := `{"turn":1,"scope":"code"}` + strings.Repeat(" ", 2400) // 2 min at the gap: the server cuts it off long before
 	got := trickle(t, strings.TrimPrefix(url, "http://"), body, 50*time.Millisecond)
 	if got.sent >= len(body) {
 		t.Fatalf("the whole trickled body (%d bytes) was read; response %q", got.sent, got.resp)
@@ -372,6 +384,7 @@ func trickle(t *testing.T, addr, body string, gap time.Duration) trickled {
 // in commit order, the handler's own changes and other processes' changes
 // (another Controller on the same session) as the events they are.
 func TestEventsStream(t *testing.T) {
+	t.Parallel()
 	ws, store, c := session(t)
 	url := serve(t, c, httpapi.Options{Store: store, PollInterval: 20 * time.Millisecond})
 	events := stream(t, url)
@@ -445,7 +458,7 @@ func stream(t *testing.T, url string) <-chan map[string]any {
 	}()
 	select {
 	case <-opened:
-	case <-time.After(10 * time.Second):
+	case <-time.After(patience):
 		t.Fatal("the stream sent no opening comment")
 	}
 	return events
@@ -459,14 +472,15 @@ func next(t *testing.T, events <-chan map[string]any) map[string]any {
 			t.Fatal("event stream closed")
 		}
 		return e
-	case <-time.After(10 * time.Second):
-		t.Fatal("no event within 10s")
+	case <-time.After(patience):
+		t.Fatalf("no event within %v", patience)
 	}
 	return nil
 }
 
 // TestPageServedWithoutAuth: the page needs no token; the API does.
 func TestPageServedWithoutAuth(t *testing.T) {
+	t.Parallel()
 	_, _, c := session(t)
 	url := serve(t, c, httpapi.Options{})
 	for _, p := range []string{"/", "/app.js", "/style.css"} {
@@ -486,6 +500,7 @@ func TestPageServedWithoutAuth(t *testing.T) {
 // the body is read; a read deadline set after that would cancel the
 // request's context when it passed.
 func TestWorkOutlivesReadTimeout(t *testing.T) {
+	t.Parallel()
 	ws, store, c := session(t)
 	const limit = 100 * time.Millisecond
 	srv := httptest.NewUnstartedServer(httpapi.NewHandler(c, httpapi.Options{Token: testToken, Store: store, BodyTimeout: limit}))
@@ -519,6 +534,7 @@ func TestWorkOutlivesReadTimeout(t *testing.T) {
 
 // TestHostIPv6: on [::1] the Host must be [::1]:PORT or localhost:PORT.
 func TestHostIPv6(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "[::1]:0")
 	if err != nil {
 		t.Skipf("no IPv6 loopback: %v", err)

@@ -13,6 +13,7 @@ import (
 // TestNoNullLists calls every JSON endpoint on a new session, with one
 // turn and nothing captured, and fails on any list answered as null.
 func TestNoNullLists(t *testing.T) {
+	t.Parallel()
 	ws, store := t.TempDir(), t.TempDir()
 	ctx := context.Background()
 	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, NoAutoRetention: true})

@@ -53,6 +53,7 @@ func stepSession(t testing.TB) (ws string, c *controller.Controller) {
 }
 
 func TestStepsOverHTTP(t *testing.T) {
+	t.Parallel()
 	ws, c := stepSession(t)
 	url := serve(t, c, httpapi.Options{})
 
@@ -116,6 +117,7 @@ func TestStepsOverHTTP(t *testing.T) {
 // turn's steps are listed, the step's button shows the diff to just
 // before that tool call, and confirming restores it.
 func TestWebRewindToStepInChromium(t *testing.T) {
+	t.Parallel()
 	ws, c := stepSession(t)
 	url := serve(t, c, httpapi.Options{})
 	bctx := newBrowser(t)

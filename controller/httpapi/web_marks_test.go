@@ -16,6 +16,7 @@ import (
 // mark the CLI shows (controller.ChangeKind.Mark), for every kind:
 // created, modified, deleted and unchanged.
 func TestWebMarksKindsAsTheCLI(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skipf("no %s: %v", chromiumPath, err)
 	}
@@ -60,11 +61,12 @@ func TestWebMarksKindsAsTheCLI(t *testing.T) {
 	}
 	slices.Sort(want)
 
+	url := serve(t, c, httpapi.Options{Store: store}) // before the tab: its cleanup waits for the tab's event stream
 	bctx := newBrowser(t)
 	defer shotOnFailure(t, bctx, artifactsDir(t))
 	var got []string
 	check(chromedp.Run(bctx,
-		chromedp.Navigate(serve(t, c, httpapi.Options{Store: store})+"/#token="+testToken),
+		chromedp.Navigate(url+"/#token="+testToken),
 		chromedp.WaitVisible(`#turn-1`, chromedp.ByID),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#turn-0 .files li"), (e) => e.textContent)`, &got),
 	))

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/ckpt/ckpt/controller/httpapi"
@@ -24,6 +23,7 @@ import (
 // each stage go to the test's temp dir (or $CKPT_ARTIFACTS) and must be
 // PNG images.
 func TestWebPageAsAPerson(t *testing.T) {
+	t.Parallel()
 	ws, store, c := session(t)
 	url := serve(t, c, httpapi.Options{Store: store})
 	bctx := newBrowser(t)
@@ -34,7 +34,7 @@ func TestWebPageAsAPerson(t *testing.T) {
 
 	run := func(what string, actions ...chromedp.Action) {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, 15*time.Second)
+		sctx, cancel := context.WithTimeout(bctx, patience)
 		defer cancel()
 		if err := chromedp.Run(sctx, actions...); err != nil {
 			var st string
@@ -284,6 +284,7 @@ func TestWebPageAsAPerson(t *testing.T) {
 // open_url that `ckpt serve` prints (cmd/ckpt's serve test checks that
 // serve prints open_url, and says so).
 func TestWebPageHintMatchesServe(t *testing.T) {
+	t.Parallel()
 	_, store, c := session(t)
 	url := serve(t, c, httpapi.Options{Store: store})
 	bctx := newBrowser(t)

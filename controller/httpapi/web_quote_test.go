@@ -22,6 +22,7 @@ import (
 // dialog's diff (its ---/+++ labels too) and in the history, so a name holding a newline or
 // an escape sequence shows as one quoted name, never as two lines.
 func TestWebQuotesNamesInChromium(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	// The workspace's own name needs quoting too.
 	ws, store := filepath.Join(t.TempDir(), "work\nspace"), t.TempDir()
@@ -58,6 +59,7 @@ func TestWebQuotesNamesInChromium(t *testing.T) {
 	_, err = c.BeginTurn(ctx, "next")
 	check(err)
 
+	url := serve(t, c, httpapi.Options{Store: store}) // before the tab: its cleanup waits for the tab's event stream
 	bctx := newBrowser(t)
 	defer shotOnFailure(t, bctx, artifactsDir(t))
 	texts := func(sel string) []string {
@@ -79,7 +81,7 @@ func TestWebQuotesNamesInChromium(t *testing.T) {
 	}
 
 	check(chromedp.Run(bctx,
-		chromedp.Navigate(serve(t, c, httpapi.Options{Store: store})+"/#token="+testToken),
+		chromedp.Navigate(url+"/#token="+testToken),
 		chromedp.WaitVisible(`#turn-1`, chromedp.ByID),
 	))
 	if got, w := texts(`#workspace`), []string{quote.Path(c.WorkspaceRoot())}; !slices.Equal(got, w) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ const chromiumPath = "/usr/bin/chromium"
 // the turns, rewinds the code of one after showing its diff, and the file on
 // disk and the page both change.
 func TestWebRewindInChromium(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skipf("no %s: %v", chromiumPath, err)
 	}
@@ -128,7 +130,7 @@ func TestWebRewindInChromium(t *testing.T) {
 		t.Errorf("status line: %q", status)
 	}
 	// Undo is enabled once the page has read the history.
-	wctx, wcancel := context.WithTimeout(bctx, 15*time.Second)
+	wctx, wcancel := context.WithTimeout(bctx, patience)
 	defer wcancel()
 	if err := chromedp.Run(wctx, chromedp.WaitReady(`#undo:not([disabled])`, chromedp.ByQuery)); err != nil {
 		t.Errorf("undo button disabled after a rewind: %v", err)
@@ -136,22 +138,41 @@ func TestWebRewindInChromium(t *testing.T) {
 	saveShot("ckpt-web-rewind.png")
 }
 
-// newBrowser starts headless Chromium for t (skipping t without it) and
-// returns a context for chromedp.Run on one tab of it.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("no %s: %v", chromiumPath, err)
+// browser is the one headless Chromium the package's tests share: each
+// test gets a tab of its own (its own page, sessionStorage and event
+// stream), and the browser starts once, not once per test. TestMain
+// stops it.
+var browser struct {
+	once    sync.Once
+	ctx     context.Context // the browser's chromedp context
+	cancel  func()
+	profile string
+	err     error
+}
+
+// TestMain stops the shared browser and deletes its profile after the
+// tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
 	}
-	// Not t.TempDir: Chromium's helpers may still write to its profile while
-	// the test's cleanup runs, which t.TempDir reports as a failure.
+	if browser.profile != "" {
+		os.RemoveAll(browser.profile)
+	}
+	os.Exit(code)
+}
+
+// startBrowser starts the shared browser.
+func startBrowser() {
+	// Not a test's TempDir: the browser outlives every test, and
+	// Chromium's helpers may still write to its profile as it stops.
 	profile, err := os.MkdirTemp("", "ckpt-chromium-")
 	if err != nil {
-		t.Fatal(err)
+		browser.err = err
+		return
 	}
-	t.Cleanup(func() { os.RemoveAll(profile) })
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	t.Cleanup(cancel)
+	browser.profile = profile
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Headless,
@@ -166,17 +187,44 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1200, 900),
 	}
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(bcancel)
-	// Start the browser and its tab on bctx itself: the first Run binds
-	// them to its context, and a step's shorter-lived context would close
-	// them.
-	if err := chromedp.Run(bctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithLogf(func(string, ...any) {}))
+	browser.ctx = bctx
+	browser.cancel = func() {
+		// Close the browser over the protocol first, so that it and its
+		// helper processes are gone before the profile is deleted (killed,
+		// its network service can write to the profile afterwards).
+		chromedp.Cancel(bctx)
+		bcancel()
+		acancel()
 	}
-	return bctx
+	// The first Run starts the browser on bctx itself (a shorter-lived
+	// context would stop it when it ended); it lives until TestMain.
+	browser.err = chromedp.Run(bctx)
+}
+
+// newBrowser opens a tab of the shared headless Chromium for t (skipping
+// t without Chromium) and returns a context for chromedp.Run on it. The
+// tab closes when t ends, or after patience.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("no %s: %v", chromiumPath, err)
+	}
+	browser.once.Do(startBrowser)
+	if browser.err != nil {
+		t.Fatalf("start chromium: %v", browser.err)
+	}
+	ctx, cancel := context.WithTimeout(browser.ctx, patience)
+	t.Cleanup(cancel)
+	tctx, tcancel := chromedp.NewContext(ctx)
+	t.Cleanup(tcancel)
+	// Open the tab on tctx itself: the first Run binds it to its context,
+	// and a step's shorter-lived context would close it.
+	if err := chromedp.Run(tctx); err != nil {
+		t.Fatalf("open a chromium tab: %v", err)
+	}
+	return tctx
 }
 
 // artifactsDir is where screenshots go: $CKPT_ARTIFACTS, else the test's

@@ -14,6 +14,7 @@ import (
 // page served for a fork deep in the tree shows that fork's turns and
 // marks it.
 func TestWebSessionTreeInChromium(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ws, store, c := session(t)
 	if _, err := c.ForkWith(ctx, 2, controller.ForkOptions{To: "f1"}); err != nil {
@@ -33,12 +34,16 @@ func TestWebSessionTreeInChromium(t *testing.T) {
 	}
 	defer f2.Close()
 
+	// The servers before the tab: cleanups run last-in first-out, and a
+	// server's Close waits for the tab's event stream until the tab closes.
+	rootURL := serve(t, c, httpapi.Options{Store: store})
+	f2URL := serve(t, f2, httpapi.Options{Store: store})
 	bctx := newBrowser(t)
 	artifacts := artifactsDir(t)
 	defer shotOnFailure(t, bctx, artifacts)
 	var current, count, rootClass string
 	err = chromedp.Run(bctx,
-		chromedp.Navigate(serve(t, c, httpapi.Options{Store: store})+"/#token="+testToken),
+		chromedp.Navigate(rootURL+"/#token="+testToken),
 		chromedp.WaitVisible(`#session-tree li[data-session="f1"] > ul > li[data-session="f2"]`, chromedp.ByQuery),
 		chromedp.AttributeValue(`#session-tree`, "data-count", &count, nil, chromedp.ByQuery),
 		chromedp.AttributeValue(`#session-tree > li[data-session="`+c.Session()+`"]`, "class", &rootClass, nil, chromedp.ByQuery),
@@ -53,7 +58,7 @@ func TestWebSessionTreeInChromium(t *testing.T) {
 
 	var turns, mark string
 	err = chromedp.Run(bctx,
-		chromedp.Navigate(serve(t, f2, httpapi.Options{Store: store})+"/#token="+testToken),
+		chromedp.Navigate(f2URL+"/#token="+testToken),
 		chromedp.WaitVisible(`#turn-0`, chromedp.ByID),
 		chromedp.WaitVisible(`#session-tree li.current[data-session="f2"]`, chromedp.ByQuery),
 		chromedp.AttributeValue(`#timeline`, "data-count", &turns, nil, chromedp.ByID),

@@ -9,6 +9,7 @@ import (
 )
 
 func TestWriteFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "settings.json")
 	for _, tc := range []struct {
@@ -42,6 +43,7 @@ func TestWriteFile(t *testing.T) {
 // TestWriteFileFailureLeavesOld: when the rename cannot happen (the path
 // is a directory) the old entry is untouched and no temp file is left.
 func TestWriteFileFailureLeavesOld(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x")
 	if err := os.Mkdir(p, 0o700); err != nil {

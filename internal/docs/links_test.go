@@ -18,6 +18,7 @@ const root = "../.."
 const maxReadmeLines = 300
 
 func TestReadmeIsAFrontPage(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -37,6 +38,7 @@ func TestReadmeIsAFrontPage(t *testing.T) {
 // names a file or directory of the repository, and every #anchor a heading
 // of the file it points into.
 func TestRelativeLinksResolve(t *testing.T) {
+	t.Parallel()
 	files := []string{filepath.Join(root, "README.md")}
 	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {

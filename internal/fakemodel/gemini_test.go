@@ -10,6 +10,7 @@ import (
 // call without tools that wants JSON of a schema, then streamed calls whose
 // contents grow by a function call and its response per step.
 func TestGeminiScript(t *testing.T) {
+	t.Parallel()
 	s, err := NewGemini(map[string][]Step{
 		"do it": {
 			{Tool: "write_file", Input: map[string]any{"file_path": "/w/a.txt", "content": "a\n"}},

@@ -108,6 +108,7 @@ func postChat(t *testing.T, url string, stream bool, messages ...map[string]any)
 // prompt found inside a longer user message, each assistant message after
 // it one step done, and the waiting hook called before each step.
 func TestOpenAIChat(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var waited []string
 	srv, err := NewOpenAIChatWaiting(map[string][]Step{

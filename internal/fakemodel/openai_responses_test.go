@@ -52,6 +52,7 @@ func sseData(t *testing.T, stream string) []map[string]any {
 // the tool outputs that follow the prompt, as a function call, a freeform
 // tool call when the tool is offered as one, or the final message.
 func TestResponsesScript(t *testing.T) {
+	t.Parallel()
 	s, err := NewResponses(map[string][]Step{
 		"do it": {
 			{Tool: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** End Patch\n"}},

@@ -34,6 +34,7 @@ type doc struct {
 }
 
 func TestListsNeverNull(t *testing.T) {
+	t.Parallel()
 	var nilList []string
 	v := doc{
 		Ptr:     &inner{},
@@ -63,6 +64,7 @@ func TestListsNeverNull(t *testing.T) {
 }
 
 func TestListsKeepsValues(t *testing.T) {
+	t.Parallel()
 	v := map[string]any{"a": []int{1, 2}, "b": "x", "c": 3, "d": []byte("hi"), "e": nil}
 	b, err := Marshal(v)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestPath(t *testing.T) {
+	t.Parallel()
 	for _, tt := range quotetest.Cases {
 		if got := quote.Path(tt.In); got != tt.Want {
 			t.Errorf("Path(%q) = %s, want %s", tt.In, got, tt.Want)
@@ -19,6 +20,7 @@ func TestPath(t *testing.T) {
 // TestPathRoundTrip: a quoted name read back with C/Go-style unquoting
 // gives the original bytes, so a program can parse text output too.
 func TestPathRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tt := range quotetest.Cases {
 		q := quote.Path(tt.In)
 		if q == tt.In {

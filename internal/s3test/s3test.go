@@ -92,7 +92,7 @@ func (s *Server) start(addr string) error {
 	}
 	s.done = make(chan struct{})
 	go func(c *exec.Cmd, done chan struct{}) { c.Wait(); close(done) }(s.cmd, s.done)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a safety net: versitygw starts slowly on a loaded machine
 	for time.Now().Before(deadline) {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
@@ -106,7 +106,7 @@ func (s *Server) start(addr string) error {
 		}
 	}
 	s.Kill()
-	return fmt.Errorf("s3test: versitygw did not listen on %s within 30 s", addr)
+	return fmt.Errorf("s3test: versitygw did not listen on %s within 2 minutes", addr)
 }
 
 // Kill stops the server at once (SIGKILL), as a crash would.
