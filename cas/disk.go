@@ -61,11 +61,11 @@ type Disk struct {
 
 	dir       string
 	db        *sql.DB
-	hasStmt   *sql.Stmt // prepared: Has and the sweep ask it
-	checkStmt *sql.Stmt // prepared: Put asks it once per blob
-	openStmt  *sql.Stmt // prepared: Open and Get ask it once per blob
-	addStmt   *sql.Stmt // prepared: record inserts every new blob's row with it
-	chainStmt *sql.Stmt // prepared: links reads a delta chain with it
+	hasStmt   lazyStmt // Has and the sweep ask it
+	checkStmt lazyStmt // Put asks it once per blob
+	openStmt  lazyStmt // Open and Get ask it once per blob
+	addStmt   lazyStmt // record inserts every new blob's row with it
+	chainStmt lazyStmt // links reads a delta chain with it
 	codec     *codec
 	// lock is dir/lock. Holding objMu and an flock on lock serializes,
 	// across goroutines and processes, the moves of object files into
@@ -130,21 +130,11 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 	if d.db, err = migrations.Open(ctx, u.String(), migrations.CAS, checkPragmas); err != nil {
 		return nil, err
 	}
-	if d.hasStmt, err = d.db.PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE `+byID+`)`); err != nil {
-		return nil, err
-	}
-	if d.checkStmt, err = d.db.PrepareContext(ctx, checkSQL); err != nil {
-		return nil, err
-	}
-	if d.openStmt, err = d.db.PrepareContext(ctx, `SELECT size, enc, data IS NULL, data FROM blobs WHERE `+byID); err != nil {
-		return nil, err
-	}
-	if d.addStmt, err = d.db.PrepareContext(ctx, addSQL); err != nil {
-		return nil, err
-	}
-	if d.chainStmt, err = d.db.PrepareContext(ctx, chainSQL); err != nil {
-		return nil, err
-	}
+	d.hasStmt = lazyStmt{db: d.db, query: `SELECT EXISTS (SELECT 1 FROM blobs WHERE ` + byID + `)`}
+	d.checkStmt = lazyStmt{db: d.db, query: checkSQL}
+	d.openStmt = lazyStmt{db: d.db, query: `SELECT size, enc, data IS NULL, data FROM blobs WHERE ` + byID}
+	d.addStmt = lazyStmt{db: d.db, query: addSQL}
+	d.chainStmt = lazyStmt{db: d.db, query: chainSQL}
 	if d.codec, err = newCodec(); err != nil {
 		return nil, err
 	}
@@ -362,14 +352,22 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		p := ps[0]
 		d.wmu.Lock()
 		defer d.wmu.Unlock()
-		_, err := d.addStmt.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, nil, created, p.data)
+		add, err := d.addStmt.get(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = add.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, nil, created, p.data)
 		return err
 	}
 	err := d.update(ctx, func(tx *sql.Tx) error {
 		// A new row never replaces one another Put recorded meanwhile; a
 		// healing row is written over the broken one in place, keeping its
 		// key, which deltas stored against it name.
-		insert := tx.StmtContext(ctx, d.addStmt)
+		add, err := d.addStmt.get(ctx)
+		if err != nil {
+			return err
+		}
+		insert := tx.StmtContext(ctx, add)
 		var heal *sql.Stmt
 		for _, p := range ps {
 			var base any // NULL unless a delta
@@ -514,7 +512,11 @@ const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data),
 func (d *Disk) stored(ctx context.Context, id ID, size int64) (stored, broken bool, err error) {
 	var rsize, rstored, enc, dataLen int64
 	var inFile, baseOK bool
-	err = d.checkStmt.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen, &baseOK)
+	check, err := d.checkStmt.get(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	err = check.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen, &baseOK)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, false, nil
 	}
@@ -535,8 +537,12 @@ func (d *Disk) stored(ctx context.Context, id ID, size int64) (stored, broken bo
 }
 
 func (d *Disk) has(ctx context.Context, id ID) (bool, error) {
+	has, err := d.hasStmt.get(ctx)
+	if err != nil {
+		return false, err
+	}
 	var ok bool
-	err := d.hasStmt.QueryRowContext(ctx, id).Scan(&ok)
+	err = has.QueryRowContext(ctx, id).Scan(&ok)
 	return ok, err
 }
 
@@ -568,7 +574,10 @@ func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
 		inFile    bool
 		data      []byte
 	)
-	err := d.openStmt.QueryRowContext(ctx, id).Scan(&size, &enc, &inFile, &data)
+	st, err := d.openStmt.get(ctx)
+	if err == nil {
+		err = st.QueryRowContext(ctx, id).Scan(&size, &enc, &inFile, &data)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), ErrNotFound)
 	}
@@ -778,20 +787,8 @@ func (d *Disk) release() error { return d.releaseAll(true) }
 // connections when closeDB is set.
 func (d *Disk) releaseAll(closeDB bool) error {
 	var err error
-	if d.hasStmt != nil {
-		d.hasStmt.Close()
-	}
-	if d.checkStmt != nil {
-		d.checkStmt.Close()
-	}
-	if d.openStmt != nil {
-		d.openStmt.Close()
-	}
-	if d.addStmt != nil {
-		d.addStmt.Close()
-	}
-	if d.chainStmt != nil {
-		d.chainStmt.Close()
+	for _, st := range []*lazyStmt{&d.hasStmt, &d.checkStmt, &d.openStmt, &d.addStmt, &d.chainStmt} {
+		st.close()
 	}
 	if d.db != nil && closeDB {
 		err = d.db.Close()
