@@ -48,7 +48,7 @@ const (
 // otherwise hold its dirty pages in C memory the Go heap limit does not see
 // until the commit (a small cache spills them to the WAL as it goes). A
 // first scan of Go's source tree peaked 4-5 MiB lower.
-const dsnParams = "_busy_timeout=10000&_auto_vacuum=incremental&_pragma=page_size(512)&_journal_mode=WAL" +
+const dsnParams = "_busy_timeout=10000&_auto_vacuum=incremental&_pragma=page_size(2048)&_journal_mode=WAL" +
 	"&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=cache_size(-256)&_txlock=immediate"
 
 // Disk is a Store in a directory; doc.go describes the layout. It is safe
