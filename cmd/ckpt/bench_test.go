@@ -104,7 +104,7 @@ func BenchmarkProcessCaptureSyscalls(b *testing.B) {
 	if code, _, errs := ckptRunB(ws, store, "turn", "bench"); code != 0 {
 		b.Fatal(errs)
 	}
-	var calls, syncs int64
+	var calls, syncs, pageIO int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		name := filepath.Join(ws, fmt.Sprintf("f%05d.go", i))
@@ -120,18 +120,22 @@ func BenchmarkProcessCaptureSyscalls(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n, s := straceCounts(string(text))
+		n, s, io := straceCounts(string(text))
 		calls += n
 		syncs += s
+		pageIO += io
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(calls)/float64(b.N), "syscalls/op")
 	b.ReportMetric(float64(syncs)/float64(b.N), "fsyncs/op")
+	b.ReportMetric(float64(pageIO)/float64(b.N), "pread+pwrite/op")
 }
 
-// straceCounts reads strace -c's table: the total number of calls, and
-// those of fsync, fdatasync and syncfs.
-func straceCounts(table string) (total, syncs int64) {
+// straceCounts reads strace -c's table: the total number of calls (which
+// the Go runtime's futex and nanosleep calls make vary with the machine's
+// load), those of fsync, fdatasync and syncfs, and those of pread64 and
+// pwrite64 (SQLite's page reads and writes, which do not vary).
+func straceCounts(table string) (total, syncs, pageIO int64) {
 	for _, line := range strings.Split(table, "\n") {
 		f := strings.Fields(line)
 		if len(f) < 5 {
@@ -148,9 +152,11 @@ func straceCounts(table string) (total, syncs int64) {
 			total = n
 		case "fsync", "fdatasync", "syncfs":
 			syncs += n
+		case "pread64", "pwrite64":
+			pageIO += n
 		}
 	}
-	return total, syncs
+	return total, syncs, pageIO
 }
 
 // BenchmarkProcessList10000: `ckpt list` of a session with 10,000 turns
