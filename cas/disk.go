@@ -359,14 +359,17 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		_, err = add.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, nil, created, p.data)
 		return err
 	}
-	err := d.update(ctx, func(tx *sql.Tx) error {
+	// Prepared before the transaction begins: preparing while it holds the
+	// pool's connection would open a second one (its pragmas, its own parse
+	// of the schema).
+	add, err := d.addStmt.get(ctx)
+	if err != nil {
+		return err
+	}
+	err = d.update(ctx, func(tx *sql.Tx) error {
 		// A new row never replaces one another Put recorded meanwhile; a
 		// healing row is written over the broken one in place, keeping its
 		// key, which deltas stored against it name.
-		add, err := d.addStmt.get(ctx)
-		if err != nil {
-			return err
-		}
 		insert := tx.StmtContext(ctx, add)
 		var heal *sql.Stmt
 		for _, p := range ps {
