@@ -91,7 +91,11 @@ const chainSQL = `WITH RECURSIVE chain(n, id, size, enc, depth, base, infile, da
 // (the blob id is corrupt, never "absent"); id's own row missing is
 // ErrNotFound.
 func (d *Disk) links(ctx context.Context, id ID) ([]link, error) {
-	rows, err := d.chainStmt.QueryContext(ctx, id, maxDepth+2)
+	st, err := d.chainStmt.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, id, maxDepth+2)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ const (
 // otherwise hold its dirty pages in C memory the Go heap limit does not see
 // until the commit (a small cache spills them to the WAL as it goes). A
 // first scan of Go's source tree peaked 4-5 MiB lower.
-const dsnParams = "_busy_timeout=10000&_auto_vacuum=incremental&_pragma=page_size(512)&_journal_mode=WAL" +
+const dsnParams = "_busy_timeout=10000&_auto_vacuum=incremental&_pragma=page_size(2048)&_journal_mode=WAL" +
 	"&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_pragma=cache_size(-256)&_txlock=immediate"
 
 // Disk is a Store in a directory; doc.go describes the layout. It is safe
@@ -61,11 +61,11 @@ type Disk struct {
 
 	dir       string
 	db        *sql.DB
-	hasStmt   *sql.Stmt // prepared: Has and the sweep ask it
-	checkStmt *sql.Stmt // prepared: Put asks it once per blob
-	openStmt  *sql.Stmt // prepared: Open and Get ask it once per blob
-	addStmt   *sql.Stmt // prepared: record inserts every new blob's row with it
-	chainStmt *sql.Stmt // prepared: links reads a delta chain with it
+	hasStmt   lazyStmt // Has and the sweep ask it
+	checkStmt lazyStmt // Put asks it once per blob
+	openStmt  lazyStmt // Open and Get ask it once per blob
+	addStmt   lazyStmt // record inserts every new blob's row with it
+	chainStmt lazyStmt // links reads a delta chain with it
 	codec     *codec
 	// lock is dir/lock. Holding objMu and an flock on lock serializes,
 	// across goroutines and processes, the moves of object files into
@@ -130,21 +130,11 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 	if d.db, err = migrations.Open(ctx, u.String(), migrations.CAS, checkPragmas); err != nil {
 		return nil, err
 	}
-	if d.hasStmt, err = d.db.PrepareContext(ctx, `SELECT EXISTS (SELECT 1 FROM blobs WHERE `+byID+`)`); err != nil {
-		return nil, err
-	}
-	if d.checkStmt, err = d.db.PrepareContext(ctx, checkSQL); err != nil {
-		return nil, err
-	}
-	if d.openStmt, err = d.db.PrepareContext(ctx, `SELECT size, enc, data IS NULL, data FROM blobs WHERE `+byID); err != nil {
-		return nil, err
-	}
-	if d.addStmt, err = d.db.PrepareContext(ctx, addSQL); err != nil {
-		return nil, err
-	}
-	if d.chainStmt, err = d.db.PrepareContext(ctx, chainSQL); err != nil {
-		return nil, err
-	}
+	d.hasStmt = lazyStmt{db: d.db, query: `SELECT EXISTS (SELECT 1 FROM blobs WHERE ` + byID + `)`}
+	d.checkStmt = lazyStmt{db: d.db, query: checkSQL}
+	d.openStmt = lazyStmt{db: d.db, query: `SELECT size, enc, data IS NULL, data FROM blobs WHERE ` + byID}
+	d.addStmt = lazyStmt{db: d.db, query: addSQL}
+	d.chainStmt = lazyStmt{db: d.db, query: chainSQL}
 	if d.codec, err = newCodec(); err != nil {
 		return nil, err
 	}
@@ -362,14 +352,25 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		p := ps[0]
 		d.wmu.Lock()
 		defer d.wmu.Unlock()
-		_, err := d.addStmt.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, nil, created, p.data)
+		add, err := d.addStmt.get(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = add.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, nil, created, p.data)
 		return err
 	}
-	err := d.update(ctx, func(tx *sql.Tx) error {
+	// Prepared before the transaction begins: preparing while it holds the
+	// pool's connection would open a second one (its pragmas, its own parse
+	// of the schema).
+	add, err := d.addStmt.get(ctx)
+	if err != nil {
+		return err
+	}
+	err = d.update(ctx, func(tx *sql.Tx) error {
 		// A new row never replaces one another Put recorded meanwhile; a
 		// healing row is written over the broken one in place, keeping its
 		// key, which deltas stored against it name.
-		insert := tx.StmtContext(ctx, d.addStmt)
+		insert := tx.StmtContext(ctx, add)
 		var heal *sql.Stmt
 		for _, p := range ps {
 			var base any // NULL unless a delta
@@ -514,7 +515,11 @@ const checkSQL = `SELECT size, stored, enc, data IS NULL, coalesce(length(data),
 func (d *Disk) stored(ctx context.Context, id ID, size int64) (stored, broken bool, err error) {
 	var rsize, rstored, enc, dataLen int64
 	var inFile, baseOK bool
-	err = d.checkStmt.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen, &baseOK)
+	check, err := d.checkStmt.get(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	err = check.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen, &baseOK)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, false, nil
 	}
@@ -535,8 +540,12 @@ func (d *Disk) stored(ctx context.Context, id ID, size int64) (stored, broken bo
 }
 
 func (d *Disk) has(ctx context.Context, id ID) (bool, error) {
+	has, err := d.hasStmt.get(ctx)
+	if err != nil {
+		return false, err
+	}
 	var ok bool
-	err := d.hasStmt.QueryRowContext(ctx, id).Scan(&ok)
+	err = has.QueryRowContext(ctx, id).Scan(&ok)
 	return ok, err
 }
 
@@ -568,7 +577,10 @@ func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
 		inFile    bool
 		data      []byte
 	)
-	err := d.openStmt.QueryRowContext(ctx, id).Scan(&size, &enc, &inFile, &data)
+	st, err := d.openStmt.get(ctx)
+	if err == nil {
+		err = st.QueryRowContext(ctx, id).Scan(&size, &enc, &inFile, &data)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), ErrNotFound)
 	}
@@ -743,8 +755,11 @@ func (d *Disk) Close() error {
 
 // walKeep is the largest blobs.db-wal that CloseForExit leaves for the
 // next process. The next opener reads all of it to rebuild the WAL index,
-// which for 64 KiB costs well under the two fsyncs a checkpoint would.
-const walKeep = 64 << 10
+// which for 128 KiB costs well under the two fsyncs a checkpoint would.
+// It was 64 KiB with 512-byte pages; a capture of a small file adds about
+// 1.4 times the WAL bytes with 2048-byte pages (fewer, larger frames), and
+// 128 KiB keeps a checkpoint to about one capture in ten or more.
+const walKeep = 128 << 10
 
 // CloseForExit is Close for a process that exits as soon as it returns
 // (one ckpt command). Closing SQLite's last connection checkpoints the WAL
@@ -778,20 +793,8 @@ func (d *Disk) release() error { return d.releaseAll(true) }
 // connections when closeDB is set.
 func (d *Disk) releaseAll(closeDB bool) error {
 	var err error
-	if d.hasStmt != nil {
-		d.hasStmt.Close()
-	}
-	if d.checkStmt != nil {
-		d.checkStmt.Close()
-	}
-	if d.openStmt != nil {
-		d.openStmt.Close()
-	}
-	if d.addStmt != nil {
-		d.addStmt.Close()
-	}
-	if d.chainStmt != nil {
-		d.chainStmt.Close()
+	for _, st := range []*lazyStmt{&d.hasStmt, &d.checkStmt, &d.openStmt, &d.addStmt, &d.chainStmt} {
+		st.close()
 	}
 	if d.db != nil && closeDB {
 		err = d.db.Close()
