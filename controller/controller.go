@@ -41,7 +41,9 @@ var (
 type Options struct {
 	Workspace string // the workspace root; required
 	Session   string // session id; the workspace's default (WorkspaceSession) when empty
-	Store     string // the store directory holding blobs/ and sessions/; required
+	// Store is the store directory holding blobs/ and sessions/: required
+	// by Open; Store.Open opens its own store's session.
+	Store string
 	// Clock overrides time.Now wherever the controller reads the time:
 	// turn, message and op times, and retention's ages (tests).
 	Clock func() time.Time
@@ -67,10 +69,11 @@ type Options struct {
 
 // Controller drives one session. It is safe for concurrent use.
 type Controller struct {
-	st      *Store
+	root    *Store // the Store it was opened from
+	st      *Store // root with this Controller's clock and logger
 	session string
 	ws      *capture.Workspace
-	store   *cas.Disk // st.blobs
+	store   *cas.Disk // st's blob store
 	idx     *checkpoints.Index
 	cap     *capture.Capturer
 	lock    *flock.Flock
@@ -92,11 +95,24 @@ type Controller struct {
 	next int
 }
 
-// Open opens (creating on first use) the session for the workspace. A rewind
-// or undo that a crash left unfinished is completed before Open returns. A
-// session the store has had (see checkpoints.OpenSession) whose index is
-// missing or empty fails with a *NoIndexError (ErrNoIndex).
+// Open opens (creating on first use) the session for the workspace, in the
+// store directory Options.Store: OpenStore and Store.Open in one, for a
+// process that works on one session (a CLI command). Its Close closes the
+// store too.
 func Open(ctx context.Context, o Options) (*Controller, error) {
+	s := OpenStore(o.Store)
+	defer s.Close() // the blob store stays open until the Controller closes
+	return s.Open(ctx, o)
+}
+
+// Open opens (creating on first use) the session for the workspace; every
+// Controller opened from s shares its blob store. A rewind or undo that a
+// crash left unfinished is completed before Open returns. A session the
+// store has had (see checkpoints.OpenSession) whose index is missing or
+// empty fails with a *NoIndexError (ErrNoIndex). Options.Store is not read:
+// the session is s's.
+func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
+	o.Store = s.dir
 	if o.Store == "" || o.Workspace == "" {
 		return nil, errors.New("controller: workspace and store directories are required")
 	}
@@ -110,7 +126,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	if !checkpoints.ValidSession(o.Session) {
 		return nil, fmt.Errorf("controller: session %q: %w", o.Session, checkpoints.ErrBadSession)
 	}
-	if o.NoCreate && !HasSession(o.Store, o.Session) {
+	if o.NoCreate && !s.HasSession(o.Session) {
 		ws.Close()
 		return nil, fmt.Errorf("controller: session %s: %w", o.Session, ErrNoSession)
 	}
@@ -120,12 +136,12 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	st, err := openStore(ctx, o.Store, o.Clock, o.Logger)
+	store, err := s.disk(ctx, true)
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
-	store := st.blobs
+	st := s.withClock(o.Clock, o.Logger)
 	dir := checkpoints.SessionDir(o.Store, o.Session)
 	iopts := []checkpoints.Option{checkpoints.WithClock(o.Clock)}
 	if o.ChangeLogKeep > 0 {
@@ -135,12 +151,12 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	// (a *NoIndexError), never a new empty session in its place.
 	idx, err := checkpoints.OpenSession(ctx, o.Store, o.Session, true, iopts...)
 	if err != nil {
-		store.Close()
+		s.release(false)
 		ws.Close()
 		return nil, err
 	}
 	c := &Controller{
-		st:      st,
+		root: s, st: st,
 		session: o.Session, ws: ws, store: store, idx: idx,
 		cap:    capture.New(ws, idx, store),
 		lock:   flock.New(filepath.Join(dir, "ops.lock")),
@@ -155,7 +171,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 		err = fmt.Errorf("controller: session %s is for %s, not %s: %w", o.Session, root, ws.Root(), ErrWorkspaceMismatch)
 	}
 	if err == nil {
-		err = markWorkspace(o.Store, ws.Root())
+		err = s.MarkWorkspace(ws.Root())
 	}
 	if err == nil {
 		err = c.recoverPending(ctx)
@@ -170,19 +186,21 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	return c, nil
 }
 
-// Close releases the session's files.
+// Close releases the session's files, and the blob store when it was the
+// last user of a closed Store.
 func (c *Controller) Close() error {
-	return errors.Join(c.idx.Close(), c.store.Close(), c.ws.Close())
+	return errors.Join(c.idx.Close(), c.st.release(false), c.ws.Close())
 }
 
 // CloseForExit is Close for a process that exits as soon as it returns (a
-// ckpt command): the blob store is closed with cas.Disk.CloseForExit, which
-// leaves a small WAL for the next process instead of checkpointing it (two
-// fsyncs saved, and two more on the next write). The session's index is
-// closed as by Close: its checkpoint is what makes the last rows durable
-// (synchronous=NORMAL) and keeps a session directory to one file.
+// ckpt command): the blob store, when this closes it, is closed with
+// cas.Disk.CloseForExit, which leaves a small WAL for the next process
+// instead of checkpointing it (two fsyncs saved, and two more on the next
+// write). The session's index is closed as by Close: its checkpoint is
+// what makes the last rows durable (synchronous=NORMAL) and keeps a
+// session directory to one file.
 func (c *Controller) CloseForExit() error {
-	return errors.Join(c.idx.Close(), c.store.CloseForExit(), c.ws.Close())
+	return errors.Join(c.idx.Close(), c.st.release(true), c.ws.Close())
 }
 
 // Recovered says what Open did about a rewind or undo a crash (or Ctrl-C)
@@ -195,12 +213,9 @@ func (c *Controller) Session() string { return c.session }
 // WorkspaceRoot returns the workspace root: absolute, symlinks resolved.
 func (c *Controller) WorkspaceRoot() string { return c.ws.Root() }
 
-// StoreDir returns the store directory the session lives in.
-func (c *Controller) StoreDir() string { return c.st.Dir() }
-
-// StoreWarning is a message for people about the store as Open found it
-// (its directory readable by other users), or "". Front-ends show it once.
-func (c *Controller) StoreWarning() string { return c.st.Warning() }
+// Store returns the store the session was opened from (for Open, the
+// store it opened, which closes with the Controller).
+func (c *Controller) Store() *Store { return c.root }
 
 // TurnOptions modify BeginTurnWith.
 type TurnOptions struct {

@@ -123,7 +123,7 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 			}
 		}
 	}
-	f, err := Open(ctx, Options{Workspace: c.ws.Root(), Session: id, Store: c.st.Dir(), NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan})
+	f, err := c.root.Open(ctx, Options{Workspace: c.ws.Root(), Session: id, NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan})
 	if err != nil {
 		cleanup()
 		return fail(err)

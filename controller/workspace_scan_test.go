@@ -17,10 +17,10 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	root := e.c.WorkspaceRoot()
-	if on, set := controller.WorkspaceScan(e.store, root); on || set {
+	if on, set := controller.OpenStore(e.store).WorkspaceScan(root); on || set {
 		t.Fatalf("fresh workspace: scan default on=%v set=%v, want none", on, set)
 	}
-	if err := controller.SetWorkspaceScan(e.store, root, true); err != nil {
+	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true); err != nil {
 		t.Fatal(err)
 	}
 	if on, err := e.c.ScanSetting(ctx); err != nil || !on {
@@ -44,13 +44,13 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	if on, _ := other.ScanSetting(ctx); on {
 		t.Error("a session's own scan off lost to the workspace default")
 	}
-	loc, err := controller.Locate(ctx, e.store, e.ws+"/", "")
+	loc, err := controller.OpenStore(e.store).Locate(ctx, e.ws+"/", "")
 	if err != nil || loc.Workspace != root || !loc.Found {
 		t.Errorf("Locate after the scan line was written: %+v, %v; want the workspace found", loc, err)
 	}
 
 	t.Setenv("HOME", root)
-	if err := controller.SetWorkspaceScan(e.store, root, true); !errors.Is(err, controller.ErrScanRefused) {
+	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true); !errors.Is(err, controller.ErrScanRefused) {
 		t.Errorf("scan default on in $HOME: %v, want ErrScanRefused", err)
 	}
 }
@@ -65,7 +65,7 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 		e.write(string(rune('a'+i))+"/f.txt", "x")
 	}
 	root := e.c.WorkspaceRoot()
-	if err := controller.SetWorkspaceScan(e.store, root, true); err != nil {
+	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true); err != nil {
 		t.Fatal(err)
 	}
 	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{Budget: time.Nanosecond}})
@@ -80,7 +80,7 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 	if res.Scanned || !strings.Contains(res.Warning, "scan mode is now off") {
 		t.Errorf("over budget: scanned=%v warning=%q; want no manifest and the fallback said", res.Scanned, res.Warning)
 	}
-	if on, set := controller.WorkspaceScan(e.store, root); on || !set {
+	if on, set := controller.OpenStore(e.store).WorkspaceScan(root); on || !set {
 		t.Errorf("workspace default after the fallback: on=%v set=%v, want off", on, set)
 	}
 	res, err = c.BeginTurnWith(ctx, "next", controller.TurnOptions{})

@@ -157,10 +157,7 @@ func BenchmarkGC100k(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			dir := fresh(b)
-			st, err := controller.OpenStore(ctx, dir)
-			if err != nil {
-				b.Fatal(err)
-			}
+			st := controller.OpenStore(dir)
 			debug.FreeOSMemory() // so the peak measured is this collection's
 			resetPeakRSS()
 			base, cpu0 := rssKiB("VmRSS"), selfCPU()

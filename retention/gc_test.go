@@ -50,10 +50,7 @@ func (f *fixture) blobs() *cas.Disk {
 // verify), as `ckpt gc` would.
 func (f *fixture) storeAPI() *controller.Store {
 	f.t.Helper()
-	s, err := controller.OpenStore(context.Background(), f.store)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	s := controller.OpenStore(f.store)
 	f.t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -187,10 +184,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 func TestGCRefusesEmptyOrUnreadableLiveSet(t *testing.T) {
 	ctx := context.Background()
 	store := t.TempDir()
-	s, err := controller.OpenStore(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := controller.OpenStore(store)
 	defer s.Close()
 	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
 	if err != nil {
@@ -260,10 +254,7 @@ func TestLostIndexOfStoreWithoutRegistry(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	s, err := controller.OpenStore(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := controller.OpenStore(store)
 	defer s.Close()
 	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
 	if err != nil {

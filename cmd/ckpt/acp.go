@@ -66,7 +66,7 @@ func (a *app) serveACP(ctx context.Context, agent []string, noScan bool) error {
 				a.say("ckpt: %s", c.Recovered())
 			}
 			if err == nil {
-				a.warnStore(c.StoreWarning())
+				a.warnStore(c.Store().Warning())
 			}
 			return c, storeHint(err)
 		}})

@@ -248,7 +248,7 @@ func readTail(path string, max int64) ([]byte, error) {
 // fork began after ("" when unknown), and the Claude session whose
 // transcript holds it (the ckpt session's id when the file does not say).
 func continuedSession(store, id string) (session, at, atIn string) {
-	b, err := os.ReadFile(filepath.Join(controller.SessionDir(store, id), continuesFile))
+	b, err := os.ReadFile(filepath.Join(controller.OpenStore(store).SessionDir(id), continuesFile))
 	if err != nil {
 		return id, "", ""
 	}
@@ -271,7 +271,7 @@ func continuedSession(store, id string) (session, at, atIn string) {
 // session id, forked after transcript entry at of Claude session atIn. The
 // link directory is as private as a session's.
 func markContinues(store, newID, id, at, atIn string) error {
-	dir := controller.SessionDir(store, newID)
+	dir := controller.OpenStore(store).SessionDir(newID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 	if at == "" {
 		return "", 0, false
 	}
-	ids, err := controller.SessionIDs(store)
+	ids, err := controller.OpenStore(store).SessionIDs("")
 	if err != nil {
 		return "", 0, false
 	}
@@ -371,7 +371,7 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 }
 
 func turnAt(ctx context.Context, store, id, root, at string) (int, bool) {
-	x, err := controller.ViewSession(ctx, store, id)
+	x, err := controller.OpenStore(store).View(ctx, id)
 	if err != nil {
 		return 0, false
 	}
@@ -465,7 +465,7 @@ func (a *app) planClaude(turn int, ct claudeTurn, prompt string, dryRun, run boo
 	if err := markContinues(a.store, p.r.Session, a.session, p.r.ResumeAt, p.r.from); err != nil {
 		return p, fmt.Errorf("prepare Claude's fork: %w; nothing rewound", err)
 	}
-	dir := controller.SessionDir(a.store, p.r.Session)
+	dir := controller.OpenStore(a.store).SessionDir(p.r.Session)
 	p.unmark = func() {
 		os.Remove(filepath.Join(dir, continuesFile))
 		os.Remove(dir)
@@ -538,7 +538,7 @@ const adoptFile = "claude-adopt"
 // adoptPending reports whether session sid has a first prompt adoptFork
 // has yet to look at.
 func adoptPending(store, sid string) bool {
-	_, err := os.Stat(filepath.Join(controller.SessionDir(store, sid), adoptFile))
+	_, err := os.Stat(filepath.Join(controller.OpenStore(store).SessionDir(sid), adoptFile))
 	return err == nil
 }
 
@@ -550,7 +550,7 @@ func adoptPending(store, sid string) bool {
 // ckpt fork of that session at that turn, and the prompt's turn is opened
 // again in it. It reports whether it did.
 func adoptFork(ctx context.Context, store, sid, transcript string, say func(string, ...any)) bool {
-	dir := controller.SessionDir(store, sid)
+	dir := controller.OpenStore(store).SessionDir(sid)
 	mark := filepath.Join(dir, adoptFile)
 	if _, err := os.Stat(mark); err != nil {
 		return false
@@ -604,7 +604,7 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 	if at == "" {
 		return false // a new conversation
 	}
-	x, err := controller.ViewSession(ctx, store, sid)
+	x, err := controller.OpenStore(store).View(ctx, sid)
 	if err != nil {
 		return false
 	}
@@ -629,7 +629,7 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 	if !ok {
 		return false
 	}
-	if err := controller.DiscardIndex(store, sid); err != nil {
+	if err := controller.OpenStore(store).DiscardIndex(sid); err != nil {
 		say("ckpt: hook: warning: replace session %s by a fork: %s; recording a new session", sid, oneLine(err))
 		return false
 	}

@@ -208,8 +208,8 @@ type processSessions struct {
 }
 
 func (p *processSessions) locate(ctx context.Context, dir, session string) (controller.Location, error) {
-	if controller.HasIndex(p.a.store, session) {
-		if near, err := controller.Locate(ctx, p.a.store, dir, ""); err == nil && near.Found {
+	if controller.OpenStore(p.a.store).HasIndex(session) {
+		if near, err := controller.OpenStore(p.a.store).Locate(ctx, dir, ""); err == nil && near.Found {
 			c, err := p.openNow(ctx, near.Workspace, session)
 			if err == nil {
 				p.c = c
@@ -219,7 +219,7 @@ func (p *processSessions) locate(ctx context.Context, dir, session string) (cont
 			// failure Locate and open report again.
 		}
 	}
-	return controller.Locate(ctx, p.a.store, dir, session)
+	return controller.OpenStore(p.a.store).Locate(ctx, dir, session)
 }
 
 func (p *processSessions) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
@@ -291,7 +291,7 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 				return
 			}
 			fail.show = true
-			if _, err := os.Stat(controller.SessionDir(a.store, session)); err != nil {
+			if _, err := os.Stat(controller.OpenStore(a.store).SessionDir(session)); err != nil {
 				return // a session not created yet has no earlier turn
 			}
 			if ct.PromptID == "" {
@@ -406,7 +406,7 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 				// (Not only for a session this event created: Claude
 				// runs SessionStart hooks alongside the first prompt.)
 				if b, err := json.Marshal(pendingPrompt{PromptID: ev.PromptID, Prompt: *ev.Prompt}); err == nil {
-					os.WriteFile(filepath.Join(controller.SessionDir(a.store, session), adoptFile), b, 0o644)
+					os.WriteFile(filepath.Join(controller.OpenStore(a.store).SessionDir(session), adoptFile), b, 0o644)
 				}
 			}
 		}

@@ -189,12 +189,12 @@ func markTurnFailed(store, session string, t failedTurn) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(controller.SessionDir(store, session), turnFailedFile), b, 0o600)
+	return writeFileAtomic(filepath.Join(controller.OpenStore(store).SessionDir(session), turnFailedFile), b, 0o600)
 }
 
 // clearTurnFailed forgets a failed turn: a later prompt's turn opened.
 func clearTurnFailed(store, session string) {
-	os.Remove(filepath.Join(controller.SessionDir(store, session), turnFailedFile))
+	os.Remove(filepath.Join(controller.OpenStore(store).SessionDir(session), turnFailedFile))
 }
 
 // openFailedTurn runs before a tool call is recorded. When the session's
@@ -203,7 +203,7 @@ func clearTurnFailed(store, session string) {
 // still cannot, the tool call is recorded nowhere and the failure says so
 // (blocking with --strict): never into the turn of an earlier prompt.
 func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
-	dir := controller.SessionDir(h.a.store, h.session)
+	dir := controller.OpenStore(h.a.store).SessionDir(h.session)
 	mark := filepath.Join(dir, turnFailedFile)
 	fi, err := os.Stat(mark)
 	if err != nil {

@@ -640,7 +640,7 @@ func (s *hookServer) locate(ctx context.Context, dir, session string) (controlle
 		}
 	}
 	s.mu.Unlock()
-	return controller.Locate(ctx, s.a.store, dir, session)
+	return controller.OpenStore(s.a.store).Locate(ctx, dir, session)
 }
 
 // within reports whether p is root or below it.
@@ -653,7 +653,7 @@ func within(root, p string) bool {
 // when its index file was replaced since (another process discarded it).
 func (s *hookServer) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
 	k := keptKey{session, ws}
-	indexPath := filepath.Join(controller.SessionDir(s.a.store, session), "index.db") // see controller.HasIndex
+	indexPath := filepath.Join(controller.OpenStore(s.a.store).SessionDir(session), "index.db") // see controller.HasIndex
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()

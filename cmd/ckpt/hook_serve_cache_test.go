@@ -71,7 +71,7 @@ func TestHookServerKeepsOneControllerPerSession(t *testing.T) {
 
 	// Another process replaces the index (as a fork adopted by a command
 	// hook does): the next event opens the new one.
-	if err := controller.DiscardIndex(store, "s1"); err != nil {
+	if err := controller.OpenStore(store).DiscardIndex("s1"); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := controller.Open(ctx, controller.Options{Workspace: root, Session: "s1", Store: store})
@@ -163,7 +163,7 @@ func TestServeTakesHookEvents(t *testing.T) {
 	if _, have := files(testToken); have["hooked.txt"] {
 		t.Error("an event with the web token was recorded")
 	}
-	if controller.HasIndex(s.store, "elsewhere") {
+	if controller.OpenStore(s.store).HasIndex("elsewhere") {
 		t.Error("an event with the web token created a session")
 	}
 

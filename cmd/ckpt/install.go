@@ -366,9 +366,9 @@ func (a *app) installScan(o installOptions) error {
 	if o.noScan {
 		// The workspace is known all the same: hooks from an agent
 		// started below it record into its session.
-		return controller.MarkWorkspace(a.store, root)
+		return controller.OpenStore(a.store).MarkWorkspace(root)
 	}
-	on, set := controller.WorkspaceScan(a.store, root)
+	on, set := controller.OpenStore(a.store).WorkspaceScan(root)
 	if on && set {
 		a.scanState = "on"
 		return nil
@@ -377,7 +377,7 @@ func (a *app) installScan(o installOptions) error {
 	if set {
 		before = "off"
 	}
-	err = controller.SetWorkspaceScan(a.store, root, true)
+	err = controller.OpenStore(a.store).SetWorkspaceScan(root, true)
 	if errors.Is(err, controller.ErrScanRefused) {
 		a.scanState = "refused"
 		a.scanNote = fmt.Sprintf("scan mode stays off: %s is a home directory or a filesystem root; edit-tool captures only", root)
@@ -442,13 +442,13 @@ func (a *app) restoreScan() error {
 	}); err != nil || before == "" {
 		return err
 	}
-	if on, set := controller.WorkspaceScan(a.store, root); !on || !set {
+	if on, set := controller.OpenStore(a.store).WorkspaceScan(root); !on || !set {
 		return nil // changed since: left as it is
 	}
 	if before == "off" {
-		err = controller.SetWorkspaceScan(a.store, root, false)
+		err = controller.OpenStore(a.store).SetWorkspaceScan(root, false)
 	} else {
-		err = controller.ClearWorkspaceScan(a.store, root)
+		err = controller.OpenStore(a.store).ClearWorkspaceScan(root)
 	}
 	if err != nil {
 		return err

@@ -94,7 +94,7 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 		a.say("ckpt: %s", c.Recovered())
 	}
 	if err == nil {
-		a.warnStore(c.StoreWarning())
+		a.warnStore(c.Store().Warning())
 	}
 	return c, storeHint(err)
 }
@@ -118,7 +118,7 @@ func (a *app) emptyList(err error) error {
 // noSession is the error for a session the store does not have: it names
 // the session and the store, and lists the sessions the workspace has.
 func (a *app) noSession(ctx context.Context) error {
-	ss, err := controller.WorkspaceSessions(ctx, a.store, a.workspace)
+	ss, err := controller.OpenStore(a.store).WorkspaceSessions(ctx, a.workspace)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (a *app) locate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("current directory: %w (pass --workspace DIR)", err)
 		}
-		loc, err := controller.Locate(ctx, a.store, wd, a.session)
+		loc, err := controller.OpenStore(a.store).Locate(ctx, wd, a.session)
 		if err != nil {
 			return err
 		}
@@ -195,7 +195,7 @@ func (a *app) locate(ctx context.Context) error {
 	}
 	if !a.named {
 		def := controller.WorkspaceSession(a.workspace)
-		s, err := controller.ActiveSession(ctx, a.store, a.workspace)
+		s, err := controller.OpenStore(a.store).ActiveSession(ctx, a.workspace)
 		if err != nil {
 			return err
 		}
@@ -211,10 +211,10 @@ func (a *app) locate(ctx context.Context) error {
 // matchSession takes a session named by a unique prefix of its id for
 // that session; an ambiguous prefix is a usage error listing the matches.
 func (a *app) matchSession() error {
-	if controller.HasSession(a.store, a.session) {
+	if controller.OpenStore(a.store).HasSession(a.session) {
 		return nil
 	}
-	ids, err := controller.MatchSessions(a.store, a.session)
+	ids, err := controller.OpenStore(a.store).SessionIDs(a.session)
 	if err != nil {
 		return err
 	}

@@ -18,11 +18,9 @@ import (
 // openStore opens the store for store-wide commands, which need no
 // workspace or session.
 func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
-	st, err := controller.OpenStore(ctx, a.store)
-	if err == nil {
-		a.warnStore(st.Warning())
-	}
-	return st, err
+	st := controller.OpenStore(a.store)
+	a.warnStore(st.Warning())
+	return st, nil
 }
 
 // hinted is an error with what to do about it appended for people.

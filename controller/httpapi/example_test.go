@@ -44,7 +44,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	srv := &http.Server{
-		Handler:           httpapi.NewHandler(c, httpapi.Options{Token: token, Store: store}),
+		Handler:           httpapi.NewHandler(c, httpapi.Options{Token: token, Sessions: true}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

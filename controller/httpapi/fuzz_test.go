@@ -102,7 +102,7 @@ func FuzzHandler(f *testing.F) {
 		f.Fatal(err)
 	}
 	before := snapshot(f, outside)
-	h := httpapi.NewHandler(c, httpapi.Options{Token: testToken, Store: store})
+	h := httpapi.NewHandler(c, httpapi.Options{Token: testToken, Sessions: true})
 	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4242}
 	const host = "127.0.0.1:4242"
 

@@ -161,17 +161,11 @@ func (h *handler) turnOf(w http.ResponseWriter, turn *int) (int, bool) {
 }
 
 func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
-	if h.o.Store == "" {
+	if !h.o.Sessions {
 		h.error(w, http.StatusNotFound, "listing sessions is not enabled on this server")
 		return
 	}
-	st, err := controller.OpenStore(r.Context(), h.o.Store)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	defer st.Close()
-	out, err := st.Sessions(r.Context())
+	out, err := h.c.Store().Sessions(r.Context())
 	if err != nil {
 		h.fail(w, r, err)
 		return

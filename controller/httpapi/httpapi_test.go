@@ -124,8 +124,8 @@ func readFile(t testing.TB, p string) string {
 }
 
 func TestEndpoints(t *testing.T) {
-	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	ws, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	a := filepath.Join(ws, "a.txt")
 
 	r := call(t, "GET", url+"/api/sessions", testToken, "")
@@ -195,13 +195,13 @@ func TestSessionsNeedsStore(t *testing.T) {
 	_, _, c := session(t)
 	url := serve(t, c, httpapi.Options{})
 	if r := call(t, "GET", url+"/api/sessions", testToken, ""); r.code != 404 {
-		t.Errorf("sessions without Options.Store: %d %s", r.code, r.raw)
+		t.Errorf("sessions without Options.Sessions: %d %s", r.code, r.raw)
 	}
 }
 
 func TestRefusesBadRequests(t *testing.T) {
-	_, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	_, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	for _, tc := range []struct {
 		method, path, token, body string
 		code                      int
@@ -253,8 +253,8 @@ func TestRefusesBadRequests(t *testing.T) {
 // TestHostAndOrigin: a request naming another host (a DNS-rebound page)
 // or coming from another origin never reaches the controller.
 func TestHostAndOrigin(t *testing.T) {
-	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	ws, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	a := filepath.Join(ws, "a.txt")
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
 	own := "http://127.0.0.1:" + port
@@ -373,7 +373,7 @@ func trickle(t *testing.T, addr, body string, gap time.Duration) trickled {
 // (another Controller on the same session) as the events they are.
 func TestEventsStream(t *testing.T) {
 	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store, PollInterval: 20 * time.Millisecond})
+	url := serve(t, c, httpapi.Options{Sessions: true, PollInterval: 20 * time.Millisecond})
 	events := stream(t, url)
 
 	other, err := controller.Open(context.Background(), controller.Options{Workspace: ws, Store: store, NoAutoRetention: true})
@@ -488,7 +488,7 @@ func TestPageServedWithoutAuth(t *testing.T) {
 func TestWorkOutlivesReadTimeout(t *testing.T) {
 	ws, store, c := session(t)
 	const limit = 100 * time.Millisecond
-	srv := httptest.NewUnstartedServer(httpapi.NewHandler(c, httpapi.Options{Token: testToken, Store: store, BodyTimeout: limit}))
+	srv := httptest.NewUnstartedServer(httpapi.NewHandler(c, httpapi.Options{Token: testToken, Sessions: true, BodyTimeout: limit}))
 	srv.Config.ReadTimeout = limit
 	srv.Start()
 	t.Cleanup(srv.Close)

@@ -23,7 +23,7 @@ func TestNoNullLists(t *testing.T) {
 	if _, err := c.BeginTurn(ctx, "first"); err != nil {
 		t.Fatal(err)
 	}
-	base := serve(t, c, httpapi.Options{Store: store})
+	base := serve(t, c, httpapi.Options{Sessions: true})
 	for _, tc := range []struct {
 		method, path, body string
 		code               int

@@ -64,7 +64,7 @@ func TestWebMarksKindsAsTheCLI(t *testing.T) {
 	defer shotOnFailure(t, bctx, artifactsDir(t))
 	var got []string
 	check(chromedp.Run(bctx,
-		chromedp.Navigate(serve(t, c, httpapi.Options{Store: store})+"/#token="+testToken),
+		chromedp.Navigate(serve(t, c, httpapi.Options{Sessions: true})+"/#token="+testToken),
 		chromedp.WaitVisible(`#turn-1`, chromedp.ByID),
 		chromedp.Evaluate(`Array.from(document.querySelectorAll("#turn-0 .files li"), (e) => e.textContent)`, &got),
 	))

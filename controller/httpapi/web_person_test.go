@@ -24,8 +24,8 @@ import (
 // each stage go to the test's temp dir (or $CKPT_ARTIFACTS) and must be
 // PNG images.
 func TestWebPageAsAPerson(t *testing.T) {
-	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	ws, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	bctx := newBrowser(t)
 	artifacts := artifactsDir(t)
 	defer shotOnFailure(t, bctx, artifacts)
@@ -284,8 +284,8 @@ func TestWebPageAsAPerson(t *testing.T) {
 // open_url that `ckpt serve` prints (cmd/ckpt's serve test checks that
 // serve prints open_url, and says so).
 func TestWebPageHintMatchesServe(t *testing.T) {
-	_, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	_, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	bctx := newBrowser(t)
 	var hint, status string
 	err := chromedp.Run(bctx,

@@ -79,7 +79,7 @@ func TestWebQuotesNamesInChromium(t *testing.T) {
 	}
 
 	check(chromedp.Run(bctx,
-		chromedp.Navigate(serve(t, c, httpapi.Options{Store: store})+"/#token="+testToken),
+		chromedp.Navigate(serve(t, c, httpapi.Options{Sessions: true})+"/#token="+testToken),
 		chromedp.WaitVisible(`#turn-1`, chromedp.ByID),
 	))
 	if got, w := texts(`#workspace`), []string{quote.Path(c.WorkspaceRoot())}; !slices.Equal(got, w) {

@@ -21,8 +21,8 @@ func TestWebRewindInChromium(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skipf("no %s: %v", chromiumPath, err)
 	}
-	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	ws, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	a := filepath.Join(ws, "a.txt")
 
 	bctx := newBrowser(t)

@@ -38,7 +38,7 @@ func TestWebSessionTreeInChromium(t *testing.T) {
 	defer shotOnFailure(t, bctx, artifacts)
 	var current, count, rootClass string
 	err = chromedp.Run(bctx,
-		chromedp.Navigate(serve(t, c, httpapi.Options{Store: store})+"/#token="+testToken),
+		chromedp.Navigate(serve(t, c, httpapi.Options{Sessions: true})+"/#token="+testToken),
 		chromedp.WaitVisible(`#session-tree li[data-session="f1"] > ul > li[data-session="f2"]`, chromedp.ByQuery),
 		chromedp.AttributeValue(`#session-tree`, "data-count", &count, nil, chromedp.ByQuery),
 		chromedp.AttributeValue(`#session-tree > li[data-session="`+c.Session()+`"]`, "class", &rootClass, nil, chromedp.ByQuery),
@@ -53,7 +53,7 @@ func TestWebSessionTreeInChromium(t *testing.T) {
 
 	var turns, mark string
 	err = chromedp.Run(bctx,
-		chromedp.Navigate(serve(t, f2, httpapi.Options{Store: store})+"/#token="+testToken),
+		chromedp.Navigate(serve(t, f2, httpapi.Options{Sessions: true})+"/#token="+testToken),
 		chromedp.WaitVisible(`#turn-0`, chromedp.ByID),
 		chromedp.WaitVisible(`#session-tree li.current[data-session="f2"]`, chromedp.ByQuery),
 		chromedp.AttributeValue(`#timeline`, "data-count", &turns, nil, chromedp.ByID),

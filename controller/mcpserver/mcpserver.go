@@ -570,7 +570,7 @@ type StatusOutput struct {
 }
 
 func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
-	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Store: s.c.StoreDir(), Changes: []controller.Change{}}
+	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Store: s.c.Store().Dir(), Changes: []controller.Change{}}
 	var err error
 	if out.Scan, err = s.c.ScanSetting(ctx); err != nil {
 		return StatusOutput{}, err
