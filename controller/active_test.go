@@ -39,7 +39,7 @@ func TestActiveSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if _, err := c.BeginTurn(ctx, "p"); err != nil {
+		if _, err := c.BeginTurn(ctx, "p", controller.TurnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -32,7 +32,7 @@ func TestAutoRetentionUsesTheClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cps, err := c.Checkpoints(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

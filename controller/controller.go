@@ -217,7 +217,7 @@ func (c *Controller) WorkspaceRoot() string { return c.ws.Root() }
 // store it opened, which closes with the Controller).
 func (c *Controller) Store() *Store { return c.root }
 
-// TurnOptions modify BeginTurnWith.
+// TurnOptions modify BeginTurn.
 type TurnOptions struct {
 	// Scan takes a manifest of the whole workspace as the turn opens, so a
 	// code rewind to it also undoes shell side effects (scan mode). The
@@ -226,11 +226,26 @@ type TurnOptions struct {
 	// Progress, if set, is called during the scan with the count of files
 	// found so far (see capture.ScanOptions.Progress).
 	Progress func(files int)
+	// Ensure opens the turn only when the session has no open turn: what
+	// agent hooks ask before their first capture. They run in parallel,
+	// in several processes, so the check and the open happen under a
+	// per-session lock file, and two first tool calls open one turn, not
+	// two. TurnResult.Opened says whether it opened one; when a turn was
+	// open already the result is otherwise zero.
+	Ensure bool
+	// EnsureScanned is Ensure that also opens a turn when the open one
+	// has no workspace manifest: an agent starting or resuming a session
+	// in scan mode asks it so that a code rewind can reach the workspace
+	// as it was before the agent's first action.
+	EnsureScanned bool
 }
 
-// TurnResult is what BeginTurnWith did.
+// TurnResult is what BeginTurn did.
 type TurnResult struct {
-	checkpoints.Checkpoint // the turn opened: a Record
+	Checkpoint // the turn opened (zero when Ensure found one open)
+	// Opened is false when Ensure or EnsureScanned found a turn open that
+	// will do, and opened none.
+	Opened bool
 	// Scan describes the scan, when one ran and finished. Its Stats are
 	// nil: they were saved as the session's stat cache.
 	Scan *ScanResult
@@ -240,16 +255,17 @@ type TurnResult struct {
 	Warning string
 }
 
-// BeginTurn opens the next turn with prompt (see BeginTurnWith).
-func (c *Controller) BeginTurn(ctx context.Context, prompt string) (Record, error) {
-	res, err := c.BeginTurnWith(ctx, prompt, TurnOptions{})
-	return res.Checkpoint, err
-}
-
-// BeginTurnWith opens the next turn with prompt (recorded as its user
+// BeginTurn opens the next turn with prompt (recorded as its user
 // message) after recording the state the previous turn left its captured
-// paths in; in scan mode it first takes the workspace's manifest.
-func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOptions) (TurnResult, error) {
+// paths in; in scan mode it first takes the workspace's manifest. With
+// TurnOptions.Ensure it opens one only when none is open.
+func (c *Controller) BeginTurn(ctx context.Context, prompt string, o TurnOptions) (TurnResult, error) {
+	switch {
+	case o.EnsureScanned:
+		return c.ensureTurn(ctx, prompt, func(open checkpoints.Checkpoint) bool { return open.Scanned })
+	case o.Ensure:
+		return c.ensureTurn(ctx, prompt, func(checkpoints.Checkpoint) bool { return true })
+	}
 	var res TurnResult
 	release, err := c.store.Hold(ctx) // new blobs until the rows naming them commit
 	if err != nil {
@@ -287,7 +303,7 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	if err != nil {
 		return res, err
 	}
-	res.Checkpoint = cp
+	res.Checkpoint, res.Opened = Checkpoint{Checkpoint: cp}, true
 	c.noteActive()
 	if !c.noAuto {
 		c.st.enforceQuota(ctx, c.session)
@@ -298,51 +314,33 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 
 // OpenTurn returns the open turn (the active turn with the highest
 // number) without its file snapshots, or an error wrapping ErrNoOpenTurn.
-func (c *Controller) OpenTurn(ctx context.Context) (Record, error) {
-	return c.idx.OpenTurn(ctx)
-}
-
-// EnsureTurn opens a turn with prompt when the session has no open turn,
-// and reports whether it did. Agent hooks call it before their first
-// capture: they run in parallel, in several processes, so the check and the
-// open happen under a per-session lock file, and two first tool calls open
-// one turn, not two. When a turn was open already the result is zero.
-func (c *Controller) EnsureTurn(ctx context.Context, prompt string) (TurnResult, bool, error) {
-	return c.ensureTurn(ctx, prompt, func(Record) bool { return true })
-}
-
-// EnsureScannedTurn opens a turn with prompt unless the open turn has a
-// workspace manifest, and reports whether it did: an agent starting or
-// resuming a session in scan mode calls it so that a code rewind can reach
-// the workspace as it was before the agent's first action. It takes the
-// same lock as EnsureTurn.
-func (c *Controller) EnsureScannedTurn(ctx context.Context, prompt string) (TurnResult, bool, error) {
-	return c.ensureTurn(ctx, prompt, func(open Record) bool { return open.Scanned })
+func (c *Controller) OpenTurn(ctx context.Context) (Checkpoint, error) {
+	cp, err := c.idx.OpenTurn(ctx)
+	return Checkpoint{Checkpoint: cp}, err
 }
 
 // ensureTurn opens a turn with prompt under the session's hook lock unless
 // there is an open turn and enough says it will do.
-func (c *Controller) ensureTurn(ctx context.Context, prompt string, enough func(open Record) bool) (TurnResult, bool, error) {
+func (c *Controller) ensureTurn(ctx context.Context, prompt string, enough func(open checkpoints.Checkpoint) bool) (TurnResult, error) {
 	lock := flock.New(filepath.Join(c.idx.Dir(), "hook.lock"))
 	if ok, err := lock.TryLockContext(ctx, 10*time.Millisecond); err != nil || !ok {
 		if err == nil {
 			err = ErrBusy
 		}
-		return TurnResult{}, false, fmt.Errorf("controller: lock session %s: %w", c.session, err)
+		return TurnResult{}, fmt.Errorf("controller: lock session %s: %w", c.session, err)
 	}
 	defer lock.Unlock()
 	open, err := c.idx.OpenTurn(ctx)
 	switch {
 	case err == nil && enough(open):
-		return TurnResult{}, false, nil
+		return TurnResult{}, nil
 	case err != nil && !errors.Is(err, checkpoints.ErrNoOpenTurn):
-		return TurnResult{}, false, err
+		return TurnResult{}, err
 	}
-	res, err := c.BeginTurnWith(ctx, prompt, TurnOptions{})
-	return res, err == nil, err
+	return c.BeginTurn(ctx, prompt, TurnOptions{})
 }
 
-// maxTurnTries bounds how often BeginTurnWith reads the open turn's end
+// maxTurnTries bounds how often BeginTurn reads the open turn's end
 // states again because other processes kept changing it.
 const maxTurnTries = 50
 
@@ -374,21 +372,43 @@ func (c *Controller) turnEnds(ctx context.Context) (checkpoints.Seen, []checkpoi
 	return checkpoints.SeenOf(&prev), ends, nil
 }
 
-// Capture records path's current state into the open turn: the first
-// capture of a path in a turn wins, later ones record nothing (Recorded
-// false). path is absolute or relative to the workspace root. It fails
-// with an error wrapping ErrNoOpenTurn, ErrOutsideWorkspace, ErrVCSDir,
-// ErrSymlink or ErrNotRegular, or the read error of a file it cannot read;
-// on any error nothing is recorded.
-func (c *Controller) Capture(ctx context.Context, path string) (CaptureResult, error) {
-	res, err := c.cap.Capture(ctx, path)
-	if err != nil {
-		return res, err
+// CaptureOptions say what Capture records.
+type CaptureOptions struct {
+	// Paths are the paths to record: absolute or relative to the
+	// workspace root.
+	Paths []string
+	// Step, when set, is the step to record into (as BeginStep returned
+	// it; when its turn is no longer the open one, a turn opened since,
+	// the open turn's latest step). Nil: the open turn's latest step, if
+	// it has one.
+	Step *Step
+}
+
+// Capture records the current state of each of o.Paths into the open turn,
+// all of them as one durable step: one blob-store commit and one index
+// commit (see capture.Capturer.CaptureAll). The first capture of a path in
+// a turn (or in a step) wins, later ones record nothing (Recorded false).
+// It returns one result and one error per path: errs[i] is nil when
+// Paths[i] was captured or had been already, else an error wrapping
+// ErrNoOpenTurn, ErrOutsideWorkspace, ErrVCSDir, ErrSymlink or
+// ErrNotRegular, or the read error of a file it cannot read; a failed path
+// records nothing and does not stop the others.
+func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []CaptureResult, errs []error) {
+	if o.Step != nil {
+		res, errs = c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: o.Step.TurnID, Step: o.Step.Number}, o.Paths)
+	} else {
+		res, errs = c.cap.CaptureAll(ctx, o.Paths)
 	}
-	if res.Recorded {
-		c.emit(Event{Kind: EventCaptured, Turn: res.Turn, Path: res.Path})
+	for i, r := range res {
+		if errs[i] == nil && r.Recorded {
+			e := Event{Kind: EventCaptured, Turn: r.Turn, Path: r.Path}
+			if o.Step != nil {
+				e.Step = r.Step
+			}
+			c.emit(e)
+		}
 	}
-	return res, nil
+	return res, errs
 }
 
 // AppendMessage appends a message to the open turn.

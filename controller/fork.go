@@ -29,7 +29,7 @@ var (
 	ErrEmptySummary = errors.New("summary text is empty")
 )
 
-// ForkOptions modify ForkWith.
+// ForkOptions modify Fork.
 type ForkOptions struct {
 	// To is the new session's id; empty picks "<session>-fork-<n>".
 	To string
@@ -40,7 +40,7 @@ type ForkOptions struct {
 	Force bool
 }
 
-// ForkResult says what ForkWith did.
+// ForkResult says what Fork did.
 type ForkResult struct {
 	Session string `json:"session"` // the new session's id
 	// Rewind is the fork's own rewind to turn: its conversation cut (whose
@@ -49,14 +49,7 @@ type ForkResult struct {
 	Rewind Result `json:"rewind"`
 }
 
-// Fork creates a new session from the start of turn (see ForkWith) and
-// returns its id.
-func (c *Controller) Fork(ctx context.Context, turn int, newID string, restoreFiles bool) (string, error) {
-	res, err := c.ForkWith(ctx, turn, ForkOptions{To: newID, Restore: restoreFiles})
-	return res.Session, err
-}
-
-// ForkWith creates a new session in the same store and workspace whose
+// Fork creates a new session in the same store and workspace whose
 // active history is this session's turns before turn (turn itself is not
 // in it: the fork's next turn gets number turn, and turn's prompt is handed
 // back), with their checkpoints and conversation. The fork is a copy of the
@@ -70,7 +63,7 @@ func (c *Controller) Fork(ctx context.Context, turn int, newID string, restoreFi
 // The fork records this session and turn as its origin (its parent in the
 // session tree, see Store.Sessions); a fork can be rewound and forked like
 // any session.
-func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (ForkResult, error) {
+func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkResult, error) {
 	fail := func(err error) (ForkResult, error) {
 		return ForkResult{}, fmt.Errorf("controller: fork turn %d: %w", turn, err)
 	}
@@ -139,7 +132,7 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 	if o.Restore {
 		scope = checkpoints.ScopeBoth
 	}
-	res, err := f.Rewind(ctx, turn, scope, RewindOptions{Force: o.Force})
+	res, err := f.Rewind(ctx, Target{Turn: turn}, scope, RewindOptions{Force: o.Force})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -36,15 +36,16 @@ func (s *Store) Plan(ctx context.Context, p Policy) (Plan, error) {
 	return retention.PlanFor(ctx, s.dir, blobs, p, s.now())
 }
 
-// Retain applies the policy now: prunes and removes what it says across
-// all sessions, then collects unreferenced blobs.
-func (s *Store) Retain(ctx context.Context, p Policy) (Plan, GCReport, error) {
-	return s.RetainProgress(ctx, p, nil)
+// RetainOptions modify Retain.
+type RetainOptions struct {
+	// Progress, if set, is called with the count of blobs collection has
+	// scanned, for a progress display.
+	Progress func(done int)
 }
 
-// RetainProgress is Retain calling progress (if not nil) with the count of
-// blobs collection has scanned, for a progress display.
-func (s *Store) RetainProgress(ctx context.Context, p Policy, progress func(done int)) (Plan, GCReport, error) {
+// Retain applies the policy now: prunes and removes what it says across
+// all sessions, then collects unreferenced blobs.
+func (s *Store) Retain(ctx context.Context, p Policy, o RetainOptions) (Plan, GCReport, error) {
 	plan, err := s.Plan(ctx, p)
 	if err != nil {
 		return plan, retention.GCReport{}, err
@@ -55,7 +56,7 @@ func (s *Store) RetainProgress(ctx context.Context, p Policy, progress func(done
 	// Removing the last session, or pruning the last turns that held
 	// snapshots, on purpose may leave nothing referenced: the sessions
 	// were read, so an empty live set is what the plan meant.
-	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0, Progress: progress})
+	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0, Progress: o.Progress})
 	return plan, rep, err
 }
 
@@ -251,7 +252,7 @@ func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.
 	defer lock.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	_, _, err := s.Retain(ctx, p)
+	_, _, err := s.Retain(ctx, p, RetainOptions{})
 	if err != nil {
 		s.log.Warn("controller: automatic retention", "store", s.dir, "err", err)
 	}

@@ -100,10 +100,20 @@ func (v *SessionView) Meta(ctx context.Context, key string) (string, error) {
 
 // Turns lists the turns of the active history, oldest first, without
 // their files.
-func (v *SessionView) Turns(ctx context.Context) ([]Record, error) { return v.x.Checkpoints(ctx) }
+func (v *SessionView) Turns(ctx context.Context) ([]Checkpoint, error) {
+	cps, err := v.x.Checkpoints(ctx)
+	out := make([]Checkpoint, len(cps))
+	for i, cp := range cps {
+		out[i] = Checkpoint{Checkpoint: cp}
+	}
+	return out, err
+}
 
 // Turn returns turn n of the active history with its files.
-func (v *SessionView) Turn(ctx context.Context, n int) (Record, error) { return v.x.Turn(ctx, n) }
+func (v *SessionView) Turn(ctx context.Context, n int) (Checkpoint, error) {
+	cp, err := v.x.Turn(ctx, n)
+	return Checkpoint{Checkpoint: cp}, err
+}
 
 // Operations counts the rewinds, reverts, undos and redos recorded.
 func (v *SessionView) Operations(ctx context.Context) (int, error) {

@@ -34,7 +34,7 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	if on, err := other.ScanSetting(ctx); err != nil || !on {
 		t.Errorf("new session: %v, %v; want on (inherited)", on, err)
 	}
-	res, err := other.BeginTurnWith(ctx, "first", controller.TurnOptions{})
+	res, err := other.BeginTurn(ctx, "first", controller.TurnOptions{})
 	if err != nil || !res.Scanned {
 		t.Errorf("new session's first turn: scanned=%v err=%v; want a manifest", res.Scanned, err)
 	}
@@ -73,7 +73,7 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.BeginTurnWith(ctx, "big", controller.TurnOptions{})
+	res, err := c.BeginTurn(ctx, "big", controller.TurnOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +83,11 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 	if on, set := controller.OpenStore(e.store).WorkspaceScan(root); on || !set {
 		t.Errorf("workspace default after the fallback: on=%v set=%v, want off", on, set)
 	}
-	res, err = c.BeginTurnWith(ctx, "next", controller.TurnOptions{})
+	res, err = c.BeginTurn(ctx, "next", controller.TurnOptions{})
 	if err != nil || res.Warning != "" || res.Scanned {
 		t.Errorf("next turn: %+v, %v; want no scan and no warning", res, err)
 	}
-	if _, err := c.Capture(ctx, "a/f.txt"); err != nil {
-		t.Errorf("edit capture after the fallback: %v", err)
+	if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{"a/f.txt"}}); errs[0] != nil {
+		t.Errorf("edit capture after the fallback: %v", errs[0])
 	}
 }

@@ -88,7 +88,7 @@ func buildGCStore() (string, error) {
 	if err := batch.Commit(ctx); err != nil {
 		return "", err
 	}
-	cp, err := ctl.BeginTurn(ctx, "reference half the blobs")
+	cp, err := ctl.BeginTurn(ctx, "reference half the blobs", controller.TurnOptions{})
 	if err != nil {
 		return "", err
 	}

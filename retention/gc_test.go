@@ -66,15 +66,15 @@ func (f *fixture) write(rel, content string) {
 
 func (f *fixture) edit(rel, content string) {
 	f.t.Helper()
-	if _, err := f.c.Capture(context.Background(), rel); err != nil {
-		f.t.Fatal(err)
+	if _, errs := f.c.Capture(context.Background(), controller.CaptureOptions{Paths: []string{rel}}); errs[0] != nil {
+		f.t.Fatal(errs[0])
 	}
 	f.write(rel, content)
 }
 
 func (f *fixture) turn(p string) {
 	f.t.Helper()
-	if _, err := f.c.BeginTurn(context.Background(), p); err != nil {
+	if _, err := f.c.BeginTurn(context.Background(), p, controller.TurnOptions{}); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -110,7 +110,7 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	f.edit("a.txt", "Z")
 
 	st := f.storeAPI()
-	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 1})
+	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 1}, controller.RetainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +127,11 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	if !has(t, blobs, "X") {
 		t.Fatalf("gc deleted X, which the kept turn 2 still references")
 	}
-	if _, err := f.c.Rewind(ctx, 2, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := f.c.Rewind(ctx, controller.Target{Turn: 2}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.want("a.txt", "X")
-	if _, err := f.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrPruned) {
+	if _, err := f.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrPruned) {
 		t.Errorf("code rewind to a pruned turn: %v, want ErrPruned", err)
 	}
 }
@@ -145,7 +145,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	f.turn("t1")
 	f.edit("a.txt", "v2")
 	f.write("a.txt", "hand edit") // a person edits after the agent
-	if _, err := f.c.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := f.c.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.turn("t2")
@@ -155,7 +155,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	}
 	st := f.storeAPI()
 	for _, p := range []retention.Policy{{KeepTurns: 1}, {MaxAge: 1}, {MaxBytes: 1}} {
-		plan, _, err := st.Retain(ctx, p)
+		plan, _, err := st.Retain(ctx, p, controller.RetainOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	if err := f.c.Pin(ctx, 0, false, ""); err != nil {
 		t.Fatal(err)
 	}
-	plan, _, err := st.Retain(ctx, retention.Policy{KeepTurns: 1})
+	plan, _, err := st.Retain(ctx, retention.Policy{KeepTurns: 1}, controller.RetainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

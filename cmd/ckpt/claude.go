@@ -614,7 +614,7 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 	var prompt string
 	ok := err1 == nil && err2 == nil && len(cps) == 1 && ops == 0 && root != ""
 	if ok {
-		var cp controller.Record
+		var cp controller.Checkpoint
 		if cp, err = x.Turn(ctx, cps[0].Turn); err == nil && len(cp.Files) == 0 {
 			prompt = cp.Prompt
 		} else {
@@ -642,7 +642,7 @@ func adoptFork(ctx context.Context, store, sid, transcript string, say func(stri
 		return false
 	}
 	defer c.Close()
-	res, err := c.BeginTurnWith(ctx, prompt, controller.TurnOptions{})
+	res, err := c.BeginTurn(ctx, prompt, controller.TurnOptions{})
 	if err != nil {
 		say("ckpt: hook: warning: reopen the prompt's turn in the fork: %s", oneLine(err))
 		return false
@@ -658,5 +658,5 @@ func forkAt(ctx context.Context, store, root, parent string, turn int, to string
 		return controller.ForkResult{}, err
 	}
 	defer c.Close()
-	return c.ForkWith(ctx, turn, controller.ForkOptions{To: to})
+	return c.Fork(ctx, turn, controller.ForkOptions{To: to})
 }

@@ -383,7 +383,7 @@ func (a *app) handleHook(ctx context.Context, o hookOptions, data []byte, ss ses
 				ct.Session = in
 			}
 		}
-		res, err := c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{Scan: o.scanTurn})
+		res, err := c.BeginTurn(ctx, *ev.Prompt, controller.TurnOptions{Scan: o.scanTurn})
 		if err != nil {
 			return &hookFailure{msg: "open turn: " + oneLine(err)}
 		}

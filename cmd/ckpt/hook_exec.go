@@ -24,17 +24,13 @@ type hookRun struct {
 
 // capture records the paths of one event into the open turn (into this
 // tool call's step when one is open) as one durable step (one blob commit,
-// one index commit: Controller.CaptureAll), opening a turn first when
+// one index commit: Controller.Capture), opening a turn first when
 // there is none, and returns what failed. A path the design refuses to
 // record (outside the workspace, inside .git) is skipped with a warning
 // and is never a failure.
 func (h hookRun) capture(ctx context.Context, paths []string) []string {
 	captureAll := func(ps []string) []error {
-		if h.step != nil {
-			_, errs := h.c.CaptureAllIn(ctx, *h.step, ps)
-			return errs
-		}
-		_, errs := h.c.CaptureAll(ctx, ps)
+		_, errs := h.c.Capture(ctx, controller.CaptureOptions{Paths: ps, Step: h.step})
 		return errs
 	}
 	errs := captureAll(paths)
@@ -98,9 +94,9 @@ func (h hookRun) beginStep(ctx context.Context, key, tool string, open bool) *co
 }
 
 // ensureTurn opens a turn when the session has none (see
-// Controller.EnsureTurn: parallel tool hooks open one turn, not two).
+// TurnOptions.Ensure: parallel tool hooks open one turn, not two).
 func (h hookRun) ensureTurn(ctx context.Context) error {
-	res, _, err := h.c.EnsureTurn(ctx, noPromptLabel)
+	res, err := h.c.BeginTurn(ctx, noPromptLabel, controller.TurnOptions{Ensure: true})
 	if err != nil {
 		return err
 	}
@@ -158,7 +154,7 @@ func (h hookRun) resumeCheckpoint(ctx context.Context) *hookFailure {
 	if !on {
 		return nil
 	}
-	res, _, err := h.c.EnsureScannedTurn(ctx, resumeLabel)
+	res, err := h.c.BeginTurn(ctx, resumeLabel, controller.TurnOptions{EnsureScanned: true})
 	if err != nil {
 		return &hookFailure{msg: "open turn: " + oneLine(err)}
 	}
@@ -229,7 +225,7 @@ func (h hookRun) openFailedTurn(ctx context.Context) *hookFailure {
 	if err != nil {
 		return &hookFailure{msg: "the current prompt has no turn (its hook could not open one): " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
 	}
-	res, err := h.c.BeginTurnWith(ctx, t.Prompt, controller.TurnOptions{})
+	res, err := h.c.BeginTurn(ctx, t.Prompt, controller.TurnOptions{})
 	if err != nil {
 		return &hookFailure{msg: "the current prompt has no turn: open turn: " + oneLine(err) + "; nothing recorded", block: h.strict, show: true}
 	}

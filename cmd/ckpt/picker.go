@@ -45,7 +45,7 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		return err
 	}
 	defer c.Close()
-	cps, err := c.Checkpoints(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		a.say("cancelled, nothing changed")
 		return nil
 	}
-	res, err := c.RewindTo(ctx, fm.rows[fm.sel].point(), fm.scope(), controller.RewindOptions{Force: fm.force})
+	res, err := c.Rewind(ctx, fm.rows[fm.sel].point(), fm.scope(), controller.RewindOptions{Force: fm.force})
 	if err != nil {
 		// A file changed between the preview and the rewind: refused
 		// with the list, as `ckpt rewind TURN` is.
@@ -127,7 +127,7 @@ type turnRow struct {
 }
 
 // point is where choosing the row rewinds to.
-func (r turnRow) point() controller.Point { return controller.Point{Turn: r.turn, Step: r.step} }
+func (r turnRow) point() controller.Target { return controller.Target{Turn: r.turn, Step: r.step} }
 
 // target names the row's rewind point for the prompts.
 func (r turnRow) target() string {
@@ -155,7 +155,7 @@ type pickerModel struct {
 	conflicts []string
 	planErr   string
 
-	previews map[controller.Point][]string // per row: the preview's lines
+	previews map[controller.Target][]string // per row: the preview's lines
 
 	width, height int
 	confirmed     bool
@@ -163,7 +163,7 @@ type pickerModel struct {
 }
 
 func newPickerModel(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint) *pickerModel {
-	m := &pickerModel{ctx: ctx, c: c, previews: map[controller.Point][]string{}, width: 80, height: 24}
+	m := &pickerModel{ctx: ctx, c: c, previews: map[controller.Target][]string{}, width: 80, height: 24}
 	steps := map[int][]controller.Step{}
 	if all, err := c.Steps(ctx); err == nil { // without them, the turns still list
 		for _, st := range all {
@@ -340,7 +340,7 @@ func (m *pickerModel) plan() {
 	if !m.scope().Code() {
 		return
 	}
-	res, err := m.c.RewindTo(m.ctx, m.rows[m.sel].point(), m.scope(), controller.RewindOptions{DryRun: true})
+	res, err := m.c.Rewind(m.ctx, m.rows[m.sel].point(), m.scope(), controller.RewindOptions{DryRun: true})
 	if err != nil {
 		m.planErr = oneLine(err)
 		return
@@ -400,7 +400,7 @@ func (m *pickerModel) preview() []string {
 		lines = append(lines, fmt.Sprintf("  %-14s %-9s %s", f.stat, f.kind, quote.Path(f.path)))
 	}
 	lines = append(lines, "", fmt.Sprintf("a code rewind to %s would:", r.target()))
-	diffs, skipped, err := m.c.DiffTo(m.ctx, r.point())
+	diffs, skipped, err := m.c.Diff(m.ctx, r.point())
 	switch {
 	case err != nil:
 		lines = append(lines, "  cannot preview: "+oneLine(err))

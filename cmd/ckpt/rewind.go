@@ -138,7 +138,7 @@ acceptEdits).`,
 			var claude *claudePlan
 			turnErr := errors.New("not a conversation rewind")
 			if sc.Conversation() && !only {
-				var cp controller.Record
+				var cp controller.Checkpoint
 				if cp, turnErr = c.Turn(cmd.Context(), turn); turnErr == nil {
 					ct, isClaude, err := loadClaudeTurn(cmd.Context(), c, cp.ID)
 					if err != nil {
@@ -156,7 +156,7 @@ acceptEdits).`,
 			if claude == nil && resumeClaude && !errors.Is(turnErr, controller.ErrNoTurn) {
 				return fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind; nothing rewound", a.session)
 			}
-			res, err := c.RewindTo(cmd.Context(), pt, sc, o)
+			res, err := c.Rewind(cmd.Context(), pt, sc, o)
 			if err != nil {
 				if claude != nil {
 					claude.unmark()
@@ -178,13 +178,13 @@ acceptEdits).`,
 }
 
 // point is where a rewind result went.
-func point(res controller.Result) controller.Point {
-	return controller.Point{Turn: res.Turn, Step: res.Step}
+func point(res controller.Result) controller.Target {
+	return controller.Target{Turn: res.Turn, Step: res.Step}
 }
 
 // pointName says a rewind point for people: "turn 3", or "turn 3 before
 // tool call 2".
-func pointName(p controller.Point) string {
+func pointName(p controller.Target) string {
 	if p.Step == 0 {
 		return fmt.Sprintf("turn %d", p.Turn)
 	}

@@ -429,10 +429,10 @@ func defaultStore() string {
 
 // parseTurn parses a TURN argument.
 // parsePoint reads TURN or TURN.STEP (a usage error otherwise).
-func parsePoint(s string) (controller.Point, error) {
-	p, err := controller.ParsePoint(s)
+func parsePoint(s string) (controller.Target, error) {
+	p, err := controller.ParseTarget(s)
 	if err != nil {
-		return controller.Point{}, usageError{err}
+		return controller.Target{}, usageError{err}
 	}
 	return p, nil
 }

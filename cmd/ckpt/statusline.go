@@ -101,7 +101,7 @@ func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 		return "ckpt: status unavailable"
 	}
 	defer a.closeController(c)
-	cps, err := c.Turns(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{NoFiles: true})
 	if err != nil {
 		return "ckpt: status unavailable"
 	}

@@ -162,7 +162,7 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 				return a.printPlan(plan, nil)
 			}
 			bar := a.progress("collecting blobs", -1)
-			plan, rep, err := s.RetainProgress(ctx, p, bar.count())
+			plan, rep, err := s.Retain(ctx, p, controller.RetainOptions{Progress: bar.count()})
 			bar.done()
 			if err != nil {
 				return err

@@ -278,7 +278,7 @@ func (p *Proxy) beginTurn(ctx context.Context, id, text string) {
 	if text == "" {
 		text = "(a prompt without text)"
 	}
-	res, err := s.c.BeginTurnWith(ctx, text, controller.TurnOptions{Scan: !p.o.NoScan})
+	res, err := s.c.BeginTurn(ctx, text, controller.TurnOptions{Scan: !p.o.NoScan})
 	if err != nil {
 		p.log.Warn("could not open a turn", "session", id, "err", err)
 		return
@@ -500,7 +500,7 @@ func (p *Proxy) step(ctx context.Context, s *session, tool string) (controller.S
 	}
 	st, err := s.c.BeginStep(ctx, o)
 	if errors.Is(err, controller.ErrNoOpenTurn) {
-		if _, _, err = s.c.EnsureTurn(ctx, "(the agent, before any prompt)"); err == nil {
+		if _, err = s.c.BeginTurn(ctx, "(the agent, before any prompt)", controller.TurnOptions{Ensure: true}); err == nil {
 			st, err = s.c.BeginStep(ctx, o)
 		}
 	}
@@ -521,7 +521,8 @@ func (p *Proxy) captureWrite(ctx context.Context, id, path string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.c.CaptureIn(ctx, st, path)
+	_, errs := s.c.Capture(ctx, controller.CaptureOptions{Paths: []string{path}, Step: &st})
+	err = errs[0]
 	if errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir) {
 		p.log.Warn("write not captured", "path", path, "err", err)
 		return nil

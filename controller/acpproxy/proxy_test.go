@@ -170,7 +170,7 @@ func TestProxyRewindsAndUndoesThroughCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ctl.Close()
-	cps, err := ctl.Checkpoints(context.Background())
+	cps, _, err := ctl.Checkpoints(context.Background(), controller.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

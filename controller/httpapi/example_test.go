@@ -30,7 +30,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.BeginTurn(ctx, "add a login page"); err != nil {
+	if _, err := c.BeginTurn(ctx, "add a login page", controller.TurnOptions{}); err != nil {
 		log.Fatal(err)
 	}
 

@@ -183,7 +183,7 @@ func (h *handler) session(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
-	cps, err := h.c.Checkpoints(r.Context())
+	cps, _, err := h.c.Checkpoints(r.Context(), controller.ListOptions{})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -242,7 +242,7 @@ func (h *handler) diff(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	diffs, skipped, err := h.c.DiffTo(r.Context(), controller.Point{Turn: turn, Step: step})
+	diffs, skipped, err := h.c.Diff(r.Context(), controller.Target{Turn: turn, Step: step})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -294,7 +294,7 @@ func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	res, err := h.c.RewindTo(r.Context(), controller.Point{Turn: turn, Step: req.Step}, sc, controller.RewindOptions{DryRun: req.DryRun, Force: req.Force})
+	res, err := h.c.Rewind(r.Context(), controller.Target{Turn: turn, Step: req.Step}, sc, controller.RewindOptions{DryRun: req.DryRun, Force: req.Force})
 	if err != nil {
 		if errors.Is(err, controller.ErrConflict) {
 			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": result(res)})
@@ -386,7 +386,7 @@ func (h *handler) fork(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	res, err := h.c.ForkWith(r.Context(), turn, controller.ForkOptions{To: req.To, Restore: req.Restore, Force: req.Force})
+	res, err := h.c.Fork(r.Context(), turn, controller.ForkOptions{To: req.To, Restore: req.Restore, Force: req.Force})
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -40,19 +40,21 @@ func session(t testing.TB) (ws, store string, c *controller.Controller) {
 			t.Fatal(err)
 		}
 	}
-	_, err = c.BeginTurn(ctx, "make a")
+	_, err = c.BeginTurn(ctx, "make a", controller.TurnOptions{})
 	step(err)
-	_, err = c.Capture(ctx, a)
+	_, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{a}})
+	err = errs[0]
 	step(err)
 	step(os.WriteFile(a, []byte("v1\n"), 0o644))
 	_, err = c.AppendMessage(ctx, "assistant", "made a")
 	step(err)
-	_, err = c.BeginTurn(ctx, "change a")
+	_, err = c.BeginTurn(ctx, "change a", controller.TurnOptions{})
 	step(err)
-	_, err = c.Capture(ctx, a)
+	_, errs = c.Capture(ctx, controller.CaptureOptions{Paths: []string{a}})
+	err = errs[0]
 	step(err)
 	step(os.WriteFile(a, []byte("v2\n"), 0o644))
-	_, err = c.BeginTurn(ctx, "third")
+	_, err = c.BeginTurn(ctx, "third", controller.TurnOptions{})
 	step(err)
 	return ws, store, c
 }
@@ -381,10 +383,10 @@ func TestEventsStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if _, err := other.Capture(context.Background(), "b.txt"); err != nil {
-		t.Fatal(err)
+	if _, errs := other.Capture(context.Background(), controller.CaptureOptions{Paths: []string{"b.txt"}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
-	if _, err := other.Rewind(context.Background(), 1, "code", controller.RewindOptions{}); err != nil {
+	if _, err := other.Rewind(context.Background(), controller.Target{Turn: 1}, "code", controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if r := call(t, "POST", url+"/api/undo", testToken, ""); r.code != 200 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/httpapi"
 )
 
@@ -272,7 +273,7 @@ func TestWebPageAsAPerson(t *testing.T) {
 	if count != "5" {
 		t.Errorf("history lists %s ops, want 5 (rewind, undo, redo, conversation, both)", count)
 	}
-	if cps, err := c.Checkpoints(ctx); err != nil || len(cps) != 0 {
+	if cps, _, err := c.Checkpoints(ctx, controller.ListOptions{}); err != nil || len(cps) != 0 {
 		t.Errorf("after rewinding both to turn 0: %d turns, %v", len(cps), err)
 	}
 	if shots != 5 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/httpapi"
 )
 
@@ -71,7 +72,7 @@ func TestWebRewindInChromium(t *testing.T) {
 	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#live.on`, chromedp.ByQuery)); err != nil {
 		t.Fatalf("event stream: %v", err)
 	}
-	if _, err := c.BeginTurn(context.Background(), "fourth"); err != nil {
+	if _, err := c.BeginTurn(context.Background(), "fourth", controller.TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#turn-3`, chromedp.ByID)); err != nil {

@@ -16,7 +16,7 @@ import (
 func TestWebSessionTreeInChromium(t *testing.T) {
 	ctx := context.Background()
 	ws, store, c := session(t)
-	if _, err := c.ForkWith(ctx, 2, controller.ForkOptions{To: "f1"}); err != nil {
+	if _, err := c.Fork(ctx, 2, controller.ForkOptions{To: "f1"}); err != nil {
 		t.Fatal(err)
 	}
 	f1, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: "f1", NoAutoRetention: true})
@@ -24,7 +24,7 @@ func TestWebSessionTreeInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f1.Close()
-	if _, err := f1.ForkWith(ctx, 1, controller.ForkOptions{To: "f2"}); err != nil {
+	if _, err := f1.Fork(ctx, 1, controller.ForkOptions{To: "f2"}); err != nil {
 		t.Fatal(err)
 	}
 	f2, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: "f2", NoAutoRetention: true})
