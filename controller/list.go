@@ -199,4 +199,3 @@ type hiddenTurn struct{}
 func (hiddenTurn) Error() string { return ErrTurnHidden.Error() }
 
 func (hiddenTurn) Is(target error) bool { return target == ErrTurnHidden || target == ErrNoTurn }
-
