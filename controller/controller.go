@@ -248,7 +248,7 @@ type TurnResult struct {
 	Opened bool
 	// Scan describes the scan, when one ran and finished. Its Stats are
 	// nil: they were saved as the session's stat cache.
-	Scan *ScanResult
+	Scan *capture.ScanResult
 	// Warning is set when a scan was asked for and could not be done (over
 	// its time budget, or a home directory or filesystem root): the turn is
 	// open without a manifest, and edit-tool captures work as ever.
@@ -412,7 +412,7 @@ func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []Captu
 }
 
 // AppendMessage appends a message to the open turn.
-func (c *Controller) AppendMessage(ctx context.Context, role, text string) (Message, error) {
+func (c *Controller) AppendMessage(ctx context.Context, role, text string) (checkpoints.Message, error) {
 	m, err := c.idx.AppendMessage(ctx, role, text)
 	if err != nil {
 		return m, err
@@ -440,7 +440,7 @@ func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) 
 }
 
 // Conversation returns the active conversation.
-func (c *Controller) Conversation(ctx context.Context) ([]Message, error) {
+func (c *Controller) Conversation(ctx context.Context) ([]checkpoints.Message, error) {
 	return c.idx.Conversation(ctx)
 }
 

@@ -75,9 +75,9 @@ func (c *Controller) emit(e Event) {
 	}
 }
 
-// DefaultWatchInterval is how often Watch reads the change log when
+// defaultWatchInterval is how often Watch reads the change log when
 // WatchOptions.Interval is zero.
-const DefaultWatchInterval = 100 * time.Millisecond
+const defaultWatchInterval = 100 * time.Millisecond
 
 // watchBatch bounds the changes Watch reads per query.
 const watchBatch = 256
@@ -85,7 +85,7 @@ const watchBatch = 256
 // WatchOptions modify Watch.
 type WatchOptions struct {
 	// Interval is how often the session's change log is read; zero means
-	// DefaultWatchInterval.
+	// every 100ms.
 	Interval time.Duration
 	// After is the Seq after which to start: LastSeq's, read with the
 	// state a UI renders, so no change between the two is missed; or the
@@ -109,7 +109,7 @@ type WatchOptions struct {
 // missed, then the changes that follow.
 func (c *Controller) Watch(ctx context.Context, o WatchOptions, fn func(Event)) error {
 	if o.Interval <= 0 {
-		o.Interval = DefaultWatchInterval
+		o.Interval = defaultWatchInterval
 	}
 	after := o.After
 	t := time.NewTicker(o.Interval)

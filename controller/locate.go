@@ -144,11 +144,23 @@ func (s *Store) readMarker(root string) (scan string, ok bool) {
 }
 
 // SetWorkspaceScan sets the scan-mode default of the workspace rooted at
-// root (absolute, symlinks resolved, as WorkspaceRoot gives it): every
-// session of the workspace whose own setting was never made (SetScan)
-// takes it, sessions of any agent, new ones included. It fails wrapping
-// ErrScanRefused for a home directory or a filesystem root.
-func (s *Store) SetWorkspaceScan(root string, on bool) error {
+// root (absolute, symlinks resolved, as WorkspaceRoot gives it) to on:
+// every session of the workspace whose own setting was never made
+// (SetScan) takes it, sessions of any agent, new ones included. With set
+// false it removes the default instead, if there is one (on is not read):
+// the sessions go back to their own settings (off when never set), and
+// the workspace's marker stays. It mirrors WorkspaceScan. Turning it on
+// fails wrapping ErrScanRefused for a home directory or a filesystem root.
+func (s *Store) SetWorkspaceScan(root string, on, set bool) error {
+	if !set {
+		if _, set := s.WorkspaceScan(root); !set {
+			return nil
+		}
+		if err := atomicfile.WriteFile(filepath.Join(s.dir, workspacesDir, WorkspaceSession(root)), []byte(root+"\n"), 0o600); err != nil {
+			return fmt.Errorf("controller: workspace marker: %w", err)
+		}
+		return nil
+	}
 	if on {
 		if err := scanAllowedAt(root); err != nil {
 			return err
@@ -160,19 +172,6 @@ func (s *Store) SetWorkspaceScan(root string, on bool) error {
 	}
 	v := map[bool]string{true: "on", false: "off"}[on]
 	if err := atomicfile.WriteFile(filepath.Join(dir, WorkspaceSession(root)), []byte(root+"\nscan "+v+"\n"), 0o600); err != nil {
-		return fmt.Errorf("controller: workspace marker: %w", err)
-	}
-	return nil
-}
-
-// ClearWorkspaceScan removes the scan-mode default of the workspace rooted
-// at root, if it has one: its sessions go back to their own settings (off
-// when never set). The marker itself stays.
-func (s *Store) ClearWorkspaceScan(root string) error {
-	if _, set := s.WorkspaceScan(root); !set {
-		return nil
-	}
-	if err := atomicfile.WriteFile(filepath.Join(s.dir, workspacesDir, WorkspaceSession(root)), []byte(root+"\n"), 0o600); err != nil {
 		return fmt.Errorf("controller: workspace marker: %w", err)
 	}
 	return nil

@@ -70,10 +70,10 @@ func (s *Store) Collect(ctx context.Context, o CollectOptions) (GCReport, error)
 }
 
 // Verify checks every referenced blob (see retention.Verify).
-func (s *Store) Verify(ctx context.Context, repair bool, before func(Finding), progress func(done, total int)) (VerifyReport, error) {
+func (s *Store) Verify(ctx context.Context, repair bool, before func(Finding), progress func(done, total int)) (retention.VerifyReport, error) {
 	blobs, err := s.disk(ctx, false)
 	if err != nil {
-		return VerifyReport{}, err
+		return retention.VerifyReport{}, err
 	}
 	return retention.Verify(ctx, s.dir, blobs, repair, before, progress)
 }
@@ -84,7 +84,7 @@ func (s *Store) Verify(ctx context.Context, repair bool, before func(Finding), p
 // (see retention.RemoveSession for the errors); with dryRun it changes
 // nothing and says what it would remove. The GCReport is zero when nothing
 // was removed.
-func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool) (Removal, GCReport, error) {
+func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool) (retention.Removal, GCReport, error) {
 	r, err := retention.RemoveSession(ctx, s.dir, id, force, dryRun)
 	if err != nil || !r.Removed {
 		return r, retention.GCReport{}, err

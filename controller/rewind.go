@@ -252,8 +252,6 @@ func withSkips(skipped, more []Skip) []Skip {
 	return out
 }
 
-var ErrNotRecorded = errors.New("not recorded at or after that turn: ckpt never captured or scanned it")
-
 // lastKnown starts reading the state ckpt last saw the agent or ckpt leave
 // each target path in; the function it returns waits for the reading and
 // returns it.

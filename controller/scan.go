@@ -106,7 +106,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress, found func(files
 	res, err := c.cap.Scan(ctx, so, sc, batch.Put)
 	if errors.Is(err, capture.ErrScanBudget) {
 		if inherited {
-			if serr := c.st.SetWorkspaceScan(c.ws.Root(), false); serr == nil {
+			if serr := c.st.SetWorkspaceScan(c.ws.Root(), false, true); serr == nil {
 				return nil, err.Error() + "; the workspace is too big to scan at every prompt, so its scan mode is now off: edit-tool captures only (`ckpt scan on` scans this session anyway)", nil
 			}
 		}

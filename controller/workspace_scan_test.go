@@ -20,7 +20,7 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	if on, set := controller.OpenStore(e.store).WorkspaceScan(root); on || set {
 		t.Fatalf("fresh workspace: scan default on=%v set=%v, want none", on, set)
 	}
-	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true); err != nil {
+	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); err != nil {
 		t.Fatal(err)
 	}
 	if on, err := e.c.ScanSetting(ctx); err != nil || !on {
@@ -50,7 +50,7 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	}
 
 	t.Setenv("HOME", root)
-	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true); !errors.Is(err, controller.ErrScanRefused) {
+	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); !errors.Is(err, controller.ErrScanRefused) {
 		t.Errorf("scan default on in $HOME: %v, want ErrScanRefused", err)
 	}
 }
@@ -65,7 +65,7 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 		e.write(string(rune('a'+i))+"/f.txt", "x")
 	}
 	root := e.c.WorkspaceRoot()
-	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true); err != nil {
+	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); err != nil {
 		t.Fatal(err)
 	}
 	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{Budget: time.Nanosecond}})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/units"
 )
 
 // Policy says what to keep. The zero value keeps everything.
@@ -218,7 +219,7 @@ func evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int6
 				for j := range decisions[c.session] {
 					if decisions[c.session][j].TurnID == t.ID {
 						decisions[c.session][j].Action = "prune"
-						decisions[c.session][j].Reason = fmt.Sprintf("store over quota %s: oldest turns go first", FormatBytes(p.MaxBytes))
+						decisions[c.session][j].Reason = fmt.Sprintf("store over quota %s: oldest turns go first", units.FormatBytes(p.MaxBytes))
 					}
 				}
 			}

@@ -377,7 +377,7 @@ func (a *app) installScan(o installOptions) error {
 	if set {
 		before = "off"
 	}
-	err = controller.OpenStore(a.store).SetWorkspaceScan(root, true)
+	err = controller.OpenStore(a.store).SetWorkspaceScan(root, true, true)
 	if errors.Is(err, controller.ErrScanRefused) {
 		a.scanState = "refused"
 		a.scanNote = fmt.Sprintf("scan mode stays off: %s is a home directory or a filesystem root; edit-tool captures only", root)
@@ -446,9 +446,9 @@ func (a *app) restoreScan() error {
 		return nil // changed since: left as it is
 	}
 	if before == "off" {
-		err = controller.OpenStore(a.store).SetWorkspaceScan(root, false)
+		err = controller.OpenStore(a.store).SetWorkspaceScan(root, false, true)
 	} else {
-		err = controller.OpenStore(a.store).ClearWorkspaceScan(root)
+		err = controller.OpenStore(a.store).SetWorkspaceScan(root, false, false)
 	}
 	if err != nil {
 		return err
