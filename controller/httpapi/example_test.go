@@ -17,7 +17,9 @@ import (
 )
 
 // A Go program serving a session's API and web page on loopback, as
-// `ckpt serve` does, then calling the API as the page would.
+// `ckpt serve` does, then calling the API as the page would. The handler
+// drives the Controller it is given; Options.Sessions lists the sessions
+// of the store the Controller was opened from.
 func Example() {
 	ctx := context.Background()
 	workspace, _ := os.MkdirTemp("", "ckpt-example-ws-")
@@ -25,7 +27,9 @@ func Example() {
 	defer os.RemoveAll(workspace)
 	defer os.RemoveAll(store)
 
-	c, err := controller.Open(ctx, controller.Options{Workspace: workspace, Store: store})
+	st := controller.OpenStore(store)
+	defer st.Close()
+	c, err := st.Open(ctx, controller.Options{Workspace: workspace})
 	if err != nil {
 		log.Fatal(err)
 	}
