@@ -22,7 +22,7 @@ import (
 //
 //	STORE/workspaces/ID.active   a session id, one line
 //
-// written by BeginTurnWith only when it names another session, so the
+// written by BeginTurn only when it names another session, so the
 // turn's cost is one small read. It is a hint: one that is missing (a
 // store older than it), unreadable or naming a session the store no longer
 // has gives way to the sessions' own last use, read from the catalog.

@@ -107,7 +107,7 @@ type HistoryEntry struct {
 	Scope Scope     `json:"scope"`
 	Turn  int       `json:"turn"` // the target turn of the base rewind or summarize
 	// Step is the step of Turn a code rewind went back to (0: the turn's
-	// start; see RewindTo).
+	// start; see Target).
 	Step int `json:"step,omitempty"`
 	// Undoes is the op an undo or redo reverses (0 for a rewind or summarize).
 	Undoes int64 `json:"undoes"`

@@ -52,7 +52,7 @@ type Skip struct {
 type Result struct {
 	Turn int `json:"turn"`
 	// Step is the step of Turn a code rewind went back to (0: the turn's
-	// start; see RewindTo).
+	// start; see Target).
 	Step     int      `json:"step,omitempty"`
 	Scope    Scope    `json:"scope"`
 	Restored []string `json:"restored"` // written back (content and mode)
