@@ -438,7 +438,8 @@ func hookServerProblem(store, project string) (problem string, down bool) {
 }
 
 type hookServer struct {
-	a     *app // the store, and stderr for the log
+	a     *app              // the store, and stderr for the log
+	st    *controller.Store // a.store, opened once: every kept session shares its blob store
 	logMu sync.Mutex
 	last  atomic.Int64 // unix nanoseconds of the last event or ping
 
@@ -477,7 +478,7 @@ type keptSession struct {
 // refused), read again whenever its file changes (an install or an
 // uninstall since).
 func newHookServer(a *app) *hookServer {
-	s := &hookServer{a: a, kept: map[keptKey]*keptSession{}}
+	s := &hookServer{a: a, st: controller.OpenStore(a.store), kept: map[keptKey]*keptSession{}}
 	s.challenge, _ = randomHex(32)
 	s.last.Store(time.Now().UnixNano())
 	return s
@@ -640,7 +641,7 @@ func (s *hookServer) locate(ctx context.Context, dir, session string) (controlle
 		}
 	}
 	s.mu.Unlock()
-	return controller.OpenStore(s.a.store).Locate(ctx, dir, session)
+	return s.st.Locate(ctx, dir, session)
 }
 
 // within reports whether p is root or below it.
@@ -653,7 +654,7 @@ func within(root, p string) bool {
 // when its index file was replaced since (another process discarded it).
 func (s *hookServer) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
 	k := keptKey{session, ws}
-	indexPath := filepath.Join(controller.OpenStore(s.a.store).SessionDir(session), "index.db") // see controller.HasIndex
+	indexPath := filepath.Join(s.st.SessionDir(session), "index.db") // see controller.HasIndex
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
@@ -671,7 +672,7 @@ func (s *hookServer) open(ctx context.Context, ws, session string) (*controller.
 		s.kept[k] = e
 		e.refs++
 		s.mu.Unlock()
-		c, err := controller.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session, Store: s.a.store})
+		c, err := s.st.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session})
 		var index os.FileInfo
 		if err == nil {
 			index, _ = os.Stat(indexPath)
@@ -752,6 +753,7 @@ func (s *hookServer) close() {
 	for k, e := range s.kept {
 		s.dropLocked(k, e)
 	}
+	s.st.Close() // the blob store closes with the last kept session
 }
 
 // idleFor is how long the server has had no event.

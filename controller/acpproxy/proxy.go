@@ -18,10 +18,11 @@ import (
 
 // Options configure a Proxy.
 type Options struct {
-	// Store is the ckpt store directory the sessions live in.
-	Store string
+	// Store is the ckpt store the sessions live in: every session the
+	// proxy opens shares its blob store.
+	Store *controller.Store
 	// Open opens the ckpt session id of workspace; nil opens it with
-	// controller.Open in Store.
+	// Store.Open.
 	Open func(ctx context.Context, workspace, session string) (*controller.Controller, error)
 	// Logger receives warnings (a write ckpt could not capture, a session
 	// it does not know); nil discards them. It must not write to the
@@ -86,7 +87,7 @@ func New(o Options) *Proxy {
 	if o.Open == nil {
 		store := o.Store
 		o.Open = func(ctx context.Context, ws, id string) (*controller.Controller, error) {
-			return controller.Open(ctx, controller.Options{Workspace: ws, Session: id, Store: store})
+			return store.Open(ctx, controller.Options{Workspace: ws, Session: id})
 		}
 	}
 	return &Proxy{o: o, log: log, sessions: map[string]*session{}, pending: map[string]pending{}}

@@ -36,7 +36,9 @@ func proxied(t *testing.T, store string, noScan bool) *acptest.Client {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	p := acpproxy.New(acpproxy.Options{Store: store, NoScan: noScan})
+	st := controller.OpenStore(store)
+	t.Cleanup(func() { st.Close() })
+	p := acpproxy.New(acpproxy.Options{Store: st, NoScan: noScan})
 	done := make(chan error, 1)
 	go func() {
 		err := p.Serve(context.Background(), inR, outW, fromAgent, toAgent)
