@@ -133,7 +133,7 @@ func TestEscapeRace(t *testing.T) {
 		}
 		for range 3 {
 			rel := "d/" + names[rng.IntN(len(names))]
-			if _, errs := ctl.Capture(ctx, controller.CaptureOptions{Paths: []string{rel}}); errs[0] != nil && !expectedCaptureErr(err) {
+			if _, errs := ctl.Capture(ctx, controller.CaptureOptions{Paths: []string{rel}}); errs[0] != nil && !expectedCaptureErr(errs[0]) {
 				otherErrs++
 				t.Logf("trial %d: capture %s: %v", trial, rel, errs[0])
 			}
