@@ -15,28 +15,6 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// Errors returned by the controller. Callers test them with errors.Is; the
-// sentinels of the packages below it pass through wrapped, and api.go
-// re-exports them (ErrNoOpenTurn, ErrOutsideWorkspace, ...).
-var (
-	// ErrNoTurn is wrapped when a rewind or diff names a turn that is not
-	// in the active history.
-	ErrNoTurn = errors.New("no such turn")
-	// ErrTurnHidden is wrapped, with ErrNoTurn, when the turn named is
-	// not in the active history because a conversation rewind hid it
-	// (an undo of that rewind brings it back).
-	ErrTurnHidden = errors.New("hidden by a conversation rewind")
-	// ErrWorkspaceMismatch is wrapped when a session is opened for a
-	// workspace other than the one it was created for.
-	ErrWorkspaceMismatch = errors.New("session belongs to another workspace")
-	// ErrBusy is wrapped when another process holds the session's rewind
-	// lock for longer than the wait.
-	ErrBusy = errors.New("another rewind or undo of this session is running")
-	// ErrNoSession is wrapped when Open is told not to create a session
-	// (Options.NoCreate) and the store has never had it.
-	ErrNoSession = errors.New("no such session")
-)
-
 // Options says what to open.
 type Options struct {
 	Workspace string // the workspace root; required

@@ -17,6 +17,13 @@ const (
 	EventMessage    EventKind = "message"
 	EventRewound    EventKind = "rewound"
 	EventUndone     EventKind = "undone"
+	// EventRedone: after a Redo (and an Undo of an undo).
+	EventRedone EventKind = "redone"
+	// EventForked: emitted by the original session's Controller after a
+	// fork; Path holds the new session's id.
+	EventForked EventKind = "forked"
+	// EventSummarized: after a summarize; Result is set.
+	EventSummarized EventKind = "summarized"
 	// EventPinned: a turn's pin or label changed (Pin).
 	EventPinned EventKind = "pinned"
 	// EventStepOpened: a tool call opened a step of the open turn

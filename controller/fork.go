@@ -12,23 +12,6 @@ import (
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
-// Events for fork and summarize (see Event).
-const (
-	// EventForked is emitted by the original session's Controller after a
-	// fork; Path holds the new session's id.
-	EventForked EventKind = "forked"
-	// EventSummarized is emitted after a summarize; Result is set.
-	EventSummarized EventKind = "summarized"
-)
-
-// Errors returned by Fork and Summarize.
-var (
-	// ErrSessionExists is wrapped when a fork names a session that exists.
-	ErrSessionExists = checkpoints.ErrExists
-	// ErrEmptySummary is wrapped when a summarize has no text.
-	ErrEmptySummary = errors.New("summary text is empty")
-)
-
 // ForkOptions modify Fork.
 type ForkOptions struct {
 	// To is the new session's id; empty picks "<session>-fork-<n>".

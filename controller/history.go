@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -75,29 +74,6 @@ type UndoOptions struct {
 	// change nothing records nothing (Result.Changed false).
 	Op int64
 }
-
-// More errors of Undo and Redo (see also ErrUndoConflict and
-// ErrNothingToUndo).
-var (
-	// ErrNothingToRedo is wrapped by Redo when no undone op can be
-	// re-applied: nothing was undone, or a newer rewind ended the chain
-	// (Redo with UndoOptions.Op still reaches it).
-	ErrNothingToRedo = errors.New("nothing to redo")
-	// ErrRedoConflict is wrapped by Redo (and by Undo of an undo) when work
-	// was done since the undo it reverses. Nothing changes unless forced.
-	ErrRedoConflict = errors.New("work was done since that undo; redo would overwrite it (force to redo anyway)")
-	// ErrNotInEffect is wrapped when UndoOptions.Op names an unfinished
-	// op, or, for Redo, an op whose effect is in effect.
-	ErrNotInEffect = errors.New("op is not in the state that allows it")
-	// ErrNotReversible is wrapped when an op cannot be reversed exactly: it
-	// changed the conversation before such changes were recorded and is not
-	// the newest rewind, or showing its turns again would put two turns with
-	// one number in the active history. Force does not override it.
-	ErrNotReversible = errors.New("op cannot be reversed exactly")
-)
-
-// EventRedone is emitted after a Redo (and an Undo of an undo).
-const EventRedone EventKind = "redone"
 
 // HistoryEntry is one op of the journal as History reports it.
 type HistoryEntry struct {

@@ -27,21 +27,6 @@ type RewindOptions struct {
 	Only []string
 }
 
-// ErrConflict is wrapped when a code rewind would overwrite files changed
-// since the agent left them (by a person, or another session); the Result
-// lists them. Nothing is changed unless forced.
-var ErrConflict = errors.New("files changed since the agent left them (force to overwrite; undo brings them back)")
-
-// ErrLaterChanges is wrapped by Revert when a later turn changed a file the
-// reverted turn changed too: reverting would lose that later change.
-var ErrLaterChanges = errors.New("a later turn changed these files too")
-
-// ErrUndoConflict is wrapped by Undo when work was done since the rewind it
-// would reverse: a file it would overwrite changed since (an edit in a
-// later turn, or by hand), or turns were opened since (an undo of a
-// conversation rewind hides them). Undo then changes nothing unless forced.
-var ErrUndoConflict = errors.New("work was done since that rewind; undo would overwrite it (force to undo anyway)")
-
 // Skip is a path a rewind or undo left alone, and why.
 type Skip struct {
 	Path   string `json:"path"`

@@ -18,11 +18,6 @@ import (
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
-// ErrScanRefused is wrapped when scan mode is asked for in a home directory
-// or a filesystem root: a manifest of either would be huge and hold files
-// that are not the project's.
-var ErrScanRefused = errors.New("scan mode refused: the workspace is a home directory or a filesystem root")
-
 // SetScan turns scan mode on or off for every turn of the session.
 func (c *Controller) SetScan(ctx context.Context, on bool) error {
 	if on {

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,17 +13,6 @@ import (
 // within the turn, and it lists the paths it touched first with their
 // state just before the call.
 type Step = checkpoints.Step
-
-// Errors of rewinds to a step.
-var (
-	// ErrNoStep is wrapped when a rewind or diff names a step its turn
-	// does not have.
-	ErrNoStep = checkpoints.ErrNoStep
-	// ErrStepScope is wrapped when a rewind to a step asks for the
-	// conversation: ckpt records the conversation by turns, so a step
-	// rewind restores code only.
-	ErrStepScope = errors.New("a step rewinds code only: rewind the turn for its conversation")
-)
 
 // Target is where a rewind or a diff goes: the start of turn Turn (Step
 // 0), or the moment just before its Step-th tool call. It is written "T"
