@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/internal/atomicfile"
@@ -57,20 +56,14 @@ func (s *Store) HasSession(id string) bool {
 	return ok
 }
 
-// SessionUse is one session of a workspace, for a front-end choosing or
-// listing them.
-type SessionUse struct {
-	ID      string
-	Turns   int       // in the active history
-	LastUse time.Time // zero for a session that never did anything
-}
-
 // WorkspaceSessions lists the store's sessions created for the workspace
-// rooted at root (absolute, symlinks resolved), most recently used first.
+// rooted at root (absolute, symlinks resolved), most recently used first,
+// for a front-end choosing or listing them: their ID, Workspace, Turns and
+// LastUse (zero for a session that never did anything), not their sizes.
 // It reads the store's catalog (see Store.Sessions); sessions whose index
 // cannot be read are left out. A store directory that does not exist has
 // none, and is not created.
-func (s *Store) WorkspaceSessions(ctx context.Context, root string) ([]SessionUse, error) {
+func (s *Store) WorkspaceSessions(ctx context.Context, root string) ([]SessionInfo, error) {
 	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -78,10 +71,10 @@ func (s *Store) WorkspaceSessions(ctx context.Context, root string) ([]SessionUs
 	if err != nil {
 		return nil, err
 	}
-	var out []SessionUse
+	var out []SessionInfo
 	for _, sum := range ss {
 		if sum.Err == nil && sum.Workspace == root {
-			out = append(out, SessionUse{ID: sum.ID, Turns: sum.Active(), LastUse: sum.LastUse})
+			out = append(out, SessionInfo{ID: sum.ID, Workspace: sum.Workspace, Turns: sum.Active(), LastUse: sum.LastUse})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LastUse.After(out[j].LastUse) })
