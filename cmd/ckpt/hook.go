@@ -187,7 +187,7 @@ func (a *app) hook(ctx context.Context, o hookOptions) (fail *hookFailure) {
 // event (processSessions, a `ckpt hook` process), or one a resident server
 // keeps open across events (hookServer, in hook_serve.go).
 type sessions interface {
-	// locate is controller.Locate, or a faster answer from what is open.
+	// locate is Store.Locate, or a faster answer from what is open.
 	locate(ctx context.Context, dir, session string) (controller.Location, error)
 	// open returns session's controller for workspace ws; release hands
 	// it back.
@@ -200,7 +200,7 @@ type sessions interface {
 // processSessions opens a controller per event and closes it after. A
 // session that exists is opened once: locate opens it for the workspace
 // the store's markers give (a stat per ancestor), and open hands that
-// controller on, where controller.Locate would open the session's index
+// controller on, where Store.Locate would open the session's index
 // once more only to read its workspace.
 type processSessions struct {
 	a *app

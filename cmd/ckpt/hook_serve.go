@@ -631,7 +631,7 @@ func hookHostAllowed(r *http.Request) bool {
 }
 
 // locate answers from an open session when dir is inside its workspace,
-// else as controller.Locate does.
+// else as Store.Locate does.
 func (s *hookServer) locate(ctx context.Context, dir, session string) (controller.Location, error) {
 	s.mu.Lock()
 	for k, e := range s.kept {
@@ -654,7 +654,7 @@ func within(root, p string) bool {
 // when its index file was replaced since (another process discarded it).
 func (s *hookServer) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
 	k := keptKey{session, ws}
-	indexPath := filepath.Join(s.st.SessionDir(session), "index.db") // see controller.HasIndex
+	indexPath := filepath.Join(s.st.SessionDir(session), "index.db") // see Store.HasIndex
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()

@@ -350,7 +350,7 @@ type installJSON struct {
 // code rewind also undoes what the agent did through its shell. Not with
 // --no-scan, nor with --user (hooks for every project; scan mode is per
 // workspace). A workspace too big for the scan budget turns it off again
-// at its first prompt, with one warning (controller.SetWorkspaceScan).
+// at its first prompt, with one warning (Store.SetWorkspaceScan).
 func (a *app) installScan(o installOptions) error {
 	a.scanState, a.scanNote = "off", ""
 	if o.user {

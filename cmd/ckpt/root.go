@@ -166,7 +166,7 @@ func (a *app) closeController(c *controller.Controller) error {
 // unique prefix of its id is that session (not for a command that
 // records, whose new id may start like an old one). With no session
 // named, the session is the workspace's most recently active one (see
-// controller.ActiveSession), else its own default. It runs once.
+// Store.ActiveSession), else its own default. It runs once.
 func (a *app) locate(ctx context.Context) error {
 	if a.located {
 		return nil
