@@ -20,7 +20,7 @@ type Options struct {
 	Workspace string // the workspace root; required
 	Session   string // session id; the workspace's default (WorkspaceSession) when empty
 	// Store is the store directory holding blobs/ and sessions/: required
-	// by Open; Store.Open opens its own store's session.
+	// by Open; Store.Open opens a session of its own store.
 	Store string
 	// Clock overrides time.Now wherever the controller reads the time:
 	// turn, message and op times, and retention's ages (tests).
@@ -87,9 +87,12 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 // Controller opened from s shares its blob store. A rewind or undo that a
 // crash left unfinished is completed before Open returns. A session the
 // store has had (see checkpoints.OpenSession) whose index is missing or
-// empty fails with a *NoIndexError (ErrNoIndex). Options.Store is not read:
-// the session is s's.
+// empty fails with a *NoIndexError (retention.ErrNoIndex). Options.Store
+// may be left empty: the session is s's (another directory is an error).
 func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
+	if o.Store != "" && o.Store != s.dir {
+		return nil, fmt.Errorf("controller: open a session of store %s from store %s", o.Store, s.dir)
+	}
 	o.Store = s.dir
 	if o.Store == "" || o.Workspace == "" {
 		return nil, errors.New("controller: workspace and store directories are required")
