@@ -124,7 +124,7 @@ var storeEntries = map[string]bool{
 }
 
 // WorkspacesDir is the store directory of workspace markers (one small
-// file per workspace naming its root; see controller.Locate).
+// file per workspace naming its root; see controller.Store.Locate).
 const WorkspacesDir = "workspaces"
 
 // tightenMarkers makes a directory of markers (the workspace markers, the

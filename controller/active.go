@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/internal/atomicfile"
@@ -22,21 +21,21 @@ import (
 //
 //	STORE/workspaces/ID.active   a session id, one line
 //
-// written by BeginTurnWith only when it names another session, so the
+// written by BeginTurn only when it names another session, so the
 // turn's cost is one small read. It is a hint: one that is missing (a
 // store older than it), unreadable or naming a session the store no longer
 // has gives way to the sessions' own last use, read from the catalog.
 const activeSuffix = ".active"
 
 // activePath is the file naming the session last active in root.
-func activePath(store, root string) string {
-	return filepath.Join(store, workspacesDir, WorkspaceSession(root)+activeSuffix)
+func (s *Store) activePath(root string) string {
+	return filepath.Join(s.dir, workspacesDir, WorkspaceSession(root)+activeSuffix)
 }
 
 // noteActive records that c's session is the one last active in its
 // workspace. A failure costs only the hint: it is not the turn's.
 func (c *Controller) noteActive() {
-	path := activePath(c.st.Dir(), c.ws.Root())
+	path := c.st.activePath(c.ws.Root())
 	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) == c.session {
 		return
 	}
@@ -45,42 +44,37 @@ func (c *Controller) noteActive() {
 	}
 }
 
-// HasSession reports whether store has had session id (it may be opened
-// without creating it; its lost index is then an error). It creates
-// nothing: a store directory that does not exist has no sessions.
-func HasSession(store, id string) bool {
-	if _, err := os.Stat(store); err != nil {
+// HasSession reports whether the store has had session id: registered, or
+// with an index file (see checkpoints.HasSession), readable or not. It may
+// be opened without creating it (its lost index is then an error). It
+// creates nothing: a store directory that does not exist has no sessions.
+func (s *Store) HasSession(id string) bool {
+	if _, err := os.Stat(s.dir); err != nil {
 		return false
 	}
-	ok, _ := checkpoints.HasSession(store, id)
+	ok, _ := checkpoints.HasSession(s.dir, id) // an unreadable registry: the command fails on it next
 	return ok
 }
 
-// SessionUse is one session of a workspace, for a front-end choosing or
-// listing them.
-type SessionUse struct {
-	ID      string
-	Turns   int       // in the active history
-	LastUse time.Time // zero for a session that never did anything
-}
-
-// WorkspaceSessions lists the sessions of store created for the workspace
-// rooted at root (absolute, symlinks resolved), most recently used first.
+// WorkspaceSessions lists the store's sessions created for the workspace
+// rooted at root (absolute, symlinks resolved), most recently used first,
+// for a front-end choosing or listing them: their ID, Workspace, Turns and
+// LastUse (zero for a session that never did anything), not their sizes.
 // It reads the store's catalog (see Store.Sessions); sessions whose index
 // cannot be read are left out. A store directory that does not exist has
 // none, and is not created.
-func WorkspaceSessions(ctx context.Context, store, root string) ([]SessionUse, error) {
-	if _, err := os.Stat(store); errors.Is(err, fs.ErrNotExist) {
+func (s *Store) WorkspaceSessions(ctx context.Context, root string) ([]SessionInfo, error) {
+	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	ss, err := retention.Summaries(ctx, store)
+	ss, err := retention.Summaries(ctx, s.dir)
 	if err != nil {
 		return nil, err
 	}
-	var out []SessionUse
-	for _, s := range ss {
-		if s.Err == nil && s.Workspace == root {
-			out = append(out, SessionUse{ID: s.ID, Turns: s.Active(), LastUse: s.LastUse})
+	var out []SessionInfo
+	for _, sum := range ss {
+		if sum.Err == nil && sum.Workspace == root {
+			out = append(out, SessionInfo{ID: sum.ID, Workspace: sum.Workspace, Turns: sum.Active(), LastUse: sum.LastUse})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LastUse.After(out[j].LastUse) })
@@ -90,28 +84,28 @@ func WorkspaceSessions(ctx context.Context, store, root string) ([]SessionUse, e
 // ActiveSession returns the session of the workspace rooted at root that
 // was active last, agent's or person's: the one that last opened a turn
 // there, else the one whose last use is the latest. It is "" when the
-// workspace has no session in store. It only reads.
-func ActiveSession(ctx context.Context, store, root string) (string, error) {
-	if b, err := os.ReadFile(activePath(store, root)); err == nil {
-		if id := strings.TrimSpace(string(b)); ValidSession(id) && HasSession(store, id) {
+// workspace has no session in the store. It only reads.
+func (s *Store) ActiveSession(ctx context.Context, root string) (string, error) {
+	if b, err := os.ReadFile(s.activePath(root)); err == nil {
+		if id := strings.TrimSpace(string(b)); ValidSession(id) && s.HasSession(id) {
 			return id, nil
 		}
 	}
-	ss, err := WorkspaceSessions(ctx, store, root)
+	ss, err := s.WorkspaceSessions(ctx, root)
 	if err != nil || len(ss) == 0 {
 		return "", err
 	}
 	return ss[0].ID, nil
 }
 
-// MatchSessions returns the ids of store's sessions that start with
-// prefix, sorted: a front-end takes a unique one for a session named by
-// the start of its id.
-func MatchSessions(store, prefix string) ([]string, error) {
-	if _, err := os.Stat(store); errors.Is(err, fs.ErrNotExist) {
+// SessionIDs returns the ids of the store's session directories that
+// start with prefix ("" for all), sorted: a front-end takes a unique one
+// for a session named by the start of its id. It only reads.
+func (s *Store) SessionIDs(prefix string) ([]string, error) {
+	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	ids, err := checkpoints.Sessions(store)
+	ids, err := checkpoints.Sessions(s.dir)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ func TestActiveSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := controller.ActiveSession(ctx, store, root); s != "" || err != nil {
+	if s, err := controller.OpenStore(store).ActiveSession(ctx, root); s != "" || err != nil {
 		t.Fatalf("no store: %q, %v; want none", s, err)
 	}
 	if _, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: "nosuch", Store: store, NoCreate: true}); !errors.Is(err, controller.ErrNoSession) {
@@ -39,13 +39,13 @@ func TestActiveSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		if _, err := c.BeginTurn(ctx, "p"); err != nil {
+		if _, err := c.BeginTurn(ctx, "p", controller.TurnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	turn("agent-b", t0.Add(2*time.Minute))
 	turn("agent-a", t0.Add(time.Minute)) // last to open a turn, with an older clock
-	if s, err := controller.ActiveSession(ctx, store, root); s != "agent-a" || err != nil {
+	if s, err := controller.OpenStore(store).ActiveSession(ctx, root); s != "agent-a" || err != nil {
 		t.Errorf("after agent-a's turn: %q, %v; want agent-a", s, err)
 	}
 	ents, err := filepath.Glob(filepath.Join(store, "workspaces", "*.active"))
@@ -55,10 +55,10 @@ func TestActiveSession(t *testing.T) {
 	if err := os.Remove(ents[0]); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := controller.ActiveSession(ctx, store, root); s != "agent-b" || err != nil {
+	if s, err := controller.OpenStore(store).ActiveSession(ctx, root); s != "agent-b" || err != nil {
 		t.Errorf("without the hint: %q, %v; want agent-b, last used", s, err)
 	}
-	if s, err := controller.ActiveSession(ctx, store, filepath.Join(root, "elsewhere")); s != "" || err != nil {
+	if s, err := controller.OpenStore(store).ActiveSession(ctx, filepath.Join(root, "elsewhere")); s != "" || err != nil {
 		t.Errorf("another workspace: %q, %v; want none", s, err)
 	}
 }

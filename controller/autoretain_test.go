@@ -32,17 +32,14 @@ func TestAutoRetentionUsesTheClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cps, err := c.Checkpoints(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cps) != 2 || !cps[0].Pruned || cps[1].Pruned {
 		t.Fatalf("turns after Open 60 days on: %+v; want turn 0 pruned by the daily sweep, turn 1 kept", cps)
 	}
-	st, err := controller.OpenStore(ctx, e.store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := controller.OpenStore(e.store)
 	defer st.Close()
 	if !st.HasSession(c.Session()) {
 		t.Fatal("the daily sweep removed the session being opened")

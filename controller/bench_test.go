@@ -46,8 +46,8 @@ func BenchmarkCapture(b *testing.B) {
 	b.SetBytes(8 << 10)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := e.c.Capture(ctx, paths[i]); err != nil {
-			b.Fatal(err)
+		if _, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: []string{paths[i]}}); errs[0] != nil {
+			b.Fatal(errs[0])
 		}
 	}
 }
@@ -71,7 +71,7 @@ func BenchmarkRewind1000(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		res, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+		res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
 		ckptTotal += time.Since(start)
 		b.StopTimer()
 		if err != nil || len(res.Restored) != n {
@@ -135,10 +135,10 @@ func BenchmarkBeginTurn(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := e.c.Capture(ctx, "a.go"); err != nil {
-			b.Fatal(err)
+		if _, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: []string{"a.go"}}); errs[0] != nil {
+			b.Fatal(errs[0])
 		}
-		if _, err := e.c.BeginTurn(ctx, "next"); err != nil {
+		if _, err := e.c.BeginTurn(ctx, "next", controller.TurnOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,33 +15,13 @@ import (
 	"github.com/gofrs/flock"
 )
 
-// Errors returned by the controller. Callers test them with errors.Is; the
-// sentinels of the packages below it pass through wrapped, and api.go
-// re-exports them (ErrNoOpenTurn, ErrOutsideWorkspace, ...).
-var (
-	// ErrNoTurn is wrapped when a rewind or diff names a turn that is not
-	// in the active history.
-	ErrNoTurn = errors.New("no such turn")
-	// ErrTurnHidden is wrapped, with ErrNoTurn, when the turn named is
-	// not in the active history because a conversation rewind hid it
-	// (an undo of that rewind brings it back).
-	ErrTurnHidden = errors.New("hidden by a conversation rewind")
-	// ErrWorkspaceMismatch is wrapped when a session is opened for a
-	// workspace other than the one it was created for.
-	ErrWorkspaceMismatch = errors.New("session belongs to another workspace")
-	// ErrBusy is wrapped when another process holds the session's rewind
-	// lock for longer than the wait.
-	ErrBusy = errors.New("another rewind or undo of this session is running")
-	// ErrNoSession is wrapped when Open is told not to create a session
-	// (Options.NoCreate) and the store has never had it.
-	ErrNoSession = errors.New("no such session")
-)
-
 // Options says what to open.
 type Options struct {
 	Workspace string // the workspace root; required
 	Session   string // session id; the workspace's default (WorkspaceSession) when empty
-	Store     string // the store directory holding blobs/ and sessions/; required
+	// Store is the store directory holding blobs/ and sessions/: required
+	// by Open; Store.Open opens a session of its own store.
+	Store string
 	// Clock overrides time.Now wherever the controller reads the time:
 	// turn, message and op times, and retention's ages (tests).
 	Clock func() time.Time
@@ -67,10 +47,11 @@ type Options struct {
 
 // Controller drives one session. It is safe for concurrent use.
 type Controller struct {
-	st      *Store
+	root    *Store // the Store it was opened from
+	st      *Store // root with this Controller's clock and logger
 	session string
 	ws      *capture.Workspace
-	store   *cas.Disk // st.blobs
+	store   *cas.Disk // st's blob store
 	idx     *checkpoints.Index
 	cap     *capture.Capturer
 	lock    *flock.Flock
@@ -92,11 +73,27 @@ type Controller struct {
 	next int
 }
 
-// Open opens (creating on first use) the session for the workspace. A rewind
-// or undo that a crash left unfinished is completed before Open returns. A
-// session the store has had (see checkpoints.OpenSession) whose index is
-// missing or empty fails with a *NoIndexError (ErrNoIndex).
+// Open opens (creating on first use) the session for the workspace, in the
+// store directory Options.Store: OpenStore and Store.Open in one, for a
+// process that works on one session (a CLI command). Its Close closes the
+// store too.
 func Open(ctx context.Context, o Options) (*Controller, error) {
+	s := OpenStore(o.Store)
+	defer s.Close() // the blob store stays open until the Controller closes
+	return s.Open(ctx, o)
+}
+
+// Open opens (creating on first use) the session for the workspace; every
+// Controller opened from s shares its blob store. A rewind or undo that a
+// crash left unfinished is completed before Open returns. A session the
+// store has had (see checkpoints.OpenSession) whose index is missing or
+// empty fails with a *NoIndexError (retention.ErrNoIndex). Options.Store
+// may be left empty: the session is s's (another directory is an error).
+func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
+	if o.Store != "" && o.Store != s.dir {
+		return nil, fmt.Errorf("controller: open a session of store %s from store %s", o.Store, s.dir)
+	}
+	o.Store = s.dir
 	if o.Store == "" || o.Workspace == "" {
 		return nil, errors.New("controller: workspace and store directories are required")
 	}
@@ -110,7 +107,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	if !checkpoints.ValidSession(o.Session) {
 		return nil, fmt.Errorf("controller: session %q: %w", o.Session, checkpoints.ErrBadSession)
 	}
-	if o.NoCreate && !HasSession(o.Store, o.Session) {
+	if o.NoCreate && !s.HasSession(o.Session) {
 		ws.Close()
 		return nil, fmt.Errorf("controller: session %s: %w", o.Session, ErrNoSession)
 	}
@@ -120,12 +117,12 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	st, err := openStore(ctx, o.Store, o.Clock, o.Logger)
+	store, err := s.disk(ctx, true)
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
-	store := st.blobs
+	st := s.withClock(o.Clock, o.Logger)
 	dir := checkpoints.SessionDir(o.Store, o.Session)
 	iopts := []checkpoints.Option{checkpoints.WithClock(o.Clock)}
 	if o.ChangeLogKeep > 0 {
@@ -135,12 +132,12 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	// (a *NoIndexError), never a new empty session in its place.
 	idx, err := checkpoints.OpenSession(ctx, o.Store, o.Session, true, iopts...)
 	if err != nil {
-		store.Close()
+		s.release(false)
 		ws.Close()
 		return nil, err
 	}
 	c := &Controller{
-		st:      st,
+		root: s, st: st,
 		session: o.Session, ws: ws, store: store, idx: idx,
 		cap:    capture.New(ws, idx, store),
 		lock:   flock.New(filepath.Join(dir, "ops.lock")),
@@ -155,7 +152,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 		err = fmt.Errorf("controller: session %s is for %s, not %s: %w", o.Session, root, ws.Root(), ErrWorkspaceMismatch)
 	}
 	if err == nil {
-		err = markWorkspace(o.Store, ws.Root())
+		err = s.MarkWorkspace(ws.Root())
 	}
 	if err == nil {
 		err = c.recoverPending(ctx)
@@ -170,19 +167,21 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 	return c, nil
 }
 
-// Close releases the session's files.
+// Close releases the session's files, and the blob store when it was the
+// last user of a closed Store.
 func (c *Controller) Close() error {
-	return errors.Join(c.idx.Close(), c.store.Close(), c.ws.Close())
+	return errors.Join(c.idx.Close(), c.st.release(false), c.ws.Close())
 }
 
 // CloseForExit is Close for a process that exits as soon as it returns (a
-// ckpt command): the blob store is closed with cas.Disk.CloseForExit, which
-// leaves a small WAL for the next process instead of checkpointing it (two
-// fsyncs saved, and two more on the next write). The session's index is
-// closed as by Close: its checkpoint is what makes the last rows durable
-// (synchronous=NORMAL) and keeps a session directory to one file.
+// ckpt command): the blob store, when this closes it, is closed with
+// cas.Disk.CloseForExit, which leaves a small WAL for the next process
+// instead of checkpointing it (two fsyncs saved, and two more on the next
+// write). The session's index is closed as by Close: its checkpoint is
+// what makes the last rows durable (synchronous=NORMAL) and keeps a
+// session directory to one file.
 func (c *Controller) CloseForExit() error {
-	return errors.Join(c.idx.Close(), c.store.CloseForExit(), c.ws.Close())
+	return errors.Join(c.idx.Close(), c.st.release(true), c.ws.Close())
 }
 
 // Recovered says what Open did about a rewind or undo a crash (or Ctrl-C)
@@ -195,14 +194,11 @@ func (c *Controller) Session() string { return c.session }
 // WorkspaceRoot returns the workspace root: absolute, symlinks resolved.
 func (c *Controller) WorkspaceRoot() string { return c.ws.Root() }
 
-// StoreDir returns the store directory the session lives in.
-func (c *Controller) StoreDir() string { return c.st.Dir() }
+// Store returns the store the session was opened from (for Open, the
+// store it opened, which closes with the Controller).
+func (c *Controller) Store() *Store { return c.root }
 
-// StoreWarning is a message for people about the store as Open found it
-// (its directory readable by other users), or "". Front-ends show it once.
-func (c *Controller) StoreWarning() string { return c.st.Warning() }
-
-// TurnOptions modify BeginTurnWith.
+// TurnOptions modify BeginTurn.
 type TurnOptions struct {
 	// Scan takes a manifest of the whole workspace as the turn opens, so a
 	// code rewind to it also undoes shell side effects (scan mode). The
@@ -211,30 +207,46 @@ type TurnOptions struct {
 	// Progress, if set, is called during the scan with the count of files
 	// found so far (see capture.ScanOptions.Progress).
 	Progress func(files int)
+	// Ensure opens the turn only when the session has no open turn: what
+	// agent hooks ask before their first capture. They run in parallel,
+	// in several processes, so the check and the open happen under a
+	// per-session lock file, and two first tool calls open one turn, not
+	// two. TurnResult.Opened says whether it opened one; when a turn was
+	// open already the result is otherwise zero.
+	Ensure bool
+	// EnsureScanned is Ensure that also opens a turn when the open one
+	// has no workspace manifest: an agent starting or resuming a session
+	// in scan mode asks it so that a code rewind can reach the workspace
+	// as it was before the agent's first action.
+	EnsureScanned bool
 }
 
-// TurnResult is what BeginTurnWith did.
+// TurnResult is what BeginTurn did.
 type TurnResult struct {
-	checkpoints.Checkpoint // the turn opened: a Record
+	Checkpoint // the turn opened (zero when Ensure found one open)
+	// Opened is false when Ensure or EnsureScanned found a turn open that
+	// will do, and opened none.
+	Opened bool
 	// Scan describes the scan, when one ran and finished. Its Stats are
 	// nil: they were saved as the session's stat cache.
-	Scan *ScanResult
+	Scan *capture.ScanResult
 	// Warning is set when a scan was asked for and could not be done (over
 	// its time budget, or a home directory or filesystem root): the turn is
 	// open without a manifest, and edit-tool captures work as ever.
 	Warning string
 }
 
-// BeginTurn opens the next turn with prompt (see BeginTurnWith).
-func (c *Controller) BeginTurn(ctx context.Context, prompt string) (Record, error) {
-	res, err := c.BeginTurnWith(ctx, prompt, TurnOptions{})
-	return res.Checkpoint, err
-}
-
-// BeginTurnWith opens the next turn with prompt (recorded as its user
+// BeginTurn opens the next turn with prompt (recorded as its user
 // message) after recording the state the previous turn left its captured
-// paths in; in scan mode it first takes the workspace's manifest.
-func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOptions) (TurnResult, error) {
+// paths in; in scan mode it first takes the workspace's manifest. With
+// TurnOptions.Ensure it opens one only when none is open.
+func (c *Controller) BeginTurn(ctx context.Context, prompt string, o TurnOptions) (TurnResult, error) {
+	switch {
+	case o.EnsureScanned:
+		return c.ensureTurn(ctx, prompt, func(open checkpoints.Checkpoint) bool { return open.Scanned })
+	case o.Ensure:
+		return c.ensureTurn(ctx, prompt, func(checkpoints.Checkpoint) bool { return true })
+	}
 	var res TurnResult
 	release, err := c.store.Hold(ctx) // new blobs until the rows naming them commit
 	if err != nil {
@@ -272,7 +284,7 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 	if err != nil {
 		return res, err
 	}
-	res.Checkpoint = cp
+	res.Checkpoint, res.Opened = Checkpoint{Checkpoint: cp}, true
 	c.noteActive()
 	if !c.noAuto {
 		c.st.enforceQuota(ctx, c.session)
@@ -283,51 +295,33 @@ func (c *Controller) BeginTurnWith(ctx context.Context, prompt string, o TurnOpt
 
 // OpenTurn returns the open turn (the active turn with the highest
 // number) without its file snapshots, or an error wrapping ErrNoOpenTurn.
-func (c *Controller) OpenTurn(ctx context.Context) (Record, error) {
-	return c.idx.OpenTurn(ctx)
-}
-
-// EnsureTurn opens a turn with prompt when the session has no open turn,
-// and reports whether it did. Agent hooks call it before their first
-// capture: they run in parallel, in several processes, so the check and the
-// open happen under a per-session lock file, and two first tool calls open
-// one turn, not two. When a turn was open already the result is zero.
-func (c *Controller) EnsureTurn(ctx context.Context, prompt string) (TurnResult, bool, error) {
-	return c.ensureTurn(ctx, prompt, func(Record) bool { return true })
-}
-
-// EnsureScannedTurn opens a turn with prompt unless the open turn has a
-// workspace manifest, and reports whether it did: an agent starting or
-// resuming a session in scan mode calls it so that a code rewind can reach
-// the workspace as it was before the agent's first action. It takes the
-// same lock as EnsureTurn.
-func (c *Controller) EnsureScannedTurn(ctx context.Context, prompt string) (TurnResult, bool, error) {
-	return c.ensureTurn(ctx, prompt, func(open Record) bool { return open.Scanned })
+func (c *Controller) OpenTurn(ctx context.Context) (Checkpoint, error) {
+	cp, err := c.idx.OpenTurn(ctx)
+	return Checkpoint{Checkpoint: cp}, err
 }
 
 // ensureTurn opens a turn with prompt under the session's hook lock unless
 // there is an open turn and enough says it will do.
-func (c *Controller) ensureTurn(ctx context.Context, prompt string, enough func(open Record) bool) (TurnResult, bool, error) {
+func (c *Controller) ensureTurn(ctx context.Context, prompt string, enough func(open checkpoints.Checkpoint) bool) (TurnResult, error) {
 	lock := flock.New(filepath.Join(c.idx.Dir(), "hook.lock"))
 	if ok, err := lock.TryLockContext(ctx, 10*time.Millisecond); err != nil || !ok {
 		if err == nil {
 			err = ErrBusy
 		}
-		return TurnResult{}, false, fmt.Errorf("controller: lock session %s: %w", c.session, err)
+		return TurnResult{}, fmt.Errorf("controller: lock session %s: %w", c.session, err)
 	}
 	defer lock.Unlock()
 	open, err := c.idx.OpenTurn(ctx)
 	switch {
 	case err == nil && enough(open):
-		return TurnResult{}, false, nil
+		return TurnResult{}, nil
 	case err != nil && !errors.Is(err, checkpoints.ErrNoOpenTurn):
-		return TurnResult{}, false, err
+		return TurnResult{}, err
 	}
-	res, err := c.BeginTurnWith(ctx, prompt, TurnOptions{})
-	return res, err == nil, err
+	return c.BeginTurn(ctx, prompt, TurnOptions{})
 }
 
-// maxTurnTries bounds how often BeginTurnWith reads the open turn's end
+// maxTurnTries bounds how often BeginTurn reads the open turn's end
 // states again because other processes kept changing it.
 const maxTurnTries = 50
 
@@ -359,21 +353,43 @@ func (c *Controller) turnEnds(ctx context.Context) (checkpoints.Seen, []checkpoi
 	return checkpoints.SeenOf(&prev), ends, nil
 }
 
-// Capture records path's current state into the open turn: the first
-// capture of a path in a turn wins, later ones record nothing (Recorded
-// false). path is absolute or relative to the workspace root. It fails
-// with an error wrapping ErrNoOpenTurn, ErrOutsideWorkspace, ErrVCSDir,
-// ErrSymlink or ErrNotRegular, or the read error of a file it cannot read;
-// on any error nothing is recorded.
-func (c *Controller) Capture(ctx context.Context, path string) (CaptureResult, error) {
-	res, err := c.cap.Capture(ctx, path)
-	if err != nil {
-		return res, err
+// CaptureOptions say what Capture records.
+type CaptureOptions struct {
+	// Paths are the paths to record: absolute or relative to the
+	// workspace root.
+	Paths []string
+	// Step, when set, is the step to record into (as BeginStep returned
+	// it; when its turn is no longer the open one, a turn opened since,
+	// the open turn's latest step). Nil: the open turn's latest step, if
+	// it has one.
+	Step *Step
+}
+
+// Capture records the current state of each of o.Paths into the open turn,
+// all of them as one durable step: one blob-store commit and one index
+// commit (see capture.Capturer.CaptureAll). The first capture of a path in
+// a turn (or in a step) wins, later ones record nothing (Recorded false).
+// It returns one result and one error per path: errs[i] is nil when
+// Paths[i] was captured or had been already, else an error wrapping
+// ErrNoOpenTurn, ErrOutsideWorkspace, ErrVCSDir, ErrSymlink or
+// ErrNotRegular, or the read error of a file it cannot read; a failed path
+// records nothing and does not stop the others.
+func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []CaptureResult, errs []error) {
+	if o.Step != nil {
+		res, errs = c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: o.Step.TurnID, Step: o.Step.Number}, o.Paths)
+	} else {
+		res, errs = c.cap.CaptureAll(ctx, o.Paths)
 	}
-	if res.Recorded {
-		c.emit(Event{Kind: EventCaptured, Turn: res.Turn, Path: res.Path})
+	for i, r := range res {
+		if errs[i] == nil && r.Recorded {
+			e := Event{Kind: EventCaptured, Turn: r.Turn, Path: r.Path}
+			if o.Step != nil {
+				e.Step = r.Step
+			}
+			c.emit(e)
+		}
 	}
-	return res, nil
+	return res, errs
 }
 
 // AppendMessage appends a message to the open turn.
@@ -403,6 +419,10 @@ func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) 
 	}
 	return err
 }
+
+// Message is one message of the conversation: its id, turn, role, text
+// and time.
+type Message = checkpoints.Message
 
 // Conversation returns the active conversation.
 func (c *Controller) Conversation(ctx context.Context) ([]Message, error) {

@@ -55,19 +55,19 @@ func (e *env) write(rel, content string) {
 // edit is an agent's edit tool: capture, then write.
 func (e *env) edit(rel, content string) {
 	e.t.Helper()
-	if _, err := e.c.Capture(context.Background(), rel); err != nil {
-		e.t.Fatal(err)
+	if _, errs := e.c.Capture(context.Background(), controller.CaptureOptions{Paths: []string{rel}}); errs[0] != nil {
+		e.t.Fatal(errs[0])
 	}
 	e.write(rel, content)
 }
 
 func (e *env) turn(prompt string) checkpoints.Checkpoint {
 	e.t.Helper()
-	cp, err := e.c.BeginTurn(context.Background(), prompt)
+	cp, err := e.c.BeginTurn(context.Background(), prompt, controller.TurnOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return cp
+	return cp.Checkpoint.Checkpoint
 }
 
 func (e *env) read(rel string) string {
@@ -99,13 +99,13 @@ func TestConversationOnlyRewindKeepsHiddenTurnHistory(t *testing.T) {
 	e.edit("p.txt", "B")
 	e.turn("t1")
 	e.edit("q.txt", "Y")
-	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("q.txt", "Y")
 	e.turn("t1 again")
 	e.edit("p.txt", "C")
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("p.txt", "<absent>")
@@ -121,11 +121,11 @@ func TestRewindAfterRewindUsesRewindAsHistory(t *testing.T) {
 	e.turn("t0")
 	e.edit("p.txt", "B")
 	e.turn("t1") // p.txt is B when t1 begins; t1 does not touch it
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("p.txt", "A")
-	res, err := e.c.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{})
+	res, err := e.c.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeCode, controller.RewindOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestCorruptBlobAbortsBeforeTouchingFiles(t *testing.T) {
 			}
 		}
 	}
-	_, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	_, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
 	if err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("rewind with a missing blob: %v, want an error naming it", err)
 	}
@@ -216,7 +216,7 @@ func TestEventsReachSubscribers(t *testing.T) {
 	e.turn("t0")
 	e.edit("a.txt", "x")
 	e.c.AppendMessage(ctx, "assistant", "ok")
-	e.c.Rewind(ctx, 0, checkpoints.ScopeBoth, controller.RewindOptions{})
+	e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeBoth, controller.RewindOptions{})
 	e.c.Undo(ctx, controller.UndoOptions{})
 	cancel()
 	e.turn("t1")
@@ -263,7 +263,7 @@ func TestDiffShowsCurrentToRewound(t *testing.T) {
 	e.write("a.txt", "old line\n")
 	e.turn("t0")
 	e.edit("a.txt", "new line\n")
-	diffs, _, err := e.c.Diff(ctx, 0)
+	diffs, _, err := e.c.Diff(ctx, controller.Target{Turn: 0})
 	if err != nil || len(diffs) != 1 {
 		t.Fatalf("Diff = %v, %v", diffs, err)
 	}
@@ -281,7 +281,7 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 	e.write("a.txt", "v0")
 	e.turn("p0")
 	e.edit("a.txt", "v1")
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.turn("p1")
@@ -297,7 +297,7 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 	e.want("a.txt", "v1")
 
 	// A conversation rewind followed by a new turn: undo would hide it.
-	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.turn("p1, resent")
@@ -313,15 +313,15 @@ func TestListKindsSurviveConversationRewind(t *testing.T) {
 	e.turn("p0")
 	e.edit("a.txt", "v1")
 	e.turn("p1")
-	if _, err := e.c.Capture(ctx, "a.txt"); err != nil {
-		t.Fatal(err)
+	if _, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: []string{"a.txt"}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 	os.Remove(filepath.Join(e.ws, "a.txt"))
-	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.turn("p1 again") // must not rewrite how turn 0 ended
-	cps, err := e.c.Checkpoints(ctx)
+	cps, _, err := e.c.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestCrashHelperProcess(t *testing.T) {
 		os.Exit(3)
 	}
 	rewind := func() {
-		if _, err := c.Rewind(ctx, 0, checkpoints.ScopeBoth, controller.RewindOptions{}); err != nil {
+		if _, err := c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeBoth, controller.RewindOptions{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
@@ -168,7 +168,7 @@ func TestCrashRewind(t *testing.T) {
 			}
 			e.checkAll(t, round, 1)
 		}
-		if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 			t.Fatalf("round %d: rewind after recovery: %v", round, err)
 		}
 		e.checkAll(t, round, 0)

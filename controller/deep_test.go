@@ -83,22 +83,22 @@ func TestDeepTreeRewind(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.turn("t0")
-	if _, err := e.c.Capture(ctx, deep); err != nil {
-		t.Fatal(err)
+	if _, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: []string{deep}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 	if err := r.WriteFile(deep, []byte("v1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	created := strings.Repeat("n/", 2000) + "new"
-	if _, err := e.c.Capture(ctx, created); err != nil {
-		t.Fatal(err)
+	if _, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: []string{created}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 	mkDeepIn(t, r, "n", 2000)
 	if err := r.WriteFile(created, []byte("made"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
-	res, err := e.c.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{})
+	res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,15 +215,15 @@ func BenchmarkDeepRewind(b *testing.B) {
 				b.Fatal(err)
 			}
 			e.turn("t0")
-			if _, err := e.c.Capture(ctx, deep); err != nil {
-				b.Fatal(err)
+			if _, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: []string{deep}}); errs[0] != nil {
+				b.Fatal(errs[0])
 			}
 			if err := r.WriteFile(deep, []byte("v1"), 0o644); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for range b.N {
-				if _, err := e.c.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{}); err != nil {
+				if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{}); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()

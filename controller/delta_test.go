@@ -37,20 +37,20 @@ func TestVersionsStoredAsDeltas(t *testing.T) {
 		}
 	}
 	write(v0)
-	if _, err := c.BeginTurn(ctx, "t0"); err != nil {
+	if _, err := c.BeginTurn(ctx, "t0", controller.TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Capture(ctx, p); err != nil {
-		t.Fatal(err)
+	if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 	write(v1) // the agent's edit
 	// Opening the next turn records v1 as t0's end.
-	if _, err := c.BeginTurn(ctx, "t1"); err != nil {
+	if _, err := c.BeginTurn(ctx, "t1", controller.TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	write(v2) // someone else's edit between turns
-	if _, err := c.Capture(ctx, p); err != nil {
-		t.Fatal(err)
+	if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 	bases := map[cas.ID]cas.ID{}
 	if err := controller.BlobsOf(c).Walk(ctx, func(i cas.Info) error {
@@ -94,13 +94,13 @@ func TestScanStoresDeltas(t *testing.T) {
 	if err := os.WriteFile(p, []byte(v0), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.BeginTurnWith(ctx, "t0", controller.TurnOptions{Scan: true}); err != nil {
+	if _, err := c.BeginTurn(ctx, "t0", controller.TurnOptions{Scan: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(p, []byte(v1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.BeginTurnWith(ctx, "t1", controller.TurnOptions{Scan: true}); err != nil {
+	if _, err := c.BeginTurn(ctx, "t1", controller.TurnOptions{Scan: true}); err != nil {
 		t.Fatal(err)
 	}
 	var base cas.ID

@@ -55,15 +55,10 @@ func (d FileDiff) Header() string {
 	return ""
 }
 
-// Diff returns what Rewind(turn, code) would change, path by path, and the
-// paths it would skip. It changes nothing.
-func (c *Controller) Diff(ctx context.Context, turn int) ([]FileDiff, []Skip, error) {
-	return c.DiffTo(ctx, Point{Turn: turn})
-}
-
-// DiffTo is Diff for RewindTo(p, code): to a turn's start or to one of its
-// steps (ErrNoStep when the turn has no such step).
-func (c *Controller) DiffTo(ctx context.Context, p Point) ([]FileDiff, []Skip, error) {
+// Diff returns what a code Rewind to p would change, path by path, and the
+// paths it would skip: to a turn's start or to one of its steps (ErrNoStep
+// when the turn has no such step). It changes nothing.
+func (c *Controller) Diff(ctx context.Context, p Target) ([]FileDiff, []Skip, error) {
 	cp, err := c.idx.Turn(ctx, p.Turn)
 	if errors.Is(err, checkpoints.ErrNotFound) {
 		return nil, nil, fmt.Errorf("controller: diff turn %s: %w", p, c.noTurn(ctx, p.Turn))

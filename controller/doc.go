@@ -1,26 +1,34 @@
 // Package controller is the one API every ckpt front-end drives: the CLI,
 // agent hooks, a TUI or an HTTP server. No rewind logic lives anywhere else.
 //
-// A Controller opens one session of one workspace: the session's index at
-// STORE/sessions/ID/index.db and the blob store shared by all sessions at
-// STORE/blobs. It opens turns, captures paths (through package capture),
-// appends messages, lists checkpoints, diffs, rewinds and undoes, and tells
-// subscribers about each of those as an Event.
+// A Store is a store directory, the root object: OpenStore it once per
+// process. A Controller, opened from it (Store.Open), drives one session of
+// one workspace: the session's index at STORE/sessions/ID/index.db and the
+// blob store at STORE/blobs, shared by all sessions and opened once per
+// Store, whatever the number of Controllers. It opens turns, captures paths
+// (through package capture), appends messages, lists checkpoints, diffs,
+// rewinds and undoes, and tells subscribers about each of those as an
+// Event. Open is OpenStore and Store.Open in one, for a process with one
+// session (a CLI command).
 //
 // Embedding: package controller is all a front-end imports. Open a
-// Controller with Options (workspace, store, and optionally session,
-// Clock, Logger, Scan); BeginTurn per user prompt; Capture each path
-// before a tool writes it; AppendMessage; Checkpoints, Conversation and
-// Diff to show; Rewind, Revert, Undo and Redo to act; History for every
-// op. The types of the packages below (Record, FileSnap, Message, Scope,
-// CaptureResult, ...) and their sentinel errors are re-exported here as
+// Controller with Options (workspace, and optionally session, Clock,
+// Logger, Scan); BeginTurn per user prompt; Capture each path before a
+// tool writes it (CaptureOptions: one path or many, into a step or not);
+// AppendMessage; Checkpoints (ListOptions: all, a page, or streamed),
+// Conversation and Diff to show; Rewind (to a Target: a turn, or a step of
+// it), Revert, Undo and Redo to act; History for every op. The few types
+// of the packages below that a front-end names (Scope, CaptureResult,
+// Policy, ...) and the sentinel errors it tests are re-exported here as
 // aliases (api.go). To follow a session, read LastSeq with the state
 // shown, then Watch from it: every change by any process (agent hooks run
 // in their own), in commit order, or a "resync" when it fell so far
 // behind that the bounded log lost what it missed; Subscribe gives this
-// Controller's own events synchronously. Store does the store-wide work
-// (retention, gc, verify, sessions). Package controller/httpapi serves
-// all of it over HTTP with the web page.
+// Controller's own events synchronously. The Store does the work that
+// needs no workspace: finding a directory's workspace and session
+// (Locate, ActiveSession), listing sessions, reading one (View),
+// retention, gc and verify. Package controller/httpapi serves a
+// Controller over HTTP with the web page.
 //
 // Rewind semantics (docs/design.md):
 //   - code: every path with a recorded event since turn T opened (a capture
@@ -32,7 +40,7 @@
 //   - conversation: turns T.. leave the active history (hidden, never
 //     deleted), T's prompt is handed back, and the next turn opened is T.
 //   - both: code then conversation as one op.
-//   - a step (RewindTo, "T.S"): each tool call opens a step of the open
+//   - a step (Rewind to Target{T, S}, "T.S"): each tool call opens a step of the open
 //     turn (BeginStep) at a clock value of its own, and the first touch of
 //     a path in each step is recorded. A code rewind to step S of turn T is
 //     the code rule above from that clock value: every path with an event

@@ -126,22 +126,22 @@ func TestEscapeRace(t *testing.T) {
 		writeFile(t, p, []byte(fmt.Sprintf("edit %s %d\n", rel, rng.Int64())))
 	}
 	for trial := range trials {
-		cp, err := ctl.BeginTurnWith(ctx, fmt.Sprintf("trial %d", trial), controller.TurnOptions{Scan: rng.IntN(3) == 0})
+		cp, err := ctl.BeginTurn(ctx, fmt.Sprintf("trial %d", trial), controller.TurnOptions{Scan: rng.IntN(3) == 0})
 		if err != nil {
 			otherErrs++
 			t.Logf("trial %d: turn: %v", trial, err)
 		}
 		for range 3 {
 			rel := "d/" + names[rng.IntN(len(names))]
-			if _, err := ctl.Capture(ctx, rel); err != nil && !expectedCaptureErr(err) {
+			if _, errs := ctl.Capture(ctx, controller.CaptureOptions{Paths: []string{rel}}); errs[0] != nil && !expectedCaptureErr(errs[0]) {
 				otherErrs++
-				t.Logf("trial %d: capture %s: %v", trial, rel, err)
+				t.Logf("trial %d: capture %s: %v", trial, rel, errs[0])
 			}
 			edit(rel)
 		}
 		if rng.IntN(2) == 0 && cp.Turn >= 0 {
 			to := rng.IntN(cp.Turn + 1)
-			res, err := ctl.Rewind(ctx, to, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
+			res, err := ctl.Rewind(ctx, controller.Target{Turn: to}, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
 			rewinds++
 			if err != nil {
 				rewindErrs++

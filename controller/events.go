@@ -17,6 +17,13 @@ const (
 	EventMessage    EventKind = "message"
 	EventRewound    EventKind = "rewound"
 	EventUndone     EventKind = "undone"
+	// EventRedone: after a Redo (and an Undo of an undo).
+	EventRedone EventKind = "redone"
+	// EventForked: emitted by the original session's Controller after a
+	// fork; Path holds the new session's id.
+	EventForked EventKind = "forked"
+	// EventSummarized: after a summarize; Result is set.
+	EventSummarized EventKind = "summarized"
 	// EventPinned: a turn's pin or label changed (Pin).
 	EventPinned EventKind = "pinned"
 	// EventStepOpened: a tool call opened a step of the open turn
@@ -75,9 +82,9 @@ func (c *Controller) emit(e Event) {
 	}
 }
 
-// DefaultWatchInterval is how often Watch reads the change log when
+// defaultWatchInterval is how often Watch reads the change log when
 // WatchOptions.Interval is zero.
-const DefaultWatchInterval = 100 * time.Millisecond
+const defaultWatchInterval = 100 * time.Millisecond
 
 // watchBatch bounds the changes Watch reads per query.
 const watchBatch = 256
@@ -85,7 +92,7 @@ const watchBatch = 256
 // WatchOptions modify Watch.
 type WatchOptions struct {
 	// Interval is how often the session's change log is read; zero means
-	// DefaultWatchInterval.
+	// every 100ms.
 	Interval time.Duration
 	// After is the Seq after which to start: LastSeq's, read with the
 	// state a UI renders, so no change between the two is missed; or the
@@ -109,7 +116,7 @@ type WatchOptions struct {
 // missed, then the changes that follow.
 func (c *Controller) Watch(ctx context.Context, o WatchOptions, fn func(Event)) error {
 	if o.Interval <= 0 {
-		o.Interval = DefaultWatchInterval
+		o.Interval = defaultWatchInterval
 	}
 	after := o.After
 	t := time.NewTicker(o.Interval)

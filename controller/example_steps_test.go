@@ -11,8 +11,8 @@ import (
 )
 
 // A hook opens a step for each tool call before capturing what the call
-// writes; RewindTo goes back to just before one of them (code only).
-func ExampleController_RewindTo() {
+// writes; Rewind to a Target with a Step goes back to just before one of them (code only).
+func ExampleController_Rewind_step() {
 	ctx := context.Background()
 	ws, _ := os.MkdirTemp("", "ckpt-ws-")
 	store, _ := os.MkdirTemp("", "ckpt-store-")
@@ -26,24 +26,24 @@ func ExampleController_RewindTo() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	c.BeginTurn(ctx, "edit the notes twice")
+	c.BeginTurn(ctx, "edit the notes twice", controller.TurnOptions{})
 	for i, text := range []string{"v1\n", "v2\n"} {
 		st, err := c.BeginStep(ctx, controller.StepOptions{Key: fmt.Sprintf("toolu_%d", i), Tool: "Edit"})
 		if err != nil {
 			log.Fatal(err)
 		}
-		c.CaptureIn(ctx, st, path)
+		c.Capture(ctx, controller.CaptureOptions{Paths: []string{path}, Step: &st})
 		os.WriteFile(path, []byte(text), 0o644)
 	}
 
-	p, _ := controller.ParsePoint("0.2") // turn 0, before its 2nd tool call
-	res, err := c.RewindTo(ctx, p, controller.ScopeCode, controller.RewindOptions{})
+	p, _ := controller.ParseTarget("0.2") // turn 0, before its 2nd tool call
+	res, err := c.Rewind(ctx, p, controller.ScopeCode, controller.RewindOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
 	fmt.Printf("rewound to %d.%d: restored %v, notes.txt %q\n", res.Turn, res.Step, res.Restored, b)
-	_, err = c.RewindTo(ctx, p, controller.ScopeBoth, controller.RewindOptions{})
+	_, err = c.Rewind(ctx, p, controller.ScopeBoth, controller.RewindOptions{})
 	fmt.Println(err)
 	// Output:
 	// rewound to 0.2: restored [notes.txt], notes.txt "v1\n"

@@ -13,9 +13,10 @@ import (
 	"github.com/ckpt/ckpt/controller"
 )
 
-// An agent's whole life with ckpt: open the session of a workspace, open a
-// turn per user prompt, capture each file before the agent's tool writes
-// it, rewind to an earlier turn, undo the rewind and redo it.
+// A command-line tool's one-shot: open the store and the session of a
+// workspace, open a turn per user prompt, capture each file before the
+// agent's tool writes it, rewind to an earlier turn, undo the rewind and
+// redo it. (controller.Open does OpenStore and Store.Open in one.)
 func Example() {
 	ctx := context.Background()
 	ws, _ := os.MkdirTemp("", "ckpt-ws-")
@@ -31,7 +32,9 @@ func Example() {
 		return string(b)
 	}
 
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
+	st := controller.OpenStore(store)
+	defer st.Close()
+	c, err := st.Open(ctx, controller.Options{Workspace: ws})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -39,22 +42,22 @@ func Example() {
 
 	write("main.go", "package main\n")
 	// Turn 0: the agent edits main.go. Capture before the write.
-	if _, err := c.BeginTurn(ctx, "add a greeting"); err != nil {
+	if _, err := c.BeginTurn(ctx, "add a greeting", controller.TurnOptions{}); err != nil {
 		log.Fatal(err)
 	}
-	if _, err := c.Capture(ctx, "main.go"); err != nil {
-		log.Fatal(err)
+	if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{"main.go"}}); errs[0] != nil {
+		log.Fatal(errs[0])
 	}
 	write("main.go", "package main // hello\n")
 	c.AppendMessage(ctx, "assistant", "added a greeting")
 
 	// Turn 1: the agent creates a file.
-	c.BeginTurn(ctx, "add a readme")
-	c.Capture(ctx, "README.md") // absent now: a rewind deletes it
+	c.BeginTurn(ctx, "add a readme", controller.TurnOptions{})
+	c.Capture(ctx, controller.CaptureOptions{Paths: []string{"README.md"}}) // absent now: a rewind deletes it
 	write("README.md", "# hello\n")
 
 	// Rewind code and conversation to the start of turn 0.
-	res, err := c.Rewind(ctx, 0, controller.ScopeBoth, controller.RewindOptions{})
+	res, err := c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -117,8 +120,8 @@ func ExampleController_Watch() {
 		log.Fatal(err)
 	}
 	defer hook.Close()
-	hook.BeginTurn(ctx, "fix the build")
-	hook.Capture(ctx, "go.mod")
+	hook.BeginTurn(ctx, "fix the build", controller.TurnOptions{})
+	hook.Capture(ctx, controller.CaptureOptions{Paths: []string{"go.mod"}})
 	for range 3 {
 		e := <-seen
 		fmt.Println(strings.TrimSpace(fmt.Sprint(e.Kind, " ", e.Turn, " ", e.Path)))
@@ -151,13 +154,75 @@ func ExampleController_Subscribe() {
 		fmt.Println(strings.TrimSpace(fmt.Sprint(e.Kind, " ", e.Turn, " ", e.Path)))
 	})
 	defer cancel()
-	c.BeginTurn(ctx, "write notes")
-	c.Capture(ctx, "notes.txt")
+	c.BeginTurn(ctx, "write notes", controller.TurnOptions{})
+	c.Capture(ctx, controller.CaptureOptions{Paths: []string{"notes.txt"}})
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("notes\n"), 0o644)
-	c.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{})
+	c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{})
 
 	// Output:
 	// turn_opened 0
 	// captured 0 notes.txt
 	// rewound 0 deleted [notes.txt]
+}
+
+// A desktop app keeps one Store open for its life and a Controller per
+// session it shows: every Controller opened from the Store shares its one
+// blob-store handle. The Store also finds and lists sessions, and applies
+// the retention policy, without a workspace.
+func ExampleStore_Open() {
+	ctx := context.Background()
+	store, _ := os.MkdirTemp("", "ckpt-store-")
+	defer os.RemoveAll(store)
+	st := controller.OpenStore(store)
+	defer st.Close()
+
+	// Two projects, and a second session (another agent's) in the first.
+	var roots []string
+	for range 2 {
+		ws, _ := os.MkdirTemp("", "ckpt-ws-")
+		defer os.RemoveAll(ws)
+		root, _ := controller.WorkspaceRoot(ws)
+		roots = append(roots, root)
+	}
+	open := func(ws, session string) *controller.Controller {
+		c, err := st.Open(ctx, controller.Options{Workspace: ws, Session: session})
+		if err != nil {
+			log.Fatal(err)
+		}
+		return c
+	}
+	app, agent, other := open(roots[0], ""), open(roots[0], "agent-1"), open(roots[1], "")
+	defer app.Close()
+	defer agent.Close()
+	defer other.Close()
+	for i, c := range []*controller.Controller{app, agent, agent, other} {
+		os.WriteFile(filepath.Join(c.WorkspaceRoot(), "notes.txt"), []byte(fmt.Sprint(i)), 0o644)
+		c.BeginTurn(ctx, fmt.Sprint("prompt ", i), controller.TurnOptions{})
+		c.Capture(ctx, controller.CaptureOptions{Paths: []string{"notes.txt"}})
+	}
+
+	// Which session of the first project did something last?
+	active, _ := st.ActiveSession(ctx, roots[0])
+	fmt.Println("active in the first project:", active)
+	// The store's sessions, from any directory: no workspace needed.
+	infos, err := st.Sessions(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range infos {
+		if s.ID == "agent-1" || s.Workspace == roots[1] {
+			fmt.Println(s.ID == "agent-1", s.Turns)
+		}
+	}
+	// A directory below a project finds that project's default session.
+	sub := filepath.Join(roots[1], "src")
+	os.Mkdir(sub, 0o755)
+	loc, _ := st.Locate(ctx, sub, "")
+	fmt.Println(loc.Found, loc.Workspace == roots[1], loc.Session == other.Session())
+
+	// Output:
+	// active in the first project: agent-1
+	// true 2
+	// false 1
+	// true true true
 }

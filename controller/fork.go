@@ -12,24 +12,7 @@ import (
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
-// Events for fork and summarize (see Event).
-const (
-	// EventForked is emitted by the original session's Controller after a
-	// fork; Path holds the new session's id.
-	EventForked EventKind = "forked"
-	// EventSummarized is emitted after a summarize; Result is set.
-	EventSummarized EventKind = "summarized"
-)
-
-// Errors returned by Fork and Summarize.
-var (
-	// ErrSessionExists is wrapped when a fork names a session that exists.
-	ErrSessionExists = checkpoints.ErrExists
-	// ErrEmptySummary is wrapped when a summarize has no text.
-	ErrEmptySummary = errors.New("summary text is empty")
-)
-
-// ForkOptions modify ForkWith.
+// ForkOptions modify Fork.
 type ForkOptions struct {
 	// To is the new session's id; empty picks "<session>-fork-<n>".
 	To string
@@ -40,7 +23,7 @@ type ForkOptions struct {
 	Force bool
 }
 
-// ForkResult says what ForkWith did.
+// ForkResult says what Fork did.
 type ForkResult struct {
 	Session string `json:"session"` // the new session's id
 	// Rewind is the fork's own rewind to turn: its conversation cut (whose
@@ -49,14 +32,7 @@ type ForkResult struct {
 	Rewind Result `json:"rewind"`
 }
 
-// Fork creates a new session from the start of turn (see ForkWith) and
-// returns its id.
-func (c *Controller) Fork(ctx context.Context, turn int, newID string, restoreFiles bool) (string, error) {
-	res, err := c.ForkWith(ctx, turn, ForkOptions{To: newID, Restore: restoreFiles})
-	return res.Session, err
-}
-
-// ForkWith creates a new session in the same store and workspace whose
+// Fork creates a new session in the same store and workspace whose
 // active history is this session's turns before turn (turn itself is not
 // in it: the fork's next turn gets number turn, and turn's prompt is handed
 // back), with their checkpoints and conversation. The fork is a copy of the
@@ -70,7 +46,7 @@ func (c *Controller) Fork(ctx context.Context, turn int, newID string, restoreFi
 // The fork records this session and turn as its origin (its parent in the
 // session tree, see Store.Sessions); a fork can be rewound and forked like
 // any session.
-func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (ForkResult, error) {
+func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkResult, error) {
 	fail := func(err error) (ForkResult, error) {
 		return ForkResult{}, fmt.Errorf("controller: fork turn %d: %w", turn, err)
 	}
@@ -123,7 +99,7 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 			}
 		}
 	}
-	f, err := Open(ctx, Options{Workspace: c.ws.Root(), Session: id, Store: c.st.Dir(), NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan})
+	f, err := c.root.Open(ctx, Options{Workspace: c.ws.Root(), Session: id, NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan})
 	if err != nil {
 		cleanup()
 		return fail(err)
@@ -139,7 +115,7 @@ func (c *Controller) ForkWith(ctx context.Context, turn int, o ForkOptions) (For
 	if o.Restore {
 		scope = checkpoints.ScopeBoth
 	}
-	res, err := f.Rewind(ctx, turn, scope, RewindOptions{Force: o.Force})
+	res, err := f.Rewind(ctx, Target{Turn: turn}, scope, RewindOptions{Force: o.Force})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -79,10 +79,11 @@ func TestForkLeavesOriginalAndRewindsOnItsOwn(t *testing.T) {
 	before := snapshot(t, e.c)
 	blobs := blobCount(t, e.c)
 
-	id, err := e.c.Fork(ctx, 2, "", false)
+	fr, err := e.c.Fork(ctx, 2, controller.ForkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := fr.Session
 	if id != e.session()+"-fork-1" {
 		t.Errorf("fork id = %q, want %s-fork-1", id, e.session())
 	}
@@ -105,7 +106,7 @@ func TestForkLeavesOriginalAndRewindsOnItsOwn(t *testing.T) {
 
 	// The fork rewinds and undoes on its own; the original keeps its
 	// history and has nothing to undo.
-	res, err := f.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
+	res, err := f.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestForkLeavesOriginalAndRewindsOnItsOwn(t *testing.T) {
 	}
 
 	// A new turn in the fork takes number 2 and leaves the original alone.
-	cp, err := f.BeginTurn(ctx, "third, differently")
+	cp, err := f.BeginTurn(ctx, "third, differently", controller.TurnOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +138,8 @@ func TestForkLeavesOriginalAndRewindsOnItsOwn(t *testing.T) {
 	if got := snapshot(t, e.c); !reflect.DeepEqual(got, before) {
 		t.Errorf("original changed by a turn in the fork")
 	}
-	if id, err := e.c.Fork(ctx, 1, "", false); err != nil || id != e.session()+"-fork-2" {
-		t.Errorf("second fork = %q, %v; want default-fork-2", id, err)
+	if res, err := e.c.Fork(ctx, 1, controller.ForkOptions{}); err != nil || res.Session != e.session()+"-fork-2" {
+		t.Errorf("second fork = %q, %v; want default-fork-2", res.Session, err)
 	}
 }
 
@@ -147,7 +148,7 @@ func TestForkRestoreIsUndoableInTheFork(t *testing.T) {
 	e := newEnv(t)
 	threeTurns(e)
 	before := snapshot(t, e.c)
-	res, err := e.c.ForkWith(ctx, 1, controller.ForkOptions{To: "other", Restore: true})
+	res, err := e.c.Fork(ctx, 1, controller.ForkOptions{To: "other", Restore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,22 +175,22 @@ func TestForkRefuses(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	threeTurns(e)
-	if _, err := e.c.Fork(ctx, 7, "x", false); !errors.Is(err, controller.ErrNoTurn) {
+	if _, err := e.c.Fork(ctx, 7, controller.ForkOptions{To: "x", Restore: false}); !errors.Is(err, controller.ErrNoTurn) {
 		t.Errorf("fork of a missing turn: got %v, want ErrNoTurn", err)
 	}
 	if _, err := os.Stat(checkpoints.SessionDir(e.store, "x")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused fork left a session directory: %v", err)
 	}
-	if _, err := e.c.Fork(ctx, 1, e.session(), false); !errors.Is(err, controller.ErrSessionExists) {
+	if _, err := e.c.Fork(ctx, 1, controller.ForkOptions{To: e.session(), Restore: false}); !errors.Is(err, controller.ErrSessionExists) {
 		t.Errorf("fork onto an existing session: got %v, want ErrSessionExists", err)
 	}
-	if _, err := e.c.Fork(ctx, 1, "../x", false); !errors.Is(err, checkpoints.ErrBadSession) {
+	if _, err := e.c.Fork(ctx, 1, controller.ForkOptions{To: "../x", Restore: false}); !errors.Is(err, checkpoints.ErrBadSession) {
 		t.Errorf("fork to a bad id: got %v, want ErrBadSession", err)
 	}
 	// A restore that conflicts removes the fork again.
 	e.turn("fourth") // records where the agent left a.txt
 	e.write("a.txt", "by hand")
-	if _, err := e.c.ForkWith(ctx, 1, controller.ForkOptions{To: "y", Restore: true}); !errors.Is(err, controller.ErrConflict) {
+	if _, err := e.c.Fork(ctx, 1, controller.ForkOptions{To: "y", Restore: true}); !errors.Is(err, controller.ErrConflict) {
 		t.Errorf("conflicting restore: got %v, want ErrConflict", err)
 	}
 	if _, err := os.Stat(checkpoints.SessionDir(e.store, "y")); !errors.Is(err, os.ErrNotExist) {
@@ -260,7 +261,7 @@ func TestSummarizeStacksWithRewinds(t *testing.T) {
 	if _, err := e.c.Summarize(ctx, 1, controller.UpTo, "S1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.Rewind(ctx, 2, checkpoints.ScopeBoth, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 2}, checkpoints.ScopeBoth, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.c.Summarize(ctx, 0, controller.From, "S2"); err != nil {

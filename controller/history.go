@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -76,29 +75,6 @@ type UndoOptions struct {
 	Op int64
 }
 
-// More errors of Undo and Redo (see also ErrUndoConflict and
-// ErrNothingToUndo).
-var (
-	// ErrNothingToRedo is wrapped by Redo when no undone op can be
-	// re-applied: nothing was undone, or a newer rewind ended the chain
-	// (Redo with UndoOptions.Op still reaches it).
-	ErrNothingToRedo = errors.New("nothing to redo")
-	// ErrRedoConflict is wrapped by Redo (and by Undo of an undo) when work
-	// was done since the undo it reverses. Nothing changes unless forced.
-	ErrRedoConflict = errors.New("work was done since that undo; redo would overwrite it (force to redo anyway)")
-	// ErrNotInEffect is wrapped when UndoOptions.Op names an unfinished
-	// op, or, for Redo, an op whose effect is in effect.
-	ErrNotInEffect = errors.New("op is not in the state that allows it")
-	// ErrNotReversible is wrapped when an op cannot be reversed exactly: it
-	// changed the conversation before such changes were recorded and is not
-	// the newest rewind, or showing its turns again would put two turns with
-	// one number in the active history. Force does not override it.
-	ErrNotReversible = errors.New("op cannot be reversed exactly")
-)
-
-// EventRedone is emitted after a Redo (and an Undo of an undo).
-const EventRedone EventKind = "redone"
-
 // HistoryEntry is one op of the journal as History reports it.
 type HistoryEntry struct {
 	ID    int64     `json:"id"`
@@ -107,7 +83,7 @@ type HistoryEntry struct {
 	Scope Scope     `json:"scope"`
 	Turn  int       `json:"turn"` // the target turn of the base rewind or summarize
 	// Step is the step of Turn a code rewind went back to (0: the turn's
-	// start; see RewindTo).
+	// start; see Target).
 	Step int `json:"step,omitempty"`
 	// Undoes is the op an undo or redo reverses (0 for a rewind or summarize).
 	Undoes int64 `json:"undoes"`

@@ -541,7 +541,7 @@ func TestEveryOpBeforeStateIsReachable(t *testing.T) {
 	e.edit("a.txt", "v1")
 	e.turn("p1")
 	e.write("a.txt", "first hand edit")
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
 		t.Fatalf("rewind over a hand edit: %v, want ErrConflict", err)
 	}
 	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
@@ -563,7 +563,7 @@ func TestEveryOpBeforeStateIsReachable(t *testing.T) {
 	// And what the rewind wrote is a turn's start: rewind reaches it. The
 	// undo put back what ckpt knew before the rewind, so the first hand
 	// edit is again a change since the agent: refused, then forced.
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
 		t.Fatalf("rewind over the restored hand edit: %v, want ErrConflict", err)
 	}
 	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Force: true})

@@ -30,7 +30,7 @@ func BenchmarkRewind1000After10Rewinds(b *testing.B) {
 		}
 		prepare := func(k int) int {
 			cp := e.turn(fmt.Sprintf("edit everything, %d", k))
-			_, errs := e.c.CaptureAll(ctx, paths)
+			_, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: paths})
 			for _, err := range errs {
 				if err != nil {
 					b.Fatal(err)
@@ -42,7 +42,7 @@ func BenchmarkRewind1000After10Rewinds(b *testing.B) {
 			return cp.Turn
 		}
 		for k := 0; k < earlier; k++ {
-			res, err := e.c.Rewind(ctx, prepare(k), checkpoints.ScopeCode, controller.RewindOptions{})
+			res, err := e.c.Rewind(ctx, controller.Target{Turn: prepare(k)}, checkpoints.ScopeCode, controller.RewindOptions{})
 			if err != nil || len(res.Restored) != n {
 				b.Fatalf("earlier rewind %d: %d restored, %v", k, len(res.Restored), err)
 			}
@@ -50,7 +50,7 @@ func BenchmarkRewind1000After10Rewinds(b *testing.B) {
 		turn := prepare(earlier)
 		b.StartTimer()
 		start := time.Now()
-		res, err := e.c.Rewind(ctx, turn, checkpoints.ScopeCode, controller.RewindOptions{})
+		res, err := e.c.Rewind(ctx, controller.Target{Turn: turn}, checkpoints.ScopeCode, controller.RewindOptions{})
 		d := time.Since(start)
 		b.StopTimer()
 		if err != nil || len(res.Restored) != n {

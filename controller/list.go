@@ -43,16 +43,39 @@ func (k ChangeKind) Mark() string {
 	return "~"
 }
 
-// Checkpoint is a turn's record with what the turn did to each file.
+// Checkpoint is a turn as the index records it (number, time, prompt,
+// pin, and the files it captured with their state at its start) and, as
+// Checkpoints lists it, what the turn did to each file.
 type Checkpoint struct {
 	checkpoints.Checkpoint
-	Kinds []ChangeKind // one per Files entry, same order
+	Kinds []ChangeKind // one per Files entry, same order; nil when not listed with kinds
 }
 
-// Checkpoints returns the active turns, oldest first, with change kinds.
-// A scanned turn's files include those its manifest and the next turn's
-// disagree on (a shell's changes), with the manifests' states as start and
-// end.
+// ListOptions say which turns Checkpoints lists, and how.
+type ListOptions struct {
+	// Since, when at least 0, starts the list at the first active turn
+	// numbered Since or later; Limit then counts forward from it.
+	// Negative means no lower bound, and Limit counts back from the newest
+	// turn. Limit is the most turns listed; 0 or less means all. Only the
+	// page's rows are read: the newest 50 of 50,000 turns cost what 50 do.
+	Since, Limit int
+	// Each, when set, is called with every active turn numbered Since or
+	// later, oldest first, one turn at a time, and Checkpoints returns no
+	// turns: `ckpt list` of 50,000 turns prints as it reads. The index's
+	// snapshot is held until the last call returns; an error from Each
+	// stops the walk and is returned as is. Limit is not read.
+	Each func(Checkpoint) error
+	// NoFiles lists every active turn as recorded, without its files or
+	// change kinds: cheaper (for a count, or a status line). Since, Limit
+	// and Each are not read, and the PageInfo is zero.
+	NoFiles bool
+}
+
+// Checkpoints returns the active turns, oldest first, with change kinds,
+// and the PageInfo of the whole active history (the turns there are, the
+// newest one's number). A scanned turn's files include those its manifest
+// and the next turn's disagree on (a shell's changes), with the manifests'
+// states as start and end.
 //
 // A turn's kinds compare its start with its end: the state recorded when
 // the next turn opened (recorded once, never overwritten), or, for a path
@@ -60,18 +83,53 @@ type Checkpoint struct {
 // conversation rewind the last active turn is open again, but the ends its
 // hidden successor recorded still stand, so its kinds never reflect what
 // the hidden turns did.
-func (c *Controller) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
-	cps, err := c.idx.Checkpoints(ctx)
+//
+// The newest active turn is the open one, whose paths without a recorded
+// end are compared with the files now.
+func (c *Controller) Checkpoints(ctx context.Context, o ListOptions) ([]Checkpoint, PageInfo, error) {
+	switch {
+	case o.NoFiles:
+		cps, err := c.idx.Checkpoints(ctx)
+		out := make([]Checkpoint, len(cps))
+		for i, cp := range cps {
+			out[i] = Checkpoint{Checkpoint: cp}
+		}
+		return out, PageInfo{}, err
+	case o.Each != nil:
+		info, err := c.idx.EachCheckpoint(ctx, max(o.Since, 0), func(cp checkpoints.Checkpoint, open bool) error {
+			out, err := c.listed(ctx, cp, open)
+			if err != nil {
+				return err
+			}
+			return o.Each(out)
+		})
+		return nil, info, err
+	case o.Since == 0 && o.Limit <= 0:
+		cps, err := c.idx.Checkpoints(ctx)
+		if err != nil {
+			return nil, PageInfo{}, err
+		}
+		info := PageInfo{Total: len(cps), Last: -1}
+		out := make([]Checkpoint, len(cps))
+		for i, cp := range cps {
+			if out[i], err = c.listed(ctx, cp, i == len(cps)-1); err != nil {
+				return nil, info, err
+			}
+			info.Last = cp.Turn
+		}
+		return out, info, nil
+	}
+	cps, info, err := c.idx.CheckpointsPage(ctx, checkpoints.Page{Since: o.Since, Limit: o.Limit})
 	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	out := make([]Checkpoint, len(cps))
 	for i, cp := range cps {
-		if out[i], err = c.listed(ctx, cp, i == len(cps)-1); err != nil {
-			return nil, err
+		if out[i], err = c.listed(ctx, cp, cp.Turn == info.Last); err != nil {
+			return nil, info, err
 		}
 	}
-	return out, nil
+	return out, info, nil
 }
 
 // listed is a turn as the listings show it: its captures, and the files
@@ -112,12 +170,12 @@ func (c *Controller) kind(ctx context.Context, f checkpoints.FileSnap, open bool
 
 // Turn returns the active turn numbered n with its file snapshots, or an
 // error wrapping ErrNoTurn.
-func (c *Controller) Turn(ctx context.Context, n int) (Record, error) {
+func (c *Controller) Turn(ctx context.Context, n int) (Checkpoint, error) {
 	cp, err := c.idx.Turn(ctx, n)
 	if errors.Is(err, checkpoints.ErrNotFound) {
-		return checkpoints.Checkpoint{}, fmt.Errorf("controller: turn %d: %w", n, c.noTurn(ctx, n))
+		return Checkpoint{}, fmt.Errorf("controller: turn %d: %w", n, c.noTurn(ctx, n))
 	}
-	return cp, err
+	return Checkpoint{Checkpoint: cp}, err
 }
 
 // noTurn is the error for turn n, which is not in the active history:
@@ -141,10 +199,3 @@ type hiddenTurn struct{}
 func (hiddenTurn) Error() string { return ErrTurnHidden.Error() }
 
 func (hiddenTurn) Is(target error) bool { return target == ErrTurnHidden || target == ErrNoTurn }
-
-// Turns returns the active turns, oldest first, as recorded: without their
-// files or change kinds, so cheaper than Checkpoints (for a count, or a
-// status line).
-func (c *Controller) Turns(ctx context.Context) ([]Record, error) {
-	return c.idx.Checkpoints(ctx)
-}

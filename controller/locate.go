@@ -90,7 +90,7 @@ type Location struct {
 //
 // Locate only reads. An explicit workspace (a flag, $CKPT_WORKSPACE) skips
 // it: call WorkspaceSession for the default session instead.
-func Locate(ctx context.Context, store, dir, session string) (Location, error) {
+func (s *Store) Locate(ctx context.Context, dir, session string) (Location, error) {
 	ws, err := capture.NewWorkspace(dir)
 	if err != nil {
 		return Location{}, err
@@ -98,7 +98,7 @@ func Locate(ctx context.Context, store, dir, session string) (Location, error) {
 	start := ws.Root()
 	loc := Location{Workspace: start, Session: session}
 	if session != "" {
-		root, ok, err := SessionWorkspace(ctx, store, session)
+		root, ok, err := s.SessionWorkspace(ctx, session)
 		if err != nil {
 			return Location{}, err
 		}
@@ -108,7 +108,7 @@ func Locate(ctx context.Context, store, dir, session string) (Location, error) {
 		}
 	}
 	for d := start; ; d = filepath.Dir(d) {
-		if known(store, d) {
+		if s.known(d) {
 			loc.Workspace, loc.Found = d, true
 			break
 		}
@@ -122,16 +122,16 @@ func Locate(ctx context.Context, store, dir, session string) (Location, error) {
 	return loc, nil
 }
 
-// known reports whether root is the workspace of a session in store.
-func known(store, root string) bool {
-	_, ok := readMarker(store, root)
+// known reports whether root is the workspace of a session in the store.
+func (s *Store) known(root string) bool {
+	_, ok := s.readMarker(root)
 	return ok
 }
 
 // readMarker reads root's marker: ok is false when there is none (or it
 // names another root, whose id collides), scan is its scan line's value.
-func readMarker(store, root string) (scan string, ok bool) {
-	b, err := os.ReadFile(filepath.Join(store, workspacesDir, WorkspaceSession(root)))
+func (s *Store) readMarker(root string) (scan string, ok bool) {
+	b, err := os.ReadFile(filepath.Join(s.dir, workspacesDir, WorkspaceSession(root)))
 	if err != nil {
 		return "", false
 	}
@@ -144,17 +144,29 @@ func readMarker(store, root string) (scan string, ok bool) {
 }
 
 // SetWorkspaceScan sets the scan-mode default of the workspace rooted at
-// root (absolute, symlinks resolved, as WorkspaceRoot gives it): every
-// session of the workspace whose own setting was never made (SetScan)
-// takes it, sessions of any agent, new ones included. It fails wrapping
-// ErrScanRefused for a home directory or a filesystem root.
-func SetWorkspaceScan(store, root string, on bool) error {
+// root (absolute, symlinks resolved, as WorkspaceRoot gives it) to on:
+// every session of the workspace whose own setting was never made
+// (SetScan) takes it, sessions of any agent, new ones included. With set
+// false it removes the default instead, if there is one (on is not read):
+// the sessions go back to their own settings (off when never set), and
+// the workspace's marker stays. It mirrors WorkspaceScan. Turning it on
+// fails wrapping ErrScanRefused for a home directory or a filesystem root.
+func (s *Store) SetWorkspaceScan(root string, on, set bool) error {
+	if !set {
+		if _, set := s.WorkspaceScan(root); !set {
+			return nil
+		}
+		if err := atomicfile.WriteFile(filepath.Join(s.dir, workspacesDir, WorkspaceSession(root)), []byte(root+"\n"), 0o600); err != nil {
+			return fmt.Errorf("controller: workspace marker: %w", err)
+		}
+		return nil
+	}
 	if on {
 		if err := scanAllowedAt(root); err != nil {
 			return err
 		}
 	}
-	dir := filepath.Join(store, workspacesDir)
+	dir := filepath.Join(s.dir, workspacesDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("controller: workspace marker: %w", err)
 	}
@@ -165,23 +177,10 @@ func SetWorkspaceScan(store, root string, on bool) error {
 	return nil
 }
 
-// ClearWorkspaceScan removes the scan-mode default of the workspace rooted
-// at root, if it has one: its sessions go back to their own settings (off
-// when never set). The marker itself stays.
-func ClearWorkspaceScan(store, root string) error {
-	if _, set := WorkspaceScan(store, root); !set {
-		return nil
-	}
-	if err := atomicfile.WriteFile(filepath.Join(store, workspacesDir, WorkspaceSession(root)), []byte(root+"\n"), 0o600); err != nil {
-		return fmt.Errorf("controller: workspace marker: %w", err)
-	}
-	return nil
-}
-
 // WorkspaceScan reports the scan-mode default of the workspace rooted at
 // root; set is false when it has none.
-func WorkspaceScan(store, root string) (on, set bool) {
-	v, ok := readMarker(store, root)
+func (s *Store) WorkspaceScan(root string) (on, set bool) {
+	v, ok := s.readMarker(root)
 	return v == "on", ok && (v == "on" || v == "off")
 }
 
@@ -194,14 +193,14 @@ func within(root, p string) bool {
 // SessionWorkspace returns the workspace root session id was created for;
 // ok is false when the store has no such session. A session the store has
 // had whose index is lost is an error (a *NoIndexError).
-func SessionWorkspace(ctx context.Context, store, id string) (root string, ok bool, err error) {
+func (s *Store) SessionWorkspace(ctx context.Context, id string) (root string, ok bool, err error) {
 	if !checkpoints.ValidSession(id) {
 		return "", false, fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
 	}
-	if !HasSession(store, id) {
+	if !s.HasSession(id) {
 		return "", false, nil
 	}
-	idx, err := checkpoints.OpenSession(ctx, store, id, false)
+	idx, err := checkpoints.OpenSession(ctx, s.dir, id, false)
 	if err != nil {
 		return "", false, err
 	}
@@ -216,18 +215,15 @@ func SessionWorkspace(ctx context.Context, store, id string) (root string, ok bo
 	return root, true, nil
 }
 
-// MarkWorkspace records root as a workspace of store, as its first
-// session does: Locate then finds it from any directory below it. What
-// `ckpt install` does, so that an agent's hook from a subdirectory
+// MarkWorkspace records root as a workspace of the store, once, as its
+// first session does: Locate then finds it from any directory below it.
+// What `ckpt install` does, so that an agent's hook from a subdirectory
 // records into the workspace's session.
-func MarkWorkspace(store, root string) error { return markWorkspace(store, root) }
-
-// markWorkspace records that store has a session for root, once.
-func markWorkspace(store, root string) error {
-	if known(store, root) {
+func (s *Store) MarkWorkspace(root string) error {
+	if s.known(root) {
 		return nil
 	}
-	dir := filepath.Join(store, workspacesDir)
+	dir := filepath.Join(s.dir, workspacesDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("controller: workspace marker: %w", err)
 	}

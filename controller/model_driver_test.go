@@ -30,7 +30,7 @@ type driver interface {
 	// Step opens a step of the open turn (a tool call) with key, and
 	// returns its number; captures go into it from then on.
 	Step(key string) (int, error)
-	RewindTo(p controller.Point, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error)
+	RewindTo(p controller.Target, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error)
 	BeginTurn(prompt string, scan bool) (int, error)
 	Message(text string) error
 	Rewind(n int, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error)
@@ -91,14 +91,10 @@ func (d *apiDriver) Close() {
 func (d *apiDriver) Switch(id string) { d.sessID = id; d.step = nil; d.Reopen() }
 
 func (d *apiDriver) Capture(p string) (bool, error) {
-	if d.step != nil {
-		// As a hook does: into the step its tool call opened (the open
-		// turn's latest, if that step's turn is no longer open).
-		res, err := d.c.CaptureIn(d.ctx, *d.step, p)
-		return res.Recorded, err
-	}
-	res, err := d.c.Capture(d.ctx, p)
-	return res.Recorded, err
+	// As a hook does: with a step, into the step its tool call opened
+	// (the open turn's latest, if that step's turn is no longer open).
+	res, errs := d.c.Capture(d.ctx, controller.CaptureOptions{Paths: []string{p}, Step: d.step})
+	return res[0].Recorded, errs[0]
 }
 
 func (d *apiDriver) Step(key string) (int, error) {
@@ -110,12 +106,12 @@ func (d *apiDriver) Step(key string) (int, error) {
 	return st.Number, nil
 }
 
-func (d *apiDriver) RewindTo(p controller.Point, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error) {
-	return d.c.RewindTo(d.ctx, p, scope, o)
+func (d *apiDriver) RewindTo(p controller.Target, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error) {
+	return d.c.Rewind(d.ctx, p, scope, o)
 }
 
 func (d *apiDriver) BeginTurn(prompt string, scan bool) (int, error) {
-	res, err := d.c.BeginTurnWith(d.ctx, prompt, controller.TurnOptions{Scan: scan})
+	res, err := d.c.BeginTurn(d.ctx, prompt, controller.TurnOptions{Scan: scan})
 	return res.Turn, err
 }
 
@@ -125,7 +121,7 @@ func (d *apiDriver) Message(text string) error {
 }
 
 func (d *apiDriver) Rewind(n int, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error) {
-	return d.c.Rewind(d.ctx, n, scope, o)
+	return d.c.Rewind(d.ctx, controller.Target{Turn: n}, scope, o)
 }
 
 func (d *apiDriver) Revert(n int, o controller.RewindOptions) (controller.Result, error) {
@@ -145,7 +141,7 @@ func (d *apiDriver) Summarize(n int, dir controller.Direction, text string) erro
 }
 
 func (d *apiDriver) Fork(n int, id string, restore, force bool) (controller.Result, error) {
-	res, err := d.c.ForkWith(d.ctx, n, controller.ForkOptions{To: id, Restore: restore, Force: force})
+	res, err := d.c.Fork(d.ctx, n, controller.ForkOptions{To: id, Restore: restore, Force: force})
 	return res.Rewind, err
 }
 
@@ -178,7 +174,7 @@ func (d *apiDriver) Pin(n int) error { return d.c.Pin(d.ctx, n, true, "") }
 func (d *apiDriver) Status() ([]controller.Change, error) { return d.c.Status(d.ctx) }
 
 func (d *apiDriver) Prune(keep int) error {
-	_, _, err := controller.StoreOf(d.c).Retain(d.ctx, retention.Policy{KeepTurns: keep, Session: d.c.Session()})
+	_, _, err := controller.StoreOf(d.c).Retain(d.ctx, retention.Policy{KeepTurns: keep, Session: d.c.Session()}, controller.RetainOptions{})
 	return err
 }
 
@@ -307,7 +303,7 @@ func (d *cliDriver) Step(key string) (int, error) {
 	return out.Step, err
 }
 
-func (d *cliDriver) RewindTo(p controller.Point, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error) {
+func (d *cliDriver) RewindTo(p controller.Target, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error) {
 	args := append([]string{"rewind", p.String(), "--scope", string(scope)}, rewindFlags(o)...)
 	if len(o.Only) > 0 {
 		args = append(append(args, "--only"), o.Only...)

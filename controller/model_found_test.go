@@ -21,14 +21,14 @@ import (
 
 func (e *env) scanTurn(prompt string) {
 	e.t.Helper()
-	if _, err := e.c.BeginTurnWith(context.Background(), prompt, controller.TurnOptions{Scan: true}); err != nil {
+	if _, err := e.c.BeginTurn(context.Background(), prompt, controller.TurnOptions{Scan: true}); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
 func (e *env) rewind(turn int, scope checkpoints.Scope, o controller.RewindOptions) controller.Result {
 	e.t.Helper()
-	res, err := e.c.Rewind(context.Background(), turn, scope, o)
+	res, err := e.c.Rewind(context.Background(), controller.Target{Turn: turn}, scope, o)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestModelFoundUndoPutsBackKnowledge(t *testing.T) {
 	e.undoForce(true)                                              // a back to "three", over the agent's "four"
 	// What ckpt knew before the rewind: a captured in the open turn t1,
 	// unknown; so no conflict now.
-	res, err := e.c.Rewind(context.Background(), 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	res, err := e.c.Rewind(context.Background(), controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
 	if err != nil {
 		t.Fatalf("rewind after a forced undo: %v", err)
 	}
@@ -182,7 +182,7 @@ func TestModelFoundRecordedEndWinsATie(t *testing.T) {
 	e.edit("f", "y")                                                       // captured "x" into t1
 	e.turn("t2'")                                                          // t1's end: f = "y"
 	e.write("f", "by hand")
-	_, err := e.c.Rewind(context.Background(), 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	_, err := e.c.Rewind(context.Background(), controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
 	if !errors.Is(err, controller.ErrConflict) {
 		t.Fatalf("rewind over a hand edit: %v, want ErrConflict", err)
 	}
@@ -199,14 +199,14 @@ func TestModelFoundPruneLeavingNothingReferenced(t *testing.T) {
 	e.turn("t0")
 	e.edit(".gitignore", "")
 	e.turn("t1")
-	plan, rep, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()})
+	plan, rep, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}, controller.RetainOptions{})
 	if err != nil {
 		t.Fatalf("retain: %v", err)
 	}
 	if len(plan.Prunes()) != 1 || rep.Deleted == 0 {
 		t.Errorf("pruned %v, collected %d blobs; want turn 0 pruned and its blobs collected", plan.Prunes(), rep.Deleted)
 	}
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrPruned) {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrPruned) {
 		t.Errorf("code rewind to the pruned turn: %v, want ErrPruned", err)
 	}
 	e.want(".gitignore", "")
@@ -226,10 +226,10 @@ func TestModelFoundPruneKeepsTheOpenTurnAfterAConversationRewind(t *testing.T) {
 	e.turn("t2")
 	e.rewind(2, checkpoints.ScopeConversation, controller.RewindOptions{}) // t2 hidden: t1 is open
 	e.edit("a", "a1")
-	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}, controller.RetainOptions{}); err != nil {
 		t.Fatalf("retain: %v", err)
 	}
-	if _, err := e.c.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatalf("code rewind to the open turn after a prune: %v", err)
 	}
 	e.want("a", "a0")
@@ -253,7 +253,7 @@ func TestModelFoundRedoneRewindCountsAgain(t *testing.T) {
 	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
 		t.Errorf("rewind over the hand delete after undo and redo: %v, want ErrConflict", err)
 	}
 }
@@ -273,10 +273,10 @@ func TestModelFoundPruneKeepsTheOpenTurnBeforeAHiddenPin(t *testing.T) {
 	}
 	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{}) // t1, t2 hidden: t0 is open
 	e.edit("a", "a1")
-	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}, controller.RetainOptions{}); err != nil {
 		t.Fatalf("retain: %v", err)
 	}
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatalf("code rewind to the open turn after a prune: %v", err)
 	}
 	e.want("a", "a0")
@@ -292,7 +292,7 @@ func TestModelFoundGCWithSessionsReferencingNothing(t *testing.T) {
 	e.write("a", "a0")
 	e.scanTurn("t0")
 	e.turn("t1")
-	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}); err != nil {
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}, controller.RetainOptions{}); err != nil {
 		t.Fatalf("retain: %v", err)
 	}
 	e.rm("a")
@@ -473,7 +473,7 @@ func TestModelFoundUnreadableIgnoreFile(t *testing.T) {
 	if _, err := e.c.Revert(ctx, 1, controller.RewindOptions{}); err != nil {
 		t.Errorf("revert of the open scanned turn: %v", err)
 	}
-	res, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
 	if err != nil {
 		t.Fatalf("rewind 0 with the ignore file unreadable: %v", err)
 	}

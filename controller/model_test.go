@@ -1732,7 +1732,7 @@ func (x *machine) rewindStep() {
 		scope = []checkpoints.Scope{checkpoints.ScopeConversation, checkpoints.ScopeBoth}[x.ch.intn(2)]
 	}
 	o := x.options()
-	p := controller.Point{Turn: n, Step: s}
+	p := controller.Target{Turn: n, Step: s}
 	x.log("rewind %s scope=%s force=%v dry=%v only=%v", p, scope, o.Force, o.DryRun, o.Only)
 	res, err := x.d.RewindTo(p, scope, o)
 

@@ -41,7 +41,7 @@ func TestEditBetweenPlanAndRenameIsNotOverwritten(t *testing.T) {
 					tc.edit(e)
 				}
 			})
-			res, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+			res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestTypeChangesAreJudgedAgainstThePlannedTree(t *testing.T) {
 	os.RemoveAll(filepath.Join(e.ws, "lib"))
 	e.edit("lib", "a file now")
 	e.turn("t1")
-	res, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestTypeChangesAreJudgedAgainstThePlannedTree(t *testing.T) {
 
 	// A directory holding a file the rewind keeps stays, and says why.
 	e.write("config/keep", "not the agent's, never captured")
-	res, err = e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
+	res, err = e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}

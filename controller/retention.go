@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
-	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/internal/atomicfile"
 	"github.com/ckpt/ckpt/retention"
 	"github.com/gofrs/flock"
@@ -25,67 +23,29 @@ const (
 	quotaLimit = 30 * time.Second // enforcing a quota that is exceeded
 )
 
-// Store is a whole store directory, for the work that spans its sessions:
-// retention, collection, verification and listing sessions. It needs no
-// workspace. It is safe for concurrent use.
-type Store struct {
-	dir     string
-	blobs   *cas.Disk
-	warning string
-	now     func() time.Time
-	log     *slog.Logger
-}
-
-// OpenStore opens the store directory (creating it on first use).
-func OpenStore(ctx context.Context, dir string) (*Store, error) {
-	return openStore(ctx, dir, time.Now, slog.New(slog.DiscardHandler))
-}
-
-// openStore is OpenStore with a Controller's clock and logger.
-func openStore(ctx context.Context, dir string, now func() time.Time, log *slog.Logger) (*Store, error) {
-	if dir == "" {
-		return nil, errors.New("controller: a store directory is required")
-	}
-	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(dir))
-	if err != nil {
-		return nil, err
-	}
-	warning, err := checkpoints.CheckStore(dir)
-	if err != nil {
-		blobs.Close()
-		return nil, err
-	}
-	return &Store{dir: dir, blobs: blobs, warning: warning, now: now, log: log}, nil
-}
-
-// Warning is a message for people about the store as Open found it (its
-// directory readable by other users), or "". Front-ends show it once.
-func (s *Store) Warning() string { return s.warning }
-
-// Close releases the blob store.
-func (s *Store) Close() error { return s.blobs.Close() }
-
-// Dir returns the store directory.
-func (s *Store) Dir() string { return s.dir }
-
 // Policy returns the store's retention policy (config.json, or defaults)
 // and whether automatic retention is on.
 func (s *Store) Policy() (Policy, bool, error) { return retention.LoadConfig(s.dir) }
 
 // Plan evaluates the policy on the store as it is now, changing nothing.
 func (s *Store) Plan(ctx context.Context, p Policy) (Plan, error) {
-	return retention.PlanFor(ctx, s.dir, s.blobs, p, s.now())
+	blobs, err := s.disk(ctx, false)
+	if err != nil {
+		return Plan{}, err
+	}
+	return retention.PlanFor(ctx, s.dir, blobs, p, s.now())
+}
+
+// RetainOptions modify Retain.
+type RetainOptions struct {
+	// Progress, if set, is called with the count of blobs collection has
+	// scanned, for a progress display.
+	Progress func(done int)
 }
 
 // Retain applies the policy now: prunes and removes what it says across
 // all sessions, then collects unreferenced blobs.
-func (s *Store) Retain(ctx context.Context, p Policy) (Plan, GCReport, error) {
-	return s.RetainProgress(ctx, p, nil)
-}
-
-// RetainProgress is Retain calling progress (if not nil) with the count of
-// blobs collection has scanned, for a progress display.
-func (s *Store) RetainProgress(ctx context.Context, p Policy, progress func(done int)) (Plan, GCReport, error) {
+func (s *Store) Retain(ctx context.Context, p Policy, o RetainOptions) (Plan, GCReport, error) {
 	plan, err := s.Plan(ctx, p)
 	if err != nil {
 		return plan, retention.GCReport{}, err
@@ -96,18 +56,26 @@ func (s *Store) RetainProgress(ctx context.Context, p Policy, progress func(done
 	// Removing the last session, or pruning the last turns that held
 	// snapshots, on purpose may leave nothing referenced: the sessions
 	// were read, so an empty live set is what the plan meant.
-	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0, Progress: progress})
+	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0, Progress: o.Progress})
 	return plan, rep, err
 }
 
 // Collect deletes every blob no session references (see retention.Collect).
 func (s *Store) Collect(ctx context.Context, o CollectOptions) (GCReport, error) {
-	return retention.Collect(ctx, s.dir, s.blobs, o)
+	blobs, err := s.disk(ctx, false)
+	if err != nil {
+		return GCReport{}, err
+	}
+	return retention.Collect(ctx, s.dir, blobs, o)
 }
 
 // Verify checks every referenced blob (see retention.Verify).
-func (s *Store) Verify(ctx context.Context, repair bool, before func(Finding), progress func(done, total int)) (VerifyReport, error) {
-	return retention.Verify(ctx, s.dir, s.blobs, repair, before, progress)
+func (s *Store) Verify(ctx context.Context, repair bool, before func(Finding), progress func(done, total int)) (retention.VerifyReport, error) {
+	blobs, err := s.disk(ctx, false)
+	if err != nil {
+		return retention.VerifyReport{}, err
+	}
+	return retention.Verify(ctx, s.dir, blobs, repair, before, progress)
 }
 
 // RemoveSession removes session id whole: its turns, conversation and undo
@@ -116,7 +84,7 @@ func (s *Store) Verify(ctx context.Context, repair bool, before func(Finding), p
 // (see retention.RemoveSession for the errors); with dryRun it changes
 // nothing and says what it would remove. The GCReport is zero when nothing
 // was removed.
-func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool) (Removal, GCReport, error) {
+func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool) (retention.Removal, GCReport, error) {
 	r, err := retention.RemoveSession(ctx, s.dir, id, force, dryRun)
 	if err != nil || !r.Removed {
 		return r, retention.GCReport{}, err
@@ -128,13 +96,6 @@ func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool
 	// Removing the last session on purpose may leave nothing referenced.
 	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: true})
 	return r, rep, err
-}
-
-// HasSession reports whether the store has session id: registered, or
-// with an index file (see checkpoints.HasSession), readable or not.
-func (s *Store) HasSession(id string) bool {
-	ok, _ := checkpoints.HasSession(s.dir, id) // an unreadable registry: the command fails on it next
-	return ok
 }
 
 // SessionInfo describes one session of the store.
@@ -172,7 +133,11 @@ type Parent struct {
 // index holds comes from the store's catalog (see checkpoints.Catalog),
 // which opens only the indexes that changed since it last read them.
 func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
-	sizes, err := retention.BlobSizes(ctx, s.blobs)
+	blobs, err := s.disk(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := retention.BlobSizes(ctx, blobs)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +252,7 @@ func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.
 	defer lock.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	_, _, err := s.Retain(ctx, p)
+	_, _, err := s.Retain(ctx, p, RetainOptions{})
 	if err != nil {
 		s.log.Warn("controller: automatic retention", "store", s.dir, "err", err)
 	}

@@ -27,21 +27,6 @@ type RewindOptions struct {
 	Only []string
 }
 
-// ErrConflict is wrapped when a code rewind would overwrite files changed
-// since the agent left them (by a person, or another session); the Result
-// lists them. Nothing is changed unless forced.
-var ErrConflict = errors.New("files changed since the agent left them (force to overwrite; undo brings them back)")
-
-// ErrLaterChanges is wrapped by Revert when a later turn changed a file the
-// reverted turn changed too: reverting would lose that later change.
-var ErrLaterChanges = errors.New("a later turn changed these files too")
-
-// ErrUndoConflict is wrapped by Undo when work was done since the rewind it
-// would reverse: a file it would overwrite changed since (an edit in a
-// later turn, or by hand), or turns were opened since (an undo of a
-// conversation rewind hides them). Undo then changes nothing unless forced.
-var ErrUndoConflict = errors.New("work was done since that rewind; undo would overwrite it (force to undo anyway)")
-
 // Skip is a path a rewind or undo left alone, and why.
 type Skip struct {
 	Path   string `json:"path"`
@@ -52,7 +37,7 @@ type Skip struct {
 type Result struct {
 	Turn int `json:"turn"`
 	// Step is the step of Turn a code rewind went back to (0: the turn's
-	// start; see RewindTo).
+	// start; see Target).
 	Step     int      `json:"step,omitempty"`
 	Scope    Scope    `json:"scope"`
 	Restored []string `json:"restored"` // written back (content and mode)
@@ -74,30 +59,21 @@ type Result struct {
 	Of string `json:"of,omitempty"`
 }
 
-// Rewind puts the session back to the start of turn: its files, its
-// conversation, or both (see the package doc). It fails before touching
-// anything when the turn is not in the active history (ErrNoTurn) or when a
-// blob it needs cannot be read.
-func (c *Controller) Rewind(ctx context.Context, turn int, scope Scope, o RewindOptions) (Result, error) {
+// Rewind puts the session back to target: the start of a turn (Step 0)
+// or the moment just before the turn's Step-th tool call (see Step). To a
+// turn's start it restores its files, its conversation, or both (see the
+// package doc). A step rewind restores code only: ckpt records the
+// conversation by turns, so ScopeConversation or ScopeBoth with a step
+// fails with ErrStepScope (rewind the turn, or the turn after it, for
+// that). It fails before touching anything when the turn is not in the
+// active history (ErrNoTurn), the turn has no such step (ErrNoStep), or a
+// blob it needs cannot be read. Every rewind is undoable.
+func (c *Controller) Rewind(ctx context.Context, p Target, scope Scope, o RewindOptions) (Result, error) {
 	if _, err := checkpoints.ParseScope(string(scope)); err != nil {
 		return Result{}, fmt.Errorf("controller: rewind: %w", err)
 	}
-	return c.rewindOp(ctx, rewindJob{verb: "rewind to turn", turn: turn, scope: scope, o: o, targets: c.targets})
-}
-
-// RewindTo rewinds to a point: a turn's start (Step 0), which is exactly
-// Rewind, or the moment just before the turn's Step-th tool call (see
-// Step). A step rewind restores code only: ckpt records the conversation
-// by turns, so ScopeConversation or ScopeBoth with a step fails with
-// ErrStepScope (rewind the turn, or the turn after it, for that). It
-// fails with ErrNoTurn, or ErrNoStep when the turn has no such step, before
-// touching anything. It is undoable like any rewind.
-func (c *Controller) RewindTo(ctx context.Context, p Point, scope Scope, o RewindOptions) (Result, error) {
 	if p.Step == 0 {
-		return c.Rewind(ctx, p.Turn, scope, o)
-	}
-	if _, err := checkpoints.ParseScope(string(scope)); err != nil {
-		return Result{}, fmt.Errorf("controller: rewind: %w", err)
+		return c.rewindOp(ctx, rewindJob{verb: "rewind to turn", turn: p.Turn, scope: scope, o: o, targets: c.targets})
 	}
 	if scope != ScopeCode {
 		return Result{Turn: p.Turn, Step: p.Step, Scope: scope}, fmt.Errorf("controller: rewind to %s: %w", p, ErrStepScope)
@@ -164,7 +140,7 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 		return c.run(ctx, op, &res)
 	})
 	if err != nil {
-		return Result{Turn: turn, Step: j.step, Scope: scope, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s %s: %w", j.verb, Point{turn, j.step}, err)
+		return Result{Turn: turn, Step: j.step, Scope: scope, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s %s: %w", j.verb, Target{turn, j.step}, err)
 	}
 	if !o.DryRun && res.Changed {
 		c.emit(Event{Kind: EventRewound, Turn: turn, Step: j.step, Result: &res})
@@ -285,8 +261,6 @@ func withSkips(skipped, more []Skip) []Skip {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
 }
-
-var ErrNotRecorded = errors.New("not recorded at or after that turn: ckpt never captured or scanned it")
 
 // lastKnown starts reading the state ckpt last saw the agent or ckpt leave
 // each target path in; the function it returns waits for the reading and

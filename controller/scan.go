@@ -19,11 +19,6 @@ import (
 	"github.com/ckpt/ckpt/internal/quote"
 )
 
-// ErrScanRefused is wrapped when scan mode is asked for in a home directory
-// or a filesystem root: a manifest of either would be huge and hold files
-// that are not the project's.
-var ErrScanRefused = errors.New("scan mode refused: the workspace is a home directory or a filesystem root")
-
 // SetScan turns scan mode on or off for every turn of the session.
 func (c *Controller) SetScan(ctx context.Context, on bool) error {
 	if on {
@@ -51,7 +46,7 @@ func (c *Controller) ScanSetting(ctx context.Context) (bool, error) {
 func (c *Controller) scanSetting(ctx context.Context) (on, inherited bool, err error) {
 	v, err := c.idx.Meta(ctx, "scan")
 	if errors.Is(err, checkpoints.ErrNotFound) {
-		on, set := WorkspaceScan(c.st.Dir(), c.ws.Root())
+		on, set := c.st.WorkspaceScan(c.ws.Root())
 		return on, set, nil
 	}
 	return v == "on", false, err
@@ -107,7 +102,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress, found func(files
 	res, err := c.cap.Scan(ctx, so, sc, batch.Put)
 	if errors.Is(err, capture.ErrScanBudget) {
 		if inherited {
-			if serr := SetWorkspaceScan(c.st.Dir(), c.ws.Root(), false); serr == nil {
+			if serr := c.st.SetWorkspaceScan(c.ws.Root(), false, true); serr == nil {
 				return nil, err.Error() + "; the workspace is too big to scan at every prompt, so its scan mode is now off: edit-tool captures only (`ckpt scan on` scans this session anyway)", nil
 			}
 		}

@@ -42,12 +42,12 @@ func TestScanDeltasAcrossControllers(t *testing.T) {
 			c = other
 		}
 		want = append(want, e.tree())
-		if _, err := c.BeginTurnWith(ctx, fmt.Sprint("t", k), controller.TurnOptions{Scan: true}); err != nil {
+		if _, err := c.BeginTurn(ctx, fmt.Sprint("t", k), controller.TurnOptions{Scan: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, k := range rng.Perm(len(want)) {
-		res, err := e.c.Rewind(ctx, k, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
+		res, err := e.c.Rewind(ctx, controller.Target{Turn: k}, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,7 @@ func TestFirstScanSavesWhatAScanSees(t *testing.T) {
 		}
 		return m
 	}
-	if _, err := c.BeginTurnWith(ctx, "first", TurnOptions{Scan: true}); err != nil {
+	if _, err := c.BeginTurn(ctx, "first", TurnOptions{Scan: true}); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := c.cap.Scan(ctx, c.scan, nil, capture.Hash)
@@ -88,7 +88,7 @@ func TestFirstScanSavesWhatAScanSees(t *testing.T) {
 	if sc.Manifest.IsZero() {
 		t.Fatal("the stat cache vouches for no manifest")
 	}
-	if _, err := c.BeginTurnWith(ctx, "again", TurnOptions{Scan: true}); err != nil {
+	if _, err := c.BeginTurn(ctx, "again", TurnOptions{Scan: true}); err != nil {
 		t.Fatal(err)
 	}
 	if m := manifest(); !slices.Equal(m.Files, fresh.Manifest.Files) {

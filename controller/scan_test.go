@@ -18,7 +18,7 @@ func TestScanRefusesHomeDirectory(t *testing.T) {
 	if err := e.c.SetScan(ctx, true); !errors.Is(err, controller.ErrScanRefused) {
 		t.Fatalf("scan on in $HOME: %v, want ErrScanRefused", err)
 	}
-	res, err := e.c.BeginTurnWith(ctx, "t", controller.TurnOptions{Scan: true})
+	res, err := e.c.BeginTurn(ctx, "t", controller.TurnOptions{Scan: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestScanOverBudgetWarnsAndCaptureStillWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.BeginTurnWith(ctx, "t", controller.TurnOptions{Scan: true})
+	res, err := c.BeginTurn(ctx, "t", controller.TurnOptions{Scan: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestScanOverBudgetWarnsAndCaptureStillWorks(t *testing.T) {
 		t.Fatalf("scanned=%v warning=%q; want no manifest and one warning", res.Scanned, res.Warning)
 	}
 	e.edit("a/f.txt", "y")
-	if _, err := c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a/f.txt", "x")
@@ -57,7 +57,7 @@ func TestScanAndCaptureCombineEarliestWins(t *testing.T) {
 	e := newEnv(t)
 	e.write("a.txt", "a0")
 	e.write("b.txt", "b0")
-	if _, err := e.c.BeginTurnWith(ctx, "t0", controller.TurnOptions{Scan: true}); err != nil {
+	if _, err := e.c.BeginTurn(ctx, "t0", controller.TurnOptions{Scan: true}); err != nil {
 		t.Fatal(err)
 	}
 	e.write("b.txt", "b1 by the shell") // not captured
@@ -65,7 +65,7 @@ func TestScanAndCaptureCombineEarliestWins(t *testing.T) {
 	e.turn("t1") // not scanned
 	e.edit("a.txt", "a2")
 	e.write("new.txt", "shell made me")
-	if _, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "a0")

@@ -30,48 +30,45 @@ func (c *Controller) InitMeta(ctx context.Context, key, value string) (string, e
 	return c.idx.InitMeta(ctx, key, value)
 }
 
-// SessionDir is session id's directory in store: a front-end may keep its
-// own small files there, beside the index.
-func SessionDir(store, id string) string { return checkpoints.SessionDir(store, id) }
+// SessionDir is session id's directory in the store: a front-end may keep
+// its own small files there, beside the index.
+func (s *Store) SessionDir(id string) string { return checkpoints.SessionDir(s.dir, id) }
 
 // LinkFile is the file a front-end writes in a directory of the store's
 // sessions directory to make it a link to another session rather than a
 // session (see checkpoints.LinkFile): every store walker passes over it.
 const LinkFile = checkpoints.LinkFile
 
-// SessionIDs lists the ids of store's session directories.
-func SessionIDs(store string) ([]string, error) { return checkpoints.Sessions(store) }
-
-// HasIndex reports whether session id of store has an index.
-func HasIndex(store, id string) bool {
+// HasIndex reports whether session id of the store has an index.
+func (s *Store) HasIndex(id string) bool {
 	if !checkpoints.ValidSession(id) {
 		return false
 	}
-	_, err := os.Stat(IndexPath(store, id))
+	_, err := os.Stat(s.IndexPath(id))
 	return err == nil
 }
 
-// IndexPath is the file of session id's index in store: a server that
-// keeps a session open compares it with the file it opened, to tell that
-// another process replaced the index (DiscardIndex, a fork into the id).
-func IndexPath(store, id string) string {
-	return filepath.Join(checkpoints.SessionDir(store, id), checkpoints.FileName)
+// IndexPath is the file of session id's index: a server that keeps a
+// session open compares it with the file it opened, to tell that another
+// process replaced the index (DiscardIndex, a fork into the id).
+func (s *Store) IndexPath(id string) string {
+	return filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName)
 }
 
 // DiscardIndex deletes session id's index (and its SQLite side files), and
 // its registration, so that a fork can be made into the id. The caller
 // makes sure the session holds nothing worth keeping and no other process
 // uses it.
-func DiscardIndex(store, id string) error {
+func (s *Store) DiscardIndex(id string) error {
 	if !checkpoints.ValidSession(id) {
 		return checkpoints.ErrBadSession
 	}
-	if err := checkpoints.Unregister(store, id); err != nil {
+	if err := checkpoints.Unregister(s.dir, id); err != nil {
 		return err
 	}
 	var errs []error
 	for _, suffix := range []string{"", "-wal", "-shm"} {
-		err := os.Remove(filepath.Join(checkpoints.SessionDir(store, id), checkpoints.FileName+suffix))
+		err := os.Remove(filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName+suffix))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -84,16 +81,16 @@ func DiscardIndex(store, id string) error {
 // store's sessions.
 type SessionView struct{ x *checkpoints.Index }
 
-// ViewSession opens session id of store for reading. It does not create a
+// View opens session id of the store for reading. It does not create a
 // session: one the store never had is ErrNotFound, and one whose index is
 // lost a *NoIndexError.
-func ViewSession(ctx context.Context, store, id string) (*SessionView, error) {
-	if ok, err := checkpoints.HasSession(store, id); err != nil {
+func (s *Store) View(ctx context.Context, id string) (*SessionView, error) {
+	if ok, err := checkpoints.HasSession(s.dir, id); err != nil {
 		return nil, err
 	} else if !ok {
 		return nil, checkpoints.ErrNotFound
 	}
-	x, err := checkpoints.OpenSession(ctx, store, id, false)
+	x, err := checkpoints.OpenSession(ctx, s.dir, id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -110,10 +107,20 @@ func (v *SessionView) Meta(ctx context.Context, key string) (string, error) {
 
 // Turns lists the turns of the active history, oldest first, without
 // their files.
-func (v *SessionView) Turns(ctx context.Context) ([]Record, error) { return v.x.Checkpoints(ctx) }
+func (v *SessionView) Turns(ctx context.Context) ([]Checkpoint, error) {
+	cps, err := v.x.Checkpoints(ctx)
+	out := make([]Checkpoint, len(cps))
+	for i, cp := range cps {
+		out[i] = Checkpoint{Checkpoint: cp}
+	}
+	return out, err
+}
 
 // Turn returns turn n of the active history with its files.
-func (v *SessionView) Turn(ctx context.Context, n int) (Record, error) { return v.x.Turn(ctx, n) }
+func (v *SessionView) Turn(ctx context.Context, n int) (Checkpoint, error) {
+	cp, err := v.x.Turn(ctx, n)
+	return Checkpoint{Checkpoint: cp}, err
+}
 
 // Operations counts the rewinds, reverts, undos and redos recorded.
 func (v *SessionView) Operations(ctx context.Context) (int, error) {

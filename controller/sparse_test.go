@@ -52,11 +52,11 @@ func TestSparseFileComesBackSparse(t *testing.T) {
 		t.Skipf("the file system keeps no holes: a sparse %d-byte file takes %d", size, a)
 	}
 	e.turn("t0")
-	if _, err := e.c.Capture(ctx, "disk.img"); err != nil {
-		t.Fatal(err)
+	if _, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: []string{"disk.img"}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 	e.write("disk.img", "replaced")
-	if _, err := e.c.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(p)
@@ -95,13 +95,13 @@ func BenchmarkSparseRewind(b *testing.B) {
 		b.Fatal(err)
 	}
 	e.turn("t0")
-	if _, err := e.c.Capture(ctx, "disk.img"); err != nil {
-		b.Fatal(err)
+	if _, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: []string{"disk.img"}}); errs[0] != nil {
+		b.Fatal(errs[0])
 	}
 	e.write("disk.img", "replaced")
 	b.ResetTimer()
 	for range b.N {
-		if _, err := e.c.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{}); err != nil {
+		if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

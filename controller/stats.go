@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/ckpt/ckpt/cas"
 )
 
 // maxStatBytes bounds the size of a file TurnChanges reads to count lines.
@@ -68,7 +69,7 @@ func (c *Controller) TurnChanges(ctx context.Context, cp Checkpoint) ([]FileChan
 }
 
 // statBlob returns a state's bytes; nil id means the file did not exist.
-func (c *Controller) statBlob(ctx context.Context, id *BlobID) ([]byte, bool) {
+func (c *Controller) statBlob(ctx context.Context, id *cas.ID) ([]byte, bool) {
 	if id == nil {
 		return nil, true
 	}

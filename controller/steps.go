@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,48 +14,38 @@ import (
 // state just before the call.
 type Step = checkpoints.Step
 
-// Errors of rewinds to a step.
-var (
-	// ErrNoStep is wrapped when a rewind or diff names a step its turn
-	// does not have.
-	ErrNoStep = checkpoints.ErrNoStep
-	// ErrStepScope is wrapped when a rewind to a step asks for the
-	// conversation: ckpt records the conversation by turns, so a step
-	// rewind restores code only.
-	ErrStepScope = errors.New("a step rewinds code only: rewind the turn for its conversation")
-)
-
-// Point is where a rewind goes: the start of turn Turn (Step 0), or the
-// moment just before its Step-th tool call. It is written "T" or "T.S".
-type Point struct {
+// Target is where a rewind or a diff goes: the start of turn Turn (Step
+// 0), or the moment just before its Step-th tool call. It is written "T"
+// or "T.S".
+type Target struct {
 	Turn int `json:"turn"`
 	Step int `json:"step"`
 }
 
-// String writes p as ParsePoint reads it.
-func (p Point) String() string {
+// String writes p as ParseTarget reads it.
+func (p Target) String() string {
 	if p.Step == 0 {
 		return strconv.Itoa(p.Turn)
 	}
 	return fmt.Sprintf("%d.%d", p.Turn, p.Step)
 }
 
-// ParsePoint reads "T" (a turn's start) or "T.S" (turn T just before its
+// ParseTarget reads "T" (a turn's start) or "T.S" (turn T just before its
 // S-th tool call, S from 1).
-func ParsePoint(s string) (Point, error) {
+func ParseTarget(s string) (Target, error) {
 	t, st, dotted := strings.Cut(s, ".")
 	turn, err := strconv.Atoi(t)
 	if err != nil || turn < 0 || t != strconv.Itoa(turn) {
-		return Point{}, fmt.Errorf("turn must be a whole number ≥ 0, got %q (TURN or TURN.STEP)", s)
+		return Target{}, fmt.Errorf("turn must be a whole number ≥ 0, got %q (TURN or TURN.STEP)", s)
 	}
 	if !dotted {
-		return Point{Turn: turn}, nil
+		return Target{Turn: turn}, nil
 	}
 	step, err := strconv.Atoi(st)
 	if err != nil || step < 1 || st != strconv.Itoa(step) {
-		return Point{}, fmt.Errorf("%q: a step is a number from 1 (TURN.STEP; TURN alone is the turn's start)", s)
+		return Target{}, fmt.Errorf("%q: a step is a number from 1 (TURN.STEP; TURN alone is the turn's start)", s)
 	}
-	return Point{Turn: turn, Step: step}, nil
+	return Target{Turn: turn, Step: step}, nil
 }
 
 // StepOptions describe the tool call a step is opened for.
@@ -71,9 +60,9 @@ type StepOptions struct {
 }
 
 // BeginStep opens the next step of the open turn: an agent is about to
-// run a tool. Captures made with the returned step (CaptureIn,
-// CaptureAllIn), or plain Captures until the next step opens, record each
-// path's first touch in it. It fails with an error wrapping ErrNoOpenTurn.
+// run a tool. Captures made with the returned step (CaptureOptions.Step),
+// or without one until the next step opens, record each path's first
+// touch in it. It fails with an error wrapping ErrNoOpenTurn.
 // Safe for concurrent use, from several processes too.
 func (c *Controller) BeginStep(ctx context.Context, o StepOptions) (Step, error) {
 	st, opened, err := c.idx.BeginStep(ctx, o.Key, o.Tool)
@@ -86,31 +75,6 @@ func (c *Controller) BeginStep(ctx context.Context, o StepOptions) (Step, error)
 	return st, nil
 }
 
-// CaptureIn is Capture into step st (as BeginStep returned it). When st's
-// turn is no longer the open one (a turn opened since), the capture goes
-// into the open turn's latest step.
-func (c *Controller) CaptureIn(ctx context.Context, st Step, path string) (CaptureResult, error) {
-	res, err := c.cap.CaptureIn(ctx, checkpoints.StepRef{TurnID: st.TurnID, Step: st.Number}, path)
-	if err != nil {
-		return res, fmt.Errorf("controller: %w", err)
-	}
-	if res.Recorded {
-		c.emit(Event{Kind: EventCaptured, Turn: res.Turn, Step: res.Step, Path: res.Path})
-	}
-	return res, nil
-}
-
-// CaptureAllIn is CaptureAll into step st (see CaptureIn).
-func (c *Controller) CaptureAllIn(ctx context.Context, st Step, paths []string) ([]CaptureResult, []error) {
-	res, errs := c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: st.TurnID, Step: st.Number}, paths)
-	for i, r := range res {
-		if errs[i] == nil && r.Recorded {
-			c.emit(Event{Kind: EventCaptured, Turn: r.Turn, Step: r.Step, Path: r.Path})
-		}
-	}
-	return res, errs
-}
-
 // Steps returns the steps of the active turns, by turn then step, each
 // with the paths it touched first.
 func (c *Controller) Steps(ctx context.Context) ([]Step, error) {
@@ -119,25 +83,4 @@ func (c *Controller) Steps(ctx context.Context) ([]Step, error) {
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	return st, nil
-}
-
-// StepsOf returns the steps of the active turn numbered turn (ErrNoTurn
-// when there is none).
-func (c *Controller) StepsOf(ctx context.Context, turn int) ([]Step, error) {
-	all, err := c.Steps(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
-		return nil, fmt.Errorf("controller: steps of turn %d: %w", turn, c.noTurn(ctx, turn))
-	} else if err != nil {
-		return nil, err
-	}
-	out := []Step{}
-	for _, s := range all {
-		if s.Turn == turn {
-			out = append(out, s)
-		}
-	}
-	return out, nil
 }

@@ -36,19 +36,19 @@ func useStore(t *testing.T, store, ws, session, fork string) string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.BeginTurn(ctx, "t"); err != nil {
+	if _, err := c.BeginTurn(ctx, "t", controller.TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Capture(ctx, "a.txt"); err != nil {
-		t.Fatal(err)
+	if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{"a.txt"}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("b"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, db := range []string{"blobs/blobs.db", "sessions/" + session + "/index.db"} {
@@ -63,7 +63,7 @@ func useStore(t *testing.T, store, ws, session, fork string) string {
 			}
 		}
 	}
-	if _, err := c.Fork(ctx, 0, fork, false); err != nil {
+	if _, err := c.Fork(ctx, 0, controller.ForkOptions{To: fork, Restore: false}); err != nil {
 		t.Fatal(err)
 	}
 	return controller.StoreOf(c).Warning()

@@ -38,7 +38,7 @@ func TestConcurrentTurnsKeepEndStates(t *testing.T) {
 		return c
 	}
 	first := open()
-	if _, err := first.BeginTurn(ctx, "start"); err != nil {
+	if _, err := first.BeginTurn(ctx, "start", controller.TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ctls := make([]*controller.Controller, workers)
@@ -56,8 +56,8 @@ func TestConcurrentTurnsKeepEndStates(t *testing.T) {
 			defer wg.Done()
 			name := fmt.Sprintf("w%d.txt", i)
 			for k := 1; k <= rounds; k++ {
-				if _, err := c.Capture(ctx, name); err != nil {
-					errs <- err
+				if _, cerrs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{name}}); cerrs[0] != nil {
+					errs <- cerrs[0]
 					return
 				}
 				// Written aside and renamed in, so no reader sees it half written.
@@ -70,7 +70,7 @@ func TestConcurrentTurnsKeepEndStates(t *testing.T) {
 					errs <- err
 					return
 				}
-				if _, err := c.BeginTurn(ctx, fmt.Sprintf("w%d round %d", i, k)); err != nil {
+				if _, err := c.BeginTurn(ctx, fmt.Sprintf("w%d round %d", i, k), controller.TurnOptions{}); err != nil {
 					errs <- err
 					return
 				}
@@ -102,7 +102,7 @@ func TestConcurrentTurnsKeepEndStates(t *testing.T) {
 		}
 		return n
 	}
-	cps, err := first.Checkpoints(ctx)
+	cps, _, err := first.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestRewindSkipsVCSCaseVariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.edit("a.txt", "a2")
-	res, err := e.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

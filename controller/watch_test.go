@@ -87,11 +87,12 @@ func TestWatchSeesOtherControllers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(other.Capture(ctx, "a.txt"))
+	_, errs := other.Capture(ctx, controller.CaptureOptions{Paths: []string{"a.txt"}})
+	must(nil, errs[0])
 	e.write("a.txt", "a1")
 	must(other.AppendMessage(ctx, "assistant", "changed a"))
-	must(other.BeginTurn(ctx, "second"))
-	must(other.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{}))
+	must(other.BeginTurn(ctx, "second", controller.TurnOptions{}))
+	must(other.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{}))
 	must(other.Undo(ctx, controller.UndoOptions{}))
 	must(other.Redo(ctx, controller.UndoOptions{}))
 	must(other.Summarize(ctx, 0, controller.From, "all of it"))
@@ -147,11 +148,11 @@ func TestWatchHelper(t *testing.T) {
 	}
 	defer c.Close()
 	for _, p := range []string{"a.txt", "b.txt"} {
-		if _, err := c.Capture(ctx, p); err != nil {
-			t.Fatal(err)
+		if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+			t.Fatal(errs[0])
 		}
 	}
-	if _, err := c.BeginTurn(ctx, "second"); err != nil {
+	if _, err := c.BeginTurn(ctx, "second", controller.TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -179,11 +180,11 @@ func TestWatchResyncsBehindTrim(t *testing.T) {
 	}
 	defer w.Close()
 	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
-		if _, err := w.Capture(ctx, f); err != nil {
-			t.Fatal(err)
+		if _, errs := w.Capture(ctx, controller.CaptureOptions{Paths: []string{f}}); errs[0] != nil {
+			t.Fatal(errs[0])
 		}
 	}
-	if _, err := w.BeginTurn(ctx, "second"); err != nil { // trims: 4 changes stay after the marker
+	if _, err := w.BeginTurn(ctx, "second", controller.TurnOptions{}); err != nil { // trims: 4 changes stay after the marker
 		t.Fatal(err)
 	}
 
@@ -200,10 +201,10 @@ func TestWatchResyncsBehindTrim(t *testing.T) {
 	t.Run("bounded", func(t *testing.T) {
 		for i := range 20 {
 			e.write("a.txt", fmt.Sprint(i))
-			if _, err := w.Capture(ctx, "a.txt"); err != nil {
-				t.Fatal(err)
+			if _, errs := w.Capture(ctx, controller.CaptureOptions{Paths: []string{"a.txt"}}); errs[0] != nil {
+				t.Fatal(errs[0])
 			}
-			if _, err := w.BeginTurn(ctx, fmt.Sprint("turn ", i)); err != nil {
+			if _, err := w.BeginTurn(ctx, fmt.Sprint("turn ", i), controller.TurnOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

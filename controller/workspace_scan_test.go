@@ -17,10 +17,10 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	root := e.c.WorkspaceRoot()
-	if on, set := controller.WorkspaceScan(e.store, root); on || set {
+	if on, set := controller.OpenStore(e.store).WorkspaceScan(root); on || set {
 		t.Fatalf("fresh workspace: scan default on=%v set=%v, want none", on, set)
 	}
-	if err := controller.SetWorkspaceScan(e.store, root, true); err != nil {
+	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); err != nil {
 		t.Fatal(err)
 	}
 	if on, err := e.c.ScanSetting(ctx); err != nil || !on {
@@ -34,7 +34,7 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	if on, err := other.ScanSetting(ctx); err != nil || !on {
 		t.Errorf("new session: %v, %v; want on (inherited)", on, err)
 	}
-	res, err := other.BeginTurnWith(ctx, "first", controller.TurnOptions{})
+	res, err := other.BeginTurn(ctx, "first", controller.TurnOptions{})
 	if err != nil || !res.Scanned {
 		t.Errorf("new session's first turn: scanned=%v err=%v; want a manifest", res.Scanned, err)
 	}
@@ -44,13 +44,13 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	if on, _ := other.ScanSetting(ctx); on {
 		t.Error("a session's own scan off lost to the workspace default")
 	}
-	loc, err := controller.Locate(ctx, e.store, e.ws+"/", "")
+	loc, err := controller.OpenStore(e.store).Locate(ctx, e.ws+"/", "")
 	if err != nil || loc.Workspace != root || !loc.Found {
 		t.Errorf("Locate after the scan line was written: %+v, %v; want the workspace found", loc, err)
 	}
 
 	t.Setenv("HOME", root)
-	if err := controller.SetWorkspaceScan(e.store, root, true); !errors.Is(err, controller.ErrScanRefused) {
+	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); !errors.Is(err, controller.ErrScanRefused) {
 		t.Errorf("scan default on in $HOME: %v, want ErrScanRefused", err)
 	}
 }
@@ -65,7 +65,7 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 		e.write(string(rune('a'+i))+"/f.txt", "x")
 	}
 	root := e.c.WorkspaceRoot()
-	if err := controller.SetWorkspaceScan(e.store, root, true); err != nil {
+	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); err != nil {
 		t.Fatal(err)
 	}
 	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{Budget: time.Nanosecond}})
@@ -73,21 +73,21 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.BeginTurnWith(ctx, "big", controller.TurnOptions{})
+	res, err := c.BeginTurn(ctx, "big", controller.TurnOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Scanned || !strings.Contains(res.Warning, "scan mode is now off") {
 		t.Errorf("over budget: scanned=%v warning=%q; want no manifest and the fallback said", res.Scanned, res.Warning)
 	}
-	if on, set := controller.WorkspaceScan(e.store, root); on || !set {
+	if on, set := controller.OpenStore(e.store).WorkspaceScan(root); on || !set {
 		t.Errorf("workspace default after the fallback: on=%v set=%v, want off", on, set)
 	}
-	res, err = c.BeginTurnWith(ctx, "next", controller.TurnOptions{})
+	res, err = c.BeginTurn(ctx, "next", controller.TurnOptions{})
 	if err != nil || res.Warning != "" || res.Scanned {
 		t.Errorf("next turn: %+v, %v; want no scan and no warning", res, err)
 	}
-	if _, err := c.Capture(ctx, "a/f.txt"); err != nil {
-		t.Errorf("edit capture after the fallback: %v", err)
+	if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{"a/f.txt"}}); errs[0] != nil {
+		t.Errorf("edit capture after the fallback: %v", errs[0])
 	}
 }

@@ -25,7 +25,7 @@ func benchSession(b *testing.B, n, size int) (store, ws string) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.BeginTurn(ctx, "bench"); err != nil {
+	if _, err := c.BeginTurn(ctx, "bench", controller.TurnOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -41,8 +41,8 @@ func benchSession(b *testing.B, n, size int) (store, ws string) {
 		p := filepath.Join(ws, fmt.Sprintf("d%d/f%d.go", i%10, i))
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, buf, 0o644)
-		if _, err := c.Capture(ctx, p); err != nil {
-			b.Fatal(err)
+		if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+			b.Fatal(errs[0])
 		}
 	}
 	return store, ws
@@ -122,7 +122,7 @@ func rewind0(b *testing.B, store, ws string) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.Rewind(ctx, 0, "code", controller.RewindOptions{Force: true})
+	res, err := c.Rewind(ctx, controller.Target{Turn: 0}, "code", controller.RewindOptions{Force: true})
 	if err != nil {
 		b.Fatal(err)
 	}

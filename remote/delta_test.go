@@ -72,12 +72,12 @@ func syncPullDeltas(t *testing.T, b backend.Backend) {
 	}
 	const turns = 12
 	for i := 0; i < turns; i++ {
-		if _, err := c.BeginTurn(ctx, fmt.Sprintf("turn %d", i)); err != nil {
+		if _, err := c.BeginTurn(ctx, fmt.Sprintf("turn %d", i), controller.TurnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for name, body := range files {
-			if _, err := c.Capture(ctx, filepath.Join(ws, name)); err != nil {
-				t.Fatal(err)
+			if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{filepath.Join(ws, name)}}); errs[0] != nil {
+				t.Fatal(errs[0])
 			}
 			at := bytes.IndexByte(body[rng.IntN(len(body)):], '\n')
 			if at < 0 {
@@ -88,7 +88,7 @@ func syncPullDeltas(t *testing.T, b backend.Backend) {
 		}
 		write()
 	}
-	if _, err := c.BeginTurn(ctx, "last"); err != nil { // records the last edits as ends
+	if _, err := c.BeginTurn(ctx, "last", controller.TurnOptions{}); err != nil { // records the last edits as ends
 		t.Fatal(err)
 	}
 	c.Close()
@@ -149,7 +149,7 @@ func syncPullDeltas(t *testing.T, b backend.Backend) {
 		t.Fatal(err)
 	}
 	defer cb.Close()
-	if _, err := cb.Rewind(ctx, 0, controller.ScopeCode, controller.RewindOptions{Force: true}); err != nil {
+	if _, err := cb.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{Force: true}); err != nil {
 		t.Fatalf("rewind in B: %v", err)
 	}
 	for name, want := range start {

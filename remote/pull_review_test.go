@@ -59,12 +59,12 @@ func TestPullHoldsItsBlobsAgainstGC(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		c.BeginTurn(ctx, "t")
+		c.BeginTurn(ctx, "t", controller.TurnOptions{})
 		for _, f := range files {
 			p := filepath.Join(ws, f)
 			os.WriteFile(p, []byte(strings.Repeat(f+" body\n", 50)), 0o644)
-			if _, err := c.Capture(ctx, p); err != nil {
-				t.Fatal(err)
+			if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+				t.Fatal(errs[0])
 			}
 		}
 	}

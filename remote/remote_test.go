@@ -110,7 +110,7 @@ func TestSyncPullDir(t *testing.T) {
 	}
 	contents := map[string][]byte{}
 	for i := 0; i < 3; i++ {
-		if _, err := c.BeginTurn(ctx, fmt.Sprintf("turn %d", i)); err != nil {
+		if _, err := c.BeginTurn(ctx, fmt.Sprintf("turn %d", i), controller.TurnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for j := 0; j < 4; j++ {
@@ -118,8 +118,8 @@ func TestSyncPullDir(t *testing.T) {
 			body := []byte(strings.Repeat(fmt.Sprintf("turn %d file %d\n", i, j), 100*(j+1)))
 			os.WriteFile(p, body, 0o644)
 			contents[p+fmt.Sprint(i)] = body
-			if _, err := c.Capture(ctx, p); err != nil {
-				t.Fatal(err)
+			if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+				t.Fatal(errs[0])
 			}
 		}
 	}
@@ -179,7 +179,7 @@ func TestSyncPullDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.BeginTurn(ctx, "after the other writer")
+	c.BeginTurn(ctx, "after the other writer", controller.TurnOptions{})
 	c.Close()
 	res, err = ra.Sync(ctx, nil, true)
 	if err != nil || res[0].Status != "forked" || !strings.HasPrefix(res[0].RemoteSession, "s1-fork-") {
@@ -212,11 +212,11 @@ func TestVerifyDir(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.BeginTurn(ctx, "t")
+		c.BeginTurn(ctx, "t", controller.TurnOptions{})
 		p := filepath.Join(ws, sess+".txt")
 		os.WriteFile(p, []byte(strings.Repeat(sess+" content\n", 300)), 0o644)
-		if _, err := c.Capture(ctx, p); err != nil {
-			t.Fatal(err)
+		if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+			t.Fatal(errs[0])
 		}
 		c.Close()
 		b, _ := dir.New(filepath.Join(root, "remote"))
@@ -282,10 +282,10 @@ func TestGCTwoPhase(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		c.BeginTurn(ctx, "t")
+		c.BeginTurn(ctx, "t", controller.TurnOptions{})
 		for _, p := range paths {
-			if _, err := c.Capture(ctx, p); err != nil {
-				t.Fatal(err)
+			if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+				t.Fatal(errs[0])
 			}
 		}
 	}
@@ -397,10 +397,10 @@ func TestLargeBlobAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.BeginTurn(ctx, "t")
+	c.BeginTurn(ctx, "t", controller.TurnOptions{})
 	for _, f := range []string{p, small} {
-		if _, err := c.Capture(ctx, f); err != nil {
-			t.Fatal(err)
+		if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{f}}); errs[0] != nil {
+			t.Fatal(errs[0])
 		}
 	}
 	c.Close()
@@ -489,7 +489,7 @@ func TestSyncAfterLostHeadAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.BeginTurn(ctx, "t")
+	c.BeginTurn(ctx, "t", controller.TurnOptions{})
 	c.Close()
 	b, _ := dir.New(filepath.Join(root, "remote"))
 	r, err := Open(ctx, store, "file://test", b)

@@ -54,10 +54,10 @@ func TestSyncDoesNotReuseACollectedPack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.BeginTurn(ctx, "t")
+	c.BeginTurn(ctx, "t", controller.TurnOptions{})
 	for _, p := range paths[5:] {
-		if _, err := c.Capture(ctx, p); err != nil {
-			t.Fatal(err)
+		if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+			t.Fatal(errs[0])
 		}
 	}
 	c.Close()

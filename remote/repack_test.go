@@ -43,10 +43,10 @@ func repackFixture(t *testing.T, b backend.Backend) (ctx context.Context, r *Rem
 			t.Fatal(err)
 		}
 		defer c.Close()
-		c.BeginTurn(ctx, "t")
+		c.BeginTurn(ctx, "t", controller.TurnOptions{})
 		for _, p := range paths {
-			if _, err := c.Capture(ctx, p); err != nil {
-				t.Fatal(err)
+			if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+				t.Fatal(errs[0])
 			}
 		}
 	}
@@ -148,11 +148,11 @@ func TestRepack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.BeginTurn(ctx, "after the repack")
+	c.BeginTurn(ctx, "after the repack", controller.TurnOptions{})
 	f := filepath.Join(ws, "new.txt")
 	os.WriteFile(f, []byte("new\n"), 0o644)
-	if _, err := c.Capture(ctx, f); err != nil {
-		t.Fatal(err)
+	if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{f}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
 	c.Close()
 	res, err := r.Sync(ctx, []string{"s2"}, true)

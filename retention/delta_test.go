@@ -69,7 +69,7 @@ func TestGCKeepsDeltaBases(t *testing.T) {
 	f := deltaFixture(t, vs)
 	f.turn("after") // kept too: one more turn to keep
 	st := f.storeAPI()
-	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 2})
+	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 2}, controller.RetainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestGCKeepsDeltaBases(t *testing.T) {
 			t.Errorf("version %d was deleted; the kept turn's version %d is a delta down to it (gc deleted %d)", i, len(vs)-1, rep.Deleted)
 		}
 	}
-	if _, err := f.c.Rewind(ctx, len(vs)-1, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := f.c.Rewind(ctx, controller.Target{Turn: len(vs) - 1}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.want("a.go", vs[len(vs)-1])

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/retention"
 )
 
@@ -63,7 +64,7 @@ func TestForkRacesPruneAndGC(t *testing.T) {
 		for k := 0; time.Now().Before(deadline); k++ {
 			step()
 			mu.Lock()
-			_, err := src.c.Fork(ctx, n-1, fmt.Sprintf("fork%d", k), false)
+			_, err := src.c.Fork(ctx, n-1, controller.ForkOptions{To: fmt.Sprintf("fork%d", k), Restore: false})
 			mu.Unlock()
 			if err != nil {
 				t.Error(err)

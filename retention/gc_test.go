@@ -50,10 +50,7 @@ func (f *fixture) blobs() *cas.Disk {
 // verify), as `ckpt gc` would.
 func (f *fixture) storeAPI() *controller.Store {
 	f.t.Helper()
-	s, err := controller.OpenStore(context.Background(), f.store)
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	s := controller.OpenStore(f.store)
 	f.t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -69,15 +66,15 @@ func (f *fixture) write(rel, content string) {
 
 func (f *fixture) edit(rel, content string) {
 	f.t.Helper()
-	if _, err := f.c.Capture(context.Background(), rel); err != nil {
-		f.t.Fatal(err)
+	if _, errs := f.c.Capture(context.Background(), controller.CaptureOptions{Paths: []string{rel}}); errs[0] != nil {
+		f.t.Fatal(errs[0])
 	}
 	f.write(rel, content)
 }
 
 func (f *fixture) turn(p string) {
 	f.t.Helper()
-	if _, err := f.c.BeginTurn(context.Background(), p); err != nil {
+	if _, err := f.c.BeginTurn(context.Background(), p, controller.TurnOptions{}); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -114,7 +111,7 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	f.edit("a.txt", "Z")
 
 	st := f.storeAPI()
-	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 1})
+	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 1}, controller.RetainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +128,11 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	if !has(t, blobs, "X") {
 		t.Fatalf("gc deleted X, which the kept turn 2 still references")
 	}
-	if _, err := f.c.Rewind(ctx, 2, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := f.c.Rewind(ctx, controller.Target{Turn: 2}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.want("a.txt", "X")
-	if _, err := f.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrPruned) {
+	if _, err := f.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrPruned) {
 		t.Errorf("code rewind to a pruned turn: %v, want ErrPruned", err)
 	}
 }
@@ -150,7 +147,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	f.turn("t1")
 	f.edit("a.txt", "v2")
 	f.write("a.txt", "hand edit") // a person edits after the agent
-	if _, err := f.c.Rewind(ctx, 1, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+	if _, err := f.c.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.turn("t2")
@@ -160,7 +157,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	}
 	st := f.storeAPI()
 	for _, p := range []retention.Policy{{KeepTurns: 1}, {MaxAge: 1}, {MaxBytes: 1}} {
-		plan, _, err := st.Retain(ctx, p)
+		plan, _, err := st.Retain(ctx, p, controller.RetainOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +168,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	if err := f.c.Pin(ctx, 0, false, ""); err != nil {
 		t.Fatal(err)
 	}
-	plan, _, err := st.Retain(ctx, retention.Policy{KeepTurns: 1})
+	plan, _, err := st.Retain(ctx, retention.Policy{KeepTurns: 1}, controller.RetainOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +187,7 @@ func TestGCRefusesEmptyOrUnreadableLiveSet(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := t.TempDir()
-	s, err := controller.OpenStore(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := controller.OpenStore(store)
 	defer s.Close()
 	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
 	if err != nil {
@@ -264,10 +258,7 @@ func TestLostIndexOfStoreWithoutRegistry(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	s, err := controller.OpenStore(ctx, store)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := controller.OpenStore(store)
 	defer s.Close()
 	blobs, err := cas.OpenDisk(ctx, checkpoints.BlobDir(store))
 	if err != nil {

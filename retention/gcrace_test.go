@@ -80,7 +80,7 @@ func TestGCRaceHelperProcess(t *testing.T) {
 // raceRoundAPI is round r through ctl, planting the orphan through blobs,
 // the store's blobs opened beside the controller.
 func raceRoundAPI(ctx context.Context, t testing.TB, ctl *controller.Controller, blobs cas.Store, r int) error {
-	cp, err := ctl.BeginTurn(ctx, fmt.Sprintf("turn %d", r))
+	cp, err := ctl.BeginTurn(ctx, fmt.Sprintf("turn %d", r), controller.TurnOptions{})
 	if err != nil {
 		return err
 	}
@@ -92,13 +92,13 @@ func raceRoundAPI(ctx context.Context, t testing.TB, ctl *controller.Controller,
 	}
 	writeTree(t, ctl.WorkspaceRoot(), raceStart(r))
 	for _, p := range []string{"f.txt", "g.txt"} {
-		if _, err := ctl.Capture(ctx, p); err != nil {
-			return err
+		if _, errs := ctl.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+			return errs[0]
 		}
 	}
 	writeTree(t, ctl.WorkspaceRoot(), raceEdit(r))
 	if r%10 == 0 { // a rewind and its undo store the current bytes, holding the store too
-		if _, err := ctl.Rewind(ctx, r/2, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		if _, err := ctl.Rewind(ctx, controller.Target{Turn: r / 2}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 			return err
 		}
 		if _, err := ctl.Undo(ctx, controller.UndoOptions{}); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/units"
 )
 
 // Policy says what to keep. The zero value keeps everything.
@@ -279,7 +280,7 @@ func (ev *evaluation) pruneThrough(c quotaCand, used int64) int64 {
 		for j := range ds {
 			if ds[j].TurnID == t.ID {
 				ds[j].Action = "prune"
-				ds[j].Reason = fmt.Sprintf("store over quota %s: oldest turns go first", FormatBytes(ev.p.MaxBytes))
+				ds[j].Reason = fmt.Sprintf("store over quota %s: oldest turns go first", units.FormatBytes(ev.p.MaxBytes))
 			}
 		}
 	}

@@ -390,7 +390,7 @@ func checkRewinds(tb testing.TB, c cli, starts []tree, first int, now tree) {
 	ctl := openSession(tb, c)
 	defer ctl.Close()
 	for turn := range starts {
-		res, err := ctl.Rewind(ctx, turn, checkpoints.ScopeCode, controller.RewindOptions{})
+		res, err := ctl.Rewind(ctx, controller.Target{Turn: turn}, checkpoints.ScopeCode, controller.RewindOptions{})
 		if turn < first {
 			if !errors.Is(err, checkpoints.ErrPruned) {
 				tb.Fatalf("rewind to pruned turn %d: %v, want ErrPruned", turn, err)

@@ -64,7 +64,7 @@ func TestQuotaBoundsALoopRewritingA36MBFile(t *testing.T) {
 	}
 	var peak int64
 	for i := 0; i < rounds; i++ {
-		if _, err := c.BeginTurn(ctx, "rewrite big.bin"); err != nil {
+		if _, err := c.BeginTurn(ctx, "rewrite big.bin", controller.TurnOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if used := diskUsage(t, filepath.Join(store, "blobs")); used > peak {
@@ -73,8 +73,8 @@ func TestQuotaBoundsALoopRewritingA36MBFile(t *testing.T) {
 		if used := diskUsage(t, filepath.Join(store, "blobs")); used > quota {
 			t.Fatalf("turn %d: store holds %d MB, over the %d MB quota", i, used>>20, quota>>20)
 		}
-		if _, err := c.Capture(ctx, "big.bin"); err != nil {
-			t.Fatal(err)
+		if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{"big.bin"}}); errs[0] != nil {
+			t.Fatal(errs[0])
 		}
 		for k := 0; k < 64; k++ { // different content each turn, still incompressible
 			binary.LittleEndian.PutUint64(content[k*(size/64):], uint64(i)<<32|uint64(k))
@@ -85,7 +85,7 @@ func TestQuotaBoundsALoopRewritingA36MBFile(t *testing.T) {
 	}
 	t.Logf("%d turns of a 36 MB file: peak store %d MB under a %d MB quota", rounds, peak>>20, quota>>20)
 	// Retention pruned the oldest turns, not the recent ones.
-	cps, err := c.Checkpoints(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil || len(cps) != rounds {
 		t.Fatalf("%d checkpoints, %v", len(cps), err)
 	}

@@ -44,7 +44,7 @@ func TestCollectKeepsSymlinkedSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	turns, err := c.Turns(ctx)
+	turns, _, err := c.Checkpoints(ctx, controller.ListOptions{NoFiles: true})
 	c.Close()
 	if err != nil || len(turns) != 1 {
 		t.Fatalf("session a through the link: %d turns, %v", len(turns), err)

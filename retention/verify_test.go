@@ -86,7 +86,7 @@ func TestVerifyFindsCorruptMissingAndOrphanByID(t *testing.T) {
 	if err != nil || !rep.OK() {
 		t.Fatalf("verify after repair: ok=%v %v findings=%+v", rep.OK(), err, rep.Findings)
 	}
-	res, err := f.c.Rewind(ctx, 0, checkpoints.ScopeCode, controller.RewindOptions{})
+	res, err := f.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ type pendingPrompt struct {
 // fork began after ("" when unknown), and the Claude session whose
 // transcript holds it (the ckpt session's id when the file does not say).
 func ContinuedSession(store, id string) (session, at, atIn string) {
-	b, err := os.ReadFile(filepath.Join(controller.SessionDir(store, id), continuesFile))
+	b, err := os.ReadFile(filepath.Join(controller.OpenStore(store).SessionDir(id), continuesFile))
 	if err != nil {
 		return id, "", ""
 	}
@@ -136,7 +136,7 @@ func ContinuedSession(store, id string) (session, at, atIn string) {
 // session id, forked after transcript entry at of Claude session atIn. The
 // link directory is as private as a session's.
 func MarkContinues(store, newID, id, at, atIn string) error {
-	dir := controller.SessionDir(store, newID)
+	dir := controller.OpenStore(store).SessionDir(newID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 	if at == "" {
 		return "", 0, false
 	}
-	ids, err := controller.SessionIDs(store)
+	ids, err := controller.OpenStore(store).SessionIDs("")
 	if err != nil {
 		return "", 0, false
 	}
@@ -168,7 +168,7 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 }
 
 func turnAt(ctx context.Context, store, id, root, at string) (int, bool) {
-	x, err := controller.ViewSession(ctx, store, id)
+	x, err := controller.OpenStore(store).View(ctx, id)
 	if err != nil {
 		return 0, false
 	}
@@ -228,7 +228,7 @@ const adoptFile = "claude-adopt"
 // adoptPending reports whether session sid has a first prompt adoptFork
 // has yet to look at.
 func adoptPending(store, sid string) bool {
-	_, err := os.Stat(filepath.Join(controller.SessionDir(store, sid), adoptFile))
+	_, err := os.Stat(filepath.Join(controller.OpenStore(store).SessionDir(sid), adoptFile))
 	return err == nil
 }
 
@@ -240,7 +240,7 @@ func adoptPending(store, sid string) bool {
 // ckpt fork of that session at that turn, and the prompt's turn is opened
 // again in it. It reports whether it did.
 func adoptFork(ctx context.Context, conv agent.Conversation, store, sid, transcript string, say func(string, ...any)) bool {
-	dir := controller.SessionDir(store, sid)
+	dir := controller.OpenStore(store).SessionDir(sid)
 	mark := filepath.Join(dir, adoptFile)
 	if _, err := os.Stat(mark); err != nil {
 		return false
@@ -298,7 +298,7 @@ func adoptFork(ctx context.Context, conv agent.Conversation, store, sid, transcr
 	if !ok {
 		return false
 	}
-	if err := controller.DiscardIndex(store, sid); err != nil {
+	if err := controller.OpenStore(store).DiscardIndex(sid); err != nil {
 		say("ckpt: hook: warning: replace session %s by a fork: %s; recording a new session", sid, msg.OneLine(err))
 		return false
 	}
@@ -311,7 +311,7 @@ func adoptFork(ctx context.Context, conv agent.Conversation, store, sid, transcr
 		return false
 	}
 	defer c.Close()
-	res, err := c.BeginTurnWith(ctx, prompt, controller.TurnOptions{})
+	res, err := c.BeginTurn(ctx, prompt, controller.TurnOptions{})
 	if err != nil {
 		say("ckpt: hook: warning: reopen the prompt's turn in the fork: %s", msg.OneLine(err))
 		return false
@@ -324,7 +324,7 @@ func adoptFork(ctx context.Context, conv agent.Conversation, store, sid, transcr
 // its one turn, when that turn is all it holds: no file recorded, no
 // operation.
 func soleEmptyTurn(ctx context.Context, store, sid string) (root, prompt string, ok bool) {
-	x, err := controller.ViewSession(ctx, store, sid)
+	x, err := controller.OpenStore(store).View(ctx, sid)
 	if err != nil {
 		return "", "", false
 	}
@@ -349,5 +349,5 @@ func forkAt(ctx context.Context, store, root, parent string, turn int, to string
 		return controller.ForkResult{}, err
 	}
 	defer c.Close()
-	return c.ForkWith(ctx, turn, controller.ForkOptions{To: to})
+	return c.Fork(ctx, turn, controller.ForkOptions{To: to})
 }

@@ -27,17 +27,13 @@ type hookRun struct {
 
 // capture records the paths of one event into the open turn (into this
 // tool call's step when one is open) as one durable step (one blob commit,
-// one index commit: Controller.CaptureAll), opening a turn first when
+// one index commit: Controller.Capture), opening a turn first when
 // there is none, and returns what failed. A path the design refuses to
 // record (outside the workspace, inside .git) is skipped with a warning
 // and is never a failure.
 func (h hookRun) capture(ctx context.Context, paths []string) []string {
 	captureAll := func(ps []string) []error {
-		if h.step != nil {
-			_, errs := h.c.CaptureAllIn(ctx, *h.step, ps)
-			return errs
-		}
-		_, errs := h.c.CaptureAll(ctx, ps)
+		_, errs := h.c.Capture(ctx, controller.CaptureOptions{Paths: ps, Step: h.step})
 		return errs
 	}
 	errs := captureAll(paths)
@@ -116,9 +112,9 @@ func (h hookRun) relabel(ctx context.Context, from string, label func() string) 
 }
 
 // ensureTurn opens a turn when the session has none (see
-// Controller.EnsureTurn: parallel tool hooks open one turn, not two).
+// TurnOptions.Ensure: parallel tool hooks open one turn, not two).
 func (h hookRun) ensureTurn(ctx context.Context) error {
-	res, _, err := h.c.EnsureTurn(ctx, noPromptLabel)
+	res, err := h.c.BeginTurn(ctx, noPromptLabel, controller.TurnOptions{Ensure: true})
 	if err != nil {
 		return err
 	}
@@ -176,7 +172,7 @@ func (h hookRun) resumeCheckpoint(ctx context.Context) *agent.Failure {
 	if !on {
 		return nil
 	}
-	res, _, err := h.c.EnsureScannedTurn(ctx, resumeLabel)
+	res, err := h.c.BeginTurn(ctx, resumeLabel, controller.TurnOptions{EnsureScanned: true})
 	if err != nil {
 		return &agent.Failure{Msg: "open turn: " + msg.OneLine(err)}
 	}
@@ -207,12 +203,12 @@ func markTurnFailed(store, session string, t failedTurn) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(controller.SessionDir(store, session), turnFailedFile), b, 0o600)
+	return atomicfile.WriteFile(filepath.Join(controller.OpenStore(store).SessionDir(session), turnFailedFile), b, 0o600)
 }
 
 // clearTurnFailed forgets a failed turn: a later prompt's turn opened.
 func clearTurnFailed(store, session string) {
-	os.Remove(filepath.Join(controller.SessionDir(store, session), turnFailedFile))
+	os.Remove(filepath.Join(controller.OpenStore(store).SessionDir(session), turnFailedFile))
 }
 
 // openFailedTurn runs before a tool call is recorded. When the session's
@@ -221,7 +217,7 @@ func clearTurnFailed(store, session string) {
 // still cannot, the tool call is recorded nowhere and the failure says so
 // (blocking with --strict): never into the turn of an earlier prompt.
 func (h hookRun) openFailedTurn(ctx context.Context) *agent.Failure {
-	dir := controller.SessionDir(h.hd.Store, h.session)
+	dir := h.hd.store().SessionDir(h.session)
 	mark := filepath.Join(dir, turnFailedFile)
 	fi, err := os.Stat(mark)
 	if err != nil {
@@ -247,7 +243,7 @@ func (h hookRun) openFailedTurn(ctx context.Context) *agent.Failure {
 	if err != nil {
 		return &agent.Failure{Msg: "the current prompt has no turn (its hook could not open one): " + msg.OneLine(err) + "; nothing recorded", Block: h.strict, Show: true}
 	}
-	res, err := h.c.BeginTurnWith(ctx, t.Prompt, controller.TurnOptions{})
+	res, err := h.c.BeginTurn(ctx, t.Prompt, controller.TurnOptions{})
 	if err != nil {
 		return &agent.Failure{Msg: "the current prompt has no turn: open turn: " + msg.OneLine(err) + "; nothing recorded", Block: h.strict, Show: true}
 	}

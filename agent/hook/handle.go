@@ -39,6 +39,10 @@ type Handler struct {
 	Close func(*controller.Controller) error
 }
 
+// store is the Handler's store, for the paths of its sessions (opening
+// no file).
+func (hd *Handler) store() *controller.Store { return controller.OpenStore(hd.Store) }
+
 // Options are how one event is handled.
 type Options struct {
 	// Strict makes a PreToolUse whose capture fails block the tool call
@@ -109,8 +113,8 @@ type processSessions struct {
 }
 
 func (p *processSessions) locate(ctx context.Context, dir, session string) (controller.Location, error) {
-	if controller.HasIndex(p.hd.Store, session) {
-		if near, err := controller.Locate(ctx, p.hd.Store, dir, ""); err == nil && near.Found {
+	if controller.OpenStore(p.hd.Store).HasIndex(session) {
+		if near, err := controller.OpenStore(p.hd.Store).Locate(ctx, dir, ""); err == nil && near.Found {
 			c, err := p.openNow(ctx, near.Workspace, session)
 			if err == nil {
 				p.c = c
@@ -120,7 +124,7 @@ func (p *processSessions) locate(ctx context.Context, dir, session string) (cont
 			// failure Locate and open report again.
 		}
 	}
-	return controller.Locate(ctx, p.hd.Store, dir, session)
+	return controller.OpenStore(p.hd.Store).Locate(ctx, dir, session)
 }
 
 func (p *processSessions) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
@@ -273,7 +277,7 @@ func (hd *Handler) promptFailed(ag agent.Agent, e *hookEvent, fail *agent.Failur
 		return
 	}
 	fail.Show = true
-	if _, err := os.Stat(controller.SessionDir(hd.Store, e.session)); err != nil {
+	if _, err := os.Stat(controller.OpenStore(hd.Store).SessionDir(e.session)); err != nil {
 		return // a session not created yet has no earlier turn
 	}
 	ev := e.plan.Event
@@ -335,7 +339,7 @@ func (h hookRun) prompt(ctx context.Context, o Options, e *hookEvent) *agent.Fai
 	if e.conv != nil {
 		e.ct = h.turnPlace(e)
 	}
-	res, err := h.c.BeginTurnWith(ctx, *ev.Prompt, controller.TurnOptions{Scan: o.ScanTurn})
+	res, err := h.c.BeginTurn(ctx, *ev.Prompt, controller.TurnOptions{Scan: o.ScanTurn})
 	if err != nil {
 		return &agent.Failure{Msg: "open turn: " + msg.OneLine(err)}
 	}
@@ -360,7 +364,7 @@ func (h hookRun) prompt(ctx context.Context, o Options, e *hookEvent) *agent.Fai
 		// session this event created: Claude runs SessionStart hooks
 		// alongside the first prompt.)
 		if b, err := json.Marshal(pendingPrompt{PromptID: ev.PromptID, Prompt: *ev.Prompt}); err == nil {
-			os.WriteFile(filepath.Join(controller.SessionDir(hd.Store, e.session), adoptFile), b, 0o644)
+			os.WriteFile(filepath.Join(controller.OpenStore(hd.Store).SessionDir(e.session), adoptFile), b, 0o644)
 		}
 	}
 	return nil

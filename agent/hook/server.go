@@ -375,9 +375,10 @@ type Server struct {
 	// POST /hook/stop does.
 	Shutdown func()
 
-	hd      *Handler  // the store, and how events are handled
-	version string    // the ckpt version pings name
-	log     io.Writer // where messages go
+	hd      *Handler          // the store, and how events are handled
+	st      *controller.Store // hd.Store, opened once: every kept session shares its blob store
+	version string            // the ckpt version pings name
+	log     io.Writer         // where messages go
 	logMu   sync.Mutex
 	last    atomic.Int64 // unix nanoseconds of the last event or ping
 
@@ -412,7 +413,7 @@ type keptSession struct {
 // refused), read again whenever its file changes (an install or an
 // uninstall since).
 func NewServer(hd *Handler, version string, log io.Writer) *Server {
-	s := &Server{hd: hd, version: version, log: log, kept: map[keptKey]*keptSession{}}
+	s := &Server{hd: hd, st: controller.OpenStore(hd.Store), version: version, log: log, kept: map[keptKey]*keptSession{}}
 	s.challenge, _ = randomHex(32)
 	s.last.Store(time.Now().UnixNano())
 	return s
@@ -570,7 +571,7 @@ func hookHostAllowed(r *http.Request) bool {
 }
 
 // locate answers from an open session when dir is inside its workspace,
-// else as controller.Locate does.
+// else as Store.Locate does.
 func (s *Server) locate(ctx context.Context, dir, session string) (controller.Location, error) {
 	s.mu.Lock()
 	for k, e := range s.kept {
@@ -580,14 +581,14 @@ func (s *Server) locate(ctx context.Context, dir, session string) (controller.Lo
 		}
 	}
 	s.mu.Unlock()
-	return controller.Locate(ctx, s.hd.Store, dir, session)
+	return s.st.Locate(ctx, dir, session)
 }
 
 // open returns the session's kept controller, opening it on first use or
 // when its index file was replaced since (another process discarded it).
 func (s *Server) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
 	k := keptKey{session, ws}
-	indexPath := controller.IndexPath(s.hd.Store, session)
+	indexPath := s.st.IndexPath(session)
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
@@ -605,7 +606,7 @@ func (s *Server) open(ctx context.Context, ws, session string) (*controller.Cont
 		s.kept[k] = e
 		e.refs++
 		s.mu.Unlock()
-		c, err := controller.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session, Store: s.hd.Store})
+		c, err := s.st.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session})
 		var index os.FileInfo
 		if err == nil {
 			index, _ = os.Stat(indexPath)
@@ -686,6 +687,7 @@ func (s *Server) Close() {
 	for k, e := range s.kept {
 		s.dropLocked(k, e)
 	}
+	s.st.Close() // the blob store closes with the last kept session
 }
 
 // IdleFor is how long the server has had no event.

@@ -50,12 +50,12 @@ func TestHookServerKeepsOneControllerPerSession(t *testing.T) {
 
 	// Forgotten while in use: still usable until released, then closed.
 	s.forget("s1")
-	if _, err := c1.Turns(ctx); err != nil {
+	if _, _, err := c1.Checkpoints(ctx, controller.ListOptions{NoFiles: true}); err != nil {
 		t.Errorf("a forgotten controller failed while still in use: %v", err)
 	}
 	rel1()
 	rel2()
-	if _, err := c1.Turns(ctx); err == nil {
+	if _, _, err := c1.Checkpoints(ctx, controller.ListOptions{NoFiles: true}); err == nil {
 		t.Error("a forgotten controller is still open after its last user")
 	}
 	c3, rel3, err := s.open(ctx, root, "s1")
@@ -66,14 +66,14 @@ func TestHookServerKeepsOneControllerPerSession(t *testing.T) {
 
 	// Another process replaces the index (as a fork adopted by a command
 	// hook does): the next event opens the new one.
-	if err := controller.DiscardIndex(store, "s1"); err != nil {
+	if err := controller.OpenStore(store).DiscardIndex("s1"); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := controller.Open(ctx, controller.Options{Workspace: root, Session: "s1", Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fresh.BeginTurn(ctx, "in the new index"); err != nil {
+	if _, err := fresh.BeginTurn(ctx, "in the new index", controller.TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	fresh.Close()
@@ -81,14 +81,14 @@ func TestHookServerKeepsOneControllerPerSession(t *testing.T) {
 	if err != nil || c4 == c3 {
 		t.Fatalf("after the index was replaced: %v, same=%v; want a fresh controller", err, c4 == c3)
 	}
-	if cps, err := c4.Turns(ctx); err != nil || len(cps) != 1 || cps[0].Prompt != "in the new index" {
+	if cps, _, err := c4.Checkpoints(ctx, controller.ListOptions{NoFiles: true}); err != nil || len(cps) != 1 || cps[0].Prompt != "in the new index" {
 		t.Errorf("the reopened controller sees %+v, %v; want the new index's turn", cps, err)
 	}
 	rel4()
 
 	// Idle sessions are closed by the sweep.
 	s.Sweep(0)
-	if _, err := c4.Turns(ctx); err == nil {
+	if _, _, err := c4.Checkpoints(ctx, controller.ListOptions{NoFiles: true}); err == nil {
 		t.Error("the sweep left an idle controller open")
 	}
 	s.mu.Lock()
@@ -127,7 +127,7 @@ func TestHookServerConcurrentEvents(t *testing.T) {
 					errs <- err
 					return
 				}
-				if _, err := c.Turns(ctx); err != nil {
+				if _, _, err := c.Checkpoints(ctx, controller.ListOptions{NoFiles: true}); err != nil {
 					errs <- err
 				}
 				release()

@@ -517,7 +517,7 @@ func benchCapture() error {
 			panic(benchErr{err})
 		}
 		defer c.Close()
-		if _, err := c.BeginTurn(ctx, "in-process"); err != nil {
+		if _, err := c.BeginTurn(ctx, "in-process", controller.TurnOptions{}); err != nil {
 			panic(benchErr{err})
 		}
 		floorDir := filepath.Join(tmp, "floor")
@@ -532,8 +532,8 @@ func benchCapture() error {
 				os.WriteFile(p, data, 0o644)
 				interleave(i, func() {
 					t, cpu := time.Now(), selfCPU()
-					if _, err := c.Capture(ctx, p); err != nil {
-						panic(benchErr{err})
+					if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+						panic(benchErr{errs[0]})
 					}
 					a, ac = append(a, ms(time.Since(t))), append(ac, ms(selfCPU()-cpu))
 				}, func() {
@@ -937,13 +937,13 @@ func benchList() error {
 			panic(benchErr{err})
 		}
 		for t := 0; t < cfg.listTurns; t++ {
-			if _, err := c.BeginTurn(ctx, fmt.Sprintf("prompt number %d: change something", t)); err != nil {
+			if _, err := c.BeginTurn(ctx, fmt.Sprintf("prompt number %d: change something", t), controller.TurnOptions{}); err != nil {
 				panic(benchErr{err})
 			}
 			if t%10 == 0 {
 				os.WriteFile(filepath.Join(ws, "a.go"), []byte(fmt.Sprintf("package a // %d\n", t)), 0o644)
-				if _, err := c.Capture(ctx, filepath.Join(ws, "a.go")); err != nil {
-					panic(benchErr{err})
+				if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{filepath.Join(ws, "a.go")}}); errs[0] != nil {
+					panic(benchErr{errs[0]})
 				}
 			}
 		}

@@ -53,18 +53,19 @@ editor to make are captured. Zed (settings.json):
 // serveACP runs the agent behind the proxy until the agent's output ends.
 func (a *app) serveACP(ctx context.Context, agent []string, noScan bool) error {
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	store := a.store
+	store := controller.OpenStore(a.store) // one blob store for every session of the proxy
+	defer store.Close()
 	var mu sync.Mutex // the proxy opens sessions from both streams' goroutines
 	p := acpproxy.New(acpproxy.Options{Store: store, Logger: log, NoScan: noScan,
 		Open: func(ctx context.Context, ws, id string) (*controller.Controller, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: id, Store: store})
+			c, err := store.Open(ctx, controller.Options{Workspace: ws, Session: id})
 			if err == nil && c.Recovered() != "" {
 				a.say("ckpt: %s", c.Recovered())
 			}
 			if err == nil {
-				a.warnStore(c.StoreWarning())
+				a.warnStore(c.Store().Warning())
 			}
 			return c, storeHint(err)
 		}})

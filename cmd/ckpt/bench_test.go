@@ -171,12 +171,12 @@ func BenchmarkProcessList10000(b *testing.B) {
 	}
 	os.WriteFile(filepath.Join(ws, "a.go"), []byte("package a\n"), 0o644)
 	for i := 0; i < 10000; i++ {
-		if _, err := c.BeginTurn(ctx, fmt.Sprintf("prompt number %d", i)); err != nil {
+		if _, err := c.BeginTurn(ctx, fmt.Sprintf("prompt number %d", i), controller.TurnOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		if i%10 == 0 {
-			if _, err := c.Capture(ctx, "a.go"); err != nil {
-				b.Fatal(err)
+			if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{"a.go"}}); errs[0] != nil {
+				b.Fatal(errs[0])
 			}
 		}
 	}

@@ -73,7 +73,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 	out := []captureJSON{}
 	failed := 0
 	// Every path in one durable step: one blob commit, one index commit
-	// (Controller.CaptureAll).
+	// (Controller.Capture).
 	abs := make([]string, 0, len(args))
 	absErr := make([]error, len(args))
 	for i, p := range args {
@@ -83,7 +83,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 			abs = append(abs, ap)
 		}
 	}
-	results, errs := c.CaptureAll(ctx, abs)
+	results, errs := c.Capture(ctx, controller.CaptureOptions{Paths: abs})
 	k := 0
 	for i := range args {
 		err := absErr[i]
@@ -103,7 +103,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 					if given := givenRel(c.WorkspaceRoot(), abs[k-1]); given != "" && given != res.Path {
 						note += " (the real path of " + quote.Path(given) + ", through a symlinked directory)"
 					}
-					fmt.Fprintf(a.stdout, "turn %s: %s %s%s\n", controller.Point{Turn: res.Turn, Step: res.Step}, state, quote.Path(res.Path), note)
+					fmt.Fprintf(a.stdout, "turn %s: %s %s%s\n", controller.Target{Turn: res.Turn, Step: res.Step}, state, quote.Path(res.Path), note)
 				}
 				continue
 			}

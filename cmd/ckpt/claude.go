@@ -127,7 +127,7 @@ func (a *app) planClaude(turn int, ct hook.TurnPlace, prompt string, dryRun, run
 	if err := hook.MarkContinues(a.store, p.r.Session, a.session, p.r.ResumeAt, p.r.from); err != nil {
 		return p, fmt.Errorf("prepare Claude's fork: %w; nothing rewound", err)
 	}
-	dir := controller.SessionDir(a.store, p.r.Session)
+	dir := controller.OpenStore(a.store).SessionDir(p.r.Session)
 	p.unmark = func() {
 		os.Remove(filepath.Join(dir, controller.LinkFile))
 		os.Remove(dir)

@@ -43,8 +43,8 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 		return err
 	}
 	defer a.closeController(c)
-	pt := controller.Point{Turn: turn, Step: o.step}
-	diffs, skipped, err := c.DiffTo(ctx, pt)
+	pt := controller.Target{Turn: turn, Step: o.step}
+	diffs, skipped, err := c.Diff(ctx, pt)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 		return err
 	}
 	defer a.closeController(c)
-	res, err := c.ForkWith(cmd.Context(), turn, controller.ForkOptions{To: o.to, Restore: o.restore, Force: o.force})
+	res, err := c.Fork(cmd.Context(), turn, controller.ForkOptions{To: o.to, Restore: o.restore, Force: o.force})
 	if err != nil {
 		return err
 	}

@@ -66,13 +66,13 @@ mode, size) and can_undo / can_redo flags.`,
 func historyOp(e controller.HistoryEntry) string {
 	switch e.Kind {
 	case "undo", "redo":
-		return fmt.Sprintf("%s of %d (turn %s, %s)", e.Kind, e.Undoes, controller.Point{Turn: e.Turn, Step: e.Step}, e.Scope)
+		return fmt.Sprintf("%s of %d (turn %s, %s)", e.Kind, e.Undoes, controller.Target{Turn: e.Turn, Step: e.Step}, e.Scope)
 	case "summarize":
 		return fmt.Sprintf("summarize at turn %d", e.Turn)
 	case "revert":
 		return fmt.Sprintf("revert turn %d", e.Turn)
 	}
-	return fmt.Sprintf("rewind %s to turn %s", e.Scope, controller.Point{Turn: e.Turn, Step: e.Step})
+	return fmt.Sprintf("rewind %s to turn %s", e.Scope, controller.Target{Turn: e.Turn, Step: e.Step})
 }
 
 func historyState(e controller.HistoryEntry) string {

@@ -144,7 +144,7 @@ func TestHookServeUserTokenScope(t *testing.T) {
 		if code, body := r.post("/hook/claude", tok, event(name, cwd, "UserPromptSubmit", map[string]any{"prompt": "p"})); code != http.StatusOK {
 			t.Errorf("prompt in ~/%s: %d %q, want 200", dir, code, body)
 		}
-		if !controller.HasIndex(r.store, name) {
+		if !controller.OpenStore(r.store).HasIndex(name) {
 			t.Errorf("prompt in ~/%s recorded no session", dir)
 		}
 	}
@@ -161,7 +161,7 @@ func TestHookServeUserTokenScope(t *testing.T) {
 		if code, body := r.post("/hook/claude", tok, ev); code != http.StatusForbidden {
 			t.Errorf("%s (cwd %s): %d %q, want 403", name, ev["cwd"], code, body)
 		}
-		if controller.HasIndex(r.store, name) {
+		if controller.OpenStore(r.store).HasIndex(name) {
 			t.Errorf("%s: a session was recorded through the --user token", name)
 		}
 	}

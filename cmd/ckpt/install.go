@@ -411,7 +411,7 @@ type installJSON struct {
 // code rewind also undoes what the agent did through its shell. Not with
 // --no-scan, nor with --user (hooks for every project; scan mode is per
 // workspace). A workspace too big for the scan budget turns it off again
-// at its first prompt, with one warning (controller.SetWorkspaceScan).
+// at its first prompt, with one warning (Store.SetWorkspaceScan).
 func (a *app) installScan(o installOptions) error {
 	a.scanState, a.scanNote = "off", ""
 	if o.user {
@@ -427,9 +427,9 @@ func (a *app) installScan(o installOptions) error {
 	if o.noScan {
 		// The workspace is known all the same: hooks from an agent
 		// started below it record into its session.
-		return controller.MarkWorkspace(a.store, root)
+		return controller.OpenStore(a.store).MarkWorkspace(root)
 	}
-	on, set := controller.WorkspaceScan(a.store, root)
+	on, set := controller.OpenStore(a.store).WorkspaceScan(root)
 	if on && set {
 		a.scanState = "on"
 		return nil
@@ -438,7 +438,7 @@ func (a *app) installScan(o installOptions) error {
 	if set {
 		before = "off"
 	}
-	err = controller.SetWorkspaceScan(a.store, root, true)
+	err = controller.OpenStore(a.store).SetWorkspaceScan(root, true, true)
 	if errors.Is(err, controller.ErrScanRefused) {
 		a.scanState = "refused"
 		a.scanNote = fmt.Sprintf("scan mode stays off: %s is a home directory or a filesystem root; edit-tool captures only", root)
@@ -503,13 +503,13 @@ func (a *app) restoreScan() error {
 	}); err != nil || before == "" {
 		return err
 	}
-	if on, set := controller.WorkspaceScan(a.store, root); !on || !set {
+	if on, set := controller.OpenStore(a.store).WorkspaceScan(root); !on || !set {
 		return nil // changed since: left as it is
 	}
 	if before == "off" {
-		err = controller.SetWorkspaceScan(a.store, root, false)
+		err = controller.OpenStore(a.store).SetWorkspaceScan(root, false, true)
 	} else {
-		err = controller.ClearWorkspaceScan(a.store, root)
+		err = controller.OpenStore(a.store).SetWorkspaceScan(root, false, false)
 	}
 	if err != nil {
 		return err

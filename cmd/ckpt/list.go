@@ -81,7 +81,7 @@ type listOptions struct {
 // of every turn (no --limit, not a terminal's page) is printed as it is
 // read, so its memory does not grow with the history.
 func (a *app) runList(ctx context.Context, o listOptions) error {
-	page := controller.Page{Since: o.since, Limit: o.limit}
+	page := controller.ListOptions{Since: o.since, Limit: o.limit}
 	if o.page {
 		page.Limit = listPage
 	}
@@ -115,10 +115,10 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 			// turns: 39 -> 30 MiB, for ~10% more CPU).
 			debug.SetGCPercent(100)
 		}
-		info, err = c.EachCheckpoint(ctx, max(page.Since, 0), out.add)
+		_, info, err = c.Checkpoints(ctx, controller.ListOptions{Since: max(page.Since, 0), Each: out.add})
 	} else {
 		var cps []controller.Checkpoint
-		cps, info, err = c.CheckpointsPage(ctx, page)
+		cps, info, err = c.Checkpoints(ctx, page)
 		for i := 0; err == nil && i < len(cps); i++ {
 			err = out.add(cps[i])
 		}

@@ -68,7 +68,7 @@ func (a *app) serveMCP(cmd *cobra.Command) error {
 	defer c.Close()
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv := mcpserver.New(c, mcpserver.Options{Version: buildVersion().Version, Logger: log})
-	a.say("ckpt: serving session %s of %s (store %s) as MCP tools on stdio", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
+	a.say("ckpt: serving session %s of %s (store %s) as MCP tools on stdio", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.Store().Dir()))
 	err = srv.Run(ctx, mcpserver.Stdio(ctx, a.stdin, a.stdout))
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil // the client hung up, or we were told to stop
@@ -89,7 +89,7 @@ func (a *app) claudeSession(ctx context.Context) error {
 	if a.workspace != "" {
 		return nil
 	}
-	if _, ok, err := controller.SessionWorkspace(ctx, a.store, id); err != nil || ok {
+	if _, ok, err := controller.OpenStore(a.store).SessionWorkspace(ctx, id); err != nil || ok {
 		return err
 	}
 	proj := os.Getenv("CLAUDE_PROJECT_DIR")

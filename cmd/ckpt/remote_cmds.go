@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/units"
 	"github.com/ckpt/ckpt/remote"
 	"github.com/spf13/cobra"
 )
@@ -107,7 +108,7 @@ then unreferenced and collected by the rule above.
 ` + remoteHelp,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := controller.ParseAge(margin)
+			m, err := units.ParseAge(margin)
 			if err != nil || m <= 0 {
 				return usagef("--margin %q: want a duration such as 24h or 2d", margin)
 			}
@@ -140,13 +141,13 @@ then unreferenced and collected by the rule above.
 			}
 			if rp := rep.Repack; len(rp.Packs) > 0 {
 				a.say("%s %d packs (%s unreferenced, %s live kept in %d new packs); %d sessions' HEADs rewritten, %d changed meanwhile and left alone",
-					rverb, len(rp.Packs), controller.FormatBytes(rp.DeadBytes), controller.FormatBytes(rp.LiveBytes), len(rp.NewPacks), rp.Sessions, len(rp.Skipped))
+					rverb, len(rp.Packs), units.FormatBytes(rp.DeadBytes), units.FormatBytes(rp.LiveBytes), len(rp.NewPacks), rp.Sessions, len(rp.Skipped))
 			}
 			for _, k := range rep.Deleted {
 				fmt.Fprintln(a.stdout, k)
 			}
 			a.say("%s %d objects (%s); %d live, %d unreferenced kept for now; %d stale uploads aborted",
-				verb, len(rep.Deleted), controller.FormatBytes(rep.DeletedBytes), rep.Live, rep.Candidates, rep.AbortedUploads)
+				verb, len(rep.Deleted), units.FormatBytes(rep.DeletedBytes), rep.Live, rep.Candidates, rep.AbortedUploads)
 			return nil
 		},
 	}
@@ -201,7 +202,7 @@ at once (the other one uploads the same things).
 				for _, s := range res {
 					switch s.Status {
 					case "uploaded":
-						fmt.Fprintf(a.stdout, "%s: uploaded %d blobs in %d packs, %s\n", s.Session, s.Blobs, s.Packs, controller.FormatBytes(s.Bytes))
+						fmt.Fprintf(a.stdout, "%s: uploaded %d blobs in %d packs, %s\n", s.Session, s.Blobs, s.Packs, units.FormatBytes(s.Bytes))
 					case "forked":
 						fmt.Fprintf(a.stdout, "%s: forked: %s\n", s.Session, s.Reason)
 					case "skipped":
@@ -268,7 +269,7 @@ another id with --as.
 			if a.json {
 				return a.printJSON(res)
 			}
-			fmt.Fprintf(a.stdout, "pulled %s: %d turns, %d blobs fetched (%s)\n", res.Session, res.Turns, res.Blobs, controller.FormatBytes(res.Bytes))
+			fmt.Fprintf(a.stdout, "pulled %s: %d turns, %d blobs fetched (%s)\n", res.Session, res.Turns, res.Blobs, units.FormatBytes(res.Bytes))
 			fmt.Fprintf(a.stdout, "workspace: %s\n", res.Workspace)
 			fmt.Fprintf(a.stdout, "session:   %s (from %s)\n", res.Session, res.RemoteSession)
 			return nil
@@ -295,7 +296,7 @@ func (a *app) remoteSessions(ctx context.Context) error {
 	w := bufio.NewWriter(a.stdout)
 	fmt.Fprintf(w, "%-36s %6s %10s  %-20s  %-12s %s\n", "SESSION", "TURNS", "INDEX", "UPDATED", "HOST", "WORKSPACE")
 	for _, h := range hs {
-		fmt.Fprintf(w, "%-36s %6d %10s  %-20s  %-12s %s\n", h.Session, h.Turns, controller.FormatBytes(h.IndexSize), h.Updated, h.Host, h.Workspace)
+		fmt.Fprintf(w, "%-36s %6d %10s  %-20s  %-12s %s\n", h.Session, h.Turns, units.FormatBytes(h.IndexSize), h.Updated, h.Host, h.Workspace)
 	}
 	return w.Flush()
 }

@@ -105,7 +105,7 @@ func (o rewindOptions) checkArgs(cmd *cobra.Command, args []string) error {
 
 // target reads the rewind point and its scope: code for a step or --only
 // unless --scope says otherwise, and only code for a step.
-func (o rewindOptions) target(cmd *cobra.Command, arg string) (controller.Point, controller.Scope, error) {
+func (o rewindOptions) target(cmd *cobra.Command, arg string) (controller.Target, controller.Scope, error) {
 	pt, err := parsePoint(arg)
 	if err != nil {
 		return pt, "", err
@@ -159,7 +159,7 @@ func (a *app) runRewind(cmd *cobra.Command, args []string, o rewindOptions) erro
 	if err != nil {
 		return err
 	}
-	res, err := c.RewindTo(cmd.Context(), pt, sc, ro)
+	res, err := c.Rewind(cmd.Context(), pt, sc, ro)
 	if err != nil {
 		if claude != nil {
 			claude.unmark()
@@ -179,7 +179,7 @@ func (a *app) claudeRewindPlan(cmd *cobra.Command, c *controller.Controller, tur
 	var claude *claudePlan
 	turnErr := errors.New("not a conversation rewind")
 	if sc.Conversation() && !o.only {
-		var cp controller.Record
+		var cp controller.Checkpoint
 		if cp, turnErr = c.Turn(cmd.Context(), turn); turnErr == nil {
 			ct, isClaude, err := hook.LoadTurnPlace(cmd.Context(), c, cp.ID)
 			if err != nil {
@@ -216,7 +216,7 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		return err
 	}
 	defer c.Close()
-	cps, err := c.Checkpoints(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		a.say("cancelled, nothing changed")
 		return nil
 	}
-	res, err := c.RewindTo(ctx, ch.Point, ch.Scope, controller.RewindOptions{Force: ch.Force})
+	res, err := c.Rewind(ctx, ch.Point, ch.Scope, controller.RewindOptions{Force: ch.Force})
 	if err != nil {
 		// A file changed between the preview and the rewind: refused
 		// with the list, as `ckpt rewind TURN` is.
@@ -241,13 +241,13 @@ func runPicker(cmd *cobra.Command, a *app) error {
 }
 
 // point is where a rewind result went.
-func point(res controller.Result) controller.Point {
-	return controller.Point{Turn: res.Turn, Step: res.Step}
+func point(res controller.Result) controller.Target {
+	return controller.Target{Turn: res.Turn, Step: res.Step}
 }
 
 // pointName says a rewind point for people: "turn 3", or "turn 3 before
 // tool call 2".
-func pointName(p controller.Point) string {
+func pointName(p controller.Target) string {
 	if p.Step == 0 {
 		return fmt.Sprintf("turn %d", p.Turn)
 	}

@@ -95,7 +95,7 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 		a.say("ckpt: %s", c.Recovered())
 	}
 	if err == nil {
-		a.warnStore(c.StoreWarning())
+		a.warnStore(c.Store().Warning())
 	}
 	return c, storeHint(err)
 }
@@ -119,7 +119,7 @@ func (a *app) emptyList(err error) error {
 // noSession is the error for a session the store does not have: it names
 // the session and the store, and lists the sessions the workspace has.
 func (a *app) noSession(ctx context.Context) error {
-	ss, err := controller.WorkspaceSessions(ctx, a.store, a.workspace)
+	ss, err := controller.OpenStore(a.store).WorkspaceSessions(ctx, a.workspace)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (a *app) closeController(c *controller.Controller) error {
 // unique prefix of its id is that session (not for a command that
 // records, whose new id may start like an old one). With no session
 // named, the session is the workspace's most recently active one (see
-// controller.ActiveSession), else its own default. It runs once.
+// Store.ActiveSession), else its own default. It runs once.
 func (a *app) locate(ctx context.Context) error {
 	if a.located {
 		return nil
@@ -188,7 +188,7 @@ func (a *app) locate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("current directory: %w (pass --workspace DIR)", err)
 		}
-		loc, err := controller.Locate(ctx, a.store, wd, a.session)
+		loc, err := controller.OpenStore(a.store).Locate(ctx, wd, a.session)
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func (a *app) locate(ctx context.Context) error {
 	}
 	if !a.named {
 		def := controller.WorkspaceSession(a.workspace)
-		s, err := controller.ActiveSession(ctx, a.store, a.workspace)
+		s, err := controller.OpenStore(a.store).ActiveSession(ctx, a.workspace)
 		if err != nil {
 			return err
 		}
@@ -222,10 +222,10 @@ func (a *app) matchSession() error {
 // listing the matches. An id that matches nothing comes back as it is,
 // for the caller to report as it reports a missing session.
 func (a *app) sessionByPrefix(id string) (string, error) {
-	if controller.HasSession(a.store, id) {
+	if controller.OpenStore(a.store).HasSession(id) {
 		return id, nil
 	}
-	ids, err := controller.MatchSessions(a.store, id)
+	ids, err := controller.OpenStore(a.store).SessionIDs(id)
 	if err != nil {
 		return id, err
 	}
@@ -436,10 +436,10 @@ func defaultStore() string {
 
 // parseTurn parses a TURN argument.
 // parsePoint reads TURN or TURN.STEP (a usage error otherwise).
-func parsePoint(s string) (controller.Point, error) {
-	p, err := controller.ParsePoint(s)
+func parsePoint(s string) (controller.Target, error) {
+	p, err := controller.ParseTarget(s)
 	if err != nil {
-		return controller.Point{}, usageError{err}
+		return controller.Target{}, usageError{err}
 	}
 	return p, nil
 }

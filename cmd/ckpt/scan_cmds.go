@@ -35,7 +35,7 @@ deleted. Refused in a home directory or a filesystem root.`,
 			switch {
 			case errors.As(err, new(noSessionYet)):
 				// No session yet: the turns to come take the workspace's.
-				on, _ = controller.WorkspaceScan(a.store, a.workspace)
+				on, _ = controller.OpenStore(a.store).WorkspaceScan(a.workspace)
 			case err != nil:
 				return err
 			default:
@@ -87,7 +87,7 @@ is unreadable (?): changed or not, ckpt cannot tell, and a rewind leaves it.`,
 			if err != nil {
 				return err
 			}
-			a.say("ckpt: session %s of %s, store %s", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.StoreDir()))
+			a.say("ckpt: session %s of %s, store %s", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.Store().Dir()))
 			if a.json {
 				return a.printJSON(wire.NewChanges(changes))
 			}

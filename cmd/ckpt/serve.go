@@ -204,7 +204,7 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 		defer c.Close()
 		mux.Handle("/", httpapi.NewHandler(c, httpapi.Options{
 			Token:        o.token,
-			Store:        a.store,
+			Sessions:     true,
 			PollInterval: serveLimits.poll,
 			KeepAlive:    serveLimits.keepAlive,
 			BodyTimeout:  serveLimits.read,

@@ -69,7 +69,7 @@ func TestServeTakesHookEvents(t *testing.T) {
 	if _, have := files(testToken); have["hooked.txt"] {
 		t.Error("an event with the web token was recorded")
 	}
-	if controller.HasIndex(s.store, "elsewhere") {
+	if controller.OpenStore(s.store).HasIndex("elsewhere") {
 		t.Error("an event with the web token created a session")
 	}
 

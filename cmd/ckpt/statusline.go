@@ -85,16 +85,16 @@ func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 				return "ckpt: no workspace"
 			}
 		}
-		loc, err := controller.Locate(ctx, a.store, dir, "")
+		loc, err := controller.OpenStore(a.store).Locate(ctx, dir, "")
 		if err != nil {
 			return "ckpt: no workspace"
 		}
 		session = loc.Session
-		if s, err := controller.ActiveSession(ctx, a.store, loc.Workspace); err == nil && s != "" {
+		if s, err := controller.OpenStore(a.store).ActiveSession(ctx, loc.Workspace); err == nil && s != "" {
 			session = s
 		}
 	}
-	root, ok, err := controller.SessionWorkspace(ctx, a.store, session)
+	root, ok, err := controller.OpenStore(a.store).SessionWorkspace(ctx, session)
 	if err != nil {
 		return "ckpt: status unavailable"
 	}
@@ -106,7 +106,7 @@ func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
 		return "ckpt: status unavailable"
 	}
 	defer a.closeController(c)
-	cps, err := c.Turns(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{NoFiles: true})
 	if err != nil {
 		return "ckpt: status unavailable"
 	}

@@ -12,17 +12,16 @@ import (
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/ckpt/ckpt/internal/units"
 	"github.com/spf13/cobra"
 )
 
 // openStore opens the store for store-wide commands, which need no
 // workspace or session.
 func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
-	st, err := controller.OpenStore(ctx, a.store)
-	if err == nil {
-		a.warnStore(st.Warning())
-	}
-	return st, err
+	st := controller.OpenStore(a.store)
+	a.warnStore(st.Warning())
+	return st, nil
 }
 
 // hinted is an error with what to do about it appended for people.
@@ -81,9 +80,9 @@ func (pf *policyFlags) check() error {
 		name, v string
 		parse   func(string) error
 	}{
-		{"max-age", pf.maxAge, func(v string) error { _, err := controller.ParseAge(v); return err }},
-		{"max-bytes", pf.maxBytes, func(v string) error { _, err := controller.ParseBytes(v); return err }},
-		{"grace", pf.grace, func(v string) error { _, err := controller.ParseAge(v); return err }},
+		{"max-age", pf.maxAge, func(v string) error { _, err := units.ParseAge(v); return err }},
+		{"max-bytes", pf.maxBytes, func(v string) error { _, err := units.ParseBytes(v); return err }},
+		{"grace", pf.grace, func(v string) error { _, err := units.ParseAge(v); return err }},
 	} {
 		if !changed(f.name) {
 			continue
@@ -168,7 +167,7 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 				return a.printPlan(plan, nil)
 			}
 			bar := a.progress("collecting blobs", -1)
-			plan, rep, err := s.RetainProgress(ctx, p, bar.count())
+			plan, rep, err := s.Retain(ctx, p, controller.RetainOptions{Progress: bar.count()})
 			bar.done()
 			if err != nil {
 				return err
@@ -227,7 +226,7 @@ the argument only: the global --session flag never selects what rm removes.`,
 			} else if dryRun {
 				a.say("would remove session %s: %d turns, %d pinned", id, r.Turns, len(r.Pinned))
 			} else {
-				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, controller.FormatBytes(rep.FreedBytes), rep.Deleted)
+				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, units.FormatBytes(rep.FreedBytes), rep.Deleted)
 			}
 			if err != nil {
 				return fmt.Errorf("removed session %s, but collecting its blobs failed: %w", id, err)
@@ -262,12 +261,12 @@ func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
 	if rep == nil {
 		verb = "would prune"
 	}
-	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, controller.FormatBytes(plan.StoreBytes), controller.FormatBytes(plan.FreedBytes))
+	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, units.FormatBytes(plan.StoreBytes), units.FormatBytes(plan.FreedBytes))
 	if plan.OverQuota {
 		a.say("warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
 	}
 	if rep != nil {
-		a.say("collected %d blobs, %s", rep.Deleted, controller.FormatBytes(rep.FreedBytes))
+		a.say("collected %d blobs, %s", rep.Deleted, units.FormatBytes(rep.FreedBytes))
 	}
 	return nil
 }
@@ -284,7 +283,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			graceSet := cmd.Flags().Changed("grace")
-			g, err := controller.ParseAge(grace)
+			g, err := units.ParseAge(grace)
 			if graceSet && err != nil {
 				return usagef("--grace: %v", err)
 			}
@@ -312,7 +311,7 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 				return a.printJSON(rep)
 			}
 			a.say("scanned %d blobs in %s: %d live, %d deleted (%s freed), %d spared by the grace period",
-				rep.Scanned, time.Since(start).Round(time.Millisecond), rep.Live, rep.Deleted, controller.FormatBytes(rep.FreedBytes), rep.Spared)
+				rep.Scanned, time.Since(start).Round(time.Millisecond), rep.Live, rep.Deleted, units.FormatBytes(rep.FreedBytes), rep.Spared)
 			return nil
 		},
 	}
@@ -477,9 +476,9 @@ func sessionLine(name string, i wire.Session) string {
 		last = i.LastUse.Local().Format("2006-01-02 15:04:05")
 	}
 	if i.SharedBytes > 0 {
-		shared = controller.FormatBytes(i.SharedBytes)
+		shared = units.FormatBytes(i.SharedBytes)
 	}
-	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), controller.FormatBytes(i.Bytes), shared, last, quote.Path(i.Workspace))
+	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), units.FormatBytes(i.Bytes), shared, last, quote.Path(i.Workspace))
 }
 
 // warnUnreadable says how many sessions could not be read.

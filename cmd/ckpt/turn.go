@@ -56,7 +56,7 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 	}
 	defer a.closeController(c)
 	bar := a.progress("scanning the workspace (files)", -1)
-	res, err := c.BeginTurnWith(ctx, o.prompt, controller.TurnOptions{Scan: o.scan, Progress: bar.count()})
+	res, err := c.BeginTurn(ctx, o.prompt, controller.TurnOptions{Scan: o.scan, Progress: bar.count()})
 	bar.done()
 	if err != nil {
 		return err

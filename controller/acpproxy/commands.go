@@ -153,7 +153,7 @@ func forceArg(args []string) (bool, error) {
 }
 
 func checkpointsText(ctx context.Context, c *controller.Controller) string {
-	cps, err := c.Checkpoints(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil {
 		return "ckpt could not list the checkpoints: " + oneLine(err)
 	}
@@ -197,7 +197,7 @@ const conversationUnsupported = "ckpt rewinds the code only here: the agent keep
 
 func rewindText(ctx context.Context, c *controller.Controller, args []string) string {
 	const usage = "Usage: /rewind TURN[.STEP] [force] (/checkpoints lists the turns and steps)."
-	var pt *controller.Point
+	var pt *controller.Target
 	force := false
 	for _, a := range args {
 		switch a {
@@ -210,7 +210,7 @@ func rewindText(ctx context.Context, c *controller.Controller, args []string) st
 			if pt != nil {
 				return fmt.Sprintf("/rewind: unknown argument %q. %s", a, usage)
 			}
-			q, err := controller.ParsePoint(a)
+			q, err := controller.ParseTarget(a)
 			if err != nil {
 				return fmt.Sprintf("/rewind: %s. %s", err, usage)
 			}
@@ -220,7 +220,7 @@ func rewindText(ctx context.Context, c *controller.Controller, args []string) st
 	if pt == nil {
 		return "/rewind needs a turn. " + usage
 	}
-	res, err := c.RewindTo(ctx, *pt, controller.ScopeCode, controller.RewindOptions{Force: force})
+	res, err := c.Rewind(ctx, *pt, controller.ScopeCode, controller.RewindOptions{Force: force})
 	switch {
 	case errors.Is(err, controller.ErrConflict):
 		return fmt.Sprintf("Refused: %s changed since the agent left them, and nothing was changed. /rewind %s force overwrites them (/undo then brings them back).",
@@ -236,7 +236,7 @@ func rewindText(ctx context.Context, c *controller.Controller, args []string) st
 		where(*pt), counts(res))
 }
 
-func where(pt controller.Point) string {
+func where(pt controller.Target) string {
 	if pt.Step == 0 {
 		return fmt.Sprintf("the start of turn %d", pt.Turn)
 	}

@@ -20,10 +20,11 @@ import (
 
 // Options configure a Proxy.
 type Options struct {
-	// Store is the ckpt store directory the sessions live in.
-	Store string
+	// Store is the ckpt store the sessions live in: every session the
+	// proxy opens shares its blob store.
+	Store *controller.Store
 	// Open opens the ckpt session id of workspace; nil opens it with
-	// controller.Open in Store.
+	// Store.Open.
 	Open func(ctx context.Context, workspace, session string) (*controller.Controller, error)
 	// Logger receives warnings (a write ckpt could not capture, a session
 	// it does not know); nil discards them. It must not write to the
@@ -88,7 +89,7 @@ func New(o Options) *Proxy {
 	if o.Open == nil {
 		store := o.Store
 		o.Open = func(ctx context.Context, ws, id string) (*controller.Controller, error) {
-			return controller.Open(ctx, controller.Options{Workspace: ws, Session: id, Store: store})
+			return store.Open(ctx, controller.Options{Workspace: ws, Session: id})
 		}
 	}
 	return &Proxy{o: o, log: log, sessions: map[string]*session{}, pending: map[string]pending{}}
@@ -312,7 +313,7 @@ func (p *Proxy) beginTurn(ctx context.Context, id, text string) {
 	if text == "" {
 		text = "(a prompt without text)"
 	}
-	res, err := s.c.BeginTurnWith(ctx, text, controller.TurnOptions{Scan: !p.o.NoScan})
+	res, err := s.c.BeginTurn(ctx, text, controller.TurnOptions{Scan: !p.o.NoScan})
 	if err != nil {
 		p.log.Warn("could not open a turn", "session", id, "err", err)
 		return
@@ -534,7 +535,7 @@ func (p *Proxy) step(ctx context.Context, s *session, tool string) (controller.S
 	}
 	st, err := s.c.BeginStep(ctx, o)
 	if errors.Is(err, controller.ErrNoOpenTurn) {
-		if _, _, err = s.c.EnsureTurn(ctx, "(the agent, before any prompt)"); err == nil {
+		if _, err = s.c.BeginTurn(ctx, "(the agent, before any prompt)", controller.TurnOptions{Ensure: true}); err == nil {
 			st, err = s.c.BeginStep(ctx, o)
 		}
 	}
@@ -555,7 +556,8 @@ func (p *Proxy) captureWrite(ctx context.Context, id, path string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.c.CaptureIn(ctx, st, path)
+	_, errs := s.c.Capture(ctx, controller.CaptureOptions{Paths: []string{path}, Step: &st})
+	err = errs[0]
 	if errors.Is(err, controller.ErrOutsideWorkspace) || errors.Is(err, controller.ErrVCSDir) {
 		p.log.Warn("write not captured", "path", path, "err", err)
 		return nil

@@ -36,7 +36,9 @@ func proxied(t *testing.T, store string, noScan bool) *acptest.Client {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	p := acpproxy.New(acpproxy.Options{Store: store, NoScan: noScan})
+	st := controller.OpenStore(store)
+	t.Cleanup(func() { st.Close() })
+	p := acpproxy.New(acpproxy.Options{Store: st, NoScan: noScan})
 	done := make(chan error, 1)
 	go func() {
 		err := p.Serve(context.Background(), inR, outW, fromAgent, toAgent)
@@ -170,7 +172,7 @@ func TestProxyRewindsAndUndoesThroughCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ctl.Close()
-	cps, err := ctl.Checkpoints(context.Background())
+	cps, _, err := ctl.Checkpoints(context.Background(), controller.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

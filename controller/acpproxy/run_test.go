@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/acpproxy"
 )
 
@@ -18,7 +19,7 @@ func TestRun(t *testing.T) {
 	store := t.TempDir()
 	run := func(agent *exec.Cmd) (string, error) {
 		var out bytes.Buffer
-		err := acpproxy.New(acpproxy.Options{Store: store}).Run(context.Background(), agent, strings.NewReader(""), &out)
+		err := acpproxy.New(acpproxy.Options{Store: controller.OpenStore(store)}).Run(context.Background(), agent, strings.NewReader(""), &out)
 		return out.String(), err
 	}
 

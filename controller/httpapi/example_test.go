@@ -17,7 +17,9 @@ import (
 )
 
 // A Go program serving a session's API and web page on loopback, as
-// `ckpt serve` does, then calling the API as the page would.
+// `ckpt serve` does, then calling the API as the page would. The handler
+// drives the Controller it is given; Options.Sessions lists the sessions
+// of the store the Controller was opened from.
 func Example() {
 	ctx := context.Background()
 	workspace, _ := os.MkdirTemp("", "ckpt-example-ws-")
@@ -25,12 +27,14 @@ func Example() {
 	defer os.RemoveAll(workspace)
 	defer os.RemoveAll(store)
 
-	c, err := controller.Open(ctx, controller.Options{Workspace: workspace, Store: store})
+	st := controller.OpenStore(store)
+	defer st.Close()
+	c, err := st.Open(ctx, controller.Options{Workspace: workspace})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.BeginTurn(ctx, "add a login page"); err != nil {
+	if _, err := c.BeginTurn(ctx, "add a login page", controller.TurnOptions{}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -44,7 +48,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	srv := &http.Server{
-		Handler:           httpapi.NewHandler(c, httpapi.Options{Token: token, Store: store}),
+		Handler:           httpapi.NewHandler(c, httpapi.Options{Token: token, Sessions: true}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -86,23 +86,23 @@ func FuzzHandler(f *testing.F) {
 	}
 	f.Cleanup(func() { c.Close() })
 	for i, name := range []string{"a.txt", "dir/b.txt", "a.txt"} {
-		if _, err := c.BeginTurn(ctx, "turn "+name); err != nil {
+		if _, err := c.BeginTurn(ctx, "turn "+name, controller.TurnOptions{}); err != nil {
 			f.Fatal(err)
 		}
 		p := filepath.Join(ws, name)
-		if _, err := c.Capture(ctx, p); err != nil {
-			f.Fatal(err)
+		if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}}); errs[0] != nil {
+			f.Fatal(errs[0])
 		}
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte(strings.Repeat("v", i+1)+"\n"), 0o644); err != nil {
 			f.Fatal(err)
 		}
 	}
-	if _, err := c.BeginTurn(ctx, "open"); err != nil {
+	if _, err := c.BeginTurn(ctx, "open", controller.TurnOptions{}); err != nil {
 		f.Fatal(err)
 	}
 	before := snapshot(f, outside)
-	h := httpapi.NewHandler(c, httpapi.Options{Token: testToken, Store: store})
+	h := httpapi.NewHandler(c, httpapi.Options{Token: testToken, Sessions: true})
 	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4242}
 	const host = "127.0.0.1:4242"
 

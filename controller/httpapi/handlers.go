@@ -98,17 +98,11 @@ func (h *handler) turnOf(w http.ResponseWriter, turn *int) (int, bool) {
 }
 
 func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
-	if h.o.Store == "" {
+	if !h.o.Sessions {
 		h.error(w, http.StatusNotFound, "listing sessions is not enabled on this server")
 		return
 	}
-	st, err := controller.OpenStore(r.Context(), h.o.Store)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	defer st.Close()
-	out, err := st.Sessions(r.Context())
+	out, err := h.c.Store().Sessions(r.Context())
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -123,7 +117,7 @@ func (h *handler) session(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
-	cps, err := h.c.Checkpoints(r.Context())
+	cps, _, err := h.c.Checkpoints(r.Context(), controller.ListOptions{})
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -159,8 +153,8 @@ func (h *handler) diff(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	pt := controller.Point{Turn: turn, Step: step}
-	diffs, skipped, err := h.c.DiffTo(r.Context(), pt)
+	pt := controller.Target{Turn: turn, Step: step}
+	diffs, skipped, err := h.c.Diff(r.Context(), pt)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -202,7 +196,7 @@ func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	res, err := h.c.RewindTo(r.Context(), controller.Point{Turn: turn, Step: req.Step}, sc, controller.RewindOptions{DryRun: req.DryRun, Force: req.Force})
+	res, err := h.c.Rewind(r.Context(), controller.Target{Turn: turn, Step: req.Step}, sc, controller.RewindOptions{DryRun: req.DryRun, Force: req.Force})
 	if err != nil {
 		if errors.Is(err, controller.ErrConflict) {
 			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": wire.NewResult(res)})
@@ -294,7 +288,7 @@ func (h *handler) fork(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	res, err := h.c.ForkWith(r.Context(), turn, controller.ForkOptions{To: req.To, Restore: req.Restore, Force: req.Force})
+	res, err := h.c.Fork(r.Context(), turn, controller.ForkOptions{To: req.To, Restore: req.Restore, Force: req.Force})
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -35,9 +35,9 @@ type Options struct {
 	// Token is the bearer token every /api/ request must carry. An empty
 	// token refuses every API request.
 	Token string
-	// Store is the store directory the controller was opened on. It
-	// enables GET /api/sessions; empty disables it.
-	Store string
+	// Sessions enables GET /api/sessions, which lists the sessions of
+	// the store the controller was opened from (Controller.Store).
+	Sessions bool
 	// Hosts are Host header values accepted besides the address the
 	// connection arrived on: "name" (any port) or "name:port". For a
 	// handler behind a reverse proxy.

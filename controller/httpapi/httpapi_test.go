@@ -40,19 +40,21 @@ func session(t testing.TB) (ws, store string, c *controller.Controller) {
 			t.Fatal(err)
 		}
 	}
-	_, err = c.BeginTurn(ctx, "make a")
+	_, err = c.BeginTurn(ctx, "make a", controller.TurnOptions{})
 	step(err)
-	_, err = c.Capture(ctx, a)
+	_, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{a}})
+	err = errs[0]
 	step(err)
 	step(os.WriteFile(a, []byte("v1\n"), 0o644))
 	_, err = c.AppendMessage(ctx, "assistant", "made a")
 	step(err)
-	_, err = c.BeginTurn(ctx, "change a")
+	_, err = c.BeginTurn(ctx, "change a", controller.TurnOptions{})
 	step(err)
-	_, err = c.Capture(ctx, a)
+	_, errs = c.Capture(ctx, controller.CaptureOptions{Paths: []string{a}})
+	err = errs[0]
 	step(err)
 	step(os.WriteFile(a, []byte("v2\n"), 0o644))
-	_, err = c.BeginTurn(ctx, "third")
+	_, err = c.BeginTurn(ctx, "third", controller.TurnOptions{})
 	step(err)
 	return ws, store, c
 }
@@ -131,8 +133,8 @@ func readFile(t testing.TB, p string) string {
 
 func TestEndpoints(t *testing.T) {
 	t.Parallel()
-	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	ws, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	a := filepath.Join(ws, "a.txt")
 
 	r := call(t, "GET", url+"/api/sessions", testToken, "")
@@ -203,14 +205,14 @@ func TestSessionsNeedsStore(t *testing.T) {
 	_, _, c := session(t)
 	url := serve(t, c, httpapi.Options{})
 	if r := call(t, "GET", url+"/api/sessions", testToken, ""); r.code != 404 {
-		t.Errorf("sessions without Options.Store: %d %s", r.code, r.raw)
+		t.Errorf("sessions without Options.Sessions: %d %s", r.code, r.raw)
 	}
 }
 
 func TestRefusesBadRequests(t *testing.T) {
 	t.Parallel()
-	_, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	_, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	for _, tc := range []struct {
 		method, path, token, body string
 		code                      int
@@ -263,8 +265,8 @@ func TestRefusesBadRequests(t *testing.T) {
 // or coming from another origin never reaches the controller.
 func TestHostAndOrigin(t *testing.T) {
 	t.Parallel()
-	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	ws, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	a := filepath.Join(ws, "a.txt")
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
 	own := "http://127.0.0.1:" + port
@@ -386,7 +388,7 @@ func trickle(t *testing.T, addr, body string, gap time.Duration) trickled {
 func TestEventsStream(t *testing.T) {
 	t.Parallel()
 	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store, PollInterval: 20 * time.Millisecond})
+	url := serve(t, c, httpapi.Options{Sessions: true, PollInterval: 20 * time.Millisecond})
 	events := stream(t, url)
 
 	other, err := controller.Open(context.Background(), controller.Options{Workspace: ws, Store: store, NoAutoRetention: true})
@@ -394,10 +396,10 @@ func TestEventsStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if _, err := other.Capture(context.Background(), "b.txt"); err != nil {
-		t.Fatal(err)
+	if _, errs := other.Capture(context.Background(), controller.CaptureOptions{Paths: []string{"b.txt"}}); errs[0] != nil {
+		t.Fatal(errs[0])
 	}
-	if _, err := other.Rewind(context.Background(), 1, "code", controller.RewindOptions{}); err != nil {
+	if _, err := other.Rewind(context.Background(), controller.Target{Turn: 1}, "code", controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if r := call(t, "POST", url+"/api/undo", testToken, ""); r.code != 200 {
@@ -503,7 +505,7 @@ func TestWorkOutlivesReadTimeout(t *testing.T) {
 	t.Parallel()
 	ws, store, c := session(t)
 	const limit = 100 * time.Millisecond
-	srv := httptest.NewUnstartedServer(httpapi.NewHandler(c, httpapi.Options{Token: testToken, Store: store, BodyTimeout: limit}))
+	srv := httptest.NewUnstartedServer(httpapi.NewHandler(c, httpapi.Options{Token: testToken, Sessions: true, BodyTimeout: limit}))
 	srv.Config.ReadTimeout = limit
 	srv.Start()
 	t.Cleanup(srv.Close)

@@ -21,10 +21,10 @@ func TestNoNullLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.BeginTurn(ctx, "first"); err != nil {
+	if _, err := c.BeginTurn(ctx, "first", controller.TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	base := serve(t, c, httpapi.Options{Store: store})
+	base := serve(t, c, httpapi.Options{Sessions: true})
 	for _, tc := range []struct {
 		method, path, body string
 		code               int

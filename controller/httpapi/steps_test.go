@@ -32,14 +32,14 @@ func stepSession(t testing.TB) (ws string, c *controller.Controller) {
 	}
 	a, b := filepath.Join(ws, "a.txt"), filepath.Join(ws, "b.txt")
 	must(os.WriteFile(a, []byte("v0\n"), 0o644))
-	_, err = c.BeginTurn(ctx, "work")
+	_, err = c.BeginTurn(ctx, "work", controller.TurnOptions{})
 	must(err)
 	for i, paths := range [][]string{{a}, {a, b}, nil} {
 		st, err := c.BeginStep(ctx, controller.StepOptions{Key: "toolu_" + string(rune('A'+i)), Tool: "Edit"})
 		must(err)
 		for _, p := range paths {
-			_, err := c.CaptureIn(ctx, st, p)
-			must(err)
+			_, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}, Step: &st})
+			must(errs[0])
 		}
 		switch i {
 		case 0:

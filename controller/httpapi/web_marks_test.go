@@ -36,19 +36,20 @@ func TestWebMarksKindsAsTheCLI(t *testing.T) {
 	for _, n := range []string{"mod.txt", "del.txt", "same.txt"} {
 		check(os.WriteFile(filepath.Join(ws, n), []byte("old\n"), 0o644))
 	}
-	_, err = c.BeginTurn(ctx, "every kind")
+	_, err = c.BeginTurn(ctx, "every kind", controller.TurnOptions{})
 	check(err)
 	for _, n := range []string{"mod.txt", "del.txt", "same.txt", "new.txt"} {
-		_, err = c.Capture(ctx, filepath.Join(ws, n))
+		_, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{filepath.Join(ws, n)}})
+		err = errs[0]
 		check(err)
 	}
 	check(os.WriteFile(filepath.Join(ws, "mod.txt"), []byte("new\n"), 0o644))
 	check(os.Remove(filepath.Join(ws, "del.txt")))
 	check(os.WriteFile(filepath.Join(ws, "new.txt"), []byte("made\n"), 0o644))
-	_, err = c.BeginTurn(ctx, "next")
+	_, err = c.BeginTurn(ctx, "next", controller.TurnOptions{})
 	check(err)
 
-	cps, err := c.Checkpoints(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
 	check(err)
 	var want []string
 	kinds := map[controller.ChangeKind]bool{}
@@ -61,7 +62,7 @@ func TestWebMarksKindsAsTheCLI(t *testing.T) {
 	}
 	slices.Sort(want)
 
-	url := serve(t, c, httpapi.Options{Store: store}) // before the tab: its cleanup waits for the tab's event stream
+	url := serve(t, c, httpapi.Options{Sessions: true}) // before the tab: its cleanup waits for the tab's event stream
 	bctx := newBrowser(t)
 	defer shotOnFailure(t, bctx, artifactsDir(t))
 	var got []string

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/httpapi"
 )
 
@@ -24,8 +25,8 @@ import (
 // PNG images.
 func TestWebPageAsAPerson(t *testing.T) {
 	t.Parallel()
-	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	ws, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	bctx := newBrowser(t)
 	artifacts := artifactsDir(t)
 	defer shotOnFailure(t, bctx, artifacts)
@@ -272,7 +273,7 @@ func TestWebPageAsAPerson(t *testing.T) {
 	if count != "5" {
 		t.Errorf("history lists %s ops, want 5 (rewind, undo, redo, conversation, both)", count)
 	}
-	if cps, err := c.Checkpoints(ctx); err != nil || len(cps) != 0 {
+	if cps, _, err := c.Checkpoints(ctx, controller.ListOptions{}); err != nil || len(cps) != 0 {
 		t.Errorf("after rewinding both to turn 0: %d turns, %v", len(cps), err)
 	}
 	if shots != 5 {
@@ -285,8 +286,8 @@ func TestWebPageAsAPerson(t *testing.T) {
 // serve prints open_url, and says so).
 func TestWebPageHintMatchesServe(t *testing.T) {
 	t.Parallel()
-	_, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	_, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	bctx := newBrowser(t)
 	var hint, status string
 	err := chromedp.Run(bctx,

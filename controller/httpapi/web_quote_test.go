@@ -46,20 +46,21 @@ func TestWebQuotesNamesInChromium(t *testing.T) {
 			names = append(names, tc.In)
 		}
 	}
-	_, err = c.BeginTurn(ctx, "odd names")
+	_, err = c.BeginTurn(ctx, "odd names", controller.TurnOptions{})
 	check(err)
 	for _, n := range names {
 		p := filepath.Join(ws, n)
 		check(os.MkdirAll(filepath.Dir(p), 0o755))
 		check(os.WriteFile(p, []byte("old\n"), 0o644))
-		_, err = c.Capture(ctx, p)
+		_, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{p}})
+		err = errs[0]
 		check(err)
 		check(os.WriteFile(p, []byte("new\n"), 0o644))
 	}
-	_, err = c.BeginTurn(ctx, "next")
+	_, err = c.BeginTurn(ctx, "next", controller.TurnOptions{})
 	check(err)
 
-	url := serve(t, c, httpapi.Options{Store: store}) // before the tab: its cleanup waits for the tab's event stream
+	url := serve(t, c, httpapi.Options{Sessions: true}) // before the tab: its cleanup waits for the tab's event stream
 	bctx := newBrowser(t)
 	defer shotOnFailure(t, bctx, artifactsDir(t))
 	texts := func(sel string) []string {

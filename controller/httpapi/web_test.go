@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/httpapi"
 )
 
@@ -23,8 +24,8 @@ func TestWebRewindInChromium(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skipf("no %s: %v", chromiumPath, err)
 	}
-	ws, store, c := session(t)
-	url := serve(t, c, httpapi.Options{Store: store})
+	ws, _, c := session(t)
+	url := serve(t, c, httpapi.Options{Sessions: true})
 	a := filepath.Join(ws, "a.txt")
 
 	bctx := newBrowser(t)
@@ -73,7 +74,7 @@ func TestWebRewindInChromium(t *testing.T) {
 	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#live.on`, chromedp.ByQuery)); err != nil {
 		t.Fatalf("event stream: %v", err)
 	}
-	if _, err := c.BeginTurn(context.Background(), "fourth"); err != nil {
+	if _, err := c.BeginTurn(context.Background(), "fourth", controller.TurnOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#turn-3`, chromedp.ByID)); err != nil {

@@ -17,7 +17,7 @@ func TestWebSessionTreeInChromium(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ws, store, c := session(t)
-	if _, err := c.ForkWith(ctx, 2, controller.ForkOptions{To: "f1"}); err != nil {
+	if _, err := c.Fork(ctx, 2, controller.ForkOptions{To: "f1"}); err != nil {
 		t.Fatal(err)
 	}
 	f1, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: "f1", NoAutoRetention: true})
@@ -25,7 +25,7 @@ func TestWebSessionTreeInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f1.Close()
-	if _, err := f1.ForkWith(ctx, 1, controller.ForkOptions{To: "f2"}); err != nil {
+	if _, err := f1.Fork(ctx, 1, controller.ForkOptions{To: "f2"}); err != nil {
 		t.Fatal(err)
 	}
 	f2, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store, Session: "f2", NoAutoRetention: true})
@@ -36,8 +36,8 @@ func TestWebSessionTreeInChromium(t *testing.T) {
 
 	// The servers before the tab: cleanups run last-in first-out, and a
 	// server's Close waits for the tab's event stream until the tab closes.
-	rootURL := serve(t, c, httpapi.Options{Store: store})
-	f2URL := serve(t, f2, httpapi.Options{Store: store})
+	rootURL := serve(t, c, httpapi.Options{Sessions: true})
+	f2URL := serve(t, f2, httpapi.Options{Sessions: true})
 	bctx := newBrowser(t)
 	artifacts := artifactsDir(t)
 	defer shotOnFailure(t, bctx, artifacts)

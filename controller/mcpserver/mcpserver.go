@@ -209,7 +209,7 @@ type ListOutput struct {
 }
 
 func (s *server) list(ctx context.Context, _ ListInput) (ListOutput, error) {
-	cps, err := s.c.Checkpoints(ctx)
+	cps, _, err := s.c.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil {
 		return ListOutput{}, err
 	}
@@ -243,7 +243,7 @@ func (s *server) diff(ctx context.Context, in DiffInput) (DiffOutput, error) {
 	if in.Step < 0 {
 		return DiffOutput{}, fmt.Errorf("step must be a whole number ≥ 1 (0: the turn's start), got %d", in.Step)
 	}
-	pt := controller.Point{Turn: in.Turn, Step: in.Step}
+	pt := controller.Target{Turn: in.Turn, Step: in.Step}
 	want := ""
 	if in.Path != "" {
 		var err error
@@ -251,7 +251,7 @@ func (s *server) diff(ctx context.Context, in DiffInput) (DiffOutput, error) {
 			return DiffOutput{}, err
 		}
 	}
-	diffs, skipped, err := s.c.DiffTo(ctx, pt)
+	diffs, skipped, err := s.c.Diff(ctx, pt)
 	if err != nil {
 		return DiffOutput{}, err
 	}
@@ -359,13 +359,13 @@ func (s *server) rewind(ctx context.Context, in RewindInput) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	pt := controller.Point{Turn: in.Turn, Step: in.Step}
+	pt := controller.Target{Turn: in.Turn, Step: in.Step}
 	if !in.DryRun {
 		// Once begun, a rewind finishes even if the client gives up on
 		// it: an interrupted op would wait for the next Open.
 		ctx = context.WithoutCancel(ctx)
 	}
-	res, err := s.c.RewindTo(ctx, pt, sc, controller.RewindOptions{DryRun: in.DryRun, Force: in.Force})
+	res, err := s.c.Rewind(ctx, pt, sc, controller.RewindOptions{DryRun: in.DryRun, Force: in.Force})
 	out := result(res)
 	if err != nil {
 		if errors.Is(err, controller.ErrConflict) {
@@ -375,7 +375,7 @@ func (s *server) rewind(ctx context.Context, in RewindInput) (Result, error) {
 		}
 		return Result{}, err
 	}
-	what := fmt.Sprintf("turn %s, %s", controller.Point{Turn: out.Turn, Step: out.Step}, out.Scope)
+	what := fmt.Sprintf("turn %s, %s", controller.Target{Turn: out.Turn, Step: out.Step}, out.Scope)
 	switch {
 	case !out.Changed:
 		out.Summary = fmt.Sprintf("nothing to rewind (%s): the files are as they were at its start", what)
@@ -427,7 +427,7 @@ func (s *server) reverse(ctx context.Context, in UndoInput, redo bool) (Result, 
 		}
 		return Result{}, err
 	}
-	what := fmt.Sprintf("turn %s, %s", controller.Point{Turn: out.Turn, Step: out.Step}, out.Scope)
+	what := fmt.Sprintf("turn %s, %s", controller.Target{Turn: out.Turn, Step: out.Step}, out.Scope)
 	switch {
 	case !out.Changed:
 		out.Summary = fmt.Sprintf("nothing to %s: the state it would bring back is there already", verb)
@@ -487,7 +487,7 @@ type StatusOutput struct {
 }
 
 func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
-	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Store: s.c.StoreDir(), Changes: []wire.Change{}}
+	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Store: s.c.Store().Dir(), Changes: []wire.Change{}}
 	var err error
 	if out.Scan, err = s.c.ScanSetting(ctx); err != nil {
 		return StatusOutput{}, err

@@ -53,15 +53,15 @@ func newEnv(t *testing.T, o mcpserver.Options) *env {
 	t.Cleanup(func() { c.Close() })
 	e.c = c
 	e.write("b.bin", binary, 0o755)
-	e.step(c.BeginTurn(ctx, "make a"))
-	e.step(c.Capture(ctx, e.abs("a.txt")))
-	e.step(c.Capture(ctx, e.abs("b.bin")))
+	e.step(c.BeginTurn(ctx, "make a", controller.TurnOptions{}))
+	e.capture(c, "a.txt", nil)
+	e.capture(c, "b.bin", nil)
 	e.write("a.txt", []byte("v1\n"), 0o644)
 	e.write("b.bin", []byte("now text\r\nline two\r\n"), 0o644)
-	e.step(c.BeginTurn(ctx, "change a"))
-	e.step(c.Capture(ctx, e.abs("a.txt")))
+	e.step(c.BeginTurn(ctx, "change a", controller.TurnOptions{}))
+	e.capture(c, "a.txt", nil)
 	e.write("a.txt", []byte("v2\n"), 0o644)
-	e.step(c.BeginTurn(ctx, "third"))
+	e.step(c.BeginTurn(ctx, "third", controller.TurnOptions{}))
 
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := mcpserver.New(c, o).Connect(ctx, st, nil)
@@ -81,6 +81,15 @@ func (e *env) step(_ any, err error) {
 	e.t.Helper()
 	if err != nil {
 		e.t.Fatal(err)
+	}
+}
+
+// capture captures the workspace path rel into c's open turn (into step
+// st, when set).
+func (e *env) capture(c *controller.Controller, rel string, st *controller.Step) {
+	e.t.Helper()
+	if _, errs := c.Capture(context.Background(), controller.CaptureOptions{Paths: []string{e.abs(rel)}, Step: st}); errs[0] != nil {
+		e.t.Fatal(errs[0])
 	}
 }
 
@@ -452,7 +461,7 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("status: got %+v", st)
 	}
 	// A capture in the open turn, then a change: status lists it.
-	e.step(e.c.Capture(context.Background(), e.abs("a.txt")))
+	e.capture(e.c, "a.txt", nil)
 	e.write("a.txt", []byte("v3\n"), 0o644)
 	if err := e.c.SetScan(context.Background(), true); err != nil {
 		t.Fatal(err)
@@ -510,7 +519,7 @@ func TestSteps(t *testing.T) {
 	for i, v := range []string{"v3\n", "v4\n"} {
 		st, err := e.c.BeginStep(ctx, controller.StepOptions{Key: fmt.Sprint("toolu_", i), Tool: "Edit"})
 		e.step(st, err)
-		e.step(e.c.CaptureIn(ctx, st, e.abs("a.txt")))
+		e.capture(e.c, "a.txt", &st)
 		e.write("a.txt", []byte(v), 0o644)
 	}
 	var list mcpserver.ListOutput
@@ -559,7 +568,9 @@ func TestPathBytes(t *testing.T) {
 	e := newEnv(t, mcpserver.Options{})
 	ctx := context.Background()
 	name := "caf\xe9.txt"
-	e.step(e.c.Capture(ctx, e.abs(name)))
+	if _, errs := e.c.Capture(ctx, controller.CaptureOptions{Paths: []string{e.abs(name)}}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
 	e.write(name, []byte("new\n"), 0o644)
 
 	var list mcpserver.ListOutput

@@ -248,9 +248,9 @@ type FileDiff struct {
 	NewMode string `json:"new_mode,omitempty" jsonschema:"the file mode at the target, as git writes it"`
 }
 
-// NewDiff is the diff of a code rewind to pt (Controller.DiffTo's
+// NewDiff is the diff of a code rewind to pt (Controller.Diff's
 // results).
-func NewDiff(pt controller.Point, diffs []controller.FileDiff, skipped []controller.Skip) Diff {
+func NewDiff(pt controller.Target, diffs []controller.FileDiff, skipped []controller.Skip) Diff {
 	out := Diff{Turn: pt.Turn, Step: pt.Step, Files: make([]FileDiff, len(diffs)), Skipped: newSkips(skipped)}
 	paths := make([]string, 0, len(diffs)+len(skipped))
 	for i, d := range diffs {

@@ -57,14 +57,8 @@ func (s *session) write(rel, text string) {
 
 func (s *session) capture(st *controller.Step, rel string) {
 	s.t.Helper()
-	var err error
-	if st != nil {
-		_, err = s.c.CaptureIn(context.Background(), *st, filepath.Join(s.ws, rel))
-	} else {
-		_, err = s.c.Capture(context.Background(), filepath.Join(s.ws, rel))
-	}
-	if err != nil {
-		s.t.Fatal(err)
+	if _, errs := s.c.Capture(context.Background(), controller.CaptureOptions{Paths: []string{filepath.Join(s.ws, rel)}, Step: st}); errs[0] != nil {
+		s.t.Fatal(errs[0])
 	}
 }
 
@@ -112,7 +106,7 @@ func TestGolden(t *testing.T) {
 	s.write("keep.txt", "v0\n")
 	s.write("old.txt", "bye\n")
 
-	must(c.BeginTurn(ctx, "make things"))
+	must(c.BeginTurn(ctx, "make things", controller.TurnOptions{}))
 	st := must(c.BeginStep(ctx, controller.StepOptions{Key: "toolu_1", Tool: "Edit"}))
 	s.capture(&st, "keep.txt")
 	s.write("keep.txt", "v1\n")
@@ -127,43 +121,44 @@ func TestGolden(t *testing.T) {
 	}
 	must(c.AppendMessage(ctx, "assistant", "made them"))
 
-	must(c.BeginTurn(ctx, "second"))
+	must(c.BeginTurn(ctx, "second", controller.TurnOptions{}))
 	s.capture(nil, "keep.txt")
 	s.write("keep.txt", "v2\n")
 	if err := c.Pin(ctx, 1, true, "good"); err != nil {
 		t.Fatal(err)
 	}
-	must(c.BeginTurn(ctx, "third"))
+	must(c.BeginTurn(ctx, "third", controller.TurnOptions{}))
 	s.capture(nil, "keep.txt")
 	s.write("keep.txt", "v3\n")
 
-	cps := must(c.Checkpoints(ctx))
+	cps, _, cerr := c.Checkpoints(ctx, controller.ListOptions{})
+	must(cps, cerr)
 	steps := must(c.Steps(ctx))
 	s.golden("checkpoints", wire.NewCheckpoints(cps, steps))
 	s.golden("checkpoint_without_steps", wire.NewCheckpoint(cps[0]))
 	s.golden("changes", wire.NewChanges(must(c.Status(ctx))))
 	s.golden("messages", wire.NewMessages(must(c.Conversation(ctx))))
 
-	pt := controller.Point{Turn: 0}
-	diffs, skipped, err := c.DiffTo(ctx, pt)
+	pt := controller.Target{Turn: 0}
+	diffs, skipped, err := c.Diff(ctx, pt)
 	s.golden("diff", wire.NewDiff(pt, must(diffs, err), skipped))
-	pt = controller.Point{Turn: 0, Step: 2}
-	diffs, skipped, err = c.DiffTo(ctx, pt)
+	pt = controller.Target{Turn: 0, Step: 2}
+	diffs, skipped, err = c.Diff(ctx, pt)
 	s.golden("diff_step", wire.NewDiff(pt, must(diffs, err), skipped))
 
-	fork := must(c.ForkWith(ctx, 1, controller.ForkOptions{To: "s1-fork"}))
+	fork := must(c.Fork(ctx, 1, controller.ForkOptions{To: "s1-fork"}))
 	s.golden("fork", wire.NewFork(c.Session(), 1, fork))
 
-	s.golden("result_dry_run", wire.NewResult(must(c.RewindTo(ctx, controller.Point{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{DryRun: true}))))
+	s.golden("result_dry_run", wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{DryRun: true}))))
 	var events []wire.Event
 	stop := c.Subscribe(func(e controller.Event) { events = append(events, wire.NewEvent(e)) })
-	s.golden("result", wire.NewResult(must(c.RewindTo(ctx, controller.Point{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{}))))
+	s.golden("result", wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{}))))
 	stop()
 	s.golden("events", events)
 	s.golden("result_undo", wire.NewResult(must(c.Undo(ctx, controller.UndoOptions{}))))
 	s.golden("history", wire.NewHistory(must(c.History(ctx))))
 
-	store := must(controller.OpenStore(ctx, s.root))
+	store := controller.OpenStore(s.root)
 	defer store.Close()
 	s.golden("sessions", wire.NewSessions(must(store.Sessions(ctx))))
 }
@@ -175,7 +170,7 @@ func TestNeverNull(t *testing.T) {
 	for name, doc := range map[string]any{
 		"checkpoints": wire.NewCheckpoints([]controller.Checkpoint{{}}, nil),
 		"result":      wire.NewResult(controller.Result{}),
-		"diff":        wire.NewDiff(controller.Point{}, nil, nil),
+		"diff":        wire.NewDiff(controller.Target{}, nil, nil),
 		"messages":    wire.NewMessages(nil),
 		"fork":        wire.NewFork("s", 0, controller.ForkResult{}),
 		"history":     wire.NewHistory([]controller.HistoryEntry{{}}),

@@ -38,7 +38,7 @@ import (
 // for a step), with Force when they chose to overwrite the files changed
 // since the agent left them.
 type Choice struct {
-	Point controller.Point
+	Point controller.Target
 	Scope controller.Scope
 	Force bool
 }
@@ -116,7 +116,7 @@ type turnRow struct {
 }
 
 // point is where choosing the row rewinds to.
-func (r turnRow) point() controller.Point { return controller.Point{Turn: r.turn, Step: r.step} }
+func (r turnRow) point() controller.Target { return controller.Target{Turn: r.turn, Step: r.step} }
 
 // target names the row's rewind point for the prompts.
 func (r turnRow) target() string {
@@ -144,7 +144,7 @@ type model struct {
 	conflicts []string
 	planErr   string
 
-	previews map[controller.Point][]string // per row: the preview's lines
+	previews map[controller.Target][]string // per row: the preview's lines
 
 	width, height int
 	confirmed     bool
@@ -152,7 +152,7 @@ type model struct {
 }
 
 func newModel(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint) *model {
-	m := &model{ctx: ctx, c: c, previews: map[controller.Point][]string{}, width: 80, height: 24}
+	m := &model{ctx: ctx, c: c, previews: map[controller.Target][]string{}, width: 80, height: 24}
 	steps := map[int][]controller.Step{}
 	if all, err := c.Steps(ctx); err == nil { // without them, the turns still list
 		for _, st := range all {
@@ -329,7 +329,7 @@ func (m *model) plan() {
 	if !m.scope().Code() {
 		return
 	}
-	res, err := m.c.RewindTo(m.ctx, m.rows[m.sel].point(), m.scope(), controller.RewindOptions{DryRun: true})
+	res, err := m.c.Rewind(m.ctx, m.rows[m.sel].point(), m.scope(), controller.RewindOptions{DryRun: true})
 	if err != nil {
 		m.planErr = msg.OneLine(err)
 		return
@@ -389,7 +389,7 @@ func (m *model) preview() []string {
 		lines = append(lines, fmt.Sprintf("  %-14s %-9s %s", f.stat, f.kind, quote.Path(f.path)))
 	}
 	lines = append(lines, "", fmt.Sprintf("a code rewind to %s would:", r.target()))
-	diffs, skipped, err := m.c.DiffTo(m.ctx, r.point())
+	diffs, skipped, err := m.c.Diff(m.ctx, r.point())
 	switch {
 	case err != nil:
 		lines = append(lines, "  cannot preview: "+msg.OneLine(err))

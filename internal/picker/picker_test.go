@@ -31,11 +31,11 @@ func TestPickerModel(t *testing.T) {
 	}
 	turn := func(prompt string) {
 		t.Helper()
-		if _, err := c.BeginTurn(ctx, prompt); err != nil {
+		if _, err := c.BeginTurn(ctx, prompt, controller.TurnOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Capture(ctx, a); err != nil {
-			t.Fatal(err)
+		if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{a}}); errs[0] != nil {
+			t.Fatal(errs[0])
 		}
 	}
 	write("one\n")
@@ -43,7 +43,7 @@ func TestPickerModel(t *testing.T) {
 	write("one\ntwo\nthree\n")
 	turn("second")
 	write("\x00binary")
-	cps, err := c.Checkpoints(ctx)
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"errors"
+
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// Errors returned by the controller. Callers test them with errors.Is; the
+// sentinels of the packages below it pass through wrapped, and api.go
+// re-exports those a front-end tests (ErrNoOpenTurn, ErrOutsideWorkspace,
+// ...).
+var (
+	// ErrNoTurn is wrapped when a rewind or diff names a turn that is not
+	// in the active history.
+	ErrNoTurn = errors.New("no such turn")
+	// ErrTurnHidden is wrapped, with ErrNoTurn, when the turn named is
+	// not in the active history because a conversation rewind hid it
+	// (an undo of that rewind brings it back).
+	ErrTurnHidden = errors.New("hidden by a conversation rewind")
+	// ErrWorkspaceMismatch is wrapped when a session is opened for a
+	// workspace other than the one it was created for.
+	ErrWorkspaceMismatch = errors.New("session belongs to another workspace")
+	// ErrBusy is wrapped when another process holds the session's rewind
+	// lock for longer than the wait.
+	ErrBusy = errors.New("another rewind or undo of this session is running")
+	// ErrNoSession is wrapped when Open is told not to create a session
+	// (Options.NoCreate) and the store has never had it.
+	ErrNoSession = errors.New("no such session")
+	// ErrNoStep is wrapped when a rewind or diff names a step its turn
+	// does not have.
+	ErrNoStep = checkpoints.ErrNoStep
+	// ErrStepScope is wrapped when a rewind to a step asks for the
+	// conversation: ckpt records the conversation by turns, so a step
+	// rewind restores code only.
+	ErrStepScope = errors.New("a step rewinds code only: rewind the turn for its conversation")
+	// ErrConflict is wrapped when a code rewind would overwrite files changed
+	// since the agent left them (by a person, or another session); the Result
+	// lists them. Nothing is changed unless forced.
+	ErrConflict = errors.New("files changed since the agent left them (force to overwrite; undo brings them back)")
+	// ErrLaterChanges is wrapped by Revert when a later turn changed a file the
+	// reverted turn changed too: reverting would lose that later change.
+	ErrLaterChanges = errors.New("a later turn changed these files too")
+	// ErrUndoConflict is wrapped by Undo when work was done since the rewind it
+	// would reverse: a file it would overwrite changed since (an edit in a
+	// later turn, or by hand), or turns were opened since (an undo of a
+	// conversation rewind hides them). Undo then changes nothing unless forced.
+	ErrUndoConflict = errors.New("work was done since that rewind; undo would overwrite it (force to undo anyway)")
+	// ErrNothingToRedo is wrapped by Redo when no undone op can be
+	// re-applied: nothing was undone, or a newer rewind ended the chain
+	// (Redo with UndoOptions.Op still reaches it).
+	ErrNothingToRedo = errors.New("nothing to redo")
+	// ErrRedoConflict is wrapped by Redo (and by Undo of an undo) when work
+	// was done since the undo it reverses. Nothing changes unless forced.
+	ErrRedoConflict = errors.New("work was done since that undo; redo would overwrite it (force to redo anyway)")
+	// ErrNotInEffect is wrapped when UndoOptions.Op names an unfinished
+	// op, or, for Redo, an op whose effect is in effect.
+	ErrNotInEffect = errors.New("op is not in the state that allows it")
+	// ErrNotReversible is wrapped when an op cannot be reversed exactly: it
+	// changed the conversation before such changes were recorded and is not
+	// the newest rewind, or showing its turns again would put two turns with
+	// one number in the active history. Force does not override it.
+	ErrNotReversible = errors.New("op cannot be reversed exactly")
+	// ErrSessionExists is wrapped when a fork names a session that exists.
+	ErrSessionExists = checkpoints.ErrExists
+	// ErrEmptySummary is wrapped when a summarize has no text.
+	ErrEmptySummary = errors.New("summary text is empty")
+	// ErrScanRefused is wrapped when scan mode is asked for in a home
+	// directory or a filesystem root: a manifest of either would be huge
+	// and hold files that are not the project's.
+	ErrScanRefused = errors.New("scan mode refused: the workspace is a home directory or a filesystem root")
+)
