@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/ckpt/ckpt/internal/loopback"
 )
 
 // Claude Code: hooks in .claude/settings.json (~/.claude/settings.json
@@ -162,16 +164,6 @@ func hookURL(addr string, strict bool) string {
 	return u
 }
 
-// loopbackHost says whether host is loopback: a loopback IP or the name
-// localhost.
-func loopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // claudeMatcher is the PreToolUse matcher ckpt installs: the tools that
 // write files, and the shells (Bash; PowerShell on Windows) for scan mode.
 // Claude Code's Edit covers what MultiEdit did; the hook still accepts
@@ -251,7 +243,7 @@ func isOwnHookURL(u string) bool {
 	host, path, _ := strings.Cut(rest, "/")
 	path, _, _ = strings.Cut(path, "?")
 	h, _, err := net.SplitHostPort(host)
-	return err == nil && loopbackHost(h) && path == "hook/claude"
+	return err == nil && loopback.Host(h) && path == "hook/claude"
 }
 
 // claudeSettings are the settings files of a Claude install: target gets

@@ -399,13 +399,36 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := map[string]checkpoints.State{}
-	m, err := c.idx.Manifest(ctx, cp.ID)
+	start, now, unreadableNow, err := c.statusStates(ctx, cp)
 	if err != nil {
 		return nil, err
 	}
-	var now map[string]checkpoints.State
-	var unreadableNow []string // files and directories the scan now may not open
+	out := c.statusCompare(ctx, start, now)
+	for p := range now {
+		if _, ok := start[p]; !ok {
+			out = append(out, Change{Path: p, Kind: "added"})
+		}
+	}
+	for _, s := range unreadableNow {
+		if _, ok := start[s]; !ok {
+			out = append(out, Change{Path: s, Kind: "unreadable"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// statusStates is what Status compares for the open turn cp: each
+// recorded path's state when the turn started (its manifest's, else its
+// first capture's), for a scanned turn the workspace's states now (nil
+// when no scan is possible: each recorded file is then looked at on its
+// own), and the files and directories a scan now may not open.
+func (c *Controller) statusStates(ctx context.Context, cp checkpoints.Checkpoint) (start, now map[string]checkpoints.State, unreadableNow []string, err error) {
+	start = map[string]checkpoints.State{}
+	m, err := c.idx.Manifest(ctx, cp.ID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if m != nil {
 		for _, f := range m.Files {
 			id := f.Blob
@@ -419,7 +442,7 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 				unreadableNow = append(unreadableNow, what)
 			}
 		} else if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		if err == nil {
 			now = map[string]checkpoints.State{}
@@ -439,6 +462,12 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 			start[f.Path] = f.State()
 		}
 	}
+	return start, now, unreadableNow, nil
+}
+
+// statusCompare is the change of each path of start, against now (a
+// scan's states) or, for a path it does not hold, the file itself.
+func (c *Controller) statusCompare(ctx context.Context, start, now map[string]checkpoints.State) []Change {
 	current := func(p string) (checkpoints.State, error) {
 		if now != nil {
 			if st, ok := now[p]; ok {
@@ -474,18 +503,7 @@ func (c *Controller) Status(ctx context.Context) ([]Change, error) {
 			out = append(out, Change{Path: p, Kind: "modified"})
 		}
 	}
-	for p := range now {
-		if _, ok := start[p]; !ok {
-			out = append(out, Change{Path: p, Kind: "added"})
-		}
-	}
-	for _, s := range unreadableNow {
-		if _, ok := start[s]; !ok {
-			out = append(out, Change{Path: s, Kind: "unreadable"})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
+	return out
 }
 
 // scanChange is a path whose state two manifests disagree on: what a

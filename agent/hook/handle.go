@@ -174,19 +174,8 @@ func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data [
 	if f != nil {
 		return f
 	}
-	if o.Scope != nil {
-		// Over HTTP: an event from outside the token's install does
-		// nothing at all, not even the end-of-answer sync.
-		ev := &plan.Event
-		if root, err := controller.WorkspaceRoot(ev.Cwd); err != nil || !o.Scope.Covers(root) {
-			return outOfScope(ev.Cwd, o.Scope)
-		}
-		if ev.TranscriptPath != "" && !claudeTranscriptOf(ev.TranscriptPath, ev.Cwd, *o.Scope) {
-			// Read only where Claude Code keeps the transcripts of
-			// this install's projects: any other file is not read.
-			hd.say("ckpt: hook: warning: transcript_path %s is not a Claude Code transcript of a project this hook token was installed for; not read", quote.Path(ev.TranscriptPath))
-			ev.TranscriptPath = ""
-		}
+	if f := hd.inScope(o, &plan.Event); f != nil {
+		return f
 	}
 	if plan.Sync {
 		hd.sync()
@@ -244,6 +233,25 @@ func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data [
 	default:
 		return h.toolCall(ctx, plan)
 	}
+}
+
+// inScope checks, over HTTP (o.Scope set), that ev comes from inside
+// the install its token is of: an event from outside does nothing at all,
+// not even the end-of-answer sync. A transcript_path is kept only where
+// Claude Code keeps the transcripts of this install's projects: any other
+// file is not read.
+func (hd *Handler) inScope(o Options, ev *agent.Event) *agent.Failure {
+	if o.Scope == nil {
+		return nil
+	}
+	if root, err := controller.WorkspaceRoot(ev.Cwd); err != nil || !o.Scope.Covers(root) {
+		return outOfScope(ev.Cwd, o.Scope)
+	}
+	if ev.TranscriptPath != "" && !claudeTranscriptOf(ev.TranscriptPath, ev.Cwd, *o.Scope) {
+		hd.say("ckpt: hook: warning: transcript_path %s is not a Claude Code transcript of a project this hook token was installed for; not read", quote.Path(ev.TranscriptPath))
+		ev.TranscriptPath = ""
+	}
+	return nil
 }
 
 // hookEvent is one decoded event as handleHook carries it through its

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller/httpapi"
+	"github.com/ckpt/ckpt/internal/loopback"
 	"github.com/ckpt/ckpt/internal/token"
 	"github.com/spf13/cobra"
 )
@@ -124,7 +125,7 @@ func checkAddr(addr string, allowRemote bool) error {
 	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
 		return usagef("--addr %q: bad port %q", addr, port)
 	}
-	if httpapi.IsLoopbackHost(host) || allowRemote {
+	if loopback.Host(host) || allowRemote {
 		return nil
 	}
 	shown := host
@@ -133,9 +134,6 @@ func checkAddr(addr string, allowRemote bool) error {
 	}
 	return usagef("--addr %q: %s is not loopback; use 127.0.0.1, [::1] or localhost, or --allow-remote to expose this session's files on the network", addr, shown)
 }
-
-// isLoopbackHost is httpapi.IsLoopbackHost, by install.go's name for it.
-func isLoopbackHost(host string) bool { return httpapi.IsLoopbackHost(host) }
 
 // serveToken reads the token from file, or makes a random one.
 func serveToken(file string) (string, error) {

@@ -68,31 +68,44 @@ func (a *app) statusLine(ctx context.Context) string {
 	return line
 }
 
-// sessionStatus is the status line of the session in's event names.
-func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
-	session := a.session
+// statusSession is the session the status line is for: the one in's
+// event names (or the one it continues), else --session, else the active
+// session of the workspace in's directory is in; ok is false when there
+// is no workspace.
+func (a *app) statusSession(ctx context.Context, in statusInput) (session string, ok bool) {
+	session = a.session
 	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
 		session, _, _ = hook.ContinuedSession(a.store, in.SessionID)
 	}
-	if session == "" {
-		dir := in.Workspace.ProjectDir
-		if dir == "" {
-			dir = in.Cwd
+	if session != "" {
+		return session, true
+	}
+	dir := in.Workspace.ProjectDir
+	if dir == "" {
+		dir = in.Cwd
+	}
+	if dir == "" || !filepath.IsAbs(dir) {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return "", false
 		}
-		if dir == "" || !filepath.IsAbs(dir) {
-			var err error
-			if dir, err = os.Getwd(); err != nil {
-				return "ckpt: no workspace"
-			}
-		}
-		loc, err := controller.OpenStore(a.store).Locate(ctx, dir, "")
-		if err != nil {
-			return "ckpt: no workspace"
-		}
-		session = loc.Session
-		if s, err := controller.OpenStore(a.store).ActiveSession(ctx, loc.Workspace); err == nil && s != "" {
-			session = s
-		}
+	}
+	loc, err := controller.OpenStore(a.store).Locate(ctx, dir, "")
+	if err != nil {
+		return "", false
+	}
+	session = loc.Session
+	if s, err := controller.OpenStore(a.store).ActiveSession(ctx, loc.Workspace); err == nil && s != "" {
+		session = s
+	}
+	return session, true
+}
+
+// sessionStatus is the status line of the session in's event names.
+func (a *app) sessionStatus(ctx context.Context, in statusInput) string {
+	session, ok := a.statusSession(ctx, in)
+	if !ok {
+		return "ckpt: no workspace"
 	}
 	root, ok, err := controller.OpenStore(a.store).SessionWorkspace(ctx, session)
 	if err != nil {

@@ -6,19 +6,8 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
-
-// IsLoopbackHost says whether a listen host is loopback: a loopback IP or
-// the name localhost (which Listen checks again on the bound address).
-func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 // NotLoopbackError is Listen's error for an address that bound beyond
 // this machine when that was not allowed.

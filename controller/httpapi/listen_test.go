@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/controller/httpapi"
+	"github.com/ckpt/ckpt/internal/loopback"
 )
 
 func TestListenLoopbackOnly(t *testing.T) {
@@ -26,7 +27,7 @@ func TestListenLoopbackOnly(t *testing.T) {
 	if err != nil || !remote {
 		t.Fatalf("every interface, allowed: %q %v %v", url, remote, err)
 	}
-	if host, _, _ := net.SplitHostPort(strings.TrimPrefix(url, "http://")); !httpapi.IsLoopbackHost(host) {
+	if host, _, _ := net.SplitHostPort(strings.TrimPrefix(url, "http://")); !loopback.Host(host) {
 		t.Errorf("every interface: url %s, want a loopback address to open", url)
 	}
 	ln.Close()
