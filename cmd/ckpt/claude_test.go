@@ -12,6 +12,9 @@ import (
 	"github.com/ckpt/ckpt/agent/hook"
 )
 
+// resumeLabel labels the turn a session start opens in scan mode.
+const resumeLabel = "(session start: workspace before the agent acts)"
+
 // hookRunIn feeds one event to `ckpt hook claude` in-process and returns
 // its stderr.
 func hookRunIn(t *testing.T, store string, ev map[string]any) string {

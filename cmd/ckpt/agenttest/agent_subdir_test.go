@@ -1,4 +1,4 @@
-package main
+package agenttest_test
 
 import (
 	"encoding/json"
@@ -47,7 +47,11 @@ func (e *agentEnv) checkSubdir(name, installErr string) {
 	e.t.Helper()
 	id, ws, turns := e.subdirSession()
 	e.t.Logf("%s in a subdirectory: session %q, workspace %q, turns %q", name, id, ws, turns)
-	if note := agent.SubdirNote(agentNamed(name), e.ws); note != "" {
+	ag, ok := agent.Lookup(name)
+	if !ok {
+		e.t.Fatalf("no agent %q", name)
+	}
+	if note := agent.SubdirNote(ag, e.ws); note != "" {
 		if !strings.Contains(installErr, "ckpt: note: "+note) {
 			e.t.Errorf("install %s did not say %q; it said:\n%s", name, note, installErr)
 		}

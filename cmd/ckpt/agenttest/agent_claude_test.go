@@ -1,4 +1,4 @@
-package main
+package agenttest_test
 
 import (
 	"bytes"
@@ -308,8 +308,13 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	// A conversation rewind prints Claude's fork command; undo brings the
 	// turns back; the files are not touched.
 	var rj struct {
-		Prompt       string        `json:"prompt"`
-		ClaudeResume *claudeResume `json:"claude_resume"`
+		Prompt       string `json:"prompt"`
+		ClaudeResume *struct {
+			Session  string   `json:"session"`
+			ResumeAt string   `json:"resume_at"`
+			Argv     []string `json:"argv"`
+			Exact    bool     `json:"exact"`
+		} `json:"claude_resume"`
 	}
 	if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "rewind", "2", "--scope", "conversation", "--json")), &rj); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package agenttest_test
 
 import (
 	"bufio"
@@ -591,8 +591,8 @@ func TestPiRealBinaryTree(t *testing.T) {
 	e := newPiEnv(t, ws, home, store, srv)
 	e.ckpt("install", "pi")
 
-	// pi in a tmux pane (the picker test's helpers), with e's environment.
-	pe := &pickerEnv{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	// pi in a tmux pane, with e's environment.
+	pe := &tmuxPane{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	t.Cleanup(func() { _ = pe.tmux("kill-server").Run() })
 	sh := "cd " + quote.Shell(ws) + " && exec env -i"
 	for _, kv := range append(e.env, "TERM=xterm-256color") {
@@ -671,4 +671,30 @@ func TestPiRealBinaryTree(t *testing.T) {
 	pe.keys("Enter")
 	waitFor("ckpt: undo done")
 	e.wantFiles("after the undo", map[string]string{"a.txt": "A2\n"})
+}
+
+// tmuxPane is a tmux server of its own with one session, "picker": the
+// few calls of cmd/ckpt's picker test helpers TestPiRealBinaryTree needs,
+// which a test in another package cannot reach.
+type tmuxPane struct {
+	t    *testing.T
+	sock string
+}
+
+func (p *tmuxPane) tmux(args ...string) *exec.Cmd {
+	cmd := exec.Command("tmux", append([]string{"-S", p.sock, "-f", "/dev/null"}, args...)...)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	return cmd
+}
+
+func (p *tmuxPane) keys(keys ...string) {
+	p.t.Helper()
+	if out, err := p.tmux(append([]string{"send-keys", "-t", "picker"}, keys...)...).CombinedOutput(); err != nil {
+		p.t.Fatalf("tmux send-keys %v: %v\n%s", keys, err, out)
+	}
+}
+
+func (p *tmuxPane) screen() string {
+	out, _ := p.tmux("capture-pane", "-p", "-t", "picker").Output()
+	return string(out)
 }

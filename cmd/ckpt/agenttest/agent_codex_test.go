@@ -1,4 +1,4 @@
-package main
+package agenttest_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package main
+package agenttest_test
 
 import (
 	"encoding/json"
@@ -32,7 +32,7 @@ func agentBin(t *testing.T, envVar, name, pkg string) string {
 func agentTestDirs(t *testing.T) (ws, home, store string) {
 	t.Helper()
 	if _, err := exec.LookPath("ckpt"); err != nil {
-		t.Skip("no ckpt on $PATH (TestMain puts this test binary there)")
+		t.Skip("no ckpt on $PATH (TestMain builds it and puts it there)")
 	}
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

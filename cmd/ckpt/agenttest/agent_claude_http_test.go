@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package agenttest_test
 
 import (
 	"bytes"
@@ -62,7 +62,8 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
-			log, _ := os.ReadFile(filepath.Join(store, serverLogFile))
+			log, _ := os.ReadFile(filepath.Join(store, "hook-server.log")) // the hook server's log in the store
+
 			t.Logf("hook server log:\n%s", log)
 		}
 	}()
