@@ -116,7 +116,9 @@ func (r *hookRig) ping() int {
 // waitServer waits for the hook server to answer and returns its pid.
 func (r *hookRig) waitServer() int {
 	r.t.Helper()
-	for try := 0; try < 200; try++ {
+	// Up to two minutes: a safety net, not a deadline a loaded machine can
+	// miss.
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
 		if pid := r.ping(); pid != 0 {
 			return pid
 		}
@@ -128,7 +130,9 @@ func (r *hookRig) waitServer() int {
 }
 
 // stopServer stops the hook server this rig's hooks started, if any, and
-// waits until it no longer answers.
+// waits until it no longer answers and, started in the background, has
+// exited: until then it holds the lock that keeps a hook from starting
+// another.
 func (r *hookRig) stopServer() {
 	if _, ok, _ := hook.LoadConfig(r.store); !ok {
 		return
@@ -138,7 +142,8 @@ func (r *hookRig) stopServer() {
 		return
 	}
 	syscall.Kill(pid, syscall.SIGTERM)
-	for try := 0; try < 200 && r.ping() != 0; try++ {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) && (r.ping() != 0 || bgRunning(r.store, serverLockFile)) {
 		time.Sleep(25 * time.Millisecond)
 	}
 }
