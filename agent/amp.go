@@ -2,8 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"path/filepath"
-	"strings"
 )
 
 // Amp: a plugin file, .amp/plugins/ckpt.ts (~/.config/amp/plugins/ckpt.ts
@@ -106,24 +104,5 @@ func decodeAmp(data []byte) (Plan, *Failure) {
 }
 
 func installAmp(e *Env, install bool) error {
-	ws := e.Workspace
-	dir := filepath.Join(ws, ".amp", "plugins")
-	if e.User {
-		p, err := userPath(".config", "amp", "plugins")
-		if err != nil {
-			return err
-		}
-		dir = p
-	}
-	argv := []string{e.Exe, "hook", "amp"}
-	if e.Strict {
-		argv = append(argv, "--strict")
-	}
-	b, err := marshalNoEscape(argv)
-	if err != nil {
-		return err
-	}
-	content := strings.Replace(ampPlugin, "CKPT_COMMAND", string(b), 1)
-	path := filepath.Join(dir, "ckpt.ts")
-	return installFiles(e, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
+	return installPlugin(e, install, "amp", []string{".amp", "plugins"}, []string{".config", "amp", "plugins"}, "ckpt.ts", ampPlugin)
 }

@@ -1,10 +1,5 @@
 package agent
 
-import (
-	"path/filepath"
-	"strings"
-)
-
 // Kilo Code CLI (`kilo`, a fork of OpenCode): a plugin file,
 // .kilo/plugin/ckpt.js (~/.config/kilo/plugin/ckpt.js with --user). Kilo
 // loads plugins as OpenCode does, with the same hooks and tools (checked
@@ -33,25 +28,6 @@ func init() {
 }
 
 func installKilo(e *Env, install bool) error {
-	ws := e.Workspace
-	dir := filepath.Join(ws, ".kilo", "plugin")
-	if e.User {
-		p, err := userPath(".config", "kilo", "plugin")
-		if err != nil {
-			return err
-		}
-		dir = p
-	}
-	argv := []string{e.Exe, "hook", "kilo"}
-	if e.Strict {
-		argv = append(argv, "--strict")
-	}
-	b, err := marshalNoEscape(argv)
-	if err != nil {
-		return err
-	}
-	plugin := strings.NewReplacer("ckpt uninstall opencode", "ckpt uninstall kilo", "OpenCode's", "Kilo's",
-		"opencode plugin", "kilo plugin", "CKPT_COMMAND", string(b)).Replace(openCodePlugin)
-	path := filepath.Join(dir, "ckpt.js")
-	return installFiles(e, path, []ownFile{{path: path, content: []byte(plugin), mode: 0o644}}, install)
+	return installPlugin(e, install, "kilo", []string{".kilo", "plugin"}, []string{".config", "kilo", "plugin"}, "ckpt.js", openCodePlugin,
+		"ckpt uninstall opencode", "ckpt uninstall kilo", "OpenCode's", "Kilo's", "opencode plugin", "kilo plugin")
 }

@@ -67,16 +67,25 @@ export const CkptPlugin = async ({ directory }) => {
 `
 
 func installOpenCode(e *Env, install bool) error {
-	ws := e.Workspace
-	dir := filepath.Join(ws, ".opencode", "plugin")
+	return installPlugin(e, install, "opencode", []string{".opencode", "plugin"}, []string{".config", "opencode", "plugin"}, "ckpt.js", openCodePlugin)
+}
+
+// installPlugin writes (or, !install, removes) the plugin file name of
+// the agent named agent: in the workspace's dir (workspace-relative
+// parts), or with --user in the home directory's user (parts). The
+// plugin is template with CKPT_COMMAND made the hook command as a JSON
+// array of argv (`ckpt hook AGENT [--strict]`), after rename's other
+// replacements (old, new pairs).
+func installPlugin(e *Env, install bool, agent string, dir, user []string, name, template string, rename ...string) error {
+	d := filepath.Join(append([]string{e.Workspace}, dir...)...)
 	if e.User {
-		p, err := userPath(".config", "opencode", "plugin")
+		p, err := userPath(user...)
 		if err != nil {
 			return err
 		}
-		dir = p
+		d = p
 	}
-	argv := []string{e.Exe, "hook", "opencode"}
+	argv := []string{e.Exe, "hook", agent}
 	if e.Strict {
 		argv = append(argv, "--strict")
 	}
@@ -84,7 +93,7 @@ func installOpenCode(e *Env, install bool) error {
 	if err != nil {
 		return err
 	}
-	content := strings.Replace(openCodePlugin, "CKPT_COMMAND", string(b), 1)
-	path := filepath.Join(dir, "ckpt.js")
+	content := strings.NewReplacer(append(rename, "CKPT_COMMAND", string(b))...).Replace(template)
+	path := filepath.Join(d, name)
 	return installFiles(e, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
 }
