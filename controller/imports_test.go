@@ -1,13 +1,7 @@
 package controller_test
 
 import (
-	"go/parser"
-	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -19,27 +13,13 @@ import (
 func TestFrontEndsImportOnlyController(t *testing.T) {
 	below := []string{"capture", "cas", "checkpoints", "retention", "migrations"}
 	for _, dir := range []string{"../cmd", "httpapi", "mcpserver", "acpproxy", "wire", "../internal/picker", "../internal/demo", "../internal/msg"} {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
-				return err
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-			if err != nil {
-				return err
-			}
-			for _, imp := range f.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
-				for _, b := range below {
-					if path == "github.com/ckpt/ckpt/"+b || strings.HasPrefix(path, "github.com/ckpt/ckpt/"+b+"/") {
-						t.Errorf("%s imports %s: front-ends use package controller only", p, path)
-					}
+		eachImport(t, dir, true, func(file, path string) {
+			for _, b := range below {
+				if within(path, b) {
+					t.Errorf("%s imports %s: front-ends use package controller only", file, path)
 				}
 			}
-			return nil
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -51,33 +31,18 @@ func TestWireLayer(t *testing.T) {
 	const mod = "github.com/ckpt/ckpt/"
 	check := func(dir string, ok func(path string, test bool) bool) {
 		t.Helper()
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
-				continue
+		eachImport(t, dir, false, func(file, path string) {
+			if strings.HasPrefix(path, mod) && !ok(strings.TrimPrefix(path, mod), strings.HasSuffix(file, "_test.go")) {
+				t.Errorf("%s imports %s", file, path)
 			}
-			p := filepath.Join(dir, e.Name())
-			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, imp := range f.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
-				if strings.HasPrefix(path, mod) && !ok(strings.TrimPrefix(path, mod), strings.HasSuffix(p, "_test.go")) {
-					t.Errorf("%s imports %s", p, path)
-				}
-			}
-		}
+		})
 	}
 	check("wire", func(path string, test bool) bool {
 		return path == "controller" || path == "controller/wire" || test && strings.HasPrefix(path, "internal/")
 	})
 	check(".", func(path string, _ bool) bool {
 		for _, above := range []string{"controller/wire", "controller/httpapi", "controller/mcpserver", "controller/acpproxy", "cmd", "internal/picker", "internal/demo"} {
-			if path == above || strings.HasPrefix(path, above+"/") {
+			if within("github.com/ckpt/ckpt/"+path, above) {
 				return false
 			}
 		}
@@ -97,26 +62,11 @@ func TestCLIPackages(t *testing.T) {
 		"../internal/demo":   nil,
 		"../internal/msg":    {"controller", "internal/quote"},
 	} {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
-				continue
+		eachImport(t, dir, false, func(file, path string) {
+			if strings.HasPrefix(path, mod) && !slices.Contains(allowed, strings.TrimPrefix(path, mod)) {
+				t.Errorf("%s imports %s", file, path)
 			}
-			p := filepath.Join(dir, e.Name())
-			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, imp := range f.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
-				if strings.HasPrefix(path, mod) && !slices.Contains(allowed, strings.TrimPrefix(path, mod)) {
-					t.Errorf("%s imports %s", p, path)
-				}
-			}
-		}
+		})
 	}
 }
 
@@ -127,27 +77,13 @@ func TestCLIPackages(t *testing.T) {
 func TestAgentLayer(t *testing.T) {
 	check := func(dir string, banned ...string) {
 		t.Helper()
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
-				return err
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
-			if err != nil {
-				return err
-			}
-			for _, imp := range f.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
-				for _, b := range banned {
-					if path == "github.com/ckpt/ckpt/"+b || strings.HasPrefix(path, "github.com/ckpt/ckpt/"+b+"/") {
-						t.Errorf("%s imports %s", p, path)
-					}
+		eachImport(t, dir, true, func(file, path string) {
+			for _, b := range banned {
+				if within(path, b) {
+					t.Errorf("%s imports %s", file, path)
 				}
 			}
-			return nil
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	check("../agent", "cmd", "capture", "cas", "checkpoints", "retention", "migrations", "remote")
 	check(".", "agent", "cmd")
