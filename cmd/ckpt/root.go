@@ -318,14 +318,7 @@ func isCobraUsage(err error) bool {
 
 func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "ckpt",
-		Short: "Rewind code, conversation or both to any earlier agent turn — undoably, without git",
-		Long: `ckpt stores what a file held before an agent edits it, and rewinds the code,
-the conversation, or both to any earlier turn. Every rewind can be undone.
-It needs no git and never touches .git.
-
-A turn is one user prompt and everything the agent did in answer; turns are
-numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
+		Use:           "ckpt",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -352,10 +345,8 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 	)
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("ckpt {{.Version}}\n")
-	addHelpTopics(root)
 	root.SetHelpCommand(&cobra.Command{
-		Use:   "help [COMMAND | TOPIC]",
-		Short: "Help about any command or topic",
+		Use: "help [COMMAND | TOPIC]",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, rest, err := root.Find(args)
 			if err != nil || len(rest) > 0 {
@@ -364,6 +355,8 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 			return c.Help()
 		},
 	})
+	root.InitDefaultHelpCmd()
+	addHelp(root)
 	return root
 }
 

@@ -60,9 +60,8 @@ func (v versionInfo) String() string {
 
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print ckpt's version, the commit it was built from and the Go version",
-		Args:  exactArgs(0, "no arguments"),
+		Use:  "version",
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := buildVersion()
 			if a.json {
