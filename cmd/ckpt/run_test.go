@@ -112,6 +112,13 @@ func TestHelpCoversEveryAgent(t *testing.T) {
 			t.Errorf("ckpt help %s still speaks of Claude Code alone:\n%s", cmd, long)
 		}
 	}
+	// The Claude Code topic names the other agents install wires the same way.
+	_, topic, _ := ckptRun(t, ws, store, "help", "claude")
+	for _, name := range agent.Names() {
+		if !strings.Contains(topic, name) {
+			t.Errorf("ckpt help claude does not name %s", name)
+		}
+	}
 }
 
 func TestWorkspaceAndSessionFromEnvironment(t *testing.T) {
