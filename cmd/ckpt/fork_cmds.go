@@ -5,7 +5,6 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
-	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -50,15 +49,7 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 	if a.json {
 		return a.printJSON(wire.NewFork(c.Session(), turn, res))
 	}
-	for _, p := range rw.Restored {
-		a.say("  restore %s", quote.Path(p))
-	}
-	for _, p := range rw.Deleted {
-		a.say("  delete  %s", quote.Path(p))
-	}
-	for _, s := range rw.Skipped {
-		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
-	}
+	a.printFiles(rw, a.say)
 	a.say("forked session %s from %s before turn %d; continue with --session %s", res.Session, c.Session(), turn, res.Session)
 	a.say("turn %d's prompt, to edit and resend: %s", turn, rw.Prompt)
 	_, err = a.stdout.Write([]byte(res.Session + "\n"))

@@ -14,6 +14,7 @@ import (
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/mcpserver"
 	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/ckpt/ckpt/internal/version"
 )
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -43,7 +44,7 @@ func (a *app) serveMCP(cmd *cobra.Command) error {
 	}
 	defer c.Close()
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := mcpserver.New(c, mcpserver.Options{Version: buildVersion().Version, Logger: log})
+	srv := mcpserver.New(c, mcpserver.Options{Version: version.Read().Version, Logger: log})
 	a.say("ckpt: serving session %s of %s (store %s) as MCP tools on stdio", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.Store().Dir()))
 	err = srv.Run(ctx, mcpserver.Stdio(ctx, a.stdin, a.stdout))
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {

@@ -305,31 +305,19 @@ func incomplete(res controller.Result, verb string) error {
 	return fmt.Errorf("%s incomplete: %d path(s) %w: %s", verb, len(paths), errIncomplete, strings.Join(paths, ", "))
 }
 
-// printResult prints a rewind or undo result: JSON, or a summary on stderr
-// with the handed-back prompt on stdout. A dry run's plan is the command's
-// data, so its lines go to stdout. It returns errIncomplete when paths
-// were skipped: the rest was done, but not all the command was asked.
+// printResult prints a rewind or revert result: JSON, or a summary on
+// stderr with the handed-back prompt on stdout. A dry run's plan is the
+// command's data, so its lines go to stdout. It returns errIncomplete when
+// paths were skipped: the rest was done, but not all the command was asked.
 func (a *app) printResult(res controller.Result, verb string) error {
 	if a.json {
-		if err := a.printJSON(resultJSON(res)); err != nil {
-			return err
-		}
-		return incomplete(res, verb)
+		return a.printResultJSON(res, verb)
 	}
-	would, plan := "", a.say
+	plan := a.say
 	if res.DryRun {
-		would = "would "
 		plan = func(format string, args ...any) { fmt.Fprintf(a.stdout, format+"\n", args...) }
 	}
-	for _, p := range res.Restored {
-		plan("  %srestore %s", would, quote.Path(p))
-	}
-	for _, p := range res.Deleted {
-		plan("  %sdelete  %s", would, quote.Path(p))
-	}
-	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
-	}
+	a.printFiles(res, plan)
 	for _, p := range res.Conflicts {
 		a.say("  changed since the agent: %s", quote.Path(p))
 	}
@@ -341,22 +329,14 @@ func (a *app) printResult(res controller.Result, verb string) error {
 		controller.ScopeConversation: "conversation",
 		controller.ScopeBoth:         "code and conversation",
 	}[res.Scope]
-	counts := ""
-	if res.Scope.Code() {
-		counts = fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
-		if len(res.Skipped) > 0 {
-			counts += fmt.Sprintf(", %d skipped", len(res.Skipped))
-		}
-	}
+	counts := fileCounts(res)
 	switch {
 	case !res.Changed && len(res.Skipped) > 0:
-		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "undo": "undone", "revert": "reverted"}[verb])
+		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "revert": "reverted"}[verb])
 	case !res.Changed && verb == "revert":
 		a.say("nothing to revert: the files turn %d changed already hold what they held before it", res.Turn)
 	case !res.Changed:
 		a.say("nothing to %s: the files already match %s", verb, pointName(point(res)))
-	case verb == "undo":
-		a.say("undid the rewind of %s to %s%s", what, pointName(point(res)), counts)
 	case verb == "revert" && res.DryRun:
 		a.say("dry run: nothing changed; reverting turn %d would do the above%s", res.Turn, counts)
 	case verb == "revert":
@@ -373,4 +353,44 @@ func (a *app) printResult(res controller.Result, verb string) error {
 		fmt.Fprintln(a.stdout, res.Prompt)
 	}
 	return incomplete(res, verb)
+}
+
+// printResultJSON prints a rewind, revert, undo or redo result as JSON,
+// then returns what incomplete says of it.
+func (a *app) printResultJSON(res controller.Result, verb string) error {
+	if err := a.printJSON(resultJSON(res)); err != nil {
+		return err
+	}
+	return incomplete(res, verb)
+}
+
+// printFiles lists what a result restores and deletes with plan, and
+// what it skips on stderr.
+func (a *app) printFiles(res controller.Result, plan func(format string, args ...any)) {
+	would := ""
+	if res.DryRun {
+		would = "would "
+	}
+	for _, p := range res.Restored {
+		plan("  %srestore %s", would, quote.Path(p))
+	}
+	for _, p := range res.Deleted {
+		plan("  %sdelete  %s", would, quote.Path(p))
+	}
+	for _, s := range res.Skipped {
+		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
+	}
+}
+
+// fileCounts says what a result does to files, ": 2 restored, 1 deleted",
+// or nothing when it leaves the code alone.
+func fileCounts(res controller.Result) string {
+	if !res.Scope.Code() {
+		return ""
+	}
+	counts := fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
+	if len(res.Skipped) > 0 {
+		counts += fmt.Sprintf(", %d skipped", len(res.Skipped))
+	}
+	return counts
 }

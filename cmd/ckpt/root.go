@@ -13,6 +13,7 @@ import (
 	"github.com/ckpt/ckpt/internal/jsondoc"
 	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/ckpt/ckpt/internal/version"
 	"github.com/spf13/cobra"
 )
 
@@ -343,7 +344,7 @@ func newRoot(a *app) *cobra.Command {
 		newHookCmd(a), newInstallCmd(a), newUninstallCmd(a), newServeCmd(a),
 		newStatusLineCmd(a), newMCPCmd(a), newACPCmd(a), newRemoteCmd(a), newSyncCmd(a), newPullCmd(a),
 	)
-	root.Version = buildVersion().String()
+	root.Version = version.Read().String()
 	root.SetVersionTemplate("ckpt {{.Version}}\n")
 	root.SetHelpCommand(&cobra.Command{
 		Use: "help [COMMAND | TOPIC]",

@@ -15,6 +15,7 @@ import (
 	"github.com/ckpt/ckpt/controller/httpapi"
 	"github.com/ckpt/ckpt/internal/loopback"
 	"github.com/ckpt/ckpt/internal/token"
+	"github.com/ckpt/ckpt/internal/version"
 	"github.com/spf13/cobra"
 )
 
@@ -161,7 +162,7 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	defer stop()
 	// Hook events take the tokens of the store's hook installs, each for
 	// its own workspace, never this server's web token.
-	hooks := hook.NewServer(a.hookHandler(), buildVersion().String(), a.stderr)
+	hooks := hook.NewServer(a.hookHandler(), version.Read().String(), a.stderr)
 	if o.hooks {
 		hooks.Shutdown = stop
 	}

@@ -83,24 +83,9 @@ func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
 		verb, other = "redo", "undo"
 	}
 	if a.json {
-		if err := a.printJSON(resultJSON(res)); err != nil {
-			return err
-		}
-		return incomplete(res, verb)
+		return a.printResultJSON(res, verb)
 	}
-	would := ""
-	if res.DryRun {
-		would = "would "
-	}
-	for _, p := range res.Restored {
-		a.say("  %srestore %s", would, quote.Path(p))
-	}
-	for _, p := range res.Deleted {
-		a.say("  %sdelete  %s", would, quote.Path(p))
-	}
-	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
-	}
+	a.printFiles(res, a.say)
 	for _, p := range res.Conflicts {
 		if res.DryRun {
 			a.say("  changed since: %s", quote.Path(p))
@@ -117,13 +102,7 @@ func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
 	case "rewind":
 		what = fmt.Sprintf("the rewind of %s to %s", res.Scope, pointName(point(res)))
 	}
-	counts := ""
-	if res.Scope.Code() {
-		counts = fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
-		if len(res.Skipped) > 0 {
-			counts += fmt.Sprintf(", %d skipped", len(res.Skipped))
-		}
-	}
+	counts := fileCounts(res)
 	switch {
 	case !res.Changed && redo:
 		a.say("nothing to redo: what op %d did is there already", op)
