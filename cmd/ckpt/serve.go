@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/agent/hook"
@@ -18,9 +16,6 @@ import (
 	"github.com/ckpt/ckpt/internal/version"
 	"github.com/spf13/cobra"
 )
-
-// minTokenBits is the least strength a token may have.
-const minTokenBits = token.MinBits
 
 // serveLimits are the server's timeouts (a variable for tests).
 var serveLimits = struct {
@@ -111,32 +106,18 @@ func checkAddr(addr string, allowRemote bool) error {
 	return usagef("--addr %q: %s is not loopback; use 127.0.0.1, [::1] or localhost, or --allow-remote to expose this session's files on the network", addr, shown)
 }
 
-// serveToken reads the token from file, or makes a random one.
+// serveToken reads the token from file (a usage error if it is not one),
+// or makes a random one.
 func serveToken(file string) (string, error) {
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", usagef("token file: %v", err)
-		}
-		t := strings.TrimSpace(string(b))
-		if t == "" {
-			return "", usagef("token file %s is empty", file)
-		}
-		for _, r := range t {
-			if r <= ' ' || r > '~' {
-				return "", usagef("token file %s: the token must be printable ASCII without spaces", file)
-			}
-		}
-		if bits := tokenBits(t); bits < minTokenBits {
-			return "", usagef("token file %s: the token has at most %d bits, need %d (32 hex digits, or 22 base64 characters)", file, int(bits), minTokenBits)
-		}
-		return t, nil
+	if file == "" {
+		return token.New()
 	}
-	return token.New()
+	t, err := token.ReadFile(file)
+	if err != nil {
+		return "", usageError{err}
+	}
+	return t, nil
 }
-
-// tokenBits bounds a token's strength from above (token.Bits).
-func tokenBits(t string) float64 { return token.Bits(t) }
 
 // serve listens on o.addr and serves until ctx is cancelled. ready, when
 // not nil, receives the bound URL once listening.
@@ -144,8 +125,8 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if err := checkAddr(o.addr, o.allowRemote); err != nil {
 		return err
 	}
-	if o.allowRemote && !o.hooks && tokenBits(o.token) < minTokenBits {
-		return usagef("--allow-remote needs a token of at least %d bits", minTokenBits)
+	if o.allowRemote && !o.hooks && token.Bits(o.token) < token.MinBits {
+		return usagef("--allow-remote needs a token of at least %d bits", token.MinBits)
 	}
 	ln, url, remote, err := httpapi.Listen(o.addr, o.allowRemote)
 	var notLoopback *httpapi.NotLoopbackError
