@@ -15,29 +15,24 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// openRemote opens the store's configured remote.
-func (a *app) openRemote(ctx context.Context) (*remote.Remote, error) {
+// openRemote opens the store's configured remote. Its transfers show on a
+// progress display while someone watches; done clears it.
+func (a *app) openRemote(ctx context.Context) (r *remote.Remote, done func(), err error) {
 	cfg, err := remote.LoadConfig(a.store)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.MkdirAll(a.store, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r, err := remote.OpenConfig(ctx, a.store, cfg)
-	if err != nil {
-		return nil, err
+	if r, err = remote.OpenConfig(ctx, a.store, cfg); err != nil {
+		return nil, nil, err
 	}
-	if bar := a.progress("bytes transferred", -1); bar != nil {
-		a.remoteBar = bar
+	bar := a.progress("bytes transferred", -1)
+	if bar != nil {
 		r.Progress = func(done int64) { bar.set(int(done)) }
 	}
-	return r, nil
-}
-
-// endProgress clears the transfer display, if any.
-func (a *app) endProgress(*remote.Remote) {
-	a.remoteBar.done()
+	return r, bar.done, nil
 }
 
 func newRemoteCmd(a *app) *cobra.Command {
@@ -96,7 +91,7 @@ func newRemoteGCCmd(a *app) *cobra.Command {
 			if repackBelow == 0 {
 				repackBelow = -1
 			}
-			r, err := a.openRemote(cmd.Context())
+			r, _, err := a.openRemote(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -147,13 +142,13 @@ func newSyncCmd(a *app) *cobra.Command {
 					return usagef("--session-only %q: %v", s, controller.ErrBadSession)
 				}
 			}
-			r, err := a.openRemote(cmd.Context())
+			r, done, err := a.openRemote(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer r.Close()
 			res, err := r.Sync(cmd.Context(), sessions, wait)
-			a.endProgress(r)
+			done()
 			if errors.Is(err, remote.ErrBusy) {
 				fmt.Fprintln(a.stderr, "ckpt: another sync of this store is running; not waiting (use --wait)")
 				if a.json {
@@ -167,16 +162,7 @@ func newSyncCmd(a *app) *cobra.Command {
 				}
 			} else {
 				for _, s := range res {
-					switch s.Status {
-					case "uploaded":
-						fmt.Fprintf(a.stdout, "%s: uploaded %d blobs in %d packs, %s\n", s.Session, s.Blobs, s.Packs, units.FormatBytes(s.Bytes))
-					case "forked":
-						fmt.Fprintf(a.stdout, "%s: forked: %s\n", s.Session, s.Reason)
-					case "skipped":
-						fmt.Fprintf(a.stdout, "%s: skipped: %s\n", s.Session, s.Reason)
-					default:
-						fmt.Fprintf(a.stdout, "%s: %s\n", s.Session, s.Status)
-					}
+					fmt.Fprintln(a.stdout, s)
 				}
 			}
 			return err
@@ -209,13 +195,13 @@ func newPullCmd(a *app) *cobra.Command {
 				}
 				ws = abs
 			}
-			r, err := a.openRemote(cmd.Context())
+			r, done, err := a.openRemote(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer r.Close()
 			res, err := r.Pull(cmd.Context(), remote.PullOptions{Session: args[0], As: as, Workspace: ws})
-			a.endProgress(r)
+			done()
 			if err != nil {
 				return err
 			}
@@ -234,7 +220,7 @@ func newPullCmd(a *app) *cobra.Command {
 
 // remoteSessions prints the remote's sessions (ckpt sessions --remote).
 func (a *app) remoteSessions(ctx context.Context) error {
-	r, err := a.openRemote(ctx)
+	r, _, err := a.openRemote(ctx)
 	if err != nil {
 		return err
 	}
@@ -259,7 +245,7 @@ func (a *app) verifyRemote(ctx context.Context, repair bool) error {
 	if repair {
 		return usagef("--repair works on the local store only")
 	}
-	r, err := a.openRemote(ctx)
+	r, _, err := a.openRemote(ctx)
 	if err != nil {
 		return err
 	}

@@ -50,9 +50,8 @@ type app struct {
 	named, record bool
 	// picked is set when locate chose the workspace's most recently
 	// active session, which is not its default one: open says so.
-	picked    bool
-	remoteBar *progress // a sync or pull's transfer display, if shown
-	warned    bool      // the store's warning was shown
+	picked bool
+	warned bool // the store's warning was shown
 	// scanState and scanNote are what an install did to the workspace's
 	// scan mode (installScan), for its report.
 	scanState, scanNote string
