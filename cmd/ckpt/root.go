@@ -328,10 +328,10 @@ func newRoot(a *app) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(flagError)
 	f := root.PersistentFlags()
-	f.StringVar(&a.workspace, "workspace", "", "workspace directory (default $CKPT_WORKSPACE, else the nearest enclosing directory that is a session's workspace in the store, else the current directory)")
-	f.StringVar(&a.session, "session", "", "session id, or a unique start of one (default $CKPT_SESSION, else the workspace's most recently active session)")
-	f.StringVar(&a.store, "store", "", "store directory (default $CKPT_HOME, else $XDG_DATA_HOME/ckpt or ~/.local/share/ckpt)")
-	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
+	f.StringVar(&a.workspace, "workspace", "", "")
+	f.StringVar(&a.session, "session", "", "")
+	f.StringVar(&a.store, "store", "", "")
+	f.BoolVar(&a.json, "json", false, "")
 	// Every command, registered here and only here (help lists them
 	// sorted by name).
 	root.AddCommand(
