@@ -130,4 +130,3 @@ func TestHelpHasOneSource(t *testing.T) {
 		})
 	})
 }
-
