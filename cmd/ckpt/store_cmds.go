@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,10 +17,10 @@ import (
 
 // openStore opens the store for store-wide commands, which need no
 // workspace or session.
-func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
+func (a *app) openStore() *controller.Store {
 	st := controller.OpenStore(a.store)
 	a.warnStore(st.Warning())
-	return st, nil
+	return st
 }
 
 // hinted is an error with what to do about it appended for people.
@@ -119,10 +118,7 @@ func newPruneCmd(a *app) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
 			p, err := pf.policy(s)
 			if err != nil {
@@ -170,12 +166,10 @@ func newSessionsRmCmd(a *app) *cobra.Command {
 			if !controller.ValidSession(id) {
 				return usageError{fmt.Errorf("session %q: %w", id, controller.ErrBadSession)}
 			}
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
-			if id, err = a.sessionByPrefix(id); err != nil {
+			id, err := a.sessionByPrefix(id)
+			if err != nil {
 				return err
 			}
 			r, rep, err := s.RemoveSession(ctx, id, force, dryRun)
@@ -253,10 +247,7 @@ func newGCCmd(a *app) *cobra.Command {
 				return usagef("--grace: %v", err)
 			}
 			ctx := cmd.Context()
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
 			p, _, err := s.Policy()
 			if err != nil {
@@ -296,10 +287,7 @@ func newVerifyCmd(a *app) *cobra.Command {
 			if remote {
 				return a.verifyRemote(ctx, repair)
 			}
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
 			var bar *progress
 			before := func(f controller.Finding) {
@@ -369,10 +357,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 				}
 				return a.remoteSessions(ctx)
 			}
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
 			infos, err := s.Sessions(ctx)
 			if err != nil {
