@@ -52,8 +52,8 @@ func withStoreHints(run func(*cobra.Command, []string) error) func(*cobra.Comman
 	return func(cmd *cobra.Command, args []string) error { return storeHint(run(cmd, args)) }
 }
 
-// policyFlags are the retention flags prune shares; unset ones take the
-// store's config.json (or the defaults).
+// policyFlags are the retention flags of prune (and gc's --grace); unset
+// ones take the store's config.json (or the defaults).
 type policyFlags struct {
 	maxAge, maxBytes, grace string
 	keep                    int
@@ -235,26 +235,21 @@ func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
 }
 
 func newGCCmd(a *app) *cobra.Command {
-	var grace string
+	var pf policyFlags // --grace only
 	var allowEmpty bool
 	cmd := &cobra.Command{
 		Use:  "gc",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			graceSet := cmd.Flags().Changed("grace")
-			g, err := units.ParseAge(grace)
-			if graceSet && err != nil {
-				return usagef("--grace: %v", err)
+			if err := pf.check(); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			s := a.openStore()
 			defer s.Close()
-			p, _, err := s.Policy()
+			p, err := pf.policy(s)
 			if err != nil {
 				return err
-			}
-			if graceSet {
-				p.Grace = g
 			}
 			start := time.Now()
 			bar := a.progress("scanning blobs", -1)
@@ -271,7 +266,8 @@ func newGCCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&grace, "grace", "", "")
+	pf.cmd = cmd
+	cmd.Flags().StringVar(&pf.grace, "grace", "", "")
 	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "")
 	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
