@@ -17,6 +17,7 @@ import (
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
+	"github.com/ckpt/ckpt/internal/units"
 	"github.com/ckpt/ckpt/remote/backend"
 	"github.com/klauspost/compress/zstd"
 	"github.com/zeebo/blake3"
@@ -34,6 +35,18 @@ type SyncResult struct {
 	Packs  int    `json:"packs"` // packs uploaded
 	Blobs  int    `json:"blobs"` // blobs in them
 	Bytes  int64  `json:"bytes"` // bytes uploaded, packs and index
+}
+
+// String says what a sync did to one session, in one line for people:
+// "s1: uploaded 3 blobs in 1 packs, 1.2 KiB", "s1: skipped: REASON".
+func (s SyncResult) String() string {
+	switch s.Status {
+	case "uploaded":
+		return fmt.Sprintf("%s: uploaded %d blobs in %d packs, %s", s.Session, s.Blobs, s.Packs, units.FormatBytes(s.Bytes))
+	case "forked", "skipped":
+		return fmt.Sprintf("%s: %s: %s", s.Session, s.Status, s.Reason)
+	}
+	return s.Session + ": " + s.Status
 }
 
 // Sync uploads what is new in the named sessions, or in every session of

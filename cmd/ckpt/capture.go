@@ -30,20 +30,7 @@ type captureOptions struct {
 
 func newCaptureCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "capture PATH...",
-		Short: "Record PATHs' current state into the open turn, before a tool changes them",
-		Long: `Record each PATH's current bytes and mode into the open turn. Call it before a
-tool writes, renames or deletes PATH. The first capture of a path in a turn
-wins; later ones are no-ops, except that once steps are open (ckpt step: one
-per tool call) the first capture of a path in each step is recorded too. A PATH that does not exist is recorded as
-created, so a rewind deletes it. Relative PATHs are relative to the current
-directory. A PATH outside the workspace, inside .git, a symlink, a directory
-or a file that cannot be read is refused (exit 1) and nothing is recorded
-for it; the other PATHs are still captured. A PATH through a symlinked
-directory that stays inside the workspace is recorded as the real path the
-link leads to (that file is what a write through the link changes; a
-rewind restores it there and never writes through the link), and the
-output names both.`,
+		Use: "capture PATH...",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("capture takes one or more PATHs (see ckpt capture --help)")

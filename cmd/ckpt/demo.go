@@ -15,13 +15,7 @@ import (
 func newDemoCmd(a *app) *cobra.Command {
 	var keep bool
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Play a short scripted agent session in a temp workspace and rewind it every way",
-		Long: `Play a three-turn agent session in a fresh temporary workspace (editing,
-creating and deleting files), then show the checkpoints, a diff, a rewind with
-each scope and an undo after each, printing the files at every step. Each step
-is a real ckpt command, shown as you would type it. Nothing outside the
-temporary directory is touched.`,
+		Use:  "demo",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if a.json {
@@ -44,7 +38,7 @@ temporary directory is touched.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary workspace and store afterwards")
+	cmd.Flags().BoolVar(&keep, "keep", false, "")
 	return cmd
 }
 

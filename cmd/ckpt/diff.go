@@ -18,12 +18,7 @@ type diffOptions struct {
 
 func newDiffCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "diff TURN[.STEP]",
-		Short: "Show the unified diff of what `rewind TURN --scope code` would change",
-		Long: `Show, as a unified diff from the current files (a/) to the rewound ones (b/),
-what "ckpt rewind TURN --scope code" would change (TURN.STEP: rewinding to
-just before TURN's STEP-th tool call; see ckpt list --steps). Nothing is
-changed.`,
+		Use:  "diff TURN[.STEP]",
 		Args: exactArgs(1, "one TURN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := parsePoint(args[0])

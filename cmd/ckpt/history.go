@@ -15,21 +15,7 @@ import (
 
 func newHistoryCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "history",
-		Short: "List every rewind, summarize, undo and redo, newest first, and what undo/redo would reverse",
-		Long: `List the session's op journal, newest first: every rewind, revert,
-summarize, undo and redo, with its ID, time, target turn and scope, the files it
-rewrote and the turns it hid or showed, and whether it is in effect.
-
-Every state ckpt recorded can be restored: a turn's start with "ckpt rewind
-TURN"; the state just before any op, in effect or not, with "ckpt undo --op
-ID" (the newest with plain "ckpt undo"); the state an undo replaced,
-including what a forced undo overwrote, with "ckpt redo" or "ckpt redo --op
-ID" (ID: the undone op). The NEXT column marks what plain undo and redo act
-on; STATE says whether what the op did is in effect.
-
---json prints the entries with each file's before and after state (blob id,
-mode, size) and can_undo / can_redo flags.`,
+		Use:  "history",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.open(cmd.Context())

@@ -27,19 +27,7 @@ func newListCmd(a *app) *cobra.Command {
 	var limit, since int
 	var steps bool
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List checkpoints, oldest first: turn, time, prompt and files with what the turn did",
-		Long: `List the active turns, oldest first: turn, time, prompt and the files each
-captured with what the turn did to them (+ created, - deleted, ~ modified,
-= unchanged).
-
---since TURN starts at turn TURN, and --limit N then shows N turns from there
-(page forward with the next --since). --limit N alone shows the newest N.
---steps also lists each turn's steps (its tool calls, TURN.STEP for ckpt
-rewind and diff) with the files each touched first (+ did not exist before
-the call, ~ existed).
-On a terminal, with neither flag, list shows the newest 50 and says how to see
-the rest; piped or with --json it lists every turn unless told otherwise.`,
+		Use:  "list",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := listOptions{limit: limit, since: -1, steps: steps}
@@ -57,9 +45,9 @@ the rest; piped or with --json it lists every turn unless told otherwise.`,
 			return a.runList(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().IntVar(&limit, "limit", 0, "show at most N turns: the newest N, or N from --since (0: all)")
-	cmd.Flags().IntVar(&since, "since", 0, "start at turn TURN")
-	cmd.Flags().BoolVar(&steps, "steps", false, "also list each turn's steps (tool calls), for rewind TURN.STEP")
+	cmd.Flags().IntVar(&limit, "limit", 0, "")
+	cmd.Flags().IntVar(&since, "since", 0, "")
+	cmd.Flags().BoolVar(&steps, "steps", false, "")
 	return cmd
 }
 

@@ -12,9 +12,8 @@ import (
 
 func newLogCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "log",
-		Short: "Print the active conversation",
-		Args:  exactArgs(0, "no arguments"),
+		Use:  "log",
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runLog(cmd.Context())
 		},

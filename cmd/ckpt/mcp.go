@@ -14,35 +14,12 @@ import (
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/mcpserver"
 	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/ckpt/ckpt/internal/version"
 )
 
 func newMCPCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "mcp",
-		Short: "Serve the session as MCP tools over stdio, for agents and IDEs",
-		Long: `Serve the session given by the global flags as Model Context Protocol tools
-on stdin/stdout, for an agent or IDE to start as an MCP server:
-
-  list_checkpoints  the turns, oldest first, with the files each touched
-  show_diff         what rewinding the code to a turn would change
-  rewind            code, conversation or both back to a turn (dry_run;
-                    conflicts refused unless force)
-  undo, redo        reverse the last rewind, or re-apply the last undo
-  history           every rewind, undo and redo, with op ids
-  status            session, scan mode, open turn and what changed since
-
-With no session named it serves the workspace's most recently active
-session, and fails, creating nothing, when the workspace has none in the
-store ($CKPT_HOME, --store): the line it writes to stderr at start names
-the session, workspace and store. Started by Claude Code with no session named (--session, $CKPT_SESSION),
-it serves Claude's own conversation ($CLAUDE_CODE_SESSION_ID, the session
-ckpt's Claude hooks record into), in its project directory
-($CLAUDE_PROJECT_DIR) until that session exists.
-
-stdout carries only MCP JSON-RPC messages; messages go to stderr. It stops
-when the client closes stdin, or on SIGINT or SIGTERM. Claude Code:
-
-  claude mcp add ckpt -- ckpt mcp`,
+		Use:  "mcp",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.serveMCP(cmd)
@@ -67,7 +44,7 @@ func (a *app) serveMCP(cmd *cobra.Command) error {
 	}
 	defer c.Close()
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := mcpserver.New(c, mcpserver.Options{Version: buildVersion().Version, Logger: log})
+	srv := mcpserver.New(c, mcpserver.Options{Version: version.Read().Version, Logger: log})
 	a.say("ckpt: serving session %s of %s (store %s) as MCP tools on stdio", c.Session(), quote.Path(c.WorkspaceRoot()), quote.Path(c.Store().Dir()))
 	err = srv.Run(ctx, mcpserver.Stdio(ctx, a.stdin, a.stdout))
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {

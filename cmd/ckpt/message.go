@@ -13,8 +13,7 @@ type messageOptions struct {
 
 func newMessageCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "message ROLE TEXT|-",
-		Short: "Append a message (user|assistant|tool|system) to the open turn; - reads TEXT from stdin",
+		Use: "message ROLE TEXT|-",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return usagef("message takes ROLE and TEXT (see ckpt message --help)")

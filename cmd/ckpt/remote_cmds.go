@@ -15,43 +15,30 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// openRemote opens the store's configured remote.
-func (a *app) openRemote(ctx context.Context) (*remote.Remote, error) {
+// openRemote opens the store's configured remote. Its transfers show on a
+// progress display while someone watches; done clears it.
+func (a *app) openRemote(ctx context.Context) (r *remote.Remote, done func(), err error) {
 	cfg, err := remote.LoadConfig(a.store)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.MkdirAll(a.store, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r, err := remote.OpenConfig(ctx, a.store, cfg)
-	if err != nil {
-		return nil, err
+	if r, err = remote.OpenConfig(ctx, a.store, cfg); err != nil {
+		return nil, nil, err
 	}
-	if bar := a.progress("bytes transferred", -1); bar != nil {
-		a.remoteBar = bar
+	bar := a.progress("bytes transferred", -1)
+	if bar != nil {
 		r.Progress = func(done int64) { bar.set(int(done)) }
 	}
-	return r, nil
+	return r, bar.done, nil
 }
-
-// endProgress clears the transfer display, if any.
-func (a *app) endProgress(*remote.Remote) {
-	a.remoteBar.done()
-}
-
-const remoteHelp = `The remote is $CKPT_REMOTE, else the "remote" field of STORE/config.json:
-  s3://BUCKET/PREFIX   an S3-compatible bucket (AWS S3, GCS, R2, MinIO, versitygw),
-                       with AWS_ENDPOINT_URL (empty: AWS), AWS_ACCESS_KEY_ID,
-                       AWS_SECRET_ACCESS_KEY and AWS_REGION (default us-east-1)
-  file:///DIR          a directory (a shared or network file system)`
 
 func newRemoteCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "remote",
-		Short: "Show where ckpt sync sends this store's sessions",
-		Long:  "Show the remote configuration (secrets are never shown).\n\n" + remoteHelp,
-		Args:  exactArgs(0, "no arguments"),
+		Use:  "remote",
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := remote.LoadConfig(a.store)
 			if err != nil {
@@ -91,21 +78,7 @@ func newRemoteGCCmd(a *app) *cobra.Command {
 	var dryRun bool
 	var repackBelow float64
 	cmd := &cobra.Command{
-		Use:   "gc",
-		Short: "Delete the remote's packs and indexes no session names any more",
-		Long: `Collect the remote without locking it. A pack or index is deleted only when
-no session's HEAD names it, a collection at least --margin ago already found
-it unreferenced, and the server's time of the object is older than --margin.
-So run it regularly (e.g. daily): the first run only marks. A sync never
-reuses a marked pack; it uploads those blobs again.
-
-A pack whose referenced blobs are under --repack-below of its bytes (pruned
-turns, deleted sessions) is repacked first: its live blobs, each checked,
-go to a new pack, and each HEAD naming it is rewritten (if-match: a HEAD
-that changed meanwhile is left alone) to name the new pack. The old pack is
-then unreferenced and collected by the rule above.
-
-` + remoteHelp,
+		Use:  "gc",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := units.ParseAge(margin)
@@ -118,7 +91,7 @@ then unreferenced and collected by the rule above.
 			if repackBelow == 0 {
 				repackBelow = -1
 			}
-			r, err := a.openRemote(cmd.Context())
+			r, _, err := a.openRemote(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -151,9 +124,9 @@ then unreferenced and collected by the rule above.
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&margin, "margin", "24h", "how long an object must stay unreferenced (and unwritten) before it is deleted")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be deleted; delete nothing, record nothing")
-	cmd.Flags().Float64Var(&repackBelow, "repack-below", remote.DefaultRepackBelow, "repack a pack whose referenced blobs are under this fraction of its bytes (0: never)")
+	cmd.Flags().StringVar(&margin, "margin", "24h", "")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "")
+	cmd.Flags().Float64Var(&repackBelow, "repack-below", remote.DefaultRepackBelow, "")
 	return cmd
 }
 
@@ -161,18 +134,7 @@ func newSyncCmd(a *app) *cobra.Command {
 	var wait bool
 	var sessions []string
 	cmd := &cobra.Command{
-		Use:   "sync",
-		Short: "Upload what is new in this store's sessions to the remote",
-		Long: `Upload the blobs, indexes and HEADs of the store's sessions that changed
-since the last sync. Blobs go in packs, then each session's index as a
-snapshot, then its HEAD: nothing on the remote names what is not there yet.
-When another machine moved a session's HEAD, this store's copy is uploaded
-as a fork under a new id, and sync says so.
-
-Without --wait, a sync that finds another sync of the store running exits
-at once (the other one uploads the same things).
-
-` + remoteHelp,
+		Use:  "sync",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, s := range sessions {
@@ -180,13 +142,13 @@ at once (the other one uploads the same things).
 					return usagef("--session-only %q: %v", s, controller.ErrBadSession)
 				}
 			}
-			r, err := a.openRemote(cmd.Context())
+			r, done, err := a.openRemote(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer r.Close()
 			res, err := r.Sync(cmd.Context(), sessions, wait)
-			a.endProgress(r)
+			done()
 			if errors.Is(err, remote.ErrBusy) {
 				fmt.Fprintln(a.stderr, "ckpt: another sync of this store is running; not waiting (use --wait)")
 				if a.json {
@@ -200,44 +162,21 @@ at once (the other one uploads the same things).
 				}
 			} else {
 				for _, s := range res {
-					switch s.Status {
-					case "uploaded":
-						fmt.Fprintf(a.stdout, "%s: uploaded %d blobs in %d packs, %s\n", s.Session, s.Blobs, s.Packs, units.FormatBytes(s.Bytes))
-					case "forked":
-						fmt.Fprintf(a.stdout, "%s: forked: %s\n", s.Session, s.Reason)
-					case "skipped":
-						fmt.Fprintf(a.stdout, "%s: skipped: %s\n", s.Session, s.Reason)
-					default:
-						fmt.Fprintf(a.stdout, "%s: %s\n", s.Session, s.Status)
-					}
+					fmt.Fprintln(a.stdout, s)
 				}
 			}
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait for a running sync of this store instead of leaving it the work")
-	cmd.Flags().StringSliceVar(&sessions, "session-only", nil, "sync only these sessions (default: all of the store's)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "")
+	cmd.Flags().StringSliceVar(&sessions, "session-only", nil, "")
 	return cmd
 }
 
 func newPullCmd(a *app) *cobra.Command {
 	var as string
 	cmd := &cobra.Command{
-		Use:   "pull SESSION",
-		Short: "Fetch a remote session into this store, ready to rewind",
-		Long: `Fetch SESSION's index from the remote, and every blob it needs that this
-store lacks, each checked against its hash as it arrives (a damaged or
-truncated download is an error). The session is then local: list, rewind,
-undo work as for one captured here.
-
---workspace DIR points the pulled session at DIR, for a machine where the
-workspace lives at another path (DIR is created if missing), and makes it
-DIR's own session: ckpt run in DIR (and the agent's hooks there) use it, and
-ckpt sync continues the remote session. Without --workspace the local id is
-SESSION. A session that already exists here is never replaced: pull it under
-another id with --as.
-
-` + remoteHelp,
+		Use:  "pull SESSION",
 		Args: exactArgs(1, "one SESSION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !controller.ValidSession(args[0]) {
@@ -256,13 +195,13 @@ another id with --as.
 				}
 				ws = abs
 			}
-			r, err := a.openRemote(cmd.Context())
+			r, done, err := a.openRemote(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer r.Close()
 			res, err := r.Pull(cmd.Context(), remote.PullOptions{Session: args[0], As: as, Workspace: ws})
-			a.endProgress(r)
+			done()
 			if err != nil {
 				return err
 			}
@@ -275,13 +214,13 @@ another id with --as.
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&as, "as", "", "the local session id (default: the --workspace DIR's own session, else SESSION)")
+	cmd.Flags().StringVar(&as, "as", "", "")
 	return cmd
 }
 
 // remoteSessions prints the remote's sessions (ckpt sessions --remote).
 func (a *app) remoteSessions(ctx context.Context) error {
-	r, err := a.openRemote(ctx)
+	r, _, err := a.openRemote(ctx)
 	if err != nil {
 		return err
 	}
@@ -306,7 +245,7 @@ func (a *app) verifyRemote(ctx context.Context, repair bool) error {
 	if repair {
 		return usagef("--repair works on the local store only")
 	}
-	r, err := a.openRemote(ctx)
+	r, _, err := a.openRemote(ctx)
 	if err != nil {
 		return err
 	}

@@ -34,42 +34,7 @@ type rewindOptions struct {
 func newRewindCmd(a *app) *cobra.Command {
 	var o rewindOptions
 	cmd := &cobra.Command{
-		Use:   "rewind TURN[.STEP] [-- CLAUDE-ARGS]",
-		Short: "Rewind code, conversation or both to the start of TURN (undo with `ckpt undo`)",
-		Long: `Put the session back to the start of TURN. Without TURN, on a terminal,
-pick one interactively: a turn or a step, its diff, a scope, and the files
-changed since the agent left them, then confirm.
-
-  --scope code          files the agent touched since TURN get the bytes and mode
-                        they had when TURN began; files created since are deleted
-  --scope conversation  turns TURN.. leave the conversation; TURN's prompt is
-                        printed so you can edit and resend it
-  --scope both          both, as one operation (the default, but for
-                        --only and TURN.STEP, which rewind code)
-
-TURN.STEP rewinds code to just before TURN's STEP-th tool call (steps are
-numbered from 1; ckpt list --steps shows them): what tool calls STEP.. and
-later turns did is put back; what earlier tool calls of TURN did stays. A
-step rewinds code only (the default scope for it): ckpt records the
-conversation by turns, so --scope conversation or both is refused there.
-In a scan-mode turn, a step knows the edit tools' files; what a shell did
-within the turn is known only at turn boundaries, so from TURN.STEP it
-stays as the turn left it (rewind TURN to undo it).
-
-Before any file changes, its current content is stored: "ckpt undo" reverses
-the rewind exactly, including edits you made by hand. Symlinks are never
-followed; paths that are now symlinks or directories, and in scan mode files
-and directories a scan now skips (over 10 MiB, over 5,000 entries), are
-skipped and listed: the rest is rewound, and the command exits 1 naming them.
-
-For a Claude Code session (hooks from "ckpt install claude"), a rewind of
-the conversation also prints the command that gives Claude Code's own
-conversation back at TURN: a fork of the Claude session, cut just before
-TURN's prompt, that resends the prompt; Claude's original transcript is
-never changed. The fork's hook events continue this ckpt session.
---resume-claude runs it (then "claude --resume" on the fork, on a
-terminal); arguments after -- are passed to claude (e.g. -- --permission-mode
-acceptEdits).`,
+		Use: "rewind TURN[.STEP] [-- CLAUDE-ARGS]",
 		Args: func(cmd *cobra.Command, args []string) error {
 			return o.checkArgs(cmd, args)
 		},
@@ -77,11 +42,11 @@ acceptEdits).`,
 			return a.runRewind(cmd, args, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.scope, "scope", "both", "what to rewind: code, conversation or both")
-	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "say what would change and change nothing")
-	cmd.Flags().BoolVar(&o.force, "force", false, "overwrite files changed since the agent left them (undo brings them back)")
-	cmd.Flags().BoolVar(&o.only, "only", false, "restore only the PATHs given after TURN (scope code unless --scope says otherwise)")
-	cmd.Flags().BoolVar(&o.resumeClaude, "resume-claude", false, "for a Claude Code session, run the command that forks Claude's conversation at TURN")
+	cmd.Flags().StringVar(&o.scope, "scope", "both", "")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "")
+	cmd.Flags().BoolVar(&o.force, "force", false, "")
+	cmd.Flags().BoolVar(&o.only, "only", false, "")
+	cmd.Flags().BoolVar(&o.resumeClaude, "resume-claude", false, "")
 	return cmd
 }
 
@@ -271,13 +236,7 @@ func absPaths(paths []string) ([]string, error) {
 func newRevertCmd(a *app) *cobra.Command {
 	var dryRun, force bool
 	cmd := &cobra.Command{
-		Use:   "revert TURN",
-		Short: "Undo the changes of one turn only, keeping later turns' changes to other files",
-		Long: `Put every file TURN changed back to its state when TURN began, and leave the
-changes later turns made to other files alone. In scan mode that includes what
-TURN's shell commands did: the files its manifest and the next turn's disagree
-on (for the open turn, the files a scan finds changed now). Refused, with the
-list, when a later turn changed one of the same files. Undoable with ckpt undo.`,
+		Use:  "revert TURN",
 		Args: exactArgs(1, "one TURN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			turn, err := parseTurn(args[0])
@@ -296,8 +255,8 @@ list, when a later turn changed one of the same files. Undoable with ckpt undo.`
 			return a.printResult(res, "revert")
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would change and change nothing")
-	cmd.Flags().BoolVar(&force, "force", false, "overwrite files changed since the agent left them")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "")
+	cmd.Flags().BoolVar(&force, "force", false, "")
 	return cmd
 }
 
@@ -346,31 +305,19 @@ func incomplete(res controller.Result, verb string) error {
 	return fmt.Errorf("%s incomplete: %d path(s) %w: %s", verb, len(paths), errIncomplete, strings.Join(paths, ", "))
 }
 
-// printResult prints a rewind or undo result: JSON, or a summary on stderr
-// with the handed-back prompt on stdout. A dry run's plan is the command's
-// data, so its lines go to stdout. It returns errIncomplete when paths
-// were skipped: the rest was done, but not all the command was asked.
+// printResult prints a rewind or revert result: JSON, or a summary on
+// stderr with the handed-back prompt on stdout. A dry run's plan is the
+// command's data, so its lines go to stdout. It returns errIncomplete when
+// paths were skipped: the rest was done, but not all the command was asked.
 func (a *app) printResult(res controller.Result, verb string) error {
 	if a.json {
-		if err := a.printJSON(resultJSON(res)); err != nil {
-			return err
-		}
-		return incomplete(res, verb)
+		return a.printResultJSON(res, verb)
 	}
-	would, plan := "", a.say
+	plan := a.say
 	if res.DryRun {
-		would = "would "
 		plan = func(format string, args ...any) { fmt.Fprintf(a.stdout, format+"\n", args...) }
 	}
-	for _, p := range res.Restored {
-		plan("  %srestore %s", would, quote.Path(p))
-	}
-	for _, p := range res.Deleted {
-		plan("  %sdelete  %s", would, quote.Path(p))
-	}
-	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
-	}
+	a.printFiles(res, plan)
 	for _, p := range res.Conflicts {
 		a.say("  changed since the agent: %s", quote.Path(p))
 	}
@@ -382,22 +329,14 @@ func (a *app) printResult(res controller.Result, verb string) error {
 		controller.ScopeConversation: "conversation",
 		controller.ScopeBoth:         "code and conversation",
 	}[res.Scope]
-	counts := ""
-	if res.Scope.Code() {
-		counts = fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
-		if len(res.Skipped) > 0 {
-			counts += fmt.Sprintf(", %d skipped", len(res.Skipped))
-		}
-	}
+	counts := fileCounts(res)
 	switch {
 	case !res.Changed && len(res.Skipped) > 0:
-		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "undo": "undone", "revert": "reverted"}[verb])
+		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "revert": "reverted"}[verb])
 	case !res.Changed && verb == "revert":
 		a.say("nothing to revert: the files turn %d changed already hold what they held before it", res.Turn)
 	case !res.Changed:
 		a.say("nothing to %s: the files already match %s", verb, pointName(point(res)))
-	case verb == "undo":
-		a.say("undid the rewind of %s to %s%s", what, pointName(point(res)), counts)
 	case verb == "revert" && res.DryRun:
 		a.say("dry run: nothing changed; reverting turn %d would do the above%s", res.Turn, counts)
 	case verb == "revert":
@@ -414,4 +353,44 @@ func (a *app) printResult(res controller.Result, verb string) error {
 		fmt.Fprintln(a.stdout, res.Prompt)
 	}
 	return incomplete(res, verb)
+}
+
+// printResultJSON prints a rewind, revert, undo or redo result as JSON,
+// then returns what incomplete says of it.
+func (a *app) printResultJSON(res controller.Result, verb string) error {
+	if err := a.printJSON(resultJSON(res)); err != nil {
+		return err
+	}
+	return incomplete(res, verb)
+}
+
+// printFiles lists what a result restores and deletes with plan, and
+// what it skips on stderr.
+func (a *app) printFiles(res controller.Result, plan func(format string, args ...any)) {
+	would := ""
+	if res.DryRun {
+		would = "would "
+	}
+	for _, p := range res.Restored {
+		plan("  %srestore %s", would, quote.Path(p))
+	}
+	for _, p := range res.Deleted {
+		plan("  %sdelete  %s", would, quote.Path(p))
+	}
+	for _, s := range res.Skipped {
+		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
+	}
+}
+
+// fileCounts says what a result does to files, ": 2 restored, 1 deleted",
+// or nothing when it leaves the code alone.
+func fileCounts(res controller.Result) string {
+	if !res.Scope.Code() {
+		return ""
+	}
+	counts := fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
+	if len(res.Skipped) > 0 {
+		counts += fmt.Sprintf(", %d skipped", len(res.Skipped))
+	}
+	return counts
 }

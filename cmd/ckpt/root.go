@@ -13,6 +13,7 @@ import (
 	"github.com/ckpt/ckpt/internal/jsondoc"
 	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/ckpt/ckpt/internal/version"
 	"github.com/spf13/cobra"
 )
 
@@ -49,9 +50,8 @@ type app struct {
 	named, record bool
 	// picked is set when locate chose the workspace's most recently
 	// active session, which is not its default one: open says so.
-	picked    bool
-	remoteBar *progress // a sync or pull's transfer display, if shown
-	warned    bool      // the store's warning was shown
+	picked bool
+	warned bool // the store's warning was shown
 	// scanState and scanNote are what an install did to the workspace's
 	// scan mode (installScan), for its report.
 	scanState, scanNote string
@@ -318,14 +318,7 @@ func isCobraUsage(err error) bool {
 
 func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "ckpt",
-		Short: "Rewind code, conversation or both to any earlier agent turn — undoably, without git",
-		Long: `ckpt stores what a file held before an agent edits it, and rewinds the code,
-the conversation, or both to any earlier turn. Every rewind can be undone.
-It needs no git and never touches .git.
-
-A turn is one user prompt and everything the agent did in answer; turns are
-numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
+		Use:           "ckpt",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -335,10 +328,10 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(flagError)
 	f := root.PersistentFlags()
-	f.StringVar(&a.workspace, "workspace", "", "workspace directory (default $CKPT_WORKSPACE, else the nearest enclosing directory that is a session's workspace in the store, else the current directory)")
-	f.StringVar(&a.session, "session", "", "session id, or a unique start of one (default $CKPT_SESSION, else the workspace's most recently active session)")
-	f.StringVar(&a.store, "store", "", "store directory (default $CKPT_HOME, else $XDG_DATA_HOME/ckpt or ~/.local/share/ckpt)")
-	f.BoolVar(&a.json, "json", false, "print one JSON document on stdout")
+	f.StringVar(&a.workspace, "workspace", "", "")
+	f.StringVar(&a.session, "session", "", "")
+	f.StringVar(&a.store, "store", "", "")
+	f.BoolVar(&a.json, "json", false, "")
 	// Every command, registered here and only here (help lists them
 	// sorted by name).
 	root.AddCommand(
@@ -350,12 +343,10 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 		newHookCmd(a), newInstallCmd(a), newUninstallCmd(a), newServeCmd(a),
 		newStatusLineCmd(a), newMCPCmd(a), newACPCmd(a), newRemoteCmd(a), newSyncCmd(a), newPullCmd(a),
 	)
-	root.Version = buildVersion().String()
+	root.Version = version.Read().String()
 	root.SetVersionTemplate("ckpt {{.Version}}\n")
-	addHelpTopics(root)
 	root.SetHelpCommand(&cobra.Command{
-		Use:   "help [COMMAND | TOPIC]",
-		Short: "Help about any command or topic",
+		Use: "help [COMMAND | TOPIC]",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, rest, err := root.Find(args)
 			if err != nil || len(rest) > 0 {
@@ -364,6 +355,8 @@ numbered from 0. Call "ckpt capture PATH" before a tool changes PATH.`,
 			return c.Help()
 		},
 	})
+	root.InitDefaultHelpCmd()
+	addHelp(root)
 	return root
 }
 

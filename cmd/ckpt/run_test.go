@@ -112,6 +112,25 @@ func TestHelpCoversEveryAgent(t *testing.T) {
 			t.Errorf("ckpt help %s still speaks of Claude Code alone:\n%s", cmd, long)
 		}
 	}
+	// So does the one-page overview of the CLI reference.
+	overview, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, entry, _ := strings.Cut(string(overview), "\nckpt install [AGENT...]")
+	entry, _, _ = strings.Cut(entry, "\nckpt install claude")
+	for _, name := range agent.Names() {
+		if !strings.Contains(entry, " "+name+",") && !strings.Contains(entry, " "+name+" ") {
+			t.Errorf("docs/cli.md's ckpt install entry does not name %s", name)
+		}
+	}
+	// The Claude Code topic names the other agents install wires the same way.
+	_, topic, _ := ckptRun(t, ws, store, "help", "claude")
+	for _, name := range agent.Names() {
+		if !strings.Contains(topic, name) {
+			t.Errorf("ckpt help claude does not name %s", name)
+		}
+	}
 }
 
 func TestWorkspaceAndSessionFromEnvironment(t *testing.T) {

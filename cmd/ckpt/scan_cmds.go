@@ -12,13 +12,7 @@ import (
 
 func newScanCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "scan on|off|status",
-		Short: "Turn scan mode on or off for every turn of the session",
-		Long: `In scan mode every turn opens with a manifest of the workspace, so a code
-rewind also undoes shell side effects (rm, mv, sed -i, redirections) and
-deletes files created since. Ignored files, files over 10 MiB and
-directories with more than 5,000 entries are never recorded, changed or
-deleted. Refused in a home directory or a filesystem root.`,
+		Use: "scan on|off|status",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || (args[0] != "on" && args[0] != "off" && args[0] != "status") {
 				return usagef("scan takes on, off or status")
@@ -61,14 +55,7 @@ deleted. Refused in a home directory or a filesystem root.`,
 
 func newStatusCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "status",
-		Short: "What changed in the workspace since the open turn started",
-		Long: `List the files added (+), modified (~) and deleted (-) since the open turn
-started: every file, for a scanned turn; the captured files otherwise. A
-recorded file that is now a directory, a symlink or a special file is a type
-change (!), which a rewind skips; one ckpt may not read now (another user's,
-mode 000), and in a scanned turn any file or directory the scan may not open,
-is unreadable (?): changed or not, ckpt cannot tell, and a rewind leaves it.`,
+		Use:  "status",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.open(cmd.Context())

@@ -7,19 +7,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller/httpapi"
 	"github.com/ckpt/ckpt/internal/loopback"
 	"github.com/ckpt/ckpt/internal/token"
+	"github.com/ckpt/ckpt/internal/version"
 	"github.com/spf13/cobra"
 )
-
-// minTokenBits is the least strength a token may have.
-const minTokenBits = token.MinBits
 
 // serveLimits are the server's timeouts (a variable for tests).
 var serveLimits = struct {
@@ -49,32 +45,7 @@ type serveOptions struct {
 func newServeCmd(a *app) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Serve the session over HTTP (JSON API, Server-Sent Events and a web page) on loopback",
-		Long: `Serve the session given by the global flags over HTTP: a JSON API for
-sessions, checkpoints, conversation, diff, rewind, undo, redo, history, fork
-and summarize, a Server-Sent Events stream (/api/events) of changes,
-including changes made by other processes, and a web page at /.
-
-It listens on loopback only (127.0.0.1, ::1 or localhost); another address is
-refused unless --allow-remote, which needs a token of at least 128 bits.
-Requests must name the server's own address in Host (DNS rebinding) and
-state-changing requests from another origin are refused. Every API request
-needs "Authorization: Bearer TOKEN". The token is random (128 bits) unless
---token-file names a file holding one of at least 128 bits (32 hex digits,
-22 base64 characters). One JSON line goes to stdout:
-{"url":...,"token":...,"open_url":...}, open_url being the page with the
-token in its fragment. The token is never printed on stderr.
-Stops cleanly on SIGINT or SIGTERM.
-
-Agent hook events are accepted too: POST /hook/claude (or /hook/generic)
-with the event's JSON as the body, handled as "ckpt hook claude" handles
-it, with no process start-up per event. They need a token "ckpt install
-claude --http" made (kept in STORE/hook-server.json), good only for hook
-events of the workspace it was installed for (--user: of the home
-directory); the web token above is refused there. --hooks serves only
-hook events, on the address that install chose, and needs no workspace;
-the install and the hooks start it when it is not running.`,
+		Use:  "serve",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.hooks {
@@ -107,11 +78,11 @@ the install and the hooks start it when it is not running.`,
 			return a.serve(cmd.Context(), o, nil)
 		},
 	}
-	cmd.Flags().BoolVar(&o.hooks, "hooks", false, "serve only agent hook events, at the store's hook server address (see ckpt install claude --http)")
-	cmd.Flags().DurationVar(&o.idle, "idle", 0, "with --hooks: stop after this long without an event (0: never)")
-	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:0", "loopback HOST:PORT to listen on (port 0 picks a free one)")
-	cmd.Flags().StringVar(&o.tokenFile, "token-file", "", "read the bearer token (at least 128 bits) from this file instead of making a random one")
-	cmd.Flags().BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (the API can rewrite this workspace's files: only on a network you trust)")
+	cmd.Flags().BoolVar(&o.hooks, "hooks", false, "")
+	cmd.Flags().DurationVar(&o.idle, "idle", 0, "")
+	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:0", "")
+	cmd.Flags().StringVar(&o.tokenFile, "token-file", "", "")
+	cmd.Flags().BoolVar(&o.allowRemote, "allow-remote", false, "")
 	return cmd
 }
 
@@ -135,32 +106,18 @@ func checkAddr(addr string, allowRemote bool) error {
 	return usagef("--addr %q: %s is not loopback; use 127.0.0.1, [::1] or localhost, or --allow-remote to expose this session's files on the network", addr, shown)
 }
 
-// serveToken reads the token from file, or makes a random one.
+// serveToken reads the token from file (a usage error if it is not one),
+// or makes a random one.
 func serveToken(file string) (string, error) {
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", usagef("token file: %v", err)
-		}
-		t := strings.TrimSpace(string(b))
-		if t == "" {
-			return "", usagef("token file %s is empty", file)
-		}
-		for _, r := range t {
-			if r <= ' ' || r > '~' {
-				return "", usagef("token file %s: the token must be printable ASCII without spaces", file)
-			}
-		}
-		if bits := tokenBits(t); bits < minTokenBits {
-			return "", usagef("token file %s: the token has at most %d bits, need %d (32 hex digits, or 22 base64 characters)", file, int(bits), minTokenBits)
-		}
-		return t, nil
+	if file == "" {
+		return token.New()
 	}
-	return token.New()
+	t, err := token.ReadFile(file)
+	if err != nil {
+		return "", usageError{err}
+	}
+	return t, nil
 }
-
-// tokenBits bounds a token's strength from above (token.Bits).
-func tokenBits(t string) float64 { return token.Bits(t) }
 
 // serve listens on o.addr and serves until ctx is cancelled. ready, when
 // not nil, receives the bound URL once listening.
@@ -168,8 +125,8 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if err := checkAddr(o.addr, o.allowRemote); err != nil {
 		return err
 	}
-	if o.allowRemote && !o.hooks && tokenBits(o.token) < minTokenBits {
-		return usagef("--allow-remote needs a token of at least %d bits", minTokenBits)
+	if o.allowRemote && !o.hooks && token.Bits(o.token) < token.MinBits {
+		return usagef("--allow-remote needs a token of at least %d bits", token.MinBits)
 	}
 	ln, url, remote, err := httpapi.Listen(o.addr, o.allowRemote)
 	var notLoopback *httpapi.NotLoopbackError
@@ -186,7 +143,7 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	defer stop()
 	// Hook events take the tokens of the store's hook installs, each for
 	// its own workspace, never this server's web token.
-	hooks := hook.NewServer(a.hookHandler(), buildVersion().String(), a.stderr)
+	hooks := hook.NewServer(a.hookHandler(), version.Read().String(), a.stderr)
 	if o.hooks {
 		hooks.Shutdown = stop
 	}

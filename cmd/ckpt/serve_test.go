@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/token"
 )
 
 const testToken = "0123456789abcdef0123456789abcdef"
@@ -267,7 +269,7 @@ func TestServeTokenFile(t *testing.T) {
 		}
 	}
 	tok, err := serveToken("")
-	if err != nil || len(tok) != 32 || tokenBits(tok) < minTokenBits {
+	if err != nil || len(tok) != 32 || token.Bits(tok) < token.MinBits {
 		t.Errorf("random token %q %v", tok, err)
 	}
 	if _, err := serveToken(filepath.Join(dir, "missing")); err == nil {

@@ -17,16 +17,7 @@ type stepJSON struct {
 func newStepCmd(a *app) *cobra.Command {
 	var tool string
 	cmd := &cobra.Command{
-		Use:   "step [KEY]",
-		Short: "Open the next step of the open turn: a tool call is about to run; prints TURN.STEP",
-		Long: `Open the next step of the open turn, before an agent's tool call runs: the
-captures that follow go into it, and "ckpt rewind TURN.STEP" later puts the
-files back to how they were just before it. Agent hooks do this for every
-tool call; call it yourself from an agent without hooks.
-
-KEY is the agent's id of the tool call: a step of the open turn with that
-KEY already is reused rather than a second one opened. --tool names the
-tool, for ckpt list --steps.`,
+		Use: "step [KEY]",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usagef("step takes at most one KEY (see ckpt step --help)")
@@ -54,6 +45,6 @@ tool, for ckpt list --steps.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&tool, "tool", "", "the tool's name, shown by list --steps")
+	cmd.Flags().StringVar(&tool, "tool", "", "")
 	return cmd
 }

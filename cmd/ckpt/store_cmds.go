@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,10 +17,10 @@ import (
 
 // openStore opens the store for store-wide commands, which need no
 // workspace or session.
-func (a *app) openStore(ctx context.Context) (*controller.Store, error) {
+func (a *app) openStore() *controller.Store {
 	st := controller.OpenStore(a.store)
 	a.warnStore(st.Warning())
-	return st, nil
+	return st
 }
 
 // hinted is an error with what to do about it appended for people.
@@ -53,8 +52,8 @@ func withStoreHints(run func(*cobra.Command, []string) error) func(*cobra.Comman
 	return func(cmd *cobra.Command, args []string) error { return storeHint(run(cmd, args)) }
 }
 
-// policyFlags are the retention flags prune shares; unset ones take the
-// store's config.json (or the defaults).
+// policyFlags are the retention flags of prune (and gc's --grace); unset
+// ones take the store's config.json (or the defaults).
 type policyFlags struct {
 	maxAge, maxBytes, grace string
 	keep                    int
@@ -63,10 +62,10 @@ type policyFlags struct {
 
 func (pf *policyFlags) add(cmd *cobra.Command) {
 	pf.cmd = cmd
-	cmd.Flags().StringVar(&pf.maxAge, "max-age", "", `prune turns older than this, e.g. 30d or 12h; 0 keeps all (default: config.json, else 30d)`)
-	cmd.Flags().IntVar(&pf.keep, "keep", 0, "keep only the newest N turns of each session; 0 keeps all (default: config.json, else 0)")
-	cmd.Flags().StringVar(&pf.maxBytes, "max-bytes", "", "store quota, e.g. 2GiB: prune oldest turns until under it; 0 is none (default: config.json, else none)")
-	cmd.Flags().StringVar(&pf.grace, "grace", "", "collection spares blobs younger than this (default: config.json, else 0)")
+	cmd.Flags().StringVar(&pf.maxAge, "max-age", "", "")
+	cmd.Flags().IntVar(&pf.keep, "keep", 0, "")
+	cmd.Flags().StringVar(&pf.maxBytes, "max-bytes", "", "")
+	cmd.Flags().StringVar(&pf.grace, "grace", "", "")
 }
 
 // check refuses, as a usage error naming the flag, a flag given with a
@@ -112,39 +111,14 @@ func newPruneCmd(a *app) *cobra.Command {
 	var pf policyFlags
 	var dryRun bool
 	cmd := &cobra.Command{
-		Use:   "prune",
-		Short: "Apply the retention policy to the store (or one session), then collect freed blobs",
-		Long: `Prune checkpoints by the retention policy, across every session of the store,
-then delete the blobs nothing references any more and give their space back
-to the file system.
-
-A pruned turn keeps its conversation but can no longer be rewound in code.
-Only the oldest turns of a session are pruned (a rewind to a kept turn needs
-every later one); pinned turns (ckpt pin), the open turn and undo records are
-never pruned. Sessions unused for longer than the max age, with nothing
-pinned, are removed whole.
-
-With --session ID (or $CKPT_SESSION; a unique start of an id will do), only
-that session's turns are pruned and no session is removed: "ckpt --session
-X prune --keep 1" keeps the newest turn of X. To remove a session, use
-"ckpt sessions rm ID".
-
---max-bytes bounds the bytes the store takes on disk, as du counts them:
-blobs, the SQLite files and their WALs, and every session's index.
-
-The policy comes from STORE/config.json, e.g.
-  {"max_age": "30d", "keep_turns": 100, "max_bytes": "2GiB", "grace": "0s", "auto": true}
-and the flags override it. --dry-run --json shows every decision and why.`,
+		Use:  "prune",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := pf.check(); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
 			p, err := pf.policy(s)
 			if err != nil {
@@ -176,7 +150,7 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 		},
 	}
 	pf.add(cmd)
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be pruned and why; change nothing")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "")
 	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
 }
@@ -184,16 +158,7 @@ and the flags override it. --dry-run --json shows every decision and why.`,
 func newSessionsRmCmd(a *app) *cobra.Command {
 	var force, dryRun bool
 	cmd := &cobra.Command{
-		Use:   "rm ID",
-		Short: "Remove session ID whole: its turns, conversation and undo records",
-		Long: `Remove session ID whole: every turn, the conversation and the undo records,
-then collect the blobs only it referenced. Nothing of it can be rewound or
-undone afterwards.
-
-ID may be a unique start of the session's id, as --session takes it.
-A session with pinned turns is refused, and so is a session directory whose
-index cannot be read; --force removes it anyway. The session is named by
-the argument only: the global --session flag never selects what rm removes.`,
+		Use:  "rm ID",
 		Args: exactArgs(1, "one session ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -201,12 +166,10 @@ the argument only: the global --session flag never selects what rm removes.`,
 			if !controller.ValidSession(id) {
 				return usageError{fmt.Errorf("session %q: %w", id, controller.ErrBadSession)}
 			}
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
-			if id, err = a.sessionByPrefix(id); err != nil {
+			id, err := a.sessionByPrefix(id)
+			if err != nil {
 				return err
 			}
 			r, rep, err := s.RemoveSession(ctx, id, force, dryRun)
@@ -234,8 +197,8 @@ the argument only: the global --session flag never selects what rm removes.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "remove a session with pinned turns, or without a readable index")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be removed; change nothing")
+	cmd.Flags().BoolVar(&force, "force", false, "")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "")
 	return cmd
 }
 
@@ -272,33 +235,21 @@ func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
 }
 
 func newGCCmd(a *app) *cobra.Command {
-	var grace string
+	var pf policyFlags // --grace only
 	var allowEmpty bool
 	cmd := &cobra.Command{
-		Use:   "gc",
-		Short: "Delete blobs no session references; reports bytes and blobs freed",
-		Long: `Delete every blob that no checkpoint, undo record or session of the store
-references. It is safe while other processes capture: they hold the store
-while a blob they wrote is not yet referenced, and gc waits for them.`,
+		Use:  "gc",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			graceSet := cmd.Flags().Changed("grace")
-			g, err := units.ParseAge(grace)
-			if graceSet && err != nil {
-				return usagef("--grace: %v", err)
+			if err := pf.check(); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
-			p, _, err := s.Policy()
+			p, err := pf.policy(s)
 			if err != nil {
 				return err
-			}
-			if graceSet {
-				p.Grace = g
 			}
 			start := time.Now()
 			bar := a.progress("scanning blobs", -1)
@@ -315,8 +266,9 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&grace, "grace", "", "spare blobs younger than this, e.g. 10m (default: config.json, else 0)")
-	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "delete every blob when the store has no session (refused by default: it looks like a wrong --store)")
+	pf.cmd = cmd
+	cmd.Flags().StringVar(&pf.grace, "grace", "", "")
+	cmd.Flags().BoolVar(&allowEmpty, "allow-empty", false, "")
 	cmd.RunE = withStoreHints(cmd.RunE)
 	return cmd
 }
@@ -324,27 +276,14 @@ while a blob they wrote is not yet referenced, and gc waits for them.`,
 func newVerifyCmd(a *app) *cobra.Command {
 	var repair, remote bool
 	cmd := &cobra.Command{
-		Use:   "verify",
-		Short: "Check every referenced blob exists and hashes right; exit 1 if any is missing or corrupt",
-		Long: `Read and hash every blob a checkpoint or undo record references, and report
-missing and corrupt blobs (with every turn and path that loses content) and
-orphaned blobs (referenced by nothing; gc removes them; not an error).
-Exit 1 when anything referenced is missing or corrupt.
-
---repair first prints what is lost, then marks those references lost in
-their sessions (a rewind then skips such a path and says why, instead of
-restoring anything else) and drops corrupt blobs so that capturing the same
-content again stores it afresh.`,
+		Use:  "verify",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if remote {
 				return a.verifyRemote(ctx, repair)
 			}
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
 			var bar *progress
 			before := func(f controller.Finding) {
@@ -395,31 +334,16 @@ content again stores it afresh.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&repair, "repair", false, "mark what is missing or corrupt as lost in the index, after saying what is lost")
+	cmd.Flags().BoolVar(&repair, "repair", false, "")
 	cmd.RunE = withStoreHints(cmd.RunE)
-	cmd.Flags().BoolVar(&remote, "remote", false, "check the sessions on the remote (ckpt remote) instead: every HEAD, index, pack and needed blob")
+	cmd.Flags().BoolVar(&remote, "remote", false, "")
 	return cmd
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
 	var remote, tree bool
 	cmd := &cobra.Command{
-		Use:   "sessions",
-		Short: "List the store's sessions with their size, turns and last use; sessions rm ID removes one",
-		Long: `List the store's sessions: id, turns in the active history, size, last use
-and workspace.
-
-OWN SIZE is what the blobs only that session references take: what
-"ckpt sessions rm ID" would free. SHARED is what the blobs it shares with
-other sessions take; a fork shares most of its parent's. A session whose
-index cannot be read is listed with the reason (and "error" in --json);
-the others are listed all the same.
-
---tree shows the session tree: each fork under the session it was forked
-from, with the turn it was forked before. Any session of the tree can be
-rewound or forked again with --session ID. In --json, every session has
-"parent": {"session": ID, "turn": N} for a fork, null otherwise; with
---tree the document nests forks in "children".`,
+		Use:  "sessions",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -429,10 +353,7 @@ rewound or forked again with --session ID. In --json, every session has
 				}
 				return a.remoteSessions(ctx)
 			}
-			s, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
+			s := a.openStore()
 			defer s.Close()
 			infos, err := s.Sessions(ctx)
 			if err != nil {
@@ -457,8 +378,8 @@ rewound or forked again with --session ID. In --json, every session has
 		},
 	}
 	cmd.AddCommand(newSessionsRmCmd(a))
-	cmd.Flags().BoolVar(&remote, "remote", false, "list the sessions on the remote (ckpt remote) instead")
-	cmd.Flags().BoolVar(&tree, "tree", false, "show forks under the session and turn they came from")
+	cmd.Flags().BoolVar(&remote, "remote", false, "")
+	cmd.Flags().BoolVar(&tree, "tree", false, "")
 	return cmd
 }
 
@@ -539,14 +460,13 @@ func (a *app) printSessionTree(infos []controller.SessionInfo) error {
 
 func newPinCmd(a *app, pin bool) *cobra.Command {
 	var label string
-	use, short := "pin TURN", "Exempt TURN (and the turns after it) from retention"
+	use := "pin TURN"
 	if !pin {
-		use, short = "unpin TURN", "Let retention prune TURN again"
+		use = "unpin TURN"
 	}
 	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  exactArgs(1, "one TURN"),
+		Use:  use,
+		Args: exactArgs(1, "one TURN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			turn, err := parseTurn(args[0])
 			if err != nil {
@@ -579,7 +499,7 @@ func newPinCmd(a *app, pin bool) *cobra.Command {
 		},
 	}
 	if pin {
-		cmd.Flags().StringVar(&label, "label", "", "a name for the pinned turn, shown by list (default: keep its name)")
+		cmd.Flags().StringVar(&label, "label", "", "")
 	}
 	return cmd
 }

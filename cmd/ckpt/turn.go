@@ -18,17 +18,7 @@ type turnOptions struct {
 func newTurnCmd(a *app) *cobra.Command {
 	var o turnOptions
 	cmd := &cobra.Command{
-		Use:   "turn PROMPT|-",
-		Short: "Open the next turn with the user's prompt; prints its number",
-		Long: `Open the next turn. PROMPT is the user's message that starts it; it is recorded
-as the turn's first message and handed back by a conversation rewind. With
-"-" the prompt is read from stdin (for prompts too long for the command line).
-
-With --scan (or after "ckpt scan on" for the session) the turn first records a
-manifest of every file the ignore rules let through (.gitignore at every
-level, .ckptignore, and built-in defaults such as node_modules), so a code
-rewind to it also undoes what shell commands changed, and deletes files
-created since. Unchanged files are not re-read (a stat cache).`,
+		Use: "turn PROMPT|-",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("turn takes a PROMPT (see ckpt turn --help)")
@@ -44,7 +34,7 @@ created since. Unchanged files are not re-read (a stat cache).`,
 			return a.runTurn(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.scan, "scan", false, "record a manifest of the whole workspace first (scan mode)")
+	cmd.Flags().BoolVar(&o.scan, "scan", false, "")
 	return cmd
 }
 

@@ -16,57 +16,35 @@ type undoOptions struct {
 	opID          int64 // op parsed, by runReverse
 }
 
-func (o *undoOptions) flags(cmd *cobra.Command, verb string) {
-	cmd.Flags().BoolVar(&o.force, "force", false, verb+" even if it overwrites work done since (what it overwrites is kept: see ckpt history)")
-	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "show what would change, and conflicts, without changing anything")
-	cmd.Flags().StringVar(&o.op, "op", "", "the op (an ID from ckpt history) to "+verb+" instead of the newest")
+func (o *undoOptions) flags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&o.force, "force", false, "")
+	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "")
+	cmd.Flags().StringVar(&o.op, "op", "", "")
 }
 
 func newUndoCmd(a *app) *cobra.Command {
 	var o undoOptions
 	cmd := &cobra.Command{
-		Use:   "undo",
-		Short: "Reverse the last rewind; repeat to walk further back",
-		Long: `Reverse the most recent rewind (or revert, summarize or redo) still in effect: the
-files it changed get back the exact bytes they had just before it, and its
-conversation change is reverted. Run it again to undo the one before that;
-"ckpt redo" walks forward again. --op ID reverses the op with that ID in
-"ckpt history" instead, in effect or not: it puts back the state just before
-that op, whatever happened since.
-
-If work was done since (a file it would overwrite changed, or turns were
-opened since a conversation rewind), undo refuses and names it; --force undoes
-anyway, and what it overwrites is kept: "ckpt redo" brings it back.
---dry-run shows the plan and the conflicts and changes nothing.`,
+		Use:  "undo",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReverse(cmd, a, o, false)
 		},
 	}
-	o.flags(cmd, "undo")
+	o.flags(cmd)
 	return cmd
 }
 
 func newRedoCmd(a *app) *cobra.Command {
 	var o undoOptions
 	cmd := &cobra.Command{
-		Use:   "redo",
-		Short: "Re-apply what the last undo reversed; repeat to walk forward",
-		Long: `Re-apply the most recently undone rewind (or summarize): an undo of that undo.
-Every file and conversation turn the undo changed gets back exactly what the
-undo replaced, including the bytes a forced undo overwrote. Run it again to
-redo the undo before that. A new rewind ends the chain of redos; "ckpt
-history" still lists what it held, and --op ID re-applies any undone op.
-
-If work was done since the undo, redo refuses and names it; --force redoes
-anyway, and what it overwrites is kept: "ckpt undo" brings it back.
---dry-run shows the plan and the conflicts and changes nothing.`,
+		Use:  "redo",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReverse(cmd, a, o, true)
 		},
 	}
-	o.flags(cmd, "redo")
+	o.flags(cmd)
 	return cmd
 }
 
@@ -105,24 +83,9 @@ func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
 		verb, other = "redo", "undo"
 	}
 	if a.json {
-		if err := a.printJSON(resultJSON(res)); err != nil {
-			return err
-		}
-		return incomplete(res, verb)
+		return a.printResultJSON(res, verb)
 	}
-	would := ""
-	if res.DryRun {
-		would = "would "
-	}
-	for _, p := range res.Restored {
-		a.say("  %srestore %s", would, quote.Path(p))
-	}
-	for _, p := range res.Deleted {
-		a.say("  %sdelete  %s", would, quote.Path(p))
-	}
-	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
-	}
+	a.printFiles(res, a.say)
 	for _, p := range res.Conflicts {
 		if res.DryRun {
 			a.say("  changed since: %s", quote.Path(p))
@@ -139,13 +102,7 @@ func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
 	case "rewind":
 		what = fmt.Sprintf("the rewind of %s to %s", res.Scope, pointName(point(res)))
 	}
-	counts := ""
-	if res.Scope.Code() {
-		counts = fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
-		if len(res.Skipped) > 0 {
-			counts += fmt.Sprintf(", %d skipped", len(res.Skipped))
-		}
-	}
+	counts := fileCounts(res)
 	switch {
 	case !res.Changed && redo:
 		a.say("nothing to redo: what op %d did is there already", op)

@@ -5,7 +5,9 @@ package token
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"math"
+	"os"
 	"strings"
 )
 
@@ -47,4 +49,27 @@ func Bits(t string) float64 {
 		alpha = 64
 	}
 	return float64(len(t)) * math.Log2(alpha)
+}
+
+// ReadFile reads a token from file, such as `ckpt serve --token-file`
+// names: the file's text without surrounding space, printable ASCII, of
+// at least MinBits bits.
+func ReadFile(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("token file %s is empty", file)
+	}
+	for _, r := range t {
+		if r <= ' ' || r > '~' {
+			return "", fmt.Errorf("token file %s: the token must be printable ASCII without spaces", file)
+		}
+	}
+	if bits := Bits(t); bits < MinBits {
+		return "", fmt.Errorf("token file %s: the token has at most %d bits, need %d (32 hex digits, or 22 base64 characters)", file, int(bits), MinBits)
+	}
+	return t, nil
 }
