@@ -25,6 +25,7 @@ The new session's id goes to stdout; continue in it with --session ID.
 TURN's prompt is handed back, as by a conversation rewind, and the fork's next
 turn gets number TURN. With --restore the files are also put back to the start
 of TURN, in the fork (undoable there with "ckpt --session ID undo").
+TURN may also be one past the last turn: the fork then holds all of them.
 
 The default id is "<session>-fork-<n>"; --to names it.`,
 		Args: exactArgs(1, "one TURN"),
@@ -69,7 +70,9 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
 	}
 	a.say("forked session %s from %s before turn %d; continue with --session %s", res.Session, c.Session(), turn, res.Session)
-	a.say("turn %d's prompt, to edit and resend: %s", turn, rw.Prompt)
+	if rw.Prompt != "" { // not a fork after the last turn
+		a.say("turn %d's prompt, to edit and resend: %s", turn, rw.Prompt)
+	}
 	_, err = a.stdout.Write([]byte(res.Session + "\n"))
 	return err
 }
