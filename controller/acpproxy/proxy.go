@@ -293,7 +293,7 @@ func (p *Proxy) attach(ctx context.Context, id, cwd string) *session {
 // fork makes the ckpt session of ACP session id, which the agent forked
 // from session from, a ckpt fork of from's after its last turn: it holds
 // from's turns, rewinds them on its own, and names from and that turn as
-// its parent (`ckpt sessions` shows it under from). A source ckpt does
+// its parent (`ckpt sessions --tree` shows it under from). A source ckpt does
 // not record, or one in another workspace than cwd, leaves id to be
 // recorded as a new session, and says so.
 func (p *Proxy) fork(ctx context.Context, from, id, cwd string) {
