@@ -3,6 +3,7 @@ package acpproxy_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,5 +78,51 @@ func TestProxyForkIsACkptFork(t *testing.T) {
 	}
 	if len(parents) != len(want) {
 		t.Errorf("sessions %v, want %v", parents, want)
+	}
+}
+
+// TestProxyForkOfAnEarlierConnectionsSession: a session recorded through
+// an earlier connection (the editor restarted) forks as one recorded
+// through this one; a fork whose cwd is another workspace than its
+// source's is a session of its own.
+func TestProxyForkOfAnEarlierConnectionsSession(t *testing.T) {
+	c, ws, store := start(t, true)
+	c.Prompt("sess/1", "write keep.txt=changed")
+
+	// A second editor connection on the same store, which never saw sess/1.
+	c2 := proxied(t, store, true)
+	c2.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}`)
+	c2.Line() // the test agent answers initialize as id 0
+	resp, _ := c2.Request("session/fork", map[string]any{"sessionId": "sess/1", "cwd": ws, "mcpServers": []any{}})
+	if !strings.Contains(resp, `"sessionId":"fork-1"`) {
+		t.Fatalf("session/fork answer: %s", resp)
+	}
+	other := t.TempDir()
+	if resp, _ = c2.Request("session/fork", map[string]any{"sessionId": "sess/1", "cwd": other, "mcpServers": []any{}}); !strings.Contains(resp, `"sessionId":"fork-2"`) {
+		t.Fatalf("session/fork answer: %s", resp)
+	}
+	_, said := c2.Prompt("fork-1", "/rewind 0")
+	wantFiles(t, ws, "/rewind 0 in the fork ("+said+")", map[string]string{"keep.txt": "original\r\nno newline at the end"})
+
+	st := controller.OpenStore(store)
+	defer st.Close()
+	infos, err := st.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, i := range infos {
+		got[i.ID] = i.Workspace
+		if i.Parent != nil {
+			got[i.ID] += fmt.Sprintf(" from %s turn %d", i.Parent.Session, i.Parent.Turn)
+		}
+	}
+	otherRoot, err := filepath.EvalSymlinks(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{acpproxy.SessionID("sess/1"): ws, "fork-1": ws + " from " + acpproxy.SessionID("sess/1") + " turn 1", "fork-2": otherRoot}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sessions:\n%v\nwant\n%v", got, want)
 	}
 }
