@@ -54,17 +54,7 @@ func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkRes
 	fail := func(err error) (ForkResult, error) {
 		return ForkResult{}, fmt.Errorf("controller: fork turn %d: %w", turn, err)
 	}
-	if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
-		next := 0
-		if last, err := c.idx.OpenTurn(ctx); err == nil {
-			next = last.Turn + 1
-		} else if !errors.Is(err, checkpoints.ErrNoOpenTurn) {
-			return fail(err)
-		}
-		if turn != next {
-			return fail(ErrNoTurn)
-		}
-	} else if err != nil {
+	if err := c.forkable(ctx, turn); err != nil {
 		return fail(err)
 	}
 	id := o.To
@@ -146,6 +136,25 @@ func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkRes
 	}
 	c.emit(Event{Kind: EventForked, Turn: turn, Path: id})
 	return ForkResult{Session: id, Rewind: res}, nil
+}
+
+// forkable fails with ErrNoTurn unless turn is in the active history or
+// is the number the next turn would get.
+func (c *Controller) forkable(ctx context.Context, turn int) error {
+	_, err := c.idx.Turn(ctx, turn)
+	if !errors.Is(err, checkpoints.ErrNotFound) {
+		return err
+	}
+	next := 0
+	if last, err := c.idx.OpenTurn(ctx); err == nil {
+		next = last.Turn + 1
+	} else if !errors.Is(err, checkpoints.ErrNoOpenTurn) {
+		return err
+	}
+	if turn != next {
+		return ErrNoTurn
+	}
+	return nil
 }
 
 // forkID returns the first free "<session>-fork-<n>".
