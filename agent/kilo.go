@@ -9,7 +9,9 @@ package agent
 // under Kilo's name: chat.message opens a turn, tool.execute.before
 // captures write, edit (filePath) and apply_patch (patchText) and marks
 // bash, and session.idle starts a background sync when the store has a
-// remote.
+// remote. Started in a subdirectory, Kilo loads the workspace's .kilo/
+// plugins too, git repository or not (checked with 7.7.7): its hooks carry
+// the subdirectory, which ckpt records into the workspace's session.
 func init() {
 	registerSpec(&spec{
 		name:    "kilo",

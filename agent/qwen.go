@@ -16,6 +16,9 @@ import (
 // run_shell_command. Stop and SessionEnd start a background sync when the
 // store has a remote. Every hook answers {} on stdout: a command hook's
 // stdout that is not a JSON object would be added to the model's context.
+// Qwen Code reads project settings from .qwen/ in the directory it is
+// started in only, git repository or not (checked with 0.24.4): started
+// in a subdirectory it runs none of the workspace's hooks.
 func init() {
 	registerSpec(&spec{
 		name:    "qwen",
@@ -30,6 +33,7 @@ func init() {
 			Writes:    ".qwen/settings.json",
 			Config:    []string{".qwen/settings.json"},
 			Probe:     `{"session_id":"ckpt-check","cwd":"@WORK@","hook_event_name":"UserPromptSubmit","prompt":"ckpt install --check","submitted_prompt":"ckpt install --check"}`,
+			Subdir:    "never",
 		},
 	})
 }

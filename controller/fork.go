@@ -40,19 +40,21 @@ type ForkResult struct {
 // rewind of the fork to turn (scope both with o.Restore): so the fork
 // rewinds and undoes on its own, with every earlier state it needs, and
 // `undo` in the fork brings back the later turns it hid. This session is
-// not changed. It fails with ErrNoTurn for a turn not in the active
-// history and ErrSessionExists when o.To names an existing session; if the
-// fork's rewind fails (a conflict, unless forced), the fork is removed.
-// The fork records this session and turn as its origin (its parent in the
-// session tree, see Store.Sessions); a fork can be rewound and forked like
-// any session.
+// not changed. Turn may also be the number this session's next turn would
+// get (one past its last active turn; 0 for a session with none): the fork
+// then holds the whole active history, nothing is rewound and its
+// Rewind is empty, as an agent's fork of its session after the last turn
+// (ACP session/fork). It fails with ErrNoTurn for any other turn not in
+// the active history and ErrSessionExists when o.To names an existing
+// session; if the fork's rewind fails (a conflict, unless forced), the
+// fork is removed. The fork records this session and turn as its origin
+// (its parent in the session tree, see Store.Sessions); a fork can be
+// rewound and forked like any session.
 func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkResult, error) {
 	fail := func(err error) (ForkResult, error) {
 		return ForkResult{}, fmt.Errorf("controller: fork turn %d: %w", turn, err)
 	}
-	if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
-		return fail(ErrNoTurn)
-	} else if err != nil {
+	if err := c.forkable(ctx, turn); err != nil {
 		return fail(err)
 	}
 	id := o.To
@@ -115,7 +117,16 @@ func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkRes
 	if o.Restore {
 		scope = checkpoints.ScopeBoth
 	}
-	res, err := f.Rewind(ctx, Target{Turn: turn}, scope, RewindOptions{Force: o.Force})
+	// The copy holds turn unless turn was the next one (and no turn began
+	// meanwhile): then there is nothing to cut.
+	res := Result{Turn: turn, Scope: scope, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}}
+	_, err = f.idx.Turn(ctx, turn)
+	switch {
+	case err == nil:
+		res, err = f.Rewind(ctx, Target{Turn: turn}, scope, RewindOptions{Force: o.Force})
+	case errors.Is(err, checkpoints.ErrNotFound):
+		err = nil
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -125,6 +136,25 @@ func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkRes
 	}
 	c.emit(Event{Kind: EventForked, Turn: turn, Path: id})
 	return ForkResult{Session: id, Rewind: res}, nil
+}
+
+// forkable fails with ErrNoTurn unless turn is in the active history or
+// is the number the next turn would get.
+func (c *Controller) forkable(ctx context.Context, turn int) error {
+	_, err := c.idx.Turn(ctx, turn)
+	if !errors.Is(err, checkpoints.ErrNotFound) {
+		return err
+	}
+	next := 0
+	if last, err := c.idx.OpenTurn(ctx); err == nil {
+		next = last.Turn + 1
+	} else if !errors.Is(err, checkpoints.ErrNoOpenTurn) {
+		return err
+	}
+	if turn != next {
+		return ErrNoTurn
+	}
+	return nil
 }
 
 // forkID returns the first free "<session>-fork-<n>".

@@ -26,6 +26,8 @@ ckpt (stdin/stdout) and the agent, forwarding every message unchanged except:
   fs/write_text_file    the file is captured first, one step per tool call
   session/new, load     each ACP session records into the ckpt session of
                         the same id (in the store), its workspace the cwd
+  session/fork          the fork records into a ckpt fork of the source's
+                        session after its last turn (ckpt sessions --tree)
   available_commands    /checkpoints, /rewind, /undo and /redo are added;
                         ckpt answers them itself (code rewinds: ACP cannot
                         load a conversation at an earlier point)

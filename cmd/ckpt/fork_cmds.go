@@ -51,7 +51,9 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 	}
 	a.printFiles(rw, a.say)
 	a.say("forked session %s from %s before turn %d; continue with --session %s", res.Session, c.Session(), turn, res.Session)
-	a.say("turn %d's prompt, to edit and resend: %s", turn, rw.Prompt)
+	if rw.Prompt != "" { // not a fork after the last turn
+		a.say("turn %d's prompt, to edit and resend: %s", turn, rw.Prompt)
+	}
 	_, err = a.stdout.Write([]byte(res.Session + "\n"))
 	return err
 }

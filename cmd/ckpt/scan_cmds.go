@@ -58,12 +58,16 @@ func newStatusCmd(a *app) *cobra.Command {
 		Use:  "status",
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Said before the session is opened: where an agent started
+			// here runs none of ckpt's hooks, there may be none.
+			if a.locate(cmd.Context()) == nil {
+				a.warnSubdir()
+			}
 			c, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer a.closeController(c)
-			a.warnSubdir()
 			switch p, down := hookServerProblem(a.store, a.workspace); {
 			case down:
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")

@@ -21,7 +21,8 @@ import (
 //	wait              wait for session/cancel, then stop as cancelled
 //
 // It answers every prompt with a message "done: TEXT" (or the raw
-// session/cancel line it received) and stopReason end_turn.
+// session/cancel line it received) and stopReason end_turn, and
+// session/fork with a new session, fork-1, fork-2, ...
 func TestMain(m *testing.M) {
 	if os.Getenv("ACPPROXY_TEST_AGENT") != "" {
 		if err := runAgent(); err != nil {
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 
 // initializeResult is sent byte for byte as the agent's answer to
 // initialize: spacing, key order and escapes a re-encoding would change.
-const initializeResult = `{"id":0,  "jsonrpc":"2.0","result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false},"authMethods":[],"_meta":{"note":"caf\u00e9 <b>"}}}`
+const initializeResult = `{"id":0,  "jsonrpc":"2.0","result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false,"sessionCapabilities":{"fork":{}}},"authMethods":[],"_meta":{"note":"caf\u00e9 <b>"}}}`
 
 // agentError is the agent's own error for a "fail" prompt.
 const agentError = `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"model overloaded","data":{"retryAfter":3}}}`
@@ -44,6 +45,8 @@ type agent struct {
 	in    *bufio.Reader
 	out   *os.File
 	cwd   string
+	sid   string // the session of the prompt in flight
+	forks int
 	next  int
 	calls int
 }
@@ -71,9 +74,13 @@ func runAgent() error {
 				Cwd string `json:"cwd"`
 			}
 			json.Unmarshal(m.Params, &p)
-			a.cwd = p.Cwd
+			a.cwd, a.sid = p.Cwd, "sess/1"
 			a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"sess/1"}}`, m.ID))
 			a.update(`{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"web","description":"search the web","input":{"hint":"query"}},{"name":"undo","description":"the agent's own undo"}]}`)
+		case "session/fork":
+			// The forks are sessions fork-1, fork-2, ...
+			a.forks++
+			a.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"fork-%d"}}`, m.ID, a.forks))
 		case "session/prompt":
 			if err := a.prompt(m.ID, m.Params); err != nil {
 				return err
@@ -88,7 +95,7 @@ func runAgent() error {
 func (a *agent) send(line string) { fmt.Fprintln(a.out, line) }
 
 func (a *agent) update(u string) {
-	a.send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess/1","update":` + u + `}}`)
+	a.send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + a.sid + `","update":` + u + `}}`)
 }
 
 // call sends the client a request and reads until its response, which it
@@ -126,11 +133,13 @@ func (a *agent) toolCall(kind, title string) string {
 
 func (a *agent) prompt(id, params json.RawMessage) error {
 	var p struct {
-		Prompt []struct {
+		SessionID string `json:"sessionId"`
+		Prompt    []struct {
 			Text string `json:"text"`
 		} `json:"prompt"`
 	}
 	json.Unmarshal(params, &p)
+	a.sid = p.SessionID
 	text := p.Prompt[0].Text
 	reply := "done: " + text
 	for _, act := range strings.Split(text, ";") {
@@ -146,7 +155,7 @@ func (a *agent) prompt(id, params json.RawMessage) error {
 				continue
 			}
 			call := a.toolCall("edit", "Write "+path)
-			res, err := a.call("session/request_permission", map[string]any{"sessionId": "sess/1",
+			res, err := a.call("session/request_permission", map[string]any{"sessionId": a.sid,
 				"toolCall": map[string]any{"toolCallId": call},
 				"options":  []map[string]any{{"optionId": "allow", "name": "Allow", "kind": "allow_once"}, {"optionId": "reject", "name": "Reject", "kind": "reject_once"}}})
 			if err != nil {
@@ -156,14 +165,14 @@ func (a *agent) prompt(id, params json.RawMessage) error {
 				return fmt.Errorf("permission: %s", res)
 			}
 			a.update(fmt.Sprintf(`{"sessionUpdate":"tool_call_update","toolCallId":%q,"status":"in_progress"}`, call))
-			if _, err := a.call("fs/write_text_file", map[string]any{"sessionId": "sess/1", "path": abs, "content": content}); err != nil {
+			if _, err := a.call("fs/write_text_file", map[string]any{"sessionId": a.sid, "path": abs, "content": content}); err != nil {
 				reply += "\nwrite refused: " + err.Error()
 			}
 			a.update(fmt.Sprintf(`{"sessionUpdate":"tool_call_update","toolCallId":%q,"status":"completed","content":[{"type":"content","content":{"type":"text","text":"written"}}]}`, call))
 		case "shell":
 			call := a.toolCall("execute", arg)
 			a.update(fmt.Sprintf(`{"sessionUpdate":"tool_call_update","toolCallId":%q,"status":"in_progress"}`, call))
-			if _, err := a.call("terminal/create", map[string]any{"sessionId": "sess/1", "command": "sh", "args": []string{"-c", arg}, "cwd": a.cwd}); err != nil {
+			if _, err := a.call("terminal/create", map[string]any{"sessionId": a.sid, "command": "sh", "args": []string{"-c", arg}, "cwd": a.cwd}); err != nil {
 				return err
 			}
 			a.update(fmt.Sprintf(`{"sessionUpdate":"tool_call_update","toolCallId":%q,"status":"completed"}`, call))

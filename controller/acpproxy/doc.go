@@ -3,9 +3,11 @@
 // editor (the client) to the agent and back. Every message is forwarded as
 // the bytes it came in, except:
 //
-//   - session/new, session/load (and the unstable session/fork and
-//     session/resume) map the ACP session to a ckpt session whose
-//     workspace is the session's cwd (SessionID names it);
+//   - session/new, session/load (and the unstable session/resume) map
+//     the ACP session to a ckpt session whose workspace is the session's
+//     cwd (SessionID names it); the unstable session/fork maps the new
+//     session to a ckpt fork of the source's after its last turn, whose
+//     parent link names the source session and that turn;
 //   - session/prompt opens a ckpt turn, its text the label, in scan mode:
 //     the workspace's manifest covers what the agent's terminals
 //     (terminal/create) and an agent writing files itself change;

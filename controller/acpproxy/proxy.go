@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -223,10 +224,11 @@ func (p *Proxy) fromClient(ctx context.Context, line []byte) error {
 	switch m.Method {
 	case "session/new", "session/fork":
 		var pr struct {
-			Cwd string `json:"cwd"`
+			SessionID string `json:"sessionId"` // of session/fork: the session forked
+			Cwd       string `json:"cwd"`
 		}
 		if json.Unmarshal(m.Params, &pr) == nil && pr.Cwd != "" {
-			p.setPending(m.ID, pending{method: m.Method, cwd: pr.Cwd})
+			p.setPending(m.ID, pending{method: m.Method, cwd: pr.Cwd, session: pr.SessionID})
 		}
 	case "session/load", "session/resume":
 		var pr struct {
@@ -286,6 +288,39 @@ func (p *Proxy) attach(ctx context.Context, id, cwd string) *session {
 	s := &session{c: c}
 	p.sessions[id] = s
 	return s
+}
+
+// fork makes the ckpt session of ACP session id, which the agent forked
+// from session from, a ckpt fork of from's after its last turn: it holds
+// from's turns, rewinds them on its own, and names from and that turn as
+// its parent (`ckpt sessions --tree` shows it under from). A source ckpt does
+// not record, or one in another workspace than cwd, leaves id to be
+// recorded as a new session, and says so.
+func (p *Proxy) fork(ctx context.Context, from, id, cwd string) {
+	src := p.session(from)
+	if src == nil && p.o.Store != nil && p.o.Store.HasSession(SessionID(from)) {
+		if root, ok, err := p.o.Store.SessionWorkspace(ctx, SessionID(from)); err == nil && ok {
+			src = p.attach(ctx, from, root)
+		}
+	}
+	if src == nil {
+		p.log.Warn("a fork of an ACP session ckpt does not record: recording it as a new session", "session", id, "from", from)
+		return
+	}
+	if root, err := filepath.EvalSymlinks(cwd); err != nil || root != src.c.WorkspaceRoot() {
+		p.log.Warn("a fork in another workspace than its session's: recording it as a new session", "session", id, "from", from, "cwd", cwd)
+		return
+	}
+	next := 0
+	if last, err := src.c.OpenTurn(ctx); err == nil {
+		next = last.Turn + 1
+	} else if !errors.Is(err, controller.ErrNoOpenTurn) {
+		p.log.Warn("could not fork the ckpt session: recording the fork as a new session", "session", id, "from", from, "err", err)
+		return
+	}
+	if _, err := src.c.Fork(ctx, next, controller.ForkOptions{To: SessionID(id)}); err != nil {
+		p.log.Warn("could not fork the ckpt session: recording the fork as a new session", "session", id, "from", from, "err", err)
+	}
 }
 
 // promptText is the text of a prompt's text blocks.
@@ -394,6 +429,9 @@ func (p *Proxy) response(ctx context.Context, m message, line []byte) error {
 			SessionID string `json:"sessionId"`
 		}
 		if json.Unmarshal(m.Result, &r) == nil && r.SessionID != "" {
+			if pd.method == "session/fork" {
+				p.fork(ctx, pd.session, r.SessionID, pd.cwd)
+			}
 			id = r.SessionID
 			s = p.attach(ctx, id, pd.cwd)
 		}

@@ -172,12 +172,14 @@ func startACP(t *testing.T, e *agentEnv, auth string, agent ...string) (*acptest
 		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": false}})
 	var init struct {
 		Result struct {
-			ProtocolVersion int `json:"protocolVersion"`
+			ProtocolVersion int             `json:"protocolVersion"`
+			AgentInfo       json.RawMessage `json:"agentInfo"`
 		} `json:"result"`
 	}
 	if err := json.Unmarshal([]byte(resp), &init); err != nil || init.Result.ProtocolVersion != 1 {
 		t.Fatalf("initialize: %s", resp)
 	}
+	t.Logf("ACP agent: %s", init.Result.AgentInfo)
 	if auth != "" {
 		if resp, _ = c.Request("authenticate", map[string]any{"methodId": auth}); strings.Contains(resp, `"error"`) {
 			t.Fatalf("authenticate %s: %s", auth, resp)

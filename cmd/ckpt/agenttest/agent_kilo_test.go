@@ -53,35 +53,7 @@ func TestKiloRealBinary(t *testing.T) {
 		}
 	})
 
-	// The scripted provider in the user's configuration, so the workspace
-	// holds only what the agent writes.
-	configDir := filepath.Join(home, ".config", "kilo")
-	seedKiloDeps(t, configDir)
-	config, _ := json.Marshal(map[string]any{
-		"provider": map[string]any{"scripted": map[string]any{
-			"npm":     "@ai-sdk/openai-compatible",
-			"name":    "scripted",
-			"options": map[string]any{"baseURL": srv.URL + "/v1", "apiKey": "sk-test"},
-			"models":  map[string]any{"gpt-4.1": map[string]any{"name": "gpt-4.1"}},
-		}},
-		"model":              "scripted/gpt-4.1",
-		"autoupdate":         false,
-		"share":              "disabled",
-		"disabled_providers": []string{"kilo"},
-	})
-	if err := os.WriteFile(filepath.Join(configDir, "kilo.json"), config, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Kilo's own services that reach its servers are off: a run offline
-	// otherwise waits out their network timeouts.
-	env := isolatedEnv([]string{"KILO_", "KILOCODE_", "OPENCODE_", "OPENAI_"},
-		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "CKPT_HOME="+store,
-		"KILO_DISABLE_MODELS_FETCH=true", "KILO_DISABLE_AUTOUPDATE=true", "KILO_TELEMETRY_LEVEL=off",
-		"KILO_DISABLE_CODEBASE_INDEXING=true", "KILO_DISABLE_SESSION_INGEST=true", "KILO_DISABLE_PRESENCE=true",
-		"KILO_DISABLE_LSP_DOWNLOAD=true", "KILO_DISABLE_SHARE=true")
-	e := &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 10 * time.Minute}
+	e := newKiloEnv(t, ws, home, store, srv)
 	defer e.keepGit()()
 	ver, _, _ := e.run(ws, nil, kilo, "--version")
 	t.Logf("kilo --version: %s", strings.TrimSpace(ver))
@@ -149,4 +121,40 @@ func seedKiloDeps(t *testing.T, dir string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// newKiloEnv is the environment of the Kilo Code CLI in workspace ws with
+// a new home: srv, a scripted Chat Completions server, as a provider in
+// the user's configuration, Kilo's network services off, and ckpt's store.
+func newKiloEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *agentEnv {
+	t.Helper()
+	// The scripted provider in the user's configuration, so the workspace
+	// holds only what the agent writes.
+	configDir := filepath.Join(home, ".config", "kilo")
+	seedKiloDeps(t, configDir)
+	config, _ := json.Marshal(map[string]any{
+		"provider": map[string]any{"scripted": map[string]any{
+			"npm":     "@ai-sdk/openai-compatible",
+			"name":    "scripted",
+			"options": map[string]any{"baseURL": srv.URL + "/v1", "apiKey": "sk-test"},
+			"models":  map[string]any{"gpt-4.1": map[string]any{"name": "gpt-4.1"}},
+		}},
+		"model":              "scripted/gpt-4.1",
+		"autoupdate":         false,
+		"share":              "disabled",
+		"disabled_providers": []string{"kilo"},
+	})
+	if err := os.WriteFile(filepath.Join(configDir, "kilo.json"), config, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Kilo's own services that reach its servers are off: a run offline
+	// otherwise waits out their network timeouts.
+	env := isolatedEnv([]string{"KILO_", "KILOCODE_", "OPENCODE_", "OPENAI_"},
+		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "CKPT_HOME="+store,
+		"KILO_DISABLE_MODELS_FETCH=true", "KILO_DISABLE_AUTOUPDATE=true", "KILO_TELEMETRY_LEVEL=off",
+		"KILO_DISABLE_CODEBASE_INDEXING=true", "KILO_DISABLE_SESSION_INGEST=true", "KILO_DISABLE_PRESENCE=true",
+		"KILO_DISABLE_LSP_DOWNLOAD=true", "KILO_DISABLE_SHARE=true")
+	return &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 10 * time.Minute}
 }

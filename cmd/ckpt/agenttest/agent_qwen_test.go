@@ -153,6 +153,17 @@ func newQwenRun(t *testing.T) (qwen string, e *agentEnv) {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
 		}
 	})
+	e = newQwenEnv(t, ws, home, store, srv)
+	ver, _, _ := e.run(ws, nil, qwen, "--version")
+	t.Logf("qwen --version: %s", strings.TrimSpace(ver))
+	return qwen, e
+}
+
+// newQwenEnv is the environment of the Qwen Code CLI in workspace ws with
+// a new home: srv, a scripted Chat Completions server, through its
+// OpenAI-compatible auth, and ckpt's store.
+func newQwenEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *agentEnv {
+	t.Helper()
 	// OpenAI-compatible auth from the user's settings and the environment;
 	// no usage statistics, which Qwen Code sends to its servers.
 	settings := filepath.Join(home, ".qwen", "settings.json")
@@ -165,10 +176,7 @@ func newQwenRun(t *testing.T) (qwen string, e *agentEnv) {
 	env := isolatedEnv([]string{"QWEN_", "OPENAI_", "DASHSCOPE_"},
 		"HOME="+home, "CKPT_HOME="+store, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-test",
 		"OPENAI_MODEL=gpt-4.1", "QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
-	e = &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 5 * time.Minute}
-	ver, _, _ := e.run(ws, nil, qwen, "--version")
-	t.Logf("qwen --version: %s", strings.TrimSpace(ver))
-	return qwen, e
+	return &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 5 * time.Minute}
 }
 
 // keepGit makes the workspace a git repository and returns the check, run
