@@ -432,15 +432,5 @@ func (c *Controller) Conversation(ctx context.Context) ([]Message, error) {
 // withLock runs fn holding the session's op lock, which serialises rewinds,
 // undos and crash recovery across processes.
 func (c *Controller) withLock(ctx context.Context, fn func() error) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	ok, err := c.lock.TryLockContext(ctx, 20*time.Millisecond)
-	if err != nil || !ok {
-		if err == nil || errors.Is(err, context.DeadlineExceeded) {
-			err = ErrBusy
-		}
-		return fmt.Errorf("controller: lock session %s: %w", c.session, err)
-	}
-	defer c.lock.Unlock()
-	return fn()
+	return lockSession(ctx, c.lock, c.session, fn)
 }
