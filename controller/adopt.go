@@ -132,11 +132,11 @@ func (s *Store) Adopt(ctx context.Context, id, key string, decide func(value, wo
 		if err != nil {
 			return err
 		}
-		_, err = c.Fork(ctx, turn, ForkOptions{To: id})
+		_, err = c.Fork(ctx, turn, ForkOptions{To: id, lockHeld: true})
 		if err = errors.Join(err, c.Close()); err != nil {
 			return fmt.Errorf("controller: fork of session %s at turn %d: %w", parent, turn, err)
 		}
-		if c, err = s.Open(ctx, Options{Workspace: root, Session: id, NoAutoRetention: true}); err != nil {
+		if c, err = s.Open(ctx, Options{Workspace: root, Session: id, NoAutoRetention: true, lockHeld: true}); err != nil {
 			return err
 		}
 		res, err = c.BeginTurn(ctx, prompt, TurnOptions{})

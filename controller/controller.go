@@ -43,6 +43,10 @@ type Options struct {
 	// (not even the store directory), when the store has never had the
 	// session: for a front-end's commands that only read or rewind.
 	NoCreate bool
+	// lockHeld says the caller holds the session's rewind lock (Adopt,
+	// forking into the session it replaces): the Controller's ops run
+	// under it without taking it again.
+	lockHeld bool
 }
 
 // Controller drives one session. It is safe for concurrent use.
@@ -55,6 +59,7 @@ type Controller struct {
 	idx     *checkpoints.Index
 	cap     *capture.Capturer
 	lock    *flock.Flock
+	held    bool // the opener holds lock (Options.lockHeld)
 	noAuto  bool
 	scan    ScanOptions
 	now     func() time.Time
@@ -141,6 +146,7 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 		session: o.Session, ws: ws, store: store, idx: idx,
 		cap:    capture.New(ws, idx, store),
 		lock:   flock.New(filepath.Join(dir, "ops.lock")),
+		held:   o.lockHeld,
 		noAuto: o.NoAutoRetention,
 		scan:   o.Scan,
 		now:    o.Clock,
@@ -432,5 +438,8 @@ func (c *Controller) Conversation(ctx context.Context) ([]Message, error) {
 // withLock runs fn holding the session's op lock, which serialises rewinds,
 // undos and crash recovery across processes.
 func (c *Controller) withLock(ctx context.Context, fn func() error) error {
+	if c.held {
+		return fn()
+	}
 	return lockSession(ctx, c.lock, c.session, fn)
 }

@@ -21,6 +21,8 @@ type ForkOptions struct {
 	Restore bool
 	// Force lets Restore overwrite files changed since the agent left them.
 	Force bool
+	// lockHeld says the caller holds the rewind lock of session To (Adopt).
+	lockHeld bool
 }
 
 // ForkResult says what Fork did.
@@ -99,7 +101,7 @@ func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkRes
 			}
 		}
 	}
-	f, err := c.root.Open(ctx, Options{Workspace: c.ws.Root(), Session: id, NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan})
+	f, err := c.root.Open(ctx, Options{Workspace: c.ws.Root(), Session: id, NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan, lockHeld: o.lockHeld})
 	if err != nil {
 		cleanup()
 		return fail(err)

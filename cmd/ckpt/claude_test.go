@@ -70,10 +70,22 @@ func TestClaudeForkAdoptedAtFirstToolCall(t *testing.T) {
 	// transcript exists; its first tool call sees the copied history.
 	ctr := filepath.Join(tdir, child+".jsonl")
 	hookRunIn(t, store, ev(child, ctr, "UserPromptSubmit", map[string]any{"prompt": "two again", "prompt_id": "p-3"}))
+	// The pending first prompt is a row of the child's index, not a file
+	// beside it (nor is the lock the first tool call takes).
+	noFiles := func(when string) {
+		t.Helper()
+		for _, name := range []string{"claude-adopt", "hook.lock", "claude-continues"} {
+			if _, err := os.Lstat(filepath.Join(store, "sessions", child, name)); !os.IsNotExist(err) {
+				t.Errorf("%s: sessions/%s/%s: %v, want no such file", when, child, name, err)
+			}
+		}
+	}
+	noFiles("after the first prompt")
 	os.WriteFile(ctr, []byte(tr+transcriptLine("user", "u3", "p-3", "two again")), 0o600)
 	if s := hookRunIn(t, store, ev(child, ctr, "PreToolUse", map[string]any{"tool_name": "Edit", "tool_input": map[string]any{"file_path": filepath.Join(ws, "x.txt")}})); s != "" {
 		t.Errorf("stderr %q", s)
 	}
+	noFiles("after the adoption")
 	code, out, errOut := ckptRun(t, ws, store, "--session", child, "list", "--json")
 	if code != 0 {
 		t.Fatalf("list: %d %s", code, errOut)
