@@ -39,7 +39,7 @@ type Options struct {
 	// leaves in the session's change log when it trims it (Watch); zero
 	// means checkpoints.DefaultChangeLogKeep.
 	ChangeLogKeep int
-	// NoCreate makes Open fail wrapping ErrNoSession, creating nothing
+	// NoCreate makes Open fail wrapping ErrNotFound, creating nothing
 	// (not even the store directory), when the store has never had the
 	// session: for a front-end's commands that only read or rewind.
 	NoCreate bool
@@ -114,7 +114,7 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 	}
 	if o.NoCreate && !s.HasSession(o.Session) {
 		ws.Close()
-		return nil, fmt.Errorf("controller: session %s: %w", o.Session, ErrNoSession)
+		return nil, fmt.Errorf("controller: session %s: %w", o.Session, noSessionError{})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -380,7 +380,7 @@ type CaptureOptions struct {
 // ErrNoOpenTurn, ErrOutsideWorkspace, ErrVCSDir, ErrSymlink or
 // ErrNotRegular, or the read error of a file it cannot read; a failed path
 // records nothing and does not stop the others.
-func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []CaptureResult, errs []error) {
+func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []capture.Result, errs []error) {
 	if o.Step != nil {
 		res, errs = c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: o.Step.TurnID, Step: o.Step.Number}, o.Paths)
 	} else {

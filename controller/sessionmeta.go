@@ -82,15 +82,3 @@ func (v *SessionView) Turns(ctx context.Context) ([]Checkpoint, error) {
 	}
 	return out, err
 }
-
-// Turn returns turn n of the active history with its files.
-func (v *SessionView) Turn(ctx context.Context, n int) (Checkpoint, error) {
-	cp, err := v.x.Turn(ctx, n)
-	return Checkpoint{Checkpoint: cp}, err
-}
-
-// Operations counts the rewinds, reverts, undos and redos recorded.
-func (v *SessionView) Operations(ctx context.Context) (int, error) {
-	ops, err := v.x.Journal(ctx, false)
-	return len(ops), err
-}

@@ -357,10 +357,8 @@ func (h hookRun) prompt(ctx context.Context, o Options, e *hookEvent) *agent.Fai
 	if res.Warning != "" {
 		hd.say("ckpt: warning: %s", res.Warning)
 	}
-	if res.Scan != nil {
-		if s := msg.SkipNote(res.Scan.Manifest.Skips); s != "" {
-			hd.say("ckpt: warning: %s", s)
-		}
+	if s := msg.SkipNote(res); s != "" {
+		hd.say("ckpt: warning: %s", s)
 	}
 	if e.conv == nil {
 		return nil
