@@ -25,8 +25,12 @@ type Continuation struct {
 }
 
 // metaContinuedBy prefixes the meta rows of the continuations of a
-// session: key metaContinuedBy+ID, value At and In on a line each.
-const metaContinuedBy = "continued_by."
+// session: key metaContinuedBy+ID, value At and In on a line each. Every
+// such key sorts below continuedByEnd.
+const (
+	metaContinuedBy = "continued_by."
+	continuedByEnd  = "continued_by/"
+)
 
 // AddContinuation records in x, the index of c.Session, that agent
 // session c.ID continues it.
@@ -51,7 +55,7 @@ func (x *Index) RemoveContinuation(ctx context.Context, id string) error {
 // Continuations lists the agent sessions that continue x, the index of
 // session.
 func (x *Index) Continuations(ctx context.Context, session string) ([]Continuation, error) {
-	rs, err := x.db.QueryContext(ctx, `SELECT key, value FROM meta WHERE key > ? AND key < ?`, metaContinuedBy, strings.TrimSuffix(metaContinuedBy, ".")+"/")
+	rs, err := x.db.QueryContext(ctx, `SELECT key, value FROM meta WHERE key > ? AND key < ?`, metaContinuedBy, continuedByEnd)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: continuations: %w", err)
 	}

@@ -48,11 +48,15 @@ func TestContinueRecordedInIndex(t *testing.T) {
 		}
 	}
 	check("recorded")
+	// A fork of S copies S's index, but continues nothing S does.
+	if _, err := e.c.Fork(ctx, 1, controller.ForkOptions{To: "zz-fork"}); err != nil {
+		t.Fatal(err)
+	}
 	removeCatalog(t, e.store)
 	check("catalog lost")
 	infos, err := st.Sessions(ctx)
-	if err != nil || len(infos) != 1 || infos[0].ID != S {
-		t.Errorf("Sessions = %+v, %v; want only %s", infos, err, S)
+	if err != nil || len(infos) != 2 || infos[0].ID != S || infos[1].ID != "zz-fork" {
+		t.Errorf("Sessions = %+v, %v; want %s and its fork", infos, err, S)
 	}
 	if err := st.Continue(ctx, S, S, "", ""); !errors.Is(err, controller.ErrSessionExists) {
 		t.Errorf("Continue of a session with an index: %v, want ErrSessionExists", err)
