@@ -104,20 +104,18 @@ func readLinkFile(store, id string) (Continuation, bool) {
 // session's index for writing, never creating one.
 func (c *Catalog) Continuation(ctx context.Context, id string, open OpenFunc) (Continuation, bool, error) {
 	if c.db != nil {
+		// A catalog that cannot answer (busy past its timeout) is a
+		// cache: the indexes are read instead.
 		var n int
-		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM continuations_built`).Scan(&n); err != nil {
-			return Continuation{}, false, fmt.Errorf("checkpoints: catalog: %w", err)
-		}
-		if n > 0 {
+		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM continuations_built`).Scan(&n); err == nil && n > 0 {
 			co := Continuation{ID: id}
 			err := c.db.QueryRowContext(ctx, `SELECT session, at, at_in FROM continuations WHERE id = ?`, id).Scan(&co.Session, &co.At, &co.In)
 			if err == sql.ErrNoRows {
 				return Continuation{}, false, nil
 			}
-			if err != nil {
-				return Continuation{}, false, fmt.Errorf("checkpoints: catalog: %w", err)
+			if err == nil {
+				return co, true, nil
 			}
-			return co, true, nil
 		}
 	}
 	all, err := c.buildContinuations(ctx, open)
@@ -184,21 +182,19 @@ func (c *Catalog) buildContinuations(ctx context.Context, open OpenFunc) ([]Cont
 	if c.db == nil {
 		return all, nil
 	}
-	err = inTx(ctx, c.db, nil, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM continuations`); err != nil {
-			return err
-		}
+	// Rows only get added: a row another process noted meanwhile
+	// (NoteContinuation, after its index recorded it) is newer than what
+	// this scan read. A failure leaves the table unbuilt: the next lookup
+	// reads the indexes again.
+	inTx(ctx, c.db, nil, func(tx *sql.Tx) error {
 		for _, co := range all {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO continuations (id, session, at, at_in) VALUES (?, ?, ?, ?)`, co.ID, co.Session, co.At, co.In); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO continuations (id, session, at, at_in) VALUES (?, ?, ?, ?)`, co.ID, co.Session, co.At, co.In); err != nil {
 				return err
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO continuations_built (done) VALUES (1)`)
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("checkpoints: catalog: %w", err)
-	}
 	return all, nil
 }
 
