@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -182,11 +184,28 @@ func forkFromParent(ctx context.Context, conv agent.Conversation, store, root, s
 // recorded conversation. It holds a pendingPrompt as JSON.
 const adoptKey = "claude.adopt"
 
+// legacyAdoptFile is where an older ckpt kept the adoptKey row: a file
+// of the session's directory holding the same JSON.
+const legacyAdoptFile = "claude-adopt"
+
 // adoptPending reports whether session c has a first prompt adoptFork has
-// yet to look at.
+// yet to look at. A first prompt an older ckpt left in legacyAdoptFile is
+// recorded as the row first, and the file, which the index then proves,
+// removed.
 func adoptPending(ctx context.Context, c *controller.Controller) bool {
-	_, err := c.Meta(ctx, adoptKey)
-	return err == nil
+	if _, err := c.Meta(ctx, adoptKey); err == nil {
+		return true
+	}
+	file := filepath.Join(c.Store().SessionDir(c.Session()), legacyAdoptFile)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return false // the common case: one stat
+	}
+	if json.Valid(b) && c.SetMeta(ctx, adoptKey, string(b)) != nil {
+		return false // the file stays for the next tool call
+	}
+	os.Remove(file)
+	return json.Valid(b)
 }
 
 // adoptFork runs before a tool call of session sid (a Claude Code session
