@@ -79,9 +79,14 @@ const (
 )
 
 // RecordOrigin records in the index that it is a fork of session before
-// turn (its parent in the session tree).
+// turn (its parent in the session tree). A fork continues none of the
+// agent sessions its parent does (see Continuation): the rows it copied
+// saying so go.
 func (x *Index) RecordOrigin(ctx context.Context, o Origin) error {
 	err := x.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key > ? AND key < ?`, metaContinuedBy, continuedByEnd); err != nil {
+			return err
+		}
 		for _, kv := range [][2]string{{metaOriginSession, o.Session}, {metaOriginTurn, strconv.Itoa(o.Turn)}} {
 			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, kv[0], kv[1]); err != nil {
 				return err

@@ -373,6 +373,17 @@ func (x *Index) SetMeta(ctx context.Context, key, value string) error {
 	return nil
 }
 
+// DeleteMeta removes key's value, if it has one.
+func (x *Index) DeleteMeta(ctx context.Context, key string) error {
+	if key == clockKey {
+		return fmt.Errorf("checkpoints: meta %s: %w", key, errReservedKey)
+	}
+	if _, err := x.db.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("checkpoints: meta %s: %w", key, err)
+	}
+	return nil
+}
+
 // blobArg converts an optional id to a SQL argument (NULL for nil).
 func blobArg(id *cas.ID) any {
 	if id == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,8 +26,8 @@ func TestActiveSession(t *testing.T) {
 	if s, err := controller.OpenStore(store).ActiveSession(ctx, root); s != "" || err != nil {
 		t.Fatalf("no store: %q, %v; want none", s, err)
 	}
-	if _, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: "nosuch", Store: store, NoCreate: true}); !errors.Is(err, controller.ErrNoSession) {
-		t.Fatalf("NoCreate of a session the store lacks: %v, want ErrNoSession", err)
+	if _, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: "nosuch", Store: store, NoCreate: true}); !errors.Is(err, controller.ErrNotFound) || !strings.Contains(err.Error(), "no such session") {
+		t.Fatalf("NoCreate of a session the store lacks: %v, want ErrNotFound, no such session", err)
 	}
 	if _, err := os.Stat(store); !os.IsNotExist(err) {
 		t.Fatalf("NoCreate made the store: %v", err)

@@ -15,17 +15,9 @@ type (
 	// Scope says what a rewind restores: ScopeCode, ScopeConversation or
 	// ScopeBoth.
 	Scope = checkpoints.Scope
-	// CaptureResult is what Capture recorded for one path.
-	CaptureResult = capture.Result
 	// ScanOptions tune scans (limits, budget, ignore rules); the zero
 	// value takes the defaults. See Options.Scan.
 	ScanOptions = capture.ScanOptions
-	// ScanSkip is an entry a scan skipped, and why (TurnResult.Scan).
-	ScanSkip = checkpoints.ScanSkip
-	// PageInfo describes the active history a list was cut from: the
-	// active turns there are (Total) and the newest one's number (Last,
-	// -1 when there is none).
-	PageInfo = checkpoints.PageInfo
 )
 
 // The scopes of a rewind.

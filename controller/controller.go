@@ -39,10 +39,14 @@ type Options struct {
 	// leaves in the session's change log when it trims it (Watch); zero
 	// means checkpoints.DefaultChangeLogKeep.
 	ChangeLogKeep int
-	// NoCreate makes Open fail wrapping ErrNoSession, creating nothing
+	// NoCreate makes Open fail wrapping ErrNotFound, creating nothing
 	// (not even the store directory), when the store has never had the
 	// session: for a front-end's commands that only read or rewind.
 	NoCreate bool
+	// lockHeld says the caller holds the session's rewind lock (Adopt,
+	// forking into the session it replaces): the Controller's ops run
+	// under it without taking it again.
+	lockHeld bool
 }
 
 // Controller drives one session. It is safe for concurrent use.
@@ -55,6 +59,7 @@ type Controller struct {
 	idx     *checkpoints.Index
 	cap     *capture.Capturer
 	lock    *flock.Flock
+	held    bool // the opener holds lock (Options.lockHeld)
 	noAuto  bool
 	scan    ScanOptions
 	now     func() time.Time
@@ -109,7 +114,7 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 	}
 	if o.NoCreate && !s.HasSession(o.Session) {
 		ws.Close()
-		return nil, fmt.Errorf("controller: session %s: %w", o.Session, ErrNoSession)
+		return nil, fmt.Errorf("controller: session %s: %w", o.Session, noSessionError{})
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -141,6 +146,7 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 		session: o.Session, ws: ws, store: store, idx: idx,
 		cap:    capture.New(ws, idx, store),
 		lock:   flock.New(filepath.Join(dir, "ops.lock")),
+		held:   o.lockHeld,
 		noAuto: o.NoAutoRetention,
 		scan:   o.Scan,
 		now:    o.Clock,
@@ -374,7 +380,7 @@ type CaptureOptions struct {
 // ErrNoOpenTurn, ErrOutsideWorkspace, ErrVCSDir, ErrSymlink or
 // ErrNotRegular, or the read error of a file it cannot read; a failed path
 // records nothing and does not stop the others.
-func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []CaptureResult, errs []error) {
+func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []capture.Result, errs []error) {
 	if o.Step != nil {
 		res, errs = c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: o.Step.TurnID, Step: o.Step.Number}, o.Paths)
 	} else {
@@ -432,15 +438,8 @@ func (c *Controller) Conversation(ctx context.Context) ([]Message, error) {
 // withLock runs fn holding the session's op lock, which serialises rewinds,
 // undos and crash recovery across processes.
 func (c *Controller) withLock(ctx context.Context, fn func() error) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	ok, err := c.lock.TryLockContext(ctx, 20*time.Millisecond)
-	if err != nil || !ok {
-		if err == nil || errors.Is(err, context.DeadlineExceeded) {
-			err = ErrBusy
-		}
-		return fmt.Errorf("controller: lock session %s: %w", c.session, err)
+	if c.held {
+		return fn()
 	}
-	defer c.lock.Unlock()
-	return fn()
+	return lockSession(ctx, c.lock, c.session, fn)
 }

@@ -18,16 +18,18 @@
 // AppendMessage; Checkpoints (ListOptions: all, a page, or streamed),
 // Conversation and Diff to show; Rewind (to a Target: a turn, or a step of
 // it), Revert, Undo and Redo to act; History for every op. The few types
-// of the packages below that a front-end names (Scope, CaptureResult,
-// Policy, ...) and the sentinel errors it tests are re-exported here as
-// aliases (api.go). To follow a session, read LastSeq with the state
+// of the packages below that a front-end names (Scope, Step, Policy, ...)
+// and the sentinel errors it tests are re-exported here as aliases
+// (api.go); those it only receives (a Capture's results, a list's page
+// info, a scan's skipped entries) are used through the values returned. To follow a session, read LastSeq with the state
 // shown, then Watch from it: every change by any process (agent hooks run
 // in their own), in commit order, or a "resync" when it fell so far
 // behind that the bounded log lost what it missed; Subscribe gives this
 // Controller's own events synchronously. The Store does the work that
 // needs no workspace: finding a directory's workspace and session
 // (Locate, ActiveSession), listing sessions, reading one (View),
-// retention, gc and verify. Package controller/httpapi serves a
+// retention, gc and verify, and an agent's forked conversations (Continue,
+// Adopt). Package controller/httpapi serves a
 // Controller over HTTP with the web page.
 //
 // Rewind semantics (docs/design.md):

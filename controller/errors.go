@@ -24,9 +24,6 @@ var (
 	// ErrBusy is wrapped when another process holds the session's rewind
 	// lock for longer than the wait.
 	ErrBusy = errors.New("another rewind or undo of this session is running")
-	// ErrNoSession is wrapped when Open is told not to create a session
-	// (Options.NoCreate) and the store has never had it.
-	ErrNoSession = errors.New("no such session")
 	// ErrNoStep is wrapped when a rewind or diff names a step its turn
 	// does not have.
 	ErrNoStep = checkpoints.ErrNoStep
@@ -63,10 +60,20 @@ var (
 	ErrNotReversible = errors.New("op cannot be reversed exactly")
 	// ErrSessionExists is wrapped when a fork names a session that exists.
 	ErrSessionExists = checkpoints.ErrExists
-	// ErrEmptySummary is wrapped when a summarize has no text.
-	ErrEmptySummary = errors.New("summary text is empty")
 	// ErrScanRefused is wrapped when scan mode is asked for in a home
 	// directory or a filesystem root: a manifest of either would be huge
 	// and hold files that are not the project's.
 	ErrScanRefused = errors.New("scan mode refused: the workspace is a home directory or a filesystem root")
 )
+
+// noSessionError is what Open told not to create a session
+// (Options.NoCreate) fails with when the store has never had it: an
+// ErrNotFound, said as "no such session".
+type noSessionError struct{}
+
+func (noSessionError) Error() string        { return "no such session" }
+func (noSessionError) Is(target error) bool { return target == ErrNotFound }
+
+// errEmptySummary is what Summarize fails with when its text is empty (or
+// only spaces): a precondition its caller checks as easily.
+var errEmptySummary = errors.New("summary text is empty")

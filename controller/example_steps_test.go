@@ -36,7 +36,8 @@ func ExampleController_Rewind_step() {
 		os.WriteFile(path, []byte(text), 0o644)
 	}
 
-	p, _ := controller.ParseTarget("0.2") // turn 0, before its 2nd tool call
+	var p controller.Target
+	p.UnmarshalText([]byte("0.2")) // turn 0, before its 2nd tool call
 	res, err := c.Rewind(ctx, p, controller.ScopeCode, controller.RewindOptions{})
 	if err != nil {
 		log.Fatal(err)

@@ -21,6 +21,8 @@ type ForkOptions struct {
 	Restore bool
 	// Force lets Restore overwrite files changed since the agent left them.
 	Force bool
+	// lockHeld says the caller holds the rewind lock of session To (Adopt).
+	lockHeld bool
 }
 
 // ForkResult says what Fork did.
@@ -101,7 +103,7 @@ func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkRes
 			}
 		}
 	}
-	f, err := c.root.Open(ctx, Options{Workspace: c.ws.Root(), Session: id, NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan})
+	f, err := c.root.Open(ctx, Options{Workspace: c.ws.Root(), Session: id, NoAutoRetention: true, Clock: c.now, Logger: c.log, Scan: c.scan, lockHeld: o.lockHeld})
 	if err != nil {
 		cleanup()
 		return fail(err)
@@ -173,42 +175,28 @@ func (c *Controller) forkID() string {
 	}
 }
 
-// Direction says which part of the conversation Summarize replaces.
-type Direction string
-
-// The directions.
-const (
-	From Direction = "from"  // turn and every later turn
-	UpTo Direction = "up_to" // every turn before turn
-)
-
 // Summarize replaces part of the active conversation with one system
 // message holding summary, written by the caller (ckpt calls no model):
-// with From the messages of turn and later turns, with UpTo the messages
-// of the turns before turn (turn must then be at least 1). The summary
-// takes the place of the first (From) or last (UpTo) summarized turn's
+// the messages of turn and later turns, or with upTo the messages of the
+// turns before turn (turn must then be at least 1). The summary takes the
+// place of the first (or, with upTo, the last) summarized turn's
 // messages. Turns and file checkpoints are unchanged; the messages are
 // hidden, not deleted. It is recorded as a conversation rewind, so Undo
 // reverses it exactly: the messages come back and the summary goes. It
-// fails with ErrNoTurn when turn (or, for UpTo, turn-1) is not in the
-// active history (or, for UpTo, is 0), and with ErrEmptySummary for an empty summary.
-func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction, summary string) (Result, error) {
+// fails with ErrNoTurn when turn (or, with upTo, turn-1) is not in the
+// active history (or, with upTo, is 0), and fails when summary is empty (or only spaces).
+func (c *Controller) Summarize(ctx context.Context, turn int, upTo bool, summary string) (Result, error) {
 	res := Result{Turn: turn, Scope: checkpoints.ScopeConversation, Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: []string{}, Changed: true}
 	err := c.withLock(ctx, func() error {
-		var action checkpoints.Action
-		switch dir {
-		case From:
-			action = checkpoints.ActionSummarizeFrom
-		case UpTo:
+		action := checkpoints.ActionSummarizeFrom
+		if upTo {
 			action = checkpoints.ActionSummarizeUpTo
 			if turn < 1 {
 				return fmt.Errorf("nothing before turn %d: %w", turn, ErrNoTurn)
 			}
-		default:
-			return fmt.Errorf("direction must be %q or %q, got %q", From, UpTo, dir)
 		}
 		if strings.TrimSpace(summary) == "" {
-			return ErrEmptySummary
+			return errEmptySummary
 		}
 		if _, err := c.idx.Turn(ctx, turn); errors.Is(err, checkpoints.ErrNotFound) {
 			return ErrNoTurn
@@ -218,7 +206,7 @@ func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction, sum
 		// Turn existing does not mean turn-1 does: undoing an older
 		// conversation rewind by its id shows again the turns it hid, while
 		// the turns before them stay hidden by a newer rewind.
-		if dir == UpTo {
+		if upTo {
 			if _, err := c.idx.Turn(ctx, turn-1); errors.Is(err, checkpoints.ErrNotFound) {
 				return fmt.Errorf("nothing before turn %d (no turn %d): %w", turn, turn-1, ErrNoTurn)
 			} else if err != nil {
@@ -236,7 +224,7 @@ func (c *Controller) Summarize(ctx context.Context, turn int, dir Direction, sum
 		return nil
 	})
 	if err != nil {
-		return Result{Turn: turn, Scope: checkpoints.ScopeConversation}, fmt.Errorf("controller: summarize %s turn %d: %w", strings.ReplaceAll(string(dir), "_", " "), turn, err)
+		return Result{Turn: turn, Scope: checkpoints.ScopeConversation}, fmt.Errorf("controller: summarize %s turn %d: %w", map[bool]string{false: "from", true: "up to"}[upTo], turn, err)
 	}
 	c.emit(Event{Kind: EventSummarized, Turn: turn, Result: &res})
 	return res, nil

@@ -252,7 +252,7 @@ func TestRedoOfSummarize(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	threeTurns(e)
-	if _, err := e.c.Summarize(ctx, 1, controller.From, "SUMMARY"); err != nil {
+	if _, err := e.c.Summarize(ctx, 1, false, "SUMMARY"); err != nil {
 		t.Fatal(err)
 	}
 	summarized := e.state()

@@ -67,12 +67,12 @@ type ListOptions struct {
 	Each func(Checkpoint) error
 	// NoFiles lists every active turn as recorded, without its files or
 	// change kinds: cheaper (for a count, or a status line). Since, Limit
-	// and Each are not read, and the PageInfo is zero.
+	// and Each are not read, and the page info is zero.
 	NoFiles bool
 }
 
 // Checkpoints returns the active turns, oldest first, with change kinds,
-// and the PageInfo of the whole active history (the turns there are, the
+// and the page info of the whole active history (the turns there are, the
 // newest one's number). A scanned turn's files include those its manifest
 // and the next turn's disagree on (a shell's changes), with the manifests'
 // states as start and end.
@@ -86,7 +86,7 @@ type ListOptions struct {
 //
 // The newest active turn is the open one, whose paths without a recorded
 // end are compared with the files now.
-func (c *Controller) Checkpoints(ctx context.Context, o ListOptions) ([]Checkpoint, PageInfo, error) {
+func (c *Controller) Checkpoints(ctx context.Context, o ListOptions) ([]Checkpoint, checkpoints.PageInfo, error) {
 	switch {
 	case o.NoFiles:
 		cps, err := c.idx.Checkpoints(ctx)
@@ -94,7 +94,7 @@ func (c *Controller) Checkpoints(ctx context.Context, o ListOptions) ([]Checkpoi
 		for i, cp := range cps {
 			out[i] = Checkpoint{Checkpoint: cp}
 		}
-		return out, PageInfo{}, err
+		return out, checkpoints.PageInfo{}, err
 	case o.Each != nil:
 		info, err := c.idx.EachCheckpoint(ctx, max(o.Since, 0), func(cp checkpoints.Checkpoint, open bool) error {
 			out, err := c.listed(ctx, cp, open)
@@ -107,9 +107,9 @@ func (c *Controller) Checkpoints(ctx context.Context, o ListOptions) ([]Checkpoi
 	case o.Since == 0 && o.Limit <= 0:
 		cps, err := c.idx.Checkpoints(ctx)
 		if err != nil {
-			return nil, PageInfo{}, err
+			return nil, checkpoints.PageInfo{}, err
 		}
-		info := PageInfo{Total: len(cps), Last: -1}
+		info := checkpoints.PageInfo{Total: len(cps), Last: -1}
 		out := make([]Checkpoint, len(cps))
 		for i, cp := range cps {
 			if out[i], err = c.listed(ctx, cp, i == len(cps)-1); err != nil {

@@ -76,6 +76,12 @@ type Location struct {
 	// OfSession says the workspace is the one the named session, which
 	// exists, was created for.
 	OfSession bool
+	// Continued says the session named is an agent session that
+	// continues Session (Store.Continue): ContinuedAt is the agent's
+	// conversation entry its fork began after ("" when unknown), and
+	// ContinuedIn the agent session whose transcript holds it.
+	Continued                bool
+	ContinuedAt, ContinuedIn string
 }
 
 // Locate decides the workspace and session for a command started in dir
@@ -86,9 +92,12 @@ type Location struct {
 //     (dir included) that is the workspace of a session in the store, as
 //     git finds its repository, else dir itself;
 //   - with no session named, the session is the workspace's default
-//     (WorkspaceSession of its root).
+//     (WorkspaceSession of its root);
+//   - a named session that is an agent session continuing another
+//     (Store.Continue) is that other session (Location.Continued).
 //
-// Locate only reads. An explicit workspace (a flag, $CKPT_WORKSPACE) skips
+// Locate only reads (but for recording, once, what an older ckpt kept as
+// link files: see Store.Continue). An explicit workspace (a flag, $CKPT_WORKSPACE) skips
 // it: call WorkspaceSession for the default session instead.
 func (s *Store) Locate(ctx context.Context, dir, session string) (Location, error) {
 	ws, err := capture.NewWorkspace(dir)
@@ -97,6 +106,12 @@ func (s *Store) Locate(ctx context.Context, dir, session string) (Location, erro
 	}
 	start := ws.Root()
 	loc := Location{Workspace: start, Session: session}
+	if co, ok, err := s.continuation(ctx, session); err != nil {
+		return Location{}, err
+	} else if ok {
+		session = co.Session
+		loc.Session, loc.Continued, loc.ContinuedAt, loc.ContinuedIn = co.Session, true, co.At, co.In
+	}
 	if session != "" {
 		root, ok, err := s.SessionWorkspace(ctx, session)
 		if err != nil {

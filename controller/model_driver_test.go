@@ -36,7 +36,7 @@ type driver interface {
 	Rewind(n int, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error)
 	Revert(n int, o controller.RewindOptions) (controller.Result, error)
 	Undo(redo bool, o controller.UndoOptions) (controller.Result, error)
-	Summarize(n int, dir controller.Direction, text string) error
+	Summarize(n int, dir direction, text string) error
 	// Fork's Result has Skipped nil when the driver cannot tell them.
 	Fork(n int, id string, restore, force bool) (controller.Result, error)
 	// ConversationOf is the active conversation of a session ("" for the
@@ -135,8 +135,8 @@ func (d *apiDriver) Undo(redo bool, o controller.UndoOptions) (controller.Result
 	return d.c.Undo(d.ctx, o)
 }
 
-func (d *apiDriver) Summarize(n int, dir controller.Direction, text string) error {
-	_, err := d.c.Summarize(d.ctx, n, dir, text)
+func (d *apiDriver) Summarize(n int, dir direction, text string) error {
+	_, err := d.c.Summarize(d.ctx, n, bool(dir), text)
 	return err
 }
 
@@ -377,9 +377,9 @@ func (d *cliDriver) Undo(redo bool, o controller.UndoOptions) (controller.Result
 	return d.result(args...)
 }
 
-func (d *cliDriver) Summarize(n int, dir controller.Direction, text string) error {
+func (d *cliDriver) Summarize(n int, dir direction, text string) error {
 	flag := "--from"
-	if dir == controller.UpTo {
+	if dir == sumUpTo {
 		flag = "--up-to"
 	}
 	return d.run("", nil, "summarize", strconv.Itoa(n), flag, "--text", text)

@@ -330,7 +330,7 @@ func TestModelFoundSummarizeUpToAfterAGap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.Summarize(ctx, 1, controller.UpTo, "s"); !errors.Is(err, controller.ErrNoTurn) {
+	if _, err := e.c.Summarize(ctx, 1, true, "s"); !errors.Is(err, controller.ErrNoTurn) {
 		t.Errorf("summarize up to turn 1 with no turn 0: %v, want ErrNoTurn", err)
 	}
 	after, err := e.c.Conversation(ctx)
@@ -341,7 +341,7 @@ func TestModelFoundSummarizeUpToAfterAGap(t *testing.T) {
 		t.Errorf("conversation changed by a refused summarize:\ngot  %v\nwant %v", after, before)
 	}
 	// The turns that are there can still be summarized.
-	if _, err := e.c.Summarize(ctx, 1, controller.From, "s"); err != nil {
+	if _, err := e.c.Summarize(ctx, 1, false, "s"); err != nil {
 		t.Errorf("summarize from turn 1: %v", err)
 	}
 }

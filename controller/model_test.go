@@ -1791,13 +1791,13 @@ func (m *model) cut(op *mop, n int) {
 // with one system message in the first (last) of them.
 func (x *machine) summarize() {
 	n := x.turnNumber()
-	dir := []controller.Direction{controller.From, controller.UpTo}[x.ch.intn(2)]
+	dir := []direction{sumFrom, sumUpTo}[x.ch.intn(2)]
 	text := "summary " + strconv.Itoa(x.m.seq)
 	x.log("summarize %d %s", n, dir)
 	err := x.d.Summarize(n, dir, text)
 	want := ""
 	anchor := n
-	if dir == controller.UpTo {
+	if dir == sumUpTo {
 		anchor = n - 1
 	}
 	if x.m.turn(n) == nil || x.m.turn(anchor) == nil {
@@ -1807,14 +1807,14 @@ func (x *machine) summarize() {
 		x.fail("summarize: got %q (%v), model predicts %q", got, err, want)
 		return
 	}
-	x.stats["summarize "+string(dir)+" "+want]++
+	x.stats["summarize "+dir.String()+" "+want]++
 	if err != nil {
 		return
 	}
 	op := &mop{kind: "summarize", summarize: true, scope: checkpoints.ScopeConversation}
 	x.m.apply(op, mplan{})
 	for _, t := range x.m.active() {
-		if dir == controller.From && t.number >= n || dir == controller.UpTo && t.number < n {
+		if dir == sumFrom && t.number >= n || dir == sumUpTo && t.number < n {
 			for _, msg := range t.msgs {
 				if !msg.hidden {
 					msg.hidden = true

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 
@@ -24,20 +23,9 @@ func (c *Controller) SetMeta(ctx context.Context, key, value string) error {
 	return c.idx.SetMeta(ctx, key, value)
 }
 
-// InitMeta sets key to value unless it has one, and returns the value it
-// has afterwards.
-func (c *Controller) InitMeta(ctx context.Context, key, value string) (string, error) {
-	return c.idx.InitMeta(ctx, key, value)
-}
-
 // SessionDir is session id's directory in the store: a front-end may keep
 // its own small files there, beside the index.
 func (s *Store) SessionDir(id string) string { return checkpoints.SessionDir(s.dir, id) }
-
-// LinkFile is the file a front-end writes in a directory of the store's
-// sessions directory to make it a link to another session rather than a
-// session (see checkpoints.LinkFile): every store walker passes over it.
-const LinkFile = checkpoints.LinkFile
 
 // HasIndex reports whether session id of the store has an index.
 func (s *Store) HasIndex(id string) bool {
@@ -50,30 +38,9 @@ func (s *Store) HasIndex(id string) bool {
 
 // IndexPath is the file of session id's index: a server that keeps a
 // session open compares it with the file it opened, to tell that another
-// process replaced the index (DiscardIndex, a fork into the id).
+// process replaced the index (Adopt, a fork into the id).
 func (s *Store) IndexPath(id string) string {
 	return filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName)
-}
-
-// DiscardIndex deletes session id's index (and its SQLite side files), and
-// its registration, so that a fork can be made into the id. The caller
-// makes sure the session holds nothing worth keeping and no other process
-// uses it.
-func (s *Store) DiscardIndex(id string) error {
-	if !checkpoints.ValidSession(id) {
-		return checkpoints.ErrBadSession
-	}
-	if err := checkpoints.Unregister(s.dir, id); err != nil {
-		return err
-	}
-	var errs []error
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		err := os.Remove(filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName+suffix))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // SessionView reads a session's index without its workspace or a
@@ -114,16 +81,4 @@ func (v *SessionView) Turns(ctx context.Context) ([]Checkpoint, error) {
 		out[i] = Checkpoint{Checkpoint: cp}
 	}
 	return out, err
-}
-
-// Turn returns turn n of the active history with its files.
-func (v *SessionView) Turn(ctx context.Context, n int) (Checkpoint, error) {
-	cp, err := v.x.Turn(ctx, n)
-	return Checkpoint{Checkpoint: cp}, err
-}
-
-// Operations counts the rewinds, reverts, undos and redos recorded.
-func (v *SessionView) Operations(ctx context.Context) (int, error) {
-	ops, err := v.x.Journal(ctx, false)
-	return len(ops), err
 }

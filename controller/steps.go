@@ -22,7 +22,7 @@ type Target struct {
 	Step int `json:"step"`
 }
 
-// String writes p as ParseTarget reads it.
+// String writes p as UnmarshalText reads it.
 func (p Target) String() string {
 	if p.Step == 0 {
 		return strconv.Itoa(p.Turn)
@@ -30,22 +30,26 @@ func (p Target) String() string {
 	return fmt.Sprintf("%d.%d", p.Turn, p.Step)
 }
 
-// ParseTarget reads "T" (a turn's start) or "T.S" (turn T just before its
-// S-th tool call, S from 1).
-func ParseTarget(s string) (Target, error) {
+// UnmarshalText reads "T" (a turn's start) or "T.S" (turn T just before
+// its S-th tool call, S from 1) into p: a target as a user or a request
+// writes it (encoding.TextUnmarshaler).
+func (p *Target) UnmarshalText(text []byte) error {
+	s := string(text)
 	t, st, dotted := strings.Cut(s, ".")
 	turn, err := strconv.Atoi(t)
 	if err != nil || turn < 0 || t != strconv.Itoa(turn) {
-		return Target{}, fmt.Errorf("turn must be a whole number ≥ 0, got %q (TURN or TURN.STEP)", s)
+		return fmt.Errorf("turn must be a whole number ≥ 0, got %q (TURN or TURN.STEP)", s)
 	}
 	if !dotted {
-		return Target{Turn: turn}, nil
+		*p = Target{Turn: turn}
+		return nil
 	}
 	step, err := strconv.Atoi(st)
 	if err != nil || step < 1 || st != strconv.Itoa(step) {
-		return Target{}, fmt.Errorf("%q: a step is a number from 1 (TURN.STEP; TURN alone is the turn's start)", s)
+		return fmt.Errorf("%q: a step is a number from 1 (TURN.STEP; TURN alone is the turn's start)", s)
 	}
-	return Target{Turn: turn, Step: step}, nil
+	*p = Target{Turn: turn, Step: step}
+	return nil
 }
 
 // StepOptions describe the tool call a step is opened for.

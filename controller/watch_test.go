@@ -95,7 +95,7 @@ func TestWatchSeesOtherControllers(t *testing.T) {
 	must(other.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{}))
 	must(other.Undo(ctx, controller.UndoOptions{}))
 	must(other.Redo(ctx, controller.UndoOptions{}))
-	must(other.Summarize(ctx, 0, controller.From, "all of it"))
+	must(other.Summarize(ctx, 0, false, "all of it"))
 	must(nil, other.Pin(ctx, 0, true, "keep"))
 	expect(t, events, e.session(),
 		"captured 0 a.txt",

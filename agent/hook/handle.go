@@ -186,11 +186,6 @@ func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data [
 	ev := plan.Event
 	conv, _ := ag.(agent.Conversation)
 	e := hookEvent{plan: plan, conv: conv, session: ev.SessionID, blocking: o.Strict && ev.HookEventName == "PreToolUse"}
-	if conv != nil {
-		// A conversation forked by `ckpt rewind` continues the ckpt
-		// session it was forked from.
-		e.session, e.forkedAt, e.forkedIn = ContinuedSession(hd.Store, ev.SessionID)
-	}
 	if ev.HookEventName == "UserPromptSubmit" {
 		defer func() { hd.promptFailed(ag, &e, fail) }()
 	}
@@ -204,11 +199,13 @@ func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data [
 		// first turn takes its own manifest in scan mode).
 		return nil
 	}
-	if conv != nil && loc.OfSession && ev.HookEventName == "PreToolUse" && ev.TranscriptPath != "" && adoptPending(hd.Store, e.session) {
+	c, release, err := ss.open(ctx, ws, e.session)
+	if err == nil && conv != nil && loc.OfSession && ev.HookEventName == "PreToolUse" && ev.TranscriptPath != "" && adoptPending(ctx, c) {
+		release()
 		ss.forget(e.session) // adoptFork may replace the session's index
 		adoptFork(ctx, conv, hd.Store, e.session, ev.TranscriptPath, hd.say)
+		c, release, err = ss.open(ctx, ws, e.session)
 	}
-	c, release, err := ss.open(ctx, ws, e.session)
 	if err != nil {
 		return &agent.Failure{Msg: msg.OneLine(err) + "; nothing recorded", Block: e.blocking}
 	}
@@ -262,7 +259,7 @@ type hookEvent struct {
 	conv agent.Conversation
 	// session is the ckpt session: the event's, or the one a forked
 	// conversation continues (forkedAt, forkedIn: where the fork began,
-	// ContinuedSession).
+	// Location.Continued).
 	session, forkedAt, forkedIn string
 	blocking                    bool
 	// ct is the prompt's place in the agent's conversation.
@@ -311,6 +308,11 @@ func (hd *Handler) hookWorkspace(ctx context.Context, o Options, e *hookEvent, s
 	if err != nil {
 		return "", loc, &agent.Failure{Msg: msg.OneLine(err) + "; nothing recorded", Block: e.blocking}
 	}
+	if e.conv != nil && loc.Continued {
+		// A conversation forked by `ckpt rewind` continues the ckpt
+		// session it was forked from.
+		e.session, e.forkedAt, e.forkedIn = loc.Session, loc.ContinuedAt, loc.ContinuedIn
+	}
 	ws := loc.Workspace
 	if e.conv != nil && !loc.OfSession {
 		if p := e.conv.Workspace(ev.Cwd, o.ProjectDir); p != ev.Cwd {
@@ -355,10 +357,8 @@ func (h hookRun) prompt(ctx context.Context, o Options, e *hookEvent) *agent.Fai
 	if res.Warning != "" {
 		hd.say("ckpt: warning: %s", res.Warning)
 	}
-	if res.Scan != nil {
-		if s := msg.SkipNote(res.Scan.Manifest.Skips); s != "" {
-			hd.say("ckpt: warning: %s", s)
-		}
+	if s := msg.SkipNote(res); s != "" {
+		hd.say("ckpt: warning: %s", s)
 	}
 	if e.conv == nil {
 		return nil
@@ -372,7 +372,9 @@ func (h hookRun) prompt(ctx context.Context, o Options, e *hookEvent) *agent.Fai
 		// session this event created: Claude runs SessionStart hooks
 		// alongside the first prompt.)
 		if b, err := json.Marshal(pendingPrompt{PromptID: ev.PromptID, Prompt: *ev.Prompt}); err == nil {
-			os.WriteFile(filepath.Join(controller.OpenStore(hd.Store).SessionDir(e.session), adoptFile), b, 0o644)
+			if err := h.c.SetMeta(ctx, adoptKey, string(b)); err != nil {
+				hd.say("ckpt: hook: warning: record the first prompt for a fork's adoption: %s", msg.OneLine(err))
+			}
 		}
 	}
 	return nil

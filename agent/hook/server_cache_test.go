@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -65,11 +66,8 @@ func TestHookServerKeepsOneControllerPerSession(t *testing.T) {
 	rel3()
 
 	// Another process replaces the index (as a fork adopted by a command
-	// hook does): the next event opens the new one.
-	if err := controller.OpenStore(store).DiscardIndex("s1"); err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := controller.Open(ctx, controller.Options{Workspace: root, Session: "s1", Store: store})
+	// hook does, Store.Adopt): the next event opens the new one.
+	fresh, err := controller.Open(ctx, controller.Options{Workspace: root, Session: "s9", Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +75,9 @@ func TestHookServerKeepsOneControllerPerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh.Close()
+	if err := os.Rename(controller.OpenStore(store).IndexPath("s9"), controller.OpenStore(store).IndexPath("s1")); err != nil {
+		t.Fatal(err)
+	}
 	c4, rel4, err := s.open(ctx, root, "s1")
 	if err != nil || c4 == c3 {
 		t.Fatalf("after the index was replaced: %v, same=%v; want a fresh controller", err, c4 == c3)

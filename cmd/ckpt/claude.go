@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/ckpt/ckpt/agent/hook"
@@ -91,7 +90,7 @@ type claudePlan struct {
 	run   bool     // --resume-claude: run r.Argv after the rewind
 	bin   string   // the claude binary, when run
 	extra []string // further arguments for claude
-	// unmark removes the fork's link (see hook.MarkContinues), when the rewind
+	// unmark forgets what the fork continues (Store.Continue), when the rewind
 	// it was made for did not happen.
 	unmark func()
 }
@@ -104,7 +103,7 @@ type claudePlan struct {
 // nothing. Unless dryRun, the fork's session id is marked as continuing
 // this ckpt session, so its hook events open the rewound turn's number
 // again here.
-func (a *app) planClaude(turn int, ct hook.TurnPlace, prompt string, dryRun, run bool, extra []string) (claudePlan, error) {
+func (a *app) planClaude(ctx context.Context, turn int, ct hook.TurnPlace, prompt string, dryRun, run bool, extra []string) (claudePlan, error) {
 	p := claudePlan{r: planClaudeResume(a.session, turn, ct, prompt, extra), run: run, extra: extra, unmark: func() {}}
 	if run {
 		if dryRun {
@@ -124,14 +123,11 @@ func (a *app) planClaude(turn int, ct hook.TurnPlace, prompt string, dryRun, run
 	if dryRun {
 		return p, nil
 	}
-	if err := hook.MarkContinues(a.store, p.r.Session, a.session, p.r.ResumeAt, p.r.from); err != nil {
+	st := controller.OpenStore(a.store)
+	if err := st.Continue(ctx, p.r.Session, a.session, p.r.ResumeAt, p.r.from); err != nil {
 		return p, fmt.Errorf("prepare Claude's fork: %w; nothing rewound", err)
 	}
-	dir := controller.OpenStore(a.store).SessionDir(p.r.Session)
-	p.unmark = func() {
-		os.Remove(filepath.Join(dir, controller.LinkFile))
-		os.Remove(dir)
-	}
+	p.unmark = func() { st.Continue(context.WithoutCancel(ctx), p.r.Session, "", "", "") }
 	return p, nil
 }
 

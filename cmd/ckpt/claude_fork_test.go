@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/ckpt/ckpt/controller"
 )
 
 // TestClaudeRewindOfAFork: a conversation rewind of a Claude Code session
@@ -16,8 +14,8 @@ import (
 // the same ckpt session (S). A later rewind to a turn F's prompt opened
 // must fork F, where that turn's place is, not S ("No message found"), and
 // anything that keeps the resume from running stops the rewind before it
-// changes anything. F's link directory is no session: sessions, gc, prune
-// and verify pass over it. A background subagent's <task-notification> is
+// changes anything. F is no session of its own (S's index records that it
+// continues S): sessions, gc, prune and verify never see it. A background subagent's <task-notification> is
 // not a prompt: it opens no turn.
 func TestClaudeRewindOfAFork(t *testing.T) {
 	t.Setenv("CLAUDE_PROJECT_DIR", "")
@@ -120,19 +118,15 @@ func TestClaudeRewindOfAFork(t *testing.T) {
 		t.Errorf("rewind 1 resumes with %s", a)
 	}
 
-	// F's link directory, before the printed command ever runs: private,
-	// and no session of its own.
-	link := filepath.Join(store, "sessions", F)
-	if fi, err := os.Stat(link); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("link directory: %v %v, want mode 0700", fi, err)
-	}
-	if fi, err := os.Stat(filepath.Join(link, controller.LinkFile)); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("link file: %v %v, want mode 0600", fi, err)
+	// F, before the printed command ever runs, continues S in S's index
+	// (Store.Continue): no directory, no session of its own.
+	if _, err := os.Lstat(filepath.Join(store, "sessions", F)); !os.IsNotExist(err) {
+		t.Errorf("sessions/%s: %v, want none (the index records the fork)", F, err)
 	}
 	for _, args := range [][]string{{"sessions"}, {"gc"}, {"prune"}, {"verify"}} {
 		code, out, errOut := ckpt(args...)
 		if code != 0 || strings.Contains(out+errOut, F) || strings.Contains(out+errOut, "unreadable") {
-			t.Errorf("%s with a link directory: exit %d\n%s%s", args[0], code, out, errOut)
+			t.Errorf("%s with a continuation: exit %d\n%s%s", args[0], code, out, errOut)
 		}
 	}
 	_, out, _ = ckpt("sessions", "--json")
@@ -201,7 +195,7 @@ func TestClaudeRewindOfAFork(t *testing.T) {
 	}
 	for _, args := range [][]string{{"gc"}, {"prune"}, {"verify"}} {
 		if code, out, errOut := ckpt(args...); code != 0 {
-			t.Errorf("%s with two link directories: exit %d\n%s%s", args[0], code, out, errOut)
+			t.Errorf("%s with two continuations: exit %d\n%s%s", args[0], code, out, errOut)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/agent/hook"
+	"github.com/ckpt/ckpt/controller"
 )
 
 // resumeLabel labels the turn a session start opens in scan mode.
@@ -70,10 +71,22 @@ func TestClaudeForkAdoptedAtFirstToolCall(t *testing.T) {
 	// transcript exists; its first tool call sees the copied history.
 	ctr := filepath.Join(tdir, child+".jsonl")
 	hookRunIn(t, store, ev(child, ctr, "UserPromptSubmit", map[string]any{"prompt": "two again", "prompt_id": "p-3"}))
+	// The pending first prompt is a row of the child's index, not a file
+	// beside it (nor is the lock the first tool call takes).
+	noFiles := func(when string) {
+		t.Helper()
+		for _, name := range []string{"claude-adopt", "hook.lock", "claude-continues"} {
+			if _, err := os.Lstat(filepath.Join(store, "sessions", child, name)); !os.IsNotExist(err) {
+				t.Errorf("%s: sessions/%s/%s: %v, want no such file", when, child, name, err)
+			}
+		}
+	}
+	noFiles("after the first prompt")
 	os.WriteFile(ctr, []byte(tr+transcriptLine("user", "u3", "p-3", "two again")), 0o600)
 	if s := hookRunIn(t, store, ev(child, ctr, "PreToolUse", map[string]any{"tool_name": "Edit", "tool_input": map[string]any{"file_path": filepath.Join(ws, "x.txt")}})); s != "" {
 		t.Errorf("stderr %q", s)
 	}
+	noFiles("after the adoption")
 	code, out, errOut := ckptRun(t, ws, store, "--session", child, "list", "--json")
 	if code != 0 {
 		t.Fatalf("list: %d %s", code, errOut)
@@ -208,5 +221,69 @@ func TestClaudeHookSessionEvents(t *testing.T) {
 	run(context.Background(), []string{"--store", store, "statusline"}, strings.NewReader(`{"session_id":"nope-1","cwd":"/nowhere"}`), &so, &se)
 	if so.String() != "ckpt: no checkpoints yet\n" || se.Len() > 0 {
 		t.Errorf("statusline of an unknown session %q, stderr %q", so.String(), se.String())
+	}
+}
+
+// TestClaudeForkAdoptedFromAnOlderStore: a store an older ckpt wrote keeps
+// a session's pending first prompt as a file (sessions/ID/claude-adopt).
+// The first tool call still adopts the fork, and the file, recorded in the
+// index first, goes.
+func TestClaudeForkAdoptedFromAnOlderStore(t *testing.T) {
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, tdir := t.TempDir(), t.TempDir()
+	const parent, child = "11111111-1111-4111-8111-111111111111", "33333333-3333-4333-8333-333333333333"
+	ptr, ctr := filepath.Join(tdir, parent+".jsonl"), filepath.Join(tdir, child+".jsonl")
+	ev := func(sid, tr, name string, extra map[string]any) map[string]any {
+		m := map[string]any{"session_id": sid, "transcript_path": tr, "cwd": ws, "hook_event_name": name}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	hookRunIn(t, store, ev(parent, ptr, "UserPromptSubmit", map[string]any{"prompt": "one", "prompt_id": "p-1"}))
+	tr := transcriptLine("user", "u1", "p-1", "one") + transcriptLine("assistant", "a1", "", "done one")
+	os.WriteFile(ptr, []byte(tr), 0o600)
+	hookRunIn(t, store, ev(parent, ptr, "UserPromptSubmit", map[string]any{"prompt": "two", "prompt_id": "p-2"}))
+
+	// The child's first prompt, as an older ckpt recorded it: its turn,
+	// and the pending prompt in a file beside the index.
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: ws, Session: child, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.BeginTurn(context.Background(), "two again", controller.TurnOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	legacy := filepath.Join(store, "sessions", child, "claude-adopt")
+	if err := os.WriteFile(legacy, []byte(`{"prompt_id":"p-3","prompt":"two again"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(ctr, []byte(tr+transcriptLine("user", "u3", "p-3", "two again")), 0o600)
+	os.WriteFile(filepath.Join(ws, "x.txt"), []byte("x"), 0o644)
+	if s := hookRunIn(t, store, ev(child, ctr, "PreToolUse", map[string]any{"tool_name": "Edit", "tool_input": map[string]any{"file_path": filepath.Join(ws, "x.txt")}})); s != "" {
+		t.Errorf("stderr %q", s)
+	}
+	if _, err := os.Lstat(legacy); !os.IsNotExist(err) {
+		t.Errorf("claude-adopt after the adoption: %v, want gone", err)
+	}
+	code, out, errOut := ckptRun(t, ws, store, "--session", child, "list", "--json")
+	if code != 0 {
+		t.Fatalf("list: %d %s", code, errOut)
+	}
+	var list []struct {
+		Prompt string `json:"prompt"`
+	}
+	json.Unmarshal([]byte(out), &list)
+	var got []string
+	for _, cp := range list {
+		got = append(got, cp.Prompt)
+	}
+	if strings.Join(got, "|") != "one|two again" {
+		t.Errorf("child turns %q, want one|two again (a fork of the parent)", got)
 	}
 }

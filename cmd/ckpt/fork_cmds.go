@@ -79,16 +79,12 @@ func newSummarizeCmd(a *app) *cobra.Command {
 			if !cmd.Flags().Changed("text") {
 				return usagef("summarize needs --text TEXT")
 			}
-			dir := controller.From
-			if o.upTo {
-				dir = controller.UpTo
-			}
 			c, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer a.closeController(c)
-			res, err := c.Summarize(cmd.Context(), turn, dir, o.text)
+			res, err := c.Summarize(cmd.Context(), turn, o.upTo, o.text)
 			if err != nil {
 				return err
 			}
@@ -97,7 +93,7 @@ func newSummarizeCmd(a *app) *cobra.Command {
 				j.Prompt = "" // a summarize keeps its text in the op, not a prompt to hand back
 				return a.printJSON(j)
 			}
-			what := map[controller.Direction]string{controller.From: "from", controller.UpTo: "before"}[dir]
+			what := map[bool]string{false: "from", true: "before"}[o.upTo]
 			a.say("summarized the conversation %s turn %d (undo with `ckpt undo`)", what, turn)
 			return nil
 		},

@@ -93,7 +93,7 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 		}
 	}
 	out := &listOut{a: a, w: bufio.NewWriter(a.stdout), steps: steps, withSteps: o.steps}
-	var info controller.PageInfo
+	var total, last int // of the active history: its turns, the newest one's number
 	if page.Limit <= 0 {
 		if exitAfterRun && os.Getenv("GOGC") == "" {
 			// main's GOGC of 400 lets the heap grow to 16 MiB of
@@ -103,24 +103,28 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 			// turns: 39 -> 30 MiB, for ~10% more CPU).
 			debug.SetGCPercent(100)
 		}
-		_, info, err = c.Checkpoints(ctx, controller.ListOptions{Since: max(page.Since, 0), Each: out.add})
+		_, info, err := c.Checkpoints(ctx, controller.ListOptions{Since: max(page.Since, 0), Each: out.add})
+		if err != nil {
+			return err
+		}
+		total, last = info.Total, info.Last
 	} else {
-		var cps []controller.Checkpoint
-		cps, info, err = c.Checkpoints(ctx, page)
+		cps, info, err := c.Checkpoints(ctx, page)
 		for i := 0; err == nil && i < len(cps); i++ {
 			err = out.add(cps[i])
 		}
+		if err != nil {
+			return err
+		}
+		total, last = info.Total, info.Last
 	}
-	if err != nil {
-		return err
-	}
-	if !a.json && out.n > 0 && out.n < info.Total {
+	if !a.json && out.n > 0 && out.n < total {
 		defer a.say("showing turns %d–%d of %d active; `ckpt list --since TURN --limit N` pages, `--limit 0` lists all",
-			out.first, out.last, info.Total)
+			out.first, out.last, total)
 	}
 	if out.n == 0 && !a.json {
-		if info.Last >= 0 {
-			a.say("no active turn from %d on: the newest is %d", page.Since, info.Last)
+		if last >= 0 {
+			a.say("no active turn from %d on: the newest is %d", page.Since, last)
 		} else {
 			a.say("no checkpoints yet: open a turn with `ckpt turn PROMPT`")
 		}

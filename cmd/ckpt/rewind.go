@@ -151,7 +151,7 @@ func (a *app) claudeRewindPlan(cmd *cobra.Command, c *controller.Controller, tur
 				a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
 			}
 			if isClaude {
-				p, err := a.planClaude(turn, ct, cp.Prompt, o.dryRun, o.resumeClaude, claudeArgs)
+				p, err := a.planClaude(cmd.Context(), turn, ct, cp.Prompt, o.dryRun, o.resumeClaude, claudeArgs)
 				if err != nil {
 					return nil, err
 				}

@@ -85,7 +85,7 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 	if errors.Is(err, controller.ErrWorkspaceMismatch) {
 		return nil, fmt.Errorf("%w (run ckpt from inside that workspace, or pass --workspace DIR, or --session ID for another session)", err)
 	}
-	if errors.Is(err, controller.ErrNoSession) {
+	if errors.Is(err, controller.ErrNotFound) && !controller.OpenStore(a.store).HasSession(a.session) {
 		return nil, a.noSession(ctx)
 	}
 	if err == nil && a.picked {
@@ -430,8 +430,8 @@ func defaultStore() string {
 // parseTurn parses a TURN argument.
 // parsePoint reads TURN or TURN.STEP (a usage error otherwise).
 func parsePoint(s string) (controller.Target, error) {
-	p, err := controller.ParseTarget(s)
-	if err != nil {
+	var p controller.Target
+	if err := p.UnmarshalText([]byte(s)); err != nil {
 		return controller.Target{}, usageError{err}
 	}
 	return p, nil

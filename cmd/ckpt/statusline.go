@@ -12,7 +12,6 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/ckpt/ckpt/agent"
-	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/spf13/cobra"
 )
@@ -74,21 +73,24 @@ func (a *app) statusLine(ctx context.Context) string {
 // is no workspace.
 func (a *app) statusSession(ctx context.Context, in statusInput) (session string, ok bool) {
 	session = a.session
-	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
-		session, _, _ = hook.ContinuedSession(a.store, in.SessionID)
-	}
-	if session != "" {
-		return session, true
-	}
 	dir := in.Workspace.ProjectDir
 	if dir == "" {
 		dir = in.Cwd
 	}
 	if dir == "" || !filepath.IsAbs(dir) {
-		var err error
-		if dir, err = os.Getwd(); err != nil {
-			return "", false
+		dir, _ = os.Getwd()
+	}
+	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
+		session = in.SessionID
+		if loc, err := controller.OpenStore(a.store).Locate(ctx, dir, session); err == nil {
+			session = loc.Session // the session a forked conversation continues
 		}
+	}
+	if session != "" {
+		return session, true
+	}
+	if dir == "" {
+		return "", false
 	}
 	loc, err := controller.OpenStore(a.store).Locate(ctx, dir, "")
 	if err != nil {

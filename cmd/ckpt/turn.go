@@ -54,10 +54,8 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 	if res.Warning != "" {
 		a.say("ckpt: warning: %s", res.Warning)
 	}
-	if res.Scan != nil {
-		if s := skipNote(res.Scan.Manifest.Skips); s != "" {
-			a.say("ckpt: warning: %s", s)
-		}
+	if s := msg.SkipNote(res); s != "" {
+		a.say("ckpt: warning: %s", s)
 	}
 	if a.json {
 		out := map[string]any{"turn": res.Turn, "scanned": res.Scanned}
@@ -70,6 +68,3 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 	fmt.Fprintln(a.stdout, res.Turn)
 	return nil
 }
-
-// skipNote says what a scan skipped (msg.SkipNote).
-func skipNote(skips []controller.ScanSkip) string { return msg.SkipNote(skips) }

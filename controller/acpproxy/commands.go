@@ -210,8 +210,8 @@ func rewindText(ctx context.Context, c *controller.Controller, args []string) st
 			if pt != nil {
 				return fmt.Sprintf("/rewind: unknown argument %q. %s", a, usage)
 			}
-			q, err := controller.ParseTarget(a)
-			if err != nil {
+			var q controller.Target
+			if err := q.UnmarshalText([]byte(a)); err != nil {
 				return fmt.Sprintf("/rewind: %s. %s", err, usage)
 			}
 			pt = &q

@@ -31,7 +31,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		errors.Is(err, controller.ErrRedoConflict), errors.Is(err, controller.ErrNothingToRedo), errors.Is(err, controller.ErrNotInEffect),
 		errors.Is(err, controller.ErrNotReversible):
 		code = http.StatusConflict
-	case errors.Is(err, controller.ErrEmptySummary), errors.Is(err, controller.ErrBadSession), errors.Is(err, controller.ErrPruned),
+	case errors.Is(err, controller.ErrBadSession), errors.Is(err, controller.ErrPruned),
 		errors.Is(err, controller.ErrStepScope):
 		code = http.StatusBadRequest
 	}
@@ -309,8 +309,8 @@ func (h *handler) summarize(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	dir := controller.Direction(req.Direction)
-	if dir != controller.From && dir != controller.UpTo {
+	upTo := req.Direction == "up_to"
+	if req.Direction != "from" && !upTo {
 		h.error(w, http.StatusBadRequest, `"direction" must be "from" or "up_to"`)
 		return
 	}
@@ -320,7 +320,7 @@ func (h *handler) summarize(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	res, err := h.c.Summarize(r.Context(), turn, dir, req.Text)
+	res, err := h.c.Summarize(r.Context(), turn, upTo, req.Text)
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -20,11 +20,13 @@ func OneLine(err error) string {
 	return pkgPrefixes.Replace(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; "))
 }
 
-// SkipNote says what a scan skipped, or "" when it skipped nothing.
-func SkipNote(skips []controller.ScanSkip) string {
-	if len(skips) == 0 {
+// SkipNote says what the scan of the turn res opened skipped, or "" when
+// it skipped nothing (or did not run).
+func SkipNote(res controller.TurnResult) string {
+	if res.Scan == nil || len(res.Scan.Manifest.Skips) == 0 {
 		return ""
 	}
+	skips := res.Scan.Manifest.Skips
 	const show = 5
 	parts := make([]string, 0, show)
 	for i, sk := range skips {
