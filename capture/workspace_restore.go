@@ -177,7 +177,9 @@ func (w *Workspace) Commit(s Staged) error { return w.CommitIf(s, nil, nil) }
 // file this way. seen (may be nil) is the stat entry of the caller's own
 // read of rel (Capturer.StateSeen): when the file's stat still matches it
 // and it is not racy, cur is taken from it and the file is not read again,
-// as a re-scan trusts its stat cache.
+// as a re-scan trusts its stat cache. Only where the stat includes ctime
+// and inode (Linux): elsewhere a rewrite that keeps the size and puts the
+// mtime back would pass, so the file is always read.
 func (w *Workspace) CommitIf(s Staged, seen *checkpoints.StatEntry, check func(cur checkpoints.State) error) error {
 	if s.f != nil || s.b != nil && !s.b.durable() {
 		w.Discard(s)
@@ -205,7 +207,7 @@ func (w *Workspace) CommitIf(s Staged, seen *checkpoints.StatEntry, check func(c
 	if check != nil {
 		var cur checkpoints.State
 		switch {
-		case err == nil && seen != nil && keyOf(fi).vouches(seen):
+		case err == nil && statSeesCTime && seen != nil && keyOf(fi).vouches(seen):
 			cur = checkpoints.State{Content: &seen.Blob, Mode: seen.Mode, Size: seen.Size}
 		case err == nil:
 			if cur, err = hashIn(d, base, fi); err != nil {
