@@ -144,7 +144,8 @@ type OpFile struct {
 	// Seen, in memory only (never recorded), is the stat of the read
 	// that found Before, when the plan read a file: applying the op in
 	// the same process takes the path as still Before while its stat
-	// matches (see StatEntry), instead of reading it again. Nil: read it.
+	// matches (see StatEntry), instead of reading it again. Nil (an op
+	// read back from the index, as recovery does): read it.
 	Seen *StatEntry
 }
 
