@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -89,34 +90,45 @@ func (c *Capturer) State(ctx context.Context, rel string) (checkpoints.State, er
 // StateWith is State with the bytes handed to put instead of the store:
 // a batch's Put for many files, or Hash for comparisons and dry runs.
 func (c *Capturer) StateWith(ctx context.Context, rel string, put PutFunc) (checkpoints.State, error) {
+	st, _, err := c.StateSeen(ctx, rel, put)
+	return st, err
+}
+
+// StateSeen is StateWith that also returns, for a regular file, the stat
+// entry of the read (nil for an absent path): what CommitIf needs to tell
+// from the path's stat alone, under the stat cache's racy rule, that the
+// file still holds the bytes read here, without reading them again.
+func (c *Capturer) StateSeen(ctx context.Context, rel string, put PutFunc) (checkpoints.State, *checkpoints.StatEntry, error) {
+	at := time.Now().UnixNano() // before the stat: an earlier moment only makes the entry racy sooner
 	// Most paths are regular files: open first, and walk to the path a
 	// second time (Inspect) only to say why one cannot be opened.
 	f, fi, err := c.open(rel)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrSymlink) && !errors.Is(err, ErrNotRegular) && !errors.Is(err, ErrVCSDir) {
-			return checkpoints.State{}, err
+			return checkpoints.State{}, nil, err
 		}
 		e, ierr := c.ws.Inspect(rel)
 		if ierr != nil {
-			return checkpoints.State{}, ierr
+			return checkpoints.State{}, nil, ierr
 		}
 		switch e.Kind {
 		case Absent:
-			return checkpoints.State{Dirs: e.Missing}, nil
+			return checkpoints.State{Dirs: e.Missing}, nil, nil
 		case Unsafe:
-			return checkpoints.State{}, fmt.Errorf("capture: %s: %w", rel, e.Reason)
+			return checkpoints.State{}, nil, fmt.Errorf("capture: %s: %w", rel, e.Reason)
 		}
-		return checkpoints.State{}, err // a file appeared since the open failed
+		return checkpoints.State{}, nil, err // a file appeared since the open failed
 	}
 	defer f.Close()
 	id, n, err := put(ctx, statted{contentReader(f, fi), fi})
 	if err != nil {
-		return checkpoints.State{}, fmt.Errorf("capture: %s: %w", rel, err)
+		return checkpoints.State{}, nil, fmt.Errorf("capture: %s: %w", rel, err)
 	}
 	if n != fi.Size() {
-		return checkpoints.State{}, fmt.Errorf("capture: %s: file changed while it was read (%d bytes, then %d)", rel, fi.Size(), n)
+		return checkpoints.State{}, nil, fmt.Errorf("capture: %s: file changed while it was read (%d bytes, then %d)", rel, fi.Size(), n)
 	}
-	return checkpoints.State{Content: &id, Mode: fi.Mode().Perm(), Size: n}, nil
+	seen := readEntry(rel, fi, id, n, at)
+	return checkpoints.State{Content: &id, Mode: fi.Mode().Perm(), Size: n}, &seen, nil
 }
 
 // statted is an open file's content whose Stat returns what opening it

@@ -20,10 +20,7 @@ type dirent struct {
 	fi           fs.FileInfo
 }
 
-func (e *dirent) key() fileKey {
-	mtime, ctime, inode := statKey(e.fi)
-	return fileKey{size: e.fi.Size(), mtime: mtime, ctime: ctime, inode: inode, mode: e.fi.Mode()}
-}
+func (e *dirent) key() fileKey { return keyOf(e.fi) }
 
 func (e *dirent) same(fi fs.FileInfo) bool { return os.SameFile(e.fi, fi) }
 

@@ -435,18 +435,36 @@ func (c *Capturer) scanFile(ctx context.Context, rel string, f *os.File, fi fs.F
 	if err != nil {
 		return checkpoints.ManifestEntry{}, checkpoints.StatEntry{}, fmt.Errorf("capture: scan %s: %w", rel, err)
 	}
-	// Describe what was read: the open descriptor's stat.
+	st := readEntry(rel, fi, id, n, at)
+	return checkpoints.ManifestEntry{Path: rel, Blob: id, Mode: st.Mode, Size: n}, st, nil
+}
+
+// readEntry describes a read of n bytes, hashing to id, of the file at rel
+// whose open descriptor's stat was fi, taken no earlier than at: the stat
+// entry that vouches for the file while its stat stays the same. A file
+// whose size changed while it was read gets an entry that is racy, so it
+// is read again.
+func readEntry(rel string, fi fs.FileInfo, id cas.ID, n, at int64) checkpoints.StatEntry {
 	mtime, ctime, inode := statKey(fi)
 	st := checkpoints.StatEntry{Path: rel, Size: n, MTime: mtime, CTime: ctime, Inode: inode, Mode: fi.Mode().Perm(), Blob: id, Checked: at}
 	if n != fi.Size() {
-		st.Checked = mtime // changed while read: racy, so the next scan reads it again
+		st.Checked = mtime // changed while read: racy
 	}
-	return checkpoints.ManifestEntry{Path: rel, Blob: id, Mode: st.Mode, Size: n}, st, nil
+	return st
+}
+
+// vouches reports whether old, a stat entry, says that the file whose stat
+// key is k holds old's blob: the key matches and old is not racy.
+func (k fileKey) vouches(old *checkpoints.StatEntry) bool {
+	return !old.Racy() && old.Size == k.size && old.MTime == k.mtime && old.CTime == k.ctime && old.Inode == k.inode && old.Mode == k.mode.Perm()
+}
+
+// keyOf returns a file's stat key from its stat.
+func keyOf(fi fs.FileInfo) fileKey {
+	mtime, ctime, inode := statKey(fi)
+	return fileKey{size: fi.Size(), mtime: mtime, ctime: ctime, inode: inode, mode: fi.Mode()}
 }
 
 // cacheHit reports whether the listing's entry e matches its cache entry
 // old, and old is not racy: the file's content is old's blob.
-func cacheHit(old *checkpoints.StatEntry, e *dirent) bool {
-	k := e.key()
-	return !old.Racy() && old.Size == k.size && old.MTime == k.mtime && old.CTime == k.ctime && old.Inode == k.inode && old.Mode == k.mode.Perm()
-}
+func cacheHit(old *checkpoints.StatEntry, e *dirent) bool { return e.key().vouches(old) }

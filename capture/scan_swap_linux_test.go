@@ -242,6 +242,9 @@ func TestScanDirRemovedAfterOpen(t *testing.T) {
 				hits++ // a was gone when listed
 			case slices.Equal(got, []string{"a/sub/z", "a/x", "b/y"}):
 				// a was listed before b was asked about
+			case len(got) == 2 && got[1] == "b/y" && (got[0] == "a/sub/z" || got[0] == "a/x"):
+				// RemoveAll was part way: the removal runs system calls,
+				// which let the listing goroutine run with the one P
 			default:
 				t.Fatalf("scan (cache %v) recorded %q, want b/y with or without a's files", cached, got)
 			}

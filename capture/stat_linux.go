@@ -7,6 +7,10 @@ import (
 	"syscall"
 )
 
+// statSeesCTime says that statKey reads a file's ctime and inode, so a
+// rewrite that keeps the size and puts the mtime back changes the key.
+const statSeesCTime = true
+
 // statKey returns what the stat cache compares beyond size and mode: mtime
 // and ctime in nanoseconds and the inode. ctime changes whenever anything
 // touches the file, including a tool that puts the old mtime back.

@@ -166,7 +166,7 @@ func (w *Workspace) stagedDir(s Staged) (dir, error) {
 // operation. A file StageUnsynced wrote must be synced first (SyncStaged),
 // and one StageFor wrote its barrier's Sync must have succeeded: otherwise
 // Commit discards it and fails.
-func (w *Workspace) Commit(s Staged) error { return w.CommitIf(s, nil) }
+func (w *Workspace) Commit(s Staged) error { return w.CommitIf(s, nil, nil) }
 
 // CommitIf is Commit that first looks at what rel holds now, through the
 // directory handle the rename goes through, and renames only when check
@@ -174,8 +174,13 @@ func (w *Workspace) Commit(s Staged) error { return w.CommitIf(s, nil) }
 // file's hash, permission bits and size. When check or the read fails,
 // the temp file is removed and the error returned. A caller that must not
 // overwrite a change made since it planned saves a second walk to the
-// file this way.
-func (w *Workspace) CommitIf(s Staged, check func(cur checkpoints.State) error) error {
+// file this way. seen (may be nil) is the stat entry of the caller's own
+// read of rel (Capturer.StateSeen): when the file's stat still matches it
+// and it is not racy, cur is taken from it and the file is not read again,
+// as a re-scan trusts its stat cache. Only where the stat includes ctime
+// and inode (Linux): elsewhere a rewrite that keeps the size and puts the
+// mtime back would pass, so the file is always read.
+func (w *Workspace) CommitIf(s Staged, seen *checkpoints.StatEntry, check func(cur checkpoints.State) error) error {
 	if s.f != nil || s.b != nil && !s.b.durable() {
 		w.Discard(s)
 		return fmt.Errorf("capture: commit %s: staged file not synced", s.Rel)
@@ -201,7 +206,10 @@ func (w *Workspace) CommitIf(s Staged, check func(cur checkpoints.State) error) 
 	}
 	if check != nil {
 		var cur checkpoints.State
-		if err == nil {
+		switch {
+		case err == nil && statSeesCTime && seen != nil && keyOf(fi).vouches(seen):
+			cur = checkpoints.State{Content: &seen.Blob, Mode: seen.Mode, Size: seen.Size}
+		case err == nil:
 			if cur, err = hashIn(d, base, fi); err != nil {
 				d.r.Remove(s.name)
 				return fmt.Errorf("capture: %s: %w", s.Rel, err)

@@ -141,6 +141,12 @@ type OpFile struct {
 	Path   string
 	Before State // what was there before the op (restored by undo)
 	After  State // what the op puts there
+	// Seen, in memory only (never recorded), is the stat of the read
+	// that found Before, when the plan read a file: applying the op in
+	// the same process takes the path as still Before while its stat
+	// matches (see StatEntry), instead of reading it again. Nil (an op
+	// read back from the index, as recovery does): read it.
+	Seen *StatEntry
 }
 
 // Op is a rewind or an undo.

@@ -211,7 +211,7 @@ func (c *Controller) replace(ctx context.Context, f checkpoints.OpFile, tag stri
 	if !late {
 		// The last look goes through the directory handle of the rename.
 		c.beforeLastLook(f.Path)
-		return c.ws.CommitIf(*st, func(cur checkpoints.State) error { return unchanged(f, cur) })
+		return c.ws.CommitIf(*st, f.Seen, func(cur checkpoints.State) error { return unchanged(f, cur) })
 	}
 	if err := c.recheck(ctx, f); err != nil {
 		c.ws.Discard(*st)

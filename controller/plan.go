@@ -65,8 +65,9 @@ func (c *Controller) planUncommitted(ctx context.Context, targets map[string]che
 		return nil, nil, nil, err
 	}
 	type found struct {
-		cur checkpoints.State
-		err error
+		cur  checkpoints.State
+		seen *checkpoints.StatEntry // the read that found cur, for apply's last look
+		err  error
 		// has says whether the target's blob is stored (looked up here,
 		// on the workers, since each lookup is a read transaction).
 		has    bool
@@ -74,7 +75,7 @@ func (c *Controller) planUncommitted(ctx context.Context, targets map[string]che
 	}
 	cur := make([]found, len(paths))
 	parallel(len(paths), func(i int) {
-		cur[i].cur, cur[i].err = c.cap.StateWith(ctx, paths[i], put)
+		cur[i].cur, cur[i].seen, cur[i].err = c.cap.StateSeen(ctx, paths[i], put)
 		if t := targets[paths[i]]; t.Exists() && !t.Lost {
 			cur[i].has, cur[i].hasErr = c.store.Has(ctx, *t.Content)
 		}
@@ -124,7 +125,7 @@ func (c *Controller) planUncommitted(ctx context.Context, targets map[string]che
 				return fail(fmt.Errorf("%s: blob %s is missing from the store: %w", p, target.Content.Short(), cas.ErrNotFound))
 			}
 		}
-		files = append(files, checkpoints.OpFile{Path: p, Before: cur[i].cur, After: target})
+		files = append(files, checkpoints.OpFile{Path: p, Before: cur[i].cur, After: target, Seen: cur[i].seen})
 	}
 	files, skipped = underWrites(files, skipped)
 	return files, skipped, commit, nil

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -24,6 +25,13 @@ func TestEditBetweenPlanAndRenameIsNotOverwritten(t *testing.T) {
 	}{
 		{"modified", func(e *env) { e.write("a.txt", "typed while the rewind ran") }},
 		{"created", func(e *env) { e.write("new.txt", "typed while the rewind ran") }},
+		// The files were last changed long before the rewind, so the
+		// plan's stat of a.txt could vouch for it at the rename; the edit
+		// keeps its size and puts its mtime back (its ctime moves).
+		{"modified keeping size and mtime", func(e *env) {
+			e.write("a.txt", "typed while the rewind ran")
+			ageFiles(e, "a.txt")
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -34,19 +42,25 @@ func TestEditBetweenPlanAndRenameIsNotOverwritten(t *testing.T) {
 			e.edit("b.txt", "b1")
 			e.edit("new.txt", "n1")
 			e.turn("t1")
+			var o controller.RewindOptions
+			if tc.name == "modified keeping size and mtime" {
+				e.write("a.txt", strings.Repeat("x", len("typed while the rewind ran")))
+				ageFiles(e, "a.txt", "b.txt", "new.txt")
+				o.Force = true // a.txt changed since ckpt last saw it
+			}
 			raced := false
 			controller.SetBeforeReplace(e.c, func(rel string) {
-				if !raced && (rel == "a.txt" && tc.name == "modified" || rel == "new.txt" && tc.name == "created") {
+				if !raced && (rel == "a.txt" && tc.name != "created" || rel == "new.txt" && tc.name == "created") {
 					raced = true
 					tc.edit(e)
 				}
 			})
-			res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
+			res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, o)
 			if err != nil {
 				t.Fatal(err)
 			}
 			controller.SetBeforeReplace(e.c, nil)
-			edited := map[string]string{"modified": "a.txt", "created": "new.txt"}[tc.name]
+			edited := map[string]string{"modified": "a.txt", "created": "new.txt", "modified keeping size and mtime": "a.txt"}[tc.name]
 			e.want(edited, "typed while the rewind ran")
 			e.want("b.txt", "b0")
 			if len(res.Skipped) != 1 || res.Skipped[0].Path != edited {
@@ -63,6 +77,18 @@ func TestEditBetweenPlanAndRenameIsNotOverwritten(t *testing.T) {
 			e.want(edited, "typed while the rewind ran")
 			e.want("b.txt", "b1")
 		})
+	}
+}
+
+// ageFiles sets the modification times of the workspace files rels to
+// one moment long ago, the same every call.
+func ageFiles(e *env, rels ...string) {
+	e.t.Helper()
+	long := time.Date(2020, 1, 2, 3, 4, 5, 6000, time.UTC)
+	for _, rel := range rels {
+		if err := os.Chtimes(filepath.Join(e.ws, rel), long, long); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 }
 
