@@ -51,7 +51,8 @@ var allowedAccess = map[string]struct {
 	"controller/active.go:*":                {[]string{"os.ReadFile", "os.Stat"}, "the store's active-session hints beside the workspace markers, and whether the store exists"},
 	"controller/scan.go:scanAllowedAt":      {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
 	"controller/storeperm.go:*":             {[]string{"os.Stat"}, "the store root's mode"},
-	"controller/sessionmeta.go:*":           {[]string{"os.Stat", "os.Remove"}, "a session index in the store: whether it exists, and discarding one for a fork"},
+	"controller/sessionmeta.go:*":           {[]string{"os.Stat"}, "a session index in the store: whether it exists"},
+	"controller/adopt.go:*":                 {[]string{"os.Stat", "os.Remove"}, "whether the store exists, and discarding a session index in it for an adoption's fork"},
 }
 
 // pathCall is a call to the file system by path found in a source file.
