@@ -1846,9 +1846,13 @@ func (x *machine) fork() {
 		scope = checkpoints.ScopeBoth
 	}
 	t := x.m.turn(n)
+	// The number the next turn would get forks the whole history: nothing
+	// to cut and nothing to restore.
+	tip := t == nil && n == len(x.m.active())
 	var pl mplan
 	want := ""
 	switch {
+	case tip:
 	case t == nil:
 		want = "no-turn"
 	case restore && t.pruned:
@@ -1864,7 +1868,7 @@ func (x *machine) fork() {
 		x.fail("fork: got %q (%v), model predicts %q %v", got, err, want, pl.conflicts)
 		return
 	}
-	x.stats[fmt.Sprintf("fork restore=%v stay=%v %s", restore, stay, want)]++
+	x.stats[fmt.Sprintf("fork restore=%v stay=%v tip=%v %s", restore, stay, tip, want)]++
 	if err != nil {
 		return
 	}
@@ -1886,6 +1890,9 @@ func (x *machine) fork() {
 		return
 	}
 	x.d.Switch(id)
+	if tip {
+		return // the fork is a copy: no op recorded in it
+	}
 	op := &mop{kind: "rewind", scope: scope}
 	x.m.apply(op, pl)
 	x.m.cut(op, n)
