@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
@@ -77,7 +78,7 @@ is unreadable (?): changed or not, ckpt cannot tell, and a rewind leaves it.`,
 			}
 			defer a.closeController(c)
 			a.warnSubdir()
-			switch p, down := hookServerProblem(a.store, a.workspace); {
+			switch p, down := hook.ServerProblem(a.store, a.workspace); {
 			case down:
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
 			case p != "":
