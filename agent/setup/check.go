@@ -169,9 +169,9 @@ func jsonEscape(s string) string {
 	return string(b[1 : len(b)-1])
 }
 
-// Checkers are the agents with a check of their own (agent.Checker:
+// checkers are the agents with a check of their own (agent.Checker:
 // `ckpt install --check NAME`), by name.
-func Checkers() []string {
+func checkers() []string {
 	var have []string
 	for _, ag := range agent.All() {
 		if _, ok := ag.(agent.Checker); ok {
@@ -181,12 +181,12 @@ func Checkers() []string {
 	return have
 }
 
-// AgentCheck runs the check of the agent named name (one of Checkers),
+// AgentCheck runs the check of the agent named name (one of checkers),
 // which changes nothing.
 func AgentCheck(name string, o Options) (*agent.CheckResult, error) {
 	c, ok := Named(name).(agent.Checker)
 	if !ok {
-		return nil, fmt.Errorf("%s has no check of its own (%s have)", name, strings.Join(Checkers(), ", "))
+		return nil, fmt.Errorf("%s has no check of its own (%s have)", name, strings.Join(checkers(), ", "))
 	}
 	return c.Check(o.env(nil))
 }
