@@ -45,6 +45,8 @@ type File struct {
 
 // Report is what Install or Uninstall did.
 type Report struct {
+	// Agents are the agents installed or uninstalled, once each.
+	Agents []string
 	// Found are the agents Install found, when none was named.
 	Found []agent.Found
 	// Files are the configuration paths each agent's install or
@@ -88,7 +90,7 @@ func Install(ctx context.Context, names []string, o Options) (*Report, error) {
 	if err != nil {
 		return r, err
 	}
-	return r, eachAgent(names, func(name string) error {
+	return r, r.eachAgent(names, func(name string) error {
 		first := len(r.Files)
 		if err := o.installAgent(r, name, true); err != nil {
 			return err
@@ -121,7 +123,7 @@ func Uninstall(ctx context.Context, names []string, o Options) (*Report, error) 
 		return r, err
 	}
 	defer unlock()
-	if err := eachAgent(names, func(name string) error { return o.installAgent(r, name, false) }); err != nil {
+	if err := r.eachAgent(names, func(name string) error { return o.installAgent(r, name, false) }); err != nil {
 		return r, err
 	}
 	// What install made around the hooks: the directories it created,
@@ -150,18 +152,17 @@ func known(names []string) error {
 	return nil
 }
 
-// eachAgent runs do for each of names, once each; with several, an
-// error names the agent.
-func eachAgent(names []string, do func(name string) error) error {
-	var uniq []string
+// eachAgent runs do for each of names, once each (r.Agents); with
+// several, an error names the agent.
+func (r *Report) eachAgent(names []string, do func(name string) error) error {
 	for _, n := range names {
-		if !slices.Contains(uniq, n) {
-			uniq = append(uniq, n)
+		if !slices.Contains(r.Agents, n) {
+			r.Agents = append(r.Agents, n)
 		}
 	}
-	for _, n := range uniq {
+	for _, n := range r.Agents {
 		if err := do(n); err != nil {
-			if len(uniq) > 1 {
+			if len(r.Agents) > 1 {
 				return fmt.Errorf("%s: %w", n, err)
 			}
 			return err

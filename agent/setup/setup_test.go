@@ -44,7 +44,7 @@ func TestInstallUninstallReport(t *testing.T) {
 			t.Errorf("%s is outside the workspace %s", f.Settings, ws)
 		}
 	}
-	if !slices.Equal(agents, []string{"claude", "codex"}) || len(notes) != 1 || !strings.HasPrefix(notes[0], "scan mode on for ") {
+	if !slices.Equal(r.Agents, []string{"claude", "codex"}) || !slices.Equal(agents, r.Agents) || len(notes) != 1 || !strings.HasPrefix(notes[0], "scan mode on for ") {
 		t.Errorf("agents %q, notes %q; want claude and codex once each, one scan note", agents, notes)
 	}
 	if got := Installed(ws); !slices.Equal(got, []string{"claude", "codex"}) {

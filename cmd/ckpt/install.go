@@ -177,7 +177,7 @@ func (a *app) runInstallCmd(ctx context.Context, args []string, o installOptions
 		}
 		fmt.Fprintf(a.stdout, "found %s\n", strings.Join(parts, ", "))
 	}
-	return errors.Join(a.printFiles(r.Files, agentCount(args, r) > 1, err), err)
+	return errors.Join(a.printFiles(r.Files, len(r.Agents) > 1, err), err)
 }
 
 // runUninstall is `ckpt uninstall AGENT...`.
@@ -186,7 +186,7 @@ func (a *app) runUninstall(ctx context.Context, args []string, o installOptions)
 		return err
 	}
 	r, err := setup.Uninstall(ctx, args, a.setupOptions(o))
-	if perr := a.printFiles(r.Files, agentCount(args, r) > 1, err); perr != nil || err != nil || a.json {
+	if perr := a.printFiles(r.Files, len(r.Agents) > 1, err); perr != nil || err != nil || a.json {
 		return errors.Join(perr, err)
 	}
 	for _, d := range r.RemovedDirs {
@@ -196,16 +196,6 @@ func (a *app) runUninstall(ctx context.Context, args []string, o installOptions)
 		fmt.Fprintf(a.stdout, "scan mode for %s back as before install (%s)\n", r.Workspace, map[string]string{"off": "off", "unset": "not set: off unless a session turns it on"}[r.ScanRestored])
 	}
 	return nil
-}
-
-// agentCount is how many agents an install or uninstall was for.
-func agentCount(args []string, r *setup.Report) int {
-	names := slices.Clone(args)
-	for _, f := range r.Found {
-		names = append(names, f.Agent)
-	}
-	slices.Sort(names)
-	return len(slices.Compact(names))
 }
 
 // printFiles prints what an install or uninstall changed in each file:
