@@ -72,9 +72,18 @@ var ErrNothingInstalled = errors.New("no agent's hooks are installed")
 // not touched.
 func Check(ctx context.Context, o Options) ([]Probe, error) {
 	var results []Probe
+	// In the home directory, the workspace's configuration is the user's.
+	home, _ := os.UserHomeDir()
+	if h, err := filepath.EvalSymlinks(home); err == nil {
+		home = h
+	}
+	atHome := home != "" && o.Workspace == home
 	for _, ag := range agent.All() {
 		cmds, http := agent.Installed(ag, o.Workspace)
 		results = append(results, o.probeAll(ctx, ag, cmds, http, false)...)
+		if atHome {
+			continue
+		}
 		ucmds, uhttp, err := agent.UserInstalled(ag)
 		if err != nil {
 			o.say("ckpt: warning: %s: %s", ag.Name(), msg.OneLine(err))
