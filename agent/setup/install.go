@@ -16,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/atomicfile"
+	"github.com/ckpt/ckpt/internal/loopback"
 	"github.com/ckpt/ckpt/internal/msg"
 )
 
@@ -383,7 +384,7 @@ func (o *Options) hookServer() (addr, token string, err error) {
 	if had && addr != cur.Addr {
 		defer hook.StopServer(o.Store, cur)
 	}
-	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+	if host, port, err := net.SplitHostPort(addr); err != nil || port == "0" || !loopback.Host(host) {
 		return "", "", fmt.Errorf("hook server address %q: want a loopback HOST:PORT with a fixed port", addr)
 	}
 	root, err := o.hookRoot()

@@ -94,3 +94,20 @@ func TestInstallNothingFound(t *testing.T) {
 		t.Error("Uninstall of an unknown agent: no error")
 	}
 }
+
+// TestInstallHTTPAddr: an http install's hook server address must be a
+// loopback HOST:PORT with a fixed port; another is refused before any
+// file is written.
+func TestInstallHTTPAddr(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, addr := range []string{"10.0.0.1:3000", "127.0.0.1:0", "nonsense"} {
+		ws := t.TempDir()
+		_, err := Install(context.Background(), []string{"claude"}, Options{Workspace: ws, Store: t.TempDir(), HTTP: true, Addr: addr, NoScan: true})
+		if err == nil || !strings.Contains(err.Error(), "loopback HOST:PORT") {
+			t.Errorf("--http at %s: %v, want refused", addr, err)
+		}
+		if entries, _ := os.ReadDir(ws); len(entries) != 0 {
+			t.Errorf("--http at %s wrote %v", addr, entries)
+		}
+	}
+}
