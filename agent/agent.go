@@ -209,7 +209,10 @@ type spec struct {
 	// install writes or removes the agent's configuration.
 	install func(env *Env, install bool) error
 	// check, when set, makes the agent a Checker.
-	check   func(env *Env) (*CheckResult, error)
+	check func(env *Env) (*CheckResult, error)
+	// user is the file of a --user install that holds the hook commands
+	// (UserInstalled).
+	user    func() (string, error)
 	markers Markers
 }
 
@@ -217,6 +220,12 @@ func (s *spec) Name() string                        { return s.name }
 func (s *spec) Title() string                       { return s.title }
 func (s *spec) Decode(data []byte) (Plan, *Failure) { return s.decode(data) }
 func (s *spec) Markers() Markers                    { return s.markers }
+func (s *spec) userConfig() (string, error) {
+	if s.user == nil {
+		return "", fmt.Errorf("%s has nothing to install", s.name)
+	}
+	return s.user()
+}
 func (s *spec) Install(env *Env, install bool) error {
 	if s.install == nil {
 		return fmt.Errorf("%s has nothing to install", s.name)

@@ -22,6 +22,7 @@ func init() {
 		title:   "Amp",
 		decode:  decodeAmp,
 		install: installAmp,
+		user:    ampUser,
 		markers: Markers{
 			Workspace: []string{".amp", "AGENT.md"},
 			Bins:      []string{"amp"},
@@ -104,5 +105,8 @@ func decodeAmp(data []byte) (Plan, *Failure) {
 }
 
 func installAmp(e *Env, install bool) error {
-	return installPlugin(e, install, "amp", []string{".amp", "plugins"}, []string{".config", "amp", "plugins"}, "ckpt.ts", ampPlugin)
+	return installPlugin(e, install, "amp", []string{".amp", "plugins"}, ampUser, "ckpt.ts", ampPlugin)
 }
+
+// ampUser is the plugin a --user install writes.
+func ampUser() (string, error) { return userPath(".config", "amp", "plugins", "ckpt.ts") }

@@ -254,11 +254,8 @@ func isOwnHookURL(u string) bool {
 // out of version control. --user: ~/.claude/settings.json for both kinds.
 func claudeSettings(e *Env) (target, other string, err error) {
 	if e.User {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", "", fmt.Errorf("home directory: %w", err)
-		}
-		return filepath.Join(home, ".claude", "settings.json"), "", nil
+		p, err := claude{}.userConfig()
+		return p, "", err
 	}
 	shared := filepath.Join(e.Workspace, ".claude", "settings.json")
 	local := filepath.Join(e.Workspace, ".claude", "settings.local.json")
@@ -458,3 +455,6 @@ func describeHook(event, command string) string {
 	}
 	return event + ": " + command
 }
+
+// userConfig is the settings file of a --user install.
+func (claude) userConfig() (string, error) { return userPath(".claude", "settings.json") }

@@ -37,6 +37,7 @@ func init() {
 		decode:  decodeCline,
 		reply:   clineReply,
 		install: installCline,
+		user:    clineUser,
 		markers: Markers{
 			Workspace: []string{".clinerules", ".cline"},
 			Bins:      []string{"cline"},
@@ -221,11 +222,11 @@ func installCline(e *Env, install bool) error {
 	ws := e.Workspace
 	dir := filepath.Join(ws, ".clinerules", "hooks")
 	if e.User {
-		p, err := userPath("Documents", "Cline", "Hooks")
+		p, err := clineUser()
 		if err != nil {
 			return err
 		}
-		dir = p
+		dir = filepath.Dir(p)
 	}
 	script := []byte("#!/bin/sh\n# " + ownFileMark + " (ckpt uninstall cline removes it)\nexec " + e.agentCommand("cline") + "\n")
 	return installFiles(e, dir, []ownFile{
@@ -251,3 +252,7 @@ func clineReply(_ string, blocked *Failure) string {
 	}{true, "ckpt: " + blocked.Msg})
 	return string(b) + "\n"
 }
+
+// clineUser is the hook script a --user install writes for the prompt
+// (beside the others, in ~/Documents/Cline/Hooks).
+func clineUser() (string, error) { return userPath("Documents", "Cline", "Hooks", "UserPromptSubmit") }

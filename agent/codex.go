@@ -17,6 +17,7 @@ func init() {
 		title:   "OpenAI Codex CLI",
 		decode:  decodeClaudeStyle("codex"),
 		install: installCodex,
+		user:    codexUser,
 		markers: Markers{
 			Workspace: []string{".codex", "AGENTS.md"},
 			Bins:      []string{"codex"},
@@ -120,15 +121,11 @@ func installCodex(e *Env, install bool) error {
 	ws := e.Workspace
 	path := filepath.Join(ws, ".codex", "hooks.json")
 	if e.User {
-		home := codexHome()
-		if home == "" {
-			p, err := userPath(".codex")
-			if err != nil {
-				return err
-			}
-			home = p
+		p, err := codexUser()
+		if err != nil {
+			return err
 		}
-		path = filepath.Join(home, "hooks.json")
+		path = p
 	}
 	err := installGroups(e, path, []groupWant{{"UserPromptSubmit", ""}, {"PreToolUse", ""}, {"Stop", ""}}, e.agentCommand("codex"), ownAgentCommand("codex"), install)
 	if err == nil && install {
@@ -151,4 +148,18 @@ func codexTrustNote(user bool) string {
 		note += "; it loads .codex/hooks.json only in a project you trusted"
 	}
 	return note + " (automation that vets its hooks: codex exec --dangerously-bypass-hook-trust)"
+}
+
+// codexUser is the file a --user install writes: hooks.json in
+// $CODEX_HOME, else in ~/.codex.
+func codexUser() (string, error) {
+	home := codexHome()
+	if home == "" {
+		p, err := userPath(".codex")
+		if err != nil {
+			return "", err
+		}
+		home = p
+	}
+	return filepath.Join(home, "hooks.json"), nil
 }

@@ -20,6 +20,7 @@ func init() {
 		title:   "GitHub Copilot CLI",
 		decode:  decodeCopilot,
 		install: installCopilot,
+		user:    copilotUser,
 		markers: Markers{
 			Workspace: []string{".github/hooks", ".github/copilot-instructions.md"},
 			Bins:      []string{"copilot"},
@@ -82,15 +83,11 @@ func installCopilot(e *Env, install bool) error {
 	ws := e.Workspace
 	dir := filepath.Join(ws, ".github", "hooks")
 	if e.User {
-		if h := os.Getenv("COPILOT_HOME"); h != "" {
-			dir = filepath.Join(h, "hooks")
-		} else {
-			p, err := userPath(".copilot", "hooks")
-			if err != nil {
-				return err
-			}
-			dir = p
+		p, err := copilotUser()
+		if err != nil {
+			return err
 		}
+		dir = filepath.Dir(p)
 	}
 	cmd := e.agentCommand("copilot")
 	entry := map[string]any{"type": "command", "bash": cmd, "powershell": cmd}
@@ -136,4 +133,13 @@ func ownCopilotFile(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// copilotUser is the file a --user install writes: hooks/ckpt.json in
+// $COPILOT_HOME, else in ~/.copilot.
+func copilotUser() (string, error) {
+	if h := os.Getenv("COPILOT_HOME"); h != "" {
+		return filepath.Join(h, "hooks", "ckpt.json"), nil
+	}
+	return userPath(".copilot", "hooks", "ckpt.json")
 }

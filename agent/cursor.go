@@ -27,6 +27,7 @@ func init() {
 			return "{}\n"
 		},
 		install: installCursor,
+		user:    cursorUser,
 		markers: Markers{
 			Workspace: []string{".cursor", ".cursorrules"},
 			Bins:      []string{"cursor-agent", "cursor"},
@@ -87,7 +88,7 @@ func installCursor(e *Env, install bool) error {
 	ws := e.Workspace
 	path := filepath.Join(ws, ".cursor", "hooks.json")
 	if e.User {
-		p, err := userPath(".cursor", "hooks.json")
+		p, err := cursorUser()
 		if err != nil {
 			return err
 		}
@@ -101,3 +102,6 @@ func installCursor(e *Env, install bool) error {
 	return installFlat(e, path, []string{"beforeSubmitPrompt", "preToolUse", "beforeShellExecution", "stop", "sessionEnd"},
 		e.agentCommand("cursor"), "command", entry, map[string]string{"version": "1"}, ownAgentCommand("cursor"), install)
 }
+
+// cursorUser is the file a --user install writes.
+func cursorUser() (string, error) { return userPath(".cursor", "hooks.json") }

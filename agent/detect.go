@@ -57,6 +57,36 @@ func Detect(ws string) []Found {
 // workspace ws (in the files of its Markers.Config), and whether an http
 // hook to ckpt's hook server is among its hooks. It only reads.
 func Installed(a Agent, ws string) (cmds []string, http bool) {
+	var files []string
+	for _, rel := range a.Markers().Config {
+		files = append(files, filepath.Join(ws, filepath.FromSlash(rel)))
+	}
+	return installedIn(a, files)
+}
+
+// userConfigurer is an agent that knows which file of a --user install
+// holds its hook commands.
+type userConfigurer interface {
+	userConfig() (string, error)
+}
+
+// UserInstalled is Installed for the agent's configuration for every
+// project (an install with Env.User). It only reads.
+func UserInstalled(a Agent) (cmds []string, http bool, err error) {
+	u, ok := a.(userConfigurer)
+	if !ok {
+		return nil, false, nil
+	}
+	p, err := u.userConfig()
+	if err != nil {
+		return nil, false, err
+	}
+	cmds, http = installedIn(a, []string{p})
+	return cmds, http, nil
+}
+
+// installedIn is Installed for the files holding a's hook commands.
+func installedIn(a Agent, files []string) (cmds []string, http bool) {
 	own := ownAgentCommand(a.Name())
 	_, hasHTTP := a.(HTTPHooks)
 	add := func(c string) {
@@ -64,8 +94,8 @@ func Installed(a Agent, ws string) (cmds []string, http bool) {
 			cmds = append(cmds, c)
 		}
 	}
-	for _, rel := range a.Markers().Config {
-		data, err := os.ReadFile(filepath.Join(ws, filepath.FromSlash(rel)))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
 		if err != nil {
 			continue
 		}

@@ -2,10 +2,13 @@
 // how each agent's hook events become what ckpt records (Decode), what the
 // agent expects back on stdout (Reply), and how its hook configuration is
 // installed, removed, found and checked (Install, Markers, Detect,
-// Installed, Checker). It touches no store: applying a decoded Plan to a
-// session is package agent/hook's job, through package controller. A
-// desktop app can install an agent's hooks and decode its events with
-// this package alone.
+// Installed, UserInstalled, Checker). It touches no store: applying a
+// decoded Plan to a session is package agent/hook's job, through package
+// controller;
+// installing, removing and checking the hooks of several agents at once,
+// with the store's side of it (scan mode, the directories install made,
+// the hook server's tokens), is package agent/setup's. A desktop app can
+// install an agent's hooks and decode its events with this package alone.
 //
 // # The registry
 //

@@ -19,6 +19,7 @@ func init() {
 		decode:  decodeGemini,
 		reply:   func(string, *Failure) string { return "{}\n" },
 		install: installGemini,
+		user:    geminiUser,
 		markers: Markers{
 			Workspace: []string{".gemini", "GEMINI.md"},
 			Bins:      []string{"gemini"},
@@ -65,7 +66,7 @@ func installGemini(e *Env, install bool) error {
 	ws := e.Workspace
 	path := filepath.Join(ws, ".gemini", "settings.json")
 	if e.User {
-		p, err := userPath(".gemini", "settings.json")
+		p, err := geminiUser()
 		if err != nil {
 			return err
 		}
@@ -80,3 +81,6 @@ func installGemini(e *Env, install bool) error {
 	}
 	return err
 }
+
+// geminiUser is the file a --user install writes.
+func geminiUser() (string, error) { return userPath(".gemini", "settings.json") }

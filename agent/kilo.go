@@ -18,6 +18,7 @@ func init() {
 		title:   "Kilo Code CLI",
 		decode:  decodeClaudeStyle("kilo"),
 		install: installKilo,
+		user:    kiloUser,
 		markers: Markers{
 			Workspace: []string{".kilo", ".kilocode", "kilo.json", "kilo.jsonc"},
 			Bins:      []string{"kilo", "kilocode"},
@@ -30,6 +31,9 @@ func init() {
 }
 
 func installKilo(e *Env, install bool) error {
-	return installPlugin(e, install, "kilo", []string{".kilo", "plugin"}, []string{".config", "kilo", "plugin"}, "ckpt.js", openCodePlugin,
+	return installPlugin(e, install, "kilo", []string{".kilo", "plugin"}, kiloUser, "ckpt.js", openCodePlugin,
 		"ckpt uninstall opencode", "ckpt uninstall kilo", "OpenCode's", "Kilo's", "opencode plugin", "kilo plugin")
 }
+
+// kiloUser is the plugin a --user install writes.
+func kiloUser() (string, error) { return userPath(".config", "kilo", "plugin", "ckpt.js") }

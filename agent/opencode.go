@@ -19,6 +19,7 @@ func init() {
 		title:   "OpenCode",
 		decode:  decodeClaudeStyle("opencode"),
 		install: installOpenCode,
+		user:    opencodeUser,
 		markers: Markers{
 			Workspace: []string{".opencode", "opencode.json", "opencode.jsonc"},
 			Bins:      []string{"opencode"},
@@ -67,23 +68,23 @@ export const CkptPlugin = async ({ directory }) => {
 `
 
 func installOpenCode(e *Env, install bool) error {
-	return installPlugin(e, install, "opencode", []string{".opencode", "plugin"}, []string{".config", "opencode", "plugin"}, "ckpt.js", openCodePlugin)
+	return installPlugin(e, install, "opencode", []string{".opencode", "plugin"}, opencodeUser, "ckpt.js", openCodePlugin)
 }
 
 // installPlugin writes (or, !install, removes) the plugin file name of
 // the agent named agent: in the workspace's dir (workspace-relative
-// parts), or with --user in the home directory's user (parts). The
+// parts), or with --user at user's path. The
 // plugin is template with CKPT_COMMAND made the hook command as a JSON
 // array of argv (`ckpt hook AGENT [--strict]`), after rename's other
 // replacements (old, new pairs).
-func installPlugin(e *Env, install bool, agent string, dir, user []string, name, template string, rename ...string) error {
-	d := filepath.Join(append([]string{e.Workspace}, dir...)...)
+func installPlugin(e *Env, install bool, agent string, dir []string, user func() (string, error), name, template string, rename ...string) error {
+	path := filepath.Join(append(append([]string{e.Workspace}, dir...), name)...)
 	if e.User {
-		p, err := userPath(user...)
+		p, err := user()
 		if err != nil {
 			return err
 		}
-		d = p
+		path = p
 	}
 	argv := []string{e.Exe, "hook", agent}
 	if e.Strict {
@@ -94,6 +95,8 @@ func installPlugin(e *Env, install bool, agent string, dir, user []string, name,
 		return err
 	}
 	content := strings.NewReplacer(append(rename, "CKPT_COMMAND", string(b))...).Replace(template)
-	path := filepath.Join(d, name)
 	return installFiles(e, path, []ownFile{{path: path, content: []byte(content), mode: 0o644}}, install)
 }
+
+// opencodeUser is the plugin a --user install writes.
+func opencodeUser() (string, error) { return userPath(".config", "opencode", "plugin", "ckpt.js") }

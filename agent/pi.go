@@ -29,6 +29,7 @@ func init() {
 		title:   "pi",
 		decode:  decodePi,
 		install: installPi,
+		user:    piUser,
 		check:   checkPi,
 		markers: Markers{
 			Workspace: []string{".pi"},
@@ -128,11 +129,11 @@ func installPi(e *Env, install bool) error {
 	ws := e.Workspace
 	dir := filepath.Join(ws, ".pi", "extensions")
 	if e.User {
-		d, err := piAgentDir()
+		p, err := piUser()
 		if err != nil {
 			return err
 		}
-		dir = filepath.Join(d, "extensions")
+		dir = filepath.Dir(p)
 	}
 	content, err := piExtensionFor(e.Exe, e.Strict)
 	if err != nil {
@@ -293,4 +294,14 @@ func checkPi(e *Env) (*CheckResult, error) {
 	}
 	say("pi: loads ckpt's extension: %s", map[string]string{"yes": "yes", "no": "no", "ask": "once you trust the project"}[l.Loads])
 	return r, nil
+}
+
+// piUser is the extension a --user install writes, in pi's user
+// configuration directory.
+func piUser() (string, error) {
+	d, err := piAgentDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "extensions", piExtensionName), nil
 }

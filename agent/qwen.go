@@ -26,6 +26,7 @@ func init() {
 		decode:  decodeQwen,
 		reply:   func(string, *Failure) string { return "{}\n" },
 		install: installQwen,
+		user:    qwenUser,
 		markers: Markers{
 			Workspace: []string{".qwen", "QWEN.md"},
 			Bins:      []string{"qwen"},
@@ -87,7 +88,7 @@ func installQwen(e *Env, install bool) error {
 	ws := e.Workspace
 	path := filepath.Join(ws, ".qwen", "settings.json")
 	if e.User {
-		p, err := userPath(".qwen", "settings.json")
+		p, err := qwenUser()
 		if err != nil {
 			return err
 		}
@@ -102,3 +103,6 @@ func installQwen(e *Env, install bool) error {
 	}
 	return err
 }
+
+// qwenUser is the file a --user install writes.
+func qwenUser() (string, error) { return userPath(".qwen", "settings.json") }

@@ -64,3 +64,38 @@ func TestInstallRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestUserInstallFound installs every agent's hooks for every project
+// (Env.User, into a temporary home directory) and finds them where that
+// install wrote them (UserInstalled, what `ckpt install --check` probes),
+// and no longer once uninstalled; nothing is found in the workspace.
+func TestUserInstallFound(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, v := range []string{"CODEX_HOME", "COPILOT_HOME", "PI_CODING_AGENT_DIR", "XDG_CONFIG_HOME"} {
+		t.Setenv(v, "")
+	}
+	for _, a := range All() {
+		t.Run(a.Name(), func(t *testing.T) {
+			ws := t.TempDir()
+			var wrote []string
+			env := &Env{Workspace: ws, User: true, Command: "ckpt", Exe: "ckpt", Report: func(c Change) error { wrote = append(wrote, c.Path); return nil }}
+			if err := a.Install(env, true); err != nil {
+				t.Fatal(err)
+			}
+			cmds, _, err := UserInstalled(a)
+			if err != nil || len(cmds) != 1 || cmds[0] != "ckpt hook "+a.Name() {
+				t.Errorf("UserInstalled = %q, %v; want [ckpt hook %s] (install wrote %q)", cmds, err, a.Name(), wrote)
+			}
+			if cmds, _ := Installed(a, ws); len(cmds) > 0 {
+				t.Errorf("Installed in the workspace = %q after a --user install", cmds)
+			}
+			if err := a.Install(env, false); err != nil {
+				t.Fatal(err)
+			}
+			if cmds, _, _ := UserInstalled(a); len(cmds) > 0 {
+				t.Errorf("UserInstalled = %q after uninstall", cmds)
+			}
+		})
+	}
+}

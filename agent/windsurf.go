@@ -18,6 +18,7 @@ func init() {
 		title:   "Windsurf",
 		decode:  decodeWindsurf,
 		install: installWindsurf,
+		user:    windsurfUser,
 		markers: Markers{
 			Workspace: []string{".windsurf", ".windsurfrules"},
 			Bins:      []string{"windsurf"},
@@ -79,7 +80,7 @@ func installWindsurf(e *Env, install bool) error {
 	ws := e.Workspace
 	path := filepath.Join(ws, ".windsurf", "hooks.json")
 	if e.User {
-		p, err := userPath(".codeium", "windsurf", "hooks.json")
+		p, err := windsurfUser()
 		if err != nil {
 			return err
 		}
@@ -94,3 +95,6 @@ func installWindsurf(e *Env, install bool) error {
 	return installFlat(e, path, []string{"pre_user_prompt", "pre_write_code", "pre_run_command", "post_cascade_response"},
 		e.agentCommand("windsurf"), "command", entry, nil, ownAgentCommand("windsurf"), install)
 }
+
+// windsurfUser is the file a --user install writes.
+func windsurfUser() (string, error) { return userPath(".codeium", "windsurf", "hooks.json") }

@@ -70,14 +70,17 @@ func TestCLIPackages(t *testing.T) {
 	}
 }
 
-// TestAgentLayer: package agent (the agents' hooks, decoders and
-// installers) is a library beside the front-ends: it may use controller
-// but no front-end, and controller, which knows no agent, never imports
-// it.
+// TestAgentLayer: the agent layer (agent: the agents' decoders and
+// configuration formats; agent/hook: applying their events, the resident
+// hook server; agent/setup: install, uninstall and check for a list of
+// agents) is a library beside the front-ends: it may use controller but
+// no front-end, and controller and every package below it, which know no
+// agent, never import it. Within it, each package uses only those before
+// it: agent neither hook nor setup, hook not setup.
 func TestAgentLayer(t *testing.T) {
-	check := func(dir string, banned ...string) {
+	check := func(dir string, deep bool, banned ...string) {
 		t.Helper()
-		eachImport(t, dir, true, func(file, path string) {
+		eachImport(t, dir, deep, func(file, path string) {
 			for _, b := range banned {
 				if within(path, b) {
 					t.Errorf("%s imports %s", file, path)
@@ -85,6 +88,10 @@ func TestAgentLayer(t *testing.T) {
 			}
 		})
 	}
-	check("../agent", "cmd", "capture", "cas", "checkpoints", "retention", "migrations", "remote")
-	check(".", "agent", "cmd")
+	check("../agent", true, "cmd", "capture", "cas", "checkpoints", "retention", "migrations", "remote")
+	check("../agent", false, "agent/hook", "agent/setup")
+	check("../agent/hook", true, "agent/setup")
+	for _, dir := range []string{".", "../capture", "../cas", "../checkpoints", "../retention", "../migrations", "../remote", "../internal"} {
+		check(dir, true, "agent", "cmd")
+	}
 }

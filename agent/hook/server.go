@@ -690,6 +690,25 @@ func (s *Server) Close() {
 	s.st.Close() // the blob store closes with the last kept session
 }
 
+// Keep sweeps the server's idle sessions (Sweep, every Idle/2) until ctx
+// ends, or, with stopAfter > 0, until no event has come for that long: it
+// then returns true, for the caller to stop serving.
+func (s *Server) Keep(ctx context.Context, stopAfter time.Duration) (idled bool) {
+	tick := time.NewTicker(Idle / 2)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+			s.Sweep(Idle)
+			if stopAfter > 0 && s.IdleFor() > stopAfter {
+				return true
+			}
+		}
+	}
+}
+
 // IdleFor is how long the server has had no event.
 func (s *Server) IdleFor() time.Duration {
 	return time.Since(time.Unix(0, s.last.Load()))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -41,25 +42,25 @@ func cmdBgSync(ts *testscript.TestScript, neg bool, args []string) {
 	store := ts.Getenv("CKPT_HOME")
 	if neg {
 		// A hook that starts a sync writes the log's first line before.
-		if _, err := os.Stat(filepath.Join(store, syncLogFile)); err == nil {
-			ts.Fatalf("%s exists: a background sync was started", syncLogFile)
+		if _, err := os.Stat(filepath.Join(store, hook.SyncLogFile)); err == nil {
+			ts.Fatalf("%s exists: a background sync was started", hook.SyncLogFile)
 		}
 		return
 	}
-	for try := 0; bgRunning(store, syncLockFile); try++ {
+	for try := 0; hook.Running(store, hook.SyncLockFile); try++ {
 		if try == 1200 {
 			ts.Fatalf("the background sync still runs")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	log, err := os.ReadFile(filepath.Join(store, syncLogFile))
+	log, err := os.ReadFile(filepath.Join(store, hook.SyncLogFile))
 	ts.Check(err)
 	if !strings.Contains(string(log), "ckpt [sync]: started in the background") {
-		ts.Fatalf("%s does not say a sync started:\n%s", syncLogFile, log)
+		ts.Fatalf("%s does not say a sync started:\n%s", hook.SyncLogFile, log)
 	}
-	ts.Logf("%s:\n%s", syncLogFile, log)
+	ts.Logf("%s:\n%s", hook.SyncLogFile, log)
 	// The next check starts from no log.
-	ts.Check(os.Remove(filepath.Join(store, syncLogFile)))
+	ts.Check(os.Remove(filepath.Join(store, hook.SyncLogFile)))
 }
 
 func copyFixtures(from, to, work string) error {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ckpt/ckpt/agent/hook"
 )
 
 // TestClaudeRewindOfAFork: a conversation rewind of a Claude Code session
@@ -108,7 +110,7 @@ func TestClaudeRewindOfAFork(t *testing.T) {
 	// rewind 1: a fork F of S at a1, resending "two".
 	code, out, errOut := ckpt("--json", "rewind", "1", "--scope", "both")
 	var rj struct {
-		ClaudeResume claudeResume `json:"claude_resume"`
+		ClaudeResume hook.Resume `json:"claude_resume"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &rj) != nil {
 		t.Fatalf("rewind 1: exit %d %s %s", code, out, errOut)

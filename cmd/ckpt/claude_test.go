@@ -107,29 +107,6 @@ func TestClaudeForkAdoptedAtFirstToolCall(t *testing.T) {
 	}
 }
 
-func TestPlanClaudeResume(t *testing.T) {
-	const sid = "11111111-1111-4111-8111-111111111111"
-	r := planClaudeResume(sid, 2, hook.TurnPlace{ResumeAt: "a1"}, "it's two", []string{"--model", "opus"})
-	want := []string{"claude", "--model", "opus", "--resume", sid, "--fork-session", "--session-id", r.Session, "--resume-session-at", "a1", "-p", "it's two"}
-	if strings.Join(r.Argv, "\x00") != strings.Join(want, "\x00") || !r.Exact {
-		t.Errorf("argv %q exact %v; want %q", r.Argv, r.Exact, want)
-	}
-	if !strings.HasSuffix(r.Command, `-p 'it'\''s two'`) || r.Then != "claude --model opus --resume "+r.Session {
-		t.Errorf("command %s; then %s", r.Command, r.Then)
-	}
-	if len(r.Session) != 36 || r.Session[14] != '4' || r.Session == planClaudeResume(sid, 2, hook.TurnPlace{}, "x", nil).Session {
-		t.Errorf("session %q is not a fresh v4 UUID", r.Session)
-	}
-	r0 := planClaudeResume(sid, 0, hook.TurnPlace{}, "first", nil)
-	if strings.Join(r0.Argv, " ") != "claude --session-id "+r0.Session+" -p first" || !r0.Exact {
-		t.Errorf("turn 0: %q", r0.Argv)
-	}
-	rn := planClaudeResume(sid, 3, hook.TurnPlace{}, "later", nil)
-	if strings.Join(rn.Argv, " ") != "claude --resume "+sid+" --fork-session --session-id "+rn.Session || rn.Exact {
-		t.Errorf("no record: %q exact %v", rn.Argv, rn.Exact)
-	}
-}
-
 // TestClaudeHookSessionEvents: subagent edits land in the parent's open
 // turn; in scan mode SessionStart records a resume checkpoint once, and
 // PowerShell keeps the manifest like Bash; prompt_id and the transcript
@@ -188,7 +165,7 @@ func TestClaudeHookSessionEvents(t *testing.T) {
 
 	code, out, errOut := ckptRun(t, ws, store, "--session", sid, "--json", "rewind", "2", "--scope", "conversation")
 	var rj struct {
-		ClaudeResume claudeResume `json:"claude_resume"`
+		ClaudeResume hook.Resume `json:"claude_resume"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &rj) != nil || rj.ClaudeResume.ResumeAt != "a1" || rj.ClaudeResume.Argv[len(rj.ClaudeResume.Argv)-1] != "two" {
 		t.Fatalf("rewind --json: exit %d %s %s", code, out, errOut)

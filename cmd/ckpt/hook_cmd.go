@@ -2,33 +2,19 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
+	"errors"
 	"os"
 	"strings"
 
 	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/agent/hook"
+	"github.com/ckpt/ckpt/remote"
 	"github.com/spf13/cobra"
 )
 
 type hookOptions struct {
-	ag     agent.Agent
-	strict bool
-	// startServer makes sure the resident hook server (`ckpt serve
-	// --hooks`) runs, proven, before the event is handled: what `ckpt
-	// install claude --http` installs on the prompt and session-start
-	// events.
-	startServer bool
-	// projectDir is Claude Code's project directory ($CLAUDE_PROJECT_DIR
-	// of the hook process; "" over HTTP, where the session's workspace
-	// decides).
-	projectDir string
-	// scanTurn makes a prompt's turn record the whole workspace, as scan
-	// mode does: the hook server its tool calls post to is not proven to
-	// be running (ensureHookServer).
-	scanTurn bool
+	ag agent.Agent
+	hook.RunOptions
 }
 
 func newHookCmd(a *app) *cobra.Command {
@@ -98,16 +84,19 @@ events are reported on stderr and record nothing.`,
 			return a.runHook(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.strict, "strict", false, "block the tool call (exit 2) when its capture fails")
-	cmd.Flags().BoolVar(&o.startServer, "start-server", false, "first make sure the resident hook server (ckpt serve --hooks) runs and proves it is this store's, starting it when nothing answers; when it cannot be proven, warn and open the prompt's turn with a scan of the workspace")
+	cmd.Flags().BoolVar(&o.Strict, "strict", false, "block the tool call (exit 2) when its capture fails")
+	cmd.Flags().BoolVar(&o.StartServer, "start-server", false, "first make sure the resident hook server (ckpt serve --hooks) runs and proves it is this store's, starting it when nothing answers; when it cannot be proven, warn and open the prompt's turn with a scan of the workspace")
 	return cmd
 }
 
-// runHook handles one event. Every problem ends as one stderr line; only a
-// blocking one changes the exit code (2, which Claude Code reads as "block
-// the tool call and show stderr to the model").
+// runHook handles one event (hook.Handler's Run). Every problem ends as
+// one stderr line; only a blocking one changes the exit code (2, which
+// Claude Code reads as "block the tool call and show stderr to the
+// model").
 func (a *app) runHook(ctx context.Context, o hookOptions) error {
-	f := a.hook(ctx, o)
+	exe, _ := os.Executable()
+	o.Exe, o.Getenv = exe, os.Getenv
+	f := a.hookHandler().Run(ctx, o.ag, o.RunOptions, a.stdin, a.stdout)
 	if f == nil {
 		return nil
 	}
@@ -118,49 +107,27 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 	return nil
 }
 
-// hook reads one event from stdin, handles it (hook.Handler) with a
-// controller opened for this one event, and prints what the agent expects
-// on stdout.
-func (a *app) hook(ctx context.Context, o hookOptions) (fail *agent.Failure) {
-	in := a.stdin
-	if in == nil {
-		in = strings.NewReader("")
-	}
-	data, err := io.ReadAll(io.LimitReader(in, hook.MaxEvent))
-	var shown string // a warning for the person, not only the log
-	defer func() {
-		// What the agent expects, whatever happens.
-		fmt.Fprint(a.stdout, o.ag.Reply(data, fail))
-		if conv, ok := o.ag.(agent.Conversation); ok && shown != "" {
-			// Shown to the user (Claude Code: a systemMessage); the
-			// stderr of a hook that exits 0 only in its verbose mode.
-			fmt.Fprint(a.stdout, conv.Notice("warning: "+shown))
-		}
-	}()
-	if err != nil {
-		return &agent.Failure{Msg: fmt.Sprintf("read event: %v; nothing recorded", err)}
-	}
-	if conv, ok := o.ag.(agent.Conversation); ok {
-		o.projectDir = conv.ProjectDir(os.Getenv)
-	}
-	if o.startServer {
-		// Before the event: a prompt whose tool calls will not reach a
-		// proven server records the whole workspace as its turn opens.
-		// The hook server finds the tool calls' workspace from their cwd.
-		var ev struct {
-			Cwd string `json:"cwd"`
-		}
-		json.Unmarshal(data, &ev)
-		if shown = a.ensureHookServer(ev.Cwd); shown != "" {
-			o.scanTurn = true
-			a.say("ckpt: hook: warning: %s", shown)
-		}
-	}
-	return a.hookHandler().Handle(ctx, o.ag, hook.Options{Strict: o.strict, ProjectDir: o.projectDir, ScanTurn: o.scanTurn}, data)
-}
-
 // hookHandler is the hook of this process's store: its warnings go to
 // stderr, its syncs start `ckpt sync` in the background.
 func (a *app) hookHandler() *hook.Handler {
 	return &hook.Handler{Store: a.store, Say: a.say, Sync: a.startSync, Close: a.closeController}
+}
+
+// startSync starts `ckpt sync` in the background (hook.StartDetached)
+// when the store has a remote and no background sync of it is running.
+// No remote configured: nothing happens.
+func (a *app) startSync() {
+	if _, err := remote.LoadConfig(a.store); err != nil {
+		if !errors.Is(err, remote.ErrNoRemote) {
+			a.say("ckpt: hook: warning: remote: %s; not syncing", oneLine(err))
+		}
+		return
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		err = hook.StartDetached(a.store, exe, hook.SyncLockFile, hook.SyncLogFile, "sync")
+	}
+	if err != nil {
+		a.say("ckpt: hook: warning: background sync: %s", oneLine(err))
+	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/agent/hook"
+	"github.com/ckpt/ckpt/agent/setup"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -24,7 +26,7 @@ func (r *hookRig) resumeAt(session string, turn int) string {
 	r.t.Helper()
 	out, _ := r.ckpt("", "--session", session, "--json", "rewind", fmt.Sprint(turn), "--scope", "both", "--dry-run")
 	var rj struct {
-		ClaudeResume claudeResume `json:"claude_resume"`
+		ClaudeResume hook.Resume `json:"claude_resume"`
 	}
 	if err := json.Unmarshal([]byte(out), &rj); err != nil {
 		r.t.Fatalf("rewind %d --dry-run --json: %v\n%s", turn, err, out)
@@ -110,14 +112,14 @@ func TestHookServeStopOutsideScope(t *testing.T) {
 			t.Errorf("Stop from %s: %d %q, want 403", cwd, code, body)
 		}
 		// startSync creates the log before the hook answers.
-		if _, err := os.Stat(filepath.Join(r.store, syncLogFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(r.store, hook.SyncLogFile)); err == nil {
 			t.Fatalf("a Stop from %s, outside the token's workspace, started a sync", cwd)
 		}
 	}
 	if code, body := r.post("/hook/claude", tok, event("s", r.ws, "Stop", nil)); code != http.StatusOK {
 		t.Fatalf("Stop from the workspace: %d %q", code, body)
 	}
-	if _, err := os.Stat(filepath.Join(r.store, syncLogFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(r.store, hook.SyncLogFile)); err != nil {
 		t.Fatalf("a Stop from the workspace started no sync: %v", err)
 	}
 	waitSynced(t, r.store, "sync")
@@ -203,7 +205,7 @@ func TestInstallConcurrent(t *testing.T) {
 		}
 	}
 	cfg := r.config()
-	dirs := readInstallDirs(r.store)
+	dirs := setup.InstallDirs(r.store)
 	lost := 0
 	for _, ws := range wss {
 		root, err := controller.WorkspaceRoot(ws)

@@ -124,7 +124,7 @@ func (r *hookRig) waitServer() int {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	log, _ := os.ReadFile(filepath.Join(r.store, serverLogFile))
+	log, _ := os.ReadFile(filepath.Join(r.store, hook.ServerLogFile))
 	r.t.Fatalf("no hook server answers at %s; its log:\n%s", r.addr, log)
 	return 0
 }
@@ -143,7 +143,7 @@ func (r *hookRig) stopServer() {
 	}
 	syscall.Kill(pid, syscall.SIGTERM)
 	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) && (r.ping() != 0 || bgRunning(r.store, serverLockFile)) {
+	for time.Now().Before(deadline) && (r.ping() != 0 || hook.Running(r.store, hook.ServerLockFile)) {
 		time.Sleep(25 * time.Millisecond)
 	}
 }
@@ -337,7 +337,7 @@ func TestInstallClaudeHTTP(t *testing.T) {
 	if strings.Contains(out, "updated") || strings.Count(out, "removed "+local+"\n") != 1 {
 		t.Errorf("uninstall said:\n%s\nwant %s removed, once, and nothing updated", out, local)
 	}
-	if bgRunning(r.store, serverLockFile) {
+	if hook.Running(r.store, hook.ServerLockFile) {
 		t.Error("the hook server still runs after the uninstall of the only install using it")
 	}
 	if c, err := net.DialTimeout("tcp", r.addr, time.Second); err == nil {

@@ -362,11 +362,11 @@ func TestHookTokenScope(t *testing.T) {
 	// calls would be refused, so the prompt hook says so and its turn
 	// records the whole directory.
 	ev, _ := json.Marshal(event("outside", other, "UserPromptSubmit", map[string]any{"prompt": "p"}))
-	hook := exec.Command(r.bin, "hook", "claude", "--start-server")
-	hook.Dir, hook.Env, hook.Stdin = other, r.env(), bytes.NewReader(ev)
+	hookCmd := exec.Command(r.bin, "hook", "claude", "--start-server")
+	hookCmd.Dir, hookCmd.Env, hookCmd.Stdin = other, r.env(), bytes.NewReader(ev)
 	var hookOut, hookErr bytes.Buffer
-	hook.Stdout, hook.Stderr = &hookOut, &hookErr
-	if err := hook.Run(); err != nil {
+	hookCmd.Stdout, hookCmd.Stderr = &hookOut, &hookErr
+	if err := hookCmd.Run(); err != nil {
 		t.Fatalf("prompt hook in %s: %v %s", other, err, hookErr.String())
 	}
 	if !strings.Contains(hookErr.String(), "no ckpt install --http is for") || !strings.Contains(hookOut.String(), "systemMessage") {
@@ -389,7 +389,7 @@ func TestHookTokenScope(t *testing.T) {
 	}
 	// The last install using the server goes: so does the server.
 	r.ckpt("", "--workspace", other, "uninstall", "claude")
-	if bgRunning(r.store, serverLockFile) {
+	if hook.Running(r.store, hook.ServerLockFile) {
 		t.Error("the hook server still runs after the last --http install was uninstalled")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ckpt/ckpt/agent/hook"
 )
 
 // runHookEvent runs cmd (a `ckpt hook claude`) with ev on stdin in dir,
@@ -31,13 +33,13 @@ func waitSynced(t *testing.T, store, want string) string {
 	t.Helper()
 	var log []byte
 	for try := 0; try < 600; try++ {
-		log, _ = os.ReadFile(filepath.Join(store, syncLogFile))
-		if bytes.Contains(log, []byte(want)) && !bgRunning(store, syncLockFile) {
+		log, _ = os.ReadFile(filepath.Join(store, hook.SyncLogFile))
+		if bytes.Contains(log, []byte(want)) && !hook.Running(store, hook.SyncLockFile) {
 			return string(log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("no finished background sync with %q in %s:\n%s", want, syncLogFile, log)
+	t.Fatalf("no finished background sync with %q in %s:\n%s", want, hook.SyncLogFile, log)
 	return ""
 }
 
@@ -66,13 +68,13 @@ func TestHookStopSyncsInBackground(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("after\n"), 0o644)
 
 	// Another background sync holds the store's lock: Stop starts none.
-	held, ok, err := tryLockFile(filepath.Join(storeA, syncLockFile))
+	held, ok, err := hook.TryLock(filepath.Join(storeA, hook.SyncLockFile))
 	if err != nil || !ok {
 		t.Fatalf("take the sync lock: %v %v", ok, err)
 	}
 	runHookEvent(t, r.cmd("A", "hook", "claude"), ws, ev("Stop", nil))
 	held.Close()
-	if _, err := os.Stat(filepath.Join(storeA, syncLogFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(storeA, hook.SyncLogFile)); err == nil {
 		t.Fatal("Stop started a sync while another held the lock")
 	}
 
@@ -111,7 +113,7 @@ func TestHookStopSyncsInBackground(t *testing.T) {
 	cmd.Env = env
 	storeC := filepath.Join(r.root, "C")
 	runHookEvent(t, cmd, ws, map[string]any{"session_id": "other", "cwd": ws, "hook_event_name": "Stop"})
-	for _, f := range []string{syncLogFile, syncLockFile} {
+	for _, f := range []string{hook.SyncLogFile, hook.SyncLockFile} {
 		if _, err := os.Stat(filepath.Join(storeC, f)); err == nil {
 			t.Errorf("Stop without a remote made %s", f)
 		}
@@ -140,7 +142,7 @@ func TestAgentEndSyncsInBackground(t *testing.T) {
 	}
 	// gemini runs `ckpt hook gemini`, which must print {} (and only that)
 	// on stdout.
-	hook := func(store string, env []string, e map[string]any) string {
+	runGemini := func(store string, env []string, e map[string]any) string {
 		t.Helper()
 		cmd := r.cmd(store, "hook", "gemini")
 		if env != nil {
@@ -159,12 +161,12 @@ func TestAgentEndSyncsInBackground(t *testing.T) {
 		return errb.String()
 	}
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("before\n"), 0o644)
-	hook("A", nil, ev("BeforeAgent", map[string]any{"prompt": "edit a"}))
-	hook("A", nil, ev("BeforeTool", map[string]any{"tool_name": "write_file",
+	runGemini("A", nil, ev("BeforeAgent", map[string]any{"prompt": "edit a"}))
+	runGemini("A", nil, ev("BeforeTool", map[string]any{"tool_name": "write_file",
 		"tool_input": map[string]any{"file_path": filepath.Join(ws, "a.txt"), "content": "after\n"}}))
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("after\n"), 0o644)
 
-	if stderr := hook("A", nil, ev("AfterAgent", map[string]any{"prompt": "edit a", "prompt_response": "Done.", "stop_hook_active": false})); stderr != "" {
+	if stderr := runGemini("A", nil, ev("AfterAgent", map[string]any{"prompt": "edit a", "prompt_response": "Done.", "stop_hook_active": false})); stderr != "" {
 		t.Errorf("AfterAgent said %q; want nothing", stderr)
 	}
 	log := waitSynced(t, storeA, "uploaded")
@@ -176,8 +178,8 @@ func TestAgentEndSyncsInBackground(t *testing.T) {
 	}
 
 	// SessionEnd, after another turn: the remote has both turns.
-	hook("A", nil, ev("BeforeAgent", map[string]any{"prompt": "second"}))
-	hook("A", nil, ev("SessionEnd", map[string]any{"reason": "exit"}))
+	runGemini("A", nil, ev("BeforeAgent", map[string]any{"prompt": "second"}))
+	runGemini("A", nil, ev("SessionEnd", map[string]any{"reason": "exit"}))
 	waitSynced(t, storeA, "uploaded")
 	wsB := filepath.Join(r.root, "elsewhere", "project")
 	if out := r.run("B", "pull", sid, "--workspace", wsB); !strings.Contains(out, "2 turns") {
@@ -192,9 +194,9 @@ func TestAgentEndSyncsInBackground(t *testing.T) {
 		}
 	}
 	storeC := filepath.Join(r.root, "C")
-	hook("C", env, ev("AfterAgent", nil))
-	hook("C", env, ev("SessionEnd", map[string]any{"reason": "exit"}))
-	for _, f := range []string{syncLogFile, syncLockFile} {
+	runGemini("C", env, ev("AfterAgent", nil))
+	runGemini("C", env, ev("SessionEnd", map[string]any{"reason": "exit"}))
+	for _, f := range []string{hook.SyncLogFile, hook.SyncLockFile} {
 		if _, err := os.Stat(filepath.Join(storeC, f)); err == nil {
 			t.Errorf("AfterAgent/SessionEnd without a remote made %s", f)
 		}

@@ -22,7 +22,7 @@ import (
 // the command that gives Claude's own conversation back.
 type rewindJSON struct {
 	wire.Result
-	ClaudeResume *claudeResume `json:"claude_resume,omitempty"`
+	ClaudeResume *hook.Resume `json:"claude_resume,omitempty"`
 }
 
 // rewindOptions are rewind's flags.
@@ -89,6 +89,9 @@ func (o rewindOptions) target(cmd *cobra.Command, arg string) (controller.Target
 	if pt.Step > 0 && o.resumeClaude {
 		return pt, "", usagef("--resume-claude goes with a conversation rewind of a turn, not a step")
 	}
+	if o.dryRun && o.resumeClaude {
+		return pt, "", usagef("--resume-claude with --dry-run: nothing would be rewound, so nothing to resume")
+	}
 	return pt, sc, nil
 }
 
@@ -120,49 +123,24 @@ func (a *app) runRewind(cmd *cobra.Command, args []string, o rewindOptions) erro
 			return err
 		}
 	}
-	claude, err := a.claudeRewindPlan(cmd, c, pt.Turn, sc, o, claudeArgs)
+	// For a Claude Code session, how to give Claude's own conversation
+	// back, settled before anything changes.
+	claude, err := hook.PlanRewind(cmd.Context(), a.store, c, pt.Turn, sc.Conversation() && !o.only, hook.ResumeOptions{
+		DryRun: o.dryRun, Run: o.resumeClaude, Bin: os.Getenv("CKPT_CLAUDE_BIN"), Interactive: a.interactive(), Extra: claudeArgs, Say: a.say})
 	if err != nil {
 		return err
 	}
 	res, err := c.Rewind(cmd.Context(), pt, sc, ro)
 	if err != nil {
 		if claude != nil {
-			claude.unmark()
+			claude.Cancel()
 		}
 		return a.refused(res, err)
 	}
 	if claude == nil {
 		return a.printResult(res, "rewind")
 	}
-	return a.claudeRewound(cmd.Context(), res, *claude)
-}
-
-// claudeRewindPlan settles, for a Claude Code session, how to give
-// Claude's own conversation back, before anything changes; nil for
-// another session or a rewind that leaves the conversation alone.
-func (a *app) claudeRewindPlan(cmd *cobra.Command, c *controller.Controller, turn int, sc controller.Scope, o rewindOptions, claudeArgs []string) (*claudePlan, error) {
-	var claude *claudePlan
-	turnErr := errors.New("not a conversation rewind")
-	if sc.Conversation() && !o.only {
-		var cp controller.Checkpoint
-		if cp, turnErr = c.Turn(cmd.Context(), turn); turnErr == nil {
-			ct, isClaude, err := hook.LoadTurnPlace(cmd.Context(), c, cp.ID)
-			if err != nil {
-				a.say("ckpt: warning: Claude Code record of turn %d: %s", turn, oneLine(err))
-			}
-			if isClaude {
-				p, err := a.planClaude(cmd.Context(), turn, ct, cp.Prompt, o.dryRun, o.resumeClaude, claudeArgs)
-				if err != nil {
-					return nil, err
-				}
-				claude = &p
-			}
-		}
-	}
-	if claude == nil && o.resumeClaude && !errors.Is(turnErr, controller.ErrNoTurn) {
-		return nil, fmt.Errorf("--resume-claude: session %s is not a Claude Code session with a conversation rewind; nothing rewound", a.session)
-	}
-	return claude, nil
+	return a.claudeRewound(cmd.Context(), res, claude)
 }
 
 // runPicker is rewind without TURN on a terminal: package picker asks

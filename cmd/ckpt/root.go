@@ -52,12 +52,6 @@ type app struct {
 	// active session, which is not its default one: open says so.
 	picked bool
 	warned bool // the store's warning was shown
-	// scanState and scanNote are what an install did to the workspace's
-	// scan mode (installScan), for its report.
-	scanState, scanNote string
-	// installs collects the reports of an install or uninstall of several
-	// agents, printed as one JSON array (nil: print each).
-	installs *[]installJSON
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -300,9 +294,6 @@ func hint(err error) string {
 
 // oneLine flattens an error to one line for people (msg.OneLine).
 func oneLine(err error) string { return msg.OneLine(err) }
-
-// plural is n and the noun, with an s when n is not 1 (msg.Plural).
-func plural(n int, noun string) string { return msg.Plural(n, noun) }
 
 // isCobraUsage recognises cobra's own argument errors, which it does not
 // type.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/quote"
@@ -68,7 +69,7 @@ func newStatusCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer a.closeController(c)
-			switch p, down := hookServerProblem(a.store, a.workspace); {
+			switch p, down := hook.ServerProblem(a.store, a.workspace); {
 			case down:
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
 			case p != "":

@@ -184,20 +184,9 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		tick := time.NewTicker(hook.Idle / 2)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				hooks.Sweep(hook.Idle)
-				if o.idle > 0 && hooks.IdleFor() > o.idle {
-					a.say("ckpt: no hook event for %s; stopping", o.idle)
-					stop()
-					return
-				}
-			}
+		if hooks.Keep(ctx, o.idle) {
+			a.say("ckpt: no hook event for %s; stopping", o.idle)
+			stop()
 		}
 	}()
 	err = httpapi.Serve(ctx, ln, mux, httpapi.Limits{

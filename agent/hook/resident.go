@@ -1,4 +1,4 @@
-package main
+package hook
 
 import (
 	"bytes"
@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/msg"
 )
 
-// The CLI's side of the resident hook server (agent/hook's Server): what
-// starts it, stops it and says what is wrong with it.
+// The resident hook server as a process of the ckpt executable (`ckpt
+// serve --hooks`): what starts it, stops it and says what is wrong with
+// it.
 
 // strangerWarning is the warning for a listener at the hook server's
 // address that could not prove it is ckpt's.
@@ -21,16 +21,16 @@ func strangerWarning(addr string) string {
 	return fmt.Sprintf("something that cannot prove it is this ckpt's hook server listens at %s (another program, or another user's); ckpt sent it nothing, but Claude Code's tool-call hooks post there: this prompt's turn records the whole workspace instead; stop that program, or choose another port: ckpt install claude --http --port N", addr)
 }
 
-// ensureHookServer makes sure the store's hook server (if one is
-// configured) runs and proves it is this store's before the agent's tool
-// calls post to it: what the command hooks `ckpt install claude --http`
-// keeps (session start, prompt) do. Nothing listening: it starts `ckpt
-// serve --hooks` in the background and waits for its proof. It returns
-// what is wrong when tool calls will not reach a proven server ("" when
-// they will), or, dir given, when no install's token is good for dir: the
-// prompt's turn then records the whole workspace.
-func (a *app) ensureHookServer(dir string) (problem string) {
-	cfg, ok, err := hook.LoadConfig(a.store)
+// EnsureServer makes sure the store's hook server (if one is configured)
+// runs and proves it is this store's before the agent's tool calls post
+// to it: what the command hooks `ckpt install claude --http` keeps
+// (session start, prompt) do. Nothing listening: it starts `exe serve
+// --hooks` (exe: the ckpt executable) in the background and waits for its
+// proof. It returns what is wrong when tool calls will not reach a proven
+// server ("" when they will), or, dir given, when no install's token is
+// good for dir: the prompt's turn then records the whole workspace.
+func EnsureServer(store, exe, dir string) (problem string) {
+	cfg, ok, err := LoadConfig(store)
 	if err != nil {
 		return msg.OneLine(err) + "; tool calls are not captured, this prompt's turn records the whole workspace instead"
 	}
@@ -48,33 +48,33 @@ func (a *app) ensureHookServer(dir string) (problem string) {
 			return fmt.Sprintf("no ckpt install --http is for %s, so the hook server refuses its tool calls; this prompt's turn records the whole workspace instead (run ckpt install claude --http there)", dir)
 		}
 	}
-	_, st := hook.Probe(a.store, cfg, 500*time.Millisecond)
-	if st == hook.Down {
-		if err := a.startDetached(serverLockFile, serverLogFile, "serve", "--hooks", "--idle", "2h"); err != nil {
+	_, st := Probe(store, cfg, 500*time.Millisecond)
+	if st == Down {
+		if err := StartDetached(store, exe, ServerLockFile, ServerLogFile, "serve", "--hooks", "--idle", "2h"); err != nil {
 			return "start the hook server: " + msg.OneLine(err) + "; this prompt's turn records the whole workspace instead (ckpt serve --hooks)"
 		}
-		for try := 0; try < 100 && st == hook.Down; try++ {
+		for try := 0; try < 100 && st == Down; try++ {
 			time.Sleep(30 * time.Millisecond)
-			_, st = hook.Probe(a.store, cfg, 500*time.Millisecond)
-			if st == hook.Down && try >= 5 && !bgRunning(a.store, serverLockFile) {
+			_, st = Probe(store, cfg, 500*time.Millisecond)
+			if st == Down && try >= 5 && !Running(store, ServerLockFile) {
 				break // it exited: its log says why
 			}
 		}
 	}
 	switch st {
-	case hook.Up:
+	case Up:
 		return ""
-	case hook.Stranger:
+	case Stranger:
 		return strangerWarning(cfg.Addr)
 	}
-	return "the hook server did not start (see " + filepath.Join(a.store, serverLogFile) + "); this prompt's turn records the whole workspace instead"
+	return "the hook server did not start (see " + filepath.Join(store, ServerLogFile) + "); this prompt's turn records the whole workspace instead"
 }
 
-// hookServerProblem says what is wrong with the store's hook server when
+// ServerProblem says what is wrong with the store's hook server when
 // Claude Code's settings for project (its .claude/settings.local.json, or
 // ~/.claude/settings.json) send tool calls to it: "" when nothing is, or
 // when they do not; down says nothing listens there.
-func hookServerProblem(store, project string) (problem string, down bool) {
+func ServerProblem(store, project string) (problem string, down bool) {
 	var files []string
 	if project != "" && filepath.IsAbs(project) {
 		files = append(files, filepath.Join(project, ".claude", "settings.local.json"))
@@ -82,7 +82,7 @@ func hookServerProblem(store, project string) (problem string, down bool) {
 	if home, err := os.UserHomeDir(); err == nil {
 		files = append(files, filepath.Join(home, ".claude", "settings.json"))
 	}
-	cfg, ok, err := hook.LoadConfig(store)
+	cfg, ok, err := LoadConfig(store)
 	for _, f := range files {
 		b, rerr := os.ReadFile(f)
 		if rerr != nil || !bytes.Contains(b, []byte(`/hook/claude`)) {
@@ -94,10 +94,10 @@ func hookServerProblem(store, project string) (problem string, down bool) {
 		case !ok || !bytes.Contains(b, []byte(`"http://`+cfg.Addr+`/hook/claude`)):
 			continue
 		}
-		switch _, st := hook.Probe(store, cfg, 300*time.Millisecond); st {
-		case hook.Down:
+		switch _, st := Probe(store, cfg, 300*time.Millisecond); st {
+		case Down:
 			return "hook server down, edits not captured (ckpt serve --hooks)", true
-		case hook.Stranger:
+		case Stranger:
 			return "hook port " + cfg.Addr + " held by a program that is not ckpt, tool calls go to it", false
 		}
 		return "", false
@@ -105,14 +105,14 @@ func hookServerProblem(store, project string) (problem string, down bool) {
 	return "", false
 }
 
-// stopHookServer stops the store's hook server listening at old.Addr, if
-// it proves it is there (hook.Stop), and waits (a few seconds at most)
-// until it has let go of the lock that lets the hooks start another.
-func stopHookServer(store string, old hook.Config) {
-	if !hook.Stop(store, old) {
+// StopServer stops the store's hook server listening at old.Addr, if it
+// proves it is there (Stop), and waits (a few seconds at most) until it
+// has let go of the lock that lets the hooks start another.
+func StopServer(store string, old Config) {
+	if !Stop(store, old) {
 		return
 	}
-	for try := 0; try < 100 && bgRunning(store, serverLockFile); try++ {
+	for try := 0; try < 100 && Running(store, ServerLockFile); try++ {
 		time.Sleep(50 * time.Millisecond)
 	}
 }

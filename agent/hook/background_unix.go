@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package hook
 
 import (
 	"errors"
@@ -15,10 +15,10 @@ func detach(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 }
 
-// tryLockFile opens path and takes an exclusive flock on it without
-// waiting. ok is false (and f nil) when another open file holds it. The
-// lock belongs to the open file: a child that inherits f holds it too.
-func tryLockFile(path string) (f *os.File, ok bool, err error) {
+// TryLock opens path and takes an exclusive flock on it without waiting.
+// ok is false (and f nil) when another open file holds it. The lock
+// belongs to the open file: a child that inherits f holds it too.
+func TryLock(path string) (f *os.File, ok bool, err error) {
 	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, false, err

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package hook
 
 import (
 	"os"
@@ -11,10 +11,10 @@ import (
 // hook's console once the hook exits).
 func detach(cmd *exec.Cmd) {}
 
-// tryLockFile opens path. Without flock, every call gets it: concurrent
+// TryLock opens path. Without flock, every call gets it: concurrent
 // hooks may start more than one child, and `ckpt sync` itself refuses to
 // run twice at once.
-func tryLockFile(path string) (*os.File, bool, error) {
+func TryLock(path string) (*os.File, bool, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	return f, err == nil, err
 }
