@@ -76,6 +76,10 @@ type Location struct {
 	// OfSession says the workspace is the one the named session, which
 	// exists, was created for.
 	OfSession bool
+	// Picked says Resolve chose the workspace's most recently active
+	// session, which is neither named nor its default: a front-end says
+	// which session it uses.
+	Picked bool
 }
 
 // Locate decides the workspace and session for a command started in dir
