@@ -125,9 +125,11 @@ func newPruneCmd(a *app) *cobra.Command {
 				return err
 			}
 			if cmd.Flags().Changed("session") || os.Getenv("CKPT_SESSION") != "" {
-				if err := a.matchSession(); err != nil {
+				id, err := a.sessionByPrefix(ctx, a.session)
+				if err != nil {
 					return err
 				}
+				a.session = id
 				if !s.HasSession(a.session) {
 					return fmt.Errorf("prune: no session %s in the store", a.session)
 				}
@@ -168,7 +170,7 @@ func newSessionsRmCmd(a *app) *cobra.Command {
 			}
 			s := a.openStore()
 			defer s.Close()
-			id, err := a.sessionByPrefix(id)
+			id, err := a.sessionByPrefix(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -206,25 +208,10 @@ func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
 	if a.json {
 		return a.printJSON(map[string]any{"dry_run": rep == nil, "plan": plan, "gc": rep})
 	}
-	w := bufio.NewWriter(a.stdout)
-	pruned := 0
-	for _, s := range plan.Sessions {
-		if s.Action == "remove" {
-			fmt.Fprintf(w, "remove session %s: %s\n", s.Session, s.Reason)
-		}
+	if _, err := fmt.Fprint(a.stdout, plan); err != nil {
+		return err
 	}
-	for _, d := range plan.Turns {
-		if d.Action == "prune" {
-			pruned++
-			fmt.Fprintf(w, "prune  %s turn %d: %s\n", d.Session, d.Turn, d.Reason)
-		}
-	}
-	w.Flush()
-	verb := "pruned"
-	if rep == nil {
-		verb = "would prune"
-	}
-	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, units.FormatBytes(plan.StoreBytes), units.FormatBytes(plan.FreedBytes))
+	a.say("%s", plan.Summary(rep != nil))
 	if plan.OverQuota {
 		a.say("warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
 	}
@@ -311,19 +298,10 @@ func newVerifyCmd(a *app) *cobra.Command {
 					return err
 				}
 			} else {
-				w := bufio.NewWriter(a.stdout)
-				for _, f := range rep.Findings {
-					fmt.Fprintf(w, "%-8s %s", f.Kind, f.Blob)
-					for _, u := range f.Uses {
-						fmt.Fprintf(w, "  %s turn %d %s", u.Session, u.Turn, quote.Path(u.Path))
-					}
-					fmt.Fprintln(w)
+				if _, err := fmt.Fprint(a.stdout, rep); err != nil {
+					return err
 				}
-				for _, id := range rep.Catalog {
-					fmt.Fprintf(w, "%-8s %s  its summary in the store's catalog disagreed with its index (rewritten)\n", "catalog", id)
-				}
-				w.Flush()
-				a.say("checked %d referenced blobs of %d stored: %d findings", rep.Checked, rep.Blobs, len(rep.Findings)+len(rep.Catalog))
+				a.say("%s", rep.Summary())
 				if repair && rep.Repaired > 0 {
 					a.say("repaired: %d references marked lost", rep.Repaired)
 				}
