@@ -2,6 +2,7 @@ package wire
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -202,6 +203,16 @@ type Result struct {
 	// PathBytes maps each path above that is not UTF-8 (as its JSON
 	// string) to its exact bytes.
 	PathBytes map[string][]byte `json:"path_bytes,omitempty" jsonschema:"each path above that is not UTF-8, mapped to its exact bytes (base64)"`
+}
+
+// Counts says what the result does to files, for people: "2 restored,
+// 1 deleted", and ", 1 skipped" when paths were left alone.
+func (r Result) Counts() string {
+	s := strconv.Itoa(len(r.Restored)) + " restored, " + strconv.Itoa(len(r.Deleted)) + " deleted"
+	if len(r.Skipped) > 0 {
+		s += ", " + strconv.Itoa(len(r.Skipped)) + " skipped"
+	}
+	return s
 }
 
 // NewResult is r as the front-ends emit it.
