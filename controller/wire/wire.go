@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -362,6 +363,35 @@ type HistoryEntry struct {
 	// PathBytes maps each path above that is not UTF-8 (as its JSON
 	// string) to its exact bytes.
 	PathBytes map[string][]byte `json:"path_bytes,omitempty" jsonschema:"each path above that is not UTF-8, mapped to its exact bytes (base64)"`
+}
+
+// Op words what the op did, for people: "rewind both to turn 2", "undo
+// of 3 (turn 2, both)", "revert turn 4", "summarize at turn 5".
+func (e HistoryEntry) Op() string {
+	target := controller.Target{Turn: e.Turn, Step: e.Step}
+	switch e.Kind {
+	case "undo", "redo":
+		return fmt.Sprintf("%s of %d (turn %s, %s)", e.Kind, e.Undoes, target, e.Scope)
+	case "summarize":
+		return fmt.Sprintf("summarize at turn %d", e.Turn)
+	case "revert":
+		return fmt.Sprintf("revert turn %d", e.Turn)
+	}
+	return fmt.Sprintf("rewind %s to turn %s", e.Scope, target)
+}
+
+// Status words where the op stands, for people: "in effect", "undone by
+// 7", "redone" (undone, and that undo undone), or "unfinished".
+func (e HistoryEntry) Status() string {
+	switch {
+	case e.State == "planned":
+		return "unfinished"
+	case e.InEffect && e.UndoneBy != 0:
+		return "redone"
+	case e.InEffect:
+		return "in effect"
+	}
+	return fmt.Sprintf("undone by %d", e.UndoneBy)
 }
 
 // HistoryFile is a file an op rewrote, with its state before and after.
