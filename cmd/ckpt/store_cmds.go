@@ -337,22 +337,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if tree {
-				return a.printSessionTree(infos)
-			}
-			if a.json {
-				return a.printJSON(wire.NewSessions(infos))
-			}
-			w := bufio.NewWriter(a.stdout)
-			fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
-			for _, i := range infos {
-				fmt.Fprint(w, sessionLine(i.ID, wire.NewSession(i)))
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			a.warnUnreadable(infos)
-			return nil
+			return a.printSessions(infos, tree)
 		},
 	}
 	cmd.AddCommand(newSessionsRmCmd(a))
@@ -393,41 +378,27 @@ func (a *app) warnUnreadable(infos []controller.SessionInfo) {
 	}
 }
 
-// printSessionTree prints the session tree: --json nests forks in
-// "children"; the table puts each fork under its parent.
-func (a *app) printSessionTree(infos []controller.SessionInfo) error {
-	roots := wire.NewSessionTree(infos)
-	if a.json {
-		return a.printJSON(roots)
+// printSessions prints the sessions: --json as a list, or with tree as
+// the session tree, forks nested in "children"; for people a table, with
+// tree each fork under its parent.
+func (a *app) printSessions(infos []controller.SessionInfo, tree bool) error {
+	var roots []*wire.SessionNode
+	switch {
+	case tree && a.json:
+		return a.printJSON(wire.NewSessionTree(infos))
+	case a.json:
+		return a.printJSON(wire.NewSessions(infos))
+	case tree:
+		roots = wire.NewSessionTree(infos)
 	}
 	w := bufio.NewWriter(a.stdout)
 	fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
-	var walk func(n *wire.SessionNode, prefix, branch string)
-	walk = func(n *wire.SessionNode, prefix, branch string) {
-		name := prefix + branch + n.ID
-		if n.Parent != nil {
-			from := fmt.Sprintf(" (turn %d)", n.Parent.Turn)
-			if branch == "" { // a root whose parent is gone
-				from = fmt.Sprintf(" (from %s turn %d, gone)", n.Parent.Session, n.Parent.Turn)
-			}
-			name += from
+	if tree {
+		wire.EachLine(roots, func(name string, s wire.Session) { fmt.Fprint(w, sessionLine(name, s)) })
+	} else {
+		for _, i := range infos {
+			fmt.Fprint(w, sessionLine(i.ID, wire.NewSession(i)))
 		}
-		fmt.Fprint(w, sessionLine(name, n.Session))
-		if branch == "├─ " {
-			prefix += "│  "
-		} else if branch == "└─ " {
-			prefix += "   "
-		}
-		for k, c := range n.Children {
-			b := "├─ "
-			if k == len(n.Children)-1 {
-				b = "└─ "
-			}
-			walk(c, prefix, b)
-		}
-	}
-	for _, r := range roots {
-		walk(r, "", "")
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -558,6 +558,41 @@ func NewSessionTree(infos []controller.SessionInfo) []*SessionNode {
 	return roots
 }
 
+// EachLine calls f for every session of the tree under roots, depth
+// first, with its name as a text tree draws it: the branches above it
+// ("├─ ", "└─ ", "│  "), its id, and the turn a fork was made before —
+// "(turn 3)", or for a root whose parent is gone "(from ID turn 3,
+// gone)".
+func EachLine(roots []*SessionNode, f func(name string, s Session)) {
+	var walk func(n *SessionNode, prefix, branch string)
+	walk = func(n *SessionNode, prefix, branch string) {
+		name := prefix + branch + n.ID
+		switch {
+		case n.Parent != nil && branch == "":
+			name += fmt.Sprintf(" (from %s turn %d, gone)", n.Parent.Session, n.Parent.Turn)
+		case n.Parent != nil:
+			name += fmt.Sprintf(" (turn %d)", n.Parent.Turn)
+		}
+		f(name, n.Session)
+		switch branch {
+		case "├─ ":
+			prefix += "│  "
+		case "└─ ":
+			prefix += "   "
+		}
+		for k, c := range n.Children {
+			b := "├─ "
+			if k == len(n.Children)-1 {
+				b = "└─ "
+			}
+			walk(c, prefix, b)
+		}
+	}
+	for _, r := range roots {
+		walk(r, "", "")
+	}
+}
+
 // Event says the session changed: GET /api/events' data lines.
 type Event struct {
 	// Kind is what happened ("turn_opened", "captured", "rewound", ...;
