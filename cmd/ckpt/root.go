@@ -190,22 +190,16 @@ func (a *app) locate(ctx context.Context) error {
 	return nil
 }
 
-// sessionByPrefix is id when the store has that session, else the one
-// session whose id starts with id (Store.Resolve); an ambiguous prefix is
-// a usage error listing the matches. An id that matches nothing comes
-// back as it is, for the caller to report as it reports a missing session.
-func (a *app) sessionByPrefix(ctx context.Context, id string) (string, error) {
+// storeSession is the session id names in the whole store (Store.Resolve):
+// that session, or the one whose id it uniquely starts; an ambiguous
+// prefix is a usage error listing the matches, and a session the store
+// does not have is an error naming it and the store.
+func (a *app) storeSession(ctx context.Context, id string) (string, error) {
 	loc, err := controller.OpenStore(a.store).Resolve(ctx, controller.ResolveOptions{Session: id})
-	var se *controller.SessionError
-	switch {
-	case errors.As(err, &se) && len(se.Ambiguous) > 0:
+	if se := (*controller.SessionError)(nil); errors.As(err, &se) {
 		return id, sessionError(se)
-	case errors.As(err, &se):
-		return id, nil
-	case err != nil:
-		return id, err
 	}
-	return loc.Session, nil
+	return loc.Session, err
 }
 
 // warnStore shows the store's warning (readable by others), once per run.

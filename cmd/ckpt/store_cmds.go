@@ -125,15 +125,9 @@ func newPruneCmd(a *app) *cobra.Command {
 				return err
 			}
 			if cmd.Flags().Changed("session") || os.Getenv("CKPT_SESSION") != "" {
-				id, err := a.sessionByPrefix(ctx, a.session)
-				if err != nil {
+				if p.Session, err = a.storeSession(ctx, a.session); err != nil {
 					return err
 				}
-				a.session = id
-				if !s.HasSession(a.session) {
-					return fmt.Errorf("prune: no session %s in the store", a.session)
-				}
-				p.Session = a.session
 			}
 			if dryRun {
 				plan, err := s.Plan(ctx, p)
@@ -170,7 +164,7 @@ func newSessionsRmCmd(a *app) *cobra.Command {
 			}
 			s := a.openStore()
 			defer s.Close()
-			id, err := a.sessionByPrefix(ctx, id)
+			id, err := a.storeSession(ctx, id)
 			if err != nil {
 				return err
 			}
