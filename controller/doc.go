@@ -26,10 +26,11 @@
 // in their own), in commit order, or a "resync" when it fell so far
 // behind that the bounded log lost what it missed; Subscribe gives this
 // Controller's own events synchronously. The Store does the work that
-// needs no workspace: finding a directory's workspace and session
-// (Locate, ActiveSession), listing sessions, reading one (View),
-// retention, gc and verify, and an agent's forked conversations (Continue,
-// Adopt). Package controller/httpapi serves a
+// needs no workspace: settling the session a front-end serves (Resolve:
+// named, by a unique prefix, or the workspace's last active), finding a
+// directory's workspace and session (Locate, ActiveSession), listing
+// sessions, reading one (View), retention, gc and verify, and an agent's
+// forked conversations (Continue, Adopt). Package controller/httpapi serves a
 // Controller over HTTP with the web page.
 //
 // Rewind semantics (docs/design.md):

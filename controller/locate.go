@@ -82,6 +82,10 @@ type Location struct {
 	// ContinuedIn the agent session whose transcript holds it.
 	Continued                bool
 	ContinuedAt, ContinuedIn string
+	// Picked says Resolve chose the workspace's most recently active
+	// session, which is neither named nor its default: a front-end says
+	// which session it uses.
+	Picked bool
 }
 
 // Locate decides the workspace and session for a command started in dir

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
@@ -39,41 +38,16 @@ func newHistoryCmd(a *app) *cobra.Command {
 			}
 			w := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tTIME\tOP\tSTATE\tNEXT\tCHANGED")
-			for _, e := range h {
+			for _, e := range wire.NewHistory(h) {
 				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Time.Local().Format("2006-01-02 15:04:05"),
-					historyOp(e), historyState(e), historyNext(e), msg.Shorten(historyChanged(e), 60))
+					e.Op(), e.Status(), historyNext(e), msg.Shorten(historyChanged(e), 60))
 			}
 			return w.Flush()
 		},
 	}
 }
 
-// historyOp words what an op did: "rewind both to turn 2", "undo of 3".
-func historyOp(e controller.HistoryEntry) string {
-	switch e.Kind {
-	case "undo", "redo":
-		return fmt.Sprintf("%s of %d (turn %s, %s)", e.Kind, e.Undoes, controller.Target{Turn: e.Turn, Step: e.Step}, e.Scope)
-	case "summarize":
-		return fmt.Sprintf("summarize at turn %d", e.Turn)
-	case "revert":
-		return fmt.Sprintf("revert turn %d", e.Turn)
-	}
-	return fmt.Sprintf("rewind %s to turn %s", e.Scope, controller.Target{Turn: e.Turn, Step: e.Step})
-}
-
-func historyState(e controller.HistoryEntry) string {
-	switch {
-	case e.State == "planned":
-		return "unfinished"
-	case e.InEffect && e.UndoneBy != 0:
-		return "redone" // undone, and that undo undone
-	case e.InEffect:
-		return "in effect"
-	}
-	return fmt.Sprintf("undone by %d", e.UndoneBy)
-}
-
-func historyNext(e controller.HistoryEntry) string {
+func historyNext(e wire.HistoryEntry) string {
 	var n []string
 	if e.NextUndo {
 		n = append(n, "undo")
@@ -84,7 +58,7 @@ func historyNext(e controller.HistoryEntry) string {
 	return strings.Join(n, ",")
 }
 
-func historyChanged(e controller.HistoryEntry) string {
+func historyChanged(e wire.HistoryEntry) string {
 	parts := make([]string, 0, len(e.Paths)+2)
 	for _, p := range e.Paths {
 		parts = append(parts, quote.Path(p))

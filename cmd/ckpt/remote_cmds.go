@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/units"
@@ -47,26 +45,8 @@ func newRemoteCmd(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(cfg)
 			}
-			w := bufio.NewWriter(a.stdout)
-			fmt.Fprintf(w, "remote:   %s\n", cfg.URL)
-			fmt.Fprintf(w, "from:     %s\n", cfg.Source)
-			if strings.HasPrefix(cfg.URL, "s3:") {
-				show := func(v, unset string) string {
-					if v == "" {
-						return unset
-					}
-					return v
-				}
-				fmt.Fprintf(w, "endpoint: %s\n", show(cfg.Endpoint, "(AWS)"))
-				fmt.Fprintf(w, "region:   %s\n", show(cfg.Region, "(us-east-1)"))
-				fmt.Fprintf(w, "key id:   %s\n", show(cfg.AccessKey, "(AWS_ACCESS_KEY_ID not set)"))
-				secret := "(AWS_SECRET_ACCESS_KEY not set)"
-				if cfg.SecretSet {
-					secret = "set"
-				}
-				fmt.Fprintf(w, "secret:   %s\n", secret)
-			}
-			return w.Flush()
+			_, err = fmt.Fprint(a.stdout, cfg)
+			return err
 		},
 	}
 	cmd.AddCommand(newRemoteGCCmd(a))
@@ -108,19 +88,10 @@ func newRemoteGCCmd(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(rep)
 			}
-			verb, rverb := "deleted", "repacked"
-			if dryRun {
-				verb, rverb = "would delete", "would repack"
-			}
-			if rp := rep.Repack; len(rp.Packs) > 0 {
-				a.say("%s %d packs (%s unreferenced, %s live kept in %d new packs); %d sessions' HEADs rewritten, %d changed meanwhile and left alone",
-					rverb, len(rp.Packs), units.FormatBytes(rp.DeadBytes), units.FormatBytes(rp.LiveBytes), len(rp.NewPacks), rp.Sessions, len(rp.Skipped))
-			}
 			for _, k := range rep.Deleted {
 				fmt.Fprintln(a.stdout, k)
 			}
-			a.say("%s %d objects (%s); %d live, %d unreferenced kept for now; %d stale uploads aborted",
-				verb, len(rep.Deleted), units.FormatBytes(rep.DeletedBytes), rep.Live, rep.Candidates, rep.AbortedUploads)
+			a.say("%s", rep.Summary())
 			return nil
 		},
 	}
@@ -208,9 +179,7 @@ func newPullCmd(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(res)
 			}
-			fmt.Fprintf(a.stdout, "pulled %s: %d turns, %d blobs fetched (%s)\n", res.Session, res.Turns, res.Blobs, units.FormatBytes(res.Bytes))
-			fmt.Fprintf(a.stdout, "workspace: %s\n", res.Workspace)
-			fmt.Fprintf(a.stdout, "session:   %s (from %s)\n", res.Session, res.RemoteSession)
+			fmt.Fprint(a.stdout, res)
 			return nil
 		},
 	}
@@ -232,12 +201,8 @@ func (a *app) remoteSessions(ctx context.Context) error {
 	if a.json {
 		return a.printJSON(hs)
 	}
-	w := bufio.NewWriter(a.stdout)
-	fmt.Fprintf(w, "%-36s %6s %10s  %-20s  %-12s %s\n", "SESSION", "TURNS", "INDEX", "UPDATED", "HOST", "WORKSPACE")
-	for _, h := range hs {
-		fmt.Fprintf(w, "%-36s %6d %10s  %-20s  %-12s %s\n", h.Session, h.Turns, units.FormatBytes(h.IndexSize), h.Updated, h.Host, h.Workspace)
-	}
-	return w.Flush()
+	_, err = fmt.Fprint(a.stdout, remote.HeadTable(hs))
+	return err
 }
 
 // verifyRemote checks the remote (ckpt verify --remote); exit 1 on findings.
@@ -259,12 +224,10 @@ func (a *app) verifyRemote(ctx context.Context, repair bool) error {
 			return err
 		}
 	} else {
-		w := bufio.NewWriter(a.stdout)
 		for _, f := range rep.Findings {
-			fmt.Fprintf(w, "%-8s %s %s: %s\n", f.Kind, f.Session, f.Key, f.Detail)
+			fmt.Fprintln(a.stdout, f)
 		}
-		w.Flush()
-		a.say("checked %d remote sessions, %d packs, %d blobs: %d findings", rep.Sessions, rep.Packs, rep.Blobs, len(rep.Findings))
+		a.say("%s", rep.Summary())
 	}
 	if !rep.OK() {
 		return silentError{exitFail}

@@ -366,9 +366,5 @@ func fileCounts(res controller.Result) string {
 	if !res.Scope.Code() {
 		return ""
 	}
-	counts := fmt.Sprintf(": %d restored, %d deleted", len(res.Restored), len(res.Deleted))
-	if len(res.Skipped) > 0 {
-		counts += fmt.Sprintf(", %d skipped", len(res.Skipped))
-	}
-	return counts
+	return ": " + wire.NewResult(res).Counts()
 }

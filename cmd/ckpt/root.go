@@ -51,7 +51,10 @@ type app struct {
 	// picked is set when locate chose the workspace's most recently
 	// active session, which is not its default one: open says so.
 	picked bool
-	warned bool // the store's warning was shown
+	// missing is locate's error for a session the store does not have,
+	// for open to return (a command that records creates it).
+	missing error
+	warned  bool // the store's warning was shown
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -75,12 +78,12 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 	if err := a.locate(ctx); err != nil {
 		return nil, storeHint(err)
 	}
+	if a.missing != nil && !create {
+		return nil, a.missing
+	}
 	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store, NoCreate: !create})
 	if errors.Is(err, controller.ErrWorkspaceMismatch) {
 		return nil, fmt.Errorf("%w (run ckpt from inside that workspace, or pass --workspace DIR, or --session ID for another session)", err)
-	}
-	if errors.Is(err, controller.ErrNotFound) && !controller.OpenStore(a.store).HasSession(a.session) {
-		return nil, a.noSession(ctx)
 	}
 	if err == nil && a.picked {
 		a.say("ckpt: session %s, the last active in %s (--session ID picks another; `ckpt sessions` lists them)", a.session, quote.Path(a.workspace))
@@ -94,11 +97,14 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 	return c, storeHint(err)
 }
 
-// noSessionYet is noSession's error for a workspace with no session and
-// none named: a listing takes it for an empty one (emptyList).
-type noSessionYet struct{ msg string }
+// noSessionYet is the error for a workspace with no session and none
+// named: a listing takes it for an empty one (emptyList).
+type noSessionYet struct{ err error }
 
-func (e noSessionYet) Error() string { return e.msg }
+func (e noSessionYet) Error() string {
+	return "no checkpoints yet: " + e.err.Error() + " (open a turn with `ckpt turn PROMPT`, or record an agent's with `ckpt install AGENT`)"
+}
+func (e noSessionYet) Unwrap() error { return e.err }
 
 // emptyList answers a listing command whose open failed with err, a
 // noSessionYet: an empty JSON list, or the reason on stderr.
@@ -110,33 +116,19 @@ func (a *app) emptyList(err error) error {
 	return nil
 }
 
-// noSession is the error for a session the store does not have: it names
-// the session and the store, and lists the sessions the workspace has.
-func (a *app) noSession(ctx context.Context) error {
-	ss, err := controller.OpenStore(a.store).WorkspaceSessions(ctx, a.workspace)
-	if err != nil {
-		return err
+// sessionError adds what to do to Store.Resolve's *SessionError.
+func sessionError(e *controller.SessionError) error {
+	switch {
+	case len(e.Ambiguous) > 0:
+		return usageError{hinted{e, "give more of the id"}}
+	case !e.Named && len(e.Sessions) == 0:
+		return noSessionYet{e}
+	case len(e.Sessions) > 5:
+		return hinted{e, "`ckpt sessions` lists them; --session ID picks one"}
+	case len(e.Sessions) > 0:
+		return hinted{e, "--session ID picks one"}
 	}
-	if len(ss) == 0 && !a.named {
-		return noSessionYet{fmt.Sprintf("no checkpoints yet: %s has no session in store %s (open a turn with `ckpt turn PROMPT`, or record an agent's with `ckpt install AGENT`)",
-			quote.Path(a.workspace), quote.Path(a.store))}
-	}
-	msg := fmt.Sprintf("no session %s in store %s", a.session, quote.Path(a.store))
-	if len(ss) == 0 {
-		return fmt.Errorf("%s, and %s has none", msg, quote.Path(a.workspace))
-	}
-	var b strings.Builder
-	for i, s := range ss {
-		if i == 5 {
-			fmt.Fprintf(&b, ", and %d more (`ckpt sessions`)", len(ss)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s (%d turns)", s.ID, s.Turns)
-	}
-	return fmt.Errorf("%s; sessions of %s, last active first: %s (--session ID picks one)", msg, quote.Path(a.workspace), b.String())
+	return e
 }
 
 // exitAfterRun is set by main: this process exits once run returns, so a
@@ -154,82 +146,54 @@ func (a *app) closeController(c *controller.Controller) error {
 	return c.Close()
 }
 
-// locate settles the workspace and session: an explicit workspace
-// (--workspace, $CKPT_WORKSPACE) is used as given; otherwise the nearest
-// enclosing directory that is a session's workspace in the store, as git
-// finds its repository, else the current directory. A session named by a
+// locate settles the workspace and session by Store.Resolve, once: an
+// explicit workspace (--workspace, $CKPT_WORKSPACE) is used as given,
+// else the one enclosing the current directory; a session named by a
 // unique prefix of its id is that session (not for a command that
-// records, whose new id may start like an old one). With no session
-// named, the session is the workspace's most recently active one (see
-// Store.ActiveSession), else its own default. It runs once.
+// records); with none named, the workspace's most recently active one. A
+// session that does not exist is an error for open, not for locate
+// (install settles the workspace before any session exists).
 func (a *app) locate(ctx context.Context) error {
 	if a.located {
 		return nil
 	}
-	if a.named && !a.record {
-		if err := a.matchSession(); err != nil {
-			return err
-		}
+	o := controller.ResolveOptions{Workspace: a.workspace, Session: a.session, Create: a.record}
+	if !a.named {
+		o.Session = ""
 	}
-	if a.workspace != "" {
-		root, err := controller.WorkspaceRoot(a.workspace)
-		if err != nil {
-			return err
-		}
-		a.workspace = root
-	} else {
+	if a.workspace == "" {
 		wd, err := os.Getwd()
 		if err != nil {
 			return fmt.Errorf("current directory: %w (pass --workspace DIR)", err)
 		}
-		loc, err := controller.OpenStore(a.store).Locate(ctx, wd, a.session)
-		if err != nil {
-			return err
-		}
-		a.workspace, a.session = loc.Workspace, loc.Session
+		o.Dir = wd
 	}
-	if !a.named {
-		def := controller.WorkspaceSession(a.workspace)
-		s, err := controller.OpenStore(a.store).ActiveSession(ctx, a.workspace)
-		if err != nil {
-			return err
-		}
-		a.session, a.picked = def, false
-		if s != "" && s != def {
-			a.session, a.picked = s, true
-		}
+	loc, err := controller.OpenStore(a.store).Resolve(ctx, o)
+	var se *controller.SessionError
+	if errors.As(err, &se) && len(se.Ambiguous) == 0 {
+		a.missing, err = sessionError(se), nil
 	}
+	if err != nil {
+		if errors.As(err, &se) {
+			return sessionError(se)
+		}
+		return err
+	}
+	a.workspace, a.session, a.picked = loc.Workspace, loc.Session, loc.Picked
 	a.located = true
 	return nil
 }
 
-// matchSession takes a session named by a unique prefix of its id for
-// that session (see sessionByPrefix).
-func (a *app) matchSession() error {
-	id, err := a.sessionByPrefix(a.session)
-	a.session = id
-	return err
-}
-
-// sessionByPrefix is id when the store has that session, else the one
-// session whose id starts with id; an ambiguous prefix is a usage error
-// listing the matches. An id that matches nothing comes back as it is,
-// for the caller to report as it reports a missing session.
-func (a *app) sessionByPrefix(id string) (string, error) {
-	if controller.OpenStore(a.store).HasSession(id) {
-		return id, nil
+// storeSession is the session id names in the whole store (Store.Resolve):
+// that session, or the one whose id it uniquely starts; an ambiguous
+// prefix is a usage error listing the matches, and a session the store
+// does not have is an error naming it and the store.
+func (a *app) storeSession(ctx context.Context, id string) (string, error) {
+	loc, err := controller.OpenStore(a.store).Resolve(ctx, controller.ResolveOptions{Session: id})
+	if se := (*controller.SessionError)(nil); errors.As(err, &se) {
+		return id, sessionError(se)
 	}
-	ids, err := controller.OpenStore(a.store).SessionIDs(id)
-	if err != nil {
-		return id, err
-	}
-	switch {
-	case len(ids) == 1:
-		return ids[0], nil
-	case len(ids) > 1:
-		return id, usagef("session %q is the start of %d sessions: %s (give more of the id)", id, len(ids), strings.Join(ids, ", "))
-	}
-	return id, nil
+	return loc.Session, err
 }
 
 // warnStore shows the store's warning (readable by others), once per run.

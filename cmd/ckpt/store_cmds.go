@@ -125,13 +125,9 @@ func newPruneCmd(a *app) *cobra.Command {
 				return err
 			}
 			if cmd.Flags().Changed("session") || os.Getenv("CKPT_SESSION") != "" {
-				if err := a.matchSession(); err != nil {
+				if p.Session, err = a.storeSession(ctx, a.session); err != nil {
 					return err
 				}
-				if !s.HasSession(a.session) {
-					return fmt.Errorf("prune: no session %s in the store", a.session)
-				}
-				p.Session = a.session
 			}
 			if dryRun {
 				plan, err := s.Plan(ctx, p)
@@ -168,7 +164,7 @@ func newSessionsRmCmd(a *app) *cobra.Command {
 			}
 			s := a.openStore()
 			defer s.Close()
-			id, err := a.sessionByPrefix(id)
+			id, err := a.storeSession(ctx, id)
 			if err != nil {
 				return err
 			}
@@ -206,25 +202,10 @@ func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
 	if a.json {
 		return a.printJSON(map[string]any{"dry_run": rep == nil, "plan": plan, "gc": rep})
 	}
-	w := bufio.NewWriter(a.stdout)
-	pruned := 0
-	for _, s := range plan.Sessions {
-		if s.Action == "remove" {
-			fmt.Fprintf(w, "remove session %s: %s\n", s.Session, s.Reason)
-		}
+	if _, err := fmt.Fprint(a.stdout, plan); err != nil {
+		return err
 	}
-	for _, d := range plan.Turns {
-		if d.Action == "prune" {
-			pruned++
-			fmt.Fprintf(w, "prune  %s turn %d: %s\n", d.Session, d.Turn, d.Reason)
-		}
-	}
-	w.Flush()
-	verb := "pruned"
-	if rep == nil {
-		verb = "would prune"
-	}
-	a.say("%s %d turns; the store holds %s, %s of it freed by this", verb, pruned, units.FormatBytes(plan.StoreBytes), units.FormatBytes(plan.FreedBytes))
+	a.say("%s", plan.Summary(rep != nil))
 	if plan.OverQuota {
 		a.say("warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
 	}
@@ -311,19 +292,10 @@ func newVerifyCmd(a *app) *cobra.Command {
 					return err
 				}
 			} else {
-				w := bufio.NewWriter(a.stdout)
-				for _, f := range rep.Findings {
-					fmt.Fprintf(w, "%-8s %s", f.Kind, f.Blob)
-					for _, u := range f.Uses {
-						fmt.Fprintf(w, "  %s turn %d %s", u.Session, u.Turn, quote.Path(u.Path))
-					}
-					fmt.Fprintln(w)
+				if _, err := fmt.Fprint(a.stdout, rep); err != nil {
+					return err
 				}
-				for _, id := range rep.Catalog {
-					fmt.Fprintf(w, "%-8s %s  its summary in the store's catalog disagreed with its index (rewritten)\n", "catalog", id)
-				}
-				w.Flush()
-				a.say("checked %d referenced blobs of %d stored: %d findings", rep.Checked, rep.Blobs, len(rep.Findings)+len(rep.Catalog))
+				a.say("%s", rep.Summary())
 				if repair && rep.Repaired > 0 {
 					a.say("repaired: %d references marked lost", rep.Repaired)
 				}
@@ -359,22 +331,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if tree {
-				return a.printSessionTree(infos)
-			}
-			if a.json {
-				return a.printJSON(wire.NewSessions(infos))
-			}
-			w := bufio.NewWriter(a.stdout)
-			fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
-			for _, i := range infos {
-				fmt.Fprint(w, sessionLine(i.ID, wire.NewSession(i)))
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			a.warnUnreadable(infos)
-			return nil
+			return a.printSessions(infos, tree)
 		},
 	}
 	cmd.AddCommand(newSessionsRmCmd(a))
@@ -415,41 +372,27 @@ func (a *app) warnUnreadable(infos []controller.SessionInfo) {
 	}
 }
 
-// printSessionTree prints the session tree: --json nests forks in
-// "children"; the table puts each fork under its parent.
-func (a *app) printSessionTree(infos []controller.SessionInfo) error {
-	roots := wire.NewSessionTree(infos)
-	if a.json {
-		return a.printJSON(roots)
+// printSessions prints the sessions: --json as a list, or with tree as
+// the session tree, forks nested in "children"; for people a table, with
+// tree each fork under its parent.
+func (a *app) printSessions(infos []controller.SessionInfo, tree bool) error {
+	var roots []*wire.SessionNode
+	switch {
+	case tree && a.json:
+		return a.printJSON(wire.NewSessionTree(infos))
+	case a.json:
+		return a.printJSON(wire.NewSessions(infos))
+	case tree:
+		roots = wire.NewSessionTree(infos)
 	}
 	w := bufio.NewWriter(a.stdout)
 	fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
-	var walk func(n *wire.SessionNode, prefix, branch string)
-	walk = func(n *wire.SessionNode, prefix, branch string) {
-		name := prefix + branch + n.ID
-		if n.Parent != nil {
-			from := fmt.Sprintf(" (turn %d)", n.Parent.Turn)
-			if branch == "" { // a root whose parent is gone
-				from = fmt.Sprintf(" (from %s turn %d, gone)", n.Parent.Session, n.Parent.Turn)
-			}
-			name += from
+	if tree {
+		wire.EachLine(roots, func(name string, s wire.Session) { fmt.Fprint(w, sessionLine(name, s)) })
+	} else {
+		for _, i := range infos {
+			fmt.Fprint(w, sessionLine(i.ID, wire.NewSession(i)))
 		}
-		fmt.Fprint(w, sessionLine(name, n.Session))
-		if branch == "├─ " {
-			prefix += "│  "
-		} else if branch == "└─ " {
-			prefix += "   "
-		}
-		for k, c := range n.Children {
-			b := "├─ "
-			if k == len(n.Children)-1 {
-				b = "└─ "
-			}
-			walk(c, prefix, b)
-		}
-	}
-	for _, r := range roots {
-		walk(r, "", "")
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -333,15 +333,6 @@ type Result struct {
 
 func result(r controller.Result) Result { return Result{Result: wire.NewResult(r)} }
 
-// counts says what a result does to files.
-func (r Result) counts() string {
-	s := fmt.Sprintf("%d restored, %d deleted", len(r.Restored), len(r.Deleted))
-	if len(r.Skipped) > 0 {
-		s += fmt.Sprintf(", %d skipped", len(r.Skipped))
-	}
-	return s
-}
-
 func (s *server) rewind(ctx context.Context, in RewindInput) (Result, error) {
 	if in.Turn < 0 {
 		return Result{}, fmt.Errorf("turn must be a whole number ≥ 0, got %d", in.Turn)
@@ -380,11 +371,11 @@ func (s *server) rewind(ctx context.Context, in RewindInput) (Result, error) {
 	case !out.Changed:
 		out.Summary = fmt.Sprintf("nothing to rewind (%s): the files are as they were at its start", what)
 	case out.DryRun && len(out.Conflicts) > 0:
-		out.Summary = fmt.Sprintf("dry run, nothing changed: rewinding (%s) would do %s, and needs force: true to overwrite %d file(s) changed since", what, out.counts(), len(out.Conflicts))
+		out.Summary = fmt.Sprintf("dry run, nothing changed: rewinding (%s) would do %s, and needs force: true to overwrite %d file(s) changed since", what, out.Counts(), len(out.Conflicts))
 	case out.DryRun:
-		out.Summary = fmt.Sprintf("dry run, nothing changed: rewinding (%s) would do %s", what, out.counts())
+		out.Summary = fmt.Sprintf("dry run, nothing changed: rewinding (%s) would do %s", what, out.Counts())
 	default:
-		out.Summary = fmt.Sprintf("rewound (%s): %s; undo reverses it", what, out.counts())
+		out.Summary = fmt.Sprintf("rewound (%s): %s; undo reverses it", what, out.Counts())
 	}
 	if out.Scope != string(controller.ScopeCode) && out.Prompt != "" && !out.DryRun {
 		out.Summary += "; the conversation is cut before that turn, its prompt is in prompt"
@@ -432,11 +423,11 @@ func (s *server) reverse(ctx context.Context, in UndoInput, redo bool) (Result, 
 	case !out.Changed:
 		out.Summary = fmt.Sprintf("nothing to %s: the state it would bring back is there already", verb)
 	case out.DryRun && len(out.Conflicts) > 0:
-		out.Summary = fmt.Sprintf("dry run, nothing changed: %s (%s) would do %s, and needs force: true to overwrite work done since", verb, what, out.counts())
+		out.Summary = fmt.Sprintf("dry run, nothing changed: %s (%s) would do %s, and needs force: true to overwrite work done since", verb, what, out.Counts())
 	case out.DryRun:
-		out.Summary = fmt.Sprintf("dry run, nothing changed: %s (%s) would do %s", verb, what, out.counts())
+		out.Summary = fmt.Sprintf("dry run, nothing changed: %s (%s) would do %s", verb, what, out.Counts())
 	default:
-		out.Summary = fmt.Sprintf("%s done (%s): %s; %s reverses it", verb, what, out.counts(), other)
+		out.Summary = fmt.Sprintf("%s done (%s): %s; %s reverses it", verb, what, out.Counts(), other)
 	}
 	return out, nil
 }

@@ -44,3 +44,22 @@ func TestNewSessionTree(t *testing.T) {
 		t.Errorf("a leaf's children: %s", b)
 	}
 }
+
+// TestEachLine: the tree as text draws each fork under its parent with
+// the turn it was made before, and a root whose parent is gone says so.
+func TestEachLine(t *testing.T) {
+	fork := func(id, parent string, turn int) controller.SessionInfo {
+		i := controller.SessionInfo{ID: id}
+		if parent != "" {
+			i.Parent = &controller.Parent{Session: parent, Turn: turn}
+		}
+		return i
+	}
+	infos := []controller.SessionInfo{fork("a", "", 0), fork("b", "a", 2), fork("c", "b", 1), fork("d", "gone", 3), fork("g", "a", 5)}
+	var lines []string
+	wire.EachLine(wire.NewSessionTree(infos), func(name string, s wire.Session) { lines = append(lines, name) })
+	want := []string{"a", "├─ b (turn 2)", "│  └─ c (turn 1)", "└─ g (turn 5)", "d (from gone turn 3, gone)"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -204,6 +206,16 @@ type Result struct {
 	PathBytes map[string][]byte `json:"path_bytes,omitempty" jsonschema:"each path above that is not UTF-8, mapped to its exact bytes (base64)"`
 }
 
+// Counts says what the result does to files, for people: "2 restored,
+// 1 deleted", and ", 1 skipped" when paths were left alone.
+func (r Result) Counts() string {
+	s := strconv.Itoa(len(r.Restored)) + " restored, " + strconv.Itoa(len(r.Deleted)) + " deleted"
+	if len(r.Skipped) > 0 {
+		s += ", " + strconv.Itoa(len(r.Skipped)) + " skipped"
+	}
+	return s
+}
+
 // NewResult is r as the front-ends emit it.
 func NewResult(r controller.Result) Result {
 	out := Result{Turn: r.Turn, Step: r.Step, Scope: string(r.Scope), Restored: nonNil(r.Restored), Deleted: nonNil(r.Deleted),
@@ -351,6 +363,35 @@ type HistoryEntry struct {
 	// PathBytes maps each path above that is not UTF-8 (as its JSON
 	// string) to its exact bytes.
 	PathBytes map[string][]byte `json:"path_bytes,omitempty" jsonschema:"each path above that is not UTF-8, mapped to its exact bytes (base64)"`
+}
+
+// Op words what the op did, for people: "rewind both to turn 2", "undo
+// of 3 (turn 2, both)", "revert turn 4", "summarize at turn 5".
+func (e HistoryEntry) Op() string {
+	target := controller.Target{Turn: e.Turn, Step: e.Step}
+	switch e.Kind {
+	case "undo", "redo":
+		return fmt.Sprintf("%s of %d (turn %s, %s)", e.Kind, e.Undoes, target, e.Scope)
+	case "summarize":
+		return fmt.Sprintf("summarize at turn %d", e.Turn)
+	case "revert":
+		return fmt.Sprintf("revert turn %d", e.Turn)
+	}
+	return fmt.Sprintf("rewind %s to turn %s", e.Scope, target)
+}
+
+// Status words where the op stands, for people: "in effect", "undone by
+// 7", "redone" (undone, and that undo undone), or "unfinished".
+func (e HistoryEntry) Status() string {
+	switch {
+	case e.State == "planned":
+		return "unfinished"
+	case e.InEffect && e.UndoneBy != 0:
+		return "redone"
+	case e.InEffect:
+		return "in effect"
+	}
+	return fmt.Sprintf("undone by %d", e.UndoneBy)
 }
 
 // HistoryFile is a file an op rewrote, with its state before and after.
@@ -515,6 +556,41 @@ func NewSessionTree(infos []controller.SessionInfo) []*SessionNode {
 	}
 	sort.Slice(roots, func(i, j int) bool { return roots[i].ID < roots[j].ID })
 	return roots
+}
+
+// EachLine calls f for every session of the tree under roots, depth
+// first, with its name as a text tree draws it: the branches above it
+// ("├─ ", "└─ ", "│  "), its id, and the turn a fork was made before —
+// "(turn 3)", or for a root whose parent is gone "(from ID turn 3,
+// gone)".
+func EachLine(roots []*SessionNode, f func(name string, s Session)) {
+	var walk func(n *SessionNode, prefix, branch string)
+	walk = func(n *SessionNode, prefix, branch string) {
+		name := prefix + branch + n.ID
+		switch {
+		case n.Parent != nil && branch == "":
+			name += fmt.Sprintf(" (from %s turn %d, gone)", n.Parent.Session, n.Parent.Turn)
+		case n.Parent != nil:
+			name += fmt.Sprintf(" (turn %d)", n.Parent.Turn)
+		}
+		f(name, n.Session)
+		switch branch {
+		case "├─ ":
+			prefix += "│  "
+		case "└─ ":
+			prefix += "   "
+		}
+		for k, c := range n.Children {
+			b := "├─ "
+			if k == len(n.Children)-1 {
+				b = "└─ "
+			}
+			walk(c, prefix, b)
+		}
+	}
+	for _, r := range roots {
+		walk(r, "", "")
+	}
 }
 
 // Event says the session changed: GET /api/events' data lines.
