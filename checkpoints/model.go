@@ -121,6 +121,17 @@ func ParseScope(s string) (Scope, error) {
 	return "", errors.New(`scope must be "code", "conversation" or "both"`)
 }
 
+// UnmarshalText sets s from "code", "conversation" or "both" (as
+// ParseScope), so a Scope decodes from JSON and flags.
+func (s *Scope) UnmarshalText(b []byte) error {
+	sc, err := ParseScope(string(b))
+	if err != nil {
+		return err
+	}
+	*s = sc
+	return nil
+}
+
 // Code reports whether the scope restores files.
 func (s Scope) Code() bool { return s == ScopeCode || s == ScopeBoth }
 

@@ -27,9 +27,6 @@ const (
 	ScopeBoth         = checkpoints.ScopeBoth
 )
 
-// ParseScope accepts "code", "conversation" or "both".
-func ParseScope(s string) (Scope, error) { return checkpoints.ParseScope(s) }
-
 // ValidSession reports whether id can name a session: 1-128 letters,
 // digits, '.', '_' or '-', not starting with '.'.
 func ValidSession(id string) bool { return checkpoints.ValidSession(id) }

@@ -17,9 +17,9 @@ import (
 const (
 	// maxExported bounds the exported package-level identifiers: types,
 	// functions, constants and variables.
-	maxExported = 90
+	maxExported = 91
 	// maxMethods bounds the exported methods of exported types.
-	maxMethods = 67
+	maxMethods = 69
 )
 
 // TestAPIBudget parses the package's non-test files, counts its exported

@@ -79,8 +79,8 @@ func (o rewindOptions) target(cmd *cobra.Command, arg string) (controller.Target
 	if (pt.Step > 0 || o.only) && !cmd.Flags().Changed("scope") {
 		scope = string(controller.ScopeCode) // files, not the conversation
 	}
-	sc, err := controller.ParseScope(scope)
-	if err != nil {
+	var sc controller.Scope
+	if err := sc.UnmarshalText([]byte(scope)); err != nil {
 		return pt, "", usageError{err}
 	}
 	if pt.Step > 0 && sc != controller.ScopeCode {

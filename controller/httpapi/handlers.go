@@ -189,8 +189,8 @@ func (h *handler) rewind(w http.ResponseWriter, r *http.Request) {
 			req.Scope = string(controller.ScopeCode) // a step rewinds code only
 		}
 	}
-	sc, err := controller.ParseScope(req.Scope)
-	if err != nil {
+	var sc controller.Scope
+	if err := sc.UnmarshalText([]byte(req.Scope)); err != nil {
 		h.error(w, http.StatusBadRequest, message(err))
 		return
 	}

@@ -346,8 +346,8 @@ func (s *server) rewind(ctx context.Context, in RewindInput) (Result, error) {
 			in.Scope = string(controller.ScopeCode) // a step rewinds code only
 		}
 	}
-	sc, err := controller.ParseScope(in.Scope)
-	if err != nil {
+	var sc controller.Scope
+	if err := sc.UnmarshalText([]byte(in.Scope)); err != nil {
 		return Result{}, err
 	}
 	pt := controller.Target{Turn: in.Turn, Step: in.Step}
