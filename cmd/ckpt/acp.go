@@ -15,28 +15,7 @@ import (
 func newACPCmd(a *app) *cobra.Command {
 	var noScan bool
 	cmd := &cobra.Command{
-		Use:   "acp [--no-scan] -- AGENT_CMD [ARGS]",
-		Short: "Run an ACP agent for an editor, with checkpoints and /rewind",
-		Long: `Run AGENT_CMD, an Agent Client Protocol agent, between the editor that started
-ckpt (stdin/stdout) and the agent, forwarding every message unchanged except:
-
-  session/prompt        opens a ckpt turn (the prompt is its label), in scan
-                        mode: the workspace's manifest covers what terminals
-                        and an agent writing files itself change
-  fs/write_text_file    the file is captured first, one step per tool call
-  session/new, load     each ACP session records into the ckpt session of
-                        the same id (in the store), its workspace the cwd
-  session/fork          the fork records into a ckpt fork of the source's
-                        session after its last turn (ckpt sessions --tree)
-  available_commands    /checkpoints, /rewind, /undo and /redo are added;
-                        ckpt answers them itself (code rewinds: ACP cannot
-                        load a conversation at an earlier point)
-
---no-scan opens turns without a manifest: only the writes the agent asks the
-editor to make are captured. Zed (settings.json):
-
-  "agent_servers": {"Gemini + ckpt": {"type": "custom", "command": "ckpt",
-    "args": ["acp", "--", "gemini", "--acp"]}}`,
+		Use: "acp [--no-scan] -- AGENT_CMD [ARGS]",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("acp takes the agent's command after -- (ckpt acp -- gemini --acp)")
@@ -47,7 +26,7 @@ editor to make are captured. Zed (settings.json):
 			return a.serveACP(cmd.Context(), args, noScan)
 		},
 	}
-	cmd.Flags().BoolVar(&noScan, "no-scan", false, "no workspace manifest per prompt: capture only the writes the editor makes")
+	cmd.Flags().BoolVar(&noScan, "no-scan", false, "")
 	cmd.Flags().SetInterspersed(false)
 	return cmd
 }

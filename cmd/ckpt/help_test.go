@@ -101,29 +101,13 @@ func TestHelpPages(t *testing.T) {
 	}
 }
 
-// textInCode lists the commands whose code still carries help text of its
-// own (Short, Long, flag usage): the agent commands, whose files move to
-// package agent separately. Their text must be their page's, word for
-// word, so that a change made there is not lost under the page; once the
-// strings are deleted, so is this list.
-var textInCode = map[string]bool{"install": true, "uninstall": true, "hook": true, "statusline": true, "acp": true}
-
 // TestHelpHasOneSource: a command says in code only what it takes; what
 // it does, and what its flags do, is its page's text alone.
 func TestHelpHasOneSource(t *testing.T) {
 	t.Parallel()
-	pages, err := docs.Pages()
-	if err != nil {
-		t.Fatal(err)
-	}
 	eachCommand(newRoot(&app{}), func(c *cobra.Command) {
 		path := commandPath(c)
-		page := pages[path]
-		if textInCode[path] {
-			if c.Short != page.Short || c.Long != page.Long {
-				t.Errorf("%q says in code what docs/cli/%s does not: move its text there", c.CommandPath(), docs.PageFile(path))
-			}
-		} else if c.Short != "" || c.Long != "" {
+		if c.Short != "" || c.Long != "" {
 			t.Errorf("%q sets its description in code: it belongs in docs/cli/%s", c.CommandPath(), docs.PageFile(path))
 		}
 		flags := c.LocalNonPersistentFlags()
@@ -131,10 +115,7 @@ func TestHelpHasOneSource(t *testing.T) {
 			flags = c.PersistentFlags()
 		}
 		flags.VisitAll(func(f *pflag.Flag) {
-			switch {
-			case textInCode[path] && f.Usage != page.Flags[f.Name]:
-				t.Errorf("%q describes --%s in code otherwise than docs/cli/%s: move its text there", c.CommandPath(), f.Name, docs.PageFile(path))
-			case !textInCode[path] && f.Usage != "":
+			if f.Usage != "" {
 				t.Errorf("%q describes --%s in code: it belongs in docs/cli/%s", c.CommandPath(), f.Name, docs.PageFile(path))
 			}
 		})

@@ -29,68 +29,7 @@ type installOptions struct {
 func newInstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "install [AGENT...]",
-		Short: "Wire ckpt into an agent's hooks: claude, codex, gemini, cursor, copilot, cline, windsurf, opencode, pi, qwen, kilo, amp",
-		Long: `Write ckpt's hooks into AGENT's configuration for this workspace (--user:
-the agent's configuration for every project), so that every prompt opens a
-turn and every file is captured before a tool writes it. Other settings and
-hooks are kept; running it again changes nothing; an older ckpt entry is
-replaced in place. Prints what it changed. "ckpt uninstall AGENT" removes
-exactly what install added.
-
-  AGENT     writes (--user)
-  claude    .claude/settings.json (~/.claude/settings.json)
-  codex     .codex/hooks.json ($CODEX_HOME/hooks.json or ~/.codex/hooks.json)
-  gemini    .gemini/settings.json (~/.gemini/settings.json)
-  cursor    .cursor/hooks.json (~/.cursor/hooks.json)
-  copilot   .github/hooks/ckpt.json ($COPILOT_HOME/hooks/ or ~/.copilot/hooks/)
-  cline     .clinerules/hooks/ (~/Documents/Cline/Hooks/)
-  windsurf  .windsurf/hooks.json (~/.codeium/windsurf/hooks.json)
-  opencode  .opencode/plugin/ckpt.js (~/.config/opencode/plugin/)
-  pi        .pi/extensions/ckpt-rewind.ts (~/.pi/agent/extensions/): also pi's /rewind
-  qwen      .qwen/settings.json (~/.qwen/settings.json)
-  kilo      .kilo/plugin/ckpt.js (~/.config/kilo/plugin/)
-  amp       .amp/plugins/ckpt.ts (~/.config/amp/plugins/)
-
-With no AGENT, it installs for every agent it finds: its command on $PATH,
-its configuration directory in your home directory, or its files in the
-workspace, and says which it found and why. Several AGENTs install each.
---check runs each installed hook's command (pi's extension's too) with a
-made-up prompt event, against a temporary store, and says which fire, and
-whether pi will load its extension here; --check pi says more about pi
-(where the extension is, whether it is this ckpt's version, whether pi
-trusts the project). --strict installs hooks
-that block a tool call whose capture fails. docs/agents/ has a page per
-agent.
-
-Installing also turns scan mode on for the workspace (every session of it,
-of any agent, inherits it), so a rewind also undoes shell edits; --no-scan
-leaves it off, and a tree too big to scan at every prompt turns it off again
-with one warning. Not with --user.
-
-Claude Code: UserPromptSubmit opens a turn per
-prompt, PreToolUse captures each file before Write, Edit or NotebookEdit
-changes it (and Bash or PowerShell keeps scan mode's manifest), SessionStart
-records a resume checkpoint in scan mode and links forked conversations,
-Stop and SessionEnd start a background "ckpt sync" when the store has a
-remote. Other settings and hooks are kept; running it again changes
-nothing; an older ckpt install (another matcher, another binary path) is
-replaced in place. --statusline also sets Claude Code's statusLine to "ckpt
-statusline" (not over a status line of your own). Prints what it changed.
-
---http makes PreToolUse an http hook: Claude Code posts each tool call to
-"ckpt serve --hooks" on loopback (--port or --addr; default: a free port
-chosen at the first install), with no process started per call. The hook
-carries a token of this install's own, good only for hook events of this
-workspace (--user: of the directories below your home directory, not of
-the home directory itself nor of its hidden directories), so it goes in
-.claude/settings.local.json (kept out of version control). The prompt and
-session-start hooks check that the server answering there proves it is this
-ckpt's (they send it no token before), and start it when nothing answers;
-when it cannot be proven they warn and the prompt's turn records the whole
-workspace instead. "ckpt statusline" says when the server is down or its
-port is held by another program. Installing with or without --http
-switches in place.`,
+		Use: "install [AGENT...]",
 		Args: func(cmd *cobra.Command, args []string) error {
 			for _, n := range args {
 				if setup.Named(n) == nil {
@@ -101,15 +40,15 @@ switches in place.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return a.runInstallCmd(cmd.Context(), args, o) },
 	}
-	cmd.Flags().BoolVar(&o.check, "check", false, "run each installed hook with a made-up prompt event (in a temporary store) and say which fire; changes nothing")
-	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "leave scan mode as it is (install turns it on for the workspace)")
-	cmd.Flags().BoolVar(&o.user, "user", false, "install into the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
-	cmd.Flags().BoolVar(&o.strict, "strict", false, "install the hooks with --strict: a failed capture blocks the edit")
-	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, `claude: also set Claude Code's statusLine to "ckpt statusline"`)
-	cmd.Flags().BoolVar(&o.http, "http", false, "claude: send tool calls to a resident ckpt (ckpt serve --hooks) over loopback HTTP instead of starting a process per call")
-	cmd.Flags().StringVar(&o.addr, "addr", "", "with --http: the hook server's loopback HOST:PORT (default: the store's current one, or a free port)")
+	cmd.Flags().BoolVar(&o.check, "check", false, "")
+	cmd.Flags().BoolVar(&o.noScan, "no-scan", false, "")
+	cmd.Flags().BoolVar(&o.user, "user", false, "")
+	cmd.Flags().BoolVar(&o.strict, "strict", false, "")
+	cmd.Flags().BoolVar(&o.statusLine, "statusline", false, "")
+	cmd.Flags().BoolVar(&o.http, "http", false, "")
+	cmd.Flags().StringVar(&o.addr, "addr", "", "")
 	var port int
-	cmd.Flags().IntVar(&port, "port", 0, "with --http: the hook server's port on 127.0.0.1")
+	cmd.Flags().IntVar(&port, "port", 0, "")
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error { return checkInstallFlags(&o, port, args) }
 	return cmd
 }
@@ -117,19 +56,7 @@ switches in place.`,
 func newUninstallCmd(a *app) *cobra.Command {
 	var o installOptions
 	cmd := &cobra.Command{
-		Use:   "uninstall AGENT...",
-		Short: "Remove exactly the hooks `ckpt install AGENT` added",
-		Long: `Remove the entries "ckpt install AGENT" added to the agent's configuration
-in this workspace (--user: the agent's configuration for every project; see
-"ckpt install --help" for where each agent's lives), leaving every other
-setting and hook as it was. A file left with nothing else is removed, and
-so are the directories install created, once empty; a file of that name
-that is not ckpt's is left alone. For claude that is .claude/settings.json
-and .claude/settings.local.json (or ~/.claude/settings.json), including a
-statusLine running "ckpt statusline", and the /rewind command; the hook
-server of an --http install is stopped when no install uses it. Once no
-agent's hooks are left in the workspace, its scan mode goes back to what
-it was before install turned it on. Several AGENTs uninstall each.`,
+		Use: "uninstall AGENT...",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || slices.ContainsFunc(args, func(n string) bool { return setup.Named(n) == nil }) {
 				return usagef("uninstall takes agents: %s", strings.Join(agent.Names(), ", "))
@@ -140,7 +67,7 @@ it was before install turned it on. Several AGENTs uninstall each.`,
 			return a.runUninstall(cmd.Context(), args, o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.user, "user", false, "uninstall from the agent's configuration for every project (claude: ~/.claude/settings.json) instead of the workspace's")
+	cmd.Flags().BoolVar(&o.user, "user", false, "")
 	return cmd
 }
 
