@@ -156,10 +156,12 @@ func (c *Catalog) buildContinuations(ctx context.Context, open OpenFunc) ([]Cont
 		}
 	}
 	var all []Continuation
+	complete := true // every index read, every link recorded
 	for _, id := range ids {
 		x, err := open(ctx, id)
 		if err != nil {
-			continue // an unreadable index continues nothing it could prove
+			complete = false // an unreadable index continues nothing it could prove, yet
+			continue
 		}
 		cs, err := x.Continuations(ctx, id)
 		if err == nil {
@@ -168,18 +170,25 @@ func (c *Catalog) buildContinuations(ctx context.Context, open OpenFunc) ([]Cont
 				known[co.ID] = true
 			}
 			for _, co := range legacy[id] {
-				if !known[co.ID] && x.AddContinuation(ctx, co) == nil {
-					cs = append(cs, co)
+				if known[co.ID] {
+					continue
 				}
+				if x.AddContinuation(ctx, co) != nil {
+					complete = false
+				}
+				cs = append(cs, co)
 			}
 		}
 		x.Close()
 		if err != nil {
+			complete = false
 			continue
 		}
 		all = append(all, cs...)
 	}
-	if c.db == nil {
+	if c.db == nil || !complete {
+		// What an index could not say is not absent: the table stays
+		// unbuilt, and the next lookup reads the indexes again.
 		return all, nil
 	}
 	// Rows only get added: a row another process noted meanwhile

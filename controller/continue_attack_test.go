@@ -1,0 +1,51 @@
+package controller_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ckpt/ckpt/controller"
+)
+
+// TestContinuationAfterAnUnreadableIndex: a catalog built while the index
+// holding a continuation could not be read must not answer "nothing
+// continues it" once the index reads again: what an index could not say
+// was never proven absent.
+func TestContinuationAfterAnUnreadableIndex(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	S := e.c.Session()
+	st := controller.OpenStore(e.store)
+	const F = "fork-of-s"
+	if err := st.Continue(ctx, F, S, "a1", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.c.Close()
+	e.c = nil
+	removeCatalog(t, e.store)
+	file := filepath.Join(e.store, "sessions", S, "index.db")
+	good, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := make([]byte, len(good))
+	for i := range bad {
+		bad[i] = 0x5a
+	}
+	if err := os.WriteFile(file, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if loc, err := st.Locate(ctx, e.ws, F); err == nil && loc.Continued {
+		t.Errorf("Locate with the index unreadable = %+v; want it not continued (or an error)", loc)
+	}
+	if err := os.WriteFile(file, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := st.Locate(ctx, e.ws, F)
+	if err != nil || !loc.Continued || loc.Session != S || loc.ContinuedAt != "a1" {
+		t.Errorf("Locate once the index reads again = %+v, %v; want %s continued at a1", loc, err, S)
+	}
+}
