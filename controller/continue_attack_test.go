@@ -49,3 +49,38 @@ func TestContinuationAfterAnUnreadableIndex(t *testing.T) {
 		t.Errorf("Locate once the index reads again = %+v, %v; want %s continued at a1", loc, err, S)
 	}
 }
+
+// TestContinuationOfARemovedSession: a session removed with the agent
+// session that continued it, then recreated under the same id (a
+// workspace's default session id is its root's), continues nothing its
+// index does not record: the catalog's row is no proof.
+func TestContinuationOfARemovedSession(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	S := e.c.Session()
+	st := controller.OpenStore(e.store)
+	const F = "fork-of-s"
+	if err := st.Continue(ctx, F, S, "a1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if loc, err := st.Locate(ctx, e.ws, F); err != nil || !loc.Continued {
+		t.Fatalf("Locate = %+v, %v", loc, err)
+	}
+	e.c.Close()
+	e.c = nil
+	if _, _, err := st.RemoveSession(ctx, S, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if loc, err := st.Locate(ctx, e.ws, F); err != nil || loc.Continued || loc.Session != F {
+		t.Errorf("Locate after removing %s = %+v, %v; want %s itself", S, loc, err, F)
+	}
+	e.reopen() // the workspace's default session again, new
+	e.turn("new work")
+	if e.c.Session() != S {
+		t.Fatalf("recreated session %s, want %s", e.c.Session(), S)
+	}
+	if loc, err := st.Locate(ctx, e.ws, F); err != nil || loc.Continued || loc.Session != F {
+		t.Errorf("Locate after recreating %s = %+v, %v; want %s itself", S, loc, err, F)
+	}
+}
