@@ -143,8 +143,7 @@ func (c *Catalog) buildContinuations(ctx context.Context, open OpenFunc) ([]Cont
 	for _, id := range ids {
 		has[id] = true
 	}
-	// An older ckpt's link directories: recorded in the index they name,
-	// unless that index records the id already.
+	// An older ckpt's link directories, naming a session of the store.
 	ents, _ := os.ReadDir(filepath.Join(c.store, "sessions"))
 	legacy := map[string][]Continuation{}
 	for _, e := range ents {
@@ -157,6 +156,7 @@ func (c *Catalog) buildContinuations(ctx context.Context, open OpenFunc) ([]Cont
 	}
 	var all []Continuation
 	complete := true // every index read, every link recorded
+	known := map[string]bool{}
 	for _, id := range ids {
 		x, err := open(ctx, id)
 		if err != nil {
@@ -164,27 +164,38 @@ func (c *Catalog) buildContinuations(ctx context.Context, open OpenFunc) ([]Cont
 			continue
 		}
 		cs, err := x.Continuations(ctx, id)
-		if err == nil {
-			known := map[string]bool{}
-			for _, co := range cs {
-				known[co.ID] = true
-			}
-			for _, co := range legacy[id] {
-				if known[co.ID] {
-					continue
-				}
-				if x.AddContinuation(ctx, co) != nil {
-					complete = false
-				}
-				cs = append(cs, co)
-			}
-		}
 		x.Close()
 		if err != nil {
 			complete = false
 			continue
 		}
+		for _, co := range cs {
+			known[co.ID] = true
+		}
 		all = append(all, cs...)
+	}
+	// A link is recorded only while no index records its id: a row this
+	// ckpt wrote is newer than an older ckpt's link file.
+	for session, cs := range legacy {
+		var add []Continuation
+		for _, co := range cs {
+			if !known[co.ID] {
+				add = append(add, co)
+			}
+		}
+		if len(add) == 0 {
+			continue
+		}
+		x, err := open(ctx, session)
+		for _, co := range add {
+			if err != nil || x.AddContinuation(ctx, co) != nil {
+				complete = false // the link file still says it
+			}
+			all = append(all, co)
+		}
+		if err == nil {
+			x.Close()
+		}
 	}
 	if c.db == nil || !complete {
 		// What an index could not say is not absent: the table stays

@@ -44,12 +44,12 @@ func (s *Store) Continue(ctx context.Context, id, session, at, in string) error 
 		return fmt.Errorf("controller: session %s: %w", id, ErrSessionExists)
 	}
 	forget := session == ""
+	prev, had, err := s.continuation(ctx, id)
+	if err != nil || (forget && !had) {
+		return err
+	}
 	if forget {
-		co, ok, err := s.continuation(ctx, id)
-		if err != nil || !ok {
-			return err
-		}
-		session = co.Session
+		session = prev.Session
 	}
 	x, err := checkpoints.OpenSession(ctx, s.dir, session, false)
 	if err != nil {
@@ -63,6 +63,16 @@ func (s *Store) Continue(ctx context.Context, id, session, at, in string) error 
 	}
 	if err = errors.Join(err, x.Close()); err != nil {
 		return fmt.Errorf("controller: continue session %s: %w", session, err)
+	}
+	if had && prev.Session != session {
+		// id continued another session until now: one index records it,
+		// so that a rebuilt catalog gives the same answer.
+		if x, err = checkpoints.OpenSession(ctx, s.dir, prev.Session, false); err == nil {
+			err = errors.Join(x.RemoveContinuation(ctx, id), x.Close())
+		}
+		if err != nil {
+			return fmt.Errorf("controller: continue session %s: %w", session, err)
+		}
 	}
 	cat, err := checkpoints.OpenCatalog(ctx, s.dir)
 	if err != nil {

@@ -84,3 +84,53 @@ func TestContinuationOfARemovedSession(t *testing.T) {
 		t.Errorf("Locate after recreating %s = %+v, %v; want %s itself", S, loc, err, F)
 	}
 }
+
+// TestContinuationOneAnswer: an agent session recorded as continuing one
+// session, then another (or named by an older store's link file while an
+// index records it elsewhere), resolves to the latest record, and a
+// rebuilt catalog gives the same answer: the newer index row wins over the
+// older record.
+func TestContinuationOneAnswer(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	A := e.c.Session()
+	if _, err := e.c.Fork(ctx, 2, controller.ForkOptions{To: "zz-b"}); err != nil {
+		t.Fatal(err)
+	}
+	const B = "zz-b"
+	st := controller.OpenStore(e.store)
+	check := func(id, want, when string) {
+		t.Helper()
+		for _, lost := range []bool{false, true} {
+			if lost {
+				removeCatalog(t, e.store)
+			}
+			loc, err := st.Locate(ctx, e.ws, id)
+			if err != nil || !loc.Continued || loc.Session != want {
+				t.Errorf("%s (catalog lost: %v): Locate(%s) = %+v, %v; want %s", when, lost, id, loc, err, want)
+			}
+		}
+	}
+	// Recorded twice, the second time elsewhere.
+	if err := st.Continue(ctx, "f1", A, "a1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Continue(ctx, "f1", B, "b1", ""); err != nil {
+		t.Fatal(err)
+	}
+	check("f1", B, "recorded again")
+	// An older ckpt's link file names A; this ckpt recorded B.
+	dir := filepath.Join(e.store, "sessions", "f2")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "claude-continues"), []byte(A+"\na0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Continue(ctx, "f2", B, "b2", ""); err != nil {
+		t.Fatal(err)
+	}
+	removeCatalog(t, e.store)
+	check("f2", B, "link file and index row")
+}
