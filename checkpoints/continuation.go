@@ -3,10 +3,14 @@ package checkpoints
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ckpt/ckpt/migrations"
 )
 
 // Continuation says that an agent's session ID, which has no index of its
@@ -234,6 +238,33 @@ func (c *Catalog) NoteContinuation(ctx context.Context, co Continuation) error {
 	}
 	if err != nil {
 		return fmt.Errorf("checkpoints: catalog: %w", err)
+	}
+	return nil
+}
+
+// ErrIndexInUse is returned by Unshared for an index another connection
+// has open.
+var ErrIndexInUse = errors.New("index open elsewhere")
+
+// Unshared takes session id's index out of WAL mode, which SQLite allows
+// only while no other connection has the file open: an index about to be
+// deleted (replaced by a fork of another session, see controller.Adopt)
+// is then open nowhere a write could land in the deleted file. It fails
+// wrapping ErrIndexInUse when another connection has it open.
+func Unshared(ctx context.Context, store, id string) error {
+	path := filepath.Join(SessionDir(store, id), FileName)
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath())
+	if err != nil {
+		return fmt.Errorf("checkpoints: session %s: %w", id, err)
+	}
+	defer db.Close()
+	var mode string
+	err = db.QueryRowContext(ctx, `PRAGMA journal_mode=DELETE`).Scan(&mode)
+	if migrations.IsBusy(err) || (err == nil && mode != "delete") {
+		return fmt.Errorf("checkpoints: session %s: %w", id, ErrIndexInUse)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoints: session %s: %w", id, err)
 	}
 	return nil
 }

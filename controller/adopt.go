@@ -151,7 +151,7 @@ func (s *Store) Adopt(ctx context.Context, id, key string, decide func(value, wo
 		if err = errors.Join(err, x.Close()); err != nil || parent == "" {
 			return err
 		}
-		if err := s.discardIndex(id); err != nil {
+		if err := s.discardIndex(ctx, id); err != nil {
 			return fmt.Errorf("controller: replace session %s by a fork: %w", id, err)
 		}
 		c, err := s.Open(ctx, Options{Workspace: root, Session: parent, NoAutoRetention: true})
@@ -230,7 +230,12 @@ func lockSession(ctx context.Context, lock *flock.Flock, session string, fn func
 // its registration, so that a fork can be made into the id. The caller
 // holds the session's rewind lock and has made sure it holds nothing worth
 // keeping.
-func (s *Store) discardIndex(id string) error {
+func (s *Store) discardIndex(ctx context.Context, id string) error {
+	// A connection another hook opened before the adoption would write
+	// into the deleted file: what it recorded would be lost.
+	if err := checkpoints.Unshared(ctx, s.dir, id); err != nil {
+		return err
+	}
 	if err := checkpoints.Unregister(s.dir, id); err != nil {
 		return err
 	}

@@ -2,10 +2,12 @@ package controller_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -133,4 +135,58 @@ func TestContinuationOneAnswer(t *testing.T) {
 	}
 	removeCatalog(t, e.store)
 	check("f2", B, "link file and index row")
+}
+
+// TestAdoptWhileTheSessionIsOpen: a hook that opened the session before
+// another adopted it (a hook server's cached controller, a parallel tool
+// call) and captures after the adoption must not record into an index
+// that is no longer the session's: a capture reported recorded is in the
+// session.
+func TestAdoptWhileTheSessionIsOpen(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	P := e.c.Session()
+	st := controller.OpenStore(e.store)
+	x, err := st.Open(ctx, controller.Options{Workspace: e.ws, Session: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.BeginTurn(ctx, "second, again", controller.TurnOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.SetMeta(ctx, pendingKey, "p"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := st.Open(ctx, controller.Options{Workspace: e.ws, Session: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	x.Close()
+	if _, err := st.Adopt(ctx, "x", pendingKey, func(v, ws string) (string, string, int) { return "", P, 1 }); err != nil && !errors.Is(err, checkpoints.ErrIndexInUse) {
+		t.Fatal(err)
+	}
+	e.write("w.txt", "typed after the adoption")
+	res, errs := other.Capture(ctx, controller.CaptureOptions{Paths: []string{"w.txt"}})
+	if errs[0] != nil || !res[0].Recorded {
+		return // refused: nothing claimed
+	}
+	y, err := st.Open(ctx, controller.Options{Workspace: e.ws, Session: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	cps, _, err := y.Checkpoints(ctx, controller.ListOptions{Since: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range cps {
+		for _, f := range cp.Files {
+			if f.Path == "w.txt" {
+				return
+			}
+		}
+	}
+	t.Errorf("capture of w.txt reported recorded in turn %d, but session x holds %+v", res[0].Turn, cps)
 }
