@@ -40,7 +40,10 @@ func (s *Store) Continue(ctx context.Context, id, session, at, in string) error 
 	if !checkpoints.ValidSession(id) {
 		return fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
 	}
-	if s.HasIndex(id) {
+	// A session whose index is lost is that session still.
+	if has, err := checkpoints.HasSession(s.dir, id); err != nil {
+		return fmt.Errorf("controller: session %s: %w", id, err)
+	} else if has {
 		return fmt.Errorf("controller: session %s: %w", id, ErrSessionExists)
 	}
 	forget := session == ""
@@ -85,11 +88,15 @@ func (s *Store) Continue(ctx context.Context, id, session, at, in string) error 
 // continuation returns what agent session id continues, when id has no
 // index of its own and the continued session has one.
 func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Continuation, bool, error) {
-	if !checkpoints.ValidSession(id) || s.HasIndex(id) {
+	if !checkpoints.ValidSession(id) {
 		return checkpoints.Continuation{}, false, nil
 	}
 	if _, err := os.Stat(s.dir); err != nil {
 		return checkpoints.Continuation{}, false, nil // no store yet: nothing to continue
+	}
+	// A session whose index is lost is that session still.
+	if has, err := checkpoints.HasSession(s.dir, id); err != nil || has {
+		return checkpoints.Continuation{}, false, err
 	}
 	cat, err := checkpoints.OpenCatalog(ctx, s.dir)
 	if err != nil {

@@ -190,3 +190,31 @@ func TestAdoptWhileTheSessionIsOpen(t *testing.T) {
 	}
 	t.Errorf("capture of w.txt reported recorded in turn %d, but session x holds %+v", res[0].Turn, cps)
 }
+
+// TestContinueNeverShadowsALostSession: an id the store has had a session
+// under, whose index is lost, is that session still: Continue refuses it,
+// and Locate does not send its events elsewhere.
+func TestContinueNeverShadowsALostSession(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	S := e.c.Session()
+	st := controller.OpenStore(e.store)
+	l, err := st.Open(ctx, controller.Options{Workspace: e.ws, Session: "lost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.BeginTurn(ctx, "p", controller.TurnOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if err := os.Remove(filepath.Join(e.store, "sessions", "lost", "index.db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Continue(ctx, "lost", S, "a1", ""); !errors.Is(err, controller.ErrSessionExists) {
+		t.Errorf("Continue of a session whose index is lost: %v, want ErrSessionExists", err)
+	}
+	if loc, err := st.Locate(ctx, e.ws, "lost"); err == nil && loc.Continued {
+		t.Errorf("Locate(lost) = %+v; want the lost session itself (or its error)", loc)
+	}
+}
