@@ -218,3 +218,35 @@ func TestContinueNeverShadowsALostSession(t *testing.T) {
 		t.Errorf("Locate(lost) = %+v; want the lost session itself (or its error)", loc)
 	}
 }
+
+// TestContinueOldLinkInAStoreWithoutRegistry: an older store that has
+// neither a registry nor continuations in its indexes: its link
+// directories are not taken for sessions when the registry is made, and
+// resolve.
+func TestContinueOldLinkInAStoreWithoutRegistry(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	S := e.c.Session()
+	e.c.Close()
+	e.c = nil
+	dir := filepath.Join(e.store, "sessions", "old-fork")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "claude-continues"), []byte(S+"\na1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(e.store, checkpoints.RegistryDir)); err != nil {
+		t.Fatal(err)
+	}
+	removeCatalog(t, e.store)
+	st := controller.OpenStore(e.store)
+	loc, err := st.Locate(ctx, e.ws, "old-fork")
+	if err != nil || !loc.Continued || loc.Session != S || loc.ContinuedAt != "a1" {
+		t.Errorf("Locate(old-fork) = %+v, %v; want %s continued at a1", loc, err, S)
+	}
+	if st.HasSession("old-fork") {
+		t.Error("the link directory was registered as a session")
+	}
+}
