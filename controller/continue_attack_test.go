@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/ckpt/ckpt/checkpoints"
@@ -248,5 +249,78 @@ func TestContinueOldLinkInAStoreWithoutRegistry(t *testing.T) {
 	}
 	if st.HasSession("old-fork") {
 		t.Error("the link directory was registered as a session")
+	}
+}
+
+// TestContinueConcurrentWithCatalogLoss: agent sessions recorded as
+// continuing one session in parallel (two Claude conversations forked
+// from it), while lookups run and the catalog is deleted under them, all
+// resolve afterwards, with the catalog kept and rebuilt.
+func TestContinueConcurrentWithCatalogLoss(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	S := e.c.Session()
+	st := controller.OpenStore(e.store)
+	ids := []string{"f0", "f1", "f2", "f3", "f4", "f5"}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := st.Continue(ctx, id, S, "a"+id, ""); err != nil {
+				t.Errorf("Continue(%s): %v", id, err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				for _, suffix := range []string{"", "-wal", "-shm"} {
+					os.Remove(filepath.Join(e.store, "catalog.db"+suffix))
+				}
+			}
+			if _, err := st.Locate(ctx, e.ws, ids[(i+1)%len(ids)]); err != nil {
+				t.Errorf("Locate: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, lost := range []bool{false, true} {
+		if lost {
+			removeCatalog(t, e.store)
+		}
+		for _, id := range ids {
+			loc, err := st.Locate(ctx, e.ws, id)
+			if err != nil || !loc.Continued || loc.Session != S || loc.ContinuedAt != "a"+id {
+				t.Errorf("catalog lost %v: Locate(%s) = %+v, %v", lost, id, loc, err)
+			}
+		}
+	}
+}
+
+// TestContinueCorruptCatalog: a catalog overwritten with garbage is not
+// taken for "nothing continues it".
+func TestContinueCorruptCatalog(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	S := e.c.Session()
+	st := controller.OpenStore(e.store)
+	if err := st.Continue(ctx, "f", S, "a1", ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		os.Remove(filepath.Join(e.store, "catalog.db"+suffix))
+	}
+	garbage := make([]byte, 8192)
+	for i := range garbage {
+		garbage[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(filepath.Join(e.store, "catalog.db"), garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := st.Locate(ctx, e.ws, "f")
+	if err == nil && (!loc.Continued || loc.Session != S) {
+		t.Errorf("Locate(f) with a corrupt catalog = %+v; want %s (or an error)", loc, S)
 	}
 }
