@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
 )
 
 // TestContinuationAfterAnUnreadableIndex: a catalog built while the index
@@ -323,4 +324,44 @@ func TestContinueCorruptCatalog(t *testing.T) {
 	if err == nil && (!loc.Continued || loc.Session != S) {
 		t.Errorf("Locate(f) with a corrupt catalog = %+v; want %s (or an error)", loc, S)
 	}
+}
+
+// TestForkAtTipOfRewoundSessionOutlivesItsSource: a fork after the last
+// turn of a session whose later turns a conversation rewind hid (an ACP
+// session/fork after a rewind) keeps every state the source had: with the
+// source removed and its blobs collected, undo in the fork brings the
+// hidden turns back and their files still restore.
+func TestForkAtTipOfRewoundSessionOutlivesItsSource(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	S := e.c.Session()
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeConversation, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Fork(ctx, 1, controller.ForkOptions{To: "cut"}); err != nil {
+		t.Fatal(err)
+	}
+	e.c.Close()
+	e.c = nil
+	st := controller.OpenStore(e.store)
+	if _, _, err := st.RemoveSession(ctx, S, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Collect(ctx, retention.CollectOptions{AllowEmpty: true}); err != nil {
+		t.Fatal(err)
+	}
+	f := e.open("cut")
+	if _, err := f.Undo(ctx, controller.UndoOptions{}); err != nil {
+		t.Fatalf("undo in the fork of the source's rewind: %v", err)
+	}
+	if _, err := f.Rewind(ctx, controller.Target{Turn: 2}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatalf("rewind of the fork to its formerly hidden turn 2: %v", err)
+	}
+	e.want("a.txt", "a2")
+	e.want("b.txt", "b")
+	if _, err := f.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.want("a.txt", "a0")
 }
