@@ -118,7 +118,7 @@ func (c *Catalog) Continuation(ctx context.Context, id string, open OpenFunc) (C
 				return Continuation{}, false, nil
 			}
 			if err == nil {
-				return co, true, nil
+				return c.proven(ctx, co, open)
 			}
 		}
 	}
@@ -129,6 +129,30 @@ func (c *Catalog) Continuation(ctx context.Context, id string, open OpenFunc) (C
 	for _, co := range all {
 		if co.ID == id {
 			return co, true, nil
+		}
+	}
+	return Continuation{}, false, nil
+}
+
+// proven returns co, a continuation the catalog's table holds, when the
+// index of co.Session records it: the table is a cache, and a session
+// removed and made again under its id continues nothing. An index that
+// cannot be read is an error, never "nothing continues it".
+func (c *Catalog) proven(ctx context.Context, co Continuation, open OpenFunc) (Continuation, bool, error) {
+	if _, err := os.Lstat(filepath.Join(SessionDir(c.store, co.Session), FileName)); errors.Is(err, os.ErrNotExist) {
+		return Continuation{}, false, nil // removed since
+	}
+	x, err := open(ctx, co.Session)
+	if err != nil {
+		return Continuation{}, false, err
+	}
+	cs, err := x.Continuations(ctx, co.Session)
+	if err = errors.Join(err, x.Close()); err != nil {
+		return Continuation{}, false, err
+	}
+	for _, r := range cs {
+		if r.ID == co.ID {
+			return r, true, nil
 		}
 	}
 	return Continuation{}, false, nil

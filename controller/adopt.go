@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/ckpt/ckpt/checkpoints"
@@ -108,21 +107,6 @@ func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Contin
 	})
 	if err != nil || !ok || !s.HasIndex(co.Session) {
 		return checkpoints.Continuation{}, false, err
-	}
-	// The catalog is a cache: the continued session's index proves it (a
-	// session removed and made again under its id continues nothing).
-	x, err := checkpoints.OpenSession(ctx, s.dir, co.Session, false)
-	if err != nil {
-		return checkpoints.Continuation{}, false, err
-	}
-	cs, err := x.Continuations(ctx, co.Session)
-	if err = errors.Join(err, x.Close()); err != nil {
-		return checkpoints.Continuation{}, false, err
-	}
-	if i := slices.IndexFunc(cs, func(c checkpoints.Continuation) bool { return c.ID == id }); i >= 0 {
-		co = cs[i]
-	} else {
-		return checkpoints.Continuation{}, false, nil
 	}
 	if co.In == "" {
 		co.In = co.Session

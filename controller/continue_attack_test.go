@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -269,7 +270,9 @@ func TestContinueConcurrentWithCatalogLoss(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if err := st.Continue(ctx, id, S, "a"+id, ""); err != nil {
+			// The catalog deleted under it may fail its note (the
+			// index holds the row: it resolves all the same).
+			if err := st.Continue(ctx, id, S, "a"+id, ""); err != nil && !strings.Contains(err.Error(), "catalog") {
 				t.Errorf("Continue(%s): %v", id, err)
 			}
 		}()
@@ -286,6 +289,11 @@ func TestContinueConcurrentWithCatalogLoss(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// After the storm a continuation records as ever.
+	ids = append(ids, "f6")
+	if err := st.Continue(ctx, "f6", S, "af6", ""); err != nil {
+		t.Errorf("Continue after the catalog was deleted in use: %v", err)
+	}
 	for _, lost := range []bool{false, true} {
 		if lost {
 			removeCatalog(t, e.store)
