@@ -260,8 +260,16 @@ func (c *Catalog) NoteContinuation(ctx context.Context, co Continuation) error {
 	} else {
 		_, err = c.db.ExecContext(ctx, `INSERT OR REPLACE INTO continuations (id, session, at, at_in) VALUES (?, ?, ?, ?)`, co.ID, co.Session, co.At, co.In)
 	}
-	if err != nil {
+	if err != nil && (ctx.Err() != nil || migrations.IsBusy(err)) {
 		return fmt.Errorf("checkpoints: catalog: %w", err)
+	}
+	if err != nil {
+		// A catalog that opens but cannot be written (damaged pages) is
+		// a cache: it goes, as one that cannot be opened does, and the
+		// next one is built from the indexes, which hold co.
+		c.db.Close()
+		c.db = nil
+		discardCatalog(filepath.Join(c.store, catalogFile))
 	}
 	return nil
 }

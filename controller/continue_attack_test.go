@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -372,4 +373,46 @@ func TestForkAtTipOfRewoundSessionOutlivesItsSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "a0")
+}
+
+// TestContinueWithADamagedCatalog: a catalog whose first page reads but
+// whose other pages are damaged (a disk error, a file deleted while in
+// use) opens, but cannot be written. It is a cache: Continue still
+// records, and Locate resolves.
+func TestContinueWithADamagedCatalog(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	S := e.c.Session()
+	st := controller.OpenStore(e.store)
+	if err := st.Continue(ctx, "f0", S, "a0", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Locate(ctx, e.ws, "f0"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(e.store, "catalog.db")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := int(b[16])<<8 | int(b[17])
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	for i := pageSize; i < len(b); i++ {
+		b[i] = byte(i*31 + 7)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		id := fmt.Sprintf("f%d", i+1)
+		if err := st.Continue(ctx, id, S, "a1", ""); err != nil {
+			t.Errorf("Continue(%s) with a damaged catalog: %v", id, err)
+		}
+		if loc, err := st.Locate(ctx, e.ws, id); err != nil || !loc.Continued || loc.Session != S {
+			t.Errorf("Locate(%s) = %+v, %v; want %s", id, loc, err, S)
+		}
+	}
 }
