@@ -285,7 +285,7 @@ var ErrIndexInUse = errors.New("index open elsewhere")
 // wrapping ErrIndexInUse when another connection has it open.
 func Unshared(ctx context.Context, store, id string) error {
 	path := filepath.Join(SessionDir(store, id), FileName)
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath())
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=rw") // never creates one
 	if err != nil {
 		return fmt.Errorf("checkpoints: session %s: %w", id, err)
 	}
