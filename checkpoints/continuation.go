@@ -115,9 +115,14 @@ func (c *Catalog) Continuation(ctx context.Context, id string, open OpenFunc) (C
 			co := Continuation{ID: id}
 			err := c.db.QueryRowContext(ctx, `SELECT session, at, at_in FROM continuations WHERE id = ?`, id).Scan(&co.Session, &co.At, &co.In)
 			if err == sql.ErrNoRows {
-				return Continuation{}, false, nil
-			}
-			if err == nil {
+				// A link file an older ckpt still running wrote since
+				// the build (one stat), naming a session the store has,
+				// is read by building again.
+				co, link := readLinkFile(c.store, id)
+				if _, err := os.Lstat(filepath.Join(SessionDir(c.store, co.Session), FileName)); !link || err != nil {
+					return Continuation{}, false, nil
+				}
+			} else if err == nil {
 				return c.proven(ctx, co, open)
 			}
 		}

@@ -416,3 +416,29 @@ func TestContinueWithADamagedCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestContinueOldLinkWrittenAfterTheBuild: an older ckpt still running
+// beside this one (a hook server not restarted since the upgrade) may
+// write a link file after the catalog's continuations were built: it
+// resolves all the same.
+func TestContinueOldLinkWrittenAfterTheBuild(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	threeTurns(e)
+	S := e.c.Session()
+	st := controller.OpenStore(e.store)
+	if loc, err := st.Locate(ctx, e.ws, "late-fork"); err != nil || loc.Continued {
+		t.Fatalf("Locate before the link = %+v, %v", loc, err)
+	}
+	dir := filepath.Join(e.store, "sessions", "late-fork")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "claude-continues"), []byte(S+"\na1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := st.Locate(ctx, e.ws, "late-fork")
+	if err != nil || !loc.Continued || loc.Session != S || loc.ContinuedAt != "a1" {
+		t.Errorf("Locate(late-fork) = %+v, %v; want %s continued at a1", loc, err, S)
+	}
+}
