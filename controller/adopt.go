@@ -127,7 +127,9 @@ func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Contin
 // before. With neither the row goes. When id then holds nothing but one
 // turn, without files, and no op, its index is replaced by a fork of
 // parent before turn, and that one turn's prompt is opened again in it:
-// TurnResult.Opened says so, and Checkpoint is the turn.
+// TurnResult.Opened says so, and Checkpoint is the turn. It fails, the
+// session left as it is, while another connection has id's index open (a
+// hook that opened it before: its writes would go to the replaced file).
 func (s *Store) Adopt(ctx context.Context, id, key string, decide func(value, workspace string) (keep, parent string, turn int)) (TurnResult, error) {
 	var res TurnResult
 	if !checkpoints.ValidSession(id) || !s.HasIndex(id) {
