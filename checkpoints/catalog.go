@@ -166,15 +166,21 @@ func OpenCatalog(ctx context.Context, store string) (*Catalog, error) {
 	db, err := openCatalogDB(ctx, path)
 	if err != nil && ctx.Err() == nil && !migrations.IsBusy(err) {
 		// A cache: start afresh rather than fail every store command.
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			os.Remove(path + suffix)
-		}
+		discardCatalog(path)
 		db, err = openCatalogDB(ctx, path)
 	}
 	if err == nil {
 		c.db = db
 	}
 	return c, nil
+}
+
+// discardCatalog deletes the catalog file at path and its SQLite side
+// files: a cache that cannot be used, rebuilt by the next OpenCatalog.
+func discardCatalog(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
 }
 
 func openCatalogDB(ctx context.Context, path string) (*sql.DB, error) {

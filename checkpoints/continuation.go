@@ -3,10 +3,14 @@ package checkpoints
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ckpt/ckpt/migrations"
 )
 
 // Continuation says that an agent's session ID, which has no index of its
@@ -111,10 +115,15 @@ func (c *Catalog) Continuation(ctx context.Context, id string, open OpenFunc) (C
 			co := Continuation{ID: id}
 			err := c.db.QueryRowContext(ctx, `SELECT session, at, at_in FROM continuations WHERE id = ?`, id).Scan(&co.Session, &co.At, &co.In)
 			if err == sql.ErrNoRows {
-				return Continuation{}, false, nil
-			}
-			if err == nil {
-				return co, true, nil
+				// A link file an older ckpt still running wrote since
+				// the build (one stat), naming a session the store has,
+				// is read by building again.
+				co, link := readLinkFile(c.store, id)
+				if _, err := os.Lstat(filepath.Join(SessionDir(c.store, co.Session), FileName)); !link || err != nil {
+					return Continuation{}, false, nil
+				}
+			} else if err == nil {
+				return c.proven(ctx, co, open)
 			}
 		}
 	}
@@ -125,6 +134,30 @@ func (c *Catalog) Continuation(ctx context.Context, id string, open OpenFunc) (C
 	for _, co := range all {
 		if co.ID == id {
 			return co, true, nil
+		}
+	}
+	return Continuation{}, false, nil
+}
+
+// proven returns co, a continuation the catalog's table holds, when the
+// index of co.Session records it: the table is a cache, and a session
+// removed and made again under its id continues nothing. An index that
+// cannot be read is an error, never "nothing continues it".
+func (c *Catalog) proven(ctx context.Context, co Continuation, open OpenFunc) (Continuation, bool, error) {
+	if _, err := os.Lstat(filepath.Join(SessionDir(c.store, co.Session), FileName)); errors.Is(err, os.ErrNotExist) {
+		return Continuation{}, false, nil // removed since
+	}
+	x, err := open(ctx, co.Session)
+	if err != nil {
+		return Continuation{}, false, err
+	}
+	cs, err := x.Continuations(ctx, co.Session)
+	if err = errors.Join(err, x.Close()); err != nil {
+		return Continuation{}, false, err
+	}
+	for _, r := range cs {
+		if r.ID == co.ID {
+			return r, true, nil
 		}
 	}
 	return Continuation{}, false, nil
@@ -143,8 +176,7 @@ func (c *Catalog) buildContinuations(ctx context.Context, open OpenFunc) ([]Cont
 	for _, id := range ids {
 		has[id] = true
 	}
-	// An older ckpt's link directories: recorded in the index they name,
-	// unless that index records the id already.
+	// An older ckpt's link directories, naming a session of the store.
 	ents, _ := os.ReadDir(filepath.Join(c.store, "sessions"))
 	legacy := map[string][]Continuation{}
 	for _, e := range ents {
@@ -156,30 +188,51 @@ func (c *Catalog) buildContinuations(ctx context.Context, open OpenFunc) ([]Cont
 		}
 	}
 	var all []Continuation
+	complete := true // every index read, every link recorded
+	known := map[string]bool{}
 	for _, id := range ids {
 		x, err := open(ctx, id)
 		if err != nil {
-			continue // an unreadable index continues nothing it could prove
+			complete = false // an unreadable index continues nothing it could prove, yet
+			continue
 		}
 		cs, err := x.Continuations(ctx, id)
-		if err == nil {
-			known := map[string]bool{}
-			for _, co := range cs {
-				known[co.ID] = true
-			}
-			for _, co := range legacy[id] {
-				if !known[co.ID] && x.AddContinuation(ctx, co) == nil {
-					cs = append(cs, co)
-				}
-			}
-		}
 		x.Close()
 		if err != nil {
+			complete = false
 			continue
+		}
+		for _, co := range cs {
+			known[co.ID] = true
 		}
 		all = append(all, cs...)
 	}
-	if c.db == nil {
+	// A link is recorded only while no index records its id: a row this
+	// ckpt wrote is newer than an older ckpt's link file.
+	for session, cs := range legacy {
+		var add []Continuation
+		for _, co := range cs {
+			if !known[co.ID] {
+				add = append(add, co)
+			}
+		}
+		if len(add) == 0 {
+			continue
+		}
+		x, err := open(ctx, session)
+		for _, co := range add {
+			if err != nil || x.AddContinuation(ctx, co) != nil {
+				complete = false // the link file still says it
+			}
+			all = append(all, co)
+		}
+		if err == nil {
+			x.Close()
+		}
+	}
+	if c.db == nil || !complete {
+		// What an index could not say is not absent: the table stays
+		// unbuilt, and the next lookup reads the indexes again.
 		return all, nil
 	}
 	// Rows only get added: a row another process noted meanwhile
@@ -212,8 +265,43 @@ func (c *Catalog) NoteContinuation(ctx context.Context, co Continuation) error {
 	} else {
 		_, err = c.db.ExecContext(ctx, `INSERT OR REPLACE INTO continuations (id, session, at, at_in) VALUES (?, ?, ?, ?)`, co.ID, co.Session, co.At, co.In)
 	}
-	if err != nil {
+	if err != nil && (ctx.Err() != nil || migrations.IsBusy(err)) {
 		return fmt.Errorf("checkpoints: catalog: %w", err)
+	}
+	if err != nil {
+		// A catalog that opens but cannot be written (damaged pages) is
+		// a cache: it goes, as one that cannot be opened does, and the
+		// next one is built from the indexes, which hold co.
+		c.db.Close()
+		c.db = nil
+		discardCatalog(filepath.Join(c.store, catalogFile))
+	}
+	return nil
+}
+
+// ErrIndexInUse is returned by Unshared for an index another connection
+// has open.
+var ErrIndexInUse = errors.New("index open elsewhere")
+
+// Unshared takes session id's index out of WAL mode, which SQLite allows
+// only while no other connection has the file open: an index about to be
+// deleted (replaced by a fork of another session, see controller.Adopt)
+// is then open nowhere a write could land in the deleted file. It fails
+// wrapping ErrIndexInUse when another connection has it open.
+func Unshared(ctx context.Context, store, id string) error {
+	path := filepath.Join(SessionDir(store, id), FileName)
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=rw") // never creates one
+	if err != nil {
+		return fmt.Errorf("checkpoints: session %s: %w", id, err)
+	}
+	defer db.Close()
+	var mode string
+	err = db.QueryRowContext(ctx, `PRAGMA journal_mode=DELETE`).Scan(&mode)
+	if migrations.IsBusy(err) || (err == nil && mode != "delete") {
+		return fmt.Errorf("checkpoints: session %s: %w", id, ErrIndexInUse)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoints: session %s: %w", id, err)
 	}
 	return nil
 }

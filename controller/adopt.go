@@ -39,16 +39,19 @@ func (s *Store) Continue(ctx context.Context, id, session, at, in string) error 
 	if !checkpoints.ValidSession(id) {
 		return fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
 	}
-	if s.HasIndex(id) {
+	// A session whose index is lost is that session still.
+	if has, err := checkpoints.HasSession(s.dir, id); err != nil {
+		return fmt.Errorf("controller: session %s: %w", id, err)
+	} else if has {
 		return fmt.Errorf("controller: session %s: %w", id, ErrSessionExists)
 	}
 	forget := session == ""
+	prev, had, err := s.continuation(ctx, id)
+	if err != nil || (forget && !had) {
+		return err
+	}
 	if forget {
-		co, ok, err := s.continuation(ctx, id)
-		if err != nil || !ok {
-			return err
-		}
-		session = co.Session
+		session = prev.Session
 	}
 	x, err := checkpoints.OpenSession(ctx, s.dir, session, false)
 	if err != nil {
@@ -63,6 +66,16 @@ func (s *Store) Continue(ctx context.Context, id, session, at, in string) error 
 	if err = errors.Join(err, x.Close()); err != nil {
 		return fmt.Errorf("controller: continue session %s: %w", session, err)
 	}
+	if had && prev.Session != session {
+		// id continued another session until now: one index records it,
+		// so that a rebuilt catalog gives the same answer.
+		if x, err = checkpoints.OpenSession(ctx, s.dir, prev.Session, false); err == nil {
+			err = errors.Join(x.RemoveContinuation(ctx, id), x.Close())
+		}
+		if err != nil {
+			return fmt.Errorf("controller: continue session %s: %w", session, err)
+		}
+	}
 	cat, err := checkpoints.OpenCatalog(ctx, s.dir)
 	if err != nil {
 		return err
@@ -74,11 +87,15 @@ func (s *Store) Continue(ctx context.Context, id, session, at, in string) error 
 // continuation returns what agent session id continues, when id has no
 // index of its own and the continued session has one.
 func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Continuation, bool, error) {
-	if !checkpoints.ValidSession(id) || s.HasIndex(id) {
+	if !checkpoints.ValidSession(id) {
 		return checkpoints.Continuation{}, false, nil
 	}
 	if _, err := os.Stat(s.dir); err != nil {
 		return checkpoints.Continuation{}, false, nil // no store yet: nothing to continue
+	}
+	// A session whose index is lost is that session still.
+	if has, err := checkpoints.HasSession(s.dir, id); err != nil || has {
+		return checkpoints.Continuation{}, false, err
 	}
 	cat, err := checkpoints.OpenCatalog(ctx, s.dir)
 	if err != nil {
@@ -110,7 +127,9 @@ func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Contin
 // before. With neither the row goes. When id then holds nothing but one
 // turn, without files, and no op, its index is replaced by a fork of
 // parent before turn, and that one turn's prompt is opened again in it:
-// TurnResult.Opened says so, and Checkpoint is the turn.
+// TurnResult.Opened says so, and Checkpoint is the turn. It fails, the
+// session left as it is, while another connection has id's index open (a
+// hook that opened it before: its writes would go to the replaced file).
 func (s *Store) Adopt(ctx context.Context, id, key string, decide func(value, workspace string) (keep, parent string, turn int)) (TurnResult, error) {
 	var res TurnResult
 	if !checkpoints.ValidSession(id) || !s.HasIndex(id) {
@@ -125,7 +144,7 @@ func (s *Store) Adopt(ctx context.Context, id, key string, decide func(value, wo
 		if err = errors.Join(err, x.Close()); err != nil || parent == "" {
 			return err
 		}
-		if err := s.discardIndex(id); err != nil {
+		if err := s.discardIndex(ctx, id); err != nil {
 			return fmt.Errorf("controller: replace session %s by a fork: %w", id, err)
 		}
 		c, err := s.Open(ctx, Options{Workspace: root, Session: parent, NoAutoRetention: true})
@@ -204,7 +223,12 @@ func lockSession(ctx context.Context, lock *flock.Flock, session string, fn func
 // its registration, so that a fork can be made into the id. The caller
 // holds the session's rewind lock and has made sure it holds nothing worth
 // keeping.
-func (s *Store) discardIndex(id string) error {
+func (s *Store) discardIndex(ctx context.Context, id string) error {
+	// A connection another hook opened before the adoption would write
+	// into the deleted file: what it recorded would be lost.
+	if err := checkpoints.Unshared(ctx, s.dir, id); err != nil {
+		return err
+	}
 	if err := checkpoints.Unregister(s.dir, id); err != nil {
 		return err
 	}
