@@ -1,6 +1,8 @@
 // Package agenttest holds only tests: the real-agent harnesses, which
 // drive the agents' own CLIs (Claude Code, Codex, Gemini, Copilot, Cline,
-// OpenCode, pi, Qwen, Kilo, Amp) against scripted model servers with a
-// ckpt binary built once by TestMain. They live apart from cmd/ckpt so
-// each package has its own test timeout.
+// OpenCode, pi, and the ACP agents behind `ckpt acp`) against scripted
+// model servers with a ckpt binary built once by TestMain.
+// cmd/ckpt/agenttest2 holds the rest (Kilo Code, Qwen Code, Amp); the two
+// share cmd/ckpt/internal/harness. They live apart from cmd/ckpt, and from
+// each other, so each package has its own test timeout.
 package agenttest
