@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
@@ -180,12 +181,16 @@ func agentsInSubdir(t *testing.T, git bool) {
 		gitInit(t, ws)
 		var e *harness.Env
 		// The turn agent_start opens comes before the model's first
-		// answer (see TestClineRealBinary), if the hooks run at all.
+		// answer (see TestClineRealBinary) when Cline loads the
+		// workspace's hooks from sub; when it does not (its install
+		// says so), no turn comes to wait for.
+		ag, _ := agent.Lookup("cline")
+		loads := agent.SubdirNote(ag, ws) == ""
 		srv, err := fakemodel.NewOpenAIChatWaiting(map[string][]fakemodel.Step{harness.SubdirPrompt: {
 			{Tool: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** Add File: note.txt\n+note\n*** End Patch\n"}},
 			{Text: "Written."},
 		}}, func(_ string, n int) {
-			if n == 0 {
+			if n == 0 && loads {
 				e.WaitTurns(1, 2*time.Minute)
 			}
 		})
