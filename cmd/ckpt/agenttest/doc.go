@@ -5,4 +5,7 @@
 // cmd/ckpt/agenttest2 holds the rest (Kilo Code, Qwen Code, Amp); the two
 // share cmd/ckpt/internal/harness. They live apart from cmd/ckpt, and from
 // each other, so each package has its own test timeout.
+//
+// Every test runs in parallel with the others (t.Parallel): each has its
+// own workspace, home, store and model server, and sets no process state.
 package agenttest
