@@ -147,7 +147,7 @@ func agentsInSubdir(t *testing.T, git bool) {
 		}
 		defer srv.Close()
 		configDir := filepath.Join(home, ".config", "opencode")
-		seedOpenCodeDeps(t, configDir)
+		harness.SeedPluginDeps(t, configDir, "@opencode-ai/plugin")
 		config, _ := json.Marshal(map[string]any{
 			"provider": map[string]any{"scripted": map[string]any{
 				"npm":     "@ai-sdk/openai-compatible",
@@ -167,7 +167,7 @@ func agentsInSubdir(t *testing.T, git bool) {
 			"OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_AUTOUPDATE=true")
 		e := &harness.Env{T: t, WS: ws, Store: store, Environ: env}
 		out := e.Install("opencode")
-		seedOpenCodeDeps(t, filepath.Join(ws, ".opencode"))
+		harness.SeedPluginDeps(t, filepath.Join(ws, ".opencode"), "@opencode-ai/plugin")
 		if o, errOut, err := e.Run(sub, nil, opencode, append([]string{"run", "--auto"}, strings.Fields(harness.SubdirPrompt)...)...); err != nil {
 			t.Fatalf("opencode: %v\n%s\n%s", err, o, errOut)
 		}

@@ -58,7 +58,7 @@ func TestKiloRealBinary(t *testing.T) {
 	// The scripted provider in the user's configuration, so the workspace
 	// holds only what the agent writes.
 	configDir := filepath.Join(home, ".config", "kilo")
-	seedKiloDeps(t, configDir)
+	harness.SeedPluginDeps(t, configDir, "@kilocode/plugin")
 	config, _ := json.Marshal(map[string]any{
 		"provider": map[string]any{"scripted": map[string]any{
 			"npm":     "@ai-sdk/openai-compatible",
@@ -93,7 +93,7 @@ func TestKiloRealBinary(t *testing.T) {
 	if err != nil || !strings.Contains(string(plugin), `const argv = ["ckpt","hook","kilo"];`) {
 		t.Fatalf("plugin after install: %s (%v)", plugin, err)
 	}
-	seedKiloDeps(t, filepath.Join(ws, ".kilo"))
+	harness.SeedPluginDeps(t, filepath.Join(ws, ".kilo"), "@kilocode/plugin")
 
 	// `kilo run` joins its words into the message, as OpenCode's does.
 	// The session is the plugin's session id, which later runs continue.
@@ -133,22 +133,4 @@ func TestKiloRealBinary(t *testing.T) {
 		{Turn: "1", Want: afterP1},
 		{Turn: "0", Want: map[string]string{}},
 	}, "1", p2, after)
-}
-
-// seedKiloDeps marks dir, a Kilo configuration directory, as having its
-// dependencies installed: Kilo otherwise runs an npm install of its
-// plugin SDK into each configuration directory it loads, from the
-// registry (ckpt's plugin imports nothing from it).
-func seedKiloDeps(t *testing.T, dir string) {
-	t.Helper()
-	deps := `{"dependencies": {"@kilocode/plugin": "*"}}`
-	lock := `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"@kilocode/plugin": "*"}}}}`
-	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range map[string]string{"package.json": deps, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }

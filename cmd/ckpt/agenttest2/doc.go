@@ -1,5 +1,5 @@
-// Package agenttest2 holds only tests: the real-agent harnesses for Kilo
-// Code, Qwen Code and Amp, as cmd/ckpt/agenttest holds the others; the two
+// Package agenttest2 holds only tests: the real-agent harnesses for
+// Copilot, OpenCode, Kilo Code, Qwen Code and Amp, as cmd/ckpt/agenttest holds the others; the two
 // share cmd/ckpt/internal/harness and are split by run time, so each has
 // Go's package timeout to itself and go test runs them side by side.
 //

@@ -144,3 +144,24 @@ func DirListing(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// SeedPluginDeps marks dir, a configuration directory of OpenCode or of
+// an agent built on it (Kilo), as having its plugin SDK sdk installed
+// (@opencode-ai/plugin, @kilocode/plugin). The agent otherwise runs an
+// npm install of it into every configuration directory it loads (the
+// project's and the user's), from the registry, on first use: half a
+// minute, and no business of these tests (ckpt's plugin imports nothing
+// from it).
+func SeedPluginDeps(t *testing.T, dir, sdk string) {
+	t.Helper()
+	deps := `{"dependencies": {"` + sdk + `": "*"}}`
+	lock := `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"` + sdk + `": "*"}}}}`
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"package.json": deps, "package-lock.json": lock} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

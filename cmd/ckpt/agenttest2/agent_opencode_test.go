@@ -1,4 +1,4 @@
-package agenttest_test
+package agenttest2_test
 
 import (
 	"encoding/json"
@@ -10,26 +10,6 @@ import (
 	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
-
-// seedOpenCodeDeps marks dir, an OpenCode configuration directory, as
-// having its dependencies installed. OpenCode otherwise runs an npm
-// install of its plugin SDK into every configuration directory it loads
-// (the project's .opencode and the user's), from the registry, on first
-// use: half a minute, and no business of this test (ckpt's plugin imports
-// nothing from it).
-func seedOpenCodeDeps(t *testing.T, dir string) {
-	t.Helper()
-	deps := `{"dependencies": {"@opencode-ai/plugin": "*"}}`
-	lock := `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}`
-	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range map[string]string{"package.json": deps, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestOpenCodeRealBinary drives the real OpenCode CLI (`opencode run`)
 // against a scripted Chat Completions server behind its openai-compatible
@@ -72,7 +52,7 @@ func TestOpenCodeRealBinary(t *testing.T) {
 	// The scripted provider in the user's configuration, so the workspace
 	// holds only what the agent writes.
 	configDir := filepath.Join(home, ".config", "opencode")
-	seedOpenCodeDeps(t, configDir)
+	harness.SeedPluginDeps(t, configDir, "@opencode-ai/plugin")
 	config, _ := json.Marshal(map[string]any{
 		"provider": map[string]any{"scripted": map[string]any{
 			"npm":     "@ai-sdk/openai-compatible",
@@ -106,7 +86,7 @@ func TestOpenCodeRealBinary(t *testing.T) {
 	if err != nil || !strings.Contains(string(plugin), `const argv = ["ckpt","hook","opencode"];`) {
 		t.Fatalf("plugin after install: %s (%v)", plugin, err)
 	}
-	seedOpenCodeDeps(t, filepath.Join(ws, ".opencode"))
+	harness.SeedPluginDeps(t, filepath.Join(ws, ".opencode"), "@opencode-ai/plugin")
 
 	// `opencode run` joins its words into the message (quoting a word
 	// that holds a space), so the prompt goes as separate words, as typed

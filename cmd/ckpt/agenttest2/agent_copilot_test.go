@@ -1,4 +1,4 @@
-package agenttest_test
+package agenttest2_test
 
 import (
 	"encoding/json"
