@@ -75,6 +75,7 @@ func planByHand(t *testing.T, e *env, paths ...string) {
 // directory on it again for each of its directories, so this ran for
 // more than ten minutes, and the recovery of an interrupted one as long.
 func TestDeepTreeRewind(t *testing.T) {
+	t.Parallel() // its own workspaces and stores; no process state
 	ctx := context.Background()
 	e := newEnv(t)
 	r := deepRoot(t, e)

@@ -38,6 +38,7 @@ import (
 //
 // It runs 200 trials; CKPT_LONG=1 runs 2,000.
 func TestEscapeRace(t *testing.T) {
+	t.Parallel() // its own workspaces and stores; no process state
 	swapHold, swapGap := envInt("CKPT_RACE_HOLD", 10), envInt("CKPT_RACE_GAP", 100)
 	trials := 200
 	if os.Getenv("CKPT_LONG") != "" {

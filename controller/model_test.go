@@ -2469,6 +2469,7 @@ func rerunWithoutDAC(t *testing.T) bool {
 // TestModel runs 200 random sequences (10,000 with CKPT_MODEL_LONG=1)
 // through the Controller.
 func TestModel(t *testing.T) {
+	t.Parallel() // its own workspaces and stores; no process state
 	n, steps := 200, 20
 	if os.Getenv("CKPT_MODEL_LONG") == "1" {
 		n, steps = 10000, 40
@@ -2482,6 +2483,7 @@ func TestModel(t *testing.T) {
 // TestModelCLI runs the same sequences through the real ckpt binary: 12
 // (500 with CKPT_MODEL_LONG=1), as every step is a process.
 func TestModelCLI(t *testing.T) {
+	t.Parallel() // its own workspaces and stores; no process state
 	n, steps := 12, 15
 	if os.Getenv("CKPT_MODEL_LONG") == "1" {
 		n, steps = 500, 30

@@ -146,9 +146,14 @@ func TestMCPBinary(t *testing.T) {
 // and reports it connected. HOME is a temp dir, so no real config is read
 // or written.
 func testMCPClaude(t *testing.T, e *mcpEnv) {
-	claude, err := exec.LookPath("claude")
-	if err != nil {
-		t.Skip("Claude Code CLI not installed (npm install -g @anthropic-ai/claude-code)")
+	// $CKPT_CLAUDE_BIN first, as the real-agent tests: .ci/run sets it
+	// and puts no claude on $PATH.
+	claude := os.Getenv("CKPT_CLAUDE_BIN")
+	if claude == "" {
+		var err error
+		if claude, err = exec.LookPath("claude"); err != nil {
+			t.Skip("Claude Code CLI not installed: set $CKPT_CLAUDE_BIN or put claude on $PATH (npm install @anthropic-ai/claude-code); .ci/run does")
+		}
 	}
 	home := t.TempDir()
 	run := func(args ...string) string {

@@ -186,6 +186,10 @@ func startBrowser() {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(profile),
+		// Its home and XDG dirs in the profile too: Chromium otherwise
+		// writes ~/.config/chromium/Crash Reports and ~/.cache/dconf.
+		chromedp.Env("HOME="+profile, "XDG_CONFIG_HOME="+filepath.Join(profile, "config"),
+			"XDG_CACHE_HOME="+filepath.Join(profile, "cache"), "XDG_DATA_HOME="+filepath.Join(profile, "data")),
 		chromedp.WindowSize(1200, 900),
 	}
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -24,8 +25,9 @@ import (
 // the session at its last turn, shown by `ckpt sessions --tree`, which rewinds
 // the turns it took over and its own.
 func TestACPClaudeRealBinary(t *testing.T) {
-	bin := agentBin(t, "CKPT_CLAUDE_ACP_BIN", "claude-agent-acp", "@zed-industries/claude-agent-acp")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	bin := harness.AgentBin(t, "CKPT_CLAUDE_ACP_BIN", "claude-agent-acp", "@zed-industries/claude-agent-acp")
+	ws, home, store := harness.TestDirs(t)
 	const (
 		p1 = "create the notes"
 		p2 = "edit the notes"
@@ -76,42 +78,42 @@ func TestACPClaudeRealBinary(t *testing.T) {
 		// unless it is told it runs in a sandbox, as a CI container is.
 		env = append(env, "IS_SANDBOX=1")
 	}
-	e := &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 2 * time.Minute}
-	c, sid := startACP(t, e, "", bin)
-	prompt := func(sid, p string) string { return acpPrompt(t, c, sid, p) }
+	e := &harness.Env{T: t, WS: ws, Store: store, Environ: env, Timeout: 2 * time.Minute}
+	c, sid := harness.StartACP(t, e, "", bin)
+	prompt := func(sid, p string) string { return harness.ACPPrompt(t, c, sid, p) }
 
 	prompt(sid, p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	prompt(sid, p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(sid, p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 	// One turn per prompt, in the ckpt session named after Claude's; what
 	// Claude wrote itself is in the turns' scans.
-	e.wantTurns(sid,
+	e.WantTurns(sid,
 		p1+": keep.txt=created notes.txt=created",
 		p2+": notes.txt=modified",
 		p3+":",
 	)
-	for _, tc := range []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	for _, tc := range []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	} {
-		said := prompt(sid, "/rewind "+tc.turn)
-		e.wantFiles("/rewind "+tc.turn+" ("+said+")", tc.want)
+		said := prompt(sid, "/rewind "+tc.Turn)
+		e.WantFiles("/rewind "+tc.Turn+" ("+said+")", tc.Want)
 		said = prompt(sid, "/undo")
-		e.wantFiles("/undo of /rewind "+tc.turn+" ("+said+")", after)
+		e.WantFiles("/undo of /rewind "+tc.Turn+" ("+said+")", after)
 	}
 	prompt(sid, "/rewind 1")
 	prompt(sid, "/undo")
 	prompt(sid, "/redo")
-	e.wantFiles("/redo", afterP1)
+	e.WantFiles("/redo", afterP1)
 	prompt(sid, "/undo")
-	e.wantFiles("/undo after /redo", after)
+	e.WantFiles("/undo after /redo", after)
 
 	// The agent's own error comes back: a session it does not know.
 	if resp, _ := c.Request("session/prompt", map[string]any{"sessionId": "no-such-session",
@@ -124,33 +126,33 @@ func TestACPClaudeRealBinary(t *testing.T) {
 	fork := jsonField(t, resp, "sessionId")
 	prompt(fork, p4)
 	afterFork := map[string]string{"shell.txt": "by the fork\n"}
-	e.wantFiles("after the fork's prompt", afterFork)
+	e.WantFiles("after the fork's prompt", afterFork)
 	// The fork's turn 3 closed its turn 2, whose scan shows what the shell
 	// did; the source's turn 2 is still open.
-	e.wantTurns(fork,
+	e.WantTurns(fork,
 		p1+": keep.txt=created notes.txt=created",
 		p2+": notes.txt=modified",
 		p3+": keep.txt=deleted notes.txt=deleted shell.txt=created",
 		p4+":",
 	)
-	e.wantTurns(sid,
+	e.WantTurns(sid,
 		p1+": keep.txt=created notes.txt=created",
 		p2+": notes.txt=modified",
 		p3+":",
 	)
-	sessions := e.ckpt("sessions", "--tree")
+	sessions := e.Ckpt("sessions", "--tree")
 	if !strings.Contains(sessions, "\n"+sid+" ") || !strings.Contains(sessions, "\n└─ "+fork+" (turn 3) ") {
 		t.Errorf("ckpt sessions shows no fork of %s at turn 3 named %s:\n%s", sid, fork, sessions)
 	}
-	for _, tc := range []rewindWant{
-		{"3", after},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	for _, tc := range []harness.RewindWant{
+		{Turn: "3", Want: after},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	} {
-		said := prompt(fork, "/rewind "+tc.turn)
-		e.wantFiles("/rewind "+tc.turn+" in the fork ("+said+")", tc.want)
+		said := prompt(fork, "/rewind "+tc.Turn)
+		e.WantFiles("/rewind "+tc.Turn+" in the fork ("+said+")", tc.Want)
 		said = prompt(fork, "/undo")
-		e.wantFiles("/undo of /rewind "+tc.turn+" in the fork ("+said+")", afterFork)
+		e.WantFiles("/undo of /rewind "+tc.Turn+" in the fork ("+said+")", afterFork)
 	}
 
 	// A cancellation reaches the agent, which stops the prompt as

@@ -1,14 +1,10 @@
 package agenttest_test
 
 import (
-	"context"
-	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/ckpt/ckpt/internal/acptest"
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -20,29 +16,30 @@ import (
 // every turn and step, /undo and /redo are answered by ckpt, byte for
 // byte; a conversation rewind is said to be unsupported.
 func TestACPGeminiRealBinary(t *testing.T) {
-	gemini := agentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	gemini := harness.AgentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
+	ws, home, store := harness.TestDirs(t)
 	p1, p2, p3, srv := geminiNotesServer(t, ws)
 	g := newGeminiRun(t, ws, home, store, srv, true)
 	e := g.e
 	t.Logf("gemini --version: %s", g.version())
 
-	c, sid := startACP(t, e, "gemini-api-key", gemini, "--acp")
+	c, sid := harness.StartACP(t, e, "gemini-api-key", gemini, "--acp")
 
-	prompt := func(p string) string { return acpPrompt(t, c, sid, p) }
+	prompt := func(p string) string { return harness.ACPPrompt(t, c, sid, p) }
 	prompt(p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	prompt(p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
 	// One turn per prompt, in the ckpt session named after Gemini's; the
 	// shell's changes are in the turns' manifests.
-	e.wantTurns(sid,
+	e.WantTurns(sid,
 		p1+": keep.txt=created notes.txt=created",
 		p2+": notes.txt=modified",
 		p3+":",
@@ -50,27 +47,27 @@ func TestACPGeminiRealBinary(t *testing.T) {
 	if said := prompt("/checkpoints"); !strings.Contains(said, "turn 2") || !strings.Contains(said, "step 0.2") {
 		t.Errorf("/checkpoints says:\n%s", said)
 	}
-	for _, tc := range []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0.2", map[string]string{"notes.txt": "alpha\nline two\n"}},
-		{"0", map[string]string{}},
+	for _, tc := range []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0.2", Want: map[string]string{"notes.txt": "alpha\nline two\n"}},
+		{Turn: "0", Want: map[string]string{}},
 	} {
-		said := prompt("/rewind " + tc.turn)
-		e.wantFiles("/rewind "+tc.turn+" ("+said+")", tc.want)
+		said := prompt("/rewind " + tc.Turn)
+		e.WantFiles("/rewind "+tc.Turn+" ("+said+")", tc.Want)
 		said = prompt("/undo")
-		e.wantFiles("/undo of /rewind "+tc.turn+" ("+said+")", after)
+		e.WantFiles("/undo of /rewind "+tc.Turn+" ("+said+")", after)
 	}
 	prompt("/rewind 1")
 	prompt("/undo")
 	prompt("/redo")
-	e.wantFiles("/redo", afterP1)
+	e.WantFiles("/redo", afterP1)
 	prompt("/undo")
-	e.wantFiles("/undo after /redo", after)
+	e.WantFiles("/undo after /redo", after)
 	if said := prompt("/rewind 1 conversation"); !strings.Contains(said, "Nothing was changed") {
 		t.Errorf("/rewind 1 conversation says %q", said)
 	}
-	e.wantFiles("/rewind 1 conversation", after)
+	e.WantFiles("/rewind 1 conversation", after)
 }
 
 // TestACPCodexRealBinary runs Zed's Codex ACP agent
@@ -79,8 +76,9 @@ func TestACPGeminiRealBinary(t *testing.T) {
 // the turn scans are what ckpt rewinds; /rewind to every turn and /undo
 // are checked byte for byte.
 func TestACPCodexRealBinary(t *testing.T) {
-	codexACP := agentBin(t, "CKPT_CODEX_ACP_BIN", "codex-acp", "@zed-industries/codex-acp")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	codexACP := harness.AgentBin(t, "CKPT_CODEX_ACP_BIN", "codex-acp", "@zed-industries/codex-acp")
+	ws, home, store := harness.TestDirs(t)
 	const (
 		p1 = "create the notes"
 		p2 = "edit the notes"
@@ -106,104 +104,25 @@ func TestACPCodexRealBinary(t *testing.T) {
 	e := newCodexRun(t, ws, home, store, srv, true).e
 	// As `codex exec --dangerously-bypass-approvals-and-sandbox` in
 	// TestCodexRealBinary: the test machine has no bubblewrap.
-	c, sid := startACP(t, e, "", codexACP, "-c", `sandbox_mode="danger-full-access"`)
-	prompt := func(p string) string { return acpPrompt(t, c, sid, p) }
+	c, sid := harness.StartACP(t, e, "", codexACP, "-c", `sandbox_mode="danger-full-access"`)
+	prompt := func(p string) string { return harness.ACPPrompt(t, c, sid, p) }
 	prompt(p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	prompt(p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
-	for _, tc := range []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	e.WantFiles("after prompt 3", after)
+	for _, tc := range []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	} {
-		said := prompt("/rewind " + tc.turn)
-		e.wantFiles("/rewind "+tc.turn+" ("+said+")", tc.want)
+		said := prompt("/rewind " + tc.Turn)
+		e.WantFiles("/rewind "+tc.Turn+" ("+said+")", tc.Want)
 		said = prompt("/undo")
-		e.wantFiles("/undo of /rewind "+tc.turn+" ("+said+")", after)
+		e.WantFiles("/undo of /rewind "+tc.Turn+" ("+said+")", after)
 	}
-}
-
-// startACP starts `ckpt acp -- agent...` in e's workspace and environment
-// (stopped when the test ends), initializes it as an editor offering file
-// reads and writes, authenticates with method auth unless it is "", and
-// opens a session in the workspace: the client and the session.
-func startACP(t *testing.T, e *agentEnv, auth string, agent ...string) (*acptest.Client, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, ckptBinary(t), append([]string{"acp", "--"}, agent...)...)
-	cmd.Dir = e.ws
-	cmd.Env = append(append([]string(nil), e.env...), "PWD="+e.ws)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = 5 * time.Second
-	killGroup := ownProcessGroup(cmd)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// The client hangs up; an agent that does not exit on that
-		// (codex-acp) is stopped.
-		in.Close()
-		stop := time.AfterFunc(10*time.Second, cancel)
-		cmd.Wait()
-		stop.Stop()
-		killGroup()
-		if t.Failed() {
-			t.Logf("ckpt acp stderr:\n%s", stderr.String())
-		}
-	})
-	c := acptest.New(t, in, out)
-	resp, _ := c.Request("initialize", map[string]any{"protocolVersion": 1,
-		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}, "terminal": false}})
-	var init struct {
-		Result struct {
-			ProtocolVersion int             `json:"protocolVersion"`
-			AgentInfo       json.RawMessage `json:"agentInfo"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal([]byte(resp), &init); err != nil || init.Result.ProtocolVersion != 1 {
-		t.Fatalf("initialize: %s", resp)
-	}
-	t.Logf("ACP agent: %s", init.Result.AgentInfo)
-	if auth != "" {
-		if resp, _ = c.Request("authenticate", map[string]any{"methodId": auth}); strings.Contains(resp, `"error"`) {
-			t.Fatalf("authenticate %s: %s", auth, resp)
-		}
-	}
-	resp, _ = c.Request("session/new", map[string]any{"cwd": e.ws, "mcpServers": []any{}})
-	var sn struct {
-		Result struct {
-			SessionID string `json:"sessionId"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal([]byte(resp), &sn); err != nil || sn.Result.SessionID == "" {
-		t.Fatalf("session/new: %s", resp)
-	}
-	return c, sn.Result.SessionID
-}
-
-// acpPrompt sends prompt p and wants it to end its turn; it returns what
-// the agent (or ckpt) said.
-func acpPrompt(t *testing.T, c *acptest.Client, sid, p string) string {
-	t.Helper()
-	resp, said := c.Prompt(sid, p)
-	if !strings.Contains(resp, `"stopReason":"end_turn"`) {
-		t.Fatalf("prompt %q: %s (said %q)", p, resp, said)
-	}
-	return said
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/agent/hook"
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -26,6 +27,7 @@ import (
 // events with the token and took the empty 200 as "go on". Code rewinds
 // then bring each state back.
 func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
+	t.Parallel()
 	claude := claudeBin(t)
 	if _, err := exec.LookPath("ckpt"); err != nil {
 		t.Skip("no ckpt on $PATH (TestMain puts this test binary there)")
@@ -58,7 +60,7 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	e := &agentEnv{t: t, ws: ws, store: store, claude: claude, env: claudeEnv(home, store, srv.URL)}
+	e := &harness.Env{T: t, WS: ws, Store: store, Claude: claude, Environ: claudeEnv(home, store, srv.URL)}
 	defer func() {
 		if t.Failed() {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
@@ -67,10 +69,10 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 			t.Logf("hook server log:\n%s", log)
 		}
 	}()
-	ver, _, _ := e.run(ws, nil, claude, "--version")
+	ver, _, _ := e.Run(ws, nil, claude, "--version")
 	t.Logf("claude --version: %s", strings.TrimSpace(ver))
 
-	e.ckpt("install", "claude", "--http", "--port", port, "--no-scan")
+	e.Ckpt("install", "claude", "--http", "--port", port, "--no-scan")
 	cfg, ok, err := hook.LoadConfig(store)
 	if err != nil || !ok {
 		t.Fatalf("hook server configuration: %v %v", ok, err)
@@ -96,10 +98,10 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 	}
 
 	const sid = "6c1d0b5f-2e3a-4b4c-8d9e-8f7a6b5c4d3e"
-	e.prompt("-p", p1, "--session-id", sid)
-	e.wantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\nline two\n"})
-	e.prompt("-p", p2, "--continue")
-	e.wantFiles("after prompt 2", map[string]string{"notes.txt": "beta\nline two\n"})
+	e.Prompt("-p", p1, "--session-id", sid)
+	e.WantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\nline two\n"})
+	e.Prompt("-p", p2, "--continue")
+	e.WantFiles("after prompt 2", map[string]string{"notes.txt": "beta\nline two\n"})
 
 	var list []struct {
 		Prompt string `json:"prompt"`
@@ -108,7 +110,7 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 			Kind string `json:"kind"`
 		} `json:"files"`
 	}
-	if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "list", "--json")), &list); err != nil {
+	if err := json.Unmarshal([]byte(e.Ckpt("--session", sid, "list", "--json")), &list); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -123,10 +125,10 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("ckpt list (captures through the http hook):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	e.ckpt("--session", sid, "rewind", "1", "--scope", "code")
-	e.wantFiles("after rewind 1", map[string]string{"notes.txt": "alpha\nline two\n"})
-	e.ckpt("--session", sid, "rewind", "0", "--scope", "code")
-	e.wantFiles("after rewind 0", map[string]string{})
-	e.ckpt("--session", sid, "undo")
-	e.wantFiles("after undo", map[string]string{"notes.txt": "alpha\nline two\n"})
+	e.Ckpt("--session", sid, "rewind", "1", "--scope", "code")
+	e.WantFiles("after rewind 1", map[string]string{"notes.txt": "alpha\nline two\n"})
+	e.Ckpt("--session", sid, "rewind", "0", "--scope", "code")
+	e.WantFiles("after rewind 0", map[string]string{})
+	e.Ckpt("--session", sid, "undo")
+	e.WantFiles("after undo", map[string]string{"notes.txt": "alpha\nline two\n"})
 }

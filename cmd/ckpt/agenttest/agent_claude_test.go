@@ -2,140 +2,25 @@ package agenttest_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
-// claudeBin finds the real Claude Code CLI: $CKPT_CLAUDE_BIN, else claude
-// on $PATH.
 // resumeLabel labels the turn a session start opens in scan mode.
 const resumeLabel = "(session start: workspace before the agent acts)"
 
+// claudeBin finds the real Claude Code CLI: $CKPT_CLAUDE_BIN, else claude
+// on $PATH.
 func claudeBin(t *testing.T) string {
 	t.Helper()
-	if b := os.Getenv("CKPT_CLAUDE_BIN"); b != "" {
-		return b
-	}
-	if b, err := exec.LookPath("claude"); err == nil {
-		return b
-	}
-	t.Skip("no Claude Code CLI: set $CKPT_CLAUDE_BIN or put claude on $PATH (npm install @anthropic-ai/claude-code); .ci/run does")
-	return ""
-}
-
-// agentEnv runs the real agent and the real ckpt binary in isolated
-// directories: its own HOME, config and store, the scripted model server,
-// and the ckpt binary TestMain put first on $PATH.
-type agentEnv struct {
-	t       *testing.T
-	ws      string
-	store   string
-	claude  string
-	env     []string
-	timeout time.Duration // for each process; 0 means 90 s
-}
-
-// run runs one process with e's environment and no stdin, in a process
-// group of its own (Unix) that is killed when it ends or times out, so an
-// agent leaves nothing running behind it.
-func (e *agentEnv) run(dir string, extraEnv []string, name string, args ...string) (stdout, stderr string, err error) {
-	e.t.Helper()
-	timeout := e.timeout
-	if timeout == 0 {
-		timeout = 90 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	// $PWD is dir, not the test's: agents (OpenCode) take it as their
-	// working directory.
-	cmd.Env = append(append(append([]string(nil), e.env...), "PWD="+dir), extraEnv...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = 5 * time.Second
-	killGroup := ownProcessGroup(cmd)
-	err = cmd.Run()
-	killGroup()
-	if err != nil && ctx.Err() != nil {
-		err = fmt.Errorf("%w (timed out after %s)", err, timeout)
-	}
-	return out.String(), errb.String(), err
-}
-
-// ckpt runs the ckpt binary in the workspace and fails the test on error.
-func (e *agentEnv) ckpt(args ...string) string {
-	e.t.Helper()
-	out, errOut, err := e.run(e.ws, nil, "ckpt", args...)
-	if err != nil {
-		e.t.Fatalf("ckpt %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, errOut)
-	}
-	return out
-}
-
-// prompt runs one non-interactive Claude Code prompt.
-func (e *agentEnv) prompt(args ...string) {
-	e.t.Helper()
-	full := append([]string{"--permission-mode", "acceptEdits"}, args...)
-	out, errOut, err := e.run(e.ws, nil, e.claude, full...)
-	if err != nil {
-		e.t.Fatalf("claude %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, errOut)
-	}
-}
-
-// files reads the workspace's regular files, by slash path, outside the
-// top-level dot directories agents keep their settings in (.claude,
-// .codex, .gemini, ...).
-func (e *agentEnv) files() map[string]string {
-	e.t.Helper()
-	got := map[string]string{}
-	err := filepath.WalkDir(e.ws, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(e.ws, p)
-		if d.IsDir() && strings.HasPrefix(rel, ".") && rel != "." && !strings.ContainsRune(rel, filepath.Separator) {
-			return filepath.SkipDir
-		}
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			got[filepath.ToSlash(rel)] = string(b)
-		}
-		return nil
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return got
-}
-
-func (e *agentEnv) wantFiles(when string, want map[string]string) {
-	e.t.Helper()
-	got := e.files()
-	for p, w := range want {
-		if g, ok := got[p]; !ok {
-			e.t.Errorf("%s: %s missing, want %q", when, p, w)
-		} else if g != w {
-			e.t.Errorf("%s: %s = %q, want %q", when, p, g, w)
-		}
-	}
-	for p, g := range got {
-		if _, ok := want[p]; !ok {
-			e.t.Errorf("%s: unexpected %s = %q", when, p, g)
-		}
-	}
+	return harness.AgentBin(t, "CKPT_CLAUDE_BIN", "claude", "@anthropic-ai/claude-code")
 }
 
 // transcriptEntry is one line of a Claude Code transcript (JSON lines).
@@ -169,6 +54,7 @@ func readTranscript(t *testing.T, path string) []transcriptEntry {
 // every rewind scope and undo are checked byte for byte, and a rewind with
 // --resume-claude forks Claude's own conversation at the rewound turn.
 func TestClaudeCodeRealBinary(t *testing.T) {
+	t.Parallel()
 	claude := claudeBin(t)
 	if _, err := exec.LookPath("ckpt"); err != nil {
 		t.Skip("no ckpt on $PATH (TestMain puts this test binary there)")
@@ -205,32 +91,32 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	}
 	defer srv.Close()
 
-	e := &agentEnv{t: t, ws: ws, store: store, claude: claude, env: claudeEnv(home, store, srv.URL)}
+	e := &harness.Env{T: t, WS: ws, Store: store, Claude: claude, Environ: claudeEnv(home, store, srv.URL)}
 	defer func() {
 		if t.Failed() {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
 		}
 	}()
-	ver, _, _ := e.run(ws, nil, claude, "--version")
+	ver, _, _ := e.Run(ws, nil, claude, "--version")
 	t.Logf("claude --version: %s", strings.TrimSpace(ver))
 
 	// Install the hooks and the status line; scan mode on for the session
 	// before Claude starts it.
-	e.ckpt("install", "claude", "--statusline")
+	e.Ckpt("install", "claude", "--statusline")
 	settings, err := os.ReadFile(filepath.Join(ws, ".claude", "settings.json"))
 	if err != nil || !bytes.Contains(settings, []byte(`"command": "ckpt hook claude"`)) {
 		t.Fatalf("settings after install: %s (%v)", settings, err)
 	}
 	const sid = "5b0c9a4e-1d2f-4a3b-9c8d-7e6f5a4b3c2d"
-	e.ckpt("--session", sid, "scan", "on")
+	e.Ckpt("--session", sid, "scan", "on")
 
-	e.prompt("-p", p1, "--session-id", sid)
-	e.wantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"})
-	e.prompt("-p", p2, "--continue")
-	e.wantFiles("after prompt 2", map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"})
-	e.prompt("-p", p3, "--continue")
+	e.Prompt("-p", p1, "--session-id", sid)
+	e.WantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"})
+	e.Prompt("-p", p2, "--continue")
+	e.WantFiles("after prompt 2", map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"})
+	e.Prompt("-p", p3, "--continue")
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
 	// The turns: the resume checkpoint SessionStart took in scan mode, then
 	// one per prompt, each with what it touched.
@@ -242,7 +128,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 			Kind string `json:"kind"`
 		} `json:"files"`
 	}
-	if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "list", "--json")), &list); err != nil {
+	if err := json.Unmarshal([]byte(e.Ckpt("--session", sid, "list", "--json")), &list); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -259,7 +145,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	}
 
 	// The status line Claude Code would show.
-	line, _, err := e.run(ws, nil, "sh", "-c", `printf '{"session_id":"`+sid+`","cwd":"`+ws+`"}' | ckpt statusline`)
+	line, _, err := e.Run(ws, nil, "sh", "-c", `printf '{"session_id":"`+sid+`","cwd":"`+ws+`"}' | ckpt statusline`)
 	if err != nil || strings.TrimSpace(line) != "ckpt: 4 checkpoints · scan on · nothing to undo · /ckpt-rewind TURN" {
 		t.Errorf("statusline = %q, %v", line, err)
 	}
@@ -276,10 +162,10 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 		{"1", map[string]string{}},
 		{"0", map[string]string{}},
 	} {
-		e.ckpt("--session", sid, "rewind", tc.turn, "--scope", "code")
-		e.wantFiles("rewind "+tc.turn+" --scope code", tc.want)
-		e.ckpt("--session", sid, "undo")
-		e.wantFiles("undo of rewind "+tc.turn, after)
+		e.Ckpt("--session", sid, "rewind", tc.turn, "--scope", "code")
+		e.WantFiles("rewind "+tc.turn+" --scope code", tc.want)
+		e.Ckpt("--session", sid, "undo")
+		e.WantFiles("undo of rewind "+tc.turn, after)
 	}
 
 	// Where turn 2 began in Claude's transcript: its last assistant entry
@@ -316,7 +202,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 			Exact    bool     `json:"exact"`
 		} `json:"claude_resume"`
 	}
-	if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "rewind", "2", "--scope", "conversation", "--json")), &rj); err != nil {
+	if err := json.Unmarshal([]byte(e.Ckpt("--session", sid, "rewind", "2", "--scope", "conversation", "--json")), &rj); err != nil {
 		t.Fatal(err)
 	}
 	if rj.ClaudeResume == nil || rj.ClaudeResume.ResumeAt != wantAt || !rj.ClaudeResume.Exact || rj.Prompt != p2 {
@@ -326,12 +212,12 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	if strings.Join(rj.ClaudeResume.Argv, "\x00") != strings.Join(wantArgv, "\x00") {
 		t.Errorf("claude_resume.argv = %q, want %q", rj.ClaudeResume.Argv, wantArgv)
 	}
-	e.wantFiles("rewind 2 --scope conversation", after)
-	if log := e.ckpt("--session", sid, "log"); strings.Contains(log, p2) || !strings.Contains(log, p1) {
+	e.WantFiles("rewind 2 --scope conversation", after)
+	if log := e.Ckpt("--session", sid, "log"); strings.Contains(log, p2) || !strings.Contains(log, p1) {
 		t.Errorf("log after the conversation rewind:\n%s", log)
 	}
-	e.ckpt("--session", sid, "undo")
-	if log := e.ckpt("--session", sid, "log"); !strings.Contains(log, p3) {
+	e.Ckpt("--session", sid, "undo")
+	if log := e.Ckpt("--session", sid, "log"); !strings.Contains(log, p3) {
 		t.Errorf("log after undo lacks prompt 3:\n%s", log)
 	}
 
@@ -339,7 +225,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	// start, and the real Claude resumes a fork of its conversation there,
 	// resending prompt 2; the fork's hooks record turn 2 again in this
 	// session. The original transcript is left byte for byte.
-	out, errOut, err := e.run(ws, []string{"CKPT_CLAUDE_BIN=" + claude}, "ckpt", "--session", sid, "rewind", "2", "--scope", "both", "--force", "--resume-claude", "--", "--permission-mode", "acceptEdits")
+	out, errOut, err := e.Run(ws, []string{"CKPT_CLAUDE_BIN=" + claude}, "ckpt", "--session", sid, "rewind", "2", "--scope", "both", "--force", "--resume-claude", "--", "--permission-mode", "acceptEdits")
 	if err != nil {
 		t.Fatalf("rewind --resume-claude: %v\nstdout: %s\nstderr: %s", err, out, errOut)
 	}
@@ -347,7 +233,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 		!strings.Contains(errOut, "--resume-session-at "+wantAt+" -p '"+p2+"'") {
 		t.Errorf("rewind --resume-claude stderr lacks the command:\n%s", errOut)
 	}
-	e.wantFiles("rewind 2 --scope both --resume-claude", map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"})
+	e.WantFiles("rewind 2 --scope both --resume-claude", map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"})
 	if now, err := os.ReadFile(transcripts[0]); err != nil || !bytes.Equal(now, orig) {
 		t.Errorf("the original transcript changed (%v)", err)
 	}
@@ -375,7 +261,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	if strings.Join(prompts, "|") != p1+"|"+p2 {
 		t.Errorf("fork transcript prompts = %q, want [%q %q]", prompts, p1, p2)
 	}
-	if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "list", "--json")), &list); err != nil {
+	if err := json.Unmarshal([]byte(e.Ckpt("--session", sid, "list", "--json")), &list); err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 3 || list[2].Prompt != p2 || len(list[2].Files) != 1 || list[2].Files[0].Path != "notes.txt" {
@@ -390,7 +276,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("alpha\nline two\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.prompt("-p", p2, "--resume", sid, "--fork-session", "--resume-session-at", wantAt)
+	e.Prompt("-p", p2, "--resume", sid, "--fork-session", "--resume-session-at", wantAt)
 	known := map[string]bool{transcripts[0]: true, fork: true}
 	forks, _ = filepath.Glob(filepath.Join(filepath.Dir(transcripts[0]), "*.jsonl"))
 	handFork := ""
@@ -402,7 +288,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	if handFork == "" {
 		t.Fatal("no transcript for the fork made in Claude Code")
 	}
-	if err := json.Unmarshal([]byte(e.ckpt("--session", handFork, "list", "--json")), &list); err != nil {
+	if err := json.Unmarshal([]byte(e.Ckpt("--session", handFork, "list", "--json")), &list); err != nil {
 		t.Fatal(err)
 	}
 	got = got[:0]
@@ -421,7 +307,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 // own HOME and config under home, the scripted model server at url, and
 // ckpt's store.
 func claudeEnv(home, store, url string) []string {
-	return isolatedEnv([]string{"ANTHROPIC_", "CLAUDE"},
+	return harness.IsolatedEnv([]string{"ANTHROPIC_", "CLAUDE"},
 		"HOME="+home, "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"),
 		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"ANTHROPIC_BASE_URL="+url, "ANTHROPIC_API_KEY=sk-test", "CKPT_HOME="+store,

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -138,8 +139,9 @@ func stopClineHubs(t *testing.T, home string) {
 // install cline` wrote to .clinerules/hooks; then every rewind scope and
 // undo are checked byte for byte.
 func TestClineRealBinary(t *testing.T) {
-	cline := agentBin(t, "CKPT_CLINE_BIN", "cline", "cline")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	cline := harness.AgentBin(t, "CKPT_CLINE_BIN", "cline", "cline")
+	ws, home, store := harness.TestDirs(t)
 	t.Cleanup(func() { stopClineHubs(t, home) }) // after clineACP's
 
 	const (
@@ -148,7 +150,7 @@ func TestClineRealBinary(t *testing.T) {
 		p3 = "clean up with the shell"
 	)
 	prompts := map[string]int{p1: 1, p2: 2, p3: 3}
-	var e *agentEnv
+	var e *harness.Env
 	// Cline runs the TaskStart hook (its agent_start) without waiting for
 	// it; a real model answers later than that hook takes, so the
 	// scripted one waits for the run's turn before its first answer.
@@ -167,7 +169,7 @@ func TestClineRealBinary(t *testing.T) {
 		},
 	}, func(prompt string, n int) {
 		if n == 0 {
-			e.waitTurns(prompts[prompt], 20*time.Second)
+			e.WaitTurns(prompts[prompt], 2*time.Minute)
 		}
 	})
 	if err != nil {
@@ -182,7 +184,7 @@ func TestClineRealBinary(t *testing.T) {
 		}
 	}()
 
-	e.ckpt("install", "cline")
+	e.Ckpt("install", "cline")
 	for _, name := range []string{"PreToolUse", "TaskStart"} {
 		b, err := os.ReadFile(filepath.Join(ws, ".clinerules", "hooks", name))
 		if err != nil || !strings.Contains(string(b), "exec ckpt hook cline\n") {
@@ -190,38 +192,38 @@ func TestClineRealBinary(t *testing.T) {
 		}
 	}
 
-	prompt := clineACP(t, cline, e.env, ws)
+	prompt := clineACP(t, cline, e.Environ, ws)
 
 	// Cline's apply_patch writes the last line without its newline.
 	prompt(p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two", "keep.txt": "keep me"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	// The session is the hooks' taskId (Cline's conversation id).
-	sid := e.onlySession()
+	sid := e.OnlySession()
 	if !strings.HasPrefix(sid, "conv_") {
 		t.Errorf("session %q is not a Cline conversation id", sid)
 	}
-	e.ckpt("--session", sid, "scan", "on")
+	e.Ckpt("--session", sid, "scan", "on")
 	prompt(p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two", "keep.txt": "keep me"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
 	// A turn per run, each labelled with its prompt (which the CLI's
 	// hooks do not send: ckpt reads it from the CLI's session files) and
 	// with the paths its patch named.
-	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
-	if log := e.ckpt("--session", sid, "log"); !strings.Contains(log, p1) || !strings.Contains(log, p3) || strings.Contains(log, clineRunLabel) {
+	e.WantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+	if log := e.Ckpt("--session", sid, "log"); !strings.Contains(log, p1) || !strings.Contains(log, p3) || strings.Contains(log, clineRunLabel) {
 		t.Errorf("ckpt log, want the prompts:\n%s", log)
 	}
 
-	for _, tc := range []rewindWant{{"2", afterP2}, {"1", afterP1}, {"0", map[string]string{}}} {
-		e.ckpt("--session", sid, "rewind", tc.turn, "--scope", "code")
-		e.wantFiles("rewind "+tc.turn+" --scope code", tc.want)
-		e.ckpt("--session", sid, "undo")
-		e.wantFiles("undo of rewind "+tc.turn+" --scope code", after)
+	for _, tc := range []harness.RewindWant{{Turn: "2", Want: afterP2}, {Turn: "1", Want: afterP1}, {Turn: "0", Want: map[string]string{}}} {
+		e.Ckpt("--session", sid, "rewind", tc.Turn, "--scope", "code")
+		e.WantFiles("rewind "+tc.Turn+" --scope code", tc.Want)
+		e.Ckpt("--session", sid, "undo")
+		e.WantFiles("undo of rewind "+tc.Turn+" --scope code", after)
 	}
 
 	// The conversation, then both, back to turn 1, and undo of each.
@@ -229,7 +231,7 @@ func TestClineRealBinary(t *testing.T) {
 		var log []struct {
 			Turn int `json:"turn"`
 		}
-		if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "log", "--json")), &log); err != nil {
+		if err := json.Unmarshal([]byte(e.Ckpt("--session", sid, "log", "--json")), &log); err != nil {
 			t.Fatal(err)
 		}
 		seen := map[int]bool{}
@@ -249,7 +251,7 @@ func TestClineRealBinary(t *testing.T) {
 		var rj struct {
 			Prompt string `json:"prompt"`
 		}
-		if err := json.Unmarshal([]byte(e.ckpt("--session", sid, "rewind", "1", "--scope", scope, "--json")), &rj); err != nil {
+		if err := json.Unmarshal([]byte(e.Ckpt("--session", sid, "rewind", "1", "--scope", scope, "--json")), &rj); err != nil {
 			t.Fatal(err)
 		}
 		if rj.Prompt != p2 {
@@ -259,15 +261,15 @@ func TestClineRealBinary(t *testing.T) {
 			t.Errorf("rewind 1 --scope %s: log turns %s, want 0", scope, got)
 		}
 		if scope == "both" {
-			e.wantFiles("rewind 1 --scope both", afterP1)
+			e.WantFiles("rewind 1 --scope both", afterP1)
 		} else {
-			e.wantFiles("rewind 1 --scope conversation", after)
+			e.WantFiles("rewind 1 --scope conversation", after)
 		}
-		e.ckpt("--session", sid, "undo")
+		e.Ckpt("--session", sid, "undo")
 		if got := logTurns(); got != "0,1,2" {
 			t.Errorf("undo of rewind 1 --scope %s: log turns %s, want 0,1,2", scope, got)
 		}
-		e.wantFiles("undo of rewind 1 --scope "+scope, after)
+		e.WantFiles("undo of rewind 1 --scope "+scope, after)
 	}
 }
 
@@ -276,15 +278,15 @@ func TestClineRealBinary(t *testing.T) {
 // store: the local session backend, so no hub daemon, which Cline
 // otherwise starts detached, some seconds in (stopClineHubs stops any all
 // the same). The key and model make an ACP session ready.
-func newClineEnv(t *testing.T, cline, ws, home, store string, srv *fakemodel.Server) *agentEnv {
+func newClineEnv(t *testing.T, cline, ws, home, store string, srv *fakemodel.Server) *harness.Env {
 	t.Helper()
-	env := isolatedEnv([]string{"CLINE_"}, "HOME="+home, "CKPT_HOME="+store,
+	env := harness.IsolatedEnv([]string{"CLINE_"}, "HOME="+home, "CKPT_HOME="+store,
 		"CLINE_SESSION_BACKEND_MODE=local", "CLINE_NO_AUTO_UPDATE=1",
 		"CLINE_API_KEY=sk-test", "CLINE_PROVIDER=openai-compatible", "CLINE_MODEL=gpt-4.1")
-	e := &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 40 * time.Second}
-	ver, _, _ := e.run(ws, nil, cline, "--version")
+	e := &harness.Env{T: t, WS: ws, Store: store, Environ: env}
+	ver, _, _ := e.Run(ws, nil, cline, "--version")
 	t.Logf("cline --version: %s", strings.TrimSpace(ver))
-	if out, errOut, err := e.run(ws, nil, cline, "auth", "-p", "openai", "-k", "sk-test", "-m", "gpt-4.1", "-b", srv.URL+"/v1"); err != nil {
+	if out, errOut, err := e.Run(ws, nil, cline, "auth", "-p", "openai", "-k", "sk-test", "-m", "gpt-4.1", "-b", srv.URL+"/v1"); err != nil {
 		t.Fatalf("cline auth: %v\nstdout: %s\nstderr: %s", err, out, errOut)
 	}
 	return e
@@ -295,7 +297,7 @@ func newClineEnv(t *testing.T, cline, ws, home, store string, srv *fakemodel.Ser
 // for the answer. The CLI stops when the test ends.
 func clineACP(t *testing.T, cline string, env []string, dir string) func(string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	cmd := exec.CommandContext(ctx, cline, "-c", dir, "--auto-approve", "true", "--acp")
 	cmd.Dir = dir
 	cmd.Env = append(append([]string(nil), env...), "PWD="+dir)
@@ -310,7 +312,7 @@ func clineACP(t *testing.T, cline string, env []string, dir string) func(string)
 		t.Fatal(err)
 	}
 	cmd.WaitDelay = 5 * time.Second
-	killGroup := ownProcessGroup(cmd)
+	killGroup := harness.OwnProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -341,21 +343,6 @@ func clineACP(t *testing.T, cline string, env []string, dir string) func(string)
 			"prompt": []any{map[string]any{"type": "text", "text": p}}}), &res)
 		if res.StopReason != "end_turn" {
 			t.Fatalf("prompt %q: stop reason %q", p, res.StopReason)
-		}
-	}
-}
-
-// waitTurns waits until the store's one session has n turns, or for d.
-// It may run outside the test's goroutine, so it reports nothing: the
-// test's own checks fail if the turn never came.
-func (e *agentEnv) waitTurns(n int, d time.Duration) {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		out, _, err := e.run(e.ws, nil, "ckpt", "sessions", "--json")
-		var list []struct {
-			Turns int `json:"turns"`
-		}
-		if err == nil && json.Unmarshal([]byte(out), &list) == nil && len(list) == 1 && list[0].Turns >= n {
-			return
 		}
 	}
 }

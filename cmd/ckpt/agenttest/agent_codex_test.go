@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -17,8 +17,9 @@ import (
 // shell in scan mode, through the hooks `ckpt install codex` wrote; then
 // every rewind scope and undo are checked byte for byte.
 func TestCodexRealBinary(t *testing.T) {
-	agentBin(t, "CKPT_CODEX_BIN", "codex", "@openai/codex")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	harness.AgentBin(t, "CKPT_CODEX_BIN", "codex", "@openai/codex")
+	ws, home, store := harness.TestDirs(t)
 
 	const (
 		p1 = "create the notes"
@@ -50,7 +51,7 @@ func TestCodexRealBinary(t *testing.T) {
 	e, prompt := c.e, c.prompt
 	t.Logf("codex --version: %s", c.version())
 
-	e.ckpt("install", "codex")
+	e.Ckpt("install", "codex")
 	hooks, err := os.ReadFile(filepath.Join(ws, ".codex", "hooks.json"))
 	if err != nil || !strings.Contains(string(hooks), `"command": "ckpt hook codex"`) {
 		t.Fatalf("hooks.json after install: %s (%v)", hooks, err)
@@ -58,38 +59,38 @@ func TestCodexRealBinary(t *testing.T) {
 
 	prompt(p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	// Scan mode for the session from its second turn on: the shell's
 	// deletions in prompt 3 rewind too.
 	sid := c.sid
-	e.ckpt("--session", sid, "scan", "on")
+	e.Ckpt("--session", sid, "scan", "on")
 	prompt(p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "sub/kept.txt": "kept\n", "extra.txt": "extra\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
 	// One turn per prompt (UserPromptSubmit), each with the paths its
 	// patches named: added, updated, moved from and to, and added by the
 	// patch run through the shell.
-	e.wantTurns(sid,
+	e.WantTurns(sid,
 		p1+": keep.txt=created notes.txt=created",
 		p2+": extra.txt=created keep.txt=deleted notes.txt=modified sub/kept.txt=created",
 		p3+":",
 	)
 
-	e.checkRewinds(sid, []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	e.CheckRewinds(sid, []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	}, "1", p2, after)
 }
 
 // codexRun is one Codex CLI session in a test: its environment and the
 // session id its first prompt started.
 type codexRun struct {
-	e     *agentEnv
+	e     *harness.Env
 	codex string
 	sid   string
 }
@@ -100,7 +101,7 @@ type codexRun struct {
 // trusted project, so that Codex loads its .codex/ layer.
 func newCodexRun(t *testing.T, ws, home, store string, srv *fakemodel.Server, trustProject bool) *codexRun {
 	t.Helper()
-	codex := agentBin(t, "CKPT_CODEX_BIN", "codex", "@openai/codex")
+	codex := harness.AgentBin(t, "CKPT_CODEX_BIN", "codex", "@openai/codex")
 	t.Cleanup(func() {
 		srv.Close()
 		if t.Failed() {
@@ -127,9 +128,9 @@ env_key = "CKPT_TEST_OPENAI_KEY"
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := isolatedEnv([]string{"OPENAI_", "CODEX_", "RUST_LOG"},
+	env := harness.IsolatedEnv([]string{"OPENAI_", "CODEX_", "RUST_LOG"},
 		"HOME="+home, "CODEX_HOME="+codexHome, "CKPT_HOME="+store, "CKPT_TEST_OPENAI_KEY=sk-test")
-	c := &codexRun{e: &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 40 * time.Second}, codex: codex}
+	c := &codexRun{e: &harness.Env{T: t, WS: ws, Store: store, Environ: env}, codex: codex}
 	return c
 }
 
@@ -138,14 +139,14 @@ env_key = "CKPT_TEST_OPENAI_KEY"
 // run only when trusted: the bypass flag is what automation uses instead
 // of trusting them in the TUI's /hooks.
 func (c *codexRun) prompt(p string) {
-	t := c.e.t
+	t := c.e.T
 	t.Helper()
 	args := []string{"exec", "-m", "gpt-5.5", "--dangerously-bypass-approvals-and-sandbox",
 		"--dangerously-bypass-hook-trust", "--skip-git-repo-check", "--json"}
 	if c.sid != "" {
 		args = append(args, "resume", c.sid)
 	}
-	out, errOut, err := c.e.run(c.e.ws, nil, c.codex, append(args, p)...)
+	out, errOut, err := c.e.Run(c.e.WS, nil, c.codex, append(args, p)...)
 	if err != nil {
 		t.Fatalf("codex exec %q: %v\nstdout: %s\nstderr: %s", p, err, out, errOut)
 	}
@@ -170,8 +171,9 @@ func (c *codexRun) prompt(p string) {
 // $CODEX_HOME/hooks.json, which the real Codex runs in a project it was
 // never told to trust.
 func TestCodexRealBinaryUserHooks(t *testing.T) {
-	agentBin(t, "CKPT_CODEX_BIN", "codex", "@openai/codex")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	harness.AgentBin(t, "CKPT_CODEX_BIN", "codex", "@openai/codex")
+	ws, home, store := harness.TestDirs(t)
 	const p1 = "create the notes"
 	srv, err := fakemodel.NewResponses(map[string][]fakemodel.Step{
 		p1: {
@@ -183,13 +185,13 @@ func TestCodexRealBinaryUserHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newCodexRun(t, ws, home, store, srv, false)
-	c.e.ckpt("install", "codex", "--user")
+	c.e.Ckpt("install", "codex", "--user")
 	if _, err := os.Stat(filepath.Join(home, ".codex", "hooks.json")); err != nil {
 		t.Fatal(err)
 	}
 	c.prompt(p1)
-	c.e.wantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\n"})
-	c.e.wantTurns(c.sid, p1+": notes.txt=created")
+	c.e.WantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\n"})
+	c.e.WantTurns(c.sid, p1+": notes.txt=created")
 	if _, err := os.Stat(filepath.Join(ws, ".codex")); err == nil {
 		t.Error("install --user wrote into the workspace")
 	}
@@ -203,6 +205,6 @@ func tomlString(s string) string {
 
 // version runs `codex --version`, for the log.
 func (c *codexRun) version() string {
-	out, _, _ := c.e.run(c.e.ws, nil, c.codex, "--version")
+	out, _, _ := c.e.Run(c.e.WS, nil, c.codex, "--version")
 	return strings.TrimSpace(out)
 }

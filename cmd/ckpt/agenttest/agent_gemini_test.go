@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -16,49 +16,50 @@ import (
 // mode, through the hooks `ckpt install gemini` wrote; then every rewind
 // scope and undo are checked byte for byte.
 func TestGeminiRealBinary(t *testing.T) {
-	agentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	harness.AgentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
+	ws, home, store := harness.TestDirs(t)
 
 	p1, p2, p3, srv := geminiNotesServer(t, ws)
 	g := newGeminiRun(t, ws, home, store, srv, true)
 	e := g.e
 	t.Logf("gemini --version: %s", g.version())
-	e.ckpt("install", "gemini")
+	e.Ckpt("install", "gemini")
 	if b, err := os.ReadFile(filepath.Join(ws, ".gemini", "settings.json")); err != nil || !strings.Contains(string(b), `"command": "ckpt hook gemini"`) {
 		t.Fatalf("settings after install: %s (%v)", b, err)
 	}
 	// The session is named up front, so scan mode is on before its first
 	// prompt; later prompts resume it.
 	const sid = "3f2b8c1e-7d4a-4e59-9b60-1a2c3d4e5f60"
-	e.ckpt("--session", sid, "scan", "on")
+	e.Ckpt("--session", sid, "scan", "on")
 	g.prompt(p1, "--session-id", sid)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	g.prompt(p2, "--resume", sid)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	g.prompt(p3, "--resume", sid)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
 	// One turn per prompt (BeforeAgent), each with what its file tools
 	// wrote; the shell's changes are in the turn's manifest.
-	e.wantTurns(sid,
+	e.WantTurns(sid,
 		p1+": keep.txt=created notes.txt=created",
 		p2+": notes.txt=modified",
 		p3+":",
 	)
 
-	e.checkRewinds(sid, []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	e.CheckRewinds(sid, []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	}, "1", p2, after)
 }
 
 // geminiRun is the Gemini CLI in a test.
 type geminiRun struct {
-	e      *agentEnv
+	e      *harness.Env
 	gemini string
 }
 
@@ -70,7 +71,7 @@ type geminiRun struct {
 // process: half the start-up time.
 func newGeminiRun(t *testing.T, ws, home, store string, srv *fakemodel.Server, trustWorkspace bool) *geminiRun {
 	t.Helper()
-	gemini := agentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
+	gemini := harness.AgentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
 	t.Cleanup(func() {
 		srv.Close()
 		if t.Failed() {
@@ -84,22 +85,22 @@ func newGeminiRun(t *testing.T, ws, home, store string, srv *fakemodel.Server, t
 	if err := os.WriteFile(settings, []byte(`{"security": {"auth": {"selectedType": "gemini-api-key"}}}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := isolatedEnv([]string{"GEMINI_", "GOOGLE_"},
+	env := harness.IsolatedEnv([]string{"GEMINI_", "GOOGLE_"},
 		"HOME="+home, "GEMINI_CLI_HOME="+home, "CKPT_HOME="+store,
 		"GOOGLE_GEMINI_BASE_URL="+srv.URL, "GEMINI_API_KEY=test-key", "GEMINI_CLI_NO_RELAUNCH=true")
 	if trustWorkspace {
 		env = append(env, "GEMINI_CLI_TRUST_WORKSPACE=true")
 	}
-	g := &geminiRun{e: &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 40 * time.Second}, gemini: gemini}
+	g := &geminiRun{e: &harness.Env{T: t, WS: ws, Store: store, Environ: env}, gemini: gemini}
 	return g
 }
 
 // prompt runs `gemini -p p` in yolo mode with args.
 func (g *geminiRun) prompt(p string, args ...string) {
-	t := g.e.t
+	t := g.e.T
 	t.Helper()
 	full := append([]string{"-p", p, "--approval-mode", "yolo"}, args...)
-	out, errOut, err := g.e.run(g.e.ws, nil, g.gemini, full...)
+	out, errOut, err := g.e.Run(g.e.WS, nil, g.gemini, full...)
 	if err != nil {
 		t.Fatalf("gemini %s: %v\nstdout: %s\nstderr: %s", strings.Join(full, " "), err, out, errOut)
 	}
@@ -109,8 +110,9 @@ func (g *geminiRun) prompt(p string, args ...string) {
 // hooks into ~/.gemini/settings.json, which the real Gemini CLI runs in a
 // workspace trusted only for the run (--skip-trust).
 func TestGeminiRealBinaryUserHooks(t *testing.T) {
-	agentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	harness.AgentBin(t, "CKPT_GEMINI_BIN", "gemini", "@google/gemini-cli")
+	ws, home, store := harness.TestDirs(t)
 	const p1 = "create the notes"
 	srv, err := fakemodel.NewGemini(map[string][]fakemodel.Step{
 		p1: {
@@ -122,20 +124,20 @@ func TestGeminiRealBinaryUserHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newGeminiRun(t, ws, home, store, srv, false)
-	g.e.ckpt("install", "gemini", "--user")
+	g.e.Ckpt("install", "gemini", "--user")
 	b, err := os.ReadFile(filepath.Join(home, ".gemini", "settings.json"))
 	if err != nil || !strings.Contains(string(b), `"selectedType": "gemini-api-key"`) || !strings.Contains(string(b), `"command": "ckpt hook gemini"`) {
 		t.Fatalf("user settings after install --user: %s (%v)", b, err)
 	}
 	const sid = "0b7d3e2a-5c4f-4a1b-8e9d-6f5a4b3c2d1e"
 	g.prompt(p1, "--session-id", sid, "--skip-trust")
-	g.e.wantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\n"})
-	g.e.wantTurns(sid, p1+": notes.txt=created")
+	g.e.WantFiles("after prompt 1", map[string]string{"notes.txt": "alpha\n"})
+	g.e.WantTurns(sid, p1+": notes.txt=created")
 }
 
 // version runs `gemini --version`, for the log.
 func (g *geminiRun) version() string {
-	out, _, _ := g.e.run(g.e.ws, nil, g.gemini, "--version")
+	out, _, _ := g.e.Run(g.e.WS, nil, g.gemini, "--version")
 	return strings.TrimSpace(out)
 }
 

@@ -3,7 +3,6 @@ package agenttest_test
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 	"github.com/ckpt/ckpt/internal/quote"
 )
@@ -23,7 +23,7 @@ import (
 // stdin and stdout, extension dialogs answered by the test.
 type piRPC struct {
 	t      *testing.T
-	e      *agentEnv
+	e      *harness.Env
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	recs   chan map[string]any
@@ -41,7 +41,7 @@ type piRPC struct {
 // launcher), under $CKPT_PI_NODE when set (pi needs Node 22.19 or later).
 func piCommand(t *testing.T) []string {
 	t.Helper()
-	bin := agentBin(t, "CKPT_PI_BIN", "pi", "@earendil-works/pi-coding-agent")
+	bin := harness.AgentBin(t, "CKPT_PI_BIN", "pi", "@earendil-works/pi-coding-agent")
 	if node := os.Getenv("CKPT_PI_NODE"); node != "" {
 		return []string{node, bin}
 	}
@@ -51,7 +51,7 @@ func piCommand(t *testing.T) []string {
 // newPiEnv sets up pi in home to use srv, the scripted Chat Completions
 // server, as provider "scripted" (its models.json), offline, with its
 // configuration in home/.pi/agent.
-func newPiEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *agentEnv {
+func newPiEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *harness.Env {
 	t.Helper()
 	agentDir := filepath.Join(home, ".pi", "agent")
 	if err := os.MkdirAll(agentDir, 0o755); err != nil {
@@ -70,24 +70,24 @@ func newPiEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *agen
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
 		}
 	})
-	env := isolatedEnv([]string{"PI_", "OPENAI_"},
+	env := harness.IsolatedEnv([]string{"PI_", "OPENAI_"},
 		"HOME="+home, "PI_CODING_AGENT_DIR="+agentDir, "CKPT_HOME="+store,
 		"PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0")
-	return &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 60 * time.Second}
+	return &harness.Env{T: t, WS: ws, Store: store, Environ: env}
 }
 
 // startPi starts pi in RPC mode in the workspace, trusting its project
 // files for this run (--approve), with args after.
-func startPi(t *testing.T, e *agentEnv, args ...string) *piRPC {
+func startPi(t *testing.T, e *harness.Env, args ...string) *piRPC {
 	t.Helper()
 	argv := append(piCommand(t), append([]string{"--mode", "rpc", "--offline", "--approve", "--provider", "scripted", "--model", "gpt-4.1"}, args...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = e.ws
-	cmd.Env = append(append([]string(nil), e.env...), "PWD="+e.ws)
+	cmd.Dir = e.WS
+	cmd.Env = append(append([]string(nil), e.Environ...), "PWD="+e.WS)
 	p := &piRPC{t: t, e: e, cmd: cmd, recs: make(chan map[string]any, 1000), cancel: cancel}
 	cmd.Stderr = &lockedWriter{mu: &p.mu, b: &p.stderr}
-	p.kill = ownProcessGroup(cmd)
+	p.kill = harness.OwnProcessGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +208,7 @@ func (p *piRPC) next(what string) map[string]any {
 			p.t.Fatalf("pi exited while waiting for %s", what)
 		}
 		return m
-	case <-time.After(90 * time.Second):
+	case <-time.After(3 * time.Minute):
 		p.t.Fatalf("timed out waiting for %s", what)
 	}
 	return nil
@@ -354,8 +354,9 @@ func (p *piRPC) userMessages() []string {
 // a forced undo, redo, and pi's /fork; the workspace is a git repository
 // whose .git ckpt never touches.
 func TestPiRealBinary(t *testing.T) {
+	t.Parallel()
 	piCommand(t)
-	ws, home, store := agentTestDirs(t)
+	ws, home, store := harness.TestDirs(t)
 	const (
 		p1 = "create the notes"
 		p2 = "edit the notes"
@@ -387,12 +388,12 @@ func TestPiRealBinary(t *testing.T) {
 	// A git repository: ckpt works inside one without touching .git.
 	gitBefore := ""
 	if _, err := exec.LookPath("git"); err == nil {
-		if _, errOut, err := e.run(ws, nil, "git", "init", "-q"); err != nil {
+		if _, errOut, err := e.Run(ws, nil, "git", "init", "-q"); err != nil {
 			t.Fatalf("git init: %v %s", err, errOut)
 		}
-		gitBefore = dirListing(t, filepath.Join(ws, ".git"))
+		gitBefore = harness.DirListing(t, filepath.Join(ws, ".git"))
 	}
-	out := e.ckpt("install", "pi")
+	out := e.Ckpt("install", "pi")
 	ext, err := os.ReadFile(filepath.Join(ws, ".pi", "extensions", "ckpt-rewind.ts"))
 	if err != nil || !strings.Contains(string(ext), `const CKPT: string[] = ["ckpt"];`) {
 		t.Fatalf("extension after install (%s): %.300s (%v)", out, ext, err)
@@ -401,18 +402,18 @@ func TestPiRealBinary(t *testing.T) {
 	pi := startPi(t, e)
 	pi.prompt(p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	pi.prompt(p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	pi.prompt(p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
 	// One ckpt session, pi's: one turn per prompt, each with what its
 	// write and edit calls named.
-	sid := e.onlySession()
-	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+	sid := e.OnlySession()
+	e.WantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
 	if pi.status != "◆ ckpt: 3 checkpoints" {
 		t.Errorf("footer status %q, want the checkpoint count", pi.status)
 	}
@@ -423,14 +424,14 @@ func TestPiRealBinary(t *testing.T) {
 		pick("Rewind to before which prompt", `#0 "`+p1+`" → write notes.txt, write keep.txt`),
 		pick("Restore what?", "Files + conversation"),
 		confirm("Rewind files + conversation", true))
-	e.wantFiles("after /rewind to prompt 1", map[string]string{})
+	e.WantFiles("after /rewind to prompt 1", map[string]string{})
 	if got := pi.userMessages(); len(got) != 0 {
 		t.Errorf("pi's conversation after /rewind to prompt 1: %q, want none", got)
 	}
 
 	// Undo of the rewind: files and conversation as they were.
 	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"), confirm("Undo the last rewind", true))
-	e.wantFiles("after undo", after)
+	e.WantFiles("after undo", after)
 	if got := pi.userMessages(); strings.Join(got, "|") != p1+"|"+p2+"|"+p3 {
 		t.Errorf("pi's conversation after undo: %q, want the three prompts", got)
 	}
@@ -443,7 +444,7 @@ func TestPiRealBinary(t *testing.T) {
 		pick("Rewind to before which prompt", `#1 "`+p2),
 		pick("Restore what?", "Files only"),
 		confirm("Rewind files only", true))
-	e.wantFiles("after /rewind files only to prompt 2", afterP1)
+	e.WantFiles("after /rewind files only to prompt 2", afterP1)
 	if got := pi.userMessages(); len(got) != 4 {
 		t.Errorf("pi's conversation after a files-only rewind: %q, want the four prompts", got)
 	}
@@ -452,11 +453,11 @@ func TestPiRealBinary(t *testing.T) {
 	}
 	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"),
 		confirm("Undo the last rewind", true), confirm("Files changed by hand", true))
-	e.wantFiles("after the forced undo of the files-only rewind", after)
+	e.WantFiles("after the forced undo of the files-only rewind", after)
 	pi.command("/rewind", pick("Rewind to before which prompt", "↪ Redo"), confirm("Redo the rewind", true))
-	e.wantFiles("after redo", map[string]string{"notes.txt": "by hand\n", "keep.txt": "keep me\r\n"})
+	e.WantFiles("after redo", map[string]string{"notes.txt": "by hand\n", "keep.txt": "keep me\r\n"})
 	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"), confirm("Undo the last rewind", true))
-	e.wantFiles("after the undo of the redo", after)
+	e.WantFiles("after the undo of the redo", after)
 
 	// Conversation only, to prompt 2: the files stay, pi's conversation is
 	// cut before it and the prompt is back in the editor; undo and redo
@@ -465,11 +466,11 @@ func TestPiRealBinary(t *testing.T) {
 		pick("Rewind to before which prompt", `#1 "`+p2),
 		pick("Restore what?", "Conversation only"),
 		confirm("Rewind conversation only", true))
-	e.wantFiles("after /rewind conversation only", after)
+	e.WantFiles("after /rewind conversation only", after)
 	if got := pi.userMessages(); strings.Join(got, "|") != p1 || pi.editor != p2 {
 		t.Errorf("after /rewind conversation only: conversation %q, editor %q; want %q and %q", got, pi.editor, p1, p2)
 	}
-	if log := e.ckpt("--session", sid, "log"); strings.Contains(log, p2) {
+	if log := e.Ckpt("--session", sid, "log"); strings.Contains(log, p2) {
 		t.Errorf("ckpt log after the conversation rewind still has %q:\n%s", p2, log)
 	}
 	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"), confirm("Undo the last rewind", true))
@@ -485,7 +486,7 @@ func TestPiRealBinary(t *testing.T) {
 	if got := pi.userMessages(); len(got) != 4 {
 		t.Errorf("pi's conversation after the second undo: %q, want the four prompts", got)
 	}
-	e.wantFiles("after the undo and redo of conversation rewinds", after)
+	e.WantFiles("after the undo and redo of conversation rewinds", after)
 
 	// pi's /fork at prompt 2, "Restore all": the fork is a ckpt fork of
 	// this session at turn 1 (its turns before shared), its files put back
@@ -506,69 +507,38 @@ func TestPiRealBinary(t *testing.T) {
 	if data["cancelled"] != true {
 		t.Fatalf("fork with Code only: %v, want it called off", data)
 	}
-	e.wantFiles("after /fork with Code only", afterP1)
+	e.WantFiles("after /fork with Code only", afterP1)
 	if got := pi.userMessages(); len(got) != 4 {
 		t.Errorf("pi's conversation after /fork with Code only: %q, want the four prompts", got)
 	}
 	pi.command("/rewind", pick("Rewind to before which prompt", "↩ Undo last rewind"), confirm("Undo the last rewind", true))
-	e.wantFiles("after the undo of Code only", after)
+	e.WantFiles("after the undo of Code only", after)
 
 	data = pi.call(map[string]any{"type": "fork", "entryId": entry}, pick("ckpt: fork and files", "Restore all"))
 	if data["cancelled"] == true || data["text"] != p2 {
 		t.Fatalf("fork: %v", data)
 	}
-	e.wantFiles("after /fork with Restore all", afterP1)
+	e.WantFiles("after /fork with Restore all", afterP1)
 	state := pi.call(map[string]any{"type": "get_state"})
 	child := fmt.Sprint(state["sessionId"])
 	if child == sid || child == "" {
 		t.Fatalf("fork: session %q, want a new one (state %v)", child, state)
 	}
-	e.wantTurns(child, p1+": keep.txt=created notes.txt=created")
+	e.WantTurns(child, p1+": keep.txt=created notes.txt=created")
 	// The fork goes on from there; its undo gives back what the restore
 	// overwrote, and the first session is as it was.
 	pi.prompt(p2)
-	e.wantFiles("after prompt 2 in the fork", afterP2)
-	e.wantTurns(child, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified")
+	e.WantFiles("after prompt 2 in the fork", afterP2)
+	e.WantTurns(child, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified")
 	// The shell's turn lists what its scans saw it change once the next
 	// turn's scan is there (while it was open, only status showed it).
-	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified",
+	e.WantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified",
 		p3+": keep.txt=deleted notes.txt=deleted shell.txt=created", p4+":")
 	if gitBefore != "" {
-		if got := dirListing(t, filepath.Join(ws, ".git")); got != gitBefore {
+		if got := harness.DirListing(t, filepath.Join(ws, ".git")); got != gitBefore {
 			t.Errorf(".git changed:\n%s\nwant:\n%s", got, gitBefore)
 		}
 	}
-}
-
-// dirListing lists every file under dir with its size, mode and content
-// hash, one per line.
-func dirListing(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		sum := ""
-		if fi.Mode().IsRegular() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum = fmt.Sprintf("%x", sha256.Sum256(data))
-		}
-		fmt.Fprintf(&b, "%s %v %d %s\n", rel, fi.Mode(), fi.Size(), sum)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
 
 // TestPiRealBinaryTree drives pi's terminal UI in tmux (pi has no RPC
@@ -576,11 +546,12 @@ func dirListing(t *testing.T, dir string) string {
 // "Restore files to that point" puts the files back to before it, and
 // /rewind's undo brings them back.
 func TestPiRealBinaryTree(t *testing.T) {
+	t.Parallel()
 	argv := piCommand(t)
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("no tmux")
 	}
-	ws, home, store := agentTestDirs(t)
+	ws, home, store := harness.TestDirs(t)
 	srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{
 		"one": {{Tool: "write", Input: map[string]any{"path": "a.txt", "content": "A1\n"}}, {Text: "did one"}},
 		"two": {{Tool: "write", Input: map[string]any{"path": "a.txt", "content": "A2\n"}}, {Text: "did two"}},
@@ -589,13 +560,13 @@ func TestPiRealBinaryTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newPiEnv(t, ws, home, store, srv)
-	e.ckpt("install", "pi")
+	e.Ckpt("install", "pi")
 
 	// pi in a tmux pane, with e's environment.
 	pe := &tmuxPane{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	t.Cleanup(func() { _ = pe.tmux("kill-server").Run() })
 	sh := "cd " + quote.Shell(ws) + " && exec env -i"
-	for _, kv := range append(e.env, "TERM=xterm-256color") {
+	for _, kv := range append(e.Environ, "TERM=xterm-256color") {
 		sh += " " + quote.Shell(kv)
 	}
 	for _, a := range append(argv, "--approve", "--offline", "--provider", "scripted", "--model", "gpt-4.1") {
@@ -641,7 +612,7 @@ func TestPiRealBinaryTree(t *testing.T) {
 	pe.keys("Enter")
 	idle("2 checkpoints")
 	waitFor("did two")
-	e.wantFiles("after two prompts", map[string]string{"a.txt": "A2\n"})
+	e.WantFiles("after two prompts", map[string]string{"a.txt": "A2\n"})
 
 	// /tree: up from the last answer to the second prompt, no summary,
 	// then ckpt's question.
@@ -658,7 +629,7 @@ func TestPiRealBinaryTree(t *testing.T) {
 	pe.keys("Down")
 	pe.keys("Enter")
 	waitFor("Navigated to selected point")
-	e.wantFiles("after /tree to the second prompt, restoring files", map[string]string{"a.txt": "A1\n"})
+	e.WantFiles("after /tree to the second prompt, restoring files", map[string]string{"a.txt": "A1\n"})
 
 	// The prompt is back in the editor: clear it, then /rewind's undo.
 	pe.keys("C-c")
@@ -670,7 +641,7 @@ func TestPiRealBinaryTree(t *testing.T) {
 	pe.keys("Down")
 	pe.keys("Enter")
 	waitFor("ckpt: undo done")
-	e.wantFiles("after the undo", map[string]string{"a.txt": "A2\n"})
+	e.WantFiles("after the undo", map[string]string{"a.txt": "A2\n"})
 }
 
 // tmuxPane is a tmux server of its own with one session, "picker": the

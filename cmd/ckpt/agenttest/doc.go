@@ -1,6 +1,12 @@
 // Package agenttest holds only tests: the real-agent harnesses, which
-// drive the agents' own CLIs (Claude Code, Codex, Gemini, Copilot, Cline,
-// OpenCode, pi, Qwen, Kilo, Amp) against scripted model servers with a
-// ckpt binary built once by TestMain. They live apart from cmd/ckpt so
-// each package has its own test timeout.
+// drive the agents' own CLIs (Claude Code, Codex, Gemini, Cline, pi, the
+// ACP agents behind `ckpt acp`, and seven agents started in a
+// subdirectory) against scripted model servers with a ckpt binary built
+// once by TestMain. cmd/ckpt/agenttest2 holds the rest (Copilot,
+// OpenCode, Kilo Code, Qwen Code, Amp); the two share
+// cmd/ckpt/internal/harness. They live apart from cmd/ckpt, and from
+// each other, so each package has its own test timeout.
+//
+// Every test runs in parallel with the others (t.Parallel): each has its
+// own workspace, home, store and model server, and sets no process state.
 package agenttest

@@ -1,4 +1,4 @@
-package agenttest_test
+package agenttest2_test
 
 import (
 	"encoding/json"
@@ -7,28 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
-
-// seedOpenCodeDeps marks dir, an OpenCode configuration directory, as
-// having its dependencies installed. OpenCode otherwise runs an npm
-// install of its plugin SDK into every configuration directory it loads
-// (the project's .opencode and the user's), from the registry, on first
-// use: half a minute, and no business of this test (ckpt's plugin imports
-// nothing from it).
-func seedOpenCodeDeps(t *testing.T, dir string) {
-	t.Helper()
-	deps := `{"dependencies": {"@opencode-ai/plugin": "*"}}`
-	lock := `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}`
-	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range map[string]string{"package.json": deps, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestOpenCodeRealBinary drives the real OpenCode CLI (`opencode run`)
 // against a scripted Chat Completions server behind its openai-compatible
@@ -37,8 +18,9 @@ func seedOpenCodeDeps(t *testing.T, dir string) {
 // opencode` wrote to .opencode/plugin/ckpt.js; then every rewind scope and
 // undo are checked byte for byte.
 func TestOpenCodeRealBinary(t *testing.T) {
-	opencode := agentBin(t, "CKPT_OPENCODE_BIN", "opencode", "opencode-ai")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	opencode := harness.AgentBin(t, "CKPT_OPENCODE_BIN", "opencode", "opencode-ai")
+	ws, home, store := harness.TestDirs(t)
 
 	const (
 		p1 = "create the notes"
@@ -70,7 +52,7 @@ func TestOpenCodeRealBinary(t *testing.T) {
 	// The scripted provider in the user's configuration, so the workspace
 	// holds only what the agent writes.
 	configDir := filepath.Join(home, ".config", "opencode")
-	seedOpenCodeDeps(t, configDir)
+	harness.SeedPluginDeps(t, configDir, "@opencode-ai/plugin")
 	config, _ := json.Marshal(map[string]any{
 		"provider": map[string]any{"scripted": map[string]any{
 			"npm":     "@ai-sdk/openai-compatible",
@@ -85,26 +67,26 @@ func TestOpenCodeRealBinary(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(configDir, "opencode.json"), config, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := isolatedEnv([]string{"OPENCODE_", "OPENAI_"},
+	env := harness.IsolatedEnv([]string{"OPENCODE_", "OPENAI_"},
 		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "CKPT_HOME="+store,
 		"OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_AUTOUPDATE=true")
-	e := &agentEnv{t: t, ws: ws, store: store, env: env}
+	e := &harness.Env{T: t, WS: ws, Store: store, Environ: env}
 	defer func() {
 		if t.Failed() {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
 		}
 	}()
-	ver, _, _ := e.run(ws, nil, opencode, "--version")
+	ver, _, _ := e.Run(ws, nil, opencode, "--version")
 	t.Logf("opencode --version: %s", strings.TrimSpace(ver))
 
-	e.ckpt("install", "opencode")
+	e.Ckpt("install", "opencode")
 	plugin, err := os.ReadFile(filepath.Join(ws, ".opencode", "plugin", "ckpt.js"))
 	if err != nil || !strings.Contains(string(plugin), `const argv = ["ckpt","hook","opencode"];`) {
 		t.Fatalf("plugin after install: %s (%v)", plugin, err)
 	}
-	seedOpenCodeDeps(t, filepath.Join(ws, ".opencode"))
+	harness.SeedPluginDeps(t, filepath.Join(ws, ".opencode"), "@opencode-ai/plugin")
 
 	// `opencode run` joins its words into the message (quoting a word
 	// that holds a space), so the prompt goes as separate words, as typed
@@ -117,35 +99,35 @@ func TestOpenCodeRealBinary(t *testing.T) {
 		if sid != "" {
 			args = append(args, "--session", sid)
 		}
-		out, errOut, err := e.run(ws, nil, opencode, append(args, strings.Fields(p)...)...)
+		out, errOut, err := e.Run(ws, nil, opencode, append(args, strings.Fields(p)...)...)
 		if err != nil {
 			t.Fatalf("opencode run %q: %v\nstdout: %s\nstderr: %s", p, err, out, errOut)
 		}
 	}
 	prompt(p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
-	sid = e.onlySession()
+	e.WantFiles("after prompt 1", afterP1)
+	sid = e.OnlySession()
 	if !strings.HasPrefix(sid, "ses_") {
 		t.Errorf("session %q is not an OpenCode session id", sid)
 	}
 	// Scan mode for the session from its second turn on: the shell's
 	// deletions in prompt 3 rewind too.
-	e.ckpt("--session", sid, "scan", "on")
+	e.Ckpt("--session", sid, "scan", "on")
 	prompt(p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
 	// One turn per prompt (chat.message), each with the files its write
 	// and edit calls named (the read records nothing).
-	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+	e.WantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
 
-	e.checkRewinds(sid, []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	e.CheckRewinds(sid, []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	}, "1", p2, after)
 }

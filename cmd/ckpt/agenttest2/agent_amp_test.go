@@ -1,4 +1,4 @@
-package agenttest_test
+package agenttest2_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 )
 
 // ampDriver runs the plugin `ckpt install amp` wrote under node with a
@@ -43,14 +44,15 @@ process.stdout.write(JSON.stringify(result === undefined ? null : result));
 // then every rewind scope and undo are checked byte for byte with the
 // real ckpt binary, and .git is left as it was.
 func TestAmpPlugin(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("no node on $PATH: the plugin's handlers need a JavaScript runtime")
 	}
-	ws, home, store := agentTestDirs(t)
-	e := &agentEnv{t: t, ws: ws, store: store, env: isolatedEnv(nil, "HOME="+home, "CKPT_HOME="+store), timeout: 60 * time.Second}
-	defer e.keepGit()()
-	e.ckpt("install", "amp")
+	ws, home, store := harness.TestDirs(t)
+	e := &harness.Env{T: t, WS: ws, Store: store, Environ: harness.IsolatedEnv(nil, "HOME="+home, "CKPT_HOME="+store)}
+	defer e.KeepGit()()
+	e.Ckpt("install", "amp")
 	plugin := filepath.Join(ws, ".amp", "plugins", "ckpt.ts")
 	b, err := os.ReadFile(plugin)
 	if err != nil || !strings.Contains(string(b), `const argv = ["ckpt","hook","amp"];`) {
@@ -76,7 +78,7 @@ func TestAmpPlugin(t *testing.T) {
 		if shell {
 			sh = "true"
 		}
-		out, errOut, err := e.run(ws, nil, node, driver, mjs, name, string(evb), string(fb), sh)
+		out, errOut, err := e.Run(ws, nil, node, driver, mjs, name, string(evb), string(fb), sh)
 		if err != nil || errOut != "" {
 			t.Fatalf("%s handler: %v\nstdout: %s\nstderr: %s", name, err, out, errOut)
 		}
@@ -100,7 +102,7 @@ func TestAmpPlugin(t *testing.T) {
 		p3 = "clean up with the shell"
 	)
 	notes, keep := filepath.Join(ws, "notes.txt"), filepath.Join(ws, "keep.txt")
-	e.ckpt("--session", thread, "scan", "on")
+	e.Ckpt("--session", thread, "scan", "on")
 
 	fire("agent.start", map[string]any{"message": p1, "id": 1}, nil, false)
 	tool("create_file", map[string]any{"path": notes, "content": "alpha\nline two\n"}, []string{notes}, false)
@@ -110,7 +112,7 @@ func TestAmpPlugin(t *testing.T) {
 	tool("Read", map[string]any{"path": notes}, nil, false)
 	fire("agent.end", map[string]any{"message": p1, "id": 1, "status": "done", "messages": []any{}}, nil, false)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 
 	fire("agent.start", map[string]any{"message": p2, "id": 3}, nil, false)
 	tool("edit_file", map[string]any{"path": notes, "old_str": "alpha", "new_str": "beta"}, []string{notes}, false)
@@ -127,11 +129,11 @@ func TestAmpPlugin(t *testing.T) {
 	write("shell.txt", "by shell\n")
 	after := map[string]string{"shell.txt": "by shell\n"}
 
-	e.wantTurns(thread, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
-	e.checkRewinds(thread, []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	e.WantTurns(thread, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+	e.CheckRewinds(thread, []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	}, "1", p2, after)
 }
 
@@ -141,14 +143,15 @@ func TestAmpPlugin(t *testing.T) {
 // runs against the real API. Amp answers no prompt without its servers,
 // so its handlers are proven under node (TestAmpPlugin).
 func TestAmpRealBinary(t *testing.T) {
-	amp := agentBin(t, "CKPT_AMP_BIN", "amp", "@ampcode/cli")
-	ws, home, store := agentTestDirs(t)
-	e := &agentEnv{t: t, ws: ws, store: store, env: isolatedEnv([]string{"AMP_"}, "HOME="+home, "CKPT_HOME="+store), timeout: 90 * time.Second}
-	ver, _, _ := e.run(ws, nil, amp, "--version")
+	t.Parallel()
+	amp := harness.AgentBin(t, "CKPT_AMP_BIN", "amp", "@ampcode/cli")
+	ws, home, store := harness.TestDirs(t)
+	e := &harness.Env{T: t, WS: ws, Store: store, Environ: harness.IsolatedEnv([]string{"AMP_"}, "HOME="+home, "CKPT_HOME="+store)}
+	ver, _, _ := e.Run(ws, nil, amp, "--version")
 	t.Logf("amp --version: %s", strings.TrimSpace(ver))
-	e.ckpt("install", "amp")
+	e.Ckpt("install", "amp")
 	rel := filepath.Join(".amp", "plugins", "ckpt.ts")
-	out, errOut, err := e.run(ws, nil, amp, "plugins", "exec", rel, "session.start", "--data", `{"thread":{"id":"T-1"}}`)
+	out, errOut, err := e.Run(ws, nil, amp, "plugins", "exec", rel, "session.start", "--data", `{"thread":{"id":"T-1"}}`)
 	if err != nil || strings.Contains(out+errOut, "Failed to load plugin") {
 		t.Fatalf("amp plugins exec %s: %v\nstdout: %s\nstderr: %s", rel, err, out, errOut)
 	}

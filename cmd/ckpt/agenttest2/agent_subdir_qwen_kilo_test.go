@@ -1,4 +1,4 @@
-package agenttest_test
+package agenttest2_test
 
 import (
 	"os/exec"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ckpt/ckpt/agent"
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -19,6 +20,7 @@ import (
 // there and is captured; Qwen Code reads .qwen/ only where it starts, so
 // install and ckpt status say so.
 func TestQwenKiloInSubdirRealBinary(t *testing.T) {
+	t.Parallel()
 	for _, git := range []bool{false, true} {
 		name := "no git"
 		if git {
@@ -27,8 +29,8 @@ func TestQwenKiloInSubdirRealBinary(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// ws and its subdirectory sub, a git repository's root with git.
 			dirs := func(t *testing.T) (ws, home, store, sub string) {
-				ws, home, store = agentTestDirs(t)
-				sub = mkSub(t, ws)
+				ws, home, store = harness.TestDirs(t)
+				sub = harness.MkSub(t, ws)
 				if git {
 					if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
 						t.Skipf("git init: %v %s", err, out)
@@ -37,9 +39,9 @@ func TestQwenKiloInSubdirRealBinary(t *testing.T) {
 				return ws, home, store, sub
 			}
 			t.Run("qwen", func(t *testing.T) {
-				qwen := agentBin(t, "CKPT_QWEN_BIN", "qwen", "@qwen-code/qwen-code")
+				qwen := harness.AgentBin(t, "CKPT_QWEN_BIN", "qwen", "@qwen-code/qwen-code")
 				ws, home, store, sub := dirs(t)
-				srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{subdirPrompt: {
+				srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{harness.SubdirPrompt: {
 					{Tool: "write_file", Input: map[string]any{"file_path": filepath.Join(sub, "note.txt"), "content": "note\n"}},
 					{Text: "Written."},
 				}})
@@ -48,23 +50,23 @@ func TestQwenKiloInSubdirRealBinary(t *testing.T) {
 				}
 				defer srv.Close()
 				e := newQwenEnv(t, ws, home, store, srv)
-				out := e.install("qwen")
-				if o, errOut, err := e.run(sub, nil, qwen, "-p", subdirPrompt, "--approval-mode", "yolo"); err != nil {
+				out := e.Install("qwen")
+				if o, errOut, err := e.Run(sub, nil, qwen, "-p", harness.SubdirPrompt, "--approval-mode", "yolo"); err != nil {
 					t.Fatalf("qwen: %v\n%s\n%s", err, o, errOut)
 				}
-				e.wantFiles("after qwen in sub", map[string]string{"sub/note.txt": "note\n"})
-				e.checkSubdir("qwen", out)
+				e.WantFiles("after qwen in sub", map[string]string{"sub/note.txt": "note\n"})
+				e.CheckSubdir("qwen", out)
 				// ckpt status run where Qwen Code was says so too, also
 				// while the workspace has no session (and status fails).
 				ag, _ := agent.Lookup("qwen")
-				if _, errOut, _ := e.run(sub, nil, "ckpt", "status"); !strings.Contains(errOut, "ckpt: warning: "+agent.SubdirNote(ag, ws)) {
+				if _, errOut, _ := e.Run(sub, nil, "ckpt", "status"); !strings.Contains(errOut, "ckpt: warning: "+agent.SubdirNote(ag, ws)) {
 					t.Errorf("ckpt status in %s said:\n%s\nwithout the note that Qwen Code runs no hooks there", sub, errOut)
 				}
 			})
 			t.Run("kilo", func(t *testing.T) {
-				kilo := agentBin(t, "CKPT_KILO_BIN", "kilo", "@kilocode/cli")
+				kilo := harness.AgentBin(t, "CKPT_KILO_BIN", "kilo", "@kilocode/cli")
 				ws, home, store, sub := dirs(t)
-				srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{subdirPrompt: {
+				srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{harness.SubdirPrompt: {
 					{Tool: "write", Input: map[string]any{"filePath": filepath.Join(sub, "note.txt"), "content": "note\n"}},
 					{Text: "Written."},
 				}})
@@ -73,13 +75,13 @@ func TestQwenKiloInSubdirRealBinary(t *testing.T) {
 				}
 				defer srv.Close()
 				e := newKiloEnv(t, ws, home, store, srv)
-				out := e.install("kilo")
+				out := e.Install("kilo")
 				seedKiloDeps(t, filepath.Join(ws, ".kilo"))
-				if o, errOut, err := e.run(sub, nil, kilo, append([]string{"run", "--auto"}, strings.Fields(subdirPrompt)...)...); err != nil {
+				if o, errOut, err := e.Run(sub, nil, kilo, append([]string{"run", "--auto"}, strings.Fields(harness.SubdirPrompt)...)...); err != nil {
 					t.Fatalf("kilo: %v\n%s\n%s", err, o, errOut)
 				}
-				e.wantFiles("after kilo in sub", map[string]string{"sub/note.txt": "note\n"})
-				e.checkSubdir("kilo", out)
+				e.WantFiles("after kilo in sub", map[string]string{"sub/note.txt": "note\n"})
+				e.CheckSubdir("kilo", out)
 			})
 		})
 	}

@@ -1,16 +1,16 @@
 //go:build unix
 
-package agenttest_test
+package harness
 
 import (
 	"os/exec"
 	"syscall"
 )
 
-// ownProcessGroup starts cmd in a process group of its own, killed whole
+// OwnProcessGroup starts cmd in a process group of its own, killed whole
 // when cmd's context is done; the returned func kills what is left of the
 // group once cmd has ended (an agent's helpers, a shell it started).
-func ownProcessGroup(cmd *exec.Cmd) (killGroup func()) {
+func OwnProcessGroup(cmd *exec.Cmd) (killGroup func()) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	return func() {

@@ -1,4 +1,4 @@
-package agenttest_test
+package agenttest2_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -18,8 +19,9 @@ import (
 // .kilo/plugin/ckpt.js; then every rewind scope and undo are checked byte
 // for byte, and the workspace's .git is left as it was.
 func TestKiloRealBinary(t *testing.T) {
-	kilo := agentBin(t, "CKPT_KILO_BIN", "kilo", "@kilocode/cli")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	kilo := harness.AgentBin(t, "CKPT_KILO_BIN", "kilo", "@kilocode/cli")
+	ws, home, store := harness.TestDirs(t)
 
 	const (
 		p1 = "create the notes"
@@ -54,16 +56,16 @@ func TestKiloRealBinary(t *testing.T) {
 	})
 
 	e := newKiloEnv(t, ws, home, store, srv)
-	defer e.keepGit()()
-	ver, _, _ := e.run(ws, nil, kilo, "--version")
+	defer e.KeepGit()()
+	ver, _, _ := e.Run(ws, nil, kilo, "--version")
 	t.Logf("kilo --version: %s", strings.TrimSpace(ver))
 
-	e.ckpt("install", "kilo")
+	e.Ckpt("install", "kilo")
 	plugin, err := os.ReadFile(filepath.Join(ws, ".kilo", "plugin", "ckpt.js"))
 	if err != nil || !strings.Contains(string(plugin), `const argv = ["ckpt","hook","kilo"];`) {
 		t.Fatalf("plugin after install: %s (%v)", plugin, err)
 	}
-	seedKiloDeps(t, filepath.Join(ws, ".kilo"))
+	harness.SeedPluginDeps(t, filepath.Join(ws, ".kilo"), "@kilocode/plugin")
 
 	// `kilo run` joins its words into the message, as OpenCode's does.
 	// The session is the plugin's session id, which later runs continue.
@@ -74,34 +76,34 @@ func TestKiloRealBinary(t *testing.T) {
 		if sid != "" {
 			args = append(args, "--session", sid)
 		}
-		out, errOut, err := e.run(ws, nil, kilo, append(args, strings.Fields(p)...)...)
+		out, errOut, err := e.Run(ws, nil, kilo, append(args, strings.Fields(p)...)...)
 		if err != nil {
 			t.Fatalf("kilo run %q: %v\nstdout: %s\nstderr: %s", p, err, out, errOut)
 		}
 	}
 	prompt(p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
-	sid = e.onlySession()
+	e.WantFiles("after prompt 1", afterP1)
+	sid = e.OnlySession()
 	if !strings.HasPrefix(sid, "ses_") {
 		t.Errorf("session %q is not a Kilo session id", sid)
 	}
 	// Scan mode for the session from its second turn on: the shell's
 	// deletions in prompt 3 rewind too.
-	e.ckpt("--session", sid, "scan", "on")
+	e.Ckpt("--session", sid, "scan", "on")
 	prompt(p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
-	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+	e.WantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
 
-	e.checkRewinds(sid, []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	e.CheckRewinds(sid, []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	}, "1", p2, after)
 }
 
@@ -126,7 +128,7 @@ func seedKiloDeps(t *testing.T, dir string) {
 // newKiloEnv is the environment of the Kilo Code CLI in workspace ws with
 // a new home: srv, a scripted Chat Completions server, as a provider in
 // the user's configuration, Kilo's network services off, and ckpt's store.
-func newKiloEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *agentEnv {
+func newKiloEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *harness.Env {
 	t.Helper()
 	// The scripted provider in the user's configuration, so the workspace
 	// holds only what the agent writes.
@@ -149,12 +151,12 @@ func newKiloEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *ag
 	}
 	// Kilo's own services that reach its servers are off: a run offline
 	// otherwise waits out their network timeouts.
-	env := isolatedEnv([]string{"KILO_", "KILOCODE_", "OPENCODE_", "OPENAI_"},
+	env := harness.IsolatedEnv([]string{"KILO_", "KILOCODE_", "OPENCODE_", "OPENAI_"},
 		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"), "CKPT_HOME="+store,
 		"KILO_DISABLE_MODELS_FETCH=true", "KILO_DISABLE_AUTOUPDATE=true", "KILO_TELEMETRY_LEVEL=off",
 		"KILO_DISABLE_CODEBASE_INDEXING=true", "KILO_DISABLE_SESSION_INGEST=true", "KILO_DISABLE_PRESENCE=true",
 		"KILO_DISABLE_LSP_DOWNLOAD=true", "KILO_DISABLE_SHARE=true")
-	return &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 10 * time.Minute}
+	return &harness.Env{T: t, WS: ws, Store: store, Environ: env, Timeout: 10 * time.Minute}
 }

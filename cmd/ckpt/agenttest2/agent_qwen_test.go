@@ -1,13 +1,13 @@
-package agenttest_test
+package agenttest2_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
 
@@ -19,47 +19,48 @@ import (
 // undo are checked byte for byte. Qwen Code sends UserPromptSubmit again
 // for each request that carries tool results: still one turn per prompt.
 func TestQwenRealBinary(t *testing.T) {
+	t.Parallel()
 	qwen, e := newQwenRun(t)
-	defer e.keepGit()()
+	defer e.KeepGit()()
 	p1, p2, p3 := qwenPrompts()
-	ws := e.ws
+	ws := e.WS
 
-	e.ckpt("install", "qwen")
+	e.Ckpt("install", "qwen")
 	if b, err := os.ReadFile(filepath.Join(ws, ".qwen", "settings.json")); err != nil || !strings.Contains(string(b), `"command": "ckpt hook qwen"`) {
 		t.Fatalf("settings after install: %s (%v)", b, err)
 	}
 	// The session is named up front, so scan mode is on before its first
 	// prompt; later prompts resume it.
 	const sid = "6c1f9a2e-4b7d-4e3a-8f50-2d9c8b7a6e51"
-	e.ckpt("--session", sid, "scan", "on")
+	e.Ckpt("--session", sid, "scan", "on")
 	prompt := func(p string, args ...string) {
 		t.Helper()
 		full := append([]string{"-p", p, "--approval-mode", "yolo"}, args...)
-		out, errOut, err := e.run(ws, nil, qwen, full...)
+		out, errOut, err := e.Run(ws, nil, qwen, full...)
 		if err != nil {
 			t.Fatalf("qwen %s: %v\nstdout: %s\nstderr: %s", strings.Join(full, " "), err, out, errOut)
 		}
 	}
 	prompt(p1, "--session-id", sid)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	prompt(p2, "--resume", sid)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(p3, "--resume", sid)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
-	e.wantTurns(sid,
+	e.WantTurns(sid,
 		p1+": keep.txt=created notes.txt=created",
 		p2+": notes.txt=modified",
 		p3+":",
 	)
 
-	e.checkRewinds(sid, []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	e.CheckRewinds(sid, []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	}, "1", p2, after)
 }
 
@@ -69,46 +70,47 @@ func TestQwenRealBinary(t *testing.T) {
 // /rewind to every turn and step, /undo and /redo are checked byte for
 // byte.
 func TestACPQwenRealBinary(t *testing.T) {
+	t.Parallel()
 	qwen, e := newQwenRun(t)
-	defer e.keepGit()()
+	defer e.KeepGit()()
 	p1, p2, p3 := qwenPrompts()
-	c, sid := startACP(t, e, "", qwen, "--acp")
-	prompt := func(p string) string { return acpPrompt(t, c, sid, p) }
+	c, sid := harness.StartACP(t, e, "", qwen, "--acp")
+	prompt := func(p string) string { return harness.ACPPrompt(t, c, sid, p) }
 	prompt(p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	prompt(p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
 	// One turn per prompt, in the ckpt session named after Qwen's; its
 	// writes through the editor are steps, the shell's changes in the
 	// turns' scans.
-	e.wantTurns(sid,
+	e.WantTurns(sid,
 		p1+": keep.txt=created notes.txt=created",
 		p2+": notes.txt=modified",
 		p3+":",
 	)
-	for _, tc := range []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0.2", map[string]string{"notes.txt": "alpha\nline two\n"}},
-		{"0", map[string]string{}},
+	for _, tc := range []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0.2", Want: map[string]string{"notes.txt": "alpha\nline two\n"}},
+		{Turn: "0", Want: map[string]string{}},
 	} {
-		said := prompt("/rewind " + tc.turn)
-		e.wantFiles("/rewind "+tc.turn+" ("+said+")", tc.want)
+		said := prompt("/rewind " + tc.Turn)
+		e.WantFiles("/rewind "+tc.Turn+" ("+said+")", tc.Want)
 		said = prompt("/undo")
-		e.wantFiles("/undo of /rewind "+tc.turn+" ("+said+")", after)
+		e.WantFiles("/undo of /rewind "+tc.Turn+" ("+said+")", after)
 	}
 	prompt("/rewind 1")
 	prompt("/undo")
 	prompt("/redo")
-	e.wantFiles("/redo", afterP1)
+	e.WantFiles("/redo", afterP1)
 	prompt("/undo")
-	e.wantFiles("/undo after /redo", after)
+	e.WantFiles("/undo after /redo", after)
 }
 
 // qwenPrompts are the three prompts the scripted server of newQwenRun
@@ -122,10 +124,10 @@ func qwenPrompts() (p1, p2, p3 string) {
 // OpenAI-compatible auth: p1 writes notes.txt and keep.txt with
 // write_file, p2 reads and edits notes.txt, p3 deletes both and writes
 // shell.txt by run_shell_command.
-func newQwenRun(t *testing.T) (qwen string, e *agentEnv) {
+func newQwenRun(t *testing.T) (qwen string, e *harness.Env) {
 	t.Helper()
-	qwen = agentBin(t, "CKPT_QWEN_BIN", "qwen", "@qwen-code/qwen-code")
-	ws, home, store := agentTestDirs(t)
+	qwen = harness.AgentBin(t, "CKPT_QWEN_BIN", "qwen", "@qwen-code/qwen-code")
+	ws, home, store := harness.TestDirs(t)
 	p1, p2, p3 := qwenPrompts()
 	notes := filepath.Join(ws, "notes.txt")
 	srv, err := fakemodel.NewOpenAIChat(map[string][]fakemodel.Step{
@@ -154,7 +156,7 @@ func newQwenRun(t *testing.T) (qwen string, e *agentEnv) {
 		}
 	})
 	e = newQwenEnv(t, ws, home, store, srv)
-	ver, _, _ := e.run(ws, nil, qwen, "--version")
+	ver, _, _ := e.Run(ws, nil, qwen, "--version")
 	t.Logf("qwen --version: %s", strings.TrimSpace(ver))
 	return qwen, e
 }
@@ -162,7 +164,7 @@ func newQwenRun(t *testing.T) (qwen string, e *agentEnv) {
 // newQwenEnv is the environment of the Qwen Code CLI in workspace ws with
 // a new home: srv, a scripted Chat Completions server, through its
 // OpenAI-compatible auth, and ckpt's store.
-func newQwenEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *agentEnv {
+func newQwenEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *harness.Env {
 	t.Helper()
 	// OpenAI-compatible auth from the user's settings and the environment;
 	// no usage statistics, which Qwen Code sends to its servers.
@@ -173,27 +175,8 @@ func newQwenEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *ag
 	if err := os.WriteFile(settings, []byte(`{"security": {"auth": {"selectedType": "openai"}}, "privacy": {"usageStatisticsEnabled": false}}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := isolatedEnv([]string{"QWEN_", "OPENAI_", "DASHSCOPE_"},
+	env := harness.IsolatedEnv([]string{"QWEN_", "OPENAI_", "DASHSCOPE_"},
 		"HOME="+home, "CKPT_HOME="+store, "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_API_KEY=sk-test",
 		"OPENAI_MODEL=gpt-4.1", "QWEN_CODE_SUPPRESS_YOLO_WARNING=1")
-	return &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 5 * time.Minute}
-}
-
-// keepGit makes the workspace a git repository and returns the check, run
-// when the test ends, that nothing in its .git changed: not the agent's
-// captures, rewinds or undos.
-func (e *agentEnv) keepGit() func() {
-	e.t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		return func() {}
-	}
-	if _, errOut, err := e.run(e.ws, nil, "git", "init", "-q"); err != nil {
-		e.t.Fatalf("git init: %v %s", err, errOut)
-	}
-	before := dirListing(e.t, filepath.Join(e.ws, ".git"))
-	return func() {
-		if got := dirListing(e.t, filepath.Join(e.ws, ".git")); got != before {
-			e.t.Errorf(".git changed:\n%s\nwant:\n%s", got, before)
-		}
-	}
+	return &harness.Env{T: t, WS: ws, Store: store, Environ: env, Timeout: 5 * time.Minute}
 }

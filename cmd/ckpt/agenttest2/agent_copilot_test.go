@@ -1,4 +1,4 @@
-package agenttest_test
+package agenttest2_test
 
 import (
 	"encoding/json"
@@ -6,27 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
 )
-
-// onlySession is the id of the store's one session; the test fails when
-// there is not exactly one. For agents whose session id is known only
-// once their first hook has run.
-func (e *agentEnv) onlySession() string {
-	e.t.Helper()
-	var list []struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(e.ckpt("sessions", "--json")), &list); err != nil {
-		e.t.Fatal(err)
-	}
-	if len(list) != 1 {
-		e.t.Fatalf("ckpt sessions: %+v, want one session", list)
-	}
-	return list[0].ID
-}
 
 // TestCopilotRealBinary drives the real GitHub Copilot CLI (`copilot -p`)
 // against a scripted Chat Completions server: three prompts create files,
@@ -34,8 +17,9 @@ func (e *agentEnv) onlySession() string {
 // hooks `ckpt install copilot` wrote to .github/hooks/ckpt.json; then
 // every rewind scope and undo are checked byte for byte.
 func TestCopilotRealBinary(t *testing.T) {
-	copilot := agentBin(t, "CKPT_COPILOT_BIN", "copilot", "@github/copilot")
-	ws, home, store := agentTestDirs(t)
+	t.Parallel()
+	copilot := harness.AgentBin(t, "CKPT_COPILOT_BIN", "copilot", "@github/copilot")
+	ws, home, store := harness.TestDirs(t)
 	ws2, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -82,19 +66,19 @@ func TestCopilotRealBinary(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(copilotHome, "config.json"), trust, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := isolatedEnv([]string{"COPILOT_", "GITHUB_", "GH_"},
+	env := harness.IsolatedEnv([]string{"COPILOT_", "GITHUB_", "GH_"},
 		"HOME="+home, "COPILOT_HOME="+copilotHome, "CKPT_HOME="+store,
 		"COPILOT_PROVIDER_BASE_URL="+srv.URL+"/v1", "COPILOT_PROVIDER_API_KEY=sk-test", "COPILOT_MODEL=gpt-4.1")
-	e := &agentEnv{t: t, ws: ws, store: store, env: env, timeout: 40 * time.Second}
+	e := &harness.Env{T: t, WS: ws, Store: store, Environ: env}
 	defer func() {
 		if t.Failed() {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
 		}
 	}()
-	ver, _, _ := e.run(ws, nil, copilot, "--version")
+	ver, _, _ := e.Run(ws, nil, copilot, "--version")
 	t.Logf("copilot --version: %s", strings.TrimSpace(ver))
 
-	e.ckpt("install", "copilot")
+	e.Ckpt("install", "copilot")
 	hooks, err := os.ReadFile(filepath.Join(ws, ".github", "hooks", "ckpt.json"))
 	if err != nil || !strings.Contains(string(hooks), `"bash": "ckpt hook copilot"`) {
 		t.Fatalf("hooks after install: %s (%v)", hooks, err)
@@ -103,10 +87,10 @@ func TestCopilotRealBinary(t *testing.T) {
 	// --session-id names a new session and resumes it later: the id the
 	// hooks' events carry. Scan mode is on for it before it starts.
 	const sid = "0f4b6c1e-7a2d-4c3b-8e9f-1a2b3c4d5e6f"
-	e.ckpt("--session", sid, "scan", "on")
+	e.Ckpt("--session", sid, "scan", "on")
 	prompt := func(dir, sid, p string) {
 		t.Helper()
-		out, errOut, err := e.run(dir, nil, copilot, "-p", p, "--session-id", sid,
+		out, errOut, err := e.Run(dir, nil, copilot, "-p", p, "--session-id", sid,
 			"--allow-all-tools", "--allow-all-paths", "--no-auto-update")
 		if err != nil {
 			t.Fatalf("copilot -p %q: %v\nstdout: %s\nstderr: %s", p, err, out, errOut)
@@ -114,33 +98,33 @@ func TestCopilotRealBinary(t *testing.T) {
 	}
 	prompt(ws, sid, p1)
 	afterP1 := map[string]string{"notes.txt": "alpha\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 1", afterP1)
+	e.WantFiles("after prompt 1", afterP1)
 	prompt(ws, sid, p2)
 	afterP2 := map[string]string{"notes.txt": "beta\nline two\n", "keep.txt": "keep me\r\n"}
-	e.wantFiles("after prompt 2", afterP2)
+	e.WantFiles("after prompt 2", afterP2)
 	prompt(ws, sid, p3)
 	after := map[string]string{"shell.txt": "by shell\n"}
-	e.wantFiles("after prompt 3", after)
+	e.WantFiles("after prompt 3", after)
 
 	// One turn per prompt (userPromptSubmitted), each with the files its
 	// create and edit calls named.
-	e.wantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
+	e.WantTurns(sid, p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
 
-	e.checkRewinds(sid, []rewindWant{
-		{"2", afterP2},
-		{"1", afterP1},
-		{"0", map[string]string{}},
+	e.CheckRewinds(sid, []harness.RewindWant{
+		{Turn: "2", Want: afterP2},
+		{Turn: "1", Want: afterP1},
+		{Turn: "0", Want: map[string]string{}},
 	}, "1", p2, after)
 
 	// A user-level install (COPILOT_HOME/hooks) runs in every folder,
 	// trusted or not.
-	e.ckpt("--workspace", ws2, "install", "copilot", "--user")
+	e.Ckpt("--workspace", ws2, "install", "copilot", "--user")
 	if _, err := os.Stat(filepath.Join(copilotHome, "hooks", "ckpt.json")); err != nil {
 		t.Fatalf("install --user: %v", err)
 	}
 	const sid2 = "6a7b8c9d-0e1f-4a2b-9c3d-4e5f6a7b8c9d"
 	prompt(ws2, sid2, p4)
 	e2 := *e
-	e2.ws = ws2
-	e2.wantTurns(sid2, p4+": other.txt=created")
+	e2.WS = ws2
+	e2.WantTurns(sid2, p4+": other.txt=created")
 }
