@@ -50,14 +50,29 @@ func EnsureServer(store, exe, dir string) (problem string) {
 	}
 	_, st := Probe(store, cfg, 500*time.Millisecond)
 	if st == Down {
-		if err := StartDetached(store, exe, ServerLockFile, ServerLogFile, "serve", "--hooks", "--idle", "2h"); err != nil {
-			return "start the hook server: " + msg.OneLine(err) + "; this prompt's turn records the whole workspace instead (ckpt serve --hooks)"
+		start := func() string {
+			if err := StartDetached(store, exe, ServerLockFile, ServerLogFile, "serve", "--hooks", "--idle", "2h"); err != nil {
+				return "start the hook server: " + msg.OneLine(err) + "; this prompt's turn records the whole workspace instead (ckpt serve --hooks)"
+			}
+			return ""
 		}
+		if p := start(); p != "" {
+			return p
+		}
+		// The lock may have been held by a server shutting down, which
+		// started nothing: once it is free, start one (once more).
+		restarted := false
 		for try := 0; try < 100 && st == Down; try++ {
 			time.Sleep(30 * time.Millisecond)
 			_, st = Probe(store, cfg, 500*time.Millisecond)
 			if st == Down && try >= 5 && !Running(store, ServerLockFile) {
-				break // it exited: its log says why
+				if restarted {
+					break // it exited: its log says why
+				}
+				restarted = true
+				if p := start(); p != "" {
+					return p
+				}
 			}
 		}
 	}

@@ -459,3 +459,42 @@ func TestHookServerEvents(t *testing.T) {
 		t.Errorf("the restarted server did not capture late.txt:\n%s", out)
 	}
 }
+
+// TestHookStartsServerAfterTheOldOneLetsGo: a prompt's hook that finds
+// nothing listening while the old server, shutting down, still holds the
+// lock that keeps hooks from starting a second one, starts the server
+// once that lock is free, instead of giving up and recording the whole
+// workspace as the prompt's turn.
+func TestHookStartsServerAfterTheOldOneLetsGo(t *testing.T) {
+	r := newHookRig(t, ckptBinary(t))
+	r.ckpt("", "install", "claude", "--http", "--port", r.port, "--no-scan")
+	r.waitServer()
+	r.stopServer()
+	if r.ping() != 0 {
+		t.Fatal("the server still answers after SIGTERM")
+	}
+	// The old server's last moments: the port closed, the lock held.
+	held, ok, err := hook.TryLock(filepath.Join(r.store, hook.ServerLockFile))
+	if err != nil || !ok {
+		t.Fatalf("take the server lock: %v %v", ok, err)
+	}
+	ev, _ := json.Marshal(event("s1", r.ws, "UserPromptSubmit", map[string]any{"prompt": "p"}))
+	cmd := exec.Command(r.bin, "hook", "claude", "--start-server")
+	cmd.Dir, cmd.Env, cmd.Stdin = r.ws, r.env(), bytes.NewReader(ev)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The hook finds the port closed and the lock held; the lock goes
+	// while it waits (it waits up to 3 s for a server to answer).
+	time.Sleep(time.Second)
+	held.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("hook: %v\n%s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "whole workspace") {
+		t.Errorf("the hook gave up on the server: %s", stderr.String())
+	}
+	r.waitServer()
+}
