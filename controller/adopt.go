@@ -39,7 +39,7 @@ func (s *Store) Continue(ctx context.Context, id, session, at, in string) error 
 	if !checkpoints.ValidSession(id) {
 		return fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
 	}
-	if s.HasIndex(id) {
+	if s.hasIndex(id) {
 		return fmt.Errorf("controller: session %s: %w", id, ErrSessionExists)
 	}
 	forget := session == ""
@@ -74,7 +74,7 @@ func (s *Store) Continue(ctx context.Context, id, session, at, in string) error 
 // continuation returns what agent session id continues, when id has no
 // index of its own and the continued session has one.
 func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Continuation, bool, error) {
-	if !checkpoints.ValidSession(id) || s.HasIndex(id) {
+	if !checkpoints.ValidSession(id) || s.hasIndex(id) {
 		return checkpoints.Continuation{}, false, nil
 	}
 	if _, err := os.Stat(s.dir); err != nil {
@@ -88,7 +88,7 @@ func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Contin
 	co, ok, err := cat.Continuation(ctx, id, func(ctx context.Context, id string) (*checkpoints.Index, error) {
 		return checkpoints.OpenSession(ctx, s.dir, id, false)
 	})
-	if err != nil || !ok || !s.HasIndex(co.Session) {
+	if err != nil || !ok || !s.hasIndex(co.Session) {
 		return checkpoints.Continuation{}, false, err
 	}
 	if co.In == "" {
@@ -113,7 +113,7 @@ func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Contin
 // TurnResult.Opened says so, and Checkpoint is the turn.
 func (s *Store) Adopt(ctx context.Context, id, key string, decide func(value, workspace string) (keep, parent string, turn int)) (TurnResult, error) {
 	var res TurnResult
-	if !checkpoints.ValidSession(id) || !s.HasIndex(id) {
+	if !checkpoints.ValidSession(id) || !s.hasIndex(id) {
 		return res, nil
 	}
 	err := lockSession(ctx, flock.New(filepath.Join(checkpoints.SessionDir(s.dir, id), "ops.lock")), id, func() error {

@@ -90,11 +90,11 @@ func (hd *Handler) sessionStatus(ctx context.Context, session string, in statusI
 		return "ckpt: no checkpoints yet"
 	}
 	session = loc.Session
-	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: session, Store: hd.Store, NoAutoRetention: true})
+	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: session, Store: hd.Store, NoAutoRetention: true, ExitAfterClose: hd.ExitAfterClose})
 	if err != nil {
 		return "ckpt: status unavailable"
 	}
-	defer hd.close(c)
+	defer c.Close()
 	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{NoFiles: true})
 	if err != nil {
 		return "ckpt: status unavailable"

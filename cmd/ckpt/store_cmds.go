@@ -419,7 +419,7 @@ func newPinCmd(a *app, pin bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.closeController(c)
+			defer c.Close()
 			if err := c.Pin(cmd.Context(), turn, pin, label); err != nil {
 				return err
 			}
