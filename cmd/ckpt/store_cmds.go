@@ -130,7 +130,7 @@ func newPruneCmd(a *app) *cobra.Command {
 				}
 			}
 			if dryRun {
-				plan, err := s.Plan(ctx, p)
+				plan, _, err := s.Retain(ctx, p, controller.RetainOptions{DryRun: true})
 				if err != nil {
 					return err
 				}
