@@ -168,7 +168,7 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 		err = fmt.Errorf("controller: session %s is for %s, not %s: %w", o.Session, root, ws.Root(), ErrWorkspaceMismatch)
 	}
 	if err == nil {
-		err = s.MarkWorkspace(ws.Root())
+		err = s.markWorkspace(ws.Root())
 	}
 	if err == nil {
 		err = c.recoverPending(ctx)
