@@ -60,6 +60,9 @@ func (hd *Handler) statusSession(ctx context.Context, session string, in statusI
 	if dir == "" || !filepath.IsAbs(dir) {
 		dir, _ = os.Getwd()
 	}
+	if _, err := os.Stat(dir); err != nil {
+		dir = "" // no place to look from: a named session is settled store-wide
+	}
 	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
 		session = in.SessionID
 	}
