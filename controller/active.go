@@ -98,10 +98,10 @@ func (s *Store) ActiveSession(ctx context.Context, root string) (string, error) 
 	return ss[0].ID, nil
 }
 
-// SessionIDs returns the ids of the store's session directories that
-// start with prefix ("" for all), sorted: a front-end takes a unique one
-// for a session named by the start of its id. It only reads.
-func (s *Store) SessionIDs(prefix string) ([]string, error) {
+// sessionIDs returns the ids of the store's session directories that
+// start with prefix ("" for all), sorted: Resolve takes a unique one for a
+// session named by the start of its id. It only reads.
+func (s *Store) sessionIDs(prefix string) ([]string, error) {
 	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

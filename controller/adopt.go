@@ -105,7 +105,7 @@ func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Contin
 	co, ok, err := cat.Continuation(ctx, id, func(ctx context.Context, id string) (*checkpoints.Index, error) {
 		return checkpoints.OpenSession(ctx, s.dir, id, false)
 	})
-	if err != nil || !ok || !s.HasIndex(co.Session) {
+	if err != nil || !ok || !s.hasIndex(co.Session) {
 		return checkpoints.Continuation{}, false, err
 	}
 	if co.In == "" {
@@ -132,7 +132,7 @@ func (s *Store) continuation(ctx context.Context, id string) (checkpoints.Contin
 // hook that opened it before: its writes would go to the replaced file).
 func (s *Store) Adopt(ctx context.Context, id, key string, decide func(value, workspace string) (keep, parent string, turn int)) (TurnResult, error) {
 	var res TurnResult
-	if !checkpoints.ValidSession(id) || !s.HasIndex(id) {
+	if !checkpoints.ValidSession(id) || !s.hasIndex(id) {
 		return res, nil
 	}
 	err := lockSession(ctx, flock.New(filepath.Join(checkpoints.SessionDir(s.dir, id), "ops.lock")), id, func() error {

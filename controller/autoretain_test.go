@@ -65,3 +65,41 @@ func TestAutoRetentionFailureIsLogged(t *testing.T) {
 		t.Errorf("log %q; want the automatic retention failure, naming the config", got)
 	}
 }
+
+// TestRetainDryRun: Retain with DryRun returns the plan the policy makes
+// and changes nothing (a second dry run plans the same); the same call
+// without it prunes what the plan said, after which a dry run plans
+// nothing.
+func TestRetainDryRun(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	for _, p := range []string{"one", "two", "three"} {
+		e.turn(p)
+		e.edit("f.txt", p)
+	}
+	p := controller.Policy{KeepTurns: 1, Session: e.c.Session()}
+	planned := func() int {
+		t.Helper()
+		plan, rep, err := e.c.Store().Retain(ctx, p, controller.RetainOptions{DryRun: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep != (controller.GCReport{}) {
+			t.Errorf("dry run collected: %+v", rep)
+		}
+		return len(plan.Prunes()[e.c.Session()])
+	}
+	if n := planned(); n != 2 {
+		t.Errorf("dry run plans %d prunes, want 2", n)
+	}
+	if n := planned(); n != 2 {
+		t.Errorf("second dry run plans %d prunes, want 2: the first changed the store", n)
+	}
+	plan, _, err := e.c.Store().Retain(ctx, p, controller.RetainOptions{})
+	if err != nil || len(plan.Prunes()[e.c.Session()]) != 2 {
+		t.Fatalf("retain: %v, plan %s", err, plan)
+	}
+	if n := planned(); n != 0 {
+		t.Errorf("dry run after retain plans %d prunes, want 0", n)
+	}
+}

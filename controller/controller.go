@@ -43,6 +43,13 @@ type Options struct {
 	// (not even the store directory), when the store has never had the
 	// session: for a front-end's commands that only read or rewind.
 	NoCreate bool
+	// ExitAfterClose says the process exits as soon as Close returns (a
+	// command-line tool): the blob store, when Close closes it, leaves a
+	// small WAL for the next process instead of checkpointing it (two
+	// fsyncs saved, and two more on the next write). The session's index
+	// is checkpointed either way: that makes its last rows durable and
+	// keeps a session directory to one file.
+	ExitAfterClose bool
 	// lockHeld says the caller holds the session's rewind lock (Adopt,
 	// forking into the session it replaces): the Controller's ops run
 	// under it without taking it again.
@@ -66,6 +73,8 @@ type Controller struct {
 	log     *slog.Logger
 	// recovered says what Open did about an op a crash left unfinished.
 	recovered string
+	// exitAfterClose is Options.ExitAfterClose.
+	exitAfterClose bool
 
 	// beforeReplace, when set (tests), is called just before apply
 	// looks at a path for the last time and replaces or deletes it; hookMu
@@ -144,21 +153,22 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 	c := &Controller{
 		root: s, st: st,
 		session: o.Session, ws: ws, store: store, idx: idx,
-		cap:    capture.New(ws, idx, store),
-		lock:   flock.New(filepath.Join(dir, "ops.lock")),
-		held:   o.lockHeld,
-		noAuto: o.NoAutoRetention,
-		scan:   o.Scan,
-		now:    o.Clock,
-		log:    o.Logger,
-		subs:   map[int]func(Event){},
+		cap:            capture.New(ws, idx, store),
+		lock:           flock.New(filepath.Join(dir, "ops.lock")),
+		held:           o.lockHeld,
+		noAuto:         o.NoAutoRetention,
+		exitAfterClose: o.ExitAfterClose,
+		scan:           o.Scan,
+		now:            o.Clock,
+		log:            o.Logger,
+		subs:           map[int]func(Event){},
 	}
 	root, err := idx.InitMeta(ctx, "workspace", ws.Root())
 	if err == nil && root != ws.Root() {
 		err = fmt.Errorf("controller: session %s is for %s, not %s: %w", o.Session, root, ws.Root(), ErrWorkspaceMismatch)
 	}
 	if err == nil {
-		err = s.MarkWorkspace(ws.Root())
+		err = s.markWorkspace(ws.Root())
 	}
 	if err == nil {
 		err = c.recoverPending(ctx)
@@ -174,20 +184,9 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 }
 
 // Close releases the session's files, and the blob store when it was the
-// last user of a closed Store.
+// last user of a closed Store (see Options.ExitAfterClose).
 func (c *Controller) Close() error {
-	return errors.Join(c.idx.Close(), c.st.release(false), c.ws.Close())
-}
-
-// CloseForExit is Close for a process that exits as soon as it returns (a
-// ckpt command): the blob store, when this closes it, is closed with
-// cas.Disk.CloseForExit, which leaves a small WAL for the next process
-// instead of checkpointing it (two fsyncs saved, and two more on the next
-// write). The session's index is closed as by Close: its checkpoint is
-// what makes the last rows durable (synchronous=NORMAL) and keeps a
-// session directory to one file.
-func (c *Controller) CloseForExit() error {
-	return errors.Join(c.idx.Close(), c.st.release(true), c.ws.Close())
+	return errors.Join(c.idx.Close(), c.st.release(c.exitAfterClose), c.ws.Close())
 }
 
 // Recovered says what Open did about a rewind or undo a crash (or Ctrl-C)

@@ -167,13 +167,16 @@ func (s *Store) readMarker(root string) (scan string, ok bool) {
 // every session of the workspace whose own setting was never made
 // (SetScan) takes it, sessions of any agent, new ones included. With set
 // false it removes the default instead, if there is one (on is not read):
-// the sessions go back to their own settings (off when never set), and
-// the workspace's marker stays. It mirrors WorkspaceScan. Turning it on
+// the sessions go back to their own settings (off when never set). Either
+// way root is then a workspace of the store, as its first session makes
+// it: Locate finds it from any directory below it (what `ckpt install
+// --no-scan` asks, so that an agent's hook from a subdirectory records
+// into the workspace's session). It mirrors WorkspaceScan. Turning it on
 // fails wrapping ErrScanRefused for a home directory or a filesystem root.
 func (s *Store) SetWorkspaceScan(root string, on, set bool) error {
 	if !set {
 		if _, set := s.WorkspaceScan(root); !set {
-			return nil
+			return s.markWorkspace(root)
 		}
 		if err := atomicfile.WriteFile(filepath.Join(s.dir, workspacesDir, WorkspaceSession(root)), []byte(root+"\n"), 0o600); err != nil {
 			return fmt.Errorf("controller: workspace marker: %w", err)
@@ -234,11 +237,9 @@ func (s *Store) SessionWorkspace(ctx context.Context, id string) (root string, o
 	return root, true, nil
 }
 
-// MarkWorkspace records root as a workspace of the store, once, as its
+// markWorkspace records root as a workspace of the store, once, as its
 // first session does: Locate then finds it from any directory below it.
-// What `ckpt install` does, so that an agent's hook from a subdirectory
-// records into the workspace's session.
-func (s *Store) MarkWorkspace(root string) error {
+func (s *Store) markWorkspace(root string) error {
 	if s.known(root) {
 		return nil
 	}

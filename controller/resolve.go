@@ -48,7 +48,7 @@ type ResolveOptions struct {
 func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error) {
 	named := o.Session != ""
 	if named && !o.Create && !s.HasSession(o.Session) {
-		ids, err := s.SessionIDs(o.Session)
+		ids, err := s.sessionIDs(o.Session)
 		if err != nil {
 			return Location{}, err
 		}

@@ -27,8 +27,8 @@ const (
 // and whether automatic retention is on.
 func (s *Store) Policy() (Policy, bool, error) { return retention.LoadConfig(s.dir) }
 
-// Plan evaluates the policy on the store as it is now, changing nothing.
-func (s *Store) Plan(ctx context.Context, p Policy) (Plan, error) {
+// plan evaluates the policy on the store as it is now, changing nothing.
+func (s *Store) plan(ctx context.Context, p Policy) (Plan, error) {
 	blobs, err := s.disk(ctx, false)
 	if err != nil {
 		return Plan{}, err
@@ -41,13 +41,17 @@ type RetainOptions struct {
 	// Progress, if set, is called with the count of blobs collection has
 	// scanned, for a progress display.
 	Progress func(done int)
+	// DryRun only evaluates the policy on the store as it is now: Retain
+	// returns the Plan, changes nothing and collects nothing (a zero
+	// GCReport).
+	DryRun bool
 }
 
 // Retain applies the policy now: prunes and removes what it says across
 // all sessions, then collects unreferenced blobs.
 func (s *Store) Retain(ctx context.Context, p Policy, o RetainOptions) (Plan, GCReport, error) {
-	plan, err := s.Plan(ctx, p)
-	if err != nil {
+	plan, err := s.plan(ctx, p)
+	if err != nil || o.DryRun {
 		return plan, retention.GCReport{}, err
 	}
 	if err := retention.Apply(ctx, s.dir, plan); err != nil {

@@ -24,23 +24,19 @@ func (c *Controller) SetMeta(ctx context.Context, key, value string) error {
 }
 
 // SessionDir is session id's directory in the store: a front-end may keep
-// its own small files there, beside the index.
+// its own small files there, beside the session's index, the file
+// index.db (which a server keeping the session open may stat to tell that
+// another process replaced it: Adopt, a fork into the id). Whether the
+// session exists is HasSession.
 func (s *Store) SessionDir(id string) string { return checkpoints.SessionDir(s.dir, id) }
 
-// HasIndex reports whether session id of the store has an index.
-func (s *Store) HasIndex(id string) bool {
+// hasIndex reports whether session id of the store has an index file.
+func (s *Store) hasIndex(id string) bool {
 	if !checkpoints.ValidSession(id) {
 		return false
 	}
-	_, err := os.Stat(s.IndexPath(id))
+	_, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName))
 	return err == nil
-}
-
-// IndexPath is the file of session id's index: a server that keeps a
-// session open compares it with the file it opened, to tell that another
-// process replaced the index (Adopt, a fork into the id).
-func (s *Store) IndexPath(id string) string {
-	return filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName)
 }
 
 // SessionView reads a session's index without its workspace or a

@@ -12,9 +12,8 @@ import (
 )
 
 // Store is a store directory: the root object of the API. Sessions are
-// opened from it (Open), read without a workspace (View), found (Locate,
-// ActiveSession, WorkspaceSessions), listed (Sessions, SessionIDs) and
-// kept within a retention policy (Retain, Collect, Verify). It is safe
+// opened from it (Open), read without a workspace (View), found (Resolve,
+// Locate, ActiveSession, WorkspaceSessions), listed (Sessions) and kept within a retention policy (Retain, Collect, Verify). It is safe
 // for concurrent use.
 //
 // OpenStore touches nothing on disk: the blob store (STORE/blobs) is

@@ -3,6 +3,8 @@ package controller_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +91,33 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 	}
 	if _, errs := c.Capture(ctx, controller.CaptureOptions{Paths: []string{"a/f.txt"}}); errs[0] != nil {
 		t.Errorf("edit capture after the fallback: %v", errs[0])
+	}
+}
+
+// TestWorkspaceScanUnsetMarks: removing a workspace's scan default that
+// was never set (what `ckpt install --no-scan` asks) still leaves the
+// workspace known to the store, with no default: an agent's hook started
+// in a subdirectory then records into the workspace's session.
+func TestWorkspaceScanUnsetMarks(t *testing.T) {
+	ctx := context.Background()
+	store, ws := t.TempDir(), t.TempDir()
+	sub := filepath.Join(ws, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	root, err := controller.WorkspaceRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := controller.OpenStore(store)
+	if err := st.SetWorkspaceScan(root, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if on, set := st.WorkspaceScan(root); on || set {
+		t.Errorf("scan default on=%v set=%v, want none", on, set)
+	}
+	loc, err := st.Locate(ctx, sub, "")
+	if err != nil || loc.Workspace != root || !loc.Found {
+		t.Errorf("Locate from a subdirectory: %+v, %v; want workspace %s found", loc, err, root)
 	}
 }

@@ -110,17 +110,17 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 	if at == "" {
 		return "", 0, false
 	}
-	ids, err := controller.OpenStore(store).SessionIDs("")
+	ss, err := controller.OpenStore(store).WorkspaceSessions(ctx, root)
 	if err != nil {
 		return "", 0, false
 	}
-	for _, id := range ids {
-		if id == self {
+	for _, s := range ss {
+		if s.ID == self {
 			continue
 		}
-		turn, ok := turnAt(ctx, store, id, root, at)
+		turn, ok := turnAt(ctx, store, s.ID, root, at)
 		if ok {
-			return id, turn, true
+			return s.ID, turn, true
 		}
 	}
 	return "", 0, false

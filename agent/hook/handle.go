@@ -34,9 +34,10 @@ type Handler struct {
 	// or session: the moment to upload what was recorded (`ckpt sync` in
 	// the background, when the store has a remote).
 	Sync func()
-	// Close closes a controller Handle opened for one event; nil is
-	// Controller.Close.
-	Close func(*controller.Controller) error
+	// ExitAfterClose says the process exits once Handle returns: the
+	// controllers it opens are opened with it (see
+	// controller.Options.ExitAfterClose).
+	ExitAfterClose bool
 }
 
 // store is the Handler's store, for the paths of its sessions (opening
@@ -81,13 +82,6 @@ func (hd *Handler) sync() {
 	}
 }
 
-func (hd *Handler) close(c *controller.Controller) error {
-	if hd.Close != nil {
-		return hd.Close(c)
-	}
-	return c.Close()
-}
-
 // sessions gives the hook the controller of a session: one opened for the
 // event (processSessions, a `ckpt hook` process), or one a resident server
 // keeps open across events (Server, in server.go).
@@ -113,7 +107,7 @@ type processSessions struct {
 }
 
 func (p *processSessions) locate(ctx context.Context, dir, session string) (controller.Location, error) {
-	if controller.OpenStore(p.hd.Store).HasIndex(session) {
+	if controller.OpenStore(p.hd.Store).HasSession(session) {
 		if near, err := controller.OpenStore(p.hd.Store).Locate(ctx, dir, ""); err == nil && near.Found {
 			c, err := p.openNow(ctx, near.Workspace, session)
 			if err == nil {
@@ -139,11 +133,11 @@ func (p *processSessions) open(ctx context.Context, ws, session string) (*contro
 			return nil, nil, err
 		}
 	}
-	return c, func() { p.hd.close(c) }, nil
+	return c, func() { c.Close() }, nil
 }
 
 func (p *processSessions) openNow(ctx context.Context, ws, session string) (*controller.Controller, error) {
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.hd.Store})
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.hd.Store, ExitAfterClose: p.hd.ExitAfterClose})
 	if err != nil {
 		return nil, err
 	}

@@ -584,11 +584,15 @@ func (s *Server) locate(ctx context.Context, dir, session string) (controller.Lo
 	return s.st.Locate(ctx, dir, session)
 }
 
+// indexFile is a session's index in its SessionDir (the store's documented
+// layout): a kept controller is dropped when the file is another one.
+const indexFile = "index.db"
+
 // open returns the session's kept controller, opening it on first use or
 // when its index file was replaced since (another process discarded it).
 func (s *Server) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
 	k := keptKey{session, ws}
-	indexPath := s.st.IndexPath(session)
+	indexPath := filepath.Join(s.st.SessionDir(session), indexFile)
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()

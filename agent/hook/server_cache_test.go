@@ -75,7 +75,7 @@ func TestHookServerKeepsOneControllerPerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh.Close()
-	if err := os.Rename(controller.OpenStore(store).IndexPath("s9"), controller.OpenStore(store).IndexPath("s1")); err != nil {
+	if err := os.Rename(filepath.Join(controller.OpenStore(store).SessionDir("s9"), indexFile), filepath.Join(controller.OpenStore(store).SessionDir("s1"), indexFile)); err != nil {
 		t.Fatal(err)
 	}
 	c4, rel4, err := s.open(ctx, root, "s1")

@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,11 +46,13 @@ func (hd *Handler) StatusLine(ctx context.Context, session string, input []byte)
 	return line
 }
 
-// statusSession is the session the status line is for: the one in's
-// event names (or the one it continues), else session, else the active
-// session of the workspace in's directory is in; ok is false when there
-// is no workspace.
-func (hd *Handler) statusSession(ctx context.Context, session string, in statusInput) (string, bool) {
+// statusSession settles the session the status line is for by
+// Store.Resolve's rule: the one in's event names (or the one it
+// continues), else session, else the most recently active session of the
+// workspace in's directory is in. ok is false when there is no directory
+// to look from; a *controller.SessionError means the session has no
+// checkpoints yet.
+func (hd *Handler) statusSession(ctx context.Context, session string, in statusInput) (loc controller.Location, ok bool, err error) {
 	dir := in.Workspace.ProjectDir
 	if dir == "" {
 		dir = in.Cwd
@@ -57,47 +60,44 @@ func (hd *Handler) statusSession(ctx context.Context, session string, in statusI
 	if dir == "" || !filepath.IsAbs(dir) {
 		dir, _ = os.Getwd()
 	}
+	if _, err := os.Stat(dir); err != nil {
+		dir = "" // no place to look from: a named session is settled store-wide
+	}
 	if in.SessionID != "" && controller.ValidSession(in.SessionID) {
 		session = in.SessionID
-		if loc, err := hd.store().Locate(ctx, dir, session); err == nil {
-			session = loc.Session // the session a forked conversation continues
-		}
 	}
-	if session != "" {
-		return session, true
+	if session == "" && dir == "" {
+		return controller.Location{}, false, nil
 	}
-	if dir == "" {
-		return "", false
-	}
-	loc, err := hd.store().Locate(ctx, dir, "")
-	if err != nil {
-		return "", false
-	}
-	session = loc.Session
-	if s, err := hd.store().ActiveSession(ctx, loc.Workspace); err == nil && s != "" {
-		session = s
-	}
-	return session, true
+	loc, err = hd.store().Resolve(ctx, controller.ResolveOptions{Dir: dir, Session: session})
+	return loc, true, err
 }
 
 // sessionStatus is the status line of the session in's event names.
 func (hd *Handler) sessionStatus(ctx context.Context, session string, in statusInput) string {
-	session, ok := hd.statusSession(ctx, session, in)
+	loc, ok, err := hd.statusSession(ctx, session, in)
 	if !ok {
 		return "ckpt: no workspace"
 	}
-	root, ok, err := hd.store().SessionWorkspace(ctx, session)
+	if se := (*controller.SessionError)(nil); errors.As(err, &se) {
+		return "ckpt: no checkpoints yet"
+	}
+	if err != nil {
+		return "ckpt: status unavailable"
+	}
+	root, ok, err := hd.store().SessionWorkspace(ctx, loc.Session)
 	if err != nil {
 		return "ckpt: status unavailable"
 	}
 	if !ok {
 		return "ckpt: no checkpoints yet"
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: session, Store: hd.Store, NoAutoRetention: true})
+	session = loc.Session
+	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: session, Store: hd.Store, NoAutoRetention: true, ExitAfterClose: hd.ExitAfterClose})
 	if err != nil {
 		return "ckpt: status unavailable"
 	}
-	defer hd.close(c)
+	defer c.Close()
 	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{NoFiles: true})
 	if err != nil {
 		return "ckpt: status unavailable"

@@ -258,9 +258,9 @@ func (o *Options) installScan() (scan, note string, err error) {
 	}
 	st := controller.OpenStore(o.Store)
 	if o.NoScan {
-		// The workspace is known all the same: hooks from an agent
-		// started below it record into its session.
-		return "off", "", st.MarkWorkspace(root)
+		// The workspace is known all the same (no scan default set):
+		// hooks from an agent started below it record into its session.
+		return "off", "", st.SetWorkspaceScan(root, false, false)
 	}
 	on, set := st.WorkspaceScan(root)
 	if on && set {

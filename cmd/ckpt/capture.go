@@ -56,7 +56,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 	if err != nil {
 		return err
 	}
-	defer a.closeController(c)
+	defer c.Close()
 	out := []captureJSON{}
 	failed := 0
 	// Every path in one durable step: one blob commit, one index commit

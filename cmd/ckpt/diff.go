@@ -37,7 +37,7 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 	if err != nil {
 		return err
 	}
-	defer a.closeController(c)
+	defer c.Close()
 	pt := controller.Target{Turn: turn, Step: o.step}
 	diffs, skipped, err := c.Diff(ctx, pt)
 	if err != nil {

@@ -40,7 +40,7 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 	if err != nil {
 		return err
 	}
-	defer a.closeController(c)
+	defer c.Close()
 	res, err := c.Fork(cmd.Context(), turn, controller.ForkOptions{To: o.to, Restore: o.restore, Force: o.force})
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func newSummarizeCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.closeController(c)
+			defer c.Close()
 			res, err := c.Summarize(cmd.Context(), turn, o.upTo, o.text)
 			if err != nil {
 				return err

@@ -24,7 +24,7 @@ func newHistoryCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.closeController(c)
+			defer c.Close()
 			h, err := c.History(cmd.Context())
 			if err != nil {
 				return err

@@ -61,7 +61,7 @@ func (a *app) runHook(ctx context.Context, o hookOptions) error {
 // hookHandler is the hook of this process's store: its warnings go to
 // stderr, its syncs start `ckpt sync` in the background.
 func (a *app) hookHandler() *hook.Handler {
-	return &hook.Handler{Store: a.store, Say: a.say, Sync: a.startSync, Close: a.closeController}
+	return &hook.Handler{Store: a.store, Say: a.say, Sync: a.startSync, ExitAfterClose: exitAfterRun}
 }
 
 // startSync starts `ckpt sync` in the background (hook.StartDetached)

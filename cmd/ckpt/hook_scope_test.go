@@ -146,7 +146,7 @@ func TestHookServeUserTokenScope(t *testing.T) {
 		if code, body := r.post("/hook/claude", tok, event(name, cwd, "UserPromptSubmit", map[string]any{"prompt": "p"})); code != http.StatusOK {
 			t.Errorf("prompt in ~/%s: %d %q, want 200", dir, code, body)
 		}
-		if !controller.OpenStore(r.store).HasIndex(name) {
+		if !controller.OpenStore(r.store).HasSession(name) {
 			t.Errorf("prompt in ~/%s recorded no session", dir)
 		}
 	}
@@ -163,7 +163,7 @@ func TestHookServeUserTokenScope(t *testing.T) {
 		if code, body := r.post("/hook/claude", tok, ev); code != http.StatusForbidden {
 			t.Errorf("%s (cwd %s): %d %q, want 403", name, ev["cwd"], code, body)
 		}
-		if controller.OpenStore(r.store).HasIndex(name) {
+		if controller.OpenStore(r.store).HasSession(name) {
 			t.Errorf("%s: a session was recorded through the --user token", name)
 		}
 	}

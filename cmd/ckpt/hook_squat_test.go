@@ -284,7 +284,7 @@ func TestHookTokenScope(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"out", "out2", "root"} {
-		if controller.OpenStore(r.store).HasIndex(s) {
+		if controller.OpenStore(r.store).HasSession(s) {
 			t.Errorf("session %s was created through a token of another workspace", s)
 		}
 	}
@@ -347,7 +347,7 @@ func TestHookTokenScope(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"web1", "web2"} {
-		if controller.OpenStore(r.store).HasIndex(s) {
+		if controller.OpenStore(r.store).HasSession(s) {
 			t.Errorf("the web token created session %s", s)
 		}
 	}

@@ -80,7 +80,7 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 	if err != nil {
 		return err
 	}
-	defer a.closeController(c)
+	defer c.Close()
 	var steps map[int][]controller.Step
 	if o.steps {
 		all, err := c.Steps(ctx)

@@ -29,7 +29,7 @@ func (a *app) runLog(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer a.closeController(c)
+	defer c.Close()
 	msgs, err := c.Conversation(ctx)
 	if err != nil {
 		return err

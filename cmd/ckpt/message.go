@@ -40,7 +40,7 @@ func (a *app) runMessage(ctx context.Context, o messageOptions) error {
 	if err != nil {
 		return err
 	}
-	defer a.closeController(c)
+	defer c.Close()
 	m, err := c.AppendMessage(ctx, o.role, o.text)
 	if err != nil {
 		return err

@@ -116,7 +116,7 @@ func (a *app) runRewind(cmd *cobra.Command, args []string, o rewindOptions) erro
 	if err != nil {
 		return err
 	}
-	defer a.closeController(c)
+	defer c.Close()
 	ro := controller.RewindOptions{DryRun: o.dryRun, Force: o.force}
 	if o.only {
 		if ro.Only, err = absPaths(args[1:]); err != nil {
@@ -225,7 +225,7 @@ func newRevertCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.closeController(c)
+			defer c.Close()
 			res, err := c.Revert(cmd.Context(), turn, controller.RewindOptions{DryRun: dryRun, Force: force})
 			if err != nil {
 				return a.refused(res, err)

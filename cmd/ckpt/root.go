@@ -81,7 +81,7 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 	if a.missing != nil && !create {
 		return nil, a.missing
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store, NoCreate: !create})
+	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store, NoCreate: !create, ExitAfterClose: exitAfterRun})
 	if errors.Is(err, controller.ErrWorkspaceMismatch) {
 		return nil, fmt.Errorf("%w (run ckpt from inside that workspace, or pass --workspace DIR, or --session ID for another session)", err)
 	}
@@ -132,19 +132,9 @@ func sessionError(e *controller.SessionError) error {
 }
 
 // exitAfterRun is set by main: this process exits once run returns, so a
-// command may leave to the exit what only costs time to tidy up (see
-// closeController). Tests that call run directly leave it unset.
+// command may leave to the exit what only costs time to tidy up
+// (controller.Options.ExitAfterClose). Tests that call run directly leave it unset.
 var exitAfterRun bool
-
-// closeController closes a controller a command opened. In a ckpt process
-// about to exit it is Controller.CloseForExit, which spares the blob
-// store's checkpoint (fsyncs) when its WAL is small.
-func (a *app) closeController(c *controller.Controller) error {
-	if exitAfterRun {
-		return c.CloseForExit()
-	}
-	return c.Close()
-}
 
 // locate settles the workspace and session by Store.Resolve, once: an
 // explicit workspace (--workspace, $CKPT_WORKSPACE) is used as given,

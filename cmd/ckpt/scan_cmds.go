@@ -34,7 +34,7 @@ func newScanCmd(a *app) *cobra.Command {
 			case err != nil:
 				return err
 			default:
-				defer a.closeController(c)
+				defer c.Close()
 				if args[0] != "status" {
 					if err := c.SetScan(cmd.Context(), args[0] == "on"); err != nil {
 						return err
@@ -68,7 +68,7 @@ func newStatusCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.closeController(c)
+			defer c.Close()
 			switch p, down := hook.ServerProblem(a.store, a.workspace); {
 			case down:
 				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")

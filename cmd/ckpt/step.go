@@ -33,7 +33,7 @@ func newStepCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.closeController(c)
+			defer c.Close()
 			st, err := c.BeginStep(cmd.Context(), o)
 			if err != nil {
 				return err

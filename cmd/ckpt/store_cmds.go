@@ -130,7 +130,7 @@ func newPruneCmd(a *app) *cobra.Command {
 				}
 			}
 			if dryRun {
-				plan, err := s.Plan(ctx, p)
+				plan, _, err := s.Retain(ctx, p, controller.RetainOptions{DryRun: true})
 				if err != nil {
 					return err
 				}
@@ -419,7 +419,7 @@ func newPinCmd(a *app, pin bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer a.closeController(c)
+			defer c.Close()
 			if err := c.Pin(cmd.Context(), turn, pin, label); err != nil {
 				return err
 			}

@@ -44,7 +44,7 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 	if err != nil {
 		return err
 	}
-	defer a.closeController(c)
+	defer c.Close()
 	bar := a.progress("scanning the workspace (files)", -1)
 	res, err := c.BeginTurn(ctx, o.prompt, controller.TurnOptions{Scan: o.scan, Progress: bar.count()})
 	bar.done()

@@ -60,7 +60,7 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 	if err != nil {
 		return err
 	}
-	defer a.closeController(c)
+	defer c.Close()
 	uo := controller.UndoOptions{DryRun: o.dryRun, Force: o.force, Op: o.opID}
 	var res controller.Result
 	if redo {
