@@ -5,7 +5,8 @@
 //
 //   - session/new, session/load (and the unstable session/resume) map
 //     the ACP session to a ckpt session whose workspace is the session's
-//     cwd (SessionID names it); the unstable session/fork maps the new
+//     cwd, or the workspace the store knows that encloses it (SessionID
+//     names the session); the unstable session/fork maps the new
 //     session to a ckpt fork of the source's after its last turn, whose
 //     parent link names the source session and that turn;
 //   - session/prompt opens a ckpt turn, its text the label, in scan mode:

@@ -3,6 +3,7 @@ package acpproxy_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,5 +125,42 @@ func TestProxyForkOfAnEarlierConnectionsSession(t *testing.T) {
 	want := map[string]string{acpproxy.SessionID("sess/1"): ws, "fork-1": ws + " from " + acpproxy.SessionID("sess/1") + " turn 1", "fork-2": otherRoot}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("sessions:\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestProxySessionInASubdirectory: an editor that starts the agent in a
+// subdirectory of a workspace the store knows (`ckpt install` marked it)
+// records into a session of that workspace, as a hook of an agent started
+// there does, not into one rooted at the subdirectory.
+func TestProxySessionInASubdirectory(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	sub := filepath.Join(ws, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st := controller.OpenStore(store)
+	defer st.Close()
+	if err := st.SetWorkspaceScan(ws, false, false); err != nil { // what install does with --no-scan
+		t.Fatal(err)
+	}
+	c := proxied(t, store, true)
+	c.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true}}}`)
+	c.Line()
+	c.Next = 0
+	if resp, _ := c.Request("session/new", map[string]any{"cwd": sub, "mcpServers": []any{}}); !strings.Contains(resp, `"sessionId":"sess/1"`) {
+		t.Fatalf("session/new answer: %s", resp)
+	}
+	c.Prompt("sess/1", "write note.txt=from the subdirectory")
+	root, ok, err := st.SessionWorkspace(context.Background(), acpproxy.SessionID("sess/1"))
+	if err != nil || !ok || root != ws {
+		t.Fatalf("the session's workspace is %q (%v %v), want %q", root, ok, err, ws)
+	}
+	_, said := c.Prompt("sess/1", "/rewind 0")
+	if _, err := os.Stat(filepath.Join(sub, "note.txt")); !os.IsNotExist(err) {
+		t.Errorf("/rewind 0 (%s) left sub/note.txt: %v", said, err)
 	}
 }

@@ -269,12 +269,13 @@ func (p *Proxy) session(id string) *session {
 	return p.sessions[id]
 }
 
-// attach opens the ckpt session of ACP session id, its workspace cwd.
+// attach opens the ckpt session of ACP session id, its workspace the one
+// cwd is in (workspace).
 func (p *Proxy) attach(ctx context.Context, id, cwd string) *session {
 	if s := p.session(id); s != nil {
 		return s
 	}
-	c, err := p.o.Open(ctx, cwd, SessionID(id))
+	c, err := p.o.Open(ctx, p.workspace(ctx, cwd, id), SessionID(id))
 	if err != nil {
 		p.log.Warn("not recording this ACP session", "session", id, "cwd", cwd, "err", err)
 		return nil
@@ -288,6 +289,22 @@ func (p *Proxy) attach(ctx context.Context, id, cwd string) *session {
 	s := &session{c: c}
 	p.sessions[id] = s
 	return s
+}
+
+// workspace is the workspace of ACP session id started in cwd: the
+// session's own when it exists and cwd is inside it, else the nearest
+// directory enclosing cwd that the store knows as a workspace (an agent
+// an editor starts in a subdirectory records into the project's session),
+// else cwd (Store.Locate).
+func (p *Proxy) workspace(ctx context.Context, cwd, id string) string {
+	if p.o.Store == nil {
+		return cwd
+	}
+	loc, err := p.o.Store.Locate(ctx, cwd, SessionID(id))
+	if err != nil {
+		return cwd // Open says what is wrong
+	}
+	return loc.Workspace
 }
 
 // fork makes the ckpt session of ACP session id, which the agent forked
@@ -307,7 +324,7 @@ func (p *Proxy) fork(ctx context.Context, from, id, cwd string) {
 		p.log.Warn("a fork of an ACP session ckpt does not record: recording it as a new session", "session", id, "from", from)
 		return
 	}
-	if root, err := filepath.EvalSymlinks(cwd); err != nil || root != src.c.WorkspaceRoot() {
+	if root, err := filepath.EvalSymlinks(p.workspace(ctx, cwd, id)); err != nil || root != src.c.WorkspaceRoot() {
 		p.log.Warn("a fork in another workspace than its session's: recording it as a new session", "session", id, "from", from, "cwd", cwd)
 		return
 	}
