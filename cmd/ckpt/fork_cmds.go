@@ -89,9 +89,7 @@ func newSummarizeCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.json {
-				j := resultJSON(res)
-				j.Prompt = "" // a summarize keeps its text in the op, not a prompt to hand back
-				return a.printJSON(j)
+				return a.printJSON(resultJSON(res))
 			}
 			what := map[bool]string{false: "from", true: "before"}[o.upTo]
 			a.say("summarized the conversation %s turn %d (undo with `ckpt undo`)", what, turn)
