@@ -128,21 +128,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 			Kind string `json:"kind"`
 		} `json:"files"`
 	}
-	if err := json.Unmarshal([]byte(e.Ckpt("--session", sid, "list", "--json")), &list); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, cp := range list {
-		s := cp.Prompt + ":"
-		for _, f := range cp.Files {
-			s += " " + f.Path + "=" + f.Kind
-		}
-		got = append(got, s)
-	}
-	want := []string{resumeLabel + ":", p1 + ": keep.txt=created notes.txt=created", p2 + ": notes.txt=modified", p3 + ":"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("ckpt list:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	e.WantTurns(sid, resumeLabel+":", p1+": keep.txt=created notes.txt=created", p2+": notes.txt=modified", p3+":")
 
 	// The status line Claude Code would show.
 	line, _, err := e.Run(ws, nil, "sh", "-c", `printf '{"session_id":"`+sid+`","cwd":"`+ws+`"}' | ckpt statusline`)
@@ -291,7 +277,7 @@ func TestClaudeCodeRealBinary(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.Ckpt("--session", handFork, "list", "--json")), &list); err != nil {
 		t.Fatal(err)
 	}
-	got = got[:0]
+	var got []string
 	for _, cp := range list {
 		got = append(got, cp.Prompt)
 	}
