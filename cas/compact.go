@@ -3,6 +3,8 @@ package cas
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/ckpt/ckpt/migrations"
 )
@@ -40,18 +42,42 @@ func (d *Disk) compact(ctx context.Context) error {
 	return migrations.Vacuum(ctx, conn)
 }
 
-// FreeBytes returns the bytes of blobs.db's free pages: space deleted
-// blobs left that the next Compact gives back.
-func (d *Disk) FreeBytes(ctx context.Context) (int64, error) {
+// Footprint is what blobs.db takes on disk beyond the blobs' own bytes.
+type Footprint struct {
+	// Reclaimable is what the next Compact gives back: the free pages, and
+	// the WAL beyond the pages a checkpoint moves into the database file.
+	Reclaimable int64
+	// Overhead is what the pages in use take beyond the stored bytes of the
+	// blobs held inline: every blob's row, the indexes, partly filled
+	// pages. It shrinks with the rows, so each blob carries a share of it.
+	Overhead int64
+	// Rows counts the blobs blobs.db records, inline or as files.
+	Rows int64
+}
+
+// Footprint measures blobs.db: what compaction would give back, and SQLite's
+// overhead per blob, for a quota on the store's bytes on disk. It reads the
+// database as one snapshot and changes nothing.
+func (d *Disk) Footprint(ctx context.Context) (Footprint, error) {
 	if d.closed.Load() {
-		return 0, fmt.Errorf("cas: free bytes: %w", ErrClosed)
+		return Footprint{}, fmt.Errorf("cas: footprint: %w", ErrClosed)
 	}
-	var pages, size int64
-	if err := d.db.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&pages); err != nil {
-		return 0, fmt.Errorf("cas: free bytes: %w", err)
+	var fp Footprint
+	var pages, free, size, inline int64
+	err := d.db.QueryRowContext(ctx, `SELECT (SELECT page_count FROM pragma_page_count),
+		(SELECT freelist_count FROM pragma_freelist_count), (SELECT page_size FROM pragma_page_size),
+		count(*), coalesce(sum(CASE WHEN data IS NULL THEN 0 ELSE stored END), 0) FROM blobs`).Scan(&pages, &free, &size, &fp.Rows, &inline)
+	if err != nil {
+		return Footprint{}, fmt.Errorf("cas: footprint: %w", err)
 	}
-	if err := d.db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
-		return 0, fmt.Errorf("cas: free bytes: %w", err)
+	live := (pages - free) * size
+	var onDisk int64
+	for _, name := range []string{"blobs.db", "blobs.db-wal"} {
+		if fi, err := os.Stat(filepath.Join(d.dir, name)); err == nil {
+			onDisk += fi.Size()
+		}
 	}
-	return pages * size, nil
+	fp.Reclaimable = max(onDisk-live, 0)
+	fp.Overhead = max(live-inline, 0)
+	return fp, nil
 }

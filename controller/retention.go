@@ -48,20 +48,88 @@ type RetainOptions struct {
 }
 
 // Retain applies the policy now: prunes and removes what it says across
-// all sessions, then collects unreferenced blobs.
+// all sessions, then collects unreferenced blobs. Under a quota, what
+// pruning frees is an estimate (retention.PlanFor); when the store is
+// still over it after collection, Retain plans again on the compacted
+// store and prunes more, a few rounds at most. The Plan returned covers
+// every round.
 func (s *Store) Retain(ctx context.Context, p Policy, o RetainOptions) (Plan, GCReport, error) {
 	plan, err := s.plan(ctx, p)
 	if err != nil || o.DryRun {
 		return plan, retention.GCReport{}, err
 	}
+	var rep retention.GCReport
+	for round := 1; ; round++ {
+		r, err := s.applyPlan(ctx, p, plan, o)
+		rep = addReports(rep, r, round == 1)
+		if err != nil || p.MaxBytes <= 0 {
+			return plan, rep, err
+		}
+		u, err := retention.DiskUsage(s.dir)
+		if err != nil {
+			return plan, rep, err
+		}
+		// What the store takes now, measured, says whether it is over.
+		plan.OverQuota = u.Total > p.MaxBytes
+		if !plan.OverQuota || round == quotaRounds {
+			return plan, rep, nil
+		}
+		next, err := s.plan(ctx, p)
+		if err != nil || len(next.Removes()) == 0 && len(next.Prunes()) == 0 {
+			return plan, rep, err
+		}
+		plan = mergePlans(plan, next)
+	}
+}
+
+// quotaRounds bounds the rounds of planning and pruning Retain makes to
+// bring a store under its quota.
+const quotaRounds = 4
+
+// applyPlan carries out one plan and collects what it left unreferenced.
+func (s *Store) applyPlan(ctx context.Context, p Policy, plan Plan, o RetainOptions) (retention.GCReport, error) {
 	if err := retention.Apply(ctx, s.dir, plan); err != nil {
-		return plan, retention.GCReport{}, err
+		return retention.GCReport{}, err
 	}
 	// Removing the last session, or pruning the last turns that held
 	// snapshots, on purpose may leave nothing referenced: the sessions
 	// were read, so an empty live set is what the plan meant.
-	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0, Progress: o.Progress})
-	return plan, rep, err
+	return s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0, Progress: o.Progress})
+}
+
+// mergePlans is what two rounds of Retain decided: the first's prunes and
+// removals, then the second's decisions on what the first kept.
+func mergePlans(first, next Plan) Plan {
+	out := next
+	out.StoreBytes = first.StoreBytes
+	out.FreedBytes = first.FreedBytes + next.FreedBytes
+	out.Turns, out.Sessions = nil, nil
+	for _, d := range first.Turns {
+		if d.Action == "prune" {
+			out.Turns = append(out.Turns, d)
+		}
+	}
+	out.Turns = append(out.Turns, next.Turns...)
+	for _, d := range first.Sessions {
+		if d.Action == "remove" {
+			out.Sessions = append(out.Sessions, d)
+		}
+	}
+	out.Sessions = append(out.Sessions, next.Sessions...)
+	return out
+}
+
+// addReports adds a later collection's report to the earlier ones': what
+// was scanned is the first's count, what is live the last's.
+func addReports(sum, r retention.GCReport, first bool) retention.GCReport {
+	if first {
+		return r
+	}
+	sum.Live = r.Live
+	sum.Deleted += r.Deleted
+	sum.FreedBytes += r.FreedBytes
+	sum.Spared += r.Spared
+	return sum
 }
 
 // Collect deletes every blob no session references (see retention.Collect).

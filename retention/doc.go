@@ -26,10 +26,13 @@
 // the allocated blocks of every file under the store, session indexes and
 // SQLite WALs included), not the content it holds. PlanFor splits that
 // total into blob content (stored sizes), each session's directory, and
-// the rest (SQLite page overhead, WALs, block rounding), less the free
-// pages of blobs.db that the next collection gives back; pruning frees the
-// content only pruned turns reference, removing a session frees its
-// directory too. Collection ends with cas.Disk.Compact and pruning with
+// the rest (config, locks, block rounding), less what the next collection's
+// compaction gives back (blobs.db's free pages and WAL). Each blob carries
+// its share of blobs.db's per-row overhead and each snapshot row its share
+// of its session's index; pruning frees what only pruned turns reference
+// (a blob a kept delta is stored against stays), removing a session frees
+// its directory too. That is an estimate, so Retain plans again when the
+// compacted store is still over the quota. Collection ends with cas.Disk.Compact and pruning with
 // checkpoints.Index.Compact, which return SQLite's freed pages to the file
 // system, so after prune and gc the store is under the quota on disk.
 //

@@ -145,28 +145,43 @@ func Load(ctx context.Context, store string) ([]Session, error) {
 
 // BlobSizes returns the stored size of every blob.
 func BlobSizes(ctx context.Context, blobs cas.Store) (map[cas.ID]int64, error) {
-	out := map[cas.ID]int64{}
-	err := blobs.Walk(ctx, func(i cas.Info) error {
-		out[i.ID] = i.Stored
-		return nil
-	})
-	return out, err
+	sizes, _, err := blobInfo(ctx, blobs)
+	return sizes, err
 }
 
-// freeBytes is what a blob store with SQLite free pages implements.
-type freeBytes interface {
-	FreeBytes(ctx context.Context) (int64, error)
+// blobInfo returns the stored size of every blob, and the base of every
+// blob stored as a delta.
+func blobInfo(ctx context.Context, blobs cas.Store) (map[cas.ID]int64, map[cas.ID]cas.ID, error) {
+	sizes, bases := map[cas.ID]int64{}, map[cas.ID]cas.ID{}
+	err := blobs.Walk(ctx, func(i cas.Info) error {
+		sizes[i.ID] = i.Stored
+		if i.Base != (cas.ID{}) {
+			bases[i.ID] = i.Base
+		}
+		return nil
+	})
+	return sizes, bases, err
+}
+
+// footprinter is what a blob store in an SQLite file implements
+// (cas.Disk).
+type footprinter interface {
+	Footprint(ctx context.Context) (cas.Footprint, error)
 }
 
 // PlanFor loads the store and evaluates the policy at now. The quota is
-// weighed against the bytes the store takes on disk (DiskUsage), minus the
-// free pages the next collection gives back.
+// weighed against the bytes the store takes on disk (DiskUsage) once the
+// collection that follows pruning has compacted blobs.db: its free pages
+// and WAL are not counted, and each blob carries its share of SQLite's
+// overhead (its row, index entries, page slack), which goes with it.
+// Counting that overhead as fixed made a quota over many small blobs prune
+// nearly every turn, as if only their compressed bytes were freed.
 func PlanFor(ctx context.Context, store string, blobs cas.Store, p Policy, now time.Time) (Plan, error) {
 	sessions, err := Load(ctx, store)
 	if err != nil {
 		return Plan{}, err
 	}
-	sizes, err := BlobSizes(ctx, blobs)
+	sizes, bases, err := blobInfo(ctx, blobs)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -182,14 +197,21 @@ func PlanFor(ctx context.Context, store string, blobs cas.Store, p Policy, now t
 		sessions[i].IndexBytes = u.Sessions[sessions[i].ID]
 		other -= sessions[i].IndexBytes
 	}
-	if f, ok := blobs.(freeBytes); ok {
-		free, err := f.FreeBytes(ctx)
+	if f, ok := blobs.(footprinter); ok {
+		fp, err := f.Footprint(ctx)
 		if err != nil {
 			return Plan{}, err
 		}
-		other -= free
+		other -= fp.Reclaimable
+		if fp.Rows > 0 && len(sizes) > 0 {
+			share := fp.Overhead / fp.Rows
+			for id := range sizes {
+				sizes[id] += share
+			}
+			other -= share * int64(len(sizes))
+		}
 	}
-	return evaluate(p, now, sessions, sizes, max(other, 0)), nil
+	return evaluate(p, now, sessions, sizes, bases, max(other, 0)), nil
 }
 
 // Apply carries out a plan: it prunes the turns and removes the sessions it
