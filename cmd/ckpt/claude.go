@@ -6,6 +6,7 @@ import (
 
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/controller/wire"
 )
 
 // claudeRewound reports a conversation rewind of a Claude Code session
@@ -15,7 +16,7 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, p *hook.
 	r := p.Resume
 	// Paths the rewind skipped make it exit 1, once the command that
 	// gives Claude's conversation back is printed (and run).
-	skipped := incomplete(res, "rewind")
+	skipped := wire.NewResult(res).Incomplete("rewind")
 	if a.json {
 		j := resultJSON(res)
 		j.ClaudeResume = &r
@@ -23,16 +24,10 @@ func (a *app) claudeRewound(ctx context.Context, res controller.Result, p *hook.
 			return err
 		}
 	} else {
-		if err := a.printResult(res, "rewind"); err != nil && !errors.Is(err, errIncomplete) {
+		if err := a.printResult(res, "rewind"); err != nil && !errors.Is(err, wire.ErrIncomplete) {
 			return err
 		}
-		if r.Exact {
-			a.say("Claude Code's conversation at turn %d (a fork: its original transcript is left as it is), resending the prompt:", res.Turn)
-		} else {
-			a.say("ckpt has no record of where turn %d began in Claude's transcript (installed later?); this forks the whole conversation, paste the prompt above:", res.Turn)
-		}
-		a.say("  %s", r.Command)
-		a.say("then continue it with: %s", r.Then)
+		r.WriteText(a.stderr, res.Turn)
 	}
 	// On a terminal, the fork then takes it over (paths the rewind
 	// skipped were listed above).

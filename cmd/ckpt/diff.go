@@ -62,11 +62,11 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 	}
 	switch {
 	case len(diffs) == 0 && len(skipped) > 0:
-		a.say("rewinding code to %s would restore nothing: every path that differs would be skipped (above)", pointName(pt))
+		a.say("rewinding code to %s would restore nothing: every path that differs would be skipped (above)", wire.PointName(pt))
 	case len(diffs) == 0:
-		a.say("rewinding code to %s would change nothing", pointName(pt))
+		a.say("rewinding code to %s would change nothing", wire.PointName(pt))
 	case len(skipped) > 0:
-		a.say("rewinding code to %s would leave %d path(s) as they are (above)", pointName(pt), len(skipped))
+		a.say("rewinding code to %s would leave %d path(s) as they are (above)", wire.PointName(pt), len(skipped))
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 	if a.json {
 		return a.printJSON(wire.NewFork(c.Session(), turn, res))
 	}
-	a.printFiles(rw, a.say)
+	wire.NewResult(rw).WriteFiles(a.stderr, a.stderr)
 	a.say("forked session %s from %s before turn %d; continue with --session %s", res.Session, c.Session(), turn, res.Session)
 	if rw.Prompt != "" { // not a fork after the last turn
 		a.say("turn %d's prompt, to edit and resend: %s", turn, rw.Prompt)

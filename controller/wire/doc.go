@@ -16,7 +16,13 @@
 // paths sit in plain string lists, in a document-level path_bytes object
 // mapping each such path's JSON string to its bytes.
 //
-// The package depends on controller only; controller does not know it.
+// The documents also have a text form for people, what the CLI prints
+// without --json: a result's summary (Result.WriteText), the list of turns
+// (CheckpointList), the sessions table (WriteSessions), so any front-end
+// that words them for people words them alike.
+//
+// The package depends on controller (and, for its text, the leaf packages
+// that quote paths and word sizes and errors); controller does not know it.
 // Front-ends add what is theirs alone by embedding a type here (the MCP
 // server's summary, the CLI's claude_resume).
 package wire
