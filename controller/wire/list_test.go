@@ -63,7 +63,7 @@ func TestCheckpointList(t *testing.T) {
 	stamp := func(cp controller.Checkpoint) string { return cp.Time.Local().Format("2006-01-02 15:04:05") }
 	for i, want := range []string{
 		"TURN  TIME                 PROMPT                                            FILES",
-		"0     " + stamp(cps[0]) + "  make things"+strings.Repeat(" ", 50-len("make things"))+"+new.txt",
+		"0     " + stamp(cps[0]) + "  make things" + strings.Repeat(" ", 50-len("make things")) + "+new.txt",
 		"  .1  " + stamp(cps[0])[:11],
 		"1     " + stamp(cps[1]) + "  [pinned: good] second",
 	} {
