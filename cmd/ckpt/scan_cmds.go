@@ -83,18 +83,7 @@ func newStatusCmd(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(wire.NewChanges(changes))
 			}
-			for _, ch := range changes {
-				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-", "type_changed": "!", "unreadable": "?"}[ch.Kind]
-				if ch.Kind == "unreadable" {
-					fmt.Fprintf(a.stdout, "%s %s (unreadable: changed or not, ckpt cannot tell)\n", mark, quote.Path(ch.Path))
-					continue
-				}
-				if ch.Now != "" {
-					fmt.Fprintf(a.stdout, "%s %s (now a %s)\n", mark, quote.Path(ch.Path), ch.Now)
-					continue
-				}
-				fmt.Fprintf(a.stdout, "%s %s\n", mark, quote.Path(ch.Path))
-			}
+			wire.WriteChanges(a.stdout, wire.NewChanges(changes))
 			if len(changes) == 0 {
 				a.say("nothing changed since the open turn started")
 			}

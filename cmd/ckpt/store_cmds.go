@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
@@ -340,25 +338,6 @@ func newSessionsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// sessionRow lays out one line of the sessions table. Session ids from
-// Claude Code are 36-character UUIDs.
-const sessionRow = "%-36s %5s %10s %10s  %-19s  %s\n"
-
-// sessionLine is session i's line of the table, its first column name.
-func sessionLine(name string, i wire.Session) string {
-	if i.Error != "" {
-		return fmt.Sprintf(sessionRow, name, "?", "?", "?", "?", "unreadable: "+strings.ReplaceAll(i.Error, "\n", "; "))
-	}
-	last, shared := "-", "-"
-	if !i.LastUse.IsZero() {
-		last = i.LastUse.Local().Format("2006-01-02 15:04:05")
-	}
-	if i.SharedBytes > 0 {
-		shared = units.FormatBytes(i.SharedBytes)
-	}
-	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), units.FormatBytes(i.Bytes), shared, last, quote.Path(i.Workspace))
-}
-
 // warnUnreadable says how many sessions could not be read.
 func (a *app) warnUnreadable(infos []controller.SessionInfo) {
 	bad := 0
@@ -376,25 +355,13 @@ func (a *app) warnUnreadable(infos []controller.SessionInfo) {
 // the session tree, forks nested in "children"; for people a table, with
 // tree each fork under its parent.
 func (a *app) printSessions(infos []controller.SessionInfo, tree bool) error {
-	var roots []*wire.SessionNode
 	switch {
 	case tree && a.json:
 		return a.printJSON(wire.NewSessionTree(infos))
 	case a.json:
 		return a.printJSON(wire.NewSessions(infos))
-	case tree:
-		roots = wire.NewSessionTree(infos)
 	}
-	w := bufio.NewWriter(a.stdout)
-	fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
-	if tree {
-		wire.EachLine(roots, func(name string, s wire.Session) { fmt.Fprint(w, sessionLine(name, s)) })
-	} else {
-		for _, i := range infos {
-			fmt.Fprint(w, sessionLine(i.ID, wire.NewSession(i)))
-		}
-	}
-	if err := w.Flush(); err != nil {
+	if err := wire.WriteSessions(a.stdout, infos, tree); err != nil {
 		return err
 	}
 	a.warnUnreadable(infos)

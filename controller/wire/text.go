@@ -1,13 +1,17 @@
 package wire
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/ckpt/ckpt/internal/units"
 )
 
 // ErrIncomplete is wrapped by the error a rewind, revert, undo or redo
@@ -170,4 +174,150 @@ func (r Result) WriteReversal(out, msgs io.Writer, redo bool, op int64) error {
 		fmt.Fprintln(out, r.Prompt)
 	}
 	return r.Incomplete(verb)
+}
+
+// sessionRow lays out one line of the sessions table. Session ids from
+// Claude Code are 36-character UUIDs.
+const sessionRow = "%-36s %5s %10s %10s  %-19s  %s\n"
+
+// sessionLine is session i's line of the table, its first column name.
+func sessionLine(name string, i Session) string {
+	if i.Error != "" {
+		return fmt.Sprintf(sessionRow, name, "?", "?", "?", "?", "unreadable: "+strings.ReplaceAll(i.Error, "\n", "; "))
+	}
+	last, shared := "-", "-"
+	if !i.LastUse.IsZero() {
+		last = i.LastUse.Local().Format("2006-01-02 15:04:05")
+	}
+	if i.SharedBytes > 0 {
+		shared = units.FormatBytes(i.SharedBytes)
+	}
+	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), units.FormatBytes(i.Bytes), shared, last, quote.Path(i.Workspace))
+}
+
+// WriteSessions writes the sessions table for people (`ckpt sessions`):
+// a header, then a line per session, in the order of infos; with tree,
+// the session tree (NewSessionTree), each fork under its parent.
+func WriteSessions(w io.Writer, infos []controller.SessionInfo, tree bool) error {
+	b := bufio.NewWriter(w)
+	fmt.Fprintf(b, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
+	if tree {
+		EachLine(NewSessionTree(infos), func(name string, s Session) { fmt.Fprint(b, sessionLine(name, s)) })
+	} else {
+		for _, i := range infos {
+			fmt.Fprint(b, sessionLine(i.ID, NewSession(i)))
+		}
+	}
+	return b.Flush()
+}
+
+// WriteHistory writes the journal h as a table for people (`ckpt
+// history`): a line per op, what it did, where it stands, whether a plain
+// undo or redo acts on it, and what it changed.
+func WriteHistory(w io.Writer, h []HistoryEntry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTIME\tOP\tSTATE\tNEXT\tCHANGED")
+	for _, e := range h {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Time.Local().Format("2006-01-02 15:04:05"),
+			e.Op(), e.Status(), historyNext(e), msg.Shorten(historyChanged(e), 60))
+	}
+	return tw.Flush()
+}
+
+// historyNext says which of a plain undo and redo acts on e.
+func historyNext(e HistoryEntry) string {
+	var n []string
+	if e.NextUndo {
+		n = append(n, "undo")
+	}
+	if e.NextRedo {
+		n = append(n, "redo")
+	}
+	return strings.Join(n, ",")
+}
+
+// historyChanged says what e changed: its files, and the turns it hid
+// and showed.
+func historyChanged(e HistoryEntry) string {
+	parts := make([]string, 0, len(e.Paths)+2)
+	for _, p := range e.Paths {
+		parts = append(parts, quote.Path(p))
+	}
+	if len(e.HiddenTurns) > 0 {
+		parts = append(parts, "hid turns "+ints(e.HiddenTurns))
+	}
+	if len(e.ShownTurns) > 0 {
+		parts = append(parts, "showed turns "+ints(e.ShownTurns))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ints is xs, space-separated.
+func ints(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, " ")
+}
+
+// WriteChanges writes the open turn's changes for people (`ckpt
+// status`), a line each: a mark (+ added, ~ modified, - deleted, ! no
+// longer a file, ? unreadable) and the path, with what a path that is no
+// longer a file is now.
+func WriteChanges(w io.Writer, changes []Change) {
+	for _, ch := range changes {
+		mark := map[string]string{"added": "+", "modified": "~", "deleted": "-", "type_changed": "!", "unreadable": "?"}[ch.Kind]
+		if ch.Kind == "unreadable" {
+			fmt.Fprintf(w, "%s %s (unreadable: changed or not, ckpt cannot tell)\n", mark, quote.Path(ch.Path))
+			continue
+		}
+		if ch.Now != "" {
+			fmt.Fprintf(w, "%s %s (now a %s)\n", mark, quote.Path(ch.Path), ch.Now)
+			continue
+		}
+		fmt.Fprintf(w, "%s %s\n", mark, quote.Path(ch.Path))
+	}
+}
+
+// WriteMessages writes the conversation for people (`ckpt log`), a
+// message a line (its later lines indented): its turn, its role, its text.
+func WriteMessages(w io.Writer, msgs []Message) {
+	for _, m := range msgs {
+		text := strings.ReplaceAll(m.Text, "\n", "\n"+strings.Repeat(" ", 16))
+		fmt.Fprintf(w, "[%d] %-11s %s\n", m.Turn, m.Role+":", text)
+	}
+}
+
+// WriteDiff writes what a code rewind to pt would change for people
+// (`ckpt diff`): on out each file's git-style diff, on msgs the paths it
+// would skip and, when it would restore nothing or skip some, a line
+// saying so.
+func WriteDiff(out, msgs io.Writer, pt controller.Target, diffs []controller.FileDiff, skipped []controller.Skip) {
+	say := sayer(msgs)
+	for _, d := range diffs {
+		// A git-style header: the path, and mode lines when the
+		// mode changes (old mode 100644 / new mode 100755).
+		fmt.Fprintf(out, "diff --git %s %s\n%s", quote.Path("a/"+d.Path), quote.Path("b/"+d.Path), d.Header())
+		switch {
+		case d.Unified != "":
+			fmt.Fprint(out, d.Unified)
+		case d.Note != "":
+			fmt.Fprintf(out, "%s %s: %s\n", d.Action, quote.Path(d.Path), d.Note)
+		}
+	}
+	for _, s := range skipped {
+		say("skip %s: %s", quote.Path(s.Path), s.Reason)
+	}
+	switch {
+	case len(diffs) == 0 && len(skipped) > 0:
+		say("rewinding code to %s would restore nothing: every path that differs would be skipped (above)", PointName(pt))
+	case len(diffs) == 0:
+		say("rewinding code to %s would change nothing", PointName(pt))
+	case len(skipped) > 0:
+		say("rewinding code to %s would leave %d path(s) as they are (above)", PointName(pt), len(skipped))
+	}
 }
