@@ -28,9 +28,9 @@ func (a *app) openRemote(ctx context.Context) (r *remote.Remote, done func(), er
 	}
 	bar := a.progress("bytes transferred", -1)
 	if bar != nil {
-		r.Progress = func(done int64) { bar.set(int(done)) }
+		r.Progress = func(done int64) { bar.Set(int(done)) }
 	}
-	return r, bar.done, nil
+	return r, bar.Done, nil
 }
 
 func newRemoteCmd(a *app) *cobra.Command {
@@ -215,7 +215,7 @@ func (a *app) verifyRemote(ctx context.Context, repair bool) error {
 		return err
 	}
 	defer r.Close()
-	rep, err := r.Verify(ctx, a.progress("objects verified", -1).count())
+	rep, err := r.Verify(ctx, a.progress("objects verified", -1).Count())
 	if err != nil {
 		return err
 	}

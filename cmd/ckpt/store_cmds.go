@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
+	"github.com/ckpt/ckpt/internal/progress"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/ckpt/ckpt/internal/units"
 	"github.com/spf13/cobra"
@@ -135,8 +136,8 @@ func newPruneCmd(a *app) *cobra.Command {
 				return a.printPlan(plan, nil)
 			}
 			bar := a.progress("collecting blobs", -1)
-			plan, rep, err := s.Retain(ctx, p, controller.RetainOptions{Progress: bar.count()})
-			bar.done()
+			plan, rep, err := s.Retain(ctx, p, controller.RetainOptions{Progress: bar.Count()})
+			bar.Done()
 			if err != nil {
 				return err
 			}
@@ -232,8 +233,8 @@ func newGCCmd(a *app) *cobra.Command {
 			}
 			start := time.Now()
 			bar := a.progress("scanning blobs", -1)
-			rep, err := s.Collect(ctx, controller.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: bar.count()})
-			bar.done()
+			rep, err := s.Collect(ctx, controller.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: bar.Count()})
+			bar.Done()
 			if err != nil {
 				return err
 			}
@@ -264,9 +265,9 @@ func newVerifyCmd(a *app) *cobra.Command {
 			}
 			s := a.openStore()
 			defer s.Close()
-			var bar *progress
+			var bar *progress.Bar
 			before := func(f controller.Finding) {
-				bar.clear()
+				bar.Clear()
 				for _, u := range f.Uses {
 					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, quote.Path(u.Path), u.Kind, f.Blob.Short(), f.Kind)
 				}
@@ -277,11 +278,11 @@ func newVerifyCmd(a *app) *cobra.Command {
 					if bar == nil {
 						bar = a.progress("verifying blobs", total)
 					}
-					bar.set(done)
+					bar.Set(done)
 				}
 			}
 			rep, err := s.Verify(ctx, repair, before, prog)
-			bar.done()
+			bar.Done()
 			if err != nil {
 				return err
 			}
