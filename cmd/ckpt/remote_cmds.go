@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/ckpt/ckpt/controller"
@@ -16,14 +15,7 @@ import (
 // openRemote opens the store's configured remote. Its transfers show on a
 // progress display while someone watches; done clears it.
 func (a *app) openRemote(ctx context.Context) (r *remote.Remote, done func(), err error) {
-	cfg, err := remote.LoadConfig(a.store)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := os.MkdirAll(a.store, 0o755); err != nil {
-		return nil, nil, err
-	}
-	if r, err = remote.OpenConfig(ctx, a.store, cfg); err != nil {
+	if r, err = remote.OpenStore(ctx, a.store); err != nil {
 		return nil, nil, err
 	}
 	bar := a.progress("bytes transferred", -1)
