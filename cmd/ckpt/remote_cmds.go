@@ -80,10 +80,7 @@ func newRemoteGCCmd(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(rep)
 			}
-			for _, k := range rep.Deleted {
-				fmt.Fprintln(a.stdout, k)
-			}
-			a.say("%s", rep.Summary())
+			rep.WriteText(a.stdout, a.stderr)
 			return nil
 		},
 	}
@@ -216,10 +213,7 @@ func (a *app) verifyRemote(ctx context.Context, repair bool) error {
 			return err
 		}
 	} else {
-		for _, f := range rep.Findings {
-			fmt.Fprintln(a.stdout, f)
-		}
-		a.say("%s", rep.Summary())
+		rep.WriteText(a.stdout, a.stderr)
 	}
 	if !rep.OK() {
 		return silentError{exitFail}

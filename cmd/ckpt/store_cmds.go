@@ -9,7 +9,6 @@ import (
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/progress"
-	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/ckpt/ckpt/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -201,17 +200,7 @@ func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
 	if a.json {
 		return a.printJSON(map[string]any{"dry_run": rep == nil, "plan": plan, "gc": rep})
 	}
-	if _, err := fmt.Fprint(a.stdout, plan); err != nil {
-		return err
-	}
-	a.say("%s", plan.Summary(rep != nil))
-	if plan.OverQuota {
-		a.say("warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
-	}
-	if rep != nil {
-		a.say("collected %d blobs, %s", rep.Deleted, units.FormatBytes(rep.FreedBytes))
-	}
-	return nil
+	return plan.WriteText(a.stdout, a.stderr, rep)
 }
 
 func newGCCmd(a *app) *cobra.Command {
@@ -268,9 +257,7 @@ func newVerifyCmd(a *app) *cobra.Command {
 			var bar *progress.Bar
 			before := func(f controller.Finding) {
 				bar.Clear()
-				for _, u := range f.Uses {
-					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, quote.Path(u.Path), u.Kind, f.Blob.Short(), f.Kind)
-				}
+				f.WriteLost(a.stderr)
 			}
 			var prog func(done, total int)
 			if a.watched() {
@@ -290,14 +277,8 @@ func newVerifyCmd(a *app) *cobra.Command {
 				if err := a.printJSON(map[string]any{"ok": rep.OK(), "report": rep}); err != nil {
 					return err
 				}
-			} else {
-				if _, err := fmt.Fprint(a.stdout, rep); err != nil {
-					return err
-				}
-				a.say("%s", rep.Summary())
-				if repair && rep.Repaired > 0 {
-					a.say("repaired: %d references marked lost", rep.Repaired)
-				}
+			} else if err := rep.WriteText(a.stdout, a.stderr); err != nil {
+				return err
 			}
 			if !rep.OK() && !repair {
 				return silentError{exitFail}
