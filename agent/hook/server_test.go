@@ -52,3 +52,31 @@ func TestHookServerConfigFile(t *testing.T) {
 
 // testToken is a token of the least strength a server takes.
 const testToken = "0123456789abcdef0123456789abcdef"
+
+// TestServerWarning: when Claude Code's settings send tool calls to the
+// store's hook server and nothing listens there, the warning says edits
+// are not captured; with no such settings there is none.
+func TestServerWarning(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	store, project := t.TempDir(), t.TempDir()
+	if w := ServerWarning(store, project); w != "" {
+		t.Errorf("no http hooks: %q", w)
+	}
+	addr, err := FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Configure(store, addr, project, false); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"hooks":{"PreToolUse":[{"hooks":[{"type":"http","url":"http://` + addr + `/hook/claude"}]}]}}`
+	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".claude", "settings.local.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w := ServerWarning(store, project); !strings.HasSuffix(w, "which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)") {
+		t.Errorf("server down: %q", w)
+	}
+}

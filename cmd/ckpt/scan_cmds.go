@@ -69,11 +69,8 @@ func newStatusCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			switch p, down := hook.ServerProblem(a.store, a.workspace); {
-			case down:
-				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
-			case p != "":
-				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server: %s", p)
+			if w := hook.ServerWarning(a.store, a.workspace); w != "" {
+				a.say("ckpt: warning: %s", w)
 			}
 			changes, err := c.Status(cmd.Context())
 			if err != nil {

@@ -320,19 +320,6 @@ func newSessionsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// warnUnreadable says how many sessions could not be read.
-func (a *app) warnUnreadable(infos []controller.SessionInfo) {
-	bad := 0
-	for _, i := range infos {
-		if i.Error != "" {
-			bad++
-		}
-	}
-	if bad > 0 {
-		a.say("warning: %d session(s) have an unreadable index; `ckpt sessions rm ID --force` removes one", bad)
-	}
-}
-
 // printSessions prints the sessions: --json as a list, or with tree as
 // the session tree, forks nested in "children"; for people a table, with
 // tree each fork under its parent.
@@ -343,11 +330,7 @@ func (a *app) printSessions(infos []controller.SessionInfo, tree bool) error {
 	case a.json:
 		return a.printJSON(wire.NewSessions(infos))
 	}
-	if err := wire.WriteSessions(a.stdout, infos, tree); err != nil {
-		return err
-	}
-	a.warnUnreadable(infos)
-	return nil
+	return wire.WriteSessions(a.stdout, a.stderr, infos, tree)
 }
 
 func newPinCmd(a *app, pin bool) *cobra.Command {

@@ -195,11 +195,12 @@ func sessionLine(name string, i Session) string {
 	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), units.FormatBytes(i.Bytes), shared, last, quote.Path(i.Workspace))
 }
 
-// WriteSessions writes the sessions table for people (`ckpt sessions`):
-// a header, then a line per session, in the order of infos; with tree,
-// the session tree (NewSessionTree), each fork under its parent.
-func WriteSessions(w io.Writer, infos []controller.SessionInfo, tree bool) error {
-	b := bufio.NewWriter(w)
+// WriteSessions writes the sessions table for people (`ckpt sessions`)
+// on out: a header, then a line per session, in the order of infos; with
+// tree, the session tree (NewSessionTree), each fork under its parent. A
+// warning on msgs says how many sessions have an unreadable index.
+func WriteSessions(out, msgs io.Writer, infos []controller.SessionInfo, tree bool) error {
+	b := bufio.NewWriter(out)
 	fmt.Fprintf(b, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
 	if tree {
 		EachLine(NewSessionTree(infos), func(name string, s Session) { fmt.Fprint(b, sessionLine(name, s)) })
@@ -208,7 +209,19 @@ func WriteSessions(w io.Writer, infos []controller.SessionInfo, tree bool) error
 			fmt.Fprint(b, sessionLine(i.ID, NewSession(i)))
 		}
 	}
-	return b.Flush()
+	if err := b.Flush(); err != nil {
+		return err
+	}
+	bad := 0
+	for _, i := range infos {
+		if i.Error != "" {
+			bad++
+		}
+	}
+	if bad > 0 {
+		fmt.Fprintf(msgs, "warning: %d session(s) have an unreadable index; `ckpt sessions rm ID --force` removes one\n", bad)
+	}
+	return nil
 }
 
 // WriteHistory writes the journal h as a table for people (`ckpt

@@ -63,3 +63,20 @@ func TestResultText(t *testing.T) {
 		t.Errorf("Incomplete: %v, want %s", err, want)
 	}
 }
+
+// TestSessionsUnreadable: a session whose index cannot be read is a line
+// of question marks with the reason on one line, and a warning on msgs
+// counts such sessions.
+func TestSessionsUnreadable(t *testing.T) {
+	var out, msgs bytes.Buffer
+	infos := []controller.SessionInfo{{ID: "bad", Error: "index: locked\nretry"}, {ID: "good", Workspace: "/w", Turns: 2}}
+	if err := wire.WriteSessions(&out, &msgs, infos, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "SESSION                              TURNS   OWN SIZE     SHARED  LAST USE             WORKSPACE\n" +
+		"bad                                      ?          ?          ?  ?                    unreadable: index: locked; retry\n" +
+		"good                                     2        0 B          -  -                    /w\n"
+	if out.String() != want || msgs.String() != "warning: 1 session(s) have an unreadable index; `ckpt sessions rm ID --force` removes one\n" {
+		t.Errorf("got out\n%s\nmsgs %q", out.String(), msgs.String())
+	}
+}

@@ -218,8 +218,8 @@ func TestGolden(t *testing.T) {
 	defer store.Close()
 	sessions := must(store.Sessions(ctx))
 	s.golden("sessions", wire.NewSessions(sessions))
-	s.goldenText("sessions", text(func(out, _ io.Writer) { must(0, wire.WriteSessions(out, sessions, false)) }))
-	s.goldenText("sessions_tree", text(func(out, _ io.Writer) { must(0, wire.WriteSessions(out, sessions, true)) }))
+	s.goldenText("sessions", text(func(out, msgs io.Writer) { must(0, wire.WriteSessions(out, msgs, sessions, false)) }))
+	s.goldenText("sessions_tree", text(func(out, msgs io.Writer) { must(0, wire.WriteSessions(out, msgs, sessions, true)) }))
 }
 
 // TestNeverNull: documents built from empty controller values have [] for
