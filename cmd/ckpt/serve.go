@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller/httpapi"
-	"github.com/ckpt/ckpt/internal/loopback"
 	"github.com/ckpt/ckpt/internal/token"
 	"github.com/ckpt/ckpt/internal/version"
 	"github.com/spf13/cobra"
@@ -86,24 +84,17 @@ func newServeCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// checkAddr refuses an address that is not HOST:PORT, or whose host is not
-// loopback unless allowRemote.
+// checkAddr refuses, as a usage error, an address httpapi.CheckAddr
+// refuses.
 func checkAddr(addr string, allowRemote bool) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usagef("--addr %q: want HOST:PORT, such as 127.0.0.1:8080", addr)
+	var e *httpapi.AddrError
+	switch err := httpapi.CheckAddr(addr, allowRemote); {
+	case errors.As(err, &e) && e.NotLoopback:
+		return usagef("--addr %v; use 127.0.0.1, [::1] or localhost, or --allow-remote to expose this session's files on the network", err)
+	case err != nil:
+		return usagef("--addr %v", err)
 	}
-	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
-		return usagef("--addr %q: bad port %q", addr, port)
-	}
-	if loopback.Host(host) || allowRemote {
-		return nil
-	}
-	shown := host
-	if shown == "" {
-		shown = "every interface"
-	}
-	return usagef("--addr %q: %s is not loopback; use 127.0.0.1, [::1] or localhost, or --allow-remote to expose this session's files on the network", addr, shown)
+	return nil
 }
 
 // serveToken reads the token from file (a usage error if it is not one),

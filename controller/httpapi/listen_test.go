@@ -62,3 +62,33 @@ func TestServeStopsWithItsContext(t *testing.T) {
 		t.Error("still serving after Serve returned")
 	}
 }
+
+// TestCheckAddr: an address must be HOST:PORT with a valid port, and its
+// host loopback unless remote access is allowed.
+func TestCheckAddr(t *testing.T) {
+	for _, tc := range []struct {
+		addr        string
+		allowRemote bool
+		want        string // "" : accepted
+	}{
+		{"127.0.0.1:0", false, ""},
+		{"[::1]:8080", false, ""},
+		{"LOCALHOST:1", false, ""},
+		{"0.0.0.0:0", true, ""},
+		{":8080", true, ""},
+		{"8080", true, `"8080": want HOST:PORT, such as 127.0.0.1:8080`},
+		{"127.0.0.1:notaport", false, `"127.0.0.1:notaport": bad port "notaport"`},
+		{"127.0.0.1:99999", false, `"127.0.0.1:99999": bad port "99999"`},
+		{"10.0.0.1:80", false, `"10.0.0.1:80": 10.0.0.1 is not loopback`},
+		{":0", false, `":0": every interface is not loopback`},
+	} {
+		err := httpapi.CheckAddr(tc.addr, tc.allowRemote)
+		var ae *httpapi.AddrError
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.addr, err)
+		case tc.want != "" && (!errors.As(err, &ae) || err.Error() != tc.want || ae.NotLoopback != strings.HasSuffix(tc.want, "not loopback")):
+			t.Errorf("%s: %v, want %s", tc.addr, err, tc.want)
+		}
+	}
+}
