@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/agent/hook"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/remote"
 	"github.com/spf13/cobra"
 )
@@ -70,7 +71,7 @@ func (a *app) hookHandler() *hook.Handler {
 func (a *app) startSync() {
 	if _, err := remote.LoadConfig(a.store); err != nil {
 		if !errors.Is(err, remote.ErrNoRemote) {
-			a.say("ckpt: hook: warning: remote: %s; not syncing", oneLine(err))
+			a.say("ckpt: hook: warning: remote: %s; not syncing", msg.OneLine(err))
 		}
 		return
 	}
@@ -79,6 +80,6 @@ func (a *app) startSync() {
 		err = hook.StartDetached(a.store, exe, hook.SyncLockFile, hook.SyncLogFile, "sync")
 	}
 	if err != nil {
-		a.say("ckpt: hook: warning: background sync: %s", oneLine(err))
+		a.say("ckpt: hook: warning: background sync: %s", msg.OneLine(err))
 	}
 }

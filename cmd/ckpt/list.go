@@ -8,7 +8,6 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
 
@@ -34,7 +33,7 @@ func newListCmd(a *app) *cobra.Command {
 				o.since = since
 			}
 			// On a terminal, with neither flag, one screenful.
-			o.page = !a.json && !cmd.Flags().Changed("limit") && !cmd.Flags().Changed("since") && a.stdoutTerminal()
+			o.page = !a.json && !cmd.Flags().Changed("limit") && !cmd.Flags().Changed("since") && terminal(a.stdout, false)
 			return a.runList(cmd.Context(), o)
 		},
 	}
@@ -42,12 +41,6 @@ func newListCmd(a *app) *cobra.Command {
 	cmd.Flags().IntVar(&since, "since", 0, "")
 	cmd.Flags().BoolVar(&steps, "steps", false, "")
 	return cmd
-}
-
-// stdoutTerminal reports whether stdout is a terminal.
-func (a *app) stdoutTerminal() bool {
-	f, ok := a.stdout.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // listOptions are list's flags: limit turns (0: all) from turn since (-1:

@@ -7,15 +7,16 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
+// terminal reports whether s, one of the app's streams, is a terminal;
+// cygwin, for stderr's progress display, takes a Cygwin one too.
+func terminal(s any, cygwin bool) bool {
+	f, ok := s.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || cygwin && isatty.IsCygwinTerminal(f.Fd()))
+}
+
 // watched reports whether progress is shown: stderr is a terminal and the
 // output is not --json.
-func (a *app) watched() bool {
-	if a.json {
-		return false
-	}
-	f, ok := a.stderr.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
-}
+func (a *app) watched() bool { return !a.json && terminal(a.stderr, true) }
 
 // progress returns a progress display on stderr for work on total items
 // (total < 0: unknown) described by what, or nil when nobody is watching

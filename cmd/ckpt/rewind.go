@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mattn/go-isatty"
-
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
@@ -223,11 +221,7 @@ func newRevertCmd(a *app) *cobra.Command {
 }
 
 // interactive reports whether stdin and stdout are both terminals.
-func (a *app) interactive() bool {
-	in, ok1 := a.stdin.(*os.File)
-	out, ok2 := a.stdout.(*os.File)
-	return ok1 && ok2 && isatty.IsTerminal(in.Fd()) && isatty.IsTerminal(out.Fd())
-}
+func (a *app) interactive() bool { return terminal(a.stdin, false) && terminal(a.stdout, false) }
 
 // resultJSON is the JSON document of a rewind, undo or revert result.
 func resultJSON(res controller.Result) rewindJSON { return rewindJSON{Result: wire.NewResult(res)} }

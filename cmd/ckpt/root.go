@@ -112,7 +112,7 @@ func (a *app) emptyList(err error) error {
 	if a.json {
 		return a.printJSON([]any{})
 	}
-	a.say("%s", oneLine(err))
+	a.say("%s", msg.OneLine(err))
 	return nil
 }
 
@@ -222,7 +222,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	fmt.Fprintln(stderr, "ckpt: "+oneLine(err)+hint(err))
+	fmt.Fprintln(stderr, "ckpt: "+msg.OneLine(err)+hint(err))
 	var usage usageError
 	if errors.As(err, &usage) || isCobraUsage(err) {
 		return exitUsage
@@ -245,9 +245,6 @@ func hint(err error) string {
 	}
 	return ""
 }
-
-// oneLine flattens an error to one line for people (msg.OneLine).
-func oneLine(err error) string { return msg.OneLine(err) }
 
 // isCobraUsage recognises cobra's own argument errors, which it does not
 // type.
