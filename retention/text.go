@@ -110,3 +110,13 @@ func (r VerifyReport) WriteText(out, msgs io.Writer) error {
 	}
 	return nil
 }
+
+// Summary says in one line what removing the session did (or, in a dry
+// run, would do): its turns, and the pinned ones or what collecting its
+// blobs (rep) freed.
+func (r Removal) Summary(rep GCReport, dryRun bool) string {
+	if dryRun {
+		return fmt.Sprintf("would remove session %s: %d turns, %d pinned", r.Session, r.Turns, len(r.Pinned))
+	}
+	return fmt.Sprintf("removed session %s (%d turns); freed %s in %d blobs", r.Session, r.Turns, units.FormatBytes(rep.FreedBytes), rep.Deleted)
+}

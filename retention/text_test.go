@@ -56,4 +56,17 @@ func TestReportsText(t *testing.T) {
 	}
 }
 
+// TestRemovalSummary: a dry run says what removing a session would take,
+// a removal what collecting its blobs freed.
+func TestRemovalSummary(t *testing.T) {
+	r := retention.Removal{Session: "s", Turns: 3, Pinned: []int{1}}
+	rep := retention.GCReport{Deleted: 2, FreedBytes: 2048}
+	if got, want := r.Summary(rep, true), "would remove session s: 3 turns, 1 pinned"; got != want {
+		t.Errorf("dry run: %q, want %q", got, want)
+	}
+	if got, want := r.Summary(rep, false), "removed session s (3 turns); freed 2.0 KiB in 2 blobs"; got != want {
+		t.Errorf("removal: %q, want %q", got, want)
+	}
+}
+
 const overQuota = "warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)\n"

@@ -88,6 +88,12 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 	if err == nil && a.picked {
 		a.say("ckpt: session %s, the last active in %s (--session ID picks another; `ckpt sessions` lists them)", a.session, quote.Path(a.workspace))
 	}
+	return a.opened(c, err)
+}
+
+// opened says what a session's open found (a recovered operation, the
+// store's warning) and adds what to do to its error (storeHint).
+func (a *app) opened(c *controller.Controller, err error) (*controller.Controller, error) {
 	if err == nil && c.Recovered() != "" {
 		a.say("ckpt: %s", c.Recovered())
 	}

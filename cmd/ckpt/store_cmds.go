@@ -73,19 +73,13 @@ func (pf *policyFlags) check() error {
 	if changed("keep") && pf.keep < 0 {
 		return usagef("--keep must be a number of turns ≥ 0 (0 keeps all), got %d", pf.keep)
 	}
-	for _, f := range []struct {
-		name, v string
-		parse   func(string) error
-	}{
-		{"max-age", pf.maxAge, func(v string) error { _, err := units.ParseAge(v); return err }},
-		{"max-bytes", pf.maxBytes, func(v string) error { _, err := units.ParseBytes(v); return err }},
-		{"grace", pf.grace, func(v string) error { _, err := units.ParseAge(v); return err }},
-	} {
-		if !changed(f.name) {
-			continue
+	for _, f := range [][2]string{{"max-age", pf.maxAge}, {"max-bytes", pf.maxBytes}, {"grace", pf.grace}} {
+		_, err := units.ParseAge(f[1])
+		if f[0] == "max-bytes" {
+			_, err = units.ParseBytes(f[1])
 		}
-		if err := f.parse(f.v); err != nil {
-			return usagef("--%s: %v", f.name, err)
+		if changed(f[0]) && err != nil {
+			return usagef("--%s: %v", f[0], err)
 		}
 	}
 	return nil
@@ -180,10 +174,8 @@ func newSessionsRmCmd(a *app) *cobra.Command {
 				if jerr := a.printJSON(map[string]any{"removal": r, "dry_run": dryRun, "gc": rep}); jerr != nil {
 					return jerr
 				}
-			} else if dryRun {
-				a.say("would remove session %s: %d turns, %d pinned", id, r.Turns, len(r.Pinned))
 			} else {
-				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, units.FormatBytes(rep.FreedBytes), rep.Deleted)
+				a.say("%s", r.Summary(rep, dryRun))
 			}
 			if err != nil {
 				return fmt.Errorf("removed session %s, but collecting its blobs failed: %w", id, err)
