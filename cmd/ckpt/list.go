@@ -99,17 +99,5 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 		}
 		total, last = info.Total, info.Last
 	}
-	if !a.json && out.N > 0 && out.N < total {
-		defer a.say("showing turns %d–%d of %d active; `ckpt list --since TURN --limit N` pages, `--limit 0` lists all",
-			out.First, out.Last, total)
-	}
-	if out.N == 0 && !a.json {
-		if last >= 0 {
-			a.say("no active turn from %d on: the newest is %d", page.Since, last)
-		} else {
-			a.say("no checkpoints yet: open a turn with `ckpt turn PROMPT`")
-		}
-		return nil
-	}
-	return out.Close()
+	return out.Finish(a.stderr, total, last, page.Since)
 }

@@ -129,6 +129,28 @@ func (l *CheckpointList) Close() error {
 	return l.w.Flush()
 }
 
+// Finish ends the list as Close does and, for people, says on msgs what
+// it left out: which turns of the total in the active history it showed,
+// when not all; or, when it showed none, that the newest turn (last) is
+// before since, or that there is none yet (last < 0).
+func (l *CheckpointList) Finish(msgs io.Writer, total, last, since int) error {
+	switch {
+	case l.json:
+		return l.Close()
+	case l.N == 0 && last >= 0:
+		fmt.Fprintf(msgs, "no active turn from %d on: the newest is %d\n", since, last)
+		return nil
+	case l.N == 0:
+		fmt.Fprintln(msgs, "no checkpoints yet: open a turn with `ckpt turn PROMPT`")
+		return nil
+	}
+	err := l.Close()
+	if l.N < total {
+		fmt.Fprintf(msgs, "showing turns %d–%d of %d active; `ckpt list --since TURN --limit N` pages, `--limit 0` lists all\n", l.First, l.Last, total)
+	}
+	return err
+}
+
 // array is the JSON output's array, started at first use.
 func (l *CheckpointList) array() *jsondoc.Array {
 	if l.arr == nil {

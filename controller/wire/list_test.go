@@ -74,4 +74,25 @@ func TestCheckpointList(t *testing.T) {
 	if !strings.Contains(lines[2], "Edit toolu_1") || !strings.HasSuffix(lines[2], "  +new.txt") {
 		t.Errorf("step line %q", lines[2])
 	}
+
+	// Finish says what a page left out, or why nothing was listed.
+	for _, tc := range []struct {
+		cps                []controller.Checkpoint
+		total, last, since int
+		msgs               string
+	}{
+		{cps[1:], 2, 1, -1, "showing turns 1–1 of 2 active; `ckpt list --since TURN --limit N` pages, `--limit 0` lists all\n"},
+		{cps, 2, 1, -1, ""},
+		{nil, 2, 1, 5, "no active turn from 5 on: the newest is 1\n"},
+		{nil, 0, -1, -1, "no checkpoints yet: open a turn with `ckpt turn PROMPT`\n"},
+	} {
+		var out, msgs bytes.Buffer
+		l := wire.NewCheckpointList(&out, false, false, nil)
+		for _, cp := range tc.cps {
+			must(0, l.Add(cp))
+		}
+		if err := l.Finish(&msgs, tc.total, tc.last, tc.since); err != nil || msgs.String() != tc.msgs || (out.Len() > 0) != (len(tc.cps) > 0) {
+			t.Errorf("Finish after %d turns: msgs %q, out %q, %v; want msgs %q", len(tc.cps), msgs.String(), out.String(), err, tc.msgs)
+		}
+	}
 }
