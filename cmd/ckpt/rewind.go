@@ -155,14 +155,7 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		return err
 	}
 	defer c.Close()
-	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
-	if err != nil {
-		return err
-	}
-	if len(cps) == 0 {
-		return errors.New("no turns to rewind to: open one with `ckpt turn PROMPT`")
-	}
-	ch, ok, err := picker.Run(ctx, c, cps, in, out)
+	ch, ok, err := picker.Run(ctx, c, in, out)
 	if err != nil {
 		return err
 	}

@@ -67,17 +67,11 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 	} else {
 		res, err = c.Undo(cmd.Context(), uo)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return a.refused(res, err)
-	}
-	return a.printReversal(res, redo, o.opID)
-}
-
-// printReversal prints an undo or redo result: JSON (the rewind form), or
-// for people as wire.Result.WriteReversal words it.
-func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
-	if a.json {
+	case a.json: // the rewind form
 		return a.printResultJSON(res, map[bool]string{false: "undo", true: "redo"}[redo])
 	}
-	return wire.NewResult(res).WriteReversal(a.stdout, a.stderr, redo, op)
+	return wire.NewResult(res).WriteReversal(a.stdout, a.stderr, redo, o.opID)
 }
