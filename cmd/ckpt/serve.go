@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/ckpt/ckpt/agent/hook"
@@ -16,17 +15,7 @@ import (
 )
 
 // serveLimits are the server's timeouts (a variable for tests).
-var serveLimits = struct {
-	readHeader, read, write, idle time.Duration
-	poll, keepAlive               time.Duration
-}{
-	readHeader: 10 * time.Second,
-	read:       30 * time.Second, // headers and body
-	write:      60 * time.Second, // each response, each event
-	idle:       120 * time.Second,
-	poll:       httpapi.DefaultPollInterval,
-	keepAlive:  httpapi.DefaultKeepAlive,
-}
+var serveLimits = httpapi.DefaultLimits()
 
 type serveOptions struct {
 	addr        string
@@ -119,7 +108,8 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if o.allowRemote && !o.hooks && token.Bits(o.token) < token.MinBits {
 		return usagef("--allow-remote needs a token of at least %d bits", token.MinBits)
 	}
-	ln, url, remote, err := httpapi.Listen(o.addr, o.allowRemote)
+	srv := &httpapi.Server{Addr: o.addr, AllowRemote: o.allowRemote, Limits: serveLimits}
+	url, remote, err := srv.Listen()
 	var notLoopback *httpapi.NotLoopbackError
 	if errors.As(err, &notLoopback) {
 		return usagef("--addr %q %s", o.addr, notLoopback)
@@ -128,7 +118,7 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 		return err
 	}
 	if remote {
-		a.say("ckpt: warning: --allow-remote: serving on %s, beyond this machine; whoever can reach it and holds the token can rewrite this workspace's files, and plain HTTP is not encrypted", ln.Addr())
+		a.say("ckpt: warning: --allow-remote: serving on %s, beyond this machine; whoever can reach it and holds the token can rewrite this workspace's files, and plain HTTP is not encrypted", srv.Bound())
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -139,23 +129,15 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 		hooks.Shutdown = stop
 	}
 	defer hooks.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/hook/", hooks)
+	srv.Handle("/hook/", hooks)
 	if !o.hooks {
 		c, err := a.open(ctx)
 		if err != nil {
-			ln.Close()
+			srv.Close()
 			return err
 		}
 		defer c.Close()
-		mux.Handle("/", httpapi.NewHandler(c, httpapi.Options{
-			Token:        o.token,
-			Sessions:     true,
-			PollInterval: serveLimits.poll,
-			KeepAlive:    serveLimits.keepAlive,
-			BodyTimeout:  serveLimits.read,
-			WriteTimeout: serveLimits.write,
-		}))
+		srv.API(c, httpapi.Options{Token: o.token, Sessions: true})
 	}
 	if o.hooks {
 		// The token stays in the store's hook-server.json.
@@ -180,12 +162,7 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 			stop()
 		}
 	}()
-	err = httpapi.Serve(ctx, ln, mux, httpapi.Limits{
-		ReadHeader: serveLimits.readHeader,
-		Read:       serveLimits.read,
-		Write:      serveLimits.write,
-		Idle:       serveLimits.idle,
-	})
+	err = srv.Serve(ctx)
 	stop()
 	<-swept
 	return err

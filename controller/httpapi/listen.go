@@ -82,9 +82,12 @@ func Listen(addr string, allowRemote bool) (ln net.Listener, url string, remote 
 	return ln, url, remote, nil
 }
 
-// Limits are a server's timeouts, as http.Server's fields of those names.
+// Limits are a server's timeouts, as http.Server's fields of those names,
+// and, for a Server's API, how often its event stream polls the session
+// and sends a keep-alive (Options' PollInterval and KeepAlive).
 type Limits struct {
 	ReadHeader, Read, Write, Idle time.Duration
+	Poll, KeepAlive               time.Duration
 }
 
 // shutdownWait is how long Serve lets requests in flight finish once its

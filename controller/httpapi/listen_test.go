@@ -92,3 +92,33 @@ func TestCheckAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestServer: a Server listens, serves the handlers given and the API
+// with its limits, refuses to listen beyond loopback unless allowed, and
+// stops with its context.
+func TestServer(t *testing.T) {
+	if _, _, err := (&httpapi.Server{Addr: "0.0.0.0:0"}).Listen(); !errors.As(err, new(*httpapi.NotLoopbackError)) {
+		t.Errorf("every interface: %v, want a NotLoopbackError", err)
+	}
+	_, _, c := session(t)
+	srv := &httpapi.Server{Addr: "127.0.0.1:0", Limits: httpapi.DefaultLimits()}
+	url, remote, err := srv.Listen()
+	if err != nil || remote || !strings.HasSuffix(url, srv.Bound().String()) {
+		t.Fatalf("Listen: %q %v %v (bound %v)", url, remote, err, srv.Bound())
+	}
+	srv.Handle("/hello", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hi") }))
+	srv.API(c, httpapi.Options{Token: testToken})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	if r := call(t, "GET", url+"/hello", "", ""); r.code != 200 || r.raw != "hi" {
+		t.Errorf("/hello: %d %q", r.code, r.raw)
+	}
+	if r := call(t, "GET", url+"/api/checkpoints", testToken, ""); r.code != 200 {
+		t.Errorf("/api/checkpoints: %d %q", r.code, r.raw)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve after cancel: %v", err)
+	}
+}
