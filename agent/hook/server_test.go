@@ -22,6 +22,9 @@ func TestHookServerConfigFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := ServerConfig(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no hook server configured in") {
+		t.Errorf("ServerConfig of a store without one: %v", err)
+	}
 	if _, ok, err := LoadConfig(store); ok || !errors.Is(err, ErrOldConfig) {
 		t.Fatalf("older configuration: ok %v, err %v; want ErrOldConfig", ok, err)
 	}
@@ -37,6 +40,9 @@ func TestHookServerConfigFile(t *testing.T) {
 	}
 	if _, ok, err := LoadConfig(store); !ok || err != nil {
 		t.Fatalf("reading it back: %v %v", ok, err)
+	}
+	if got, err := ServerConfig(store); err != nil || got.Addr != "127.0.0.1:20001" {
+		t.Errorf("ServerConfig: %+v %v", got, err)
 	}
 	os.Chmod(path, 0o644)
 	if _, _, err := LoadConfig(store); err == nil || !strings.Contains(err.Error(), "other users can read it") {

@@ -36,12 +36,9 @@ func newServeCmd(a *app) *cobra.Command {
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.hooks {
-				cfg, ok, err := hook.LoadConfig(a.store)
+				cfg, err := hook.ServerConfig(a.store)
 				if err != nil {
 					return err
-				}
-				if !ok {
-					return fmt.Errorf("no hook server configured in %s (run ckpt install claude --http)", a.store)
 				}
 				if o.tokenFile != "" {
 					return usagef("--token-file is the web API's token; --hooks takes the tokens ckpt install claude --http made")
@@ -55,12 +52,11 @@ func newServeCmd(a *app) *cobra.Command {
 			if err := checkAddr(o.addr, o.allowRemote); err != nil {
 				return err
 			}
+			var err error
 			if o.token == "" && !o.hooks {
-				token, err := serveToken(o.tokenFile)
-				if err != nil {
+				if o.token, err = serveToken(o.tokenFile); err != nil {
 					return err
 				}
-				o.token = token
 			}
 			return a.serve(cmd.Context(), o, nil)
 		},
