@@ -236,24 +236,19 @@ func (a *app) refused(res controller.Result, err error) error {
 	return err
 }
 
-// printResult prints a rewind or revert result: JSON, or for people as
-// wire.Result.WriteText words it. It returns wire.ErrIncomplete's error
-// when paths were skipped: the rest was done, but not all the command was
-// asked.
+// printResult prints a rewind, revert, undo or redo result as JSON, or a
+// rewind's or revert's for people as wire.Result.WriteText words it. It
+// returns wire.ErrIncomplete's error when paths were skipped: the rest
+// was done, but not all the command was asked.
 func (a *app) printResult(res controller.Result, verb string) error {
-	if a.json {
-		return a.printResultJSON(res, verb)
+	r := wire.NewResult(res)
+	if !a.json {
+		return r.WriteText(a.stdout, a.stderr, verb)
 	}
-	return wire.NewResult(res).WriteText(a.stdout, a.stderr, verb)
-}
-
-// printResultJSON prints a rewind, revert, undo or redo result as JSON,
-// then returns what Incomplete says of it.
-func (a *app) printResultJSON(res controller.Result, verb string) error {
-	if err := a.printJSON(resultJSON(res)); err != nil {
+	if err := a.printJSON(rewindJSON{Result: r}); err != nil {
 		return err
 	}
-	return wire.NewResult(res).Incomplete(verb)
+	return r.Incomplete(verb)
 }
 
 // claudeRewound reports a conversation rewind of a Claude Code session

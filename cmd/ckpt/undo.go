@@ -71,7 +71,7 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 	case err != nil:
 		return a.refused(res, err)
 	case a.json: // the rewind form
-		return a.printResultJSON(res, map[bool]string{false: "undo", true: "redo"}[redo])
+		return a.printResult(res, map[bool]string{false: "undo", true: "redo"}[redo])
 	}
 	return wire.NewResult(res).WriteReversal(a.stdout, a.stderr, redo, o.opID)
 }
