@@ -80,8 +80,22 @@ func (s *session) golden(name string, doc any) {
 	if err := jsondoc.Encode(&b, doc, true); err != nil {
 		s.t.Fatal(err)
 	}
-	got := strings.NewReplacer(s.ws, "$WORKSPACE", s.root, "$STORE").Replace(b.String())
-	path := filepath.Join("testdata", name+".golden")
+	s.compare(name+".golden", b.String())
+}
+
+// goldenText compares text with testdata/name.txt.golden byte for byte;
+// -update rewrites it.
+func (s *session) goldenText(name, text string) {
+	s.t.Helper()
+	s.compare(name+".txt.golden", text)
+}
+
+// compare compares got, its temp directories named $WORKSPACE and $STORE,
+// with the file testdata/name; -update rewrites the file.
+func (s *session) compare(name, got string) {
+	s.t.Helper()
+	got = strings.NewReplacer(s.ws, "$WORKSPACE", s.root, "$STORE").Replace(got)
+	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			s.t.Fatal(err)
@@ -102,27 +116,6 @@ func (s *session) golden(name string, doc any) {
 func TestMain(m *testing.M) {
 	time.Local = time.UTC
 	os.Exit(m.Run())
-}
-
-// goldenText compares text with testdata/name.txt.golden byte for byte;
-// -update rewrites it.
-func (s *session) goldenText(name, text string) {
-	s.t.Helper()
-	got := strings.NewReplacer(s.ws, "$WORKSPACE", s.root, "$STORE").Replace(text)
-	path := filepath.Join("testdata", name+".txt.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			s.t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		s.t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if got != string(want) {
-		s.t.Errorf("%s: got\n%s\nwant\n%s", path, got, want)
-	}
 }
 
 // text is what write writes on out and msgs, each under its heading.
