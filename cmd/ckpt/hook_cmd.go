@@ -23,13 +23,12 @@ func newHookCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "hook claude|generic|AGENT",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agent.Names(), ", "))
+			if len(args) == 1 {
+				if _, ok := agent.Lookup(args[0]); ok {
+					return nil
+				}
 			}
-			if _, ok := agent.Lookup(args[0]); !ok {
-				return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agent.Names(), ", "))
-			}
-			return nil
+			return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agent.Names(), ", "))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ag, _ = agent.Lookup(args[0])
