@@ -375,7 +375,6 @@ func defaultStore() string {
 	return ""
 }
 
-// parseTurn parses a TURN argument.
 // parsePoint reads TURN or TURN.STEP (a usage error otherwise).
 func parsePoint(s string) (controller.Target, error) {
 	var p controller.Target
@@ -385,6 +384,7 @@ func parsePoint(s string) (controller.Target, error) {
 	return p, nil
 }
 
+// parseTurn reads a TURN argument (a usage error otherwise).
 func parseTurn(s string) (int, error) {
 	var n int
 	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n < 0 || fmt.Sprint(n) != s {
