@@ -334,3 +334,17 @@ func WriteDiff(out, msgs io.Writer, pt controller.Target, diffs []controller.Fil
 		say("rewinding code to %s would leave %d path(s) as they are (above)", PointName(pt), len(skipped))
 	}
 }
+
+// WriteFork writes what a fork of session from before turn did for people
+// (`ckpt fork`): on msgs the files it put back (WriteFiles), the new
+// session and the prompt handed back; on out the new session's id alone.
+func WriteFork(out, msgs io.Writer, from string, turn int, res controller.ForkResult) error {
+	say := sayer(msgs)
+	NewResult(res.Rewind).WriteFiles(msgs, msgs)
+	say("forked session %s from %s before turn %d; continue with --session %s", res.Session, from, turn, res.Session)
+	if res.Rewind.Prompt != "" { // not a fork after the last turn
+		say("turn %d's prompt, to edit and resend: %s", turn, res.Rewind.Prompt)
+	}
+	_, err := io.WriteString(out, res.Session+"\n")
+	return err
+}

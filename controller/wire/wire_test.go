@@ -189,6 +189,7 @@ func TestGolden(t *testing.T) {
 
 	fork := must(c.Fork(ctx, 1, controller.ForkOptions{To: "s1-fork"}))
 	s.golden("fork", wire.NewFork(c.Session(), 1, fork))
+	s.goldenText("fork", text(func(out, msgs io.Writer) { must(0, wire.WriteFork(out, msgs, c.Session(), 1, fork)) }))
 
 	dry := wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{DryRun: true})))
 	s.golden("result_dry_run", dry)
