@@ -47,8 +47,7 @@ func newScanCmd(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(map[string]bool{"scan": on})
 			}
-			state := map[bool]string{true: "on", false: "off"}[on]
-			fmt.Fprintf(a.stdout, "scan mode %s\n", state)
+			fmt.Fprintf(a.stdout, "scan mode %s\n", map[bool]string{true: "on", false: "off"}[on])
 			return nil
 		},
 	}

@@ -21,35 +21,6 @@ func (a *app) openStore() *controller.Store {
 	return st
 }
 
-// hinted is an error with what to do about it appended for people.
-type hinted struct {
-	err  error
-	hint string
-}
-
-func (h hinted) Error() string { return h.err.Error() + " (" + h.hint + ")" }
-func (h hinted) Unwrap() error { return h.err }
-
-// storeHint adds what to do to the store errors people can act on: the
-// libraries say what happened, the CLI which command helps.
-func storeHint(err error) error {
-	var noIndex *controller.NoIndexError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, controller.ErrPinned):
-		return hinted{err, "unpin them, or use --force"}
-	case errors.As(err, &noIndex):
-		return hinted{err, "restore it, or remove the session with `ckpt sessions rm " + noIndex.Session + " --force`"}
-	}
-	return err
-}
-
-// withStoreHints wraps a command's run function with storeHint.
-func withStoreHints(run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error { return storeHint(run(cmd, args)) }
-}
-
 // policyFlags are the retention flags of prune (and gc's --grace); unset
 // ones take the store's config.json (or the defaults).
 type policyFlags struct {
@@ -327,12 +298,8 @@ func (a *app) printSessions(infos []controller.SessionInfo, tree bool) error {
 
 func newPinCmd(a *app, pin bool) *cobra.Command {
 	var label string
-	use := "pin TURN"
-	if !pin {
-		use = "unpin TURN"
-	}
 	cmd := &cobra.Command{
-		Use:  use,
+		Use:  map[bool]string{true: "pin TURN", false: "unpin TURN"}[pin],
 		Args: exactArgs(1, "one TURN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			turn, err := parseTurn(args[0])
