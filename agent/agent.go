@@ -108,6 +108,17 @@ type Conversation interface {
 	ForkPoint(transcript, promptID, prompt string) (at string, found, written bool, err error)
 }
 
+// EnvSessioner is implemented by an agent that exports its session id to
+// the processes it starts (Claude Code: $CLAUDE_CODE_SESSION_ID), so that
+// an MCP server it starts records into the session its hooks record into
+// (hook.MCPSession).
+type EnvSessioner interface {
+	Conversation
+	// EnvSession is the agent's session id, read through getenv; "" when
+	// the agent did not start this process.
+	EnvSession(getenv func(string) string) string
+}
+
 // Plan is what one event asks for, decided from its JSON alone.
 type Plan struct {
 	// Event is the event, normalised to Claude Code's shape.

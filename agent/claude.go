@@ -92,6 +92,10 @@ func (claude) Markers() Markers {
 // ProjectDir is $CLAUDE_PROJECT_DIR, which Claude Code exports to hooks.
 func (claude) ProjectDir(getenv func(string) string) string { return getenv("CLAUDE_PROJECT_DIR") }
 
+// EnvSession is $CLAUDE_CODE_SESSION_ID, which Claude Code exports to the
+// processes it starts (an MCP server among them).
+func (claude) EnvSession(getenv func(string) string) string { return getenv("CLAUDE_CODE_SESSION_ID") }
+
 // Workspace is the workspace for an event whose cwd is cwd: the project
 // directory when cwd is inside it (claudeWorkspace).
 func (claude) Workspace(cwd, projectDir string) string { return claudeWorkspace(cwd, projectDir) }

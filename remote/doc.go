@@ -38,13 +38,12 @@
 // it, and a program that never syncs links no object-storage client. An
 // embedder that syncs imports both:
 //
-//	cfg, err := remote.LoadConfig(store) // $CKPT_REMOTE, else STORE/config.json; ErrNoRemote if neither
-//	r, err := remote.OpenConfig(ctx, store, cfg)
+//	r, err := remote.OpenStore(ctx, store) // $CKPT_REMOTE, else STORE/config.json; ErrNoRemote if neither
 //	defer r.Close()
 //	res, err := r.Sync(ctx, nil, false) // every session of the store; ErrBusy if another sync runs
 //	pr, err := r.Pull(ctx, remote.PullOptions{Session: id, Workspace: dir})
 //
-// Open takes any backend.Backend instead of a configuration; the backends
+// OpenConfig opens a Config (LoadConfig's) and Open any backend.Backend; the backends
 // ckpt ships are remote/backend/dir and remote/backend/s3, and
 // remote/backend/backendtest is the conformance suite a new one must pass.
 // The CLI uses this package exactly so (cmd/ckpt/remote_cmds.go). The

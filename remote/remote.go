@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -98,6 +99,21 @@ func OpenConfig(ctx context.Context, store string, cfg Config) (*Remote, error) 
 		return nil, err
 	}
 	return Open(ctx, store, cfg.URL, b)
+}
+
+// OpenStore opens the remote store is configured with (LoadConfig:
+// $CKPT_REMOTE, else STORE/config.json), creating the store directory
+// when there is none yet. It fails wrapping ErrNoRemote when no remote is
+// configured.
+func OpenStore(ctx context.Context, store string) (*Remote, error) {
+	cfg, err := LoadConfig(store)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		return nil, err
+	}
+	return OpenConfig(ctx, store, cfg)
 }
 
 // Backend returns the remote's backend.

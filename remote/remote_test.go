@@ -87,6 +87,21 @@ func TestConfig(t *testing.T) {
 	if c, err := LoadConfig(store); err != nil || c.Source != "CKPT_REMOTE" {
 		t.Fatalf("env over config.json: %+v %v", c, err)
 	}
+	// OpenStore opens the configured remote, creating the store's
+	// directory; with none configured it fails wrapping ErrNoRemote.
+	fresh := filepath.Join(t.TempDir(), "new-store")
+	if r, err := OpenStore(context.Background(), fresh); err != nil {
+		t.Fatalf("OpenStore: %v", err)
+	} else {
+		r.Close()
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("OpenStore made no store directory: %v", err)
+	}
+	t.Setenv("CKPT_REMOTE", "")
+	if _, err := OpenStore(context.Background(), t.TempDir()); !errors.Is(err, ErrNoRemote) {
+		t.Errorf("OpenStore without a remote: %v, want ErrNoRemote", err)
+	}
 	for _, bad := range []string{"s3://", "ftp://x/y", "file://relative/path", "s3://b/sp ace", "://"} {
 		t.Setenv("CKPT_REMOTE", bad)
 		if _, err := LoadConfig(store); err == nil {

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ckpt/ckpt/internal/units"
@@ -77,4 +78,23 @@ func HeadTable(hs []Head) string {
 		fmt.Fprintf(&b, headLine, h.Session, h.Turns, units.FormatBytes(h.IndexSize), h.Updated, h.Host, h.Workspace)
 	}
 	return b.String()
+}
+
+// WriteText writes the collection for people (`ckpt remote gc`): the keys
+// of the objects it deleted (or would delete) on out, a line each, and its
+// Summary on msgs.
+func (g GCReport) WriteText(out, msgs io.Writer) {
+	for _, k := range g.Deleted {
+		fmt.Fprintln(out, k)
+	}
+	fmt.Fprintln(msgs, g.Summary())
+}
+
+// WriteText writes the report for people (`ckpt verify --remote`): its
+// findings on out, a line each, and its Summary on msgs.
+func (v VerifyReport) WriteText(out, msgs io.Writer) {
+	for _, f := range v.Findings {
+		fmt.Fprintln(out, f)
+	}
+	fmt.Fprintln(msgs, v.Summary())
 }

@@ -2,6 +2,7 @@ package retention
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ckpt/ckpt/internal/quote"
@@ -68,4 +69,54 @@ func (r VerifyReport) String() string {
 // Summary says in one line how much was checked and how much found.
 func (r VerifyReport) Summary() string {
 	return fmt.Sprintf("checked %d referenced blobs of %d stored: %d findings", r.Checked, r.Blobs, len(r.Findings)+len(r.Catalog))
+}
+
+// WriteText writes the plan for people (`ckpt prune`): the sessions it
+// removes and the turns it prunes on out (String), then on msgs its
+// summary, a warning when the store stays over its quota and, once
+// applied (rep not nil), what collecting the blobs freed.
+func (p Plan) WriteText(out, msgs io.Writer, rep *GCReport) error {
+	if _, err := fmt.Fprint(out, p); err != nil {
+		return err
+	}
+	fmt.Fprintln(msgs, p.Summary(rep != nil))
+	if p.OverQuota {
+		fmt.Fprintln(msgs, "warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
+	}
+	if rep != nil {
+		fmt.Fprintf(msgs, "collected %d blobs, %s\n", rep.Deleted, units.FormatBytes(rep.FreedBytes))
+	}
+	return nil
+}
+
+// WriteLost writes, a line each, what the finding's blob loses: each turn
+// and path that referenced it.
+func (f Finding) WriteLost(w io.Writer) {
+	for _, u := range f.Uses {
+		fmt.Fprintf(w, "lost: %s turn %d %s (%s, blob %s %s)\n", u.Session, u.Turn, quote.Path(u.Path), u.Kind, f.Blob.Short(), f.Kind)
+	}
+}
+
+// WriteText writes the report for people (`ckpt verify`): its findings
+// on out (String), then on msgs its summary and, after a repair, how many
+// references it marked lost.
+func (r VerifyReport) WriteText(out, msgs io.Writer) error {
+	if _, err := fmt.Fprint(out, r); err != nil {
+		return err
+	}
+	fmt.Fprintln(msgs, r.Summary())
+	if r.Repaired > 0 {
+		fmt.Fprintf(msgs, "repaired: %d references marked lost\n", r.Repaired)
+	}
+	return nil
+}
+
+// Summary says in one line what removing the session did (or, in a dry
+// run, would do): its turns, and the pinned ones or what collecting its
+// blobs (rep) freed.
+func (r Removal) Summary(rep GCReport, dryRun bool) string {
+	if dryRun {
+		return fmt.Sprintf("would remove session %s: %d turns, %d pinned", r.Session, r.Turns, len(r.Pinned))
+	}
+	return fmt.Sprintf("removed session %s (%d turns); freed %s in %d blobs", r.Session, r.Turns, units.FormatBytes(rep.FreedBytes), rep.Deleted)
 }

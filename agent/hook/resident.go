@@ -120,6 +120,18 @@ func ServerProblem(store, project string) (problem string, down bool) {
 	return "", false
 }
 
+// ServerWarning is ServerProblem worded as a warning for people (`ckpt
+// status`), or "" when there is no problem.
+func ServerWarning(store, project string) string {
+	switch p, down := ServerProblem(store, project); {
+	case down:
+		return "Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)"
+	case p != "":
+		return "Claude Code's tool calls go to ckpt's hook server: " + p
+	}
+	return ""
+}
+
 // StopServer stops the store's hook server listening at old.Addr, if it
 // proves it is there (Stop), and waits (a few seconds at most) until it
 // has let go of the lock that lets the hooks start another.

@@ -47,6 +47,19 @@ type Resume struct {
 	from  string // the Claude session Argv forks
 }
 
+// WriteText says for people how the resume gives Claude Code's
+// conversation back at turn: the command that forks it (exact or, without
+// a record of the turn's place, the whole conversation), and the command
+// that continues the fork.
+func (r Resume) WriteText(w io.Writer, turn int) {
+	if r.Exact {
+		fmt.Fprintf(w, "Claude Code's conversation at turn %d (a fork: its original transcript is left as it is), resending the prompt:\n", turn)
+	} else {
+		fmt.Fprintf(w, "ckpt has no record of where turn %d began in Claude's transcript (installed later?); this forks the whole conversation, paste the prompt above:\n", turn)
+	}
+	fmt.Fprintf(w, "  %s\nthen continue it with: %s\n", r.Command, r.Then)
+}
+
 // PlanResume returns how to resume the Claude Code conversation of ckpt
 // session sid at turn, given what was recorded for it: a fork of the
 // Claude session whose transcript holds the turn's start (t.Session, else

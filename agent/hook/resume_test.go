@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -29,5 +30,28 @@ func TestPlanResume(t *testing.T) {
 	rn := PlanResume(sid, 3, TurnPlace{}, "later", nil)
 	if strings.Join(rn.Argv, " ") != "claude --resume "+sid+" --fork-session --session-id "+rn.Session || rn.Exact {
 		t.Errorf("no record: %q exact %v", rn.Argv, rn.Exact)
+	}
+}
+
+// TestResumeWriteText: an exact resume says it resends the prompt, an
+// inexact one that the prompt is to paste; both end with the command and
+// how to continue.
+func TestResumeWriteText(t *testing.T) {
+	const sid = "11111111-1111-4111-8111-111111111111"
+	exact := PlanResume(sid, 2, TurnPlace{ResumeAt: "a1"}, "two", nil)
+	inexact := PlanResume(sid, 3, TurnPlace{}, "three", nil)
+	for _, tc := range []struct {
+		r     Resume
+		turn  int
+		first string
+	}{
+		{exact, 2, "Claude Code's conversation at turn 2 (a fork: its original transcript is left as it is), resending the prompt:"},
+		{inexact, 3, "ckpt has no record of where turn 3 began in Claude's transcript (installed later?); this forks the whole conversation, paste the prompt above:"},
+	} {
+		var b bytes.Buffer
+		tc.r.WriteText(&b, tc.turn)
+		if got, want := b.String(), tc.first+"\n  "+tc.r.Command+"\nthen continue it with: "+tc.r.Then+"\n"; got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
 	}
 }

@@ -171,6 +171,17 @@ func LoadConfig(store string) (cfg Config, ok bool, err error) {
 	return cfg, true, nil
 }
 
+// ServerConfig is the store's hook server configuration (LoadConfig), or
+// an error saying how to make one when there is none (`ckpt serve
+// --hooks`).
+func ServerConfig(store string) (Config, error) {
+	cfg, ok, err := LoadConfig(store)
+	if err == nil && !ok {
+		err = fmt.Errorf("no hook server configured in %s (run ckpt install claude --http)", store)
+	}
+	return cfg, err
+}
+
 // Configure makes the store's hook server listen on addr and gives the
 // install rooted at root (user: a --user install's) a token (the one it
 // has, else a new random one). A store with no configuration, or an older

@@ -2,8 +2,9 @@
 // agents' configuration, for a list of agents at once, and returns what
 // it did as a Report: what changed in each file, which agents were
 // detected, what became of the workspace's scan mode, which installed
-// hooks fire. It is what `ckpt install`, `ckpt uninstall` and `ckpt
-// install --check` do, for a desktop app as for the CLI; each agent's own
+// hooks fire; the Report, its Files and Check's Probes word themselves
+// for people (WriteText). It is what `ckpt install`, `ckpt uninstall` and
+// `ckpt install --check` do, for a desktop app as for the CLI; each agent's own
 // configuration format is package agent's, the resident hook server an
 // http install posts to is package hook's.
 package setup

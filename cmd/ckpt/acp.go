@@ -41,14 +41,7 @@ func (a *app) serveACP(ctx context.Context, agent []string, noScan bool) error {
 		Open: func(ctx context.Context, ws, id string) (*controller.Controller, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			c, err := store.Open(ctx, controller.Options{Workspace: ws, Session: id})
-			if err == nil && c.Recovered() != "" {
-				a.say("ckpt: %s", c.Recovered())
-			}
-			if err == nil {
-				a.warnStore(c.Store().Warning())
-			}
-			return c, storeHint(err)
+			return a.opened(store.Open(ctx, controller.Options{Workspace: ws, Session: id}))
 		}})
 	cmd := exec.CommandContext(ctx, agent[0], agent[1:]...)
 	cmd.Stderr = a.stderr

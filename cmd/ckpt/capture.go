@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
@@ -99,7 +100,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 			return err
 		}
 		failed++
-		a.say("ckpt: %s", oneLine(err))
+		a.say("ckpt: %s", msg.OneLine(err))
 	}
 	if a.json {
 		if err := a.printJSON(out); err != nil {

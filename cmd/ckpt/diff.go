@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
-	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -46,27 +44,6 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 	if a.json {
 		return a.printJSON(wire.NewDiff(pt, diffs, skipped))
 	}
-	for _, d := range diffs {
-		// A git-style header: the path, and mode lines when the
-		// mode changes (old mode 100644 / new mode 100755).
-		fmt.Fprintf(a.stdout, "diff --git %s %s\n%s", quote.Path("a/"+d.Path), quote.Path("b/"+d.Path), d.Header())
-		switch {
-		case d.Unified != "":
-			fmt.Fprint(a.stdout, d.Unified)
-		case d.Note != "":
-			fmt.Fprintf(a.stdout, "%s %s: %s\n", d.Action, quote.Path(d.Path), d.Note)
-		}
-	}
-	for _, s := range skipped {
-		a.say("skip %s: %s", quote.Path(s.Path), s.Reason)
-	}
-	switch {
-	case len(diffs) == 0 && len(skipped) > 0:
-		a.say("rewinding code to %s would restore nothing: every path that differs would be skipped (above)", pointName(pt))
-	case len(diffs) == 0:
-		a.say("rewinding code to %s would change nothing", pointName(pt))
-	case len(skipped) > 0:
-		a.say("rewinding code to %s would leave %d path(s) as they are (above)", pointName(pt), len(skipped))
-	}
+	wire.WriteDiff(a.stdout, a.stderr, pt, diffs, skipped)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ckpt/ckpt/agent"
 	"github.com/ckpt/ckpt/agent/hook"
+	"github.com/ckpt/ckpt/internal/msg"
 	"github.com/ckpt/ckpt/remote"
 	"github.com/spf13/cobra"
 )
@@ -22,13 +23,12 @@ func newHookCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "hook claude|generic|AGENT",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agent.Names(), ", "))
+			if len(args) == 1 {
+				if _, ok := agent.Lookup(args[0]); ok {
+					return nil
+				}
 			}
-			if _, ok := agent.Lookup(args[0]); !ok {
-				return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agent.Names(), ", "))
-			}
-			return nil
+			return usagef("hook takes the agent: %s or generic (see ckpt hook --help)", strings.Join(agent.Names(), ", "))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.ag, _ = agent.Lookup(args[0])
@@ -70,7 +70,7 @@ func (a *app) hookHandler() *hook.Handler {
 func (a *app) startSync() {
 	if _, err := remote.LoadConfig(a.store); err != nil {
 		if !errors.Is(err, remote.ErrNoRemote) {
-			a.say("ckpt: hook: warning: remote: %s; not syncing", oneLine(err))
+			a.say("ckpt: hook: warning: remote: %s; not syncing", msg.OneLine(err))
 		}
 		return
 	}
@@ -79,6 +79,6 @@ func (a *app) startSync() {
 		err = hook.StartDetached(a.store, exe, hook.SyncLockFile, hook.SyncLogFile, "sync")
 	}
 	if err != nil {
-		a.say("ckpt: hook: warning: background sync: %s", oneLine(err))
+		a.say("ckpt: hook: warning: background sync: %s", msg.OneLine(err))
 	}
 }

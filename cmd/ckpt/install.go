@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,12 +96,9 @@ func (a *app) runInstallCmd(ctx context.Context, args []string, o installOptions
 	case errors.Is(err, setup.ErrRootToken):
 		return usageError{err}
 	}
-	if len(r.Found) > 0 && !a.json {
-		var parts []string
-		for _, f := range r.Found {
-			parts = append(parts, f.Agent+" ("+strings.Join(f.Found, ", ")+")")
-		}
-		fmt.Fprintf(a.stdout, "found %s\n", strings.Join(parts, ", "))
+	if !a.json {
+		r.WriteText(a.stdout)
+		return err
 	}
 	return errors.Join(a.printInstallFiles(r.Files, len(r.Agents) > 1, err), err)
 }
@@ -113,58 +109,30 @@ func (a *app) runUninstall(ctx context.Context, args []string, o installOptions)
 		return err
 	}
 	r, err := setup.Uninstall(ctx, args, a.setupOptions(o))
-	if perr := a.printInstallFiles(r.Files, len(r.Agents) > 1, err); perr != nil || err != nil || a.json {
-		return errors.Join(perr, err)
+	switch {
+	case a.json:
+		return errors.Join(a.printInstallFiles(r.Files, len(r.Agents) > 1, err), err)
+	case err != nil: // what it changed, not what it would have tidied after
+		r.RemovedDirs, r.ScanRestored = nil, ""
 	}
-	for _, d := range r.RemovedDirs {
-		fmt.Fprintf(a.stdout, "removed %s%c\n", d, filepath.Separator)
-	}
-	if r.ScanRestored != "" {
-		fmt.Fprintf(a.stdout, "scan mode for %s back as before install (%s)\n", r.Workspace, map[string]string{"off": "off", "unset": "not set: off unless a session turns it on"}[r.ScanRestored])
-	}
-	return nil
+	r.WriteText(a.stdout)
+	return err
 }
 
-// printInstallFiles prints what an install or uninstall changed in each file:
-// with --json one document per file, or for several agents one array of
-// them naming each agent (none when one failed: err).
+// printInstallFiles prints with --json what an install or uninstall
+// changed in each file: one document per file, or for several agents one
+// array of them naming each agent (none when one failed: err).
 func (a *app) printInstallFiles(files []setup.File, several bool, err error) error {
-	if a.json {
-		if several && err == nil {
-			return a.printJSON(files)
-		}
-		if several {
-			return nil
-		}
-		for _, f := range files {
-			f.Agent = ""
-			if err := a.printJSON(f); err != nil {
-				return err
-			}
-		}
+	if several && err == nil {
+		return a.printJSON(files)
+	}
+	if several {
 		return nil
 	}
 	for _, f := range files {
-		switch {
-		case len(f.Added)+len(f.Removed) > 0:
-		case f.Install && f.Note != "":
-			fmt.Fprintf(a.stdout, "ckpt hooks already installed in %s\n", f.Settings)
-		case f.Install:
-			fmt.Fprintf(a.stdout, "ckpt hooks already installed in %s; nothing changed\n", f.Settings)
-		default:
-			fmt.Fprintf(a.stdout, "no ckpt hooks in %s; nothing changed\n", f.Settings)
-		}
-		for _, r := range f.Removed {
-			fmt.Fprintf(a.stdout, "removed %s\n", r)
-		}
-		for _, ad := range f.Added {
-			fmt.Fprintf(a.stdout, "added %s\n", ad)
-		}
-		if f.Then != "" {
-			fmt.Fprintf(a.stdout, "%s %s\n", f.Then, f.Settings)
-		}
-		if f.Note != "" {
-			fmt.Fprintln(a.stdout, f.Note)
+		f.Agent = ""
+		if err := a.printJSON(f); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -261,20 +229,8 @@ func (a *app) runInstallCheck(ctx context.Context) error {
 	failed := false
 	for _, r := range results {
 		failed = failed || !r.Fires
-		if a.json {
-			continue
-		}
-		who := r.Agent
-		if r.User {
-			who += " (--user)"
-		}
-		if !r.Fires {
-			fmt.Fprintf(a.stdout, "%s: does not fire: %s: %s\n", who, r.Command, r.Error)
-			continue
-		}
-		fmt.Fprintf(a.stdout, "%s: fires: %s\n", who, r.Command)
-		if r.Note != "" {
-			fmt.Fprintf(a.stdout, "%s: note: %s\n", who, r.Note)
+		if !a.json {
+			r.WriteText(a.stdout)
 		}
 	}
 	if failed {

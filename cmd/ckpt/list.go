@@ -1,21 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"runtime/debug"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
-	"github.com/ckpt/ckpt/internal/jsondoc"
-	"github.com/ckpt/ckpt/internal/msg"
-	"github.com/ckpt/ckpt/internal/quote"
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 )
 
@@ -41,7 +33,7 @@ func newListCmd(a *app) *cobra.Command {
 				o.since = since
 			}
 			// On a terminal, with neither flag, one screenful.
-			o.page = !a.json && !cmd.Flags().Changed("limit") && !cmd.Flags().Changed("since") && a.stdoutTerminal()
+			o.page = !a.json && !cmd.Flags().Changed("limit") && !cmd.Flags().Changed("since") && terminal(a.stdout, false)
 			return a.runList(cmd.Context(), o)
 		},
 	}
@@ -49,12 +41,6 @@ func newListCmd(a *app) *cobra.Command {
 	cmd.Flags().IntVar(&since, "since", 0, "")
 	cmd.Flags().BoolVar(&steps, "steps", false, "")
 	return cmd
-}
-
-// stdoutTerminal reports whether stdout is a terminal.
-func (a *app) stdoutTerminal() bool {
-	f, ok := a.stdout.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
 }
 
 // listOptions are list's flags: limit turns (0: all) from turn since (-1:
@@ -81,18 +67,13 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 		return err
 	}
 	defer c.Close()
-	var steps map[int][]controller.Step
+	var steps []controller.Step
 	if o.steps {
-		all, err := c.Steps(ctx)
-		if err != nil {
+		if steps, err = c.Steps(ctx); err != nil {
 			return err
 		}
-		steps = map[int][]controller.Step{}
-		for _, st := range all {
-			steps[st.Turn] = append(steps[st.Turn], st)
-		}
 	}
-	out := &listOut{a: a, w: bufio.NewWriter(a.stdout), steps: steps, withSteps: o.steps}
+	out := wire.NewCheckpointList(a.stdout, a.json, o.steps, steps)
 	var total, last int // of the active history: its turns, the newest one's number
 	if page.Limit <= 0 {
 		if exitAfterRun && os.Getenv("GOGC") == "" {
@@ -103,7 +84,7 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 			// turns: 39 -> 30 MiB, for ~10% more CPU).
 			debug.SetGCPercent(100)
 		}
-		_, info, err := c.Checkpoints(ctx, controller.ListOptions{Since: max(page.Since, 0), Each: out.add})
+		_, info, err := c.Checkpoints(ctx, controller.ListOptions{Since: max(page.Since, 0), Each: out.Add})
 		if err != nil {
 			return err
 		}
@@ -111,144 +92,12 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 	} else {
 		cps, info, err := c.Checkpoints(ctx, page)
 		for i := 0; err == nil && i < len(cps); i++ {
-			err = out.add(cps[i])
+			err = out.Add(cps[i])
 		}
 		if err != nil {
 			return err
 		}
 		total, last = info.Total, info.Last
 	}
-	if !a.json && out.n > 0 && out.n < total {
-		defer a.say("showing turns %d–%d of %d active; `ckpt list --since TURN --limit N` pages, `--limit 0` lists all",
-			out.first, out.last, total)
-	}
-	if out.n == 0 && !a.json {
-		if last >= 0 {
-			a.say("no active turn from %d on: the newest is %d", page.Since, last)
-		} else {
-			a.say("no checkpoints yet: open a turn with `ckpt turn PROMPT`")
-		}
-		return nil
-	}
-	return out.finish()
-}
-
-// listOut prints list's rows as they come: a table for people, or with
-// --json the elements of one JSON array, byte for byte what encoding the
-// whole list at once with printJSON gives.
-type listOut struct {
-	a         *app
-	w         *bufio.Writer
-	steps     map[int][]controller.Step
-	withSteps bool
-	n         int // rows printed
-	first     int // the first and last turn printed
-	last      int
-	line      []byte
-	arr       *jsondoc.Array // with --json
-}
-
-// add prints one turn.
-func (l *listOut) add(cp controller.Checkpoint) error {
-	if l.n == 0 {
-		l.first = cp.Turn
-	}
-	l.last = cp.Turn
-	if l.a.json {
-		return l.addJSON(cp)
-	}
-	if l.n == 0 {
-		fmt.Fprintf(l.w, "%-5s %-19s  %-48s  %s\n", "TURN", "TIME", "PROMPT", "FILES")
-	}
-	l.n++
-	line := strconv.AppendInt(l.line[:0], int64(cp.Turn), 10)
-	for len(line) < 6 {
-		line = append(line, ' ')
-	}
-	line = cp.Time.Local().AppendFormat(line, "2006-01-02 15:04:05")
-	line = append(line, "  "...)
-	prompt := cp.Prompt
-	switch {
-	case cp.Pinned && cp.Label != "":
-		prompt = "[pinned: " + cp.Label + "] " + prompt
-	case cp.Pinned:
-		prompt = "[pinned] " + prompt
-	case cp.Pruned:
-		prompt = "[pruned] " + prompt
-	}
-	line = msg.AppendShort(line, prompt, 48)
-	for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
-		line = append(line, ' ')
-	}
-	for j, f := range cp.Files {
-		if j > 0 {
-			line = append(line, ' ')
-		}
-		line = append(line, cp.Kinds[j].Mark()...)
-		line = append(line, quote.Path(f.Path)...)
-	}
-	line = append(line, '\n')
-	l.w.Write(line)
-	for _, st := range l.steps[cp.Turn] {
-		line = fmt.Appendf(line[:0], "  %-4s%s  %-48s", fmt.Sprintf(".%d", st.Number), st.Time.Local().Format("2006-01-02 15:04:05"), msg.Shorten(stepLabel(st), 48))
-		for j, f := range st.Files {
-			if j > 0 {
-				line = append(line, ' ')
-			} else {
-				line = append(line, "  "...)
-			}
-			mark := "~"
-			if f.Content == nil {
-				mark = "+"
-			}
-			line = append(line, mark...)
-			line = append(line, quote.Path(f.Path)...)
-		}
-		line = append(line, '\n')
-		l.w.Write(line)
-	}
-	l.line = line
-	return nil
-}
-
-// addJSON prints one turn as an element of the JSON array. Package wire
-// makes every list in the element non-nil (the CLI prints [] for an empty
-// list, never null), which is what printJSON's jsondoc pass would do to
-// the whole document.
-func (l *listOut) addJSON(cp controller.Checkpoint) error {
-	el := wire.NewCheckpoint(cp)
-	if l.withSteps {
-		el.Steps = wire.NewSteps(l.steps[cp.Turn])
-	}
-	l.n++
-	return l.array().Add(el)
-}
-
-// finish ends the output: the JSON array's close (or [] when it is empty).
-func (l *listOut) finish() error {
-	if l.a.json {
-		l.array().Close()
-	}
-	return l.w.Flush()
-}
-
-// array is the --json output's array, started at first use.
-func (l *listOut) array() *jsondoc.Array {
-	if l.arr == nil {
-		l.arr = jsondoc.NewArray(l.w)
-	}
-	return l.arr
-}
-
-// stepLabel says what a step was for list --steps: the tool, and its
-// call's id when the agent gave one.
-func stepLabel(st controller.Step) string {
-	tool := st.Tool
-	if tool == "" {
-		tool = "(tool call)"
-	}
-	if st.Key != "" {
-		return tool + " " + st.Key
-	}
-	return tool
+	return out.Finish(a.stderr, total, last, page.Since)
 }

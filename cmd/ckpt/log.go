@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/spf13/cobra"
@@ -41,9 +39,6 @@ func (a *app) runLog(ctx context.Context) error {
 	if len(out) == 0 {
 		a.say("the conversation is empty")
 	}
-	for _, m := range out {
-		text := strings.ReplaceAll(m.Text, "\n", "\n"+strings.Repeat(" ", 16))
-		fmt.Fprintf(a.stdout, "[%d] %-11s %s\n", m.Turn, m.Role+":", text)
-	}
+	wire.WriteMessages(a.stdout, out)
 	return nil
 }

@@ -6,12 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller/mcpserver"
 	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/ckpt/ckpt/internal/version"
@@ -31,12 +29,12 @@ func newMCPCmd(a *app) *cobra.Command {
 // or the context ends, with one controller for its whole life.
 func (a *app) serveMCP(cmd *cobra.Command) error {
 	ctx := cmd.Context()
-	if err := a.claudeSession(ctx); err != nil {
+	if err := a.agentSession(ctx); err != nil {
 		return err
 	}
 	open := a.open
 	if a.record {
-		open = a.openRecord // Claude's own session, which its hooks record into
+		open = a.openRecord // the agent's own session, which its hooks record into
 	}
 	c, err := open(ctx)
 	if err != nil {
@@ -53,29 +51,24 @@ func (a *app) serveMCP(cmd *cobra.Command) error {
 	return err
 }
 
-// claudeSession, under Claude Code with no session named, takes Claude's
-// session id, which ckpt's Claude hooks use as the ckpt session, and, while
-// that session does not exist yet, Claude's project directory as the
-// workspace when the current directory is inside it (as the hooks do).
-func (a *app) claudeSession(ctx context.Context) error {
-	id := os.Getenv("CLAUDE_CODE_SESSION_ID")
-	if a.session != "" || id == "" || !controller.ValidSession(id) {
+// agentSession, under an agent that exports its session id (Claude
+// Code) and with no session named, takes that id and, while that session
+// does not exist yet, the agent's project directory as the workspace when
+// the current directory is inside it (hook.MCPSession, as the hooks do).
+func (a *app) agentSession(ctx context.Context) error {
+	if a.session != "" {
 		return nil
 	}
-	a.session, a.named, a.record = id, true, true
-	if a.workspace != "" {
-		return nil
+	var wd string
+	if a.workspace == "" {
+		wd, _ = os.Getwd()
 	}
-	if _, ok, err := controller.OpenStore(a.store).SessionWorkspace(ctx, id); err != nil || ok {
-		return err
+	id, ws, ok, err := hook.MCPSession(ctx, a.store, wd, os.Getenv)
+	if ok {
+		a.session, a.named, a.record = id, true, true
 	}
-	proj := os.Getenv("CLAUDE_PROJECT_DIR")
-	wd, err := os.Getwd()
-	if proj == "" || !filepath.IsAbs(proj) || err != nil {
-		return nil
+	if a.workspace == "" {
+		a.workspace = ws
 	}
-	if rel, err := filepath.Rel(proj, wd); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		a.workspace = proj
-	}
-	return nil
+	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/ckpt/ckpt/controller"
@@ -16,21 +15,14 @@ import (
 // openRemote opens the store's configured remote. Its transfers show on a
 // progress display while someone watches; done clears it.
 func (a *app) openRemote(ctx context.Context) (r *remote.Remote, done func(), err error) {
-	cfg, err := remote.LoadConfig(a.store)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := os.MkdirAll(a.store, 0o755); err != nil {
-		return nil, nil, err
-	}
-	if r, err = remote.OpenConfig(ctx, a.store, cfg); err != nil {
+	if r, err = remote.OpenStore(ctx, a.store); err != nil {
 		return nil, nil, err
 	}
 	bar := a.progress("bytes transferred", -1)
 	if bar != nil {
-		r.Progress = func(done int64) { bar.set(int(done)) }
+		r.Progress = func(done int64) { bar.Set(int(done)) }
 	}
-	return r, bar.done, nil
+	return r, bar.Done, nil
 }
 
 func newRemoteCmd(a *app) *cobra.Command {
@@ -88,10 +80,7 @@ func newRemoteGCCmd(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(rep)
 			}
-			for _, k := range rep.Deleted {
-				fmt.Fprintln(a.stdout, k)
-			}
-			a.say("%s", rep.Summary())
+			rep.WriteText(a.stdout, a.stderr)
 			return nil
 		},
 	}
@@ -215,7 +204,7 @@ func (a *app) verifyRemote(ctx context.Context, repair bool) error {
 		return err
 	}
 	defer r.Close()
-	rep, err := r.Verify(ctx, a.progress("objects verified", -1).count())
+	rep, err := r.Verify(ctx, a.progress("objects verified", -1).Count())
 	if err != nil {
 		return err
 	}
@@ -224,10 +213,7 @@ func (a *app) verifyRemote(ctx context.Context, repair bool) error {
 			return err
 		}
 	} else {
-		for _, f := range rep.Findings {
-			fmt.Fprintln(a.stdout, f)
-		}
-		a.say("%s", rep.Summary())
+		rep.WriteText(a.stdout, a.stderr)
 	}
 	if !rep.OK() {
 		return silentError{exitFail}

@@ -1,19 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"github.com/mattn/go-isatty"
 
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/picker"
-	"github.com/ckpt/ckpt/internal/quote"
 	"github.com/spf13/cobra"
 )
 
@@ -159,14 +155,7 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		return err
 	}
 	defer c.Close()
-	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
-	if err != nil {
-		return err
-	}
-	if len(cps) == 0 {
-		return errors.New("no turns to rewind to: open one with `ckpt turn PROMPT`")
-	}
-	ch, ok, err := picker.Run(ctx, c, cps, in, out)
+	ch, ok, err := picker.Run(ctx, c, in, out)
 	if err != nil {
 		return err
 	}
@@ -181,20 +170,6 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		return a.refused(res, err)
 	}
 	return a.printResult(res, "rewind")
-}
-
-// point is where a rewind result went.
-func point(res controller.Result) controller.Target {
-	return controller.Target{Turn: res.Turn, Step: res.Step}
-}
-
-// pointName says a rewind point for people: "turn 3", or "turn 3 before
-// tool call 2".
-func pointName(p controller.Target) string {
-	if p.Step == 0 {
-		return fmt.Sprintf("turn %d", p.Turn)
-	}
-	return fmt.Sprintf("turn %d before tool call %d (%s)", p.Turn, p.Step, p)
 }
 
 // absPaths makes command-line paths absolute (relative to the current
@@ -239,11 +214,7 @@ func newRevertCmd(a *app) *cobra.Command {
 }
 
 // interactive reports whether stdin and stdout are both terminals.
-func (a *app) interactive() bool {
-	in, ok1 := a.stdin.(*os.File)
-	out, ok2 := a.stdout.(*os.File)
-	return ok1 && ok2 && isatty.IsTerminal(in.Fd()) && isatty.IsTerminal(out.Fd())
-}
+func (a *app) interactive() bool { return terminal(a.stdin, false) && terminal(a.stdout, false) }
 
 // resultJSON is the JSON document of a rewind, undo or revert result.
 func resultJSON(res controller.Result) rewindJSON { return rewindJSON{Result: wire.NewResult(res)} }
@@ -265,106 +236,45 @@ func (a *app) refused(res controller.Result, err error) error {
 	return err
 }
 
-// errIncomplete is returned (exit 1, after the result is printed) by a
-// rewind, revert, undo or redo that left paths it meant to change as they
-// are: they are listed as skipped, with the reason.
-var errIncomplete = errors.New("left as they are (see skipped)")
-
-// incomplete returns the error a result with skipped paths ends with, or
-// nil: a dry run changes nothing, so its skips are part of its plan.
-func incomplete(res controller.Result, verb string) error {
-	if res.DryRun || len(res.Skipped) == 0 {
-		return nil
-	}
-	paths := make([]string, len(res.Skipped))
-	for i, s := range res.Skipped {
-		paths[i] = quote.Path(s.Path)
-	}
-	return fmt.Errorf("%s incomplete: %d path(s) %w: %s", verb, len(paths), errIncomplete, strings.Join(paths, ", "))
-}
-
-// printResult prints a rewind or revert result: JSON, or a summary on
-// stderr with the handed-back prompt on stdout. A dry run's plan is the
-// command's data, so its lines go to stdout. It returns errIncomplete when
-// paths were skipped: the rest was done, but not all the command was asked.
+// printResult prints a rewind, revert, undo or redo result as JSON, or a
+// rewind's or revert's for people as wire.Result.WriteText words it. It
+// returns wire.ErrIncomplete's error when paths were skipped: the rest
+// was done, but not all the command was asked.
 func (a *app) printResult(res controller.Result, verb string) error {
-	if a.json {
-		return a.printResultJSON(res, verb)
+	r := wire.NewResult(res)
+	if !a.json {
+		return r.WriteText(a.stdout, a.stderr, verb)
 	}
-	plan := a.say
-	if res.DryRun {
-		plan = func(format string, args ...any) { fmt.Fprintf(a.stdout, format+"\n", args...) }
-	}
-	a.printFiles(res, plan)
-	for _, p := range res.Conflicts {
-		a.say("  changed since the agent: %s", quote.Path(p))
-	}
-	for _, p := range res.NotRecorded {
-		a.say("  not recorded: %s (never captured or scanned at or after turn %d; left alone)", quote.Path(p), res.Turn)
-	}
-	what := map[controller.Scope]string{
-		controller.ScopeCode:         "code",
-		controller.ScopeConversation: "conversation",
-		controller.ScopeBoth:         "code and conversation",
-	}[res.Scope]
-	counts := fileCounts(res)
-	switch {
-	case !res.Changed && len(res.Skipped) > 0:
-		a.say("nothing %s: every path that differs was skipped (above)", map[string]string{"rewind": "rewound", "revert": "reverted"}[verb])
-	case !res.Changed && verb == "revert":
-		a.say("nothing to revert: the files turn %d changed already hold what they held before it", res.Turn)
-	case !res.Changed:
-		a.say("nothing to %s: the files already match %s", verb, pointName(point(res)))
-	case verb == "revert" && res.DryRun:
-		a.say("dry run: nothing changed; reverting turn %d would do the above%s", res.Turn, counts)
-	case verb == "revert":
-		a.say("reverted turn %d%s (undo with `ckpt undo`)", res.Turn, counts)
-	case res.DryRun:
-		a.say("dry run: nothing changed; rewinding %s to %s would do the above%s", what, pointName(point(res)), counts)
-	default:
-		a.say("rewound %s to %s%s (undo with `ckpt undo`)", what, pointName(point(res)), counts)
-	}
-	if res.Scope.Conversation() && verb == "rewind" {
-		if !res.DryRun {
-			a.say("conversation cut before turn %d; its prompt, to edit and resend:", res.Turn)
-		}
-		fmt.Fprintln(a.stdout, res.Prompt)
-	}
-	return incomplete(res, verb)
-}
-
-// printResultJSON prints a rewind, revert, undo or redo result as JSON,
-// then returns what incomplete says of it.
-func (a *app) printResultJSON(res controller.Result, verb string) error {
-	if err := a.printJSON(resultJSON(res)); err != nil {
+	if err := a.printJSON(rewindJSON{Result: r}); err != nil {
 		return err
 	}
-	return incomplete(res, verb)
+	return r.Incomplete(verb)
 }
 
-// printFiles lists what a result restores and deletes with plan, and
-// what it skips on stderr.
-func (a *app) printFiles(res controller.Result, plan func(format string, args ...any)) {
-	would := ""
-	if res.DryRun {
-		would = "would "
+// claudeRewound reports a conversation rewind of a Claude Code session
+// with the command p planned (hook.PlanRewind), and runs it when p says
+// to.
+func (a *app) claudeRewound(ctx context.Context, res controller.Result, p *hook.RewindPlan) error {
+	r := p.Resume
+	// Paths the rewind skipped make it exit 1, once the command that
+	// gives Claude's conversation back is printed (and run).
+	skipped := wire.NewResult(res).Incomplete("rewind")
+	if a.json {
+		j := resultJSON(res)
+		j.ClaudeResume = &r
+		if err := a.printJSON(j); err != nil {
+			return err
+		}
+	} else {
+		if err := a.printResult(res, "rewind"); err != nil && !errors.Is(err, wire.ErrIncomplete) {
+			return err
+		}
+		r.WriteText(a.stderr, res.Turn)
 	}
-	for _, p := range res.Restored {
-		plan("  %srestore %s", would, quote.Path(p))
+	// On a terminal, the fork then takes it over (paths the rewind
+	// skipped were listed above).
+	if err := p.Run(ctx, a.stdin, a.stdout, a.stderr); err != nil {
+		return err
 	}
-	for _, p := range res.Deleted {
-		plan("  %sdelete  %s", would, quote.Path(p))
-	}
-	for _, s := range res.Skipped {
-		a.say("  skip    %s: %s", quote.Path(s.Path), s.Reason)
-	}
-}
-
-// fileCounts says what a result does to files, ": 2 restored, 1 deleted",
-// or nothing when it leaves the code alone.
-func fileCounts(res controller.Result) string {
-	if !res.Scope.Code() {
-		return ""
-	}
-	return ": " + wire.NewResult(res).Counts()
+	return skipped
 }

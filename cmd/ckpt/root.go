@@ -17,26 +17,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes of the CLI contract.
-const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
-)
-
-// usageError marks an error as the caller's mistake (exit 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// silentError carries an exit code for failures already reported on stderr.
-type silentError struct{ code int }
-
-func (e silentError) Error() string { return fmt.Sprintf("exit %d", e.code) }
-
 // app is what every command shares: the global flags and the streams.
 type app struct {
 	workspace string
@@ -88,6 +68,12 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 	if err == nil && a.picked {
 		a.say("ckpt: session %s, the last active in %s (--session ID picks another; `ckpt sessions` lists them)", a.session, quote.Path(a.workspace))
 	}
+	return a.opened(c, err)
+}
+
+// opened says what a session's open found (a recovered operation, the
+// store's warning) and adds what to do to its error (storeHint).
+func (a *app) opened(c *controller.Controller, err error) (*controller.Controller, error) {
 	if err == nil && c.Recovered() != "" {
 		a.say("ckpt: %s", c.Recovered())
 	}
@@ -95,40 +81,6 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 		a.warnStore(c.Store().Warning())
 	}
 	return c, storeHint(err)
-}
-
-// noSessionYet is the error for a workspace with no session and none
-// named: a listing takes it for an empty one (emptyList).
-type noSessionYet struct{ err error }
-
-func (e noSessionYet) Error() string {
-	return "no checkpoints yet: " + e.err.Error() + " (open a turn with `ckpt turn PROMPT`, or record an agent's with `ckpt install AGENT`)"
-}
-func (e noSessionYet) Unwrap() error { return e.err }
-
-// emptyList answers a listing command whose open failed with err, a
-// noSessionYet: an empty JSON list, or the reason on stderr.
-func (a *app) emptyList(err error) error {
-	if a.json {
-		return a.printJSON([]any{})
-	}
-	a.say("%s", oneLine(err))
-	return nil
-}
-
-// sessionError adds what to do to Store.Resolve's *SessionError.
-func sessionError(e *controller.SessionError) error {
-	switch {
-	case len(e.Ambiguous) > 0:
-		return usageError{hinted{e, "give more of the id"}}
-	case !e.Named && len(e.Sessions) == 0:
-		return noSessionYet{e}
-	case len(e.Sessions) > 5:
-		return hinted{e, "`ckpt sessions` lists them; --session ID picks one"}
-	case len(e.Sessions) > 0:
-		return hinted{e, "--session ID picks one"}
-	}
-	return e
 }
 
 // exitAfterRun is set by main: this process exits once run returns, so a
@@ -222,43 +174,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	fmt.Fprintln(stderr, "ckpt: "+oneLine(err)+hint(err))
+	fmt.Fprintln(stderr, "ckpt: "+msg.OneLine(err)+hint(err))
 	var usage usageError
 	if errors.As(err, &usage) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitFail
-}
-
-// hint is what to do about a library error, for people at a terminal: the
-// libraries say what happened, the CLI says which command helps.
-func hint(err error) string {
-	switch {
-	case errors.Is(err, controller.ErrNoOpenTurn):
-		return " (open one with `ckpt turn PROMPT` first)"
-	case errors.Is(err, controller.ErrTurnHidden):
-		return "; `ckpt undo` brings it back"
-	case errors.Is(err, controller.ErrNoTurn):
-		return " (`ckpt list` shows the turns)"
-	case errors.Is(err, controller.ErrBlobNotFound):
-		return " (`ckpt verify` checks the store)"
-	}
-	return ""
-}
-
-// oneLine flattens an error to one line for people (msg.OneLine).
-func oneLine(err error) string { return msg.OneLine(err) }
-
-// isCobraUsage recognises cobra's own argument errors, which it does not
-// type.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires at most"} {
-		if strings.HasPrefix(s, p) || strings.Contains(s, " "+p) {
-			return true
-		}
-	}
-	return false
 }
 
 func newRoot(a *app) *cobra.Command {
@@ -305,34 +226,6 @@ func newRoot(a *app) *cobra.Command {
 	return root
 }
 
-// flagError makes a flag parsing error a usage error; a negative number
-// given where a TURN goes, which the parser takes for a flag ("-1"), is
-// said as what it is.
-func flagError(cmd *cobra.Command, err error) error {
-	const unknown = "unknown shorthand flag: "
-	if s := err.Error(); strings.HasPrefix(s, unknown) {
-		if _, arg, ok := strings.Cut(s, " in "); ok && isNegative(arg) {
-			return usagef("%s: turns are numbered from 0 (`ckpt list` shows them), got %s", cmd.Name(), arg)
-		}
-	}
-	return usageError{err}
-}
-
-// isNegative reports whether s is a negative number, as TURN or
-// TURN.STEP would be written: "-1", "-2.3".
-func isNegative(s string) bool {
-	digits := strings.TrimPrefix(s, "-")
-	if digits == s || digits == "" {
-		return false
-	}
-	for _, r := range digits {
-		if (r < '0' || r > '9') && r != '.' {
-			return false
-		}
-	}
-	return true
-}
-
 // resolveGlobals fills the global flags' defaults from the environment.
 func (a *app) resolveGlobals(cmd *cobra.Command) error {
 	f := cmd.Flags()
@@ -345,10 +238,8 @@ func (a *app) resolveGlobals(cmd *cobra.Command) error {
 		a.session = os.Getenv("CKPT_SESSION")
 	}
 	a.named = a.session != "" || f.Changed("session")
-	if a.named {
-		if !controller.ValidSession(a.session) {
-			return usageError{fmt.Errorf("session %q: %w", a.session, controller.ErrBadSession)}
-		}
+	if a.named && !controller.ValidSession(a.session) {
+		return usageError{fmt.Errorf("session %q: %w", a.session, controller.ErrBadSession)}
 	}
 	if a.store == "" {
 		a.store = defaultStore()
@@ -372,7 +263,6 @@ func defaultStore() string {
 	return ""
 }
 
-// parseTurn parses a TURN argument.
 // parsePoint reads TURN or TURN.STEP (a usage error otherwise).
 func parsePoint(s string) (controller.Target, error) {
 	var p controller.Target
@@ -382,6 +272,7 @@ func parsePoint(s string) (controller.Target, error) {
 	return p, nil
 }
 
+// parseTurn reads a TURN argument (a usage error otherwise).
 func parseTurn(s string) (int, error) {
 	var n int
 	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n < 0 || fmt.Sprint(n) != s {

@@ -47,8 +47,7 @@ func newScanCmd(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(map[string]bool{"scan": on})
 			}
-			state := map[bool]string{true: "on", false: "off"}[on]
-			fmt.Fprintf(a.stdout, "scan mode %s\n", state)
+			fmt.Fprintf(a.stdout, "scan mode %s\n", map[bool]string{true: "on", false: "off"}[on])
 			return nil
 		},
 	}
@@ -69,11 +68,8 @@ func newStatusCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			switch p, down := hook.ServerProblem(a.store, a.workspace); {
-			case down:
-				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server, which is not running: edits are not captured (ckpt serve --hooks, or the next prompt starts it)")
-			case p != "":
-				a.say("ckpt: warning: Claude Code's tool calls go to ckpt's hook server: %s", p)
+			if w := hook.ServerWarning(a.store, a.workspace); w != "" {
+				a.say("ckpt: warning: %s", w)
 			}
 			changes, err := c.Status(cmd.Context())
 			if err != nil {
@@ -83,18 +79,7 @@ func newStatusCmd(a *app) *cobra.Command {
 			if a.json {
 				return a.printJSON(wire.NewChanges(changes))
 			}
-			for _, ch := range changes {
-				mark := map[string]string{"added": "+", "modified": "~", "deleted": "-", "type_changed": "!", "unreadable": "?"}[ch.Kind]
-				if ch.Kind == "unreadable" {
-					fmt.Fprintf(a.stdout, "%s %s (unreadable: changed or not, ckpt cannot tell)\n", mark, quote.Path(ch.Path))
-					continue
-				}
-				if ch.Now != "" {
-					fmt.Fprintf(a.stdout, "%s %s (now a %s)\n", mark, quote.Path(ch.Path), ch.Now)
-					continue
-				}
-				fmt.Fprintf(a.stdout, "%s %s\n", mark, quote.Path(ch.Path))
-			}
+			wire.WriteChanges(a.stdout, wire.NewChanges(changes))
 			if len(changes) == 0 {
 				a.say("nothing changed since the open turn started")
 			}

@@ -5,30 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"time"
 
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller/httpapi"
-	"github.com/ckpt/ckpt/internal/loopback"
 	"github.com/ckpt/ckpt/internal/token"
 	"github.com/ckpt/ckpt/internal/version"
 	"github.com/spf13/cobra"
 )
 
 // serveLimits are the server's timeouts (a variable for tests).
-var serveLimits = struct {
-	readHeader, read, write, idle time.Duration
-	poll, keepAlive               time.Duration
-}{
-	readHeader: 10 * time.Second,
-	read:       30 * time.Second, // headers and body
-	write:      60 * time.Second, // each response, each event
-	idle:       120 * time.Second,
-	poll:       httpapi.DefaultPollInterval,
-	keepAlive:  httpapi.DefaultKeepAlive,
-}
+var serveLimits = httpapi.DefaultLimits()
 
 type serveOptions struct {
 	addr        string
@@ -49,12 +36,9 @@ func newServeCmd(a *app) *cobra.Command {
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.hooks {
-				cfg, ok, err := hook.LoadConfig(a.store)
+				cfg, err := hook.ServerConfig(a.store)
 				if err != nil {
 					return err
-				}
-				if !ok {
-					return fmt.Errorf("no hook server configured in %s (run ckpt install claude --http)", a.store)
 				}
 				if o.tokenFile != "" {
 					return usagef("--token-file is the web API's token; --hooks takes the tokens ckpt install claude --http made")
@@ -68,12 +52,11 @@ func newServeCmd(a *app) *cobra.Command {
 			if err := checkAddr(o.addr, o.allowRemote); err != nil {
 				return err
 			}
+			var err error
 			if o.token == "" && !o.hooks {
-				token, err := serveToken(o.tokenFile)
-				if err != nil {
+				if o.token, err = serveToken(o.tokenFile); err != nil {
 					return err
 				}
-				o.token = token
 			}
 			return a.serve(cmd.Context(), o, nil)
 		},
@@ -86,24 +69,17 @@ func newServeCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// checkAddr refuses an address that is not HOST:PORT, or whose host is not
-// loopback unless allowRemote.
+// checkAddr refuses, as a usage error, an address httpapi.CheckAddr
+// refuses.
 func checkAddr(addr string, allowRemote bool) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usagef("--addr %q: want HOST:PORT, such as 127.0.0.1:8080", addr)
+	var e *httpapi.AddrError
+	switch err := httpapi.CheckAddr(addr, allowRemote); {
+	case errors.As(err, &e) && e.NotLoopback:
+		return usagef("--addr %v; use 127.0.0.1, [::1] or localhost, or --allow-remote to expose this session's files on the network", err)
+	case err != nil:
+		return usagef("--addr %v", err)
 	}
-	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
-		return usagef("--addr %q: bad port %q", addr, port)
-	}
-	if loopback.Host(host) || allowRemote {
-		return nil
-	}
-	shown := host
-	if shown == "" {
-		shown = "every interface"
-	}
-	return usagef("--addr %q: %s is not loopback; use 127.0.0.1, [::1] or localhost, or --allow-remote to expose this session's files on the network", addr, shown)
+	return nil
 }
 
 // serveToken reads the token from file (a usage error if it is not one),
@@ -128,7 +104,8 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 	if o.allowRemote && !o.hooks && token.Bits(o.token) < token.MinBits {
 		return usagef("--allow-remote needs a token of at least %d bits", token.MinBits)
 	}
-	ln, url, remote, err := httpapi.Listen(o.addr, o.allowRemote)
+	srv := &httpapi.Server{Addr: o.addr, AllowRemote: o.allowRemote, Limits: serveLimits}
+	url, remote, err := srv.Listen()
 	var notLoopback *httpapi.NotLoopbackError
 	if errors.As(err, &notLoopback) {
 		return usagef("--addr %q %s", o.addr, notLoopback)
@@ -137,7 +114,7 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 		return err
 	}
 	if remote {
-		a.say("ckpt: warning: --allow-remote: serving on %s, beyond this machine; whoever can reach it and holds the token can rewrite this workspace's files, and plain HTTP is not encrypted", ln.Addr())
+		a.say("ckpt: warning: --allow-remote: serving on %s, beyond this machine; whoever can reach it and holds the token can rewrite this workspace's files, and plain HTTP is not encrypted", srv.Bound())
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -148,23 +125,15 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 		hooks.Shutdown = stop
 	}
 	defer hooks.Close()
-	mux := http.NewServeMux()
-	mux.Handle("/hook/", hooks)
+	srv.Handle("/hook/", hooks)
 	if !o.hooks {
 		c, err := a.open(ctx)
 		if err != nil {
-			ln.Close()
+			srv.Close()
 			return err
 		}
 		defer c.Close()
-		mux.Handle("/", httpapi.NewHandler(c, httpapi.Options{
-			Token:        o.token,
-			Sessions:     true,
-			PollInterval: serveLimits.poll,
-			KeepAlive:    serveLimits.keepAlive,
-			BodyTimeout:  serveLimits.read,
-			WriteTimeout: serveLimits.write,
-		}))
+		srv.API(c, httpapi.Options{Token: o.token, Sessions: true})
 	}
 	if o.hooks {
 		// The token stays in the store's hook-server.json.
@@ -189,12 +158,7 @@ func (a *app) serve(ctx context.Context, o serveOptions, ready chan<- string) er
 			stop()
 		}
 	}()
-	err = httpapi.Serve(ctx, ln, mux, httpapi.Limits{
-		ReadHeader: serveLimits.readHeader,
-		Read:       serveLimits.read,
-		Write:      serveLimits.write,
-		Idle:       serveLimits.idle,
-	})
+	err = srv.Serve(ctx)
 	stop()
 	<-swept
 	return err

@@ -334,7 +334,7 @@ func rawConn(t *testing.T, url string) (net.Conn, <-chan string) {
 // TestServeTrickledPostCutOff: a POST whose body trickles in a byte at a
 // time is cut off by the read timeout, before the body is complete.
 func TestServeTrickledPostCutOff(t *testing.T) {
-	withLimits(t, func() { serveLimits.read = 500 * time.Millisecond })
+	withLimits(t, func() { serveLimits.Read = 500 * time.Millisecond })
 	s := serveFixture(t, serveOptions{})
 	body := `{"turn":1,"scope":"code"}` + strings.Repeat(" ", 300)
 	conn, lines := rawConn(t, s.url)
@@ -371,7 +371,7 @@ trickle:
 // TestServeSlowHeadersCutOff: headers that never finish are cut off by the
 // header timeout.
 func TestServeSlowHeadersCutOff(t *testing.T) {
-	withLimits(t, func() { serveLimits.readHeader = 300 * time.Millisecond })
+	withLimits(t, func() { serveLimits.ReadHeader = 300 * time.Millisecond })
 	s := serveFixture(t, serveOptions{})
 	conn, lines := rawConn(t, s.url)
 	fmt.Fprintf(conn, "GET /api/checkpoints HTTP/1.1\r\nHost: %s\r\n", strings.TrimPrefix(s.url, "http://"))
@@ -395,7 +395,7 @@ func TestServeSlowHeadersCutOff(t *testing.T) {
 // TestServeIdleConnectionClosed: a kept-alive connection left idle is
 // closed by the idle timeout.
 func TestServeIdleConnectionClosed(t *testing.T) {
-	withLimits(t, func() { serveLimits.idle = 300 * time.Millisecond })
+	withLimits(t, func() { serveLimits.Idle = 300 * time.Millisecond })
 	s := serveFixture(t, serveOptions{})
 	conn, lines := rawConn(t, s.url)
 	fmt.Fprintf(conn, "GET /style.css HTTP/1.1\r\nHost: %s\r\n\r\n", strings.TrimPrefix(s.url, "http://"))
@@ -420,9 +420,9 @@ func TestServeIdleConnectionClosed(t *testing.T) {
 // CLI) made after they passed.
 func TestServeEventStreamOutlivesTimeouts(t *testing.T) {
 	withLimits(t, func() {
-		serveLimits.read = 200 * time.Millisecond
-		serveLimits.write = 200 * time.Millisecond
-		serveLimits.poll = 20 * time.Millisecond
+		serveLimits.Read = 200 * time.Millisecond
+		serveLimits.Write = 200 * time.Millisecond
+		serveLimits.Poll = 20 * time.Millisecond
 	})
 	s := serveFixture(t, serveOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -447,7 +447,7 @@ func TestServeEventStreamOutlivesTimeouts(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(5 * serveLimits.read) // past both timeouts
+	time.Sleep(5 * serveLimits.Read) // past both timeouts
 	if code, _, stderr := ckptRun(t, s.ws, s.store, "rewind", "1", "--scope", "code"); code != 0 {
 		t.Fatalf("CLI rewind: exit %d: %s", code, stderr)
 	}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-
-	"github.com/mattn/go-isatty"
 
 	"github.com/spf13/cobra"
 )
@@ -27,7 +24,7 @@ func newStatusLineCmd(a *app) *cobra.Command {
 func (a *app) statusLine(ctx context.Context) string {
 	var data []byte
 	if a.stdin != nil {
-		if f, ok := a.stdin.(*os.File); !ok || !isatty.IsTerminal(f.Fd()) {
+		if !terminal(a.stdin, false) {
 			data, _ = io.ReadAll(io.LimitReader(a.stdin, 1<<20))
 		}
 	}

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/wire"
-	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/ckpt/ckpt/internal/progress"
 	"github.com/ckpt/ckpt/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -21,35 +19,6 @@ func (a *app) openStore() *controller.Store {
 	st := controller.OpenStore(a.store)
 	a.warnStore(st.Warning())
 	return st
-}
-
-// hinted is an error with what to do about it appended for people.
-type hinted struct {
-	err  error
-	hint string
-}
-
-func (h hinted) Error() string { return h.err.Error() + " (" + h.hint + ")" }
-func (h hinted) Unwrap() error { return h.err }
-
-// storeHint adds what to do to the store errors people can act on: the
-// libraries say what happened, the CLI which command helps.
-func storeHint(err error) error {
-	var noIndex *controller.NoIndexError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, controller.ErrPinned):
-		return hinted{err, "unpin them, or use --force"}
-	case errors.As(err, &noIndex):
-		return hinted{err, "restore it, or remove the session with `ckpt sessions rm " + noIndex.Session + " --force`"}
-	}
-	return err
-}
-
-// withStoreHints wraps a command's run function with storeHint.
-func withStoreHints(run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error { return storeHint(run(cmd, args)) }
 }
 
 // policyFlags are the retention flags of prune (and gc's --grace); unset
@@ -75,19 +44,13 @@ func (pf *policyFlags) check() error {
 	if changed("keep") && pf.keep < 0 {
 		return usagef("--keep must be a number of turns ≥ 0 (0 keeps all), got %d", pf.keep)
 	}
-	for _, f := range []struct {
-		name, v string
-		parse   func(string) error
-	}{
-		{"max-age", pf.maxAge, func(v string) error { _, err := units.ParseAge(v); return err }},
-		{"max-bytes", pf.maxBytes, func(v string) error { _, err := units.ParseBytes(v); return err }},
-		{"grace", pf.grace, func(v string) error { _, err := units.ParseAge(v); return err }},
-	} {
-		if !changed(f.name) {
-			continue
+	for _, f := range [][2]string{{"max-age", pf.maxAge}, {"max-bytes", pf.maxBytes}, {"grace", pf.grace}} {
+		_, err := units.ParseAge(f[1])
+		if f[0] == "max-bytes" {
+			_, err = units.ParseBytes(f[1])
 		}
-		if err := f.parse(f.v); err != nil {
-			return usagef("--%s: %v", f.name, err)
+		if changed(f[0]) && err != nil {
+			return usagef("--%s: %v", f[0], err)
 		}
 	}
 	return nil
@@ -137,8 +100,8 @@ func newPruneCmd(a *app) *cobra.Command {
 				return a.printPlan(plan, nil)
 			}
 			bar := a.progress("collecting blobs", -1)
-			plan, rep, err := s.Retain(ctx, p, controller.RetainOptions{Progress: bar.count()})
-			bar.done()
+			plan, rep, err := s.Retain(ctx, p, controller.RetainOptions{Progress: bar.Count()})
+			bar.Done()
 			if err != nil {
 				return err
 			}
@@ -182,10 +145,8 @@ func newSessionsRmCmd(a *app) *cobra.Command {
 				if jerr := a.printJSON(map[string]any{"removal": r, "dry_run": dryRun, "gc": rep}); jerr != nil {
 					return jerr
 				}
-			} else if dryRun {
-				a.say("would remove session %s: %d turns, %d pinned", id, r.Turns, len(r.Pinned))
 			} else {
-				a.say("removed session %s (%d turns); freed %s in %d blobs", id, r.Turns, units.FormatBytes(rep.FreedBytes), rep.Deleted)
+				a.say("%s", r.Summary(rep, dryRun))
 			}
 			if err != nil {
 				return fmt.Errorf("removed session %s, but collecting its blobs failed: %w", id, err)
@@ -202,17 +163,7 @@ func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
 	if a.json {
 		return a.printJSON(map[string]any{"dry_run": rep == nil, "plan": plan, "gc": rep})
 	}
-	if _, err := fmt.Fprint(a.stdout, plan); err != nil {
-		return err
-	}
-	a.say("%s", plan.Summary(rep != nil))
-	if plan.OverQuota {
-		a.say("warning: still over the quota: pinned turns, open turns, undo records and session indexes are kept (ckpt sessions rm ID removes a session)")
-	}
-	if rep != nil {
-		a.say("collected %d blobs, %s", rep.Deleted, units.FormatBytes(rep.FreedBytes))
-	}
-	return nil
+	return plan.WriteText(a.stdout, a.stderr, rep)
 }
 
 func newGCCmd(a *app) *cobra.Command {
@@ -234,8 +185,8 @@ func newGCCmd(a *app) *cobra.Command {
 			}
 			start := time.Now()
 			bar := a.progress("scanning blobs", -1)
-			rep, err := s.Collect(ctx, controller.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: bar.count()})
-			bar.done()
+			rep, err := s.Collect(ctx, controller.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: bar.Count()})
+			bar.Done()
 			if err != nil {
 				return err
 			}
@@ -266,12 +217,10 @@ func newVerifyCmd(a *app) *cobra.Command {
 			}
 			s := a.openStore()
 			defer s.Close()
-			var bar *progress
+			var bar *progress.Bar
 			before := func(f controller.Finding) {
-				bar.clear()
-				for _, u := range f.Uses {
-					a.say("lost: %s turn %d %s (%s, blob %s %s)", u.Session, u.Turn, quote.Path(u.Path), u.Kind, f.Blob.Short(), f.Kind)
-				}
+				bar.Clear()
+				f.WriteLost(a.stderr)
 			}
 			var prog func(done, total int)
 			if a.watched() {
@@ -279,11 +228,11 @@ func newVerifyCmd(a *app) *cobra.Command {
 					if bar == nil {
 						bar = a.progress("verifying blobs", total)
 					}
-					bar.set(done)
+					bar.Set(done)
 				}
 			}
 			rep, err := s.Verify(ctx, repair, before, prog)
-			bar.done()
+			bar.Done()
 			if err != nil {
 				return err
 			}
@@ -291,14 +240,8 @@ func newVerifyCmd(a *app) *cobra.Command {
 				if err := a.printJSON(map[string]any{"ok": rep.OK(), "report": rep}); err != nil {
 					return err
 				}
-			} else {
-				if _, err := fmt.Fprint(a.stdout, rep); err != nil {
-					return err
-				}
-				a.say("%s", rep.Summary())
-				if repair && rep.Repaired > 0 {
-					a.say("repaired: %d references marked lost", rep.Repaired)
-				}
+			} else if err := rep.WriteText(a.stdout, a.stderr); err != nil {
+				return err
 			}
 			if !rep.OK() && !repair {
 				return silentError{exitFail}
@@ -340,75 +283,23 @@ func newSessionsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// sessionRow lays out one line of the sessions table. Session ids from
-// Claude Code are 36-character UUIDs.
-const sessionRow = "%-36s %5s %10s %10s  %-19s  %s\n"
-
-// sessionLine is session i's line of the table, its first column name.
-func sessionLine(name string, i wire.Session) string {
-	if i.Error != "" {
-		return fmt.Sprintf(sessionRow, name, "?", "?", "?", "?", "unreadable: "+strings.ReplaceAll(i.Error, "\n", "; "))
-	}
-	last, shared := "-", "-"
-	if !i.LastUse.IsZero() {
-		last = i.LastUse.Local().Format("2006-01-02 15:04:05")
-	}
-	if i.SharedBytes > 0 {
-		shared = units.FormatBytes(i.SharedBytes)
-	}
-	return fmt.Sprintf(sessionRow, name, fmt.Sprint(i.Turns), units.FormatBytes(i.Bytes), shared, last, quote.Path(i.Workspace))
-}
-
-// warnUnreadable says how many sessions could not be read.
-func (a *app) warnUnreadable(infos []controller.SessionInfo) {
-	bad := 0
-	for _, i := range infos {
-		if i.Error != "" {
-			bad++
-		}
-	}
-	if bad > 0 {
-		a.say("warning: %d session(s) have an unreadable index; `ckpt sessions rm ID --force` removes one", bad)
-	}
-}
-
 // printSessions prints the sessions: --json as a list, or with tree as
 // the session tree, forks nested in "children"; for people a table, with
 // tree each fork under its parent.
 func (a *app) printSessions(infos []controller.SessionInfo, tree bool) error {
-	var roots []*wire.SessionNode
 	switch {
 	case tree && a.json:
 		return a.printJSON(wire.NewSessionTree(infos))
 	case a.json:
 		return a.printJSON(wire.NewSessions(infos))
-	case tree:
-		roots = wire.NewSessionTree(infos)
 	}
-	w := bufio.NewWriter(a.stdout)
-	fmt.Fprintf(w, sessionRow, "SESSION", "TURNS", "OWN SIZE", "SHARED", "LAST USE", "WORKSPACE")
-	if tree {
-		wire.EachLine(roots, func(name string, s wire.Session) { fmt.Fprint(w, sessionLine(name, s)) })
-	} else {
-		for _, i := range infos {
-			fmt.Fprint(w, sessionLine(i.ID, wire.NewSession(i)))
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	a.warnUnreadable(infos)
-	return nil
+	return wire.WriteSessions(a.stdout, a.stderr, infos, tree)
 }
 
 func newPinCmd(a *app, pin bool) *cobra.Command {
 	var label string
-	use := "pin TURN"
-	if !pin {
-		use = "unpin TURN"
-	}
 	cmd := &cobra.Command{
-		Use:  use,
+		Use:  map[bool]string{true: "pin TURN", false: "unpin TURN"}[pin],
 		Args: exactArgs(1, "one TURN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			turn, err := parseTurn(args[0])

@@ -46,8 +46,8 @@ func (a *app) runTurn(ctx context.Context, o turnOptions) error {
 	}
 	defer c.Close()
 	bar := a.progress("scanning the workspace (files)", -1)
-	res, err := c.BeginTurn(ctx, o.prompt, controller.TurnOptions{Scan: o.scan, Progress: bar.count()})
-	bar.done()
+	res, err := c.BeginTurn(ctx, o.prompt, controller.TurnOptions{Scan: o.scan, Progress: bar.Count()})
+	bar.Done()
 	if err != nil {
 		return err
 	}

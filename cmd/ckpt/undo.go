@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/internal/quote"
+	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -68,60 +67,11 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 	} else {
 		res, err = c.Undo(cmd.Context(), uo)
 	}
-	if err != nil {
-		return a.refused(res, err)
-	}
-	return a.printReversal(res, redo, o.opID)
-}
-
-// printReversal prints an undo or redo result: JSON (the rewind form), or
-// what changed on stderr, and the prompt a redone conversation cut hands
-// back on stdout.
-func (a *app) printReversal(res controller.Result, redo bool, op int64) error {
-	verb, other := "undo", "redo"
-	if redo {
-		verb, other = "redo", "undo"
-	}
-	if a.json {
-		return a.printResultJSON(res, verb)
-	}
-	a.printFiles(res, a.say)
-	for _, p := range res.Conflicts {
-		if res.DryRun {
-			a.say("  changed since: %s", quote.Path(p))
-		} else { // forced: what it overwrote is this op's before state
-			a.say("  overwrote %s (kept: `ckpt %s` brings it back)", quote.Path(p), other)
-		}
-	}
-	what := fmt.Sprintf("turn %d, %s", res.Turn, res.Scope)
-	switch res.Of {
-	case "summarize":
-		what = fmt.Sprintf("the summary at turn %d", res.Turn)
-	case "revert":
-		what = fmt.Sprintf("the revert of turn %d", res.Turn)
-	case "rewind":
-		what = fmt.Sprintf("the rewind of %s to %s", res.Scope, pointName(point(res)))
-	}
-	counts := fileCounts(res)
 	switch {
-	case !res.Changed && redo:
-		a.say("nothing to redo: what op %d did is there already", op)
-	case !res.Changed:
-		a.say("nothing to undo: the state before op %d is there already", op)
-	case res.DryRun && len(res.Conflicts) > 0:
-		a.say("dry run: nothing changed; %s (%s) would do the above%s, and needs --force to overwrite what changed since", verb, what, counts)
-	case res.DryRun:
-		a.say("dry run: nothing changed; %s (%s) would do the above%s", verb, what, counts)
-	case redo:
-		a.say("redone (%s)%s; `ckpt undo` reverses it, `ckpt history` lists every op", what, counts)
-	default:
-		a.say("undone (%s)%s; `ckpt %s` re-applies it, `ckpt history` lists every op", what, counts, other)
+	case err != nil:
+		return a.refused(res, err)
+	case a.json: // the rewind form
+		return a.printResult(res, map[bool]string{false: "undo", true: "redo"}[redo])
 	}
-	if res.Prompt != "" && res.Scope.Conversation() {
-		if !res.DryRun {
-			a.say("conversation cut before turn %d again; its prompt, to edit and resend:", res.Turn)
-		}
-		fmt.Fprintln(a.stdout, res.Prompt)
-	}
-	return incomplete(res, verb)
+	return wire.NewResult(res).WriteReversal(a.stdout, a.stderr, redo, o.opID)
 }

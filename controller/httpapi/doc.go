@@ -1,8 +1,8 @@
 // Package httpapi serves one controller.Controller over HTTP: a JSON API for
 // checkpoints, conversation, diff, rewind, undo, redo, history, fork and summarize, a
 // Server-Sent Events stream of changes, and the embedded web page that drives
-// them. `ckpt serve` is this handler behind a loopback listener (Listen,
-// then Serve, which apply the loopback rule and the server's timeouts); a
+// them. `ckpt serve` is this handler served by a Server (CheckAddr's and
+// Listen's loopback rule, DefaultLimits' timeouts, a clean shutdown); a
 // desktop front-end can do the same, or mount the handler in its own server.
 //
 // It holds no rewind logic: every request is one Controller call.

@@ -7,10 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/controller/httpapi"
@@ -43,20 +41,17 @@ func Example() {
 	rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // loopback only
+	// The API and page on loopback, with ckpt serve's timeouts, until
+	// ctx ends.
+	srv := &httpapi.Server{Addr: "127.0.0.1:0", Limits: httpapi.DefaultLimits()}
+	url, _, err := srv.Listen()
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &http.Server{
-		Handler:           httpapi.NewHandler(c, httpapi.Options{Token: token, Sessions: true}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-	}
-	go srv.Serve(ln)
-	defer srv.Shutdown(ctx)
-	url := "http://" + ln.Addr().String()
+	srv.API(c, httpapi.Options{Token: token, Sessions: true})
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go srv.Serve(ctx)
 
 	req, _ := http.NewRequest("GET", url+"/api/checkpoints", nil)
 	req.Header.Set("Authorization", "Bearer "+token)

@@ -3,10 +3,13 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/ckpt/ckpt/internal/loopback"
 )
 
 // NotLoopbackError is Listen's error for an address that bound beyond
@@ -17,6 +20,39 @@ type NotLoopbackError struct {
 
 func (e *NotLoopbackError) Error() string {
 	return "listens on " + e.Bound.String() + ", which is not loopback"
+}
+
+// AddrError is CheckAddr's error for an address a server may not listen
+// on.
+type AddrError struct {
+	Addr string
+	// NotLoopback: the address is HOST:PORT, but its host is not
+	// loopback.
+	NotLoopback bool
+	problem     string
+}
+
+func (e *AddrError) Error() string { return fmt.Sprintf("%q: %s", e.Addr, e.problem) }
+
+// CheckAddr refuses, with an *AddrError, an address that is not HOST:PORT
+// with a valid port, or whose host is not loopback (a loopback IP or
+// localhost; an empty host is every interface) unless allowRemote. It
+// resolves no name: Listen refuses a name that binds beyond loopback.
+func CheckAddr(addr string, allowRemote bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return &AddrError{Addr: addr, problem: "want HOST:PORT, such as 127.0.0.1:8080"}
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
+		return &AddrError{Addr: addr, problem: fmt.Sprintf("bad port %q", port)}
+	}
+	if loopback.Host(host) || allowRemote {
+		return nil
+	}
+	if host == "" {
+		host = "every interface"
+	}
+	return &AddrError{Addr: addr, NotLoopback: true, problem: host + " is not loopback"}
 }
 
 // Listen listens on TCP addr and returns the listener with a URL a
@@ -46,9 +82,12 @@ func Listen(addr string, allowRemote bool) (ln net.Listener, url string, remote 
 	return ln, url, remote, nil
 }
 
-// Limits are a server's timeouts, as http.Server's fields of those names.
+// Limits are a server's timeouts, as http.Server's fields of those names,
+// and, for a Server's API, how often its event stream polls the session
+// and sends a keep-alive (Options' PollInterval and KeepAlive).
 type Limits struct {
 	ReadHeader, Read, Write, Idle time.Duration
+	Poll, KeepAlive               time.Duration
 }
 
 // shutdownWait is how long Serve lets requests in flight finish once its

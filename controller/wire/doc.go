@@ -16,7 +16,19 @@
 // paths sit in plain string lists, in a document-level path_bytes object
 // mapping each such path's JSON string to its bytes.
 //
-// The package depends on controller only; controller does not know it.
+// The documents also have a text form for people, what the CLI prints
+// without --json (text.go, list.go): a result's summary (Result.WriteText,
+// WriteReversal), the list of turns (CheckpointList, which streams its
+// JSON array too), the sessions and history tables (WriteSessions,
+// WriteHistory), the open turn's changes, the conversation, a diff and a
+// fork (WriteChanges, WriteMessages, WriteDiff, WriteFork). Each writes
+// the data on one writer and the messages about it on another, as the CLI
+// puts them on stdout and stderr, so any front-end that words them for
+// people words them alike.
+//
+// The package depends on controller (and, for its text, the leaf packages
+// that quote paths, word sizes and shorten lines, and stream a JSON
+// array); controller does not know it.
 // Front-ends add what is theirs alone by embedding a type here (the MCP
 // server's summary, the CLI's claude_resume).
 package wire

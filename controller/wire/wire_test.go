@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,8 +80,22 @@ func (s *session) golden(name string, doc any) {
 	if err := jsondoc.Encode(&b, doc, true); err != nil {
 		s.t.Fatal(err)
 	}
-	got := strings.NewReplacer(s.ws, "$WORKSPACE", s.root, "$STORE").Replace(b.String())
-	path := filepath.Join("testdata", name+".golden")
+	s.compare(name+".golden", b.String())
+}
+
+// goldenText compares text with testdata/name.txt.golden byte for byte;
+// -update rewrites it.
+func (s *session) goldenText(name, text string) {
+	s.t.Helper()
+	s.compare(name+".txt.golden", text)
+}
+
+// compare compares got, its temp directories named $WORKSPACE and $STORE,
+// with the file testdata/name; -update rewrites the file.
+func (s *session) compare(name, got string) {
+	s.t.Helper()
+	got = strings.NewReplacer(s.ws, "$WORKSPACE", s.root, "$STORE").Replace(got)
+	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			s.t.Fatal(err)
@@ -94,6 +109,20 @@ func (s *session) golden(name string, doc any) {
 	if got != string(want) {
 		s.t.Errorf("%s: got\n%s\nwant\n%s", path, got, want)
 	}
+}
+
+// TestMain runs the tests in UTC: the text for people shows local times,
+// and its golden files must be the same bytes everywhere.
+func TestMain(m *testing.M) {
+	time.Local = time.UTC
+	os.Exit(m.Run())
+}
+
+// text is what write writes on out and msgs, each under its heading.
+func text(write func(out, msgs io.Writer)) string {
+	var out, msgs bytes.Buffer
+	write(&out, &msgs)
+	return "-- out --\n" + out.String() + "-- msgs --\n" + msgs.String()
 }
 
 // TestGolden drives a session through turns with steps, a name that is
@@ -135,32 +164,56 @@ func TestGolden(t *testing.T) {
 	must(cps, cerr)
 	steps := must(c.Steps(ctx))
 	s.golden("checkpoints", wire.NewCheckpoints(cps, steps))
+	s.goldenText("checkpoints", text(func(out, _ io.Writer) {
+		l := wire.NewCheckpointList(out, false, true, steps)
+		for _, cp := range cps {
+			must(0, l.Add(cp))
+		}
+		must(0, l.Close())
+	}))
 	s.golden("checkpoint_without_steps", wire.NewCheckpoint(cps[0]))
-	s.golden("changes", wire.NewChanges(must(c.Status(ctx))))
-	s.golden("messages", wire.NewMessages(must(c.Conversation(ctx))))
+	changes := wire.NewChanges(must(c.Status(ctx)))
+	s.golden("changes", changes)
+	s.goldenText("changes", text(func(out, _ io.Writer) { wire.WriteChanges(out, changes) }))
+	msgs := wire.NewMessages(must(c.Conversation(ctx)))
+	s.golden("messages", msgs)
+	s.goldenText("messages", text(func(out, _ io.Writer) { wire.WriteMessages(out, msgs) }))
 
 	pt := controller.Target{Turn: 0}
 	diffs, skipped, err := c.Diff(ctx, pt)
 	s.golden("diff", wire.NewDiff(pt, must(diffs, err), skipped))
+	s.goldenText("diff", text(func(out, msgs io.Writer) { wire.WriteDiff(out, msgs, pt, diffs, skipped) }))
 	pt = controller.Target{Turn: 0, Step: 2}
 	diffs, skipped, err = c.Diff(ctx, pt)
 	s.golden("diff_step", wire.NewDiff(pt, must(diffs, err), skipped))
 
 	fork := must(c.Fork(ctx, 1, controller.ForkOptions{To: "s1-fork"}))
 	s.golden("fork", wire.NewFork(c.Session(), 1, fork))
+	s.goldenText("fork", text(func(out, msgs io.Writer) { must(0, wire.WriteFork(out, msgs, c.Session(), 1, fork)) }))
 
-	s.golden("result_dry_run", wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{DryRun: true}))))
+	dry := wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{DryRun: true})))
+	s.golden("result_dry_run", dry)
+	s.goldenText("result_dry_run", text(func(out, msgs io.Writer) { must(0, dry.WriteText(out, msgs, "rewind")) }))
 	var events []wire.Event
 	stop := c.Subscribe(func(e controller.Event) { events = append(events, wire.NewEvent(e)) })
-	s.golden("result", wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{}))))
+	res := wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{})))
+	s.golden("result", res)
+	s.goldenText("result", text(func(out, msgs io.Writer) { must(0, res.WriteText(out, msgs, "rewind")) }))
 	stop()
 	s.golden("events", events)
-	s.golden("result_undo", wire.NewResult(must(c.Undo(ctx, controller.UndoOptions{}))))
-	s.golden("history", wire.NewHistory(must(c.History(ctx))))
+	undo := wire.NewResult(must(c.Undo(ctx, controller.UndoOptions{})))
+	s.golden("result_undo", undo)
+	s.goldenText("result_undo", text(func(out, msgs io.Writer) { must(0, undo.WriteReversal(out, msgs, false, 0)) }))
+	history := wire.NewHistory(must(c.History(ctx)))
+	s.golden("history", history)
+	s.goldenText("history", text(func(out, _ io.Writer) { must(0, wire.WriteHistory(out, history)) }))
 
 	store := controller.OpenStore(s.root)
 	defer store.Close()
-	s.golden("sessions", wire.NewSessions(must(store.Sessions(ctx))))
+	sessions := must(store.Sessions(ctx))
+	s.golden("sessions", wire.NewSessions(sessions))
+	s.goldenText("sessions", text(func(out, msgs io.Writer) { must(0, wire.WriteSessions(out, msgs, sessions, false)) }))
+	s.goldenText("sessions_tree", text(func(out, msgs io.Writer) { must(0, wire.WriteSessions(out, msgs, sessions, true)) }))
 }
 
 // TestNeverNull: documents built from empty controller values have [] for

@@ -18,6 +18,7 @@ package picker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -43,11 +44,18 @@ type Choice struct {
 	Force bool
 }
 
-// Run shows the picker on the terminal in and out for c's turns cps
-// (oldest first, at least one) until the user confirms a rewind or
-// cancels; ok is false when they cancelled. Only dry runs and previews
-// touch c: the rewind is the caller's.
-func Run(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint, in, out *os.File) (choice Choice, ok bool, err error) {
+// Run shows the picker on the terminal in and out for c's active turns
+// until the user confirms a rewind or cancels; ok is false when they
+// cancelled. A session with no turn is an error saying how to open one.
+// Only dry runs and previews touch c: the rewind is the caller's.
+func Run(ctx context.Context, c *controller.Controller, in, out *os.File) (choice Choice, ok bool, err error) {
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
+	if err != nil {
+		return Choice{}, false, err
+	}
+	if len(cps) == 0 {
+		return Choice{}, false, errors.New("no turns to rewind to: open one with `ckpt turn PROMPT`")
+	}
 	m := newModel(ctx, c, cps)
 	// The first frame is drawn before the size arrives as a message: draw
 	// it at the terminal's size, so a narrow one never sees a wider frame

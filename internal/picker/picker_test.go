@@ -95,3 +95,17 @@ func TestPickerModel(t *testing.T) {
 		t.Errorf("view after j:\n%s", v)
 	}
 }
+
+// TestRunNoTurns: a session without a turn has nothing to pick; Run says
+// how to open one before it touches the terminal.
+func TestRunNoTurns(t *testing.T) {
+	ctx := context.Background()
+	c, err := controller.Open(ctx, controller.Options{Workspace: t.TempDir(), Store: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok, err := Run(ctx, c, nil, nil); ok || err == nil || !strings.Contains(err.Error(), "no turns to rewind to") {
+		t.Errorf("Run = %v, %v; want the no-turns error", ok, err)
+	}
+}
