@@ -81,10 +81,6 @@ type Controller struct {
 	// makes the calls one at a time.
 	beforeReplace func(rel string)
 	hookMu        sync.Mutex
-
-	mu   sync.Mutex
-	subs map[int]func(Event)
-	next int
 }
 
 // Open opens (creating on first use) the session for the workspace, in the
@@ -161,7 +157,6 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 		scan:           o.Scan,
 		now:            o.Clock,
 		log:            o.Logger,
-		subs:           map[int]func(Event){},
 	}
 	root, err := idx.InitMeta(ctx, "workspace", ws.Root())
 	if err == nil && root != ws.Root() {
@@ -294,7 +289,6 @@ func (c *Controller) BeginTurn(ctx context.Context, prompt string, o TurnOptions
 	if !c.noAuto {
 		c.st.enforceQuota(ctx, c.session)
 	}
-	c.emit(Event{Kind: EventTurnOpened, Turn: cp.Turn})
 	return res, nil
 }
 
@@ -381,30 +375,14 @@ type CaptureOptions struct {
 // records nothing and does not stop the others.
 func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []capture.Result, errs []error) {
 	if o.Step != nil {
-		res, errs = c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: o.Step.TurnID, Step: o.Step.Number}, o.Paths)
-	} else {
-		res, errs = c.cap.CaptureAll(ctx, o.Paths)
+		return c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: o.Step.TurnID, Step: o.Step.Number}, o.Paths)
 	}
-	for i, r := range res {
-		if errs[i] == nil && r.Recorded {
-			e := Event{Kind: EventCaptured, Turn: r.Turn, Path: r.Path}
-			if o.Step != nil {
-				e.Step = r.Step
-			}
-			c.emit(e)
-		}
-	}
-	return res, errs
+	return c.cap.CaptureAll(ctx, o.Paths)
 }
 
 // AppendMessage appends a message to the open turn.
 func (c *Controller) AppendMessage(ctx context.Context, role, text string) (Message, error) {
-	m, err := c.idx.AppendMessage(ctx, role, text)
-	if err != nil {
-		return m, err
-	}
-	c.emit(Event{Kind: EventMessage, Turn: m.Turn})
-	return m, nil
+	return c.idx.AppendMessage(ctx, role, text)
 }
 
 // Pin exempts the active turn numbered turn from retention (or, with pin
@@ -418,9 +396,6 @@ func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) 
 			verb = "unpin"
 		}
 		return fmt.Errorf("controller: %s turn %d: %w", verb, turn, c.noTurn(ctx, turn))
-	}
-	if err == nil {
-		c.emit(Event{Kind: EventPinned, Turn: turn})
 	}
 	return err
 }

@@ -208,29 +208,6 @@ func TestCorruptBlobAbortsBeforeTouchingFiles(t *testing.T) {
 	}
 }
 
-func TestEventsReachSubscribers(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	var got []controller.EventKind
-	cancel := e.c.Subscribe(func(ev controller.Event) { got = append(got, ev.Kind) })
-	e.turn("t0")
-	e.edit("a.txt", "x")
-	e.c.AppendMessage(ctx, "assistant", "ok")
-	e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeBoth, controller.RewindOptions{})
-	e.c.Undo(ctx, controller.UndoOptions{})
-	cancel()
-	e.turn("t1")
-	want := []controller.EventKind{controller.EventTurnOpened, controller.EventCaptured, controller.EventMessage, controller.EventRewound, controller.EventUndone}
-	if len(got) != len(want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("events %v, want %v", got, want)
-		}
-	}
-}
-
 func TestWorkspaceMismatchAndBadSession(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)

@@ -24,8 +24,7 @@
 // info, a scan's skipped entries) are used through the values returned. To follow a session, read LastSeq with the state
 // shown, then Watch from it: every change by any process (agent hooks run
 // in their own), in commit order, or a "resync" when it fell so far
-// behind that the bounded log lost what it missed; Subscribe gives this
-// Controller's own events synchronously. The Store does the work that
+// behind that the bounded log lost what it missed. The Store does the work that
 // needs no workspace: settling the session a front-end serves (Resolve:
 // named, by a unique prefix, or the workspace's last active), finding a
 // directory's workspace and session (Locate, ActiveSession), listing

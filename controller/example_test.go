@@ -91,8 +91,7 @@ func Example() {
 // A UI follows a session: it reads the state it renders and the change
 // log's position together, then watches from that position. Watch reports
 // every change by any process (an agent's hooks run in processes of their
-// own), in commit order; Subscribe reports this Controller's own changes,
-// synchronously, with the rewind's Result.
+// own), this process's included, in commit order.
 func ExampleController_Watch() {
 	ctx := context.Background()
 	ws, _ := os.MkdirTemp("", "ckpt-ws-")
@@ -131,38 +130,6 @@ func ExampleController_Watch() {
 	// turn_opened 0
 	// message 0
 	// captured 0 go.mod
-}
-
-// Subscribe tells a UI, synchronously, about what this Controller does.
-func ExampleController_Subscribe() {
-	ctx := context.Background()
-	ws, _ := os.MkdirTemp("", "ckpt-ws-")
-	store, _ := os.MkdirTemp("", "ckpt-store-")
-	defer os.RemoveAll(ws)
-	defer os.RemoveAll(store)
-
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-	cancel := c.Subscribe(func(e controller.Event) {
-		if e.Result != nil {
-			fmt.Println(e.Kind, e.Turn, "deleted", e.Result.Deleted)
-			return
-		}
-		fmt.Println(strings.TrimSpace(fmt.Sprint(e.Kind, " ", e.Turn, " ", e.Path)))
-	})
-	defer cancel()
-	c.BeginTurn(ctx, "write notes", controller.TurnOptions{})
-	c.Capture(ctx, controller.CaptureOptions{Paths: []string{"notes.txt"}})
-	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("notes\n"), 0o644)
-	c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{})
-
-	// Output:
-	// turn_opened 0
-	// captured 0 notes.txt
-	// rewound 0 deleted [notes.txt]
 }
 
 // A desktop app keeps one Store open for its life and a Controller per

@@ -136,7 +136,6 @@ func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkRes
 		cleanup()
 		return fail(err)
 	}
-	c.emit(Event{Kind: EventForked, Turn: turn, Path: id})
 	return ForkResult{Session: id, Rewind: res}, nil
 }
 
@@ -226,6 +225,5 @@ func (c *Controller) Summarize(ctx context.Context, turn int, upTo bool, summary
 	if err != nil {
 		return Result{Turn: turn, Scope: checkpoints.ScopeConversation}, fmt.Errorf("controller: summarize %s turn %d: %w", map[bool]string{false: "from", true: "up to"}[upTo], turn, err)
 	}
-	c.emit(Event{Kind: EventSummarized, Turn: turn, Result: &res})
 	return res, nil
 }

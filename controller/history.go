@@ -387,13 +387,6 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 		return Result{Turn: res.Turn, Step: res.Step, Scope: res.Scope, DryRun: res.DryRun, Of: res.Of,
 			Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s: %w", verb, err)
 	}
-	if !o.DryRun {
-		kind := EventUndone
-		if reapplies {
-			kind = EventRedone
-		}
-		c.emit(Event{Kind: kind, Turn: res.Turn, Result: &res})
-	}
 	return res, nil
 }
 

@@ -142,9 +142,6 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 	if err != nil {
 		return Result{Turn: turn, Step: j.step, Scope: scope, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s %s: %w", j.verb, Target{turn, j.step}, err)
 	}
-	if !o.DryRun && res.Changed {
-		c.emit(Event{Kind: EventRewound, Turn: turn, Step: j.step, Result: &res})
-	}
 	return res, nil
 }
 

@@ -69,12 +69,9 @@ type StepOptions struct {
 // touch in it. It fails with an error wrapping ErrNoOpenTurn.
 // Safe for concurrent use, from several processes too.
 func (c *Controller) BeginStep(ctx context.Context, o StepOptions) (Step, error) {
-	st, opened, err := c.idx.BeginStep(ctx, o.Key, o.Tool)
+	st, _, err := c.idx.BeginStep(ctx, o.Key, o.Tool)
 	if err != nil {
 		return Step{}, fmt.Errorf("controller: %w", err)
-	}
-	if opened {
-		c.emit(Event{Kind: EventStepOpened, Turn: st.Turn, Step: st.Number})
 	}
 	return st, nil
 }

@@ -596,27 +596,17 @@ func EachLine(roots []*SessionNode, f func(name string, s Session)) {
 // Event says the session changed: GET /api/events' data lines.
 type Event struct {
 	// Kind is what happened ("turn_opened", "captured", "rewound", ...;
-	// see controller.EventKind).
+	// see controller.Event).
 	Kind    string `json:"kind"`
 	Session string `json:"session"`
 	Turn    int    `json:"turn"`
-	// Step is the step opened, or the step a rewind went to.
-	Step int `json:"step,omitempty"`
 	// Path is the file captured.
 	Path string `json:"path,omitempty"`
-	// Result is a rewind's, undo's, redo's or summarize's result, when
-	// the event came from this process.
-	Result *Result `json:"result,omitempty"`
 	// Seq is the change's position in the session's change log.
 	Seq int64 `json:"seq,omitempty"`
 }
 
 // NewEvent is e.
 func NewEvent(e controller.Event) Event {
-	out := Event{Kind: string(e.Kind), Session: e.Session, Turn: e.Turn, Step: e.Step, Path: e.Path, Seq: e.Seq}
-	if e.Result != nil {
-		r := NewResult(*e.Result)
-		out.Result = &r
-	}
-	return out
+	return Event{Kind: e.Kind, Session: e.Session, Turn: e.Turn, Path: e.Path, Seq: e.Seq}
 }

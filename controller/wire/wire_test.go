@@ -48,6 +48,22 @@ func newSession(t *testing.T) *session {
 	return s
 }
 
+// events watches the session from after until it has n events.
+func (s *session) events(after int64, n int) []wire.Event {
+	s.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out []wire.Event
+	err := s.c.Watch(ctx, controller.WatchOptions{After: after, Interval: time.Millisecond}, func(e controller.Event) {
+		if out = append(out, wire.NewEvent(e)); len(out) == n {
+			cancel()
+		}
+	})
+	if err != context.Canceled {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
 func (s *session) write(rel, text string) {
 	s.t.Helper()
 	if err := os.WriteFile(filepath.Join(s.ws, rel), []byte(text), 0o644); err != nil {
@@ -150,11 +166,9 @@ func TestGolden(t *testing.T) {
 	s.golden("fork", wire.NewFork(c.Session(), 1, fork))
 
 	s.golden("result_dry_run", wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{DryRun: true}))))
-	var events []wire.Event
-	stop := c.Subscribe(func(e controller.Event) { events = append(events, wire.NewEvent(e)) })
+	seq := must(c.LastSeq(ctx))
 	s.golden("result", wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{}))))
-	stop()
-	s.golden("events", events)
+	s.golden("events", s.events(seq, 1))
 	s.golden("result_undo", wire.NewResult(must(c.Undo(ctx, controller.UndoOptions{}))))
 	s.golden("history", wire.NewHistory(must(c.History(ctx))))
 
