@@ -202,7 +202,7 @@ func (c *Controller) Store() *Store { return c.root }
 type TurnOptions struct {
 	// Scan takes a manifest of the whole workspace as the turn opens, so a
 	// code rewind to it also undoes shell side effects (scan mode). The
-	// session setting (SetScan) turns it on for every turn.
+	// session setting (SetMeta "scan") turns it on for every turn.
 	Scan bool
 	// Progress, if set, is called during the scan with the count of files
 	// found so far (see capture.ScanOptions.Progress).

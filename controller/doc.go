@@ -69,7 +69,7 @@
 // next Open finishes (or, if a blob can no longer be read, rolls back).
 //
 // Scan mode: a turn opened with TurnOptions.Scan (or in a session with
-// SetScan) records a manifest of the workspace first; a manifest entry is
+// SetMeta "scan" on) records a manifest of the workspace first; a manifest entry is
 // an event at the turn's start, and so is a manifest's lack of a path: a
 // code rewind to T deletes a file when a scanned turn opened at or after T
 // lacks it before any other event of it (not under paths that scan

@@ -131,11 +131,11 @@ func (h hookRun) ensureTurn(ctx context.Context) error {
 // is none; a turn opened before scan mode was turned on keeps having no
 // manifest, which it says once per shell command.
 func (h hookRun) ensureManifest(ctx context.Context) *agent.Failure {
-	on, err := h.c.ScanSetting(ctx)
+	scan, err := h.c.Meta(ctx, "scan")
 	if err != nil {
 		return &agent.Failure{Msg: "scan setting: " + msg.OneLine(err), Block: h.strict}
 	}
-	if !on {
+	if scan != "on" {
 		return nil
 	}
 	cp, err := h.c.OpenTurn(ctx)
@@ -165,11 +165,11 @@ const resumeLabel = "(session start: workspace before the agent acts)"
 // a session whose open turn has a manifest already needs none. Outside
 // scan mode there is nothing to record before a tool call names a path.
 func (h hookRun) resumeCheckpoint(ctx context.Context) *agent.Failure {
-	on, err := h.c.ScanSetting(ctx)
+	scan, err := h.c.Meta(ctx, "scan")
 	if err != nil {
 		return &agent.Failure{Msg: "scan setting: " + msg.OneLine(err)}
 	}
-	if !on {
+	if scan != "on" {
 		return nil
 	}
 	res, err := h.c.BeginTurn(ctx, resumeLabel, controller.TurnOptions{EnsureScanned: true})

@@ -479,10 +479,11 @@ type StatusOutput struct {
 
 func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
 	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Store: s.c.Store().Dir(), Changes: []wire.Change{}}
-	var err error
-	if out.Scan, err = s.c.ScanSetting(ctx); err != nil {
+	scan, err := s.c.Meta(ctx, "scan")
+	if err != nil {
 		return StatusOutput{}, err
 	}
+	out.Scan = scan == "on"
 	hist, err := s.c.History(ctx)
 	if err != nil {
 		return StatusOutput{}, err
@@ -491,7 +492,6 @@ func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error
 		out.CanUndo = out.CanUndo || e.NextUndo
 		out.CanRedo = out.CanRedo || e.NextRedo
 	}
-	scan := map[bool]string{true: "on", false: "off"}[out.Scan]
 	open, err := s.c.OpenTurn(ctx)
 	if errors.Is(err, controller.ErrNoOpenTurn) {
 		out.Summary = fmt.Sprintf("no turn yet in session %s; scan mode %s", out.Session, scan)
