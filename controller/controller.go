@@ -50,6 +50,12 @@ type Options struct {
 	// is checkpointed either way: that makes its last rows durable and
 	// keeps a session directory to one file.
 	ExitAfterClose bool
+	// Recovered, when set, is told what Open did about a rewind or undo
+	// that a crash (or Ctrl-C) left unfinished, if there was one:
+	// "finished an interrupted rewind of turn 3 (scope code)", or "rolled
+	// back ..." when a blob it needed could no longer be read. A
+	// front-end shows it: the files moved.
+	Recovered func(what string)
 	// lockHeld says the caller holds the session's rewind lock (Adopt,
 	// forking into the session it replaces): the Controller's ops run
 	// under it without taking it again.
@@ -172,6 +178,9 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 		c.Close()
 		return nil, err
 	}
+	if c.recovered != "" && o.Recovered != nil {
+		o.Recovered(c.recovered)
+	}
 	if !c.noAuto {
 		c.st.autoRetain(ctx, c.session)
 	}
@@ -183,10 +192,6 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 func (c *Controller) Close() error {
 	return errors.Join(c.idx.Close(), c.st.release(c.exitAfterClose), c.ws.Close())
 }
-
-// Recovered says what Open did about a rewind or undo a crash (or Ctrl-C)
-// left unfinished: finished or rolled back it. Empty when there was none.
-func (c *Controller) Recovered() string { return c.recovered }
 
 // Session returns the session id.
 func (c *Controller) Session() string { return c.session }
@@ -219,6 +224,12 @@ type TurnOptions struct {
 	// in scan mode asks it so that a code rewind can reach the workspace
 	// as it was before the agent's first action.
 	EnsureScanned bool
+	// Relabel opens no turn: it gives the open turn prompt, in the turn
+	// and in its user message, when its prompt is still Relabel (a label
+	// a hook gave a turn it opened before the agent showed the prompt;
+	// see checkpoints.Index.Relabel). With no open turn, or one labelled
+	// otherwise, it changes nothing. The result is zero.
+	Relabel string
 }
 
 // TurnResult is what BeginTurn did.
@@ -242,6 +253,9 @@ type TurnResult struct {
 // TurnOptions.Ensure it opens one only when none is open.
 func (c *Controller) BeginTurn(ctx context.Context, prompt string, o TurnOptions) (TurnResult, error) {
 	switch {
+	case o.Relabel != "":
+		_, err := c.idx.Relabel(ctx, o.Relabel, prompt)
+		return TurnResult{}, err
 	case o.EnsureScanned:
 		return c.ensureTurn(ctx, prompt, func(open checkpoints.Checkpoint) bool { return open.Scanned })
 	case o.Ensure:
@@ -290,13 +304,6 @@ func (c *Controller) BeginTurn(ctx context.Context, prompt string, o TurnOptions
 		c.st.enforceQuota(ctx, c.session)
 	}
 	return res, nil
-}
-
-// OpenTurn returns the open turn (the active turn with the highest
-// number) without its file snapshots, or an error wrapping ErrNoOpenTurn.
-func (c *Controller) OpenTurn(ctx context.Context) (Checkpoint, error) {
-	cp, err := c.idx.OpenTurn(ctx)
-	return Checkpoint{Checkpoint: cp}, err
 }
 
 // ensureTurn opens a turn with prompt under the session's hook lock unless

@@ -19,6 +19,8 @@ type env struct {
 	ws    string
 	store string
 	c     *controller.Controller
+	// recovered is what the last reopen's Open said it recovered.
+	recovered string
 }
 
 func newEnv(t testing.TB) *env {
@@ -33,7 +35,8 @@ func (e *env) reopen() {
 	if e.c != nil {
 		e.c.Close()
 	}
-	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store})
+	e.recovered = ""
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store, Recovered: func(what string) { e.recovered = what }})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -315,4 +318,31 @@ func (e *env) session() string {
 		e.t.Fatal(err)
 	}
 	return controller.WorkspaceSession(root)
+}
+
+// TestOpenTurnAndRelabel: Turn(-1) is the open turn (ErrNoOpenTurn before
+// the first); BeginTurn with Relabel opens no turn and renames the open
+// one, turn and user message, only while its prompt is still the label.
+func TestOpenTurnAndRelabel(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	if _, err := e.c.Turn(ctx, -1); !errors.Is(err, controller.ErrNoOpenTurn) {
+		t.Fatalf("open turn of a new session: %v, want ErrNoOpenTurn", err)
+	}
+	e.turn("first")
+	e.turn("(no prompt yet)")
+	if _, err := e.c.BeginTurn(ctx, "ignored", controller.TurnOptions{Relabel: "other label"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.BeginTurn(ctx, "fix the tests", controller.TurnOptions{Relabel: "(no prompt yet)"}); err != nil {
+		t.Fatal(err)
+	}
+	open, err := e.c.Turn(ctx, -1)
+	if err != nil || open.Turn != 1 || open.Prompt != "fix the tests" {
+		t.Fatalf("open turn after relabel: %+v, %v; want turn 1 \"fix the tests\"", open.Checkpoint, err)
+	}
+	msgs, err := e.c.Conversation(ctx)
+	if err != nil || len(msgs) != 2 || msgs[1].Text != "fix the tests" {
+		t.Fatalf("conversation after relabel: %+v, %v", msgs, err)
+	}
 }

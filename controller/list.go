@@ -169,8 +169,14 @@ func (c *Controller) kind(ctx context.Context, f checkpoints.FileSnap, open bool
 }
 
 // Turn returns the active turn numbered n with its file snapshots, or an
-// error wrapping ErrNoTurn.
+// error wrapping ErrNoTurn. A negative n asks for the open turn (the
+// active turn with the highest number), without its file snapshots: an
+// error wrapping ErrNoOpenTurn when the session has none.
 func (c *Controller) Turn(ctx context.Context, n int) (Checkpoint, error) {
+	if n < 0 {
+		cp, err := c.idx.OpenTurn(ctx)
+		return Checkpoint{Checkpoint: cp}, err
+	}
 	cp, err := c.idx.Turn(ctx, n)
 	if errors.Is(err, checkpoints.ErrNotFound) {
 		return Checkpoint{}, fmt.Errorf("controller: turn %d: %w", n, c.noTurn(ctx, n))

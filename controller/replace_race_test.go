@@ -166,8 +166,8 @@ func TestInterruptedRewindRollsBackRenamedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.reopen()
-	if !strings.Contains(e.c.Recovered(), "rolled back") {
-		t.Fatalf("recovered: %q, want a roll back", e.c.Recovered())
+	if !strings.Contains(e.recovered, "rolled back") {
+		t.Fatalf("recovered: %q, want a roll back", e.recovered)
 	}
 	e.want("a.txt", "a1")
 	e.want("b.txt", "b1")

@@ -610,13 +610,11 @@ func (s *Server) open(ctx context.Context, ws, session string) (*controller.Cont
 		s.kept[k] = e
 		e.refs++
 		s.mu.Unlock()
-		c, err := s.st.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session})
+		c, err := s.st.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session,
+			Recovered: func(what string) { s.logf("ckpt: %s", what) }})
 		var index os.FileInfo
 		if err == nil {
 			index, _ = os.Stat(indexPath)
-			if r := c.Recovered(); r != "" {
-				s.logf("ckpt: %s", r)
-			}
 		}
 		s.mu.Lock()
 		e.c, e.err, e.index = c, err, index

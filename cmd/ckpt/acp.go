@@ -41,10 +41,7 @@ func (a *app) serveACP(ctx context.Context, agent []string, noScan bool) error {
 		Open: func(ctx context.Context, ws, id string) (*controller.Controller, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			c, err := store.Open(ctx, controller.Options{Workspace: ws, Session: id})
-			if err == nil && c.Recovered() != "" {
-				a.say("ckpt: %s", c.Recovered())
-			}
+			c, err := store.Open(ctx, controller.Options{Workspace: ws, Session: id, Recovered: func(what string) { a.say("ckpt: %s", what) }})
 			if err == nil {
 				a.warnStore(c.Store().Warning())
 			}

@@ -81,15 +81,17 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 	if a.missing != nil && !create {
 		return nil, a.missing
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store, NoCreate: !create, ExitAfterClose: exitAfterRun})
+	recovered := ""
+	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store, NoCreate: !create, ExitAfterClose: exitAfterRun,
+		Recovered: func(what string) { recovered = what }})
 	if errors.Is(err, controller.ErrWorkspaceMismatch) {
 		return nil, fmt.Errorf("%w (run ckpt from inside that workspace, or pass --workspace DIR, or --session ID for another session)", err)
 	}
 	if err == nil && a.picked {
 		a.say("ckpt: session %s, the last active in %s (--session ID picks another; `ckpt sessions` lists them)", a.session, quote.Path(a.workspace))
 	}
-	if err == nil && c.Recovered() != "" {
-		a.say("ckpt: %s", c.Recovered())
+	if err == nil && recovered != "" {
+		a.say("ckpt: %s", recovered)
 	}
 	if err == nil {
 		a.warnStore(c.Store().Warning())

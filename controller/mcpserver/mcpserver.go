@@ -492,7 +492,7 @@ func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error
 		out.CanUndo = out.CanUndo || e.NextUndo
 		out.CanRedo = out.CanRedo || e.NextRedo
 	}
-	open, err := s.c.OpenTurn(ctx)
+	open, err := s.c.Turn(ctx, -1)
 	if errors.Is(err, controller.ErrNoOpenTurn) {
 		out.Summary = fmt.Sprintf("no turn yet in session %s; scan mode %s", out.Session, scan)
 		return out, nil
