@@ -305,7 +305,7 @@ func TestListKindsSurviveConversationRewind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cps[0].Kinds[0]; got != controller.Modified {
+	if got := cps[0].Changes[0].Kind; got != controller.Modified {
 		t.Errorf("turn 0 a.txt kind = %s, want modified (it existed when turn 0 ended)", got)
 	}
 }

@@ -75,13 +75,3 @@ func (c *Controller) BeginStep(ctx context.Context, o StepOptions) (Step, error)
 	}
 	return st, nil
 }
-
-// Steps returns the steps of the active turns, by turn then step, each
-// with the paths it touched first.
-func (c *Controller) Steps(ctx context.Context) ([]Step, error) {
-	st, err := c.idx.Steps(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("controller: %w", err)
-	}
-	return st, nil
-}

@@ -69,7 +69,7 @@ type listOptions struct {
 // of every turn (no --limit, not a terminal's page) is printed as it is
 // read, so its memory does not grow with the history.
 func (a *app) runList(ctx context.Context, o listOptions) error {
-	page := controller.ListOptions{Since: o.since, Limit: o.limit}
+	page := controller.ListOptions{Since: o.since, Limit: o.limit, Steps: o.steps}
 	if o.page {
 		page.Limit = listPage
 	}
@@ -81,18 +81,7 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 		return err
 	}
 	defer c.Close()
-	var steps map[int][]controller.Step
-	if o.steps {
-		all, err := c.Steps(ctx)
-		if err != nil {
-			return err
-		}
-		steps = map[int][]controller.Step{}
-		for _, st := range all {
-			steps[st.Turn] = append(steps[st.Turn], st)
-		}
-	}
-	out := &listOut{a: a, w: bufio.NewWriter(a.stdout), steps: steps, withSteps: o.steps}
+	out := &listOut{a: a, w: bufio.NewWriter(a.stdout)}
 	var total, last int // of the active history: its turns, the newest one's number
 	if page.Limit <= 0 {
 		if exitAfterRun && os.Getenv("GOGC") == "" {
@@ -103,7 +92,7 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 			// turns: 39 -> 30 MiB, for ~10% more CPU).
 			debug.SetGCPercent(100)
 		}
-		_, info, err := c.Checkpoints(ctx, controller.ListOptions{Since: max(page.Since, 0), Each: out.add})
+		_, info, err := c.Checkpoints(ctx, controller.ListOptions{Since: max(page.Since, 0), Each: out.add, Steps: o.steps})
 		if err != nil {
 			return err
 		}
@@ -137,15 +126,13 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 // --json the elements of one JSON array, byte for byte what encoding the
 // whole list at once with printJSON gives.
 type listOut struct {
-	a         *app
-	w         *bufio.Writer
-	steps     map[int][]controller.Step
-	withSteps bool
-	n         int // rows printed
-	first     int // the first and last turn printed
-	last      int
-	line      []byte
-	arr       *jsondoc.Array // with --json
+	a     *app
+	w     *bufio.Writer
+	n     int // rows printed
+	first int // the first and last turn printed
+	last  int
+	line  []byte
+	arr   *jsondoc.Array // with --json
 }
 
 // add prints one turn.
@@ -180,16 +167,16 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 	for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
 		line = append(line, ' ')
 	}
-	for j, f := range cp.Files {
+	for j, f := range cp.Changes {
 		if j > 0 {
 			line = append(line, ' ')
 		}
-		line = append(line, cp.Kinds[j].Mark()...)
+		line = append(line, f.Kind.Mark()...)
 		line = append(line, quote.Path(f.Path)...)
 	}
 	line = append(line, '\n')
 	l.w.Write(line)
-	for _, st := range l.steps[cp.Turn] {
+	for _, st := range cp.Steps {
 		line = fmt.Appendf(line[:0], "  %-4s%s  %-48s", fmt.Sprintf(".%d", st.Number), st.Time.Local().Format("2006-01-02 15:04:05"), msg.Shorten(stepLabel(st), 48))
 		for j, f := range st.Files {
 			if j > 0 {
@@ -216,12 +203,8 @@ func (l *listOut) add(cp controller.Checkpoint) error {
 // list, never null), which is what printJSON's jsondoc pass would do to
 // the whole document.
 func (l *listOut) addJSON(cp controller.Checkpoint) error {
-	el := wire.NewCheckpoint(cp)
-	if l.withSteps {
-		el.Steps = wire.NewSteps(l.steps[cp.Turn])
-	}
 	l.n++
-	return l.array().Add(el)
+	return l.array().Add(wire.NewCheckpoint(cp))
 }
 
 // finish ends the output: the JSON array's close (or [] when it is empty).

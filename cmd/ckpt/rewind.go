@@ -159,7 +159,7 @@ func runPicker(cmd *cobra.Command, a *app) error {
 		return err
 	}
 	defer c.Close()
-	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{Lines: true, Steps: true})
 	if err != nil {
 		return err
 	}

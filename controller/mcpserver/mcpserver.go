@@ -209,15 +209,11 @@ type ListOutput struct {
 }
 
 func (s *server) list(ctx context.Context, _ ListInput) (ListOutput, error) {
-	cps, _, err := s.c.Checkpoints(ctx, controller.ListOptions{})
+	cps, _, err := s.c.Checkpoints(ctx, controller.ListOptions{Steps: true})
 	if err != nil {
 		return ListOutput{}, err
 	}
-	steps, err := s.c.Steps(ctx)
-	if err != nil {
-		return ListOutput{}, err
-	}
-	return ListOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Checkpoints: wire.NewCheckpoints(cps, steps)}, nil
+	return ListOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Checkpoints: wire.NewCheckpoints(cps)}, nil
 }
 
 // DiffInput is show_diff's argument object.

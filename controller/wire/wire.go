@@ -116,12 +116,16 @@ type StepFile struct {
 	Existed bool `json:"existed" jsonschema:"the file existed just before the tool call (false: the call created it)"`
 }
 
-// NewCheckpoint is cp without its steps (Steps nil, so left out).
+// NewCheckpoint is cp, with its steps when it was listed with them
+// (controller.ListOptions.Steps; else Steps is nil, so left out).
 func NewCheckpoint(cp controller.Checkpoint) Checkpoint {
 	out := Checkpoint{Turn: cp.Turn, Time: stamp(cp.Time), Prompt: cp.Prompt, Files: make([]File, len(cp.Files)),
 		Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
 	for i, f := range cp.Files {
-		out.Files[i] = File{Path: f.Path, PathBytes: PathBytes(f.Path), Kind: string(cp.Kinds[i])}
+		out.Files[i] = File{Path: f.Path, PathBytes: PathBytes(f.Path), Kind: string(cp.Changes[i].Kind)}
+	}
+	if cp.Steps != nil {
+		out.Steps = NewSteps(cp.Steps)
 	}
 	return out
 }
@@ -138,17 +142,11 @@ func NewSteps(steps []controller.Step) []Step {
 	return out
 }
 
-// NewCheckpoints is cps, each with its steps: steps holds the session's
-// steps (Controller.Steps), any order within a turn kept.
-func NewCheckpoints(cps []controller.Checkpoint, steps []controller.Step) []Checkpoint {
-	byTurn := map[int][]controller.Step{}
-	for _, st := range steps {
-		byTurn[st.Turn] = append(byTurn[st.Turn], st)
-	}
+// NewCheckpoints is cps (see NewCheckpoint); never nil.
+func NewCheckpoints(cps []controller.Checkpoint) []Checkpoint {
 	out := make([]Checkpoint, len(cps))
 	for i, cp := range cps {
 		out[i] = NewCheckpoint(cp)
-		out[i].Steps = NewSteps(byTurn[cp.Turn])
 	}
 	return out
 }

@@ -147,11 +147,10 @@ func TestGolden(t *testing.T) {
 	s.capture(nil, "keep.txt")
 	s.write("keep.txt", "v3\n")
 
-	cps, _, cerr := c.Checkpoints(ctx, controller.ListOptions{})
-	must(cps, cerr)
-	steps := must(c.Steps(ctx))
-	s.golden("checkpoints", wire.NewCheckpoints(cps, steps))
-	s.golden("checkpoint_without_steps", wire.NewCheckpoint(cps[0]))
+	cps, _, cerr := c.Checkpoints(ctx, controller.ListOptions{Steps: true})
+	s.golden("checkpoints", wire.NewCheckpoints(must(cps, cerr)))
+	cps, _, cerr = c.Checkpoints(ctx, controller.ListOptions{})
+	s.golden("checkpoint_without_steps", wire.NewCheckpoint(must(cps, cerr)[0]))
 	s.golden("changes", wire.NewChanges(must(c.Status(ctx))))
 	s.golden("messages", wire.NewMessages(must(c.Conversation(ctx))))
 
@@ -182,7 +181,7 @@ func TestGolden(t *testing.T) {
 // encoding/json, and its output schemas refuse null for a list).
 func TestNeverNull(t *testing.T) {
 	for name, doc := range map[string]any{
-		"checkpoints": wire.NewCheckpoints([]controller.Checkpoint{{}}, nil),
+		"checkpoints": wire.NewCheckpoints([]controller.Checkpoint{{Steps: []controller.Step{}}}),
 		"result":      wire.NewResult(controller.Result{}),
 		"diff":        wire.NewDiff(controller.Target{}, nil, nil),
 		"messages":    wire.NewMessages(nil),
