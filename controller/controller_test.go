@@ -175,7 +175,7 @@ func TestCrashAfterPlanIsFinishedOnOpen(t *testing.T) {
 		t.Fatalf("op still pending after reopen: %v", err)
 	}
 	// And the finished rewind undoes like any other.
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "a1")
@@ -206,7 +206,7 @@ func TestCorruptBlobAbortsBeforeTouchingFiles(t *testing.T) {
 	}
 	e.want("a.txt", "a1")
 	e.want("b.txt", "b1")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
 		t.Fatalf("a failed rewind left something to undo: %v", err)
 	}
 }
@@ -266,12 +266,12 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 	}
 	e.turn("p1")
 	e.edit("a.txt", "work done after the rewind")
-	_, err := e.c.Undo(ctx, controller.UndoOptions{})
+	_, err := e.c.Undo(ctx, controller.RewindOptions{})
 	if !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "a.txt") {
 		t.Fatalf("undo over later work: %v, want ErrUndoConflict naming a.txt", err)
 	}
 	e.want("a.txt", "work done after the rewind")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{Force: true}); err != nil {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "v1")
@@ -281,7 +281,7 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.turn("p1, resent")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "p1, resent") {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "p1, resent") {
 		t.Fatalf("undo hiding a newer turn: %v, want ErrUndoConflict naming the turn", err)
 	}
 }

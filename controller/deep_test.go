@@ -112,7 +112,7 @@ func TestDeepTreeRewind(t *testing.T) {
 	if _, err := r.Lstat("n"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the created file's directories are still there: %v", err)
 	}
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, made := readIn(t, r, deep), readIn(t, r, created); got != "v1" || made != "made" {
@@ -229,7 +229,7 @@ func BenchmarkDeepRewind(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+				if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

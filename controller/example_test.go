@@ -65,18 +65,18 @@ func Example() {
 	fmt.Printf("main.go %q, README.md %s\n", read("main.go"), read("README.md"))
 
 	// Every rewind can be undone, and every undo redone.
-	if _, err := c.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("undone: main.go %q, README.md %q\n", read("main.go"), read("README.md"))
-	if _, err := c.Redo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := c.Redo(ctx, controller.RewindOptions{}); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("redone: README.md %s\n", read("README.md"))
 	// Undo walks back: the redo's rewind, then nothing is left.
 	undos := 0
 	for ; err == nil; undos++ {
-		_, err = c.Undo(ctx, controller.UndoOptions{})
+		_, err = c.Undo(ctx, controller.RewindOptions{})
 	}
 	fmt.Println("undos until nothing is left:", undos-1, errors.Is(err, controller.ErrNothingToUndo))
 

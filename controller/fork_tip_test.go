@@ -58,7 +58,7 @@ func TestForkAfterTheLastTurn(t *testing.T) {
 	if got := snapshot(t, f); !reflect.DeepEqual(got, before) {
 		t.Errorf("fork's history:\ngot  %+v\nwant %+v", got, before)
 	}
-	if _, err := f.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
+	if _, err := f.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
 		t.Errorf("undo in the fork: got %v, want nothing to undo", err)
 	}
 	// The fork rewinds every turn it copied and goes on with turn 3.
@@ -67,7 +67,7 @@ func TestForkAfterTheLastTurn(t *testing.T) {
 	}
 	e.want("a.txt", "a0")
 	e.want("b.txt", "<absent>")
-	if _, err := f.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := f.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "a3")

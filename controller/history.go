@@ -20,12 +20,12 @@ import (
 // reverses it (an undo). An op is in effect (state "done") until a later op
 // undoes it ("undone").
 //
-// Undo (no UndoOptions.Op) reverses the newest op in effect that applies a
+// Undo (no RewindOptions.Op) reverses the newest op in effect that applies a
 // base: `ckpt undo` keeps its stack meaning, a redo counting as the rewind it
 // re-applies, and repeating it walks further back. Redo re-applies the
 // most recently undone op by undoing the undo that reversed it, and
 // repeating it walks forward again; a new rewind or summarize ends the redo
-// chain, as in an editor (see nextRedo). UndoOptions.Op names any op: Undo
+// chain, as in an editor (see nextRedo). RewindOptions.Op names any op: Undo
 // reverses that op itself, in effect or not (`ckpt undo --op ID` puts back
 // the state just before it), and Redo brings back an op whose effect was
 // undone, by undoing the newest undo of its chain (`ckpt redo --op ID`).
@@ -56,24 +56,6 @@ import (
 // before the index recorded conversation changes (migration 0005) that
 // changed the conversation can only be reversed as the newest rewind, the
 // way they always could (ErrNotReversible otherwise).
-
-// UndoOptions modify an Undo or a Redo.
-type UndoOptions struct {
-	// DryRun computes what would change, conflicts included, and changes
-	// nothing: no file, no index row, no stored blob.
-	DryRun bool
-	// Force overwrites work done since the op being reversed (see
-	// ErrUndoConflict, ErrRedoConflict); what it overwrites is kept as the
-	// new op's before state, so undoing the new op brings it back.
-	Force bool
-	// Op, when not 0, names an op by its history id instead of the
-	// newest one: Undo reverses that op itself, in effect or not (putting
-	// back the state just before it); Redo brings back an op whose effect
-	// was undone, by reversing the op of its chain (the op, its undo, the
-	// redo, ...) that is in effect. With Op, an Undo or Redo that would
-	// change nothing records nothing (Result.Changed false).
-	Op int64
-}
 
 // HistoryEntry is one op of the journal as History reports it.
 type HistoryEntry struct {
@@ -197,7 +179,7 @@ func (j *journal) nextUndo() (checkpoints.Entry, bool) {
 // op on top of the redo stack. The stack is replayed from the journal as
 // an editor keeps it: an undo pushes the op it undid, a redo pops the op it
 // re-applied, and a new rewind or summarize empties it (the ops it held
-// stay in the history, reachable with UndoOptions.Op).
+// stay in the history, reachable with RewindOptions.Op).
 func (j *journal) nextRedo() (checkpoints.Entry, bool) {
 	var stack []int64
 	for _, e := range j.ops {
@@ -263,7 +245,7 @@ func (j *journal) reversible(e checkpoints.Entry) bool {
 // wrapping ErrUndoConflict (naming what would be lost) when work was done
 // since, unless o.Force. With o.DryRun it reports the plan and its
 // conflicts and changes nothing.
-func (c *Controller) Undo(ctx context.Context, o UndoOptions) (Result, error) {
+func (c *Controller) Undo(ctx context.Context, o RewindOptions) (Result, error) {
 	return c.reverse(ctx, o, false)
 }
 
@@ -275,7 +257,7 @@ func (c *Controller) Undo(ctx context.Context, o UndoOptions) (Result, error) {
 // ErrRedoConflict when work was done since the undo, unless o.Force (what
 // a forced redo overwrites is kept: Undo brings it back). o.DryRun as in
 // Undo.
-func (c *Controller) Redo(ctx context.Context, o UndoOptions) (Result, error) {
+func (c *Controller) Redo(ctx context.Context, o RewindOptions) (Result, error) {
 	return c.reverse(ctx, o, true)
 }
 
@@ -331,7 +313,7 @@ func (j *journal) tip(e checkpoints.Entry) (t checkpoints.Entry, inEffect, ok bo
 
 // reverse undoes one op (redo: the default pick and the meaning of o.Op
 // are Redo's).
-func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Result, error) {
+func (c *Controller) reverse(ctx context.Context, o RewindOptions, redo bool) (Result, error) {
 	verb := "undo"
 	if redo {
 		verb = "redo"

@@ -35,7 +35,7 @@ type driver interface {
 	Message(text string) error
 	Rewind(n int, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error)
 	Revert(n int, o controller.RewindOptions) (controller.Result, error)
-	Undo(redo bool, o controller.UndoOptions) (controller.Result, error)
+	Undo(redo bool, o controller.RewindOptions) (controller.Result, error)
 	Summarize(n int, dir direction, text string) error
 	// Fork's Result has Skipped nil when the driver cannot tell them.
 	Fork(n int, id string, restore, force bool) (controller.Result, error)
@@ -125,10 +125,11 @@ func (d *apiDriver) Rewind(n int, scope checkpoints.Scope, o controller.RewindOp
 }
 
 func (d *apiDriver) Revert(n int, o controller.RewindOptions) (controller.Result, error) {
-	return d.c.Revert(d.ctx, n, o)
+	o.Revert = true
+	return d.c.Rewind(d.ctx, controller.Target{Turn: n}, controller.ScopeCode, o)
 }
 
-func (d *apiDriver) Undo(redo bool, o controller.UndoOptions) (controller.Result, error) {
+func (d *apiDriver) Undo(redo bool, o controller.RewindOptions) (controller.Result, error) {
 	if redo {
 		return d.c.Redo(d.ctx, o)
 	}
@@ -365,7 +366,7 @@ func (d *cliDriver) Revert(n int, o controller.RewindOptions) (controller.Result
 	return d.result(append([]string{"revert", strconv.Itoa(n)}, rewindFlags(o)...)...)
 }
 
-func (d *cliDriver) Undo(redo bool, o controller.UndoOptions) (controller.Result, error) {
+func (d *cliDriver) Undo(redo bool, o controller.RewindOptions) (controller.Result, error) {
 	args := []string{"undo"}
 	if redo {
 		args[0] = "redo"

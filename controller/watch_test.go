@@ -93,8 +93,8 @@ func TestWatchSeesOtherControllers(t *testing.T) {
 	must(other.AppendMessage(ctx, "assistant", "changed a"))
 	must(other.BeginTurn(ctx, "second", controller.TurnOptions{}))
 	must(other.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{}))
-	must(other.Undo(ctx, controller.UndoOptions{}))
-	must(other.Redo(ctx, controller.UndoOptions{}))
+	must(other.Undo(ctx, controller.RewindOptions{}))
+	must(other.Redo(ctx, controller.RewindOptions{}))
 	must(other.Summarize(ctx, 0, false, "all of it"))
 	must(nil, other.Pin(ctx, 0, true, "keep"))
 	expect(t, events, e.session(),

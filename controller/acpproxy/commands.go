@@ -259,7 +259,7 @@ func reverseText(ctx context.Context, c *controller.Controller, redo, force bool
 	if redo {
 		verb, other = "redo", "undo"
 	}
-	o := controller.UndoOptions{Force: force}
+	o := controller.RewindOptions{Force: force}
 	var res controller.Result
 	var err error
 	if redo {

@@ -233,7 +233,7 @@ func (h *handler) reverse(w http.ResponseWriter, r *http.Request, redo bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	o := controller.UndoOptions{Force: req.Force, DryRun: req.DryRun, Op: req.Op}
+	o := controller.RewindOptions{Force: req.Force, DryRun: req.DryRun, Op: req.Op}
 	var res controller.Result
 	var err error
 	if redo {

@@ -398,7 +398,7 @@ func (s *server) reverse(ctx context.Context, in UndoInput, redo bool) (Result, 
 	if !in.DryRun {
 		ctx = context.WithoutCancel(ctx) // as in rewind
 	}
-	o := controller.UndoOptions{DryRun: in.DryRun, Force: in.Force, Op: in.Op}
+	o := controller.RewindOptions{DryRun: in.DryRun, Force: in.Force, Op: in.Op}
 	var res controller.Result
 	var err error
 	if redo {

@@ -168,7 +168,7 @@ func TestGolden(t *testing.T) {
 	seq := must(c.LastSeq(ctx))
 	s.golden("result", wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{}))))
 	s.golden("events", s.events(seq, 1))
-	s.golden("result_undo", wire.NewResult(must(c.Undo(ctx, controller.UndoOptions{}))))
+	s.golden("result_undo", wire.NewResult(must(c.Undo(ctx, controller.RewindOptions{}))))
 	s.golden("history", wire.NewHistory(must(c.History(ctx))))
 
 	store := controller.OpenStore(s.root)
