@@ -153,7 +153,7 @@ func TestForkRestoreIsUndoableInTheFork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Session != "other" || res.Rewind.Prompt != "second" {
+	if res.Session != "other" || res.Prompt != "second" {
 		t.Errorf("fork = %+v, want session other, prompt second", res)
 	}
 	e.want("a.txt", "a1")

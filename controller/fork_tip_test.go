@@ -43,7 +43,7 @@ func TestForkAfterTheLastTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Session != "tip" || res.Rewind.Changed || res.Rewind.Prompt != "" || len(res.Rewind.Restored)+len(res.Rewind.Deleted) != 0 {
+	if res.Session != "tip" || res.Changed || res.Prompt != "" || len(res.Restored)+len(res.Deleted) != 0 {
 		t.Errorf("fork after the last turn = %+v, want session tip and nothing rewound", res)
 	}
 	e.want("a.txt", "a3")

@@ -143,7 +143,7 @@ func (d *apiDriver) Summarize(n int, dir direction, text string) error {
 
 func (d *apiDriver) Fork(n int, id string, restore, force bool) (controller.Result, error) {
 	res, err := d.c.Fork(d.ctx, n, controller.ForkOptions{To: id, Restore: restore, Force: force})
-	return res.Rewind, err
+	return res, err
 }
 
 func convStrings(msgs []checkpoints.Message) []string {

@@ -75,6 +75,8 @@ type Result struct {
 	// Of names what an undo or redo reverses or re-applies: "rewind",
 	// "revert" or "summarize"; empty for other results.
 	Of string `json:"of,omitempty"`
+	// Session is, for a Fork, the new session: the result is its rewind.
+	Session string `json:"session,omitempty"`
 }
 
 // Rewind puts the session back to target: the start of a turn (Step 0)

@@ -45,14 +45,13 @@ func runFork(cmd *cobra.Command, a *app, turn int, o forkOptions) error {
 	if err != nil {
 		return err
 	}
-	rw := res.Rewind
 	if a.json {
 		return a.printJSON(wire.NewFork(c.Session(), turn, res))
 	}
-	a.printFiles(rw, a.say)
+	a.printFiles(res, a.say)
 	a.say("forked session %s from %s before turn %d; continue with --session %s", res.Session, c.Session(), turn, res.Session)
-	if rw.Prompt != "" { // not a fork after the last turn
-		a.say("turn %d's prompt, to edit and resend: %s", turn, rw.Prompt)
+	if res.Prompt != "" { // not a fork after the last turn
+		a.say("turn %d's prompt, to edit and resend: %s", turn, res.Prompt)
 	}
 	_, err = a.stdout.Write([]byte(res.Session + "\n"))
 	return err

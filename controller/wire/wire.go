@@ -312,10 +312,10 @@ type Fork struct {
 	Deleted  []string `json:"deleted"`
 }
 
-// NewFork is the fork res of session from before turn.
-func NewFork(from string, turn int, res controller.ForkResult) Fork {
-	return Fork{Session: res.Session, From: from, Turn: turn, Prompt: res.Rewind.Prompt,
-		Restored: nonNil(res.Rewind.Restored), Deleted: nonNil(res.Rewind.Deleted)}
+// NewFork is the fork res (Controller.Fork's) of session from before turn.
+func NewFork(from string, turn int, res controller.Result) Fork {
+	return Fork{Session: res.Session, From: from, Turn: turn, Prompt: res.Prompt,
+		Restored: nonNil(res.Restored), Deleted: nonNil(res.Deleted)}
 }
 
 // HistoryEntry is one op of the session's journal (newest first in every

@@ -185,7 +185,7 @@ func TestNeverNull(t *testing.T) {
 		"result":      wire.NewResult(controller.Result{}),
 		"diff":        wire.NewDiff(controller.Target{}, nil, nil),
 		"messages":    wire.NewMessages(nil),
-		"fork":        wire.NewFork("s", 0, controller.ForkResult{}),
+		"fork":        wire.NewFork("s", 0, controller.Result{}),
 		"history":     wire.NewHistory([]controller.HistoryEntry{{}}),
 		"changes":     wire.NewChanges(nil),
 		"sessions":    wire.NewSessions(nil),
