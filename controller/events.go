@@ -42,10 +42,12 @@ type WatchOptions struct {
 	// Interval is how often the session's change log is read; zero means
 	// every 100ms.
 	Interval time.Duration
-	// After is the Seq after which to start: LastSeq's, read with the
-	// state a UI renders, so no change between the two is missed; or the
-	// last Event.Seq seen, to resume. Zero replays the whole change log
-	// (from a "resync" once it has been trimmed).
+	// After is the Seq after which to start: the last Event.Seq seen, to
+	// resume. Zero replays the whole change log (from a "resync" once it
+	// has been trimmed). Negative starts now: the first event is a
+	// "resync" whose Seq is the newest change's (0 when there is none),
+	// the moment for a UI to read the state it renders, and every change
+	// committed after it follows, so none between the two is missed.
 	After int64
 }
 
@@ -67,6 +69,14 @@ func (c *Controller) Watch(ctx context.Context, o WatchOptions, fn func(Event)) 
 		o.Interval = defaultWatchInterval
 	}
 	after := o.After
+	if after < 0 {
+		seq, err := c.idx.LastChange(ctx)
+		if err != nil {
+			return err
+		}
+		after = seq
+		fn(Event{Kind: "resync", Session: c.session, Seq: seq})
+	}
 	t := time.NewTicker(o.Interval)
 	defer t.Stop()
 	for {
@@ -92,13 +102,6 @@ func (c *Controller) Watch(ctx context.Context, o WatchOptions, fn func(Event)) 
 		case <-t.C:
 		}
 	}
-}
-
-// LastSeq returns the Seq of the latest change committed to the session (0
-// when there is none): read it before the state a UI renders, then Watch
-// with WatchOptions.After set to it.
-func (c *Controller) LastSeq(ctx context.Context) (int64, error) {
-	return c.idx.LastChange(ctx)
 }
 
 // changeEvent describes a change of the log as an Event.

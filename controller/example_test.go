@@ -88,10 +88,11 @@ func Example() {
 	// undos until nothing is left: 1 true
 }
 
-// A UI follows a session: it reads the state it renders and the change
-// log's position together, then watches from that position. Watch reports
-// every change by any process (an agent's hooks run in processes of their
-// own), this process's included, in commit order.
+// A UI follows a session: it watches from now, reads the state it renders
+// when the watch's first event (a "resync") says where it starts, then
+// re-renders on each change. Watch reports every change by any process
+// (an agent's hooks run in processes of their own), this process's
+// included, in commit order.
 func ExampleController_Watch() {
 	ctx := context.Background()
 	ws, _ := os.MkdirTemp("", "ckpt-ws-")
@@ -104,14 +105,11 @@ func ExampleController_Watch() {
 		log.Fatal(err)
 	}
 	defer ui.Close()
-	seq, err := ui.LastSeq(ctx) // with the state it renders
-	if err != nil {
-		log.Fatal(err)
-	}
 	wctx, stop := context.WithCancel(ctx)
 	seen := make(chan controller.Event)
-	go ui.Watch(wctx, controller.WatchOptions{After: seq, Interval: 10 * time.Millisecond}, func(e controller.Event) { seen <- e })
+	go ui.Watch(wctx, controller.WatchOptions{After: -1, Interval: 10 * time.Millisecond}, func(e controller.Event) { seen <- e })
 	defer stop()
+	<-seen // a "resync": the moment to read the state it renders
 
 	// An agent's hook, as another process would: its own Controller.
 	hook, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})

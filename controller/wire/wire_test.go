@@ -165,7 +165,7 @@ func TestGolden(t *testing.T) {
 	s.golden("fork", wire.NewFork(c.Session(), 1, fork))
 
 	s.golden("result_dry_run", wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{DryRun: true}))))
-	seq := must(c.LastSeq(ctx))
+	seq := s.events(-1, 1)[0].Seq // a "resync" at the newest change
 	s.golden("result", wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{}))))
 	s.golden("events", s.events(seq, 1))
 	s.golden("result_undo", wire.NewResult(must(c.Undo(ctx, controller.RewindOptions{}))))
