@@ -74,8 +74,10 @@ type HistoryEntry struct {
 	State string `json:"state"`
 	// UndoneBy is the op that undid this one (0 while in effect).
 	UndoneBy int64         `json:"undone_by"`
-	Paths    []string      `json:"paths"`
-	Files    []HistoryFile `json:"files"`
+	Paths    []string `json:"paths"`
+	// Files are the paths it rewrote, each with its recorded state just
+	// before and just after it (a state without Content: absent).
+	Files []checkpoints.OpFile `json:"files"`
 	// HiddenTurns and ShownTurns are the turn numbers the op took out of
 	// or put back into the active history (empty for ops finished before
 	// they were recorded).
@@ -94,30 +96,6 @@ type HistoryEntry struct {
 	// Redo re-applies.
 	NextUndo bool `json:"next_undo"`
 	NextRedo bool `json:"next_redo"`
-}
-
-// HistoryFile is one path an op rewrote, with its state before and after.
-type HistoryFile struct {
-	Path   string    `json:"path"`
-	Before FileState `json:"before"`
-	After  FileState `json:"after"`
-}
-
-// FileState is a recorded state of a path.
-type FileState struct {
-	Exists bool   `json:"exists"`
-	Blob   string `json:"blob"` // full blob id; "" when absent
-	Mode   string `json:"mode"` // permission bits in octal; "" when absent
-	Size   int64  `json:"size"`
-	// Lost: verify --repair found the blob missing or corrupt.
-	Lost bool `json:"lost"`
-}
-
-func fileState(s checkpoints.State) FileState {
-	if !s.Exists() {
-		return FileState{Lost: s.Lost}
-	}
-	return FileState{Exists: true, Blob: s.Content.String(), Mode: fmt.Sprintf("%04o", s.Mode.Perm()), Size: s.Size, Lost: s.Lost}
 }
 
 // journal indexes the op journal for picking and describing ops.
@@ -524,7 +502,7 @@ func (c *Controller) History(ctx context.Context) ([]HistoryEntry, error) {
 	for i := len(ops) - 1; i >= 0; i-- {
 		e := ops[i]
 		h := HistoryEntry{ID: e.ID, Time: e.Time.UTC(), Scope: e.Scope, Turn: e.Turn, Step: e.Step, Undoes: e.Undoes, State: e.State,
-			Paths: []string{}, Files: []HistoryFile{}, HiddenTurns: []int{}, ShownTurns: []int{}}
+			Paths: []string{}, Files: []checkpoints.OpFile{}, HiddenTurns: []int{}, ShownTurns: []int{}}
 		switch {
 		case e.Kind == checkpoints.OpRewind && e.Summarizes():
 			h.Kind = "summarize"
@@ -542,7 +520,7 @@ func (c *Controller) History(ctx context.Context) ([]HistoryEntry, error) {
 		}
 		for _, f := range e.Files {
 			h.Paths = append(h.Paths, f.Path)
-			h.Files = append(h.Files, HistoryFile{Path: f.Path, Before: fileState(f.Before), After: fileState(f.After)})
+			h.Files = append(h.Files, checkpoints.OpFile{Path: f.Path, Before: f.Before, After: f.After})
 		}
 		for _, v := range e.Changes {
 			if v.Message {

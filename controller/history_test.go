@@ -397,7 +397,7 @@ func TestHistoryEntries(t *testing.T) {
 		t.Errorf("can/next flags: redo %+v undo %+v", redo, undo)
 	}
 	for _, f := range rw.Files {
-		if f.Path == "b.txt" && (!f.Before.Exists || f.After.Exists || f.Before.Mode != "0644" || len(f.Before.Blob) != 64) {
+		if f.Path == "b.txt" && (!f.Before.Exists() || f.After.Exists() || f.Before.Mode.Perm() != 0o644 || f.Before.Content == nil) {
 			t.Errorf("b.txt in the rewind: %+v, want present before, absent after", f)
 		}
 	}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -413,8 +414,14 @@ type FileState struct {
 	Lost bool `json:"lost" jsonschema:"the store no longer holds the content"`
 }
 
-func newFileState(s controller.FileState) FileState {
-	return FileState{Exists: s.Exists, Blob: s.Blob, Mode: s.Mode, Size: s.Size, Lost: s.Lost}
+// newFileState is a recorded state (a controller.HistoryEntry's file's
+// Before or After, given field by field): blob, when it exists, is its
+// content's id.
+func newFileState(exists bool, blob fmt.Stringer, mode fs.FileMode, size int64, lost bool) FileState {
+	if !exists {
+		return FileState{Lost: lost}
+	}
+	return FileState{Exists: true, Blob: blob.String(), Mode: fmt.Sprintf("%04o", mode.Perm()), Size: size, Lost: lost}
 }
 
 // NewHistory is the journal h, in its order; never nil.
@@ -427,7 +434,9 @@ func NewHistory(h []controller.HistoryEntry) []HistoryEntry {
 			CanUndo: e.CanUndo, CanRedo: e.CanRedo, NextUndo: e.NextUndo, NextRedo: e.NextRedo}
 		files := make([]string, len(e.Files))
 		for j, f := range e.Files {
-			out[i].Files[j] = HistoryFile{Path: f.Path, Before: newFileState(f.Before), After: newFileState(f.After)}
+			b, a := f.Before, f.After
+			out[i].Files[j] = HistoryFile{Path: f.Path, Before: newFileState(b.Exists(), b.Content, b.Mode, b.Size, b.Lost),
+				After: newFileState(a.Exists(), a.Content, a.Mode, a.Size, a.Lost)}
 			files[j] = f.Path
 		}
 		out[i].PathBytes = pathBytesMap(e.Paths, files)
