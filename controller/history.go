@@ -73,7 +73,7 @@ type HistoryEntry struct {
 	// the next Open finishes it).
 	State string `json:"state"`
 	// UndoneBy is the op that undid this one (0 while in effect).
-	UndoneBy int64         `json:"undone_by"`
+	UndoneBy int64    `json:"undone_by"`
 	Paths    []string `json:"paths"`
 	// Files are the paths it rewrote, each with its recorded state just
 	// before and just after it (a state without Content: absent).
