@@ -43,10 +43,11 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 	if err != nil {
 		return err
 	}
+	doc := wire.NewDiff(pt, diffs, skipped)
 	if a.json {
-		return a.printJSON(wire.NewDiff(pt, diffs, skipped))
+		return a.printJSON(doc)
 	}
-	for _, d := range diffs {
+	for _, d := range doc.Files {
 		// A git-style header: the path, and mode lines when the
 		// mode changes (old mode 100644 / new mode 100755).
 		fmt.Fprintf(a.stdout, "diff --git %s %s\n%s", quote.Path("a/"+d.Path), quote.Path("b/"+d.Path), d.Header())

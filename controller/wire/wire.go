@@ -259,6 +259,21 @@ type FileDiff struct {
 	NewMode string `json:"new_mode,omitempty" jsonschema:"the file mode at the target, as git writes it"`
 }
 
+// Header returns the git-style extended header lines for the file:
+// "new file mode", "deleted file mode", or "old mode"/"new mode" when
+// only the mode or also the mode changed; empty when the mode is the same.
+func (d FileDiff) Header() string {
+	switch {
+	case d.OldMode == "" && d.NewMode != "":
+		return "new file mode " + d.NewMode + "\n"
+	case d.OldMode != "" && d.NewMode == "":
+		return "deleted file mode " + d.OldMode + "\n"
+	case d.OldMode != d.NewMode:
+		return "old mode " + d.OldMode + "\nnew mode " + d.NewMode + "\n"
+	}
+	return ""
+}
+
 // NewDiff is the diff of a code rewind to pt (Controller.Diff's
 // results).
 func NewDiff(pt controller.Target, diffs []controller.FileDiff, skipped []controller.Skip) Diff {
