@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -81,6 +82,8 @@ type Controller struct {
 	recovered string
 	// exitAfterClose is Options.ExitAfterClose.
 	exitAfterClose bool
+	// opened is the index file as Open found it (see Replaced).
+	opened os.FileInfo
 
 	// beforeReplace, when set (tests), is called just before apply
 	// looks at a path for the last time and replaces or deletes it; hookMu
@@ -164,6 +167,7 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 		now:            o.Clock,
 		log:            o.Logger,
 	}
+	c.opened, _ = os.Stat(c.indexPath())
 	root, err := idx.InitMeta(ctx, "workspace", ws.Root())
 	if err == nil && root != ws.Root() {
 		err = fmt.Errorf("controller: session %s is for %s, not %s: %w", o.Session, root, ws.Root(), ErrWorkspaceMismatch)
@@ -192,6 +196,19 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 func (c *Controller) Close() error {
 	return errors.Join(c.idx.Close(), c.st.release(c.exitAfterClose), c.ws.Close())
 }
+
+// Replaced reports whether the session's index file is no longer the one
+// c opened: another process replaced it (Store.Adopt, a fork into the
+// session's id) or removed it. c then reads and writes a file no other
+// process sees: a front-end that keeps Controllers open (a server) closes
+// it and opens the session again.
+func (c *Controller) Replaced() bool {
+	fi, err := os.Stat(c.indexPath())
+	return err != nil || c.opened == nil || !os.SameFile(fi, c.opened)
+}
+
+// indexPath is the session's index file.
+func (c *Controller) indexPath() string { return filepath.Join(c.idx.Dir(), checkpoints.FileName) }
 
 // Session returns the session id.
 func (c *Controller) Session() string { return c.session }

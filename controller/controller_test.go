@@ -346,3 +346,29 @@ func TestOpenTurnAndRelabel(t *testing.T) {
 		t.Fatalf("conversation after relabel: %+v, %v", msgs, err)
 	}
 }
+
+// TestReplaced: a Controller knows when the session's index file is no
+// longer the one it opened (another process removed the session and
+// recorded a new one under its id), and not before.
+func TestReplaced(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.turn("t0")
+	if e.c.Replaced() {
+		t.Fatal("a fresh Controller says its index was replaced")
+	}
+	if _, _, err := controller.OpenStore(e.store).RemoveSession(ctx, e.session(), true, false); err != nil {
+		t.Fatal(err)
+	}
+	if !e.c.Replaced() {
+		t.Error("the index was removed; Replaced says it is still there")
+	}
+	again, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Session: e.session()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if !e.c.Replaced() || again.Replaced() {
+		t.Errorf("after a new index under the id: old Controller replaced=%v, new one %v; want true, false", e.c.Replaced(), again.Replaced())
+	}
+}
