@@ -422,8 +422,17 @@ func (d *cliDriver) ConversationOf(session string) ([]string, error) {
 }
 
 func (d *cliDriver) History() ([]controller.HistoryEntry, error) {
-	var out []controller.HistoryEntry
-	err := d.run("", &out, "history")
+	// The CLI writes each file's states for people (mode "0644"); the
+	// model compares the entries without them.
+	var doc []struct {
+		controller.HistoryEntry
+		Files json.RawMessage `json:"files"`
+	}
+	err := d.run("", &doc, "history")
+	out := make([]controller.HistoryEntry, len(doc))
+	for i, e := range doc {
+		out[i] = e.HistoryEntry
+	}
 	return out, err
 }
 
