@@ -13,11 +13,12 @@ type Event struct {
 	// Kind says what happened: "turn_opened", "step_opened" (a tool call
 	// opened a step of the open turn), "captured", "message", "pinned" (a
 	// turn's pin or label changed), "rewound" (a rewind or a revert
-	// finished), "undone", "redone", "summarized", or "resync": the change
-	// log was trimmed past the last change this watcher read, so it has
-	// missed changes it cannot be told, and a front-end reads the whole
-	// state again (the events after it follow on as usual; some may
-	// already be in the state it reads).
+	// finished), "undone", "redone", "summarized", or "resync": a
+	// front-end reads the whole state again. A resync begins a Watch from
+	// now (WatchOptions.After < 0), and stands for the changes a watcher
+	// missed when the change log was trimmed past the last one it read
+	// (the events after it follow on as usual; some may already be in the
+	// state it reads).
 	Kind    string `json:"kind"`
 	Session string `json:"session"`
 	// Turn is the turn the change concerns: for a rewind, undo, redo or

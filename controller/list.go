@@ -81,8 +81,8 @@ type ListOptions struct {
 	Steps bool
 }
 
-// Checkpoints returns the active turns, oldest first, with change kinds,
-// and the page info of the whole active history (the turns there are, the
+// Checkpoints returns the active turns, oldest first, each with what it
+// did to each of its files (Checkpoint.Changes), and the page info of the whole active history (the turns there are, the
 // newest one's number). A scanned turn's files include those its manifest
 // and the next turn's disagree on (a shell's changes), with the manifests'
 // states as start and end.

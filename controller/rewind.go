@@ -18,7 +18,7 @@ import (
 // revert), an Undo and a Redo.
 type RewindOptions struct {
 	// DryRun computes what would change, conflicts included, and changes
-	// nothing: no file, no index row, no stored blob.
+	// nothing.
 	DryRun bool
 	// Force lets the op overwrite work done since: files someone else
 	// changed since the agent left them (ErrConflict), or, for an undo or
