@@ -361,7 +361,7 @@ func TestForkAtTipOfRewoundSessionOutlivesItsSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := e.open("cut")
-	if _, err := f.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := f.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatalf("undo in the fork of the source's rewind: %v", err)
 	}
 	if _, err := f.Rewind(ctx, controller.Target{Turn: 2}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -50,6 +51,12 @@ type Options struct {
 	// is checkpointed either way: that makes its last rows durable and
 	// keeps a session directory to one file.
 	ExitAfterClose bool
+	// Recovered, when set, is told what Open did about a rewind or undo
+	// that a crash (or Ctrl-C) left unfinished, if there was one:
+	// "finished an interrupted rewind of turn 3 (scope code)", or "rolled
+	// back ..." when a blob it needed could no longer be read. A
+	// front-end shows it: the files moved.
+	Recovered func(what string)
 	// lockHeld says the caller holds the session's rewind lock (Adopt,
 	// forking into the session it replaces): the Controller's ops run
 	// under it without taking it again.
@@ -75,16 +82,14 @@ type Controller struct {
 	recovered string
 	// exitAfterClose is Options.ExitAfterClose.
 	exitAfterClose bool
+	// opened is the index file as Open found it (see Replaced).
+	opened os.FileInfo
 
 	// beforeReplace, when set (tests), is called just before apply
 	// looks at a path for the last time and replaces or deletes it; hookMu
 	// makes the calls one at a time.
 	beforeReplace func(rel string)
 	hookMu        sync.Mutex
-
-	mu   sync.Mutex
-	subs map[int]func(Event)
-	next int
 }
 
 // Open opens (creating on first use) the session for the workspace, in the
@@ -161,8 +166,8 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 		scan:           o.Scan,
 		now:            o.Clock,
 		log:            o.Logger,
-		subs:           map[int]func(Event){},
 	}
+	c.opened, _ = os.Stat(c.indexPath())
 	root, err := idx.InitMeta(ctx, "workspace", ws.Root())
 	if err == nil && root != ws.Root() {
 		err = fmt.Errorf("controller: session %s is for %s, not %s: %w", o.Session, root, ws.Root(), ErrWorkspaceMismatch)
@@ -177,6 +182,9 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 		c.Close()
 		return nil, err
 	}
+	if c.recovered != "" && o.Recovered != nil {
+		o.Recovered(c.recovered)
+	}
 	if !c.noAuto {
 		c.st.autoRetain(ctx, c.session)
 	}
@@ -189,9 +197,18 @@ func (c *Controller) Close() error {
 	return errors.Join(c.idx.Close(), c.st.release(c.exitAfterClose), c.ws.Close())
 }
 
-// Recovered says what Open did about a rewind or undo a crash (or Ctrl-C)
-// left unfinished: finished or rolled back it. Empty when there was none.
-func (c *Controller) Recovered() string { return c.recovered }
+// Replaced reports whether the session's index file is no longer the one
+// c opened: another process replaced it (Store.Adopt, a fork into the
+// session's id) or removed it. c then reads and writes a file no other
+// process sees: a front-end that keeps Controllers open (a server) closes
+// it and opens the session again.
+func (c *Controller) Replaced() bool {
+	fi, err := os.Stat(c.indexPath())
+	return err != nil || c.opened == nil || !os.SameFile(fi, c.opened)
+}
+
+// indexPath is the session's index file.
+func (c *Controller) indexPath() string { return filepath.Join(c.idx.Dir(), checkpoints.FileName) }
 
 // Session returns the session id.
 func (c *Controller) Session() string { return c.session }
@@ -207,7 +224,7 @@ func (c *Controller) Store() *Store { return c.root }
 type TurnOptions struct {
 	// Scan takes a manifest of the whole workspace as the turn opens, so a
 	// code rewind to it also undoes shell side effects (scan mode). The
-	// session setting (SetScan) turns it on for every turn.
+	// session setting (SetMeta "scan") turns it on for every turn.
 	Scan bool
 	// Progress, if set, is called during the scan with the count of files
 	// found so far (see capture.ScanOptions.Progress).
@@ -224,6 +241,12 @@ type TurnOptions struct {
 	// in scan mode asks it so that a code rewind can reach the workspace
 	// as it was before the agent's first action.
 	EnsureScanned bool
+	// Relabel opens no turn: it gives the open turn prompt, in the turn
+	// and in its user message, when its prompt is still Relabel (a label
+	// a hook gave a turn it opened before the agent showed the prompt;
+	// see checkpoints.Index.Relabel). With no open turn, or one labelled
+	// otherwise, it changes nothing. The result is zero.
+	Relabel string
 }
 
 // TurnResult is what BeginTurn did.
@@ -247,6 +270,9 @@ type TurnResult struct {
 // TurnOptions.Ensure it opens one only when none is open.
 func (c *Controller) BeginTurn(ctx context.Context, prompt string, o TurnOptions) (TurnResult, error) {
 	switch {
+	case o.Relabel != "":
+		_, err := c.idx.Relabel(ctx, o.Relabel, prompt)
+		return TurnResult{}, err
 	case o.EnsureScanned:
 		return c.ensureTurn(ctx, prompt, func(open checkpoints.Checkpoint) bool { return open.Scanned })
 	case o.Ensure:
@@ -294,15 +320,7 @@ func (c *Controller) BeginTurn(ctx context.Context, prompt string, o TurnOptions
 	if !c.noAuto {
 		c.st.enforceQuota(ctx, c.session)
 	}
-	c.emit(Event{Kind: EventTurnOpened, Turn: cp.Turn})
 	return res, nil
-}
-
-// OpenTurn returns the open turn (the active turn with the highest
-// number) without its file snapshots, or an error wrapping ErrNoOpenTurn.
-func (c *Controller) OpenTurn(ctx context.Context) (Checkpoint, error) {
-	cp, err := c.idx.OpenTurn(ctx)
-	return Checkpoint{Checkpoint: cp}, err
 }
 
 // ensureTurn opens a turn with prompt under the session's hook lock unless
@@ -381,30 +399,14 @@ type CaptureOptions struct {
 // records nothing and does not stop the others.
 func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []capture.Result, errs []error) {
 	if o.Step != nil {
-		res, errs = c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: o.Step.TurnID, Step: o.Step.Number}, o.Paths)
-	} else {
-		res, errs = c.cap.CaptureAll(ctx, o.Paths)
+		return c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: o.Step.TurnID, Step: o.Step.Number}, o.Paths)
 	}
-	for i, r := range res {
-		if errs[i] == nil && r.Recorded {
-			e := Event{Kind: EventCaptured, Turn: r.Turn, Path: r.Path}
-			if o.Step != nil {
-				e.Step = r.Step
-			}
-			c.emit(e)
-		}
-	}
-	return res, errs
+	return c.cap.CaptureAll(ctx, o.Paths)
 }
 
 // AppendMessage appends a message to the open turn.
 func (c *Controller) AppendMessage(ctx context.Context, role, text string) (Message, error) {
-	m, err := c.idx.AppendMessage(ctx, role, text)
-	if err != nil {
-		return m, err
-	}
-	c.emit(Event{Kind: EventMessage, Turn: m.Turn})
-	return m, nil
+	return c.idx.AppendMessage(ctx, role, text)
 }
 
 // Pin exempts the active turn numbered turn from retention (or, with pin
@@ -418,9 +420,6 @@ func (c *Controller) Pin(ctx context.Context, turn int, pin bool, label string) 
 			verb = "unpin"
 		}
 		return fmt.Errorf("controller: %s turn %d: %w", verb, turn, c.noTurn(ctx, turn))
-	}
-	if err == nil {
-		c.emit(Event{Kind: EventPinned, Turn: turn})
 	}
 	return err
 }

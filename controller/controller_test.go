@@ -19,6 +19,8 @@ type env struct {
 	ws    string
 	store string
 	c     *controller.Controller
+	// recovered is what the last reopen's Open said it recovered.
+	recovered string
 }
 
 func newEnv(t testing.TB) *env {
@@ -33,7 +35,8 @@ func (e *env) reopen() {
 	if e.c != nil {
 		e.c.Close()
 	}
-	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store})
+	e.recovered = ""
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store, Recovered: func(what string) { e.recovered = what }})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -172,7 +175,7 @@ func TestCrashAfterPlanIsFinishedOnOpen(t *testing.T) {
 		t.Fatalf("op still pending after reopen: %v", err)
 	}
 	// And the finished rewind undoes like any other.
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "a1")
@@ -203,31 +206,8 @@ func TestCorruptBlobAbortsBeforeTouchingFiles(t *testing.T) {
 	}
 	e.want("a.txt", "a1")
 	e.want("b.txt", "b1")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
 		t.Fatalf("a failed rewind left something to undo: %v", err)
-	}
-}
-
-func TestEventsReachSubscribers(t *testing.T) {
-	ctx := context.Background()
-	e := newEnv(t)
-	var got []controller.EventKind
-	cancel := e.c.Subscribe(func(ev controller.Event) { got = append(got, ev.Kind) })
-	e.turn("t0")
-	e.edit("a.txt", "x")
-	e.c.AppendMessage(ctx, "assistant", "ok")
-	e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeBoth, controller.RewindOptions{})
-	e.c.Undo(ctx, controller.UndoOptions{})
-	cancel()
-	e.turn("t1")
-	want := []controller.EventKind{controller.EventTurnOpened, controller.EventCaptured, controller.EventMessage, controller.EventRewound, controller.EventUndone}
-	if len(got) != len(want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("events %v, want %v", got, want)
-		}
 	}
 }
 
@@ -286,12 +266,12 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 	}
 	e.turn("p1")
 	e.edit("a.txt", "work done after the rewind")
-	_, err := e.c.Undo(ctx, controller.UndoOptions{})
+	_, err := e.c.Undo(ctx, controller.RewindOptions{})
 	if !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "a.txt") {
 		t.Fatalf("undo over later work: %v, want ErrUndoConflict naming a.txt", err)
 	}
 	e.want("a.txt", "work done after the rewind")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{Force: true}); err != nil {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "v1")
@@ -301,7 +281,7 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.turn("p1, resent")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "p1, resent") {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "p1, resent") {
 		t.Fatalf("undo hiding a newer turn: %v, want ErrUndoConflict naming the turn", err)
 	}
 }
@@ -325,7 +305,7 @@ func TestListKindsSurviveConversationRewind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cps[0].Kinds[0]; got != controller.Modified {
+	if got := cps[0].Changes[0].Kind; got != controller.Modified {
 		t.Errorf("turn 0 a.txt kind = %s, want modified (it existed when turn 0 ended)", got)
 	}
 }
@@ -338,4 +318,57 @@ func (e *env) session() string {
 		e.t.Fatal(err)
 	}
 	return controller.WorkspaceSession(root)
+}
+
+// TestOpenTurnAndRelabel: Turn(-1) is the open turn (ErrNoOpenTurn before
+// the first); BeginTurn with Relabel opens no turn and renames the open
+// one, turn and user message, only while its prompt is still the label.
+func TestOpenTurnAndRelabel(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	if _, err := e.c.Turn(ctx, -1); !errors.Is(err, controller.ErrNoOpenTurn) {
+		t.Fatalf("open turn of a new session: %v, want ErrNoOpenTurn", err)
+	}
+	e.turn("first")
+	e.turn("(no prompt yet)")
+	if _, err := e.c.BeginTurn(ctx, "ignored", controller.TurnOptions{Relabel: "other label"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.BeginTurn(ctx, "fix the tests", controller.TurnOptions{Relabel: "(no prompt yet)"}); err != nil {
+		t.Fatal(err)
+	}
+	open, err := e.c.Turn(ctx, -1)
+	if err != nil || open.Turn != 1 || open.Prompt != "fix the tests" {
+		t.Fatalf("open turn after relabel: %+v, %v; want turn 1 \"fix the tests\"", open.Checkpoint, err)
+	}
+	msgs, err := e.c.Conversation(ctx)
+	if err != nil || len(msgs) != 2 || msgs[1].Text != "fix the tests" {
+		t.Fatalf("conversation after relabel: %+v, %v", msgs, err)
+	}
+}
+
+// TestReplaced: a Controller knows when the session's index file is no
+// longer the one it opened (another process removed the session and
+// recorded a new one under its id), and not before.
+func TestReplaced(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.turn("t0")
+	if e.c.Replaced() {
+		t.Fatal("a fresh Controller says its index was replaced")
+	}
+	if _, _, err := controller.OpenStore(e.store).RemoveSession(ctx, e.session(), true, false); err != nil {
+		t.Fatal(err)
+	}
+	if !e.c.Replaced() {
+		t.Error("the index was removed; Replaced says it is still there")
+	}
+	again, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Session: e.session()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if !e.c.Replaced() || again.Replaced() {
+		t.Errorf("after a new index under the id: old Controller replaced=%v, new one %v; want true, false", e.c.Replaced(), again.Replaced())
+	}
 }

@@ -48,7 +48,7 @@ func TestCrashHelperProcess(t *testing.T) {
 		}
 	}
 	undo := func() {
-		if _, err := c.Undo(ctx, controller.UndoOptions{}); err != nil {
+		if _, err := c.Undo(ctx, controller.RewindOptions{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
@@ -163,7 +163,7 @@ func TestCrashRewind(t *testing.T) {
 		}
 		e.checkAll(t, round, version)
 		if version == 0 {
-			if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+			if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 				t.Fatalf("round %d: undo after recovery: %v", round, err)
 			}
 			e.checkAll(t, round, 1)

@@ -112,7 +112,7 @@ func TestDeepTreeRewind(t *testing.T) {
 	if _, err := r.Lstat("n"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the created file's directories are still there: %v", err)
 	}
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got, made := readIn(t, r, deep), readIn(t, r, created); got != "v1" || made != "made" {
@@ -123,8 +123,8 @@ func TestDeepTreeRewind(t *testing.T) {
 	// Open, at the same depth.
 	planByHand(t, e, deep, created)
 	e.reopen()
-	if !strings.HasPrefix(e.c.Recovered(), "finished") {
-		t.Errorf("recovered: %q, want finished", e.c.Recovered())
+	if !strings.HasPrefix(e.recovered, "finished") {
+		t.Errorf("recovered: %q, want finished", e.recovered)
 	}
 	if got, made := readIn(t, r, deep), readIn(t, r, created); got != "v0" || made != "<absent>" {
 		t.Errorf("after recovery: %q, %q; want v0, <absent>", got, made)
@@ -177,11 +177,12 @@ func TestStoppedRecoveryResumes(t *testing.T) {
 			cancel()
 		}
 	})
-	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store})
+	recovered := ""
+	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Recovered: func(what string) { recovered = what }})
 	controller.SetRecoverHook(nil)
 	if err == nil {
 		c.Close()
-		t.Fatalf("Open went on after its context was cancelled (recovered: %q)", c.Recovered())
+		t.Fatalf("Open went on after its context was cancelled (recovered: %q)", recovered)
 	}
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Open = %v, want context.Canceled", err)
@@ -191,8 +192,8 @@ func TestStoppedRecoveryResumes(t *testing.T) {
 	}
 
 	e.reopen()
-	if !strings.HasPrefix(e.c.Recovered(), "finished") {
-		t.Errorf("recovered: %q, want finished", e.c.Recovered())
+	if !strings.HasPrefix(e.recovered, "finished") {
+		t.Errorf("recovered: %q, want finished", e.recovered)
 	}
 	for p, want := range map[string]string{"a.txt": "a0", "b.txt": "b0", "c.txt": "<absent>"} {
 		e.want(p, want)
@@ -228,7 +229,7 @@ func BenchmarkDeepRewind(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StopTimer()
-				if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+				if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

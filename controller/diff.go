@@ -40,21 +40,6 @@ func gitMode(s checkpoints.State) string {
 	return fmt.Sprintf("100%03o", uint32(s.Mode.Perm()))
 }
 
-// Header returns the git-style extended header lines for the file:
-// "new file mode", "deleted file mode", or "old mode"/"new mode" when
-// only the mode or also the mode changed; empty when the mode is the same.
-func (d FileDiff) Header() string {
-	switch {
-	case d.OldMode == "" && d.NewMode != "":
-		return "new file mode " + d.NewMode + "\n"
-	case d.OldMode != "" && d.NewMode == "":
-		return "deleted file mode " + d.OldMode + "\n"
-	case d.OldMode != d.NewMode:
-		return "old mode " + d.OldMode + "\nnew mode " + d.NewMode + "\n"
-	}
-	return ""
-}
-
 // Diff returns what a code Rewind to p would change, path by path, and the
 // paths it would skip: to a turn's start or to one of its steps (ErrNoStep
 // when the turn has no such step). It changes nothing.

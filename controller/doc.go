@@ -7,25 +7,29 @@
 // blob store at STORE/blobs, shared by all sessions and opened once per
 // Store, whatever the number of Controllers. It opens turns, captures paths
 // (through package capture), appends messages, lists checkpoints, diffs,
-// rewinds and undoes, and tells subscribers about each of those as an
-// Event. Open is OpenStore and Store.Open in one, for a process with one
+// rewinds and undoes, and reports each change of the session, whatever
+// process made it, as an Event (Watch). Open is OpenStore and Store.Open in one, for a process with one
 // session (a CLI command).
 //
 // Embedding: package controller is all a front-end imports. Open a
 // Controller with Options (workspace, and optionally session, Clock,
 // Logger, Scan); BeginTurn per user prompt; Capture each path before a
 // tool writes it (CaptureOptions: one path or many, into a step or not);
-// AppendMessage; Checkpoints (ListOptions: all, a page, or streamed),
-// Conversation and Diff to show; Rewind (to a Target: a turn, or a step of
-// it), Revert, Undo and Redo to act; History for every op. The few types
+// AppendMessage; Checkpoints (ListOptions: all, a page, or streamed, with
+// steps and line counts if asked), Turn (-1: the open one), Conversation
+// and Diff to show; Rewind (to a Target: a turn, or a step of it; or, with
+// RewindOptions.Revert, one turn's own changes), Undo and Redo to act;
+// History for every op; Meta and SetMeta for the session's settings (scan
+// mode, a front-end's own keys). The few types
 // of the packages below that a front-end names (Scope, Step, Policy, ...)
 // and the sentinel errors it tests are re-exported here as aliases
 // (api.go); those it only receives (a Capture's results, a list's page
-// info, a scan's skipped entries) are used through the values returned. To follow a session, read LastSeq with the state
-// shown, then Watch from it: every change by any process (agent hooks run
-// in their own), in commit order, or a "resync" when it fell so far
-// behind that the bounded log lost what it missed; Subscribe gives this
-// Controller's own events synchronously. The Store does the work that
+// info, a scan's skipped entries, a history entry's file states) are used
+// through the values returned. To follow a session, Watch it from now
+// (WatchOptions.After -1): its first event, a "resync", is when to read
+// the state shown; then come every change by any process (agent hooks run
+// in their own), in commit order, and a "resync" again when it fell so far
+// behind that the bounded log lost what it missed. The Store does the work that
 // needs no workspace: settling the session a front-end serves (Resolve:
 // named, by a unique prefix, or the workspace's last active), finding a
 // directory's workspace and session (Locate, ActiveSession), listing
@@ -70,7 +74,7 @@
 // next Open finishes (or, if a blob can no longer be read, rolls back).
 //
 // Scan mode: a turn opened with TurnOptions.Scan (or in a session with
-// SetScan) records a manifest of the workspace first; a manifest entry is
+// SetMeta "scan" on) records a manifest of the workspace first; a manifest entry is
 // an event at the turn's start, and so is a manifest's lack of a path: a
 // code rewind to T deletes a file when a scanned turn opened at or after T
 // lacks it before any other event of it (not under paths that scan

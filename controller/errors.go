@@ -45,12 +45,12 @@ var (
 	ErrUndoConflict = errors.New("work was done since that rewind; undo would overwrite it (force to undo anyway)")
 	// ErrNothingToRedo is wrapped by Redo when no undone op can be
 	// re-applied: nothing was undone, or a newer rewind ended the chain
-	// (Redo with UndoOptions.Op still reaches it).
+	// (Redo with RewindOptions.Op still reaches it).
 	ErrNothingToRedo = errors.New("nothing to redo")
 	// ErrRedoConflict is wrapped by Redo (and by Undo of an undo) when work
 	// was done since the undo it reverses. Nothing changes unless forced.
 	ErrRedoConflict = errors.New("work was done since that undo; redo would overwrite it (force to redo anyway)")
-	// ErrNotInEffect is wrapped when UndoOptions.Op names an unfinished
+	// ErrNotInEffect is wrapped when RewindOptions.Op names an unfinished
 	// op, or, for Redo, an op whose effect is in effect.
 	ErrNotInEffect = errors.New("op is not in the state that allows it")
 	// ErrNotReversible is wrapped when an op cannot be reversed exactly: it

@@ -150,7 +150,7 @@ func TestEscapeRace(t *testing.T) {
 			}
 			skips += checkSkips(t, res.Skipped)
 			if err == nil && res.Changed && rng.IntN(2) == 0 {
-				res, err := ctl.Undo(ctx, controller.UndoOptions{Force: true})
+				res, err := ctl.Undo(ctx, controller.RewindOptions{Force: true})
 				undos++
 				if err != nil {
 					undoErrs++
@@ -185,7 +185,7 @@ func TestEscapeRace(t *testing.T) {
 	}
 	// Every rewind left in place stays undoable: walk back the stack.
 	for range 100 {
-		res, err := ctl.Undo(ctx, controller.UndoOptions{Force: true})
+		res, err := ctl.Undo(ctx, controller.RewindOptions{Force: true})
 		if errors.Is(err, checkpoints.ErrNothingToUndo) {
 			break
 		}

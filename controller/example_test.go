@@ -65,18 +65,18 @@ func Example() {
 	fmt.Printf("main.go %q, README.md %s\n", read("main.go"), read("README.md"))
 
 	// Every rewind can be undone, and every undo redone.
-	if _, err := c.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("undone: main.go %q, README.md %q\n", read("main.go"), read("README.md"))
-	if _, err := c.Redo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := c.Redo(ctx, controller.RewindOptions{}); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("redone: README.md %s\n", read("README.md"))
 	// Undo walks back: the redo's rewind, then nothing is left.
 	undos := 0
 	for ; err == nil; undos++ {
-		_, err = c.Undo(ctx, controller.UndoOptions{})
+		_, err = c.Undo(ctx, controller.RewindOptions{})
 	}
 	fmt.Println("undos until nothing is left:", undos-1, errors.Is(err, controller.ErrNothingToUndo))
 
@@ -88,11 +88,11 @@ func Example() {
 	// undos until nothing is left: 1 true
 }
 
-// A UI follows a session: it reads the state it renders and the change
-// log's position together, then watches from that position. Watch reports
-// every change by any process (an agent's hooks run in processes of their
-// own), in commit order; Subscribe reports this Controller's own changes,
-// synchronously, with the rewind's Result.
+// A UI follows a session: it watches from now, reads the state it renders
+// when the watch's first event (a "resync") says where it starts, then
+// re-renders on each change. Watch reports every change by any process
+// (an agent's hooks run in processes of their own), this process's
+// included, in commit order.
 func ExampleController_Watch() {
 	ctx := context.Background()
 	ws, _ := os.MkdirTemp("", "ckpt-ws-")
@@ -105,14 +105,11 @@ func ExampleController_Watch() {
 		log.Fatal(err)
 	}
 	defer ui.Close()
-	seq, err := ui.LastSeq(ctx) // with the state it renders
-	if err != nil {
-		log.Fatal(err)
-	}
 	wctx, stop := context.WithCancel(ctx)
 	seen := make(chan controller.Event)
-	go ui.Watch(wctx, controller.WatchOptions{After: seq, Interval: 10 * time.Millisecond}, func(e controller.Event) { seen <- e })
+	go ui.Watch(wctx, controller.WatchOptions{After: -1, Interval: 10 * time.Millisecond}, func(e controller.Event) { seen <- e })
 	defer stop()
+	<-seen // a "resync": the moment to read the state it renders
 
 	// An agent's hook, as another process would: its own Controller.
 	hook, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
@@ -131,38 +128,6 @@ func ExampleController_Watch() {
 	// turn_opened 0
 	// message 0
 	// captured 0 go.mod
-}
-
-// Subscribe tells a UI, synchronously, about what this Controller does.
-func ExampleController_Subscribe() {
-	ctx := context.Background()
-	ws, _ := os.MkdirTemp("", "ckpt-ws-")
-	store, _ := os.MkdirTemp("", "ckpt-store-")
-	defer os.RemoveAll(ws)
-	defer os.RemoveAll(store)
-
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Store: store})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer c.Close()
-	cancel := c.Subscribe(func(e controller.Event) {
-		if e.Result != nil {
-			fmt.Println(e.Kind, e.Turn, "deleted", e.Result.Deleted)
-			return
-		}
-		fmt.Println(strings.TrimSpace(fmt.Sprint(e.Kind, " ", e.Turn, " ", e.Path)))
-	})
-	defer cancel()
-	c.BeginTurn(ctx, "write notes", controller.TurnOptions{})
-	c.Capture(ctx, controller.CaptureOptions{Paths: []string{"notes.txt"}})
-	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("notes\n"), 0o644)
-	c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{})
-
-	// Output:
-	// turn_opened 0
-	// captured 0 notes.txt
-	// rewound 0 deleted [notes.txt]
 }
 
 // A desktop app keeps one Store open for its life and a Controller per

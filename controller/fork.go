@@ -25,15 +25,6 @@ type ForkOptions struct {
 	lockHeld bool
 }
 
-// ForkResult says what Fork did.
-type ForkResult struct {
-	Session string `json:"session"` // the new session's id
-	// Rewind is the fork's own rewind to turn: its conversation cut (whose
-	// Prompt is turn's prompt, to edit and resend) and, with Restore, the
-	// files it put back.
-	Rewind Result `json:"rewind"`
-}
-
 // Fork creates a new session in the same store and workspace whose
 // active history is this session's turns before turn (turn itself is not
 // in it: the fork's next turn gets number turn, and turn's prompt is handed
@@ -44,17 +35,19 @@ type ForkResult struct {
 // `undo` in the fork brings back the later turns it hid. This session is
 // not changed. Turn may also be the number this session's next turn would
 // get (one past its last active turn; 0 for a session with none): the fork
-// then holds the whole active history, nothing is rewound and its
-// Rewind is empty, as an agent's fork of its session after the last turn
+// then holds the whole active history, nothing is rewound and the result
+// is empty but for Session, as an agent's fork of its session after the last turn
 // (ACP session/fork). It fails with ErrNoTurn for any other turn not in
 // the active history and ErrSessionExists when o.To names an existing
 // session; if the fork's rewind fails (a conflict, unless forced), the
 // fork is removed. The fork records this session and turn as its origin
 // (its parent in the session tree, see Store.Sessions); a fork can be
-// rewound and forked like any session.
-func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkResult, error) {
-	fail := func(err error) (ForkResult, error) {
-		return ForkResult{}, fmt.Errorf("controller: fork turn %d: %w", turn, err)
+// rewound and forked like any session. The Result is the fork's own
+// rewind to turn (its Prompt is turn's prompt, to edit and resend; with
+// Restore, the files it put back), with Session the fork's id.
+func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (Result, error) {
+	fail := func(err error) (Result, error) {
+		return Result{}, fmt.Errorf("controller: fork turn %d: %w", turn, err)
 	}
 	if err := c.forkable(ctx, turn); err != nil {
 		return fail(err)
@@ -136,8 +129,8 @@ func (c *Controller) Fork(ctx context.Context, turn int, o ForkOptions) (ForkRes
 		cleanup()
 		return fail(err)
 	}
-	c.emit(Event{Kind: EventForked, Turn: turn, Path: id})
-	return ForkResult{Session: id, Rewind: res}, nil
+	res.Session = id
+	return res, nil
 }
 
 // forkable fails with ErrNoTurn unless turn is in the active history or
@@ -226,6 +219,5 @@ func (c *Controller) Summarize(ctx context.Context, turn int, upTo bool, summary
 	if err != nil {
 		return Result{Turn: turn, Scope: checkpoints.ScopeConversation}, fmt.Errorf("controller: summarize %s turn %d: %w", map[bool]string{false: "from", true: "up to"}[upTo], turn, err)
 	}
-	c.emit(Event{Kind: EventSummarized, Turn: turn, Result: &res})
 	return res, nil
 }

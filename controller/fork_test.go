@@ -116,12 +116,12 @@ func TestForkLeavesOriginalAndRewindsOnItsOwn(t *testing.T) {
 	}
 	e.want("a.txt", "a1")
 	e.want("b.txt", "<absent>")
-	if _, err := f.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := f.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "a3")
 	e.want("b.txt", "b")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
 		t.Errorf("undo in original: got %v, want ErrNothingToUndo", err)
 	}
 	if got := snapshot(t, e.c); !reflect.DeepEqual(got, before) {
@@ -153,7 +153,7 @@ func TestForkRestoreIsUndoableInTheFork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Session != "other" || res.Rewind.Prompt != "second" {
+	if res.Session != "other" || res.Prompt != "second" {
 		t.Errorf("fork = %+v, want session other, prompt second", res)
 	}
 	e.want("a.txt", "a1")
@@ -165,7 +165,7 @@ func TestForkRestoreIsUndoableInTheFork(t *testing.T) {
 	if got := snapshot(t, f); !reflect.DeepEqual(got.list, before.list[:1]) {
 		t.Errorf("fork checkpoints = %+v, want turn 0 only", got.list)
 	}
-	if _, err := f.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := f.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "a3")
@@ -239,7 +239,7 @@ func TestSummarizeIsUndoneExactly(t *testing.T) {
 				t.Errorf("summarize changed the checkpoints")
 			}
 			e.want("a.txt", "a3")
-			if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+			if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if got := snapshot(t, e.c); !reflect.DeepEqual(got, before) {
@@ -247,7 +247,7 @@ func TestSummarizeIsUndoneExactly(t *testing.T) {
 			}
 			// Undo and the summary's messages both stay on the stack:
 			// nothing more to undo.
-			if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
+			if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
 				t.Errorf("second undo: got %v, want ErrNothingToUndo", err)
 			}
 		})
@@ -274,7 +274,7 @@ func TestSummarizeStacksWithRewinds(t *testing.T) {
 	// A turn opened after a summarize does not block its undo.
 	e.turn("later")
 	for i := 0; i < 3; i++ {
-		if _, err := e.c.Undo(ctx, controller.UndoOptions{Force: i == 1}); err != nil {
+		if _, err := e.c.Undo(ctx, controller.RewindOptions{Force: i == 1}); err != nil {
 			t.Fatalf("undo %d: %v", i, err)
 		}
 		if i == 1 {

@@ -43,7 +43,7 @@ func TestForkAfterTheLastTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Session != "tip" || res.Rewind.Changed || res.Rewind.Prompt != "" || len(res.Rewind.Restored)+len(res.Rewind.Deleted) != 0 {
+	if res.Session != "tip" || res.Changed || res.Prompt != "" || len(res.Restored)+len(res.Deleted) != 0 {
 		t.Errorf("fork after the last turn = %+v, want session tip and nothing rewound", res)
 	}
 	e.want("a.txt", "a3")
@@ -58,7 +58,7 @@ func TestForkAfterTheLastTurn(t *testing.T) {
 	if got := snapshot(t, f); !reflect.DeepEqual(got, before) {
 		t.Errorf("fork's history:\ngot  %+v\nwant %+v", got, before)
 	}
-	if _, err := f.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
+	if _, err := f.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, checkpoints.ErrNothingToUndo) {
 		t.Errorf("undo in the fork: got %v, want nothing to undo", err)
 	}
 	// The fork rewinds every turn it copied and goes on with turn 3.
@@ -67,7 +67,7 @@ func TestForkAfterTheLastTurn(t *testing.T) {
 	}
 	e.want("a.txt", "a0")
 	e.want("b.txt", "<absent>")
-	if _, err := f.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := f.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.txt", "a3")

@@ -20,12 +20,12 @@ import (
 // reverses it (an undo). An op is in effect (state "done") until a later op
 // undoes it ("undone").
 //
-// Undo (no UndoOptions.Op) reverses the newest op in effect that applies a
+// Undo (no RewindOptions.Op) reverses the newest op in effect that applies a
 // base: `ckpt undo` keeps its stack meaning, a redo counting as the rewind it
 // re-applies, and repeating it walks further back. Redo re-applies the
 // most recently undone op by undoing the undo that reversed it, and
 // repeating it walks forward again; a new rewind or summarize ends the redo
-// chain, as in an editor (see nextRedo). UndoOptions.Op names any op: Undo
+// chain, as in an editor (see nextRedo). RewindOptions.Op names any op: Undo
 // reverses that op itself, in effect or not (`ckpt undo --op ID` puts back
 // the state just before it), and Redo brings back an op whose effect was
 // undone, by undoing the newest undo of its chain (`ckpt redo --op ID`).
@@ -57,24 +57,6 @@ import (
 // changed the conversation can only be reversed as the newest rewind, the
 // way they always could (ErrNotReversible otherwise).
 
-// UndoOptions modify an Undo or a Redo.
-type UndoOptions struct {
-	// DryRun computes what would change, conflicts included, and changes
-	// nothing: no file, no index row, no stored blob.
-	DryRun bool
-	// Force overwrites work done since the op being reversed (see
-	// ErrUndoConflict, ErrRedoConflict); what it overwrites is kept as the
-	// new op's before state, so undoing the new op brings it back.
-	Force bool
-	// Op, when not 0, names an op by its history id instead of the
-	// newest one: Undo reverses that op itself, in effect or not (putting
-	// back the state just before it); Redo brings back an op whose effect
-	// was undone, by reversing the op of its chain (the op, its undo, the
-	// redo, ...) that is in effect. With Op, an Undo or Redo that would
-	// change nothing records nothing (Result.Changed false).
-	Op int64
-}
-
 // HistoryEntry is one op of the journal as History reports it.
 type HistoryEntry struct {
 	ID    int64     `json:"id"`
@@ -91,9 +73,11 @@ type HistoryEntry struct {
 	// the next Open finishes it).
 	State string `json:"state"`
 	// UndoneBy is the op that undid this one (0 while in effect).
-	UndoneBy int64         `json:"undone_by"`
-	Paths    []string      `json:"paths"`
-	Files    []HistoryFile `json:"files"`
+	UndoneBy int64    `json:"undone_by"`
+	Paths    []string `json:"paths"`
+	// Files are the paths it rewrote, each with its recorded state just
+	// before and just after it (a state without Content: absent).
+	Files []checkpoints.OpFile `json:"files"`
 	// HiddenTurns and ShownTurns are the turn numbers the op took out of
 	// or put back into the active history (empty for ops finished before
 	// they were recorded).
@@ -112,30 +96,6 @@ type HistoryEntry struct {
 	// Redo re-applies.
 	NextUndo bool `json:"next_undo"`
 	NextRedo bool `json:"next_redo"`
-}
-
-// HistoryFile is one path an op rewrote, with its state before and after.
-type HistoryFile struct {
-	Path   string    `json:"path"`
-	Before FileState `json:"before"`
-	After  FileState `json:"after"`
-}
-
-// FileState is a recorded state of a path.
-type FileState struct {
-	Exists bool   `json:"exists"`
-	Blob   string `json:"blob"` // full blob id; "" when absent
-	Mode   string `json:"mode"` // permission bits in octal; "" when absent
-	Size   int64  `json:"size"`
-	// Lost: verify --repair found the blob missing or corrupt.
-	Lost bool `json:"lost"`
-}
-
-func fileState(s checkpoints.State) FileState {
-	if !s.Exists() {
-		return FileState{Lost: s.Lost}
-	}
-	return FileState{Exists: true, Blob: s.Content.String(), Mode: fmt.Sprintf("%04o", s.Mode.Perm()), Size: s.Size, Lost: s.Lost}
 }
 
 // journal indexes the op journal for picking and describing ops.
@@ -197,7 +157,7 @@ func (j *journal) nextUndo() (checkpoints.Entry, bool) {
 // op on top of the redo stack. The stack is replayed from the journal as
 // an editor keeps it: an undo pushes the op it undid, a redo pops the op it
 // re-applied, and a new rewind or summarize empties it (the ops it held
-// stay in the history, reachable with UndoOptions.Op).
+// stay in the history, reachable with RewindOptions.Op).
 func (j *journal) nextRedo() (checkpoints.Entry, bool) {
 	var stack []int64
 	for _, e := range j.ops {
@@ -263,7 +223,7 @@ func (j *journal) reversible(e checkpoints.Entry) bool {
 // wrapping ErrUndoConflict (naming what would be lost) when work was done
 // since, unless o.Force. With o.DryRun it reports the plan and its
 // conflicts and changes nothing.
-func (c *Controller) Undo(ctx context.Context, o UndoOptions) (Result, error) {
+func (c *Controller) Undo(ctx context.Context, o RewindOptions) (Result, error) {
 	return c.reverse(ctx, o, false)
 }
 
@@ -275,7 +235,7 @@ func (c *Controller) Undo(ctx context.Context, o UndoOptions) (Result, error) {
 // ErrRedoConflict when work was done since the undo, unless o.Force (what
 // a forced redo overwrites is kept: Undo brings it back). o.DryRun as in
 // Undo.
-func (c *Controller) Redo(ctx context.Context, o UndoOptions) (Result, error) {
+func (c *Controller) Redo(ctx context.Context, o RewindOptions) (Result, error) {
 	return c.reverse(ctx, o, true)
 }
 
@@ -331,7 +291,7 @@ func (j *journal) tip(e checkpoints.Entry) (t checkpoints.Entry, inEffect, ok bo
 
 // reverse undoes one op (redo: the default pick and the meaning of o.Op
 // are Redo's).
-func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Result, error) {
+func (c *Controller) reverse(ctx context.Context, o RewindOptions, redo bool) (Result, error) {
 	verb := "undo"
 	if redo {
 		verb = "redo"
@@ -386,13 +346,6 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 	if err != nil {
 		return Result{Turn: res.Turn, Step: res.Step, Scope: res.Scope, DryRun: res.DryRun, Of: res.Of,
 			Restored: []string{}, Deleted: []string{}, Skipped: []Skip{}, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s: %w", verb, err)
-	}
-	if !o.DryRun {
-		kind := EventUndone
-		if reapplies {
-			kind = EventRedone
-		}
-		c.emit(Event{Kind: kind, Turn: res.Turn, Result: &res})
 	}
 	return res, nil
 }
@@ -549,7 +502,7 @@ func (c *Controller) History(ctx context.Context) ([]HistoryEntry, error) {
 	for i := len(ops) - 1; i >= 0; i-- {
 		e := ops[i]
 		h := HistoryEntry{ID: e.ID, Time: e.Time.UTC(), Scope: e.Scope, Turn: e.Turn, Step: e.Step, Undoes: e.Undoes, State: e.State,
-			Paths: []string{}, Files: []HistoryFile{}, HiddenTurns: []int{}, ShownTurns: []int{}}
+			Paths: []string{}, Files: []checkpoints.OpFile{}, HiddenTurns: []int{}, ShownTurns: []int{}}
 		switch {
 		case e.Kind == checkpoints.OpRewind && e.Summarizes():
 			h.Kind = "summarize"
@@ -567,7 +520,7 @@ func (c *Controller) History(ctx context.Context) ([]HistoryEntry, error) {
 		}
 		for _, f := range e.Files {
 			h.Paths = append(h.Paths, f.Path)
-			h.Files = append(h.Files, HistoryFile{Path: f.Path, Before: fileState(f.Before), After: fileState(f.After)})
+			h.Files = append(h.Files, checkpoints.OpFile{Path: f.Path, Before: f.Before, After: f.After})
 		}
 		for _, v := range e.Changes {
 			if v.Message {

@@ -29,17 +29,17 @@ func BenchmarkUndoRedo1000(b *testing.B) {
 		}
 		e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{})
 		for k := 0; k < 9; k++ {
-			e.undo(controller.UndoOptions{})
-			e.redo(controller.UndoOptions{})
+			e.undo(controller.RewindOptions{})
+			e.redo(controller.RewindOptions{})
 		}
 		b.StartTimer()
 		start := time.Now()
-		if res, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil || len(res.Restored) != n {
+		if res, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil || len(res.Restored) != n {
 			b.Fatalf("undo: %d restored, %v", len(res.Restored), err)
 		}
 		undo += time.Since(start)
 		start = time.Now()
-		if res, err := e.c.Redo(ctx, controller.UndoOptions{}); err != nil || len(res.Restored) != n {
+		if res, err := e.c.Redo(ctx, controller.RewindOptions{}); err != nil || len(res.Restored) != n {
 			b.Fatalf("redo: %d restored, %v", len(res.Restored), err)
 		}
 		redo += time.Since(start)

@@ -75,7 +75,7 @@ func (e *env) history() []controller.HistoryEntry {
 	return h
 }
 
-func (e *env) undo(o controller.UndoOptions) controller.Result {
+func (e *env) undo(o controller.RewindOptions) controller.Result {
 	e.t.Helper()
 	res, err := e.c.Undo(context.Background(), o)
 	if err != nil {
@@ -84,7 +84,7 @@ func (e *env) undo(o controller.UndoOptions) controller.Result {
 	return res
 }
 
-func (e *env) redo(o controller.UndoOptions) controller.Result {
+func (e *env) redo(o controller.RewindOptions) controller.Result {
 	e.t.Helper()
 	res, err := e.c.Redo(context.Background(), o)
 	if err != nil {
@@ -101,7 +101,7 @@ func TestUndoDryRunChangesNothing(t *testing.T) {
 	e.write("a.txt", "a hand edit nobody stored")
 	before, hist, blobs := e.state(), e.history(), blobCount(t, e.c)
 
-	res, err := e.c.Undo(ctx, controller.UndoOptions{DryRun: true})
+	res, err := e.c.Undo(ctx, controller.RewindOptions{DryRun: true})
 	if err != nil {
 		t.Fatalf("dry run: %v", err)
 	}
@@ -117,16 +117,16 @@ func TestUndoDryRunChangesNothing(t *testing.T) {
 	}
 	// The real undo still refuses the hand edit, and does the planned
 	// thing when forced.
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrUndoConflict) {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrUndoConflict) {
 		t.Fatalf("undo over a hand edit: %v, want ErrUndoConflict", err)
 	}
-	e.undo(controller.UndoOptions{Force: true})
+	e.undo(controller.RewindOptions{Force: true})
 	e.want("a.txt", "a3")
 	e.want("b.txt", "b")
 
 	// Redo has a dry run too.
 	mid, blobs := e.state(), blobCount(t, e.c)
-	res, err = e.c.Redo(ctx, controller.UndoOptions{DryRun: true})
+	res, err = e.c.Redo(ctx, controller.RewindOptions{DryRun: true})
 	if err != nil || !res.DryRun || len(res.Restored) != 1 || len(res.Deleted) != 1 {
 		t.Fatalf("redo dry run: %+v, %v", res, err)
 	}
@@ -153,9 +153,9 @@ func TestRedoRestoresTheRewoundStateExactly(t *testing.T) {
 			if reflect.DeepEqual(rewound, start) {
 				t.Fatal("the rewind changed nothing")
 			}
-			e.undo(controller.UndoOptions{})
+			e.undo(controller.RewindOptions{})
 			e.wantState("after undo", start)
-			res := e.redo(controller.UndoOptions{})
+			res := e.redo(controller.RewindOptions{})
 			if res.Turn != 1 || res.Scope != scope || !res.Changed {
 				t.Errorf("redo result %+v", res)
 			}
@@ -164,11 +164,11 @@ func TestRedoRestoresTheRewoundStateExactly(t *testing.T) {
 				e.want("bin.dat", "<absent>")
 			}
 			// The redo is undone like the rewind it re-applies.
-			e.undo(controller.UndoOptions{})
+			e.undo(controller.RewindOptions{})
 			e.wantState("after undoing the redo", start)
-			e.redo(controller.UndoOptions{})
+			e.redo(controller.RewindOptions{})
 			e.wantState("after the second redo", rewound)
-			if _, err := e.c.Redo(context.Background(), controller.UndoOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
+			if _, err := e.c.Redo(context.Background(), controller.RewindOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
 				t.Errorf("redo with nothing undone: %v, want ErrNothingToRedo", err)
 			}
 		})
@@ -190,28 +190,28 @@ func TestForcedUndoThenRedoReturnsTheHandEdits(t *testing.T) {
 	e.write("new.txt", "hand-made")
 	handMade := e.state()
 
-	_, err := e.c.Undo(ctx, controller.UndoOptions{})
+	_, err := e.c.Undo(ctx, controller.RewindOptions{})
 	if !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "new.txt") {
 		t.Fatalf("undo over hand edits: %v, want ErrUndoConflict naming both", err)
 	}
-	e.undo(controller.UndoOptions{Force: true})
+	e.undo(controller.RewindOptions{Force: true})
 	e.want("a.txt", "v1")
 	e.want("new.txt", "made by the agent")
 
 	// The hand edits the forced undo overwrote come back with redo.
-	e.redo(controller.UndoOptions{})
+	e.redo(controller.RewindOptions{})
 	e.wantState("after redo", handMade)
 
 	// A forced redo keeps what it overwrites too: undo brings it back.
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.write("a.txt", "second hand edit")
 	secondHand := e.state()
-	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "a.txt") {
+	if _, err := e.c.Redo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "a.txt") {
 		t.Fatalf("redo over a hand edit: %v, want ErrRedoConflict naming a.txt", err)
 	}
-	e.redo(controller.UndoOptions{Force: true})
+	e.redo(controller.RewindOptions{Force: true})
 	e.wantState("after forced redo", handMade)
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.wantState("after undoing the forced redo", secondHand)
 }
 
@@ -225,24 +225,24 @@ func TestRedoOfConversationRewind(t *testing.T) {
 	if len(cut.sess.list) != 1 {
 		t.Fatalf("after the cut: %d turns, want 1", len(cut.sess.list))
 	}
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.wantState("after undo", start)
 	// A turn opened since the undo is work a redo would hide.
 	e.turn("a new fourth turn")
 	e.message("user", "new message")
 	withNew := e.state()
-	_, err := e.c.Redo(ctx, controller.UndoOptions{})
+	_, err := e.c.Redo(ctx, controller.RewindOptions{})
 	if !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "a new fourth turn") {
 		t.Fatalf("redo hiding a newer turn: %v, want ErrRedoConflict naming it", err)
 	}
 	e.wantState("after the refused redo", withNew)
-	e.redo(controller.UndoOptions{Force: true})
+	e.redo(controller.RewindOptions{Force: true})
 	e.wantState("after the forced redo", cut)
 	// The hidden turn is reachable: undoing the redo shows it again.
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.wantState("after undoing the forced redo", withNew)
 	// And the next turn after a redo gets the number the cut freed.
-	e.redo(controller.UndoOptions{Force: true})
+	e.redo(controller.RewindOptions{Force: true})
 	if cp := e.turn("resent"); cp.Turn != 1 {
 		t.Errorf("turn after redo = %d, want 1", cp.Turn)
 	}
@@ -256,11 +256,11 @@ func TestRedoOfSummarize(t *testing.T) {
 		t.Fatal(err)
 	}
 	summarized := e.state()
-	e.undo(controller.UndoOptions{})
-	e.redo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
+	e.redo(controller.RewindOptions{})
 	e.wantState("after redo of summarize", summarized)
-	e.undo(controller.UndoOptions{})
-	e.redo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
+	e.redo(controller.RewindOptions{})
 	e.wantState("after the second redo of summarize", summarized)
 }
 
@@ -280,9 +280,9 @@ func TestUndoRedoWalks(t *testing.T) {
 	at := 3
 	for _, step := range []int{-1, -1, -1, +1, +1, +1, -1, -1, +1, -1, +1, +1} {
 		if step < 0 {
-			e.undo(controller.UndoOptions{})
+			e.undo(controller.RewindOptions{})
 		} else {
-			e.redo(controller.UndoOptions{})
+			e.redo(controller.RewindOptions{})
 		}
 		at += step
 		e.wantState("walk", s[at])
@@ -300,18 +300,18 @@ func TestUndoRedoWalks(t *testing.T) {
 			t.Fatalf("at %d: next undo/redo marks %v", at, next)
 		}
 	}
-	if _, err := e.c.Redo(context.Background(), controller.UndoOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
+	if _, err := e.c.Redo(context.Background(), controller.RewindOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
 		t.Errorf("redo at the end: %v, want ErrNothingToRedo", err)
 	}
 	// A new rewind ends the redo chain; the undone ops stay in the
 	// history and --op re-applies one of them.
-	e.undo(controller.UndoOptions{})
-	e.undo(controller.UndoOptions{}) // at 1
+	e.undo(controller.RewindOptions{})
+	e.undo(controller.RewindOptions{}) // at 1
 	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{})
-	if _, err := e.c.Redo(context.Background(), controller.UndoOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
+	if _, err := e.c.Redo(context.Background(), controller.RewindOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
 		t.Errorf("redo after a new rewind: %v, want ErrNothingToRedo", err)
 	}
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.wantState("after undoing the new rewind", s[1])
 	var second int64
 	for _, x := range e.history() {
@@ -322,7 +322,7 @@ func TestUndoRedoWalks(t *testing.T) {
 			}
 		}
 	}
-	e.redo(controller.UndoOptions{Op: second})
+	e.redo(controller.RewindOptions{Op: second})
 	e.wantState("after redo --op", s[2])
 }
 
@@ -343,18 +343,18 @@ func TestUndoOpReversesAnOlderCodeRewind(t *testing.T) {
 		t.Fatalf("history %+v", h)
 	}
 	// Undo the older one out of order: only a.txt comes back.
-	e.undo(controller.UndoOptions{Op: h[1].ID})
+	e.undo(controller.RewindOptions{Op: h[1].ID})
 	e.want("a.txt", "a1")
 	e.want("b.txt", "b0")
 	// Again: the state before it is there already, so nothing is done
 	// nor recorded.
-	if res, err := e.c.Undo(ctx, controller.UndoOptions{Op: h[1].ID}); err != nil || res.Changed {
+	if res, err := e.c.Undo(ctx, controller.RewindOptions{Op: h[1].ID}); err != nil || res.Changed {
 		t.Errorf("undo --op of an undone op: %+v, %v; want nothing changed", res, err)
 	}
-	if _, err := e.c.Redo(ctx, controller.UndoOptions{Op: h[0].ID}); !errors.Is(err, controller.ErrNotInEffect) {
+	if _, err := e.c.Redo(ctx, controller.RewindOptions{Op: h[0].ID}); !errors.Is(err, controller.ErrNotInEffect) {
 		t.Errorf("redo --op of an op in effect: %v, want ErrNotInEffect", err)
 	}
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{Op: 999}); !errors.Is(err, checkpoints.ErrNotFound) {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{Op: 999}); !errors.Is(err, checkpoints.ErrNotFound) {
 		t.Errorf("undo --op 999: %v, want ErrNotFound", err)
 	}
 	h = e.history()
@@ -370,8 +370,8 @@ func TestHistoryEntries(t *testing.T) {
 		t.Fatalf("history of a session without ops: %#v, want empty, not nil", h)
 	}
 	e.rewind(1, checkpoints.ScopeBoth, controller.RewindOptions{})
-	e.undo(controller.UndoOptions{})
-	e.redo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
+	e.redo(controller.RewindOptions{})
 	h := e.history()
 	var kinds []string
 	for _, x := range h {
@@ -397,7 +397,7 @@ func TestHistoryEntries(t *testing.T) {
 		t.Errorf("can/next flags: redo %+v undo %+v", redo, undo)
 	}
 	for _, f := range rw.Files {
-		if f.Path == "b.txt" && (!f.Before.Exists || f.After.Exists || f.Before.Mode != "0644" || len(f.Before.Blob) != 64) {
+		if f.Path == "b.txt" && (!f.Before.Exists() || f.After.Exists() || f.Before.Mode.Perm() != 0o644 || f.Before.Content == nil) {
 			t.Errorf("b.txt in the rewind: %+v, want present before, absent after", f)
 		}
 	}
@@ -436,21 +436,21 @@ func TestOpsFromBeforeTheConversationRecord(t *testing.T) {
 	if !h[0].CanUndo || h[1].CanUndo {
 		t.Errorf("can_undo of old ops: newest %v, older %v; want true, false", h[0].CanUndo, h[1].CanUndo)
 	}
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{Op: h[1].ID}); !errors.Is(err, controller.ErrNotReversible) {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{Op: h[1].ID}); !errors.Is(err, controller.ErrNotReversible) {
 		t.Fatalf("undo --op of an older unrecorded conversation rewind: %v, want ErrNotReversible", err)
 	}
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.wantState("after undo of the old rewind", mid)
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.wantState("after undo of the older rewind", start)
 	// Those undos are recorded: redo is exact.
-	e.redo(controller.UndoOptions{})
+	e.redo(controller.RewindOptions{})
 	e.wantState("after redo", mid)
 
 	// An undo finished before the record cannot be redone exactly.
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.forgetConvRecords()
-	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrNotReversible) {
+	if _, err := e.c.Redo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrNotReversible) {
 		t.Fatalf("redo of an unrecorded undo: %v, want ErrNotReversible", err)
 	}
 	e.wantState("after the refused redo", start)
@@ -470,11 +470,11 @@ func TestForcedRedoOutOfOrderInTheConversation(t *testing.T) {
 	threeTurns(e)
 	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{})
 	e.turn("1b")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrUndoConflict) {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrUndoConflict) {
 		t.Fatalf("undo hiding turn 1b: %v, want ErrUndoConflict", err)
 	}
-	e.undo(controller.UndoOptions{Force: true}) // hides 1b, shows 1 and 2
-	first := e.history()[1].ID                  // the first rewind
+	e.undo(controller.RewindOptions{Force: true}) // hides 1b, shows 1 and 2
+	first := e.history()[1].ID                    // the first rewind
 	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{})
 	e.turn("1c")
 	prompts := func() []string {
@@ -486,19 +486,19 @@ func TestForcedRedoOutOfOrderInTheConversation(t *testing.T) {
 	}
 	before := prompts()
 	// Re-applying the first rewind now would hide 1c, opened since.
-	_, err := e.c.Redo(ctx, controller.UndoOptions{Op: first})
+	_, err := e.c.Redo(ctx, controller.RewindOptions{Op: first})
 	if !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "1c") {
 		t.Fatalf("redo --op over a newer turn: %v, want ErrRedoConflict naming 1c", err)
 	}
 	if got := prompts(); !reflect.DeepEqual(got, before) {
 		t.Fatalf("refused redo changed turns: %v, want %v", got, before)
 	}
-	e.redo(controller.UndoOptions{Op: first, Force: true})
+	e.redo(controller.RewindOptions{Op: first, Force: true})
 	if got, want := prompts(), []string{"first", "1b"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("after the forced redo: turns %v, want %v", got, want)
 	}
 	// And undoing that redo brings back 1c, hidden by it.
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	if got := prompts(); !reflect.DeepEqual(got, before) {
 		t.Errorf("after undoing the forced redo: %v, want %v", got, before)
 	}
@@ -514,15 +514,15 @@ func TestRevertInHistoryUndoAndRedo(t *testing.T) {
 	e.edit("b.txt", "b1")
 	e.turn("t2")
 	before := e.state()
-	if _, err := e.c.Revert(context.Background(), 0, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(context.Background(), controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{Revert: true}); err != nil {
 		t.Fatal(err)
 	}
 	reverted := e.state()
 	e.want("a.txt", "a0")
 	e.want("b.txt", "b1")
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.wantState("after undo of the revert", before)
-	e.redo(controller.UndoOptions{})
+	e.redo(controller.RewindOptions{})
 	e.wantState("after redo of the revert", reverted)
 	h := e.history()
 	if len(h) != 3 || h[2].Kind != "revert" || h[2].Turn != 0 || !reflect.DeepEqual(h[2].Paths, []string{"a.txt"}) {
@@ -546,19 +546,19 @@ func TestEveryOpBeforeStateIsReachable(t *testing.T) {
 	}
 	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Force: true})
 	rw := e.history()[0].ID
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.want("a.txt", "first hand edit")
 	e.write("a.txt", "second hand edit")
-	e.redo(controller.UndoOptions{Force: true})
+	e.redo(controller.RewindOptions{Force: true})
 	e.want("a.txt", "v0")
 
 	// The second hand edit: the state before the redo, plain undo.
-	e.undo(controller.UndoOptions{})
+	e.undo(controller.RewindOptions{})
 	e.want("a.txt", "second hand edit")
-	e.redo(controller.UndoOptions{})
+	e.redo(controller.RewindOptions{})
 	e.want("a.txt", "v0")
 	// The first: the state before the rewind, whatever happened since.
-	e.undo(controller.UndoOptions{Op: rw})
+	e.undo(controller.RewindOptions{Op: rw})
 	e.want("a.txt", "first hand edit")
 	// And what the rewind wrote is a turn's start: rewind reaches it. The
 	// undo put back what ckpt knew before the rewind, so the first hand

@@ -45,10 +45,15 @@ func (k ChangeKind) Mark() string {
 
 // Checkpoint is a turn as the index records it (number, time, prompt,
 // pin, and the files it captured with their state at its start) and, as
-// Checkpoints lists it, what the turn did to each file.
+// Checkpoints lists it, what the turn did to each file and its steps.
 type Checkpoint struct {
 	checkpoints.Checkpoint
-	Kinds []ChangeKind // one per Files entry, same order; nil when not listed with kinds
+	// Changes say what the turn did to each file: one per Files entry, in
+	// the same order. Nil when not listed (Turn, ListOptions.NoFiles).
+	Changes []FileChange
+	// Steps are the turn's tool calls, in order, when listed with
+	// ListOptions.Steps (then never nil); nil otherwise.
+	Steps []Step
 }
 
 // ListOptions say which turns Checkpoints lists, and how.
@@ -66,13 +71,18 @@ type ListOptions struct {
 	// stops the walk and is returned as is. Limit is not read.
 	Each func(Checkpoint) error
 	// NoFiles lists every active turn as recorded, without its files or
-	// change kinds: cheaper (for a count, or a status line). Since, Limit
-	// and Each are not read, and the page info is zero.
+	// changes: cheaper (for a count, or a status line). Since, Limit,
+	// Each, Lines and Steps are not read, and the page info is zero.
 	NoFiles bool
+	// Lines also counts the lines each file's change added and removed
+	// (FileChange.Added, ...): it reads both sides of every file.
+	Lines bool
+	// Steps lists each turn's steps with it (Checkpoint.Steps).
+	Steps bool
 }
 
-// Checkpoints returns the active turns, oldest first, with change kinds,
-// and the page info of the whole active history (the turns there are, the
+// Checkpoints returns the active turns, oldest first, each with what it
+// did to each of its files (Checkpoint.Changes), and the page info of the whole active history (the turns there are, the
 // newest one's number). A scanned turn's files include those its manifest
 // and the next turn's disagree on (a shell's changes), with the manifests'
 // states as start and end.
@@ -87,17 +97,29 @@ type ListOptions struct {
 // The newest active turn is the open one, whose paths without a recorded
 // end are compared with the files now.
 func (c *Controller) Checkpoints(ctx context.Context, o ListOptions) ([]Checkpoint, checkpoints.PageInfo, error) {
-	switch {
-	case o.NoFiles:
+	if o.NoFiles {
 		cps, err := c.idx.Checkpoints(ctx)
 		out := make([]Checkpoint, len(cps))
 		for i, cp := range cps {
 			out[i] = Checkpoint{Checkpoint: cp}
 		}
 		return out, checkpoints.PageInfo{}, err
+	}
+	steps, err := c.steps(ctx, o.Steps)
+	if err != nil {
+		return nil, checkpoints.PageInfo{}, err
+	}
+	listed := func(cp checkpoints.Checkpoint, open bool) (Checkpoint, error) {
+		out, err := c.listed(ctx, cp, open, o.Lines)
+		if steps != nil {
+			out.Steps = append([]Step{}, steps[cp.Turn]...)
+		}
+		return out, err
+	}
+	switch {
 	case o.Each != nil:
 		info, err := c.idx.EachCheckpoint(ctx, max(o.Since, 0), func(cp checkpoints.Checkpoint, open bool) error {
-			out, err := c.listed(ctx, cp, open)
+			out, err := listed(cp, open)
 			if err != nil {
 				return err
 			}
@@ -112,7 +134,7 @@ func (c *Controller) Checkpoints(ctx context.Context, o ListOptions) ([]Checkpoi
 		info := checkpoints.PageInfo{Total: len(cps), Last: -1}
 		out := make([]Checkpoint, len(cps))
 		for i, cp := range cps {
-			if out[i], err = c.listed(ctx, cp, i == len(cps)-1); err != nil {
+			if out[i], err = listed(cp, i == len(cps)-1); err != nil {
 				return nil, info, err
 			}
 			info.Last = cp.Turn
@@ -125,7 +147,7 @@ func (c *Controller) Checkpoints(ctx context.Context, o ListOptions) ([]Checkpoi
 	}
 	out := make([]Checkpoint, len(cps))
 	for i, cp := range cps {
-		if out[i], err = c.listed(ctx, cp, cp.Turn == info.Last); err != nil {
+		if out[i], err = listed(cp, cp.Turn == info.Last); err != nil {
 			return nil, info, err
 		}
 	}
@@ -134,14 +156,35 @@ func (c *Controller) Checkpoints(ctx context.Context, o ListOptions) ([]Checkpoi
 
 // listed is a turn as the listings show it: its captures, and the files
 // its manifests say a shell changed (a scanned turn whose end the next
-// turn's manifest recorded), each with its change kind.
-func (c *Controller) listed(ctx context.Context, cp checkpoints.Checkpoint, open bool) (Checkpoint, error) {
+// turn's manifest recorded), each with its change kind and, with lines,
+// its line counts.
+func (c *Controller) listed(ctx context.Context, cp checkpoints.Checkpoint, open, lines bool) (Checkpoint, error) {
 	if err := c.withScanChanges(ctx, &cp); err != nil {
 		return Checkpoint{}, err
 	}
-	out := Checkpoint{Checkpoint: cp, Kinds: make([]ChangeKind, len(cp.Files))}
+	out := Checkpoint{Checkpoint: cp, Changes: make([]FileChange, len(cp.Files))}
 	for j, f := range cp.Files {
-		out.Kinds[j] = c.kind(ctx, f, open)
+		out.Changes[j] = FileChange{Path: f.Path, Kind: c.kind(ctx, f, open)}
+		if lines {
+			c.lineCounts(ctx, f, open, &out.Changes[j])
+		}
+	}
+	return out, nil
+}
+
+// steps returns the active turns' steps by turn number when want says so
+// (nil otherwise).
+func (c *Controller) steps(ctx context.Context, want bool) (map[int][]Step, error) {
+	if !want {
+		return nil, nil
+	}
+	all, err := c.idx.Steps(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	out := map[int][]Step{}
+	for _, st := range all {
+		out[st.Turn] = append(out[st.Turn], st)
 	}
 	return out, nil
 }
@@ -169,8 +212,14 @@ func (c *Controller) kind(ctx context.Context, f checkpoints.FileSnap, open bool
 }
 
 // Turn returns the active turn numbered n with its file snapshots, or an
-// error wrapping ErrNoTurn.
+// error wrapping ErrNoTurn. A negative n asks for the open turn (the
+// active turn with the highest number), without its file snapshots: an
+// error wrapping ErrNoOpenTurn when the session has none.
 func (c *Controller) Turn(ctx context.Context, n int) (Checkpoint, error) {
+	if n < 0 {
+		cp, err := c.idx.OpenTurn(ctx)
+		return Checkpoint{Checkpoint: cp}, err
+	}
 	cp, err := c.idx.Turn(ctx, n)
 	if errors.Is(err, checkpoints.ErrNotFound) {
 		return Checkpoint{}, fmt.Errorf("controller: turn %d: %w", n, c.noTurn(ctx, n))

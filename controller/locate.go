@@ -165,7 +165,7 @@ func (s *Store) readMarker(root string) (scan string, ok bool) {
 // SetWorkspaceScan sets the scan-mode default of the workspace rooted at
 // root (absolute, symlinks resolved, as WorkspaceRoot gives it) to on:
 // every session of the workspace whose own setting was never made
-// (SetScan) takes it, sessions of any agent, new ones included. With set
+// (SetMeta "scan") takes it, sessions of any agent, new ones included. With set
 // false it removes the default instead, if there is one (on is not read):
 // the sessions go back to their own settings (off when never set). Either
 // way root is then a workspace of the store, as its first session makes

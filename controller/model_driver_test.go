@@ -35,7 +35,7 @@ type driver interface {
 	Message(text string) error
 	Rewind(n int, scope checkpoints.Scope, o controller.RewindOptions) (controller.Result, error)
 	Revert(n int, o controller.RewindOptions) (controller.Result, error)
-	Undo(redo bool, o controller.UndoOptions) (controller.Result, error)
+	Undo(redo bool, o controller.RewindOptions) (controller.Result, error)
 	Summarize(n int, dir direction, text string) error
 	// Fork's Result has Skipped nil when the driver cannot tell them.
 	Fork(n int, id string, restore, force bool) (controller.Result, error)
@@ -125,10 +125,11 @@ func (d *apiDriver) Rewind(n int, scope checkpoints.Scope, o controller.RewindOp
 }
 
 func (d *apiDriver) Revert(n int, o controller.RewindOptions) (controller.Result, error) {
-	return d.c.Revert(d.ctx, n, o)
+	o.Revert = true
+	return d.c.Rewind(d.ctx, controller.Target{Turn: n}, controller.ScopeCode, o)
 }
 
-func (d *apiDriver) Undo(redo bool, o controller.UndoOptions) (controller.Result, error) {
+func (d *apiDriver) Undo(redo bool, o controller.RewindOptions) (controller.Result, error) {
 	if redo {
 		return d.c.Redo(d.ctx, o)
 	}
@@ -142,7 +143,7 @@ func (d *apiDriver) Summarize(n int, dir direction, text string) error {
 
 func (d *apiDriver) Fork(n int, id string, restore, force bool) (controller.Result, error) {
 	res, err := d.c.Fork(d.ctx, n, controller.ForkOptions{To: id, Restore: restore, Force: force})
-	return res.Rewind, err
+	return res, err
 }
 
 func convStrings(msgs []checkpoints.Message) []string {
@@ -365,7 +366,7 @@ func (d *cliDriver) Revert(n int, o controller.RewindOptions) (controller.Result
 	return d.result(append([]string{"revert", strconv.Itoa(n)}, rewindFlags(o)...)...)
 }
 
-func (d *cliDriver) Undo(redo bool, o controller.UndoOptions) (controller.Result, error) {
+func (d *cliDriver) Undo(redo bool, o controller.RewindOptions) (controller.Result, error) {
 	args := []string{"undo"}
 	if redo {
 		args[0] = "redo"
@@ -421,8 +422,17 @@ func (d *cliDriver) ConversationOf(session string) ([]string, error) {
 }
 
 func (d *cliDriver) History() ([]controller.HistoryEntry, error) {
-	var out []controller.HistoryEntry
-	err := d.run("", &out, "history")
+	// The CLI writes each file's states for people (mode "0644"); the
+	// model compares the entries without them.
+	var doc []struct {
+		controller.HistoryEntry
+		Files json.RawMessage `json:"files"`
+	}
+	err := d.run("", &doc, "history")
+	out := make([]controller.HistoryEntry, len(doc))
+	for i, e := range doc {
+		out[i] = e.HistoryEntry
+	}
 	return out, err
 }
 

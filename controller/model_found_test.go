@@ -37,7 +37,7 @@ func (e *env) rewind(turn int, scope checkpoints.Scope, o controller.RewindOptio
 
 func (e *env) undoForce(force bool) controller.Result {
 	e.t.Helper()
-	res, err := e.c.Undo(context.Background(), controller.UndoOptions{Force: force})
+	res, err := e.c.Undo(context.Background(), controller.RewindOptions{Force: force})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestModelFoundFileAboveRestoredFiles(t *testing.T) {
 	e.write("d", "by the shell") // not captured
 	e.edit("d", "")              // captured as "by the shell"
 	e.rm("d")
-	res, err := e.c.Revert(context.Background(), 0, controller.RewindOptions{})
+	res, err := e.c.Rewind(context.Background(), controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{Revert: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestModelFoundRedoneRewindCountsAgain(t *testing.T) {
 	e.want("x", "x0")
 	e.rm("x") // by hand
 	e.undoForce(false)
-	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := e.c.Redo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) {
@@ -322,7 +322,7 @@ func TestModelFoundSummarizeUpToAfterAGap(t *testing.T) {
 	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{}) // t1, t2 hidden
 	first := e.history()[0].ID
 	e.rewind(0, checkpoints.ScopeConversation, controller.RewindOptions{}) // t0 hidden
-	e.undo(controller.UndoOptions{Op: first})                              // t1, t2 shown again; t0 stays hidden
+	e.undo(controller.RewindOptions{Op: first})                            // t1, t2 shown again; t0 stays hidden
 	if _, err := controller.IndexOf(e.c).Turn(ctx, 0); !errors.Is(err, checkpoints.ErrNotFound) {
 		t.Fatalf("turn 0 after the undo: %v, want it out of the active history", err)
 	}
@@ -470,7 +470,7 @@ func TestModelFoundUnreadableIgnoreFile(t *testing.T) {
 	if want := []controller.Change{{Path: ".gitignore", Kind: "unreadable"}, {Path: "s", Kind: "modified"}}; !reflect.DeepEqual(changes, want) {
 		t.Errorf("status: %+v, want %+v", changes, want)
 	}
-	if _, err := e.c.Revert(ctx, 1, controller.RewindOptions{}); err != nil {
+	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 1}, controller.ScopeCode, controller.RewindOptions{Revert: true}); err != nil {
 		t.Errorf("revert of the open scanned turn: %v", err)
 	}
 	res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})

@@ -2141,7 +2141,7 @@ func (x *machine) undo() {
 }
 
 func (x *machine) reverse(redo bool) {
-	var o controller.UndoOptions
+	var o controller.RewindOptions
 	o.Force = x.ch.intn(4) == 0
 	o.DryRun = x.ch.intn(6) == 0
 	var named *mop

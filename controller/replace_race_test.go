@@ -71,7 +71,7 @@ func TestEditBetweenPlanAndRenameIsNotOverwritten(t *testing.T) {
 					t.Errorf("%s reported as rewound: %+v", edited, res)
 				}
 			}
-			if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+			if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			e.want(edited, "typed while the rewind ran")
@@ -117,7 +117,7 @@ func TestTypeChangesAreJudgedAgainstThePlannedTree(t *testing.T) {
 	}
 	e.want("config", "key=value")
 	e.want("lib/one", "one")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("config/a", "a")
@@ -166,8 +166,8 @@ func TestInterruptedRewindRollsBackRenamedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.reopen()
-	if !strings.Contains(e.c.Recovered(), "rolled back") {
-		t.Fatalf("recovered: %q, want a roll back", e.c.Recovered())
+	if !strings.Contains(e.recovered, "rolled back") {
+		t.Fatalf("recovered: %q, want a roll back", e.recovered)
 	}
 	e.want("a.txt", "a1")
 	e.want("b.txt", "b1")

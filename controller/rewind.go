@@ -14,17 +14,35 @@ import (
 	"github.com/ckpt/ckpt/internal/quote"
 )
 
-// RewindOptions modify a rewind or a revert (Undo and Redo take
-// UndoOptions).
+// RewindOptions modify the ops that change the workspace: a Rewind (or a
+// revert), an Undo and a Redo.
 type RewindOptions struct {
-	// DryRun computes what would change and changes nothing.
+	// DryRun computes what would change, conflicts included, and changes
+	// nothing.
 	DryRun bool
-	// Force lets a rewind or revert overwrite files someone else changed
-	// since the agent (see ErrConflict; undo brings them back).
+	// Force lets the op overwrite work done since: files someone else
+	// changed since the agent left them (ErrConflict), or, for an undo or
+	// redo, since the op it reverses (ErrUndoConflict, ErrRedoConflict).
+	// What it overwrites is kept as the new op's before state, so undoing
+	// the new op brings it back.
 	Force bool
-	// Only restricts a code rewind to these paths (absolute, or relative
-	// to the workspace root).
+	// Only restricts a code rewind or a revert to these paths (absolute,
+	// or relative to the workspace root).
 	Only []string
+	// Revert makes a Rewind to a turn's start undo that turn's changes
+	// only: every file the turn captured (or, in a scanned turn, its shell
+	// changed) goes back to its state when the turn began, while later
+	// turns' changes to other files stay. It refuses (ErrLaterChanges,
+	// naming them) when a later turn changed one of the same files. Code
+	// only: the scope must be ScopeCode, the target a turn, not a step.
+	Revert bool
+	// Op, for an Undo or a Redo, names an op by its history id instead of
+	// the newest one: Undo reverses that op itself, in effect or not
+	// (putting back the state just before it); Redo brings back an op
+	// whose effect was undone, by reversing the op of its chain (the op,
+	// its undo, the redo, ...) that is in effect. With Op, an Undo or Redo
+	// that would change nothing records nothing (Result.Changed false).
+	Op int64
 }
 
 // Skip is a path a rewind or undo left alone, and why.
@@ -57,6 +75,8 @@ type Result struct {
 	// Of names what an undo or redo reverses or re-applies: "rewind",
 	// "revert" or "summarize"; empty for other results.
 	Of string `json:"of,omitempty"`
+	// Session is, for a Fork, the new session: the result is its rewind.
+	Session string `json:"session,omitempty"`
 }
 
 // Rewind puts the session back to target: the start of a turn (Step 0)
@@ -67,10 +87,17 @@ type Result struct {
 // fails with ErrStepScope (rewind the turn, or the turn after it, for
 // that). It fails before touching anything when the turn is not in the
 // active history (ErrNoTurn), the turn has no such step (ErrNoStep), or a
-// blob it needs cannot be read. Every rewind is undoable.
+// blob it needs cannot be read. With RewindOptions.Revert it undoes the
+// turn's own changes instead (see there). Every rewind is undoable.
 func (c *Controller) Rewind(ctx context.Context, p Target, scope Scope, o RewindOptions) (Result, error) {
 	if _, err := checkpoints.ParseScope(string(scope)); err != nil {
 		return Result{}, fmt.Errorf("controller: rewind: %w", err)
+	}
+	if o.Revert {
+		if p.Step != 0 || scope != ScopeCode {
+			return Result{Turn: p.Turn, Step: p.Step, Scope: scope}, fmt.Errorf("controller: revert turn %s: a revert is of one whole turn's code (scope code, no step)", p)
+		}
+		return c.rewindOp(ctx, rewindJob{verb: "revert turn", turn: p.Turn, scope: scope, revert: true, o: o, targets: c.revertTargets})
 	}
 	if p.Step == 0 {
 		return c.rewindOp(ctx, rewindJob{verb: "rewind to turn", turn: p.Turn, scope: scope, o: o, targets: c.targets})
@@ -141,9 +168,6 @@ func (c *Controller) rewindOp(ctx context.Context, j rewindJob) (Result, error) 
 	})
 	if err != nil {
 		return Result{Turn: turn, Step: j.step, Scope: scope, Conflicts: res.Conflicts}, fmt.Errorf("controller: %s %s: %w", j.verb, Target{turn, j.step}, err)
-	}
-	if !o.DryRun && res.Changed {
-		c.emit(Event{Kind: EventRewound, Turn: turn, Step: j.step, Result: &res})
 	}
 	return res, nil
 }
@@ -299,16 +323,6 @@ func conflicts(lastKnown func() (map[string]checkpoints.Known, error), files []c
 		}
 	}
 	return out, nil
-}
-
-// Revert undoes the changes of one turn only: every file the turn captured
-// (or, in a scanned turn, its shell changed: see revertTargets) goes back
-// to its state when the turn began, while later turns' changes to other
-// files stay. It refuses (ErrLaterChanges, naming them) when a
-// later turn changed one of the same files, and (ErrConflict) when someone
-// changed one since the agent, unless forced. It is undoable like a rewind.
-func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Result, error) {
-	return c.rewindOp(ctx, rewindJob{verb: "revert turn", turn: turn, scope: checkpoints.ScopeCode, revert: true, o: o, targets: c.revertTargets})
 }
 
 // revertTargets returns the turn's own changes at its start: its captures,

@@ -19,32 +19,26 @@ import (
 	"github.com/ckpt/ckpt/internal/quote"
 )
 
-// SetScan turns scan mode on or off for every turn of the session.
-func (c *Controller) SetScan(ctx context.Context, on bool) error {
-	if on {
+// setScan turns scan mode on or off for every turn of the session
+// (SetMeta of scanKey).
+func (c *Controller) setScan(ctx context.Context, value string) error {
+	switch value {
+	case "on":
 		if err := c.scanAllowed(); err != nil {
 			return err
 		}
+	case "off":
+	default:
+		return fmt.Errorf("controller: scan mode is on or off, not %q", value)
 	}
-	v := "off"
-	if on {
-		v = "on"
-	}
-	return c.idx.SetMeta(ctx, "scan", v)
+	return c.idx.SetMeta(ctx, scanKey, value)
 }
 
-// ScanSetting reports whether the session is in scan mode: its own
-// setting (SetScan), else its workspace's default (SetWorkspaceScan), else
-// off.
-func (c *Controller) ScanSetting(ctx context.Context) (bool, error) {
-	on, _, err := c.scanSetting(ctx)
-	return on, err
-}
-
-// scanSetting is ScanSetting; inherited says the workspace's default
-// decided.
+// scanSetting says whether the session is in scan mode: its own setting,
+// else its workspace's default (SetWorkspaceScan), else off; inherited
+// says the workspace's default decided.
 func (c *Controller) scanSetting(ctx context.Context) (on, inherited bool, err error) {
-	v, err := c.idx.Meta(ctx, "scan")
+	v, err := c.idx.Meta(ctx, scanKey)
 	if errors.Is(err, checkpoints.ErrNotFound) {
 		on, set := c.st.WorkspaceScan(c.ws.Root())
 		return on, set, nil

@@ -57,7 +57,7 @@ func TestScanDeltasAcrossControllers(t *testing.T) {
 		if !res.Changed {
 			continue
 		}
-		if _, err := e.c.Undo(ctx, controller.UndoOptions{Force: true}); err != nil {
+		if _, err := e.c.Undo(ctx, controller.RewindOptions{Force: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,7 +15,7 @@ func TestScanRefusesHomeDirectory(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	t.Setenv("HOME", e.ws)
-	if err := e.c.SetScan(ctx, true); !errors.Is(err, controller.ErrScanRefused) {
+	if err := e.c.SetMeta(ctx, "scan", "on"); !errors.Is(err, controller.ErrScanRefused) {
 		t.Fatalf("scan on in $HOME: %v, want ErrScanRefused", err)
 	}
 	res, err := e.c.BeginTurn(ctx, "t", controller.TurnOptions{Scan: true})

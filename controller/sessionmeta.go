@@ -11,15 +11,34 @@ import (
 // Session metadata: short key/value rows in a session's index that a
 // front-end keeps about its agent (which agent recorded the session, where
 // each turn begins in the agent's own conversation). The controller
-// neither reads nor interprets them.
+// neither reads nor interprets them, but for one key of its own: scanKey.
 
-// Meta returns the session's value for key, or ErrNotFound.
+// scanKey is the session's setting the controller reads: scan mode.
+const scanKey = "scan"
+
+// Meta returns the session's value for key, or ErrNotFound. Key "scan"
+// is the session's scan mode, "on" or "off" (never ErrNotFound): the
+// session's own setting, else its workspace's default (SetWorkspaceScan),
+// else "off".
 func (c *Controller) Meta(ctx context.Context, key string) (string, error) {
+	if key == scanKey {
+		on, _, err := c.scanSetting(ctx)
+		if on {
+			return "on", err
+		}
+		return "off", err
+	}
 	return c.idx.Meta(ctx, key)
 }
 
-// SetMeta sets the session's value for key.
+// SetMeta sets the session's value for key. Key "scan" turns scan mode
+// "on" or "off" for every turn of the session (see TurnOptions.Scan);
+// "on" fails with ErrScanRefused where no scan may run (a home directory,
+// a filesystem root).
 func (c *Controller) SetMeta(ctx context.Context, key, value string) error {
+	if key == scanKey {
+		return c.setScan(ctx, value)
+	}
 	return c.idx.SetMeta(ctx, key, value)
 }
 

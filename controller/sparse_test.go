@@ -108,7 +108,7 @@ func BenchmarkSparseRewind(b *testing.B) {
 		if a := allocated(b, p); a > 4<<20 {
 			b.Fatalf("the restored file takes %d bytes on disk", a)
 		}
-		if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+		if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -9,12 +9,15 @@ import (
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
 )
 
-// maxStatBytes bounds the size of a file TurnChanges reads to count lines.
+// maxStatBytes bounds the size of a file ListOptions.Lines reads to count
+// lines.
 const maxStatBytes = 4 << 20
 
-// FileChange is what a turn did to one file, counted in lines.
+// FileChange is what a turn did to one file: its kind and, listed with
+// ListOptions.Lines, the lines added and removed.
 type FileChange struct {
 	Path string     `json:"path"`
 	Kind ChangeKind `json:"kind"`
@@ -24,48 +27,33 @@ type FileChange struct {
 	Removed int `json:"removed"`
 	// Binary: one side is not UTF-8 text (or holds a NUL byte).
 	Binary bool `json:"binary"`
-	// Known is false when a side could not be read or is over 4 MiB.
+	// Known is false when a side could not be read or is over 4 MiB, and
+	// when the lines were not asked for.
 	Known bool `json:"known"`
 }
 
-// TurnChanges counts, for each file of cp (one of Checkpoints), the lines
-// added and removed over the turn: its content at the turn's start
-// against its content at the turn's end (the state recorded when the next
-// turn opened; for the open turn, the file on disk now). Files are in
-// cp.Files order. It reads; it changes nothing.
-func (c *Controller) TurnChanges(ctx context.Context, cp Checkpoint) ([]FileChange, error) {
-	open := false
-	if o, err := c.idx.OpenTurn(ctx); err == nil {
-		open = o.ID == cp.ID
-	} else if !errors.Is(err, ErrNoOpenTurn) {
-		return nil, err
+// lineCounts counts into fc the lines added and removed over the turn in
+// file f: its content at the turn's start against its content at the
+// turn's end (the state recorded when the next turn opened; for the open
+// turn, the file on disk now).
+func (c *Controller) lineCounts(ctx context.Context, f checkpoints.FileSnap, open bool, fc *FileChange) {
+	before, okB := c.statBlob(ctx, f.Content)
+	var after []byte
+	okA := false
+	switch {
+	case open:
+		after, okA = c.statDisk(f.Path)
+	case f.End != nil:
+		after, okA = c.statBlob(ctx, f.End.Content)
 	}
-	out := make([]FileChange, len(cp.Files))
-	for i, f := range cp.Files {
-		fc := FileChange{Path: f.Path}
-		if i < len(cp.Kinds) {
-			fc.Kind = cp.Kinds[i]
-		}
-		before, okB := c.statBlob(ctx, f.Content)
-		var after []byte
-		okA := false
-		switch {
-		case open:
-			after, okA = c.statDisk(f.Path)
-		case f.End != nil:
-			after, okA = c.statBlob(ctx, f.End.Content)
-		}
-		switch {
-		case !okB || !okA:
-		case !isText(before) || !isText(after):
-			fc.Known, fc.Binary = true, true
-		default:
-			fc.Known = true
-			fc.Added, fc.Removed = countLines(string(before), string(after))
-		}
-		out[i] = fc
+	switch {
+	case !okB || !okA:
+	case !isText(before) || !isText(after):
+		fc.Known, fc.Binary = true, true
+	default:
+		fc.Known = true
+		fc.Added, fc.Removed = countLines(string(before), string(after))
 	}
-	return out, nil
 }
 
 // statBlob returns a state's bytes; nil id means the file did not exist.

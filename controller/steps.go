@@ -69,22 +69,9 @@ type StepOptions struct {
 // touch in it. It fails with an error wrapping ErrNoOpenTurn.
 // Safe for concurrent use, from several processes too.
 func (c *Controller) BeginStep(ctx context.Context, o StepOptions) (Step, error) {
-	st, opened, err := c.idx.BeginStep(ctx, o.Key, o.Tool)
+	st, _, err := c.idx.BeginStep(ctx, o.Key, o.Tool)
 	if err != nil {
 		return Step{}, fmt.Errorf("controller: %w", err)
-	}
-	if opened {
-		c.emit(Event{Kind: EventStepOpened, Turn: st.Turn, Step: st.Number})
-	}
-	return st, nil
-}
-
-// Steps returns the steps of the active turns, by turn then step, each
-// with the paths it touched first.
-func (c *Controller) Steps(ctx context.Context) ([]Step, error) {
-	st, err := c.idx.Steps(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("controller: %w", err)
 	}
 	return st, nil
 }

@@ -33,6 +33,21 @@ func watchAll(t *testing.T, c *controller.Controller, after int64) (<-chan contr
 	}
 }
 
+// newest is the Seq of the session's newest change, as a Watch from now
+// (After -1) reports it in its first event, a "resync".
+func newest(t *testing.T, c *controller.Controller) int64 {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var first controller.Event
+	if err := c.Watch(ctx, controller.WatchOptions{After: -1}, func(e controller.Event) { first = e; cancel() }); err != context.Canceled {
+		t.Fatal(err)
+	}
+	if first.Kind != "resync" {
+		t.Fatalf("Watch from now began with %+v, want a resync", first)
+	}
+	return first.Seq
+}
+
 // expect reads len(want) events and compares them, as "kind turn path",
 // with want; Seq must increase.
 func expect(t *testing.T, ch <-chan controller.Event, session string, want ...string) {
@@ -42,8 +57,8 @@ func expect(t *testing.T, ch <-chan controller.Event, session string, want ...st
 	for range want {
 		select {
 		case e := <-ch:
-			if e.Seq <= last || e.Session != session || e.Result != nil {
-				t.Errorf("event %+v: want Seq > %d, session %s, no Result", e, last, session)
+			if e.Seq <= last || e.Session != session {
+				t.Errorf("event %+v: want Seq > %d, session %s", e, last, session)
 			}
 			last = e.Seq
 			got = append(got, strings.TrimSpace(fmt.Sprint(e.Kind, " ", e.Turn, " ", e.Path)))
@@ -69,12 +84,9 @@ func TestWatchSeesOtherControllers(t *testing.T) {
 	e := newEnv(t)
 	e.write("a.txt", "a0")
 	e.turn("first")
-	seq, err := e.c.LastSeq(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, stop := watchAll(t, e.c, seq)
+	events, stop := watchAll(t, e.c, -1)
 	defer stop()
+	expect(t, events, e.session(), "resync 0")
 
 	other, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, NoAutoRetention: true})
 	if err != nil {
@@ -93,8 +105,8 @@ func TestWatchSeesOtherControllers(t *testing.T) {
 	must(other.AppendMessage(ctx, "assistant", "changed a"))
 	must(other.BeginTurn(ctx, "second", controller.TurnOptions{}))
 	must(other.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeCode, controller.RewindOptions{}))
-	must(other.Undo(ctx, controller.UndoOptions{}))
-	must(other.Redo(ctx, controller.UndoOptions{}))
+	must(other.Undo(ctx, controller.RewindOptions{}))
+	must(other.Redo(ctx, controller.RewindOptions{}))
 	must(other.Summarize(ctx, 0, false, "all of it"))
 	must(nil, other.Pin(ctx, 0, true, "keep"))
 	expect(t, events, e.session(),
@@ -115,17 +127,13 @@ func TestWatchSeesOtherControllers(t *testing.T) {
 // reaches a Watch, in order. The other process is this test binary run
 // again as watchHelper.
 func TestWatchSeesOtherProcesses(t *testing.T) {
-	ctx := context.Background()
 	e := newEnv(t)
 	e.write("a.txt", "a0")
 	e.write("b.txt", "b0")
 	e.turn("first")
-	seq, err := e.c.LastSeq(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, stop := watchAll(t, e.c, seq)
+	events, stop := watchAll(t, e.c, -1)
 	defer stop()
+	expect(t, events, e.session(), "resync 0")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWatchHelper$")
 	cmd.Env = append(os.Environ(), "CKPT_WATCH_HELPER="+e.ws+string(filepath.ListSeparator)+e.store)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -169,10 +177,7 @@ func TestWatchResyncsBehindTrim(t *testing.T) {
 		e.write(f, f)
 	}
 	e.turn("first") // turn_opened 0, message 0
-	stale, err := e.c.LastSeq(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stale := newest(t, e.c)
 	const keep = 4
 	w, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, NoAutoRetention: true, ChangeLogKeep: keep})
 	if err != nil {
@@ -215,12 +220,8 @@ func TestWatchResyncsBehindTrim(t *testing.T) {
 		if len(chs) < keep+1 || len(chs) > 2*keep || chs[0].Kind != checkpoints.ChangeTrimmed {
 			t.Fatalf("change log holds %d rows, first %+v; want %d to %d, the first a trim marker", len(chs), chs[0], keep+1, 2*keep)
 		}
-		last, err := e.c.LastSeq(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if chs[len(chs)-1].ID != last {
-			t.Fatalf("newest row %d, LastSeq %d", chs[len(chs)-1].ID, last)
+		if last := newest(t, e.c); chs[len(chs)-1].ID != last {
+			t.Fatalf("newest row %d, Watch from now starts at %d", chs[len(chs)-1].ID, last)
 		}
 	})
 }

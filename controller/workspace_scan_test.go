@@ -25,7 +25,7 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); err != nil {
 		t.Fatal(err)
 	}
-	if on, err := e.c.ScanSetting(ctx); err != nil || !on {
+	if on, err := e.c.Meta(ctx, "scan"); err != nil || on != "on" {
 		t.Errorf("existing session after the workspace default went on: %v, %v; want on", on, err)
 	}
 	other, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Session: "other-agent", Store: e.store})
@@ -33,17 +33,17 @@ func TestWorkspaceScanDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if on, err := other.ScanSetting(ctx); err != nil || !on {
+	if on, err := other.Meta(ctx, "scan"); err != nil || on != "on" {
 		t.Errorf("new session: %v, %v; want on (inherited)", on, err)
 	}
 	res, err := other.BeginTurn(ctx, "first", controller.TurnOptions{})
 	if err != nil || !res.Scanned {
 		t.Errorf("new session's first turn: scanned=%v err=%v; want a manifest", res.Scanned, err)
 	}
-	if err := other.SetScan(ctx, false); err != nil {
+	if err := other.SetMeta(ctx, "scan", "off"); err != nil {
 		t.Fatal(err)
 	}
-	if on, _ := other.ScanSetting(ctx); on {
+	if on, _ := other.Meta(ctx, "scan"); on != "off" {
 		t.Error("a session's own scan off lost to the workspace default")
 	}
 	loc, err := controller.OpenStore(e.store).Locate(ctx, e.ws+"/", "")

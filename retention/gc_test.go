@@ -177,7 +177,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	}
 	// The undo record of the rewind survived pruning and gc: undo brings
 	// the hand edit back byte-exact.
-	if _, err := f.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := f.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f.want("a.txt", "hand edit")

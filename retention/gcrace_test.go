@@ -101,7 +101,7 @@ func raceRoundAPI(ctx context.Context, t testing.TB, ctl *controller.Controller,
 		if _, err := ctl.Rewind(ctx, controller.Target{Turn: r / 2}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
 			return err
 		}
-		if _, err := ctl.Undo(ctx, controller.UndoOptions{}); err != nil {
+		if _, err := ctl.Undo(ctx, controller.RewindOptions{}); err != nil {
 			return err
 		}
 	}

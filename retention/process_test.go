@@ -406,7 +406,7 @@ func checkRewinds(tb testing.TB, c cli, starts []tree, first int, now tree) {
 		if !res.Changed {
 			continue // the workspace was at turn's start already: nothing to undo
 		}
-		if _, err := ctl.Undo(ctx, controller.UndoOptions{}); err != nil {
+		if _, err := ctl.Undo(ctx, controller.RewindOptions{}); err != nil {
 			tb.Fatalf("undo the rewind to turn %d: %v", turn, err)
 		}
 		if d := now.diff(readTree(tb, c.ws, now)); d != "" {

@@ -267,10 +267,10 @@ func adoptFork(ctx context.Context, conv agent.Conversation, store, sid, transcr
 }
 
 // forkAt forks session parent at turn into session to.
-func forkAt(ctx context.Context, store, root, parent string, turn int, to string) (controller.ForkResult, error) {
+func forkAt(ctx context.Context, store, root, parent string, turn int, to string) (controller.Result, error) {
 	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: parent, Store: store, NoAutoRetention: true})
 	if err != nil {
-		return controller.ForkResult{}, err
+		return controller.Result{}, err
 	}
 	defer c.Close()
 	return c.Fork(ctx, turn, controller.ForkOptions{To: to})

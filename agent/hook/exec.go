@@ -100,12 +100,12 @@ func (h hookRun) beginStep(ctx context.Context, key, tool string, open bool) *co
 // label reads. It never fails the hook: a turn left with its label is
 // still a checkpoint.
 func (h hookRun) relabel(ctx context.Context, from string, label func() string) {
-	open, err := h.c.OpenTurn(ctx)
+	open, err := h.c.Turn(ctx, -1)
 	if err != nil || open.Prompt != from {
 		return
 	}
 	if p := label(); p != "" {
-		if _, err := h.c.RelabelOpenTurn(ctx, from, p); err != nil {
+		if _, err := h.c.BeginTurn(ctx, p, controller.TurnOptions{Relabel: from}); err != nil {
 			h.hd.say("ckpt: hook: warning: label the turn: %s", msg.OneLine(err))
 		}
 	}
@@ -131,14 +131,14 @@ func (h hookRun) ensureTurn(ctx context.Context) error {
 // is none; a turn opened before scan mode was turned on keeps having no
 // manifest, which it says once per shell command.
 func (h hookRun) ensureManifest(ctx context.Context) *agent.Failure {
-	on, err := h.c.ScanSetting(ctx)
+	scan, err := h.c.Meta(ctx, "scan")
 	if err != nil {
 		return &agent.Failure{Msg: "scan setting: " + msg.OneLine(err), Block: h.strict}
 	}
-	if !on {
+	if scan != "on" {
 		return nil
 	}
-	cp, err := h.c.OpenTurn(ctx)
+	cp, err := h.c.Turn(ctx, -1)
 	if errors.Is(err, controller.ErrNoOpenTurn) {
 		if err := h.ensureTurn(ctx); err != nil {
 			return &agent.Failure{Msg: "open turn: " + msg.OneLine(err), Block: h.strict}
@@ -165,11 +165,11 @@ const resumeLabel = "(session start: workspace before the agent acts)"
 // a session whose open turn has a manifest already needs none. Outside
 // scan mode there is nothing to record before a tool call names a path.
 func (h hookRun) resumeCheckpoint(ctx context.Context) *agent.Failure {
-	on, err := h.c.ScanSetting(ctx)
+	scan, err := h.c.Meta(ctx, "scan")
 	if err != nil {
 		return &agent.Failure{Msg: "scan setting: " + msg.OneLine(err)}
 	}
-	if !on {
+	if scan != "on" {
 		return nil
 	}
 	res, err := h.c.BeginTurn(ctx, resumeLabel, controller.TurnOptions{EnsureScanned: true})
@@ -232,7 +232,7 @@ func (h hookRun) openFailedTurn(ctx context.Context) *agent.Failure {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // another tool call's hook opened it
 	}
-	if open, oerr := h.c.OpenTurn(ctx); err == nil && oerr == nil && open.Time.After(fi.ModTime()) {
+	if open, oerr := h.c.Turn(ctx, -1); err == nil && oerr == nil && open.Time.After(fi.ModTime()) {
 		os.Remove(mark) // a turn opened since (`ckpt turn`, a later prompt): the agent is in it
 		return nil
 	}

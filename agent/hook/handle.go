@@ -137,14 +137,8 @@ func (p *processSessions) open(ctx context.Context, ws, session string) (*contro
 }
 
 func (p *processSessions) openNow(ctx context.Context, ws, session string) (*controller.Controller, error) {
-	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.hd.Store, ExitAfterClose: p.hd.ExitAfterClose})
-	if err != nil {
-		return nil, err
-	}
-	if c.Recovered() != "" {
-		p.hd.say("ckpt: %s", c.Recovered())
-	}
-	return c, nil
+	return controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.hd.Store, ExitAfterClose: p.hd.ExitAfterClose,
+		Recovered: func(what string) { p.hd.say("ckpt: %s", what) }})
 }
 
 // forget closes the controller locate opened: the session's index is

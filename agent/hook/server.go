@@ -413,7 +413,6 @@ type keptSession struct {
 	ready chan struct{} // closed once c or err is set
 	c     *controller.Controller
 	err   error
-	index os.FileInfo // the index file when opened: replaced means reopen
 	refs  int
 	used  time.Time
 	dead  bool // forgotten or replaced: close when the last user is done
@@ -595,42 +594,29 @@ func (s *Server) locate(ctx context.Context, dir, session string) (controller.Lo
 	return s.st.Locate(ctx, dir, session)
 }
 
-// indexFile is a session's index in its SessionDir (the store's documented
-// layout): a kept controller is dropped when the file is another one.
-const indexFile = "index.db"
-
 // open returns the session's kept controller, opening it on first use or
 // when its index file was replaced since (another process discarded it).
 func (s *Server) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
 	k := keptKey{session, ws}
-	indexPath := filepath.Join(s.st.SessionDir(session), indexFile)
 	s.mu.Lock()
 	if s.done {
 		s.mu.Unlock()
 		return nil, nil, errors.New("the hook server is stopping")
 	}
 	e := s.kept[k]
-	if e != nil && e.c != nil { // opened (e.c is set under s.mu)
-		if fi, err := os.Stat(indexPath); err != nil || e.index == nil || !os.SameFile(fi, e.index) {
-			s.dropLocked(k, e)
-			e = nil
-		}
+	if e != nil && e.c != nil && e.c.Replaced() { // opened (e.c is set under s.mu), and its index replaced since
+		s.dropLocked(k, e)
+		e = nil
 	}
 	if e == nil {
 		e = &keptSession{ready: make(chan struct{})}
 		s.kept[k] = e
 		e.refs++
 		s.mu.Unlock()
-		c, err := s.st.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session})
-		var index os.FileInfo
-		if err == nil {
-			index, _ = os.Stat(indexPath)
-			if r := c.Recovered(); r != "" {
-				s.logf("ckpt: %s", r)
-			}
-		}
+		c, err := s.st.Open(context.WithoutCancel(ctx), controller.Options{Workspace: ws, Session: session,
+			Recovered: func(what string) { s.logf("ckpt: %s", what) }})
 		s.mu.Lock()
-		e.c, e.err, e.index = c, err, index
+		e.c, e.err = c, err
 		s.mu.Unlock()
 		close(e.ready)
 	} else {

@@ -3,7 +3,6 @@ package hook
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -65,9 +64,13 @@ func TestHookServerKeepsOneControllerPerSession(t *testing.T) {
 	}
 	rel3()
 
-	// Another process replaces the index (as a fork adopted by a command
-	// hook does, Store.Adopt): the next event opens the new one.
-	fresh, err := controller.Open(ctx, controller.Options{Workspace: root, Session: "s9", Store: store})
+	// Another process replaces the index (removes the session and records
+	// a new one under its id; Store.Adopt replaces one by a fork): the next
+	// event opens the new one.
+	if _, _, err := controller.OpenStore(store).RemoveSession(ctx, "s1", true, false); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := controller.Open(ctx, controller.Options{Workspace: root, Session: "s1", Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,9 +78,6 @@ func TestHookServerKeepsOneControllerPerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh.Close()
-	if err := os.Rename(filepath.Join(controller.OpenStore(store).SessionDir("s9"), indexFile), filepath.Join(controller.OpenStore(store).SessionDir("s1"), indexFile)); err != nil {
-		t.Fatal(err)
-	}
 	c4, rel4, err := s.open(ctx, root, "s1")
 	if err != nil || c4 == c3 {
 		t.Fatalf("after the index was replaced: %v, same=%v; want a fresh controller", err, c4 == c3)

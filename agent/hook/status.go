@@ -103,8 +103,8 @@ func (hd *Handler) sessionStatus(ctx context.Context, session string, in statusI
 		return "ckpt: status unavailable"
 	}
 	parts := []string{msg.Plural(len(cps), "checkpoint")}
-	if on, err := c.ScanSetting(ctx); err == nil {
-		parts = append(parts, map[bool]string{true: "scan on", false: "scan off"}[on])
+	if scan, err := c.Meta(ctx, "scan"); err == nil {
+		parts = append(parts, "scan "+scan)
 	}
 	hint := ""
 	if hist, err := c.History(ctx); err == nil {

@@ -41,7 +41,9 @@ func (a *app) serveACP(ctx context.Context, agent []string, noScan bool) error {
 		Open: func(ctx context.Context, ws, id string) (*controller.Controller, error) {
 			mu.Lock()
 			defer mu.Unlock()
-			return a.opened(store.Open(ctx, controller.Options{Workspace: ws, Session: id}))
+			recovered := ""
+			c, err := store.Open(ctx, controller.Options{Workspace: ws, Session: id, Recovered: func(what string) { recovered = what }})
+			return a.opened(c, err, recovered)
 		}})
 	cmd := exec.CommandContext(ctx, agent[0], agent[1:]...)
 	cmd.Stderr = a.stderr

@@ -41,8 +41,9 @@ func (a *app) runDiff(ctx context.Context, o diffOptions) error {
 	if err != nil {
 		return err
 	}
+	doc := wire.NewDiff(pt, diffs, skipped)
 	if a.json {
-		return a.printJSON(wire.NewDiff(pt, diffs, skipped))
+		return a.printJSON(doc)
 	}
 	wire.WriteDiff(a.stdout, a.stderr, pt, diffs, skipped)
 	return nil

@@ -55,7 +55,7 @@ type listOptions struct {
 // of every turn (no --limit, not a terminal's page) is printed as it is
 // read, so its memory does not grow with the history.
 func (a *app) runList(ctx context.Context, o listOptions) error {
-	page := controller.ListOptions{Since: o.since, Limit: o.limit}
+	page := controller.ListOptions{Since: o.since, Limit: o.limit, Steps: o.steps}
 	if o.page {
 		page.Limit = listPage
 	}
@@ -67,13 +67,7 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 		return err
 	}
 	defer c.Close()
-	var steps []controller.Step
-	if o.steps {
-		if steps, err = c.Steps(ctx); err != nil {
-			return err
-		}
-	}
-	out := wire.NewCheckpointList(a.stdout, a.json, o.steps, steps)
+	out := wire.NewCheckpointList(a.stdout, a.json)
 	var total, last int // of the active history: its turns, the newest one's number
 	if page.Limit <= 0 {
 		if exitAfterRun && os.Getenv("GOGC") == "" {
@@ -84,7 +78,7 @@ func (a *app) runList(ctx context.Context, o listOptions) error {
 			// turns: 39 -> 30 MiB, for ~10% more CPU).
 			debug.SetGCPercent(100)
 		}
-		_, info, err := c.Checkpoints(ctx, controller.ListOptions{Since: max(page.Since, 0), Each: out.Add})
+		_, info, err := c.Checkpoints(ctx, controller.ListOptions{Since: max(page.Since, 0), Each: out.Add, Steps: o.steps})
 		if err != nil {
 			return err
 		}

@@ -201,7 +201,7 @@ func newRevertCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			res, err := c.Revert(cmd.Context(), turn, controller.RewindOptions{DryRun: dryRun, Force: force})
+			res, err := c.Rewind(cmd.Context(), controller.Target{Turn: turn}, controller.ScopeCode, controller.RewindOptions{DryRun: dryRun, Force: force, Revert: true})
 			if err != nil {
 				return a.refused(res, err)
 			}

@@ -61,21 +61,23 @@ func (a *app) openSession(ctx context.Context, create bool) (*controller.Control
 	if a.missing != nil && !create {
 		return nil, a.missing
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store, NoCreate: !create, ExitAfterClose: exitAfterRun})
+	recovered := ""
+	c, err := controller.Open(ctx, controller.Options{Workspace: a.workspace, Session: a.session, Store: a.store, NoCreate: !create, ExitAfterClose: exitAfterRun,
+		Recovered: func(what string) { recovered = what }})
 	if errors.Is(err, controller.ErrWorkspaceMismatch) {
 		return nil, fmt.Errorf("%w (run ckpt from inside that workspace, or pass --workspace DIR, or --session ID for another session)", err)
 	}
 	if err == nil && a.picked {
 		a.say("ckpt: session %s, the last active in %s (--session ID picks another; `ckpt sessions` lists them)", a.session, quote.Path(a.workspace))
 	}
-	return a.opened(c, err)
+	return a.opened(c, err, recovered)
 }
 
 // opened says what a session's open found (a recovered operation, the
 // store's warning) and adds what to do to its error (storeHint).
-func (a *app) opened(c *controller.Controller, err error) (*controller.Controller, error) {
-	if err == nil && c.Recovered() != "" {
-		a.say("ckpt: %s", c.Recovered())
+func (a *app) opened(c *controller.Controller, err error, recovered string) (*controller.Controller, error) {
+	if err == nil && recovered != "" {
+		a.say("ckpt: %s", recovered)
 	}
 	if err == nil {
 		a.warnStore(c.Store().Warning())

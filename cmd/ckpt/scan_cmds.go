@@ -36,13 +36,15 @@ func newScanCmd(a *app) *cobra.Command {
 			default:
 				defer c.Close()
 				if args[0] != "status" {
-					if err := c.SetScan(cmd.Context(), args[0] == "on"); err != nil {
+					if err := c.SetMeta(cmd.Context(), "scan", args[0]); err != nil {
 						return err
 					}
 				}
-				if on, err = c.ScanSetting(cmd.Context()); err != nil {
+				scan, err := c.Meta(cmd.Context(), "scan")
+				if err != nil {
 					return err
 				}
+				on = scan == "on"
 			}
 			if a.json {
 				return a.printJSON(map[string]bool{"scan": on})

@@ -60,7 +60,7 @@ func runReverse(cmd *cobra.Command, a *app, o undoOptions, redo bool) error {
 		return err
 	}
 	defer c.Close()
-	uo := controller.UndoOptions{DryRun: o.dryRun, Force: o.force, Op: o.opID}
+	uo := controller.RewindOptions{DryRun: o.dryRun, Force: o.force, Op: o.opID}
 	var res controller.Result
 	if redo {
 		res, err = c.Redo(cmd.Context(), uo)

@@ -153,13 +153,9 @@ func forceArg(args []string) (bool, error) {
 }
 
 func checkpointsText(ctx context.Context, c *controller.Controller) string {
-	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{Steps: true})
 	if err != nil {
 		return "ckpt could not list the checkpoints: " + oneLine(err)
-	}
-	steps, err := c.Steps(ctx)
-	if err != nil {
-		return "ckpt could not list the steps: " + oneLine(err)
 	}
 	if len(cps) == 0 {
 		return fmt.Sprintf("No checkpoints yet in ckpt session %s: each prompt opens one.", c.Session())
@@ -175,13 +171,10 @@ func checkpointsText(ctx context.Context, c *controller.Controller) string {
 		if cp.Pruned {
 			b.WriteString("  (its files were pruned by retention)\n")
 		}
-		for i, f := range cp.Files {
-			fmt.Fprintf(&b, "  %s %s\n", cp.Kinds[i], quote.Path(f.Path))
+		for _, f := range cp.Changes {
+			fmt.Fprintf(&b, "  %s %s\n", f.Kind, quote.Path(f.Path))
 		}
-		for _, st := range steps {
-			if st.Turn != cp.Turn {
-				continue
-			}
+		for _, st := range cp.Steps {
 			var files []string
 			for _, f := range st.Files {
 				files = append(files, f.Path)
@@ -266,7 +259,7 @@ func reverseText(ctx context.Context, c *controller.Controller, redo, force bool
 	if redo {
 		verb, other = "redo", "undo"
 	}
-	o := controller.UndoOptions{Force: force}
+	o := controller.RewindOptions{Force: force}
 	var res controller.Result
 	var err error
 	if redo {

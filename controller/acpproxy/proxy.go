@@ -329,7 +329,7 @@ func (p *Proxy) fork(ctx context.Context, from, id, cwd string) {
 		return
 	}
 	next := 0
-	if last, err := src.c.OpenTurn(ctx); err == nil {
+	if last, err := src.c.Turn(ctx, -1); err == nil {
 		next = last.Turn + 1
 	} else if !errors.Is(err, controller.ErrNoOpenTurn) {
 		p.log.Warn("could not fork the ckpt session: recording the fork as a new session", "session", id, "from", from, "err", err)

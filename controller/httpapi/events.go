@@ -17,21 +17,24 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	after, err := h.c.LastSeq(ctx)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
 	ch := make(chan controller.Event)
 	watchErr := make(chan error, 1)
 	go func() {
-		watchErr <- h.c.Watch(ctx, controller.WatchOptions{Interval: h.o.PollInterval, After: after}, func(e controller.Event) {
+		watchErr <- h.c.Watch(ctx, controller.WatchOptions{Interval: h.o.PollInterval, After: -1}, func(e controller.Event) {
 			select {
 			case ch <- e: // a slow client slows the watch; past the log's bound it gets a "resync"
 			case <-ctx.Done():
 			}
 		})
 	}()
+	// Watch's first event marks where it starts (the newest change): the
+	// stream opens once that is fixed, and carries what follows.
+	select {
+	case <-ch:
+	case err := <-watchErr:
+		h.fail(w, r, err)
+		return
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	write := func(s string) bool {

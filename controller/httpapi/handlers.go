@@ -117,17 +117,12 @@ func (h *handler) session(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
-	cps, _, err := h.c.Checkpoints(r.Context(), controller.ListOptions{})
+	cps, _, err := h.c.Checkpoints(r.Context(), controller.ListOptions{Steps: true})
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	steps, err := h.c.Steps(r.Context())
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	h.writeJSON(w, http.StatusOK, wire.NewCheckpoints(cps, steps))
+	h.writeJSON(w, http.StatusOK, wire.NewCheckpoints(cps))
 }
 
 func (h *handler) conversation(w http.ResponseWriter, r *http.Request) {
@@ -238,7 +233,7 @@ func (h *handler) reverse(w http.ResponseWriter, r *http.Request, redo bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	o := controller.UndoOptions{Force: req.Force, DryRun: req.DryRun, Op: req.Op}
+	o := controller.RewindOptions{Force: req.Force, DryRun: req.DryRun, Op: req.Op}
 	var res controller.Result
 	var err error
 	if redo {

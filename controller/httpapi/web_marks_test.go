@@ -53,9 +53,9 @@ func TestWebMarksKindsAsTheCLI(t *testing.T) {
 	check(err)
 	var want []string
 	kinds := map[controller.ChangeKind]bool{}
-	for i, f := range cps[0].Files {
-		want = append(want, cps[0].Kinds[i].Mark()+" "+f.Path)
-		kinds[cps[0].Kinds[i]] = true
+	for _, f := range cps[0].Changes {
+		want = append(want, f.Kind.Mark()+" "+f.Path)
+		kinds[f.Kind] = true
 	}
 	if len(kinds) != 4 {
 		t.Fatalf("turn 0 has kinds %v, want all four", kinds)

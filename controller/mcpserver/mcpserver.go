@@ -209,15 +209,11 @@ type ListOutput struct {
 }
 
 func (s *server) list(ctx context.Context, _ ListInput) (ListOutput, error) {
-	cps, _, err := s.c.Checkpoints(ctx, controller.ListOptions{})
+	cps, _, err := s.c.Checkpoints(ctx, controller.ListOptions{Steps: true})
 	if err != nil {
 		return ListOutput{}, err
 	}
-	steps, err := s.c.Steps(ctx)
-	if err != nil {
-		return ListOutput{}, err
-	}
-	return ListOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Checkpoints: wire.NewCheckpoints(cps, steps)}, nil
+	return ListOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Checkpoints: wire.NewCheckpoints(cps)}, nil
 }
 
 // DiffInput is show_diff's argument object.
@@ -402,7 +398,7 @@ func (s *server) reverse(ctx context.Context, in UndoInput, redo bool) (Result, 
 	if !in.DryRun {
 		ctx = context.WithoutCancel(ctx) // as in rewind
 	}
-	o := controller.UndoOptions{DryRun: in.DryRun, Force: in.Force, Op: in.Op}
+	o := controller.RewindOptions{DryRun: in.DryRun, Force: in.Force, Op: in.Op}
 	var res controller.Result
 	var err error
 	if redo {
@@ -479,10 +475,11 @@ type StatusOutput struct {
 
 func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
 	out := StatusOutput{Session: s.c.Session(), Workspace: s.c.WorkspaceRoot(), Store: s.c.Store().Dir(), Changes: []wire.Change{}}
-	var err error
-	if out.Scan, err = s.c.ScanSetting(ctx); err != nil {
+	scan, err := s.c.Meta(ctx, "scan")
+	if err != nil {
 		return StatusOutput{}, err
 	}
+	out.Scan = scan == "on"
 	hist, err := s.c.History(ctx)
 	if err != nil {
 		return StatusOutput{}, err
@@ -491,8 +488,7 @@ func (s *server) status(ctx context.Context, _ StatusInput) (StatusOutput, error
 		out.CanUndo = out.CanUndo || e.NextUndo
 		out.CanRedo = out.CanRedo || e.NextRedo
 	}
-	scan := map[bool]string{true: "on", false: "off"}[out.Scan]
-	open, err := s.c.OpenTurn(ctx)
+	open, err := s.c.Turn(ctx, -1)
 	if errors.Is(err, controller.ErrNoOpenTurn) {
 		out.Summary = fmt.Sprintf("no turn yet in session %s; scan mode %s", out.Session, scan)
 		return out, nil

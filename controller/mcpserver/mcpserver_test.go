@@ -463,7 +463,7 @@ func TestStatus(t *testing.T) {
 	// A capture in the open turn, then a change: status lists it.
 	e.capture(e.c, "a.txt", nil)
 	e.write("a.txt", []byte("v3\n"), 0o644)
-	if err := e.c.SetScan(context.Background(), true); err != nil {
+	if err := e.c.SetMeta(context.Background(), "scan", "on"); err != nil {
 		t.Fatal(err)
 	}
 	e.call("status", nil, &st, false)

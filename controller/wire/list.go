@@ -24,25 +24,16 @@ type CheckpointList struct {
 	// last of them.
 	N, First, Last int
 
-	w         *bufio.Writer
-	json      bool
-	withSteps bool
-	steps     map[int][]controller.Step
-	line      []byte
-	arr       *jsondoc.Array // with json, started at the first Add
+	w    *bufio.Writer
+	json bool
+	line []byte
+	arr  *jsondoc.Array // with json, started at the first Add
 }
 
-// NewCheckpointList starts a list on w, as JSON when asJSON. withSteps
-// lists each turn's steps, taken from steps (the session's, from
-// Controller.Steps, any order within a turn kept).
-func NewCheckpointList(w io.Writer, asJSON, withSteps bool, steps []controller.Step) *CheckpointList {
-	l := &CheckpointList{w: bufio.NewWriter(w), json: asJSON, withSteps: withSteps, steps: map[int][]controller.Step{}}
-	for _, st := range steps {
-		if withSteps {
-			l.steps[st.Turn] = append(l.steps[st.Turn], st)
-		}
-	}
-	return l
+// NewCheckpointList starts a list on w, as JSON when asJSON. A turn's
+// steps are listed when the checkpoint carries them (ListOptions.Steps).
+func NewCheckpointList(w io.Writer, asJSON bool) *CheckpointList {
+	return &CheckpointList{w: bufio.NewWriter(w), json: asJSON}
 }
 
 // Add writes one turn.
@@ -77,16 +68,16 @@ func (l *CheckpointList) Add(cp controller.Checkpoint) error {
 	for n := utf8.RuneCount(line[27:]); n < 50 && len(cp.Files) > 0; n++ {
 		line = append(line, ' ')
 	}
-	for j, f := range cp.Files {
+	for j, f := range cp.Changes {
 		if j > 0 {
 			line = append(line, ' ')
 		}
-		line = append(line, cp.Kinds[j].Mark()...)
+		line = append(line, f.Kind.Mark()...)
 		line = append(line, quote.Path(f.Path)...)
 	}
 	line = append(line, '\n')
 	l.w.Write(line)
-	for _, st := range l.steps[cp.Turn] {
+	for _, st := range cp.Steps {
 		line = fmt.Appendf(line[:0], "  %-4s%s  %-48s", fmt.Sprintf(".%d", st.Number), st.Time.Local().Format("2006-01-02 15:04:05"), msg.Shorten(stepLabel(st), 48))
 		for j, f := range st.Files {
 			if j > 0 {
@@ -112,12 +103,8 @@ func (l *CheckpointList) Add(cp controller.Checkpoint) error {
 // makes every list in the element non-nil, which is what jsondoc would do
 // to the whole document.
 func (l *CheckpointList) addJSON(cp controller.Checkpoint) error {
-	el := NewCheckpoint(cp)
-	if l.withSteps {
-		el.Steps = NewSteps(l.steps[cp.Turn])
-	}
 	l.N++
-	return l.array().Add(el)
+	return l.array().Add(NewCheckpoint(cp))
 }
 
 // Close ends the list (for JSON the array's close, or [] when it is

@@ -311,7 +311,7 @@ func WriteMessages(w io.Writer, msgs []Message) {
 // saying so.
 func WriteDiff(out, msgs io.Writer, pt controller.Target, diffs []controller.FileDiff, skipped []controller.Skip) {
 	say := sayer(msgs)
-	for _, d := range diffs {
+	for _, d := range NewDiff(pt, diffs, skipped).Files {
 		// A git-style header: the path, and mode lines when the
 		// mode changes (old mode 100644 / new mode 100755).
 		fmt.Fprintf(out, "diff --git %s %s\n%s", quote.Path("a/"+d.Path), quote.Path("b/"+d.Path), d.Header())
@@ -338,12 +338,12 @@ func WriteDiff(out, msgs io.Writer, pt controller.Target, diffs []controller.Fil
 // WriteFork writes what a fork of session from before turn did for people
 // (`ckpt fork`): on msgs the files it put back (WriteFiles), the new
 // session and the prompt handed back; on out the new session's id alone.
-func WriteFork(out, msgs io.Writer, from string, turn int, res controller.ForkResult) error {
+func WriteFork(out, msgs io.Writer, from string, turn int, res controller.Result) error {
 	say := sayer(msgs)
-	NewResult(res.Rewind).WriteFiles(msgs, msgs)
+	NewResult(res).WriteFiles(msgs, msgs)
 	say("forked session %s from %s before turn %d; continue with --session %s", res.Session, from, turn, res.Session)
-	if res.Rewind.Prompt != "" { // not a fork after the last turn
-		say("turn %d's prompt, to edit and resend: %s", turn, res.Rewind.Prompt)
+	if res.Prompt != "" { // not a fork after the last turn
+		say("turn %d's prompt, to edit and resend: %s", turn, res.Prompt)
 	}
 	_, err := io.WriteString(out, res.Session+"\n")
 	return err

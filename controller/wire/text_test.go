@@ -101,10 +101,11 @@ func TestCheckpointList(t *testing.T) {
 	}
 	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
 	must(cps, err)
-	steps := must(c.Steps(ctx))
-	write := func(cps []controller.Checkpoint, asJSON, withSteps bool) string {
+	withSteps, _, err := c.Checkpoints(ctx, controller.ListOptions{Steps: true})
+	must(withSteps, err)
+	write := func(cps []controller.Checkpoint, asJSON bool) string {
 		var b bytes.Buffer
-		l := wire.NewCheckpointList(&b, asJSON, withSteps, steps)
+		l := wire.NewCheckpointList(&b, asJSON)
 		for _, cp := range cps {
 			if err := l.Add(cp); err != nil {
 				t.Fatal(err)
@@ -122,17 +123,17 @@ func TestCheckpointList(t *testing.T) {
 		}
 		return b.String()
 	}
-	if got, want := write(cps, true, true), whole(wire.NewCheckpoints(cps, steps)); got != want {
+	if got, want := write(withSteps, true), whole(wire.NewCheckpoints(withSteps)); got != want {
 		t.Errorf("with steps: streamed\n%s\nwhole\n%s", got, want)
 	}
 	plain := []wire.Checkpoint{wire.NewCheckpoint(cps[0]), wire.NewCheckpoint(cps[1])}
-	if got, want := write(cps, true, false), whole(plain); got != want {
+	if got, want := write(cps, true), whole(plain); got != want {
 		t.Errorf("without steps: streamed\n%s\nwhole\n%s", got, want)
 	}
-	if got := write(nil, true, false); got != "[]\n" {
+	if got := write(nil, true); got != "[]\n" {
 		t.Errorf("empty: %q", got)
 	}
-	lines := strings.Split(write(cps, false, true), "\n")
+	lines := strings.Split(write(withSteps, false), "\n")
 	stamp := func(cp controller.Checkpoint) string { return cp.Time.Local().Format("2006-01-02 15:04:05") }
 	for i, want := range []string{
 		"TURN  TIME                 PROMPT                                            FILES",
@@ -160,7 +161,7 @@ func TestCheckpointList(t *testing.T) {
 		{nil, 0, -1, -1, "no checkpoints yet: open a turn with `ckpt turn PROMPT`\n"},
 	} {
 		var out, msgs bytes.Buffer
-		l := wire.NewCheckpointList(&out, false, false, nil)
+		l := wire.NewCheckpointList(&out, false)
 		for _, cp := range tc.cps {
 			must(0, l.Add(cp))
 		}

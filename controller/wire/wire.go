@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"io/fs"
 	"sort"
 	"strconv"
 	"strings"
@@ -116,12 +117,16 @@ type StepFile struct {
 	Existed bool `json:"existed" jsonschema:"the file existed just before the tool call (false: the call created it)"`
 }
 
-// NewCheckpoint is cp without its steps (Steps nil, so left out).
+// NewCheckpoint is cp, with its steps when it was listed with them
+// (controller.ListOptions.Steps; else Steps is nil, so left out).
 func NewCheckpoint(cp controller.Checkpoint) Checkpoint {
 	out := Checkpoint{Turn: cp.Turn, Time: stamp(cp.Time), Prompt: cp.Prompt, Files: make([]File, len(cp.Files)),
 		Pinned: cp.Pinned, Label: cp.Label, Pruned: cp.Pruned}
 	for i, f := range cp.Files {
-		out.Files[i] = File{Path: f.Path, PathBytes: PathBytes(f.Path), Kind: string(cp.Kinds[i])}
+		out.Files[i] = File{Path: f.Path, PathBytes: PathBytes(f.Path), Kind: string(cp.Changes[i].Kind)}
+	}
+	if cp.Steps != nil {
+		out.Steps = NewSteps(cp.Steps)
 	}
 	return out
 }
@@ -138,17 +143,11 @@ func NewSteps(steps []controller.Step) []Step {
 	return out
 }
 
-// NewCheckpoints is cps, each with its steps: steps holds the session's
-// steps (Controller.Steps), any order within a turn kept.
-func NewCheckpoints(cps []controller.Checkpoint, steps []controller.Step) []Checkpoint {
-	byTurn := map[int][]controller.Step{}
-	for _, st := range steps {
-		byTurn[st.Turn] = append(byTurn[st.Turn], st)
-	}
+// NewCheckpoints is cps (see NewCheckpoint); never nil.
+func NewCheckpoints(cps []controller.Checkpoint) []Checkpoint {
 	out := make([]Checkpoint, len(cps))
 	for i, cp := range cps {
 		out[i] = NewCheckpoint(cp)
-		out[i].Steps = NewSteps(byTurn[cp.Turn])
 	}
 	return out
 }
@@ -260,6 +259,21 @@ type FileDiff struct {
 	NewMode string `json:"new_mode,omitempty" jsonschema:"the file mode at the target, as git writes it"`
 }
 
+// Header returns the git-style extended header lines for the file:
+// "new file mode", "deleted file mode", or "old mode"/"new mode" when
+// only the mode or also the mode changed; empty when the mode is the same.
+func (d FileDiff) Header() string {
+	switch {
+	case d.OldMode == "" && d.NewMode != "":
+		return "new file mode " + d.NewMode + "\n"
+	case d.OldMode != "" && d.NewMode == "":
+		return "deleted file mode " + d.OldMode + "\n"
+	case d.OldMode != d.NewMode:
+		return "old mode " + d.OldMode + "\nnew mode " + d.NewMode + "\n"
+	}
+	return ""
+}
+
 // NewDiff is the diff of a code rewind to pt (Controller.Diff's
 // results).
 func NewDiff(pt controller.Target, diffs []controller.FileDiff, skipped []controller.Skip) Diff {
@@ -314,10 +328,10 @@ type Fork struct {
 	Deleted  []string `json:"deleted"`
 }
 
-// NewFork is the fork res of session from before turn.
-func NewFork(from string, turn int, res controller.ForkResult) Fork {
-	return Fork{Session: res.Session, From: from, Turn: turn, Prompt: res.Rewind.Prompt,
-		Restored: nonNil(res.Rewind.Restored), Deleted: nonNil(res.Rewind.Deleted)}
+// NewFork is the fork res (Controller.Fork's) of session from before turn.
+func NewFork(from string, turn int, res controller.Result) Fork {
+	return Fork{Session: res.Session, From: from, Turn: turn, Prompt: res.Prompt,
+		Restored: nonNil(res.Restored), Deleted: nonNil(res.Deleted)}
 }
 
 // HistoryEntry is one op of the session's journal (newest first in every
@@ -415,8 +429,14 @@ type FileState struct {
 	Lost bool `json:"lost" jsonschema:"the store no longer holds the content"`
 }
 
-func newFileState(s controller.FileState) FileState {
-	return FileState{Exists: s.Exists, Blob: s.Blob, Mode: s.Mode, Size: s.Size, Lost: s.Lost}
+// newFileState is a recorded state (a controller.HistoryEntry's file's
+// Before or After, given field by field): blob, when it exists, is its
+// content's id.
+func newFileState(exists bool, blob fmt.Stringer, mode fs.FileMode, size int64, lost bool) FileState {
+	if !exists {
+		return FileState{Lost: lost}
+	}
+	return FileState{Exists: true, Blob: blob.String(), Mode: fmt.Sprintf("%04o", mode.Perm()), Size: size, Lost: lost}
 }
 
 // NewHistory is the journal h, in its order; never nil.
@@ -429,7 +449,9 @@ func NewHistory(h []controller.HistoryEntry) []HistoryEntry {
 			CanUndo: e.CanUndo, CanRedo: e.CanRedo, NextUndo: e.NextUndo, NextRedo: e.NextRedo}
 		files := make([]string, len(e.Files))
 		for j, f := range e.Files {
-			out[i].Files[j] = HistoryFile{Path: f.Path, Before: newFileState(f.Before), After: newFileState(f.After)}
+			b, a := f.Before, f.After
+			out[i].Files[j] = HistoryFile{Path: f.Path, Before: newFileState(b.Exists(), b.Content, b.Mode, b.Size, b.Lost),
+				After: newFileState(a.Exists(), a.Content, a.Mode, a.Size, a.Lost)}
 			files[j] = f.Path
 		}
 		out[i].PathBytes = pathBytesMap(e.Paths, files)
@@ -596,27 +618,17 @@ func EachLine(roots []*SessionNode, f func(name string, s Session)) {
 // Event says the session changed: GET /api/events' data lines.
 type Event struct {
 	// Kind is what happened ("turn_opened", "captured", "rewound", ...;
-	// see controller.EventKind).
+	// see controller.Event).
 	Kind    string `json:"kind"`
 	Session string `json:"session"`
 	Turn    int    `json:"turn"`
-	// Step is the step opened, or the step a rewind went to.
-	Step int `json:"step,omitempty"`
 	// Path is the file captured.
 	Path string `json:"path,omitempty"`
-	// Result is a rewind's, undo's, redo's or summarize's result, when
-	// the event came from this process.
-	Result *Result `json:"result,omitempty"`
 	// Seq is the change's position in the session's change log.
 	Seq int64 `json:"seq,omitempty"`
 }
 
 // NewEvent is e.
 func NewEvent(e controller.Event) Event {
-	out := Event{Kind: string(e.Kind), Session: e.Session, Turn: e.Turn, Step: e.Step, Path: e.Path, Seq: e.Seq}
-	if e.Result != nil {
-		r := NewResult(*e.Result)
-		out.Result = &r
-	}
-	return out
+	return Event{Kind: e.Kind, Session: e.Session, Turn: e.Turn, Path: e.Path, Seq: e.Seq}
 }

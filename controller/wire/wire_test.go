@@ -49,6 +49,22 @@ func newSession(t *testing.T) *session {
 	return s
 }
 
+// events watches the session from after until it has n events.
+func (s *session) events(after int64, n int) []wire.Event {
+	s.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out []wire.Event
+	err := s.c.Watch(ctx, controller.WatchOptions{After: after, Interval: time.Millisecond}, func(e controller.Event) {
+		if out = append(out, wire.NewEvent(e)); len(out) == n {
+			cancel()
+		}
+	})
+	if err != context.Canceled {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
 func (s *session) write(rel, text string) {
 	s.t.Helper()
 	if err := os.WriteFile(filepath.Join(s.ws, rel), []byte(text), 0o644); err != nil {
@@ -160,18 +176,18 @@ func TestGolden(t *testing.T) {
 	s.capture(nil, "keep.txt")
 	s.write("keep.txt", "v3\n")
 
-	cps, _, cerr := c.Checkpoints(ctx, controller.ListOptions{})
+	cps, _, cerr := c.Checkpoints(ctx, controller.ListOptions{Steps: true})
 	must(cps, cerr)
-	steps := must(c.Steps(ctx))
-	s.golden("checkpoints", wire.NewCheckpoints(cps, steps))
+	s.golden("checkpoints", wire.NewCheckpoints(cps))
 	s.goldenText("checkpoints", text(func(out, _ io.Writer) {
-		l := wire.NewCheckpointList(out, false, true, steps)
+		l := wire.NewCheckpointList(out, false)
 		for _, cp := range cps {
 			must(0, l.Add(cp))
 		}
 		must(0, l.Close())
 	}))
-	s.golden("checkpoint_without_steps", wire.NewCheckpoint(cps[0]))
+	cps, _, cerr = c.Checkpoints(ctx, controller.ListOptions{})
+	s.golden("checkpoint_without_steps", wire.NewCheckpoint(must(cps, cerr)[0]))
 	changes := wire.NewChanges(must(c.Status(ctx)))
 	s.golden("changes", changes)
 	s.goldenText("changes", text(func(out, _ io.Writer) { wire.WriteChanges(out, changes) }))
@@ -194,14 +210,12 @@ func TestGolden(t *testing.T) {
 	dry := wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{DryRun: true})))
 	s.golden("result_dry_run", dry)
 	s.goldenText("result_dry_run", text(func(out, msgs io.Writer) { must(0, dry.WriteText(out, msgs, "rewind")) }))
-	var events []wire.Event
-	stop := c.Subscribe(func(e controller.Event) { events = append(events, wire.NewEvent(e)) })
+	seq := s.events(-1, 1)[0].Seq // a "resync" at the newest change
 	res := wire.NewResult(must(c.Rewind(ctx, controller.Target{Turn: 0}, controller.ScopeBoth, controller.RewindOptions{})))
 	s.golden("result", res)
 	s.goldenText("result", text(func(out, msgs io.Writer) { must(0, res.WriteText(out, msgs, "rewind")) }))
-	stop()
-	s.golden("events", events)
-	undo := wire.NewResult(must(c.Undo(ctx, controller.UndoOptions{})))
+	s.golden("events", s.events(seq, 1))
+	undo := wire.NewResult(must(c.Undo(ctx, controller.RewindOptions{})))
 	s.golden("result_undo", undo)
 	s.goldenText("result_undo", text(func(out, msgs io.Writer) { must(0, undo.WriteReversal(out, msgs, false, 0)) }))
 	history := wire.NewHistory(must(c.History(ctx)))
@@ -221,11 +235,11 @@ func TestGolden(t *testing.T) {
 // encoding/json, and its output schemas refuse null for a list).
 func TestNeverNull(t *testing.T) {
 	for name, doc := range map[string]any{
-		"checkpoints": wire.NewCheckpoints([]controller.Checkpoint{{}}, nil),
+		"checkpoints": wire.NewCheckpoints([]controller.Checkpoint{{Steps: []controller.Step{}}}),
 		"result":      wire.NewResult(controller.Result{}),
 		"diff":        wire.NewDiff(controller.Target{}, nil, nil),
 		"messages":    wire.NewMessages(nil),
-		"fork":        wire.NewFork("s", 0, controller.ForkResult{}),
+		"fork":        wire.NewFork("s", 0, controller.Result{}),
 		"history":     wire.NewHistory([]controller.HistoryEntry{{}}),
 		"changes":     wire.NewChanges(nil),
 		"sessions":    wire.NewSessions(nil),

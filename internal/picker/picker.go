@@ -49,7 +49,7 @@ type Choice struct {
 // cancelled. A session with no turn is an error saying how to open one.
 // Only dry runs and previews touch c: the rewind is the caller's.
 func Run(ctx context.Context, c *controller.Controller, in, out *os.File) (choice Choice, ok bool, err error) {
-	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{Lines: true, Steps: true})
 	if err != nil {
 		return Choice{}, false, err
 	}
@@ -161,15 +161,9 @@ type model struct {
 
 func newModel(ctx context.Context, c *controller.Controller, cps []controller.Checkpoint) *model {
 	m := &model{ctx: ctx, c: c, previews: map[controller.Target][]string{}, width: 80, height: 24}
-	steps := map[int][]controller.Step{}
-	if all, err := c.Steps(ctx); err == nil { // without them, the turns still list
-		for _, st := range all {
-			steps[st.Turn] = append(steps[st.Turn], st)
-		}
-	}
 	for i := len(cps) - 1; i >= 0; i-- {
-		m.rows = append(m.rows, turnStats(ctx, c, cps[i]))
-		ss := steps[cps[i].Turn]
+		m.rows = append(m.rows, turnStats(cps[i]))
+		ss := cps[i].Steps
 		for j := len(ss) - 1; j >= 0; j-- {
 			m.rows = append(m.rows, stepRow(ss[j], cps[i].Pruned))
 		}
@@ -200,15 +194,13 @@ func stepRow(st controller.Step, pruned bool) turnRow {
 	return r
 }
 
-// turnStats counts each file's added and removed lines over the turn: its
-// content at the turn's start against its content at the turn's end (for
-// the open turn, the file on disk now).
-func turnStats(ctx context.Context, c *controller.Controller, cp controller.Checkpoint) turnRow {
+// turnStats is a turn's row: each file's added and removed lines over the
+// turn (see controller.ListOptions.Lines), and their sums.
+func turnStats(cp controller.Checkpoint) turnRow {
 	r := turnRow{turn: cp.Turn, when: cp.Time.Local().Format("2006-01-02 15:04:05"), prompt: firstLine(cp.Prompt), pruned: cp.Pruned}
 	var added, removed int
-	changes, err := c.TurnChanges(ctx, cp)
-	known := err == nil
-	for _, fc := range changes {
+	known := true
+	for _, fc := range cp.Changes {
 		fst := fileStat{path: fc.Path, kind: fc.Kind}
 		switch {
 		case !fc.Known:

@@ -43,7 +43,7 @@ func TestPickerModel(t *testing.T) {
 	write("one\ntwo\nthree\n")
 	turn("second")
 	write("\x00binary")
-	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{})
+	cps, _, err := c.Checkpoints(ctx, controller.ListOptions{Lines: true, Steps: true})
 	if err != nil {
 		t.Fatal(err)
 	}
