@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
 )
 
 // TestAutoRetentionUsesTheClock: the daily sweep at Open judges ages by
@@ -77,14 +78,16 @@ func TestRetainDryRun(t *testing.T) {
 		e.turn(p)
 		e.edit("f.txt", p)
 	}
-	p := controller.Policy{KeepTurns: 1, Session: e.c.Session()}
+	p := keepTurns(1, e.c.Session())
 	planned := func() int {
 		t.Helper()
-		plan, rep, err := e.c.Store().Retain(ctx, p, controller.RetainOptions{DryRun: true})
+		dry := p
+		dry.DryRun = true
+		plan, rep, err := e.c.Store().Retain(ctx, dry)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep != (controller.GCReport{}) {
+		if rep != (retention.GCReport{}) {
 			t.Errorf("dry run collected: %+v", rep)
 		}
 		return len(plan.Prunes()[e.c.Session()])
@@ -95,11 +98,17 @@ func TestRetainDryRun(t *testing.T) {
 	if n := planned(); n != 2 {
 		t.Errorf("second dry run plans %d prunes, want 2: the first changed the store", n)
 	}
-	plan, _, err := e.c.Store().Retain(ctx, p, controller.RetainOptions{})
+	plan, _, err := e.c.Store().Retain(ctx, p)
 	if err != nil || len(plan.Prunes()[e.c.Session()]) != 2 {
 		t.Fatalf("retain: %v, plan %s", err, plan)
 	}
 	if n := planned(); n != 0 {
 		t.Errorf("dry run after retain plans %d prunes, want 0", n)
 	}
+}
+
+// keepTurns is the policy that keeps session's newest n turns (every
+// session's, for ""), with no age limit, whatever the store's defaults.
+func keepTurns(n int, session string) controller.RetainOptions {
+	return controller.RetainOptions{KeepTurns: &n, MaxAge: "0", Session: session}
 }

@@ -77,7 +77,7 @@
 // skipped, and only when the ignore files then and now agree, so "absent"
 // cannot be "ignored then"). While a scanned turn is open every change is
 // taken to be the agent's (its shell's): such changes are never conflicts.
-// Undo refuses (ErrUndoConflict) to overwrite work done since the rewind
+// Undo refuses (ErrConflict) to overwrite work done since the rewind
 // unless forced; it puts back what ckpt knew before the rewind too, so a
 // hand edit it brings back is still a conflict for the next rewind.
 //

@@ -31,25 +31,15 @@ var (
 	// conversation: ckpt records the conversation by turns, so a step
 	// rewind restores code only.
 	ErrStepScope = errors.New("a step rewinds code only: rewind the turn for its conversation")
-	// ErrConflict is wrapped when a code rewind would overwrite files changed
-	// since the agent left them (by a person, or another session); the Result
-	// lists them. Nothing is changed unless forced.
+	// ErrConflict is wrapped when an op would overwrite work done since:
+	// files a code rewind or a revert would write changed since the agent
+	// left them (by a person, or another session), or, for Undo and Redo,
+	// work done since the rewind or undo they reverse (a file changed
+	// since, in a later turn or by hand, or turns opened since, which an
+	// undo of a conversation rewind hides). The Result lists what would
+	// be overwritten and the message says which it is. Nothing is changed
+	// unless forced (what a forced op overwrites, Undo brings back).
 	ErrConflict = errors.New("files changed since the agent left them (force to overwrite; undo brings them back)")
-	// ErrLaterChanges is wrapped by Revert when a later turn changed a file the
-	// reverted turn changed too: reverting would lose that later change.
-	ErrLaterChanges = errors.New("a later turn changed these files too")
-	// ErrUndoConflict is wrapped by Undo when work was done since the rewind it
-	// would reverse: a file it would overwrite changed since (an edit in a
-	// later turn, or by hand), or turns were opened since (an undo of a
-	// conversation rewind hides them). Undo then changes nothing unless forced.
-	ErrUndoConflict = errors.New("work was done since that rewind; undo would overwrite it (force to undo anyway)")
-	// ErrNothingToRedo is wrapped by Redo when no undone op can be
-	// re-applied: nothing was undone, or a newer rewind ended the chain
-	// (Redo with UndoOptions.Op still reaches it).
-	ErrNothingToRedo = errors.New("nothing to redo")
-	// ErrRedoConflict is wrapped by Redo (and by Undo of an undo) when work
-	// was done since the undo it reverses. Nothing changes unless forced.
-	ErrRedoConflict = errors.New("work was done since that undo; redo would overwrite it (force to redo anyway)")
 	// ErrNotInEffect is wrapped when UndoOptions.Op names an unfinished
 	// op, or, for Redo, an op whose effect is in effect.
 	ErrNotInEffect = errors.New("op is not in the state that allows it")
@@ -73,6 +63,35 @@ type noSessionError struct{}
 
 func (noSessionError) Error() string        { return "no such session" }
 func (noSessionError) Is(target error) bool { return target == ErrNotFound }
+
+// variant is an error in words of its own that is one of the exported
+// sentinels for errors.Is: callers that act on the sentinel need not
+// tell its variants apart, and people read which it is.
+type variant struct {
+	msg string
+	of  error
+}
+
+func (v *variant) Error() string        { return v.msg }
+func (v *variant) Is(target error) bool { return target == v.of }
+
+// The variants of ErrConflict and ErrNothingToUndo.
+var (
+	// errUndoConflict: Undo would overwrite work done since the rewind it
+	// reverses.
+	errUndoConflict = &variant{"work was done since that rewind; undo would overwrite it (force to undo anyway)", ErrConflict}
+	// errRedoConflict: Redo (or Undo of an undo) would overwrite work
+	// done since the undo it reverses.
+	errRedoConflict = &variant{"work was done since that undo; redo would overwrite it (force to redo anyway)", ErrConflict}
+	// errNothingToRedo: Redo finds no undone op it can re-apply.
+	errNothingToRedo = &variant{"nothing to redo", ErrNothingToUndo}
+)
+
+// errLaterChanges is wrapped by Revert when a later turn changed a file
+// the reverted turn changed too: reverting would lose that later change,
+// and force does not override it. Callers need not tell it from other
+// failures: the message names the files.
+var errLaterChanges = errors.New("a later turn changed these files too")
 
 // errEmptySummary is what Summarize fails with when its text is empty (or
 // only spaces): a precondition its caller checks as easily.

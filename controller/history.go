@@ -49,8 +49,8 @@ import (
 // Refusals: reversing X overwrites X's paths, which must still be as X
 // left them, and hides the turns opened since X when X changed turns. When
 // a path changed since (an edit, a hand edit, a later op) or turns were
-// opened since, Undo and Redo refuse naming them (ErrUndoConflict,
-// ErrRedoConflict), unless forced; the forced op records what it overwrites
+// opened since, Undo and Redo refuse naming them (ErrConflict), unless
+// forced; the forced op records what it overwrites
 // as its own before state. A path or conversation row that already holds
 // X's before state is left alone. Ops finished
 // before the index recorded conversation changes (migration 0005) that
@@ -63,7 +63,7 @@ type UndoOptions struct {
 	// nothing: no file, no index row, no stored blob.
 	DryRun bool
 	// Force overwrites work done since the op being reversed (see
-	// ErrUndoConflict, ErrRedoConflict); what it overwrites is kept as the
+	// ErrConflict); what it overwrites is kept as the
 	// new op's before state, so undoing the new op brings it back.
 	Force bool
 	// Op, when not 0, names an op by its history id instead of the
@@ -260,7 +260,7 @@ func (j *journal) reversible(e checkpoints.Entry) bool {
 // and mode they had just before it (hand edits included), and its
 // conversation change is reverted. It fails with an error wrapping
 // ErrNothingToUndo when there is nothing to undo, and with one
-// wrapping ErrUndoConflict (naming what would be lost) when work was done
+// wrapping ErrConflict (naming what would be lost) when work was done
 // since, unless o.Force. With o.DryRun it reports the plan and its
 // conflicts and changes nothing.
 func (c *Controller) Undo(ctx context.Context, o UndoOptions) (Result, error) {
@@ -271,8 +271,8 @@ func (c *Controller) Undo(ctx context.Context, o UndoOptions) (Result, error) {
 // it: every path and conversation row that undo changed gets back exactly
 // what the undo replaced, including what a forced undo overwrote. o.Op
 // names another undone op. It fails with an error wrapping
-// ErrNothingToRedo when there is nothing to redo, and with one wrapping
-// ErrRedoConflict when work was done since the undo, unless o.Force (what
+// ErrNothingToUndo ("nothing to redo") when there is nothing to redo, and
+// with one wrapping ErrConflict when work was done since the undo, unless o.Force (what
 // a forced redo overwrites is kept: Undo brings it back). o.DryRun as in
 // Undo.
 func (c *Controller) Redo(ctx context.Context, o UndoOptions) (Result, error) {
@@ -286,7 +286,7 @@ func (j *journal) pick(id int64, redo bool) (checkpoints.Entry, error) {
 			if e, ok := j.nextRedo(); ok {
 				return e, nil
 			}
-			return checkpoints.Entry{}, ErrNothingToRedo
+			return checkpoints.Entry{}, errNothingToRedo
 		}
 		if e, ok := j.nextUndo(); ok {
 			return e, nil
@@ -366,9 +366,9 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 			return nil
 		}
 		if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
-			sentinel := ErrUndoConflict
+			sentinel := errUndoConflict
 			if reapplies {
-				sentinel = ErrRedoConflict
+				sentinel = errRedoConflict
 			}
 			return fmt.Errorf("%w: %s", sentinel, quote.List(res.Conflicts))
 		}

@@ -117,7 +117,7 @@ func TestUndoDryRunChangesNothing(t *testing.T) {
 	}
 	// The real undo still refuses the hand edit, and does the planned
 	// thing when forced.
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrUndoConflict) {
+	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrConflict) {
 		t.Fatalf("undo over a hand edit: %v, want ErrUndoConflict", err)
 	}
 	e.undo(controller.UndoOptions{Force: true})
@@ -168,7 +168,7 @@ func TestRedoRestoresTheRewoundStateExactly(t *testing.T) {
 			e.wantState("after undoing the redo", start)
 			e.redo(controller.UndoOptions{})
 			e.wantState("after the second redo", rewound)
-			if _, err := e.c.Redo(context.Background(), controller.UndoOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
+			if _, err := e.c.Redo(context.Background(), controller.UndoOptions{}); !errors.Is(err, controller.ErrNothingToUndo) {
 				t.Errorf("redo with nothing undone: %v, want ErrNothingToRedo", err)
 			}
 		})
@@ -191,7 +191,7 @@ func TestForcedUndoThenRedoReturnsTheHandEdits(t *testing.T) {
 	handMade := e.state()
 
 	_, err := e.c.Undo(ctx, controller.UndoOptions{})
-	if !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "new.txt") {
+	if !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "new.txt") {
 		t.Fatalf("undo over hand edits: %v, want ErrUndoConflict naming both", err)
 	}
 	e.undo(controller.UndoOptions{Force: true})
@@ -206,7 +206,7 @@ func TestForcedUndoThenRedoReturnsTheHandEdits(t *testing.T) {
 	e.undo(controller.UndoOptions{})
 	e.write("a.txt", "second hand edit")
 	secondHand := e.state()
-	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "a.txt") {
+	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "a.txt") {
 		t.Fatalf("redo over a hand edit: %v, want ErrRedoConflict naming a.txt", err)
 	}
 	e.redo(controller.UndoOptions{Force: true})
@@ -232,7 +232,7 @@ func TestRedoOfConversationRewind(t *testing.T) {
 	e.message("user", "new message")
 	withNew := e.state()
 	_, err := e.c.Redo(ctx, controller.UndoOptions{})
-	if !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "a new fourth turn") {
+	if !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "a new fourth turn") {
 		t.Fatalf("redo hiding a newer turn: %v, want ErrRedoConflict naming it", err)
 	}
 	e.wantState("after the refused redo", withNew)
@@ -300,7 +300,7 @@ func TestUndoRedoWalks(t *testing.T) {
 			t.Fatalf("at %d: next undo/redo marks %v", at, next)
 		}
 	}
-	if _, err := e.c.Redo(context.Background(), controller.UndoOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
+	if _, err := e.c.Redo(context.Background(), controller.UndoOptions{}); !errors.Is(err, controller.ErrNothingToUndo) {
 		t.Errorf("redo at the end: %v, want ErrNothingToRedo", err)
 	}
 	// A new rewind ends the redo chain; the undone ops stay in the
@@ -308,7 +308,7 @@ func TestUndoRedoWalks(t *testing.T) {
 	e.undo(controller.UndoOptions{})
 	e.undo(controller.UndoOptions{}) // at 1
 	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{})
-	if _, err := e.c.Redo(context.Background(), controller.UndoOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
+	if _, err := e.c.Redo(context.Background(), controller.UndoOptions{}); !errors.Is(err, controller.ErrNothingToUndo) {
 		t.Errorf("redo after a new rewind: %v, want ErrNothingToRedo", err)
 	}
 	e.undo(controller.UndoOptions{})
@@ -470,7 +470,7 @@ func TestForcedRedoOutOfOrderInTheConversation(t *testing.T) {
 	threeTurns(e)
 	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{})
 	e.turn("1b")
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrUndoConflict) {
+	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrConflict) {
 		t.Fatalf("undo hiding turn 1b: %v, want ErrUndoConflict", err)
 	}
 	e.undo(controller.UndoOptions{Force: true}) // hides 1b, shows 1 and 2
@@ -487,7 +487,7 @@ func TestForcedRedoOutOfOrderInTheConversation(t *testing.T) {
 	before := prompts()
 	// Re-applying the first rewind now would hide 1c, opened since.
 	_, err := e.c.Redo(ctx, controller.UndoOptions{Op: first})
-	if !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "1c") {
+	if !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "1c") {
 		t.Fatalf("redo --op over a newer turn: %v, want ErrRedoConflict naming 1c", err)
 	}
 	if got := prompts(); !reflect.DeepEqual(got, before) {

@@ -16,7 +16,8 @@ import (
 // then the most recently active session, found from a subdirectory and
 // marked Picked; a unique prefix names a session, an ambiguous one lists
 // the matches; a missing session lists the workspace's sessions; a
-// recording front-end may name a session that does not exist yet.
+// recording front-end may name a session that does not exist yet; store-
+// wide, a session that exists comes with the workspace it was made for.
 func TestResolve(t *testing.T) {
 	ctx := context.Background()
 	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
@@ -75,7 +76,11 @@ func TestResolve(t *testing.T) {
 		t.Errorf("Resolve created the missing session")
 	}
 	loc, err = st.Resolve(ctx, controller.ResolveOptions{Session: "abc-2"})
-	if err != nil || loc.Session != "abc-2" || loc.Workspace != "" {
-		t.Errorf("store-wide: %+v, %v", loc, err)
+	if err != nil || loc.Session != "abc-2" || loc.Workspace != root || !loc.OfSession {
+		t.Errorf("store-wide: %+v, %v; want abc-2 with its workspace %s", loc, err, root)
+	}
+	loc, err = st.Resolve(ctx, controller.ResolveOptions{Session: "new-one", Create: true})
+	if err != nil || loc.Session != "new-one" || loc.Workspace != "" || loc.OfSession {
+		t.Errorf("store-wide, a session to record: %+v, %v; want no workspace", loc, err)
 	}
 }

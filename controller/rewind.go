@@ -304,8 +304,8 @@ func conflicts(lastKnown func() (map[string]checkpoints.Known, error), files []c
 // Revert undoes the changes of one turn only: every file the turn captured
 // (or, in a scanned turn, its shell changed: see revertTargets) goes back
 // to its state when the turn began, while later turns' changes to other
-// files stay. It refuses (ErrLaterChanges, naming them) when a
-// later turn changed one of the same files, and (ErrConflict) when someone
+// files stay. It refuses, naming them, when a later turn changed one of
+// the same files (force does not override that), and (ErrConflict) when someone
 // changed one since the agent, unless forced. It is undoable like a rewind.
 func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Result, error) {
 	return c.rewindOp(ctx, rewindJob{verb: "revert turn", turn: turn, scope: checkpoints.ScopeCode, revert: true, o: o, targets: c.revertTargets})
@@ -314,7 +314,7 @@ func (c *Controller) Revert(ctx context.Context, turn int, o RewindOptions) (Res
 // revertTargets returns the turn's own changes at its start: its captures,
 // and for a scanned turn the files its manifest and the one that recorded
 // its end disagree on (a shell's changes; for the open turn, the files a
-// scan finds changed now). It fails with ErrLaterChanges when a later
+// scan finds changed now). It fails with errLaterChanges when a later
 // turn captured one of them, or a file a shell changed is no longer as
 // the turn left it.
 func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, []Skip, error) {
@@ -350,7 +350,7 @@ func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoin
 	}
 	if len(later) > 0 {
 		sort.Strings(later)
-		return nil, nil, fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
+		return nil, nil, fmt.Errorf("%w: %s", errLaterChanges, strings.Join(later, ", "))
 	}
 	return targets, nil, nil
 }

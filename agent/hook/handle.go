@@ -86,7 +86,8 @@ func (hd *Handler) sync() {
 // event (processSessions, a `ckpt hook` process), or one a resident server
 // keeps open across events (Server, in server.go).
 type sessions interface {
-	// locate is controller.Locate, or a faster answer from what is open.
+	// locate is Store.Resolve for a hook (which records), or a faster
+	// answer from what is open.
 	locate(ctx context.Context, dir, session string) (controller.Location, error)
 	// open returns session's controller for workspace ws; release hands
 	// it back.
@@ -99,26 +100,29 @@ type sessions interface {
 // processSessions opens a controller per event and closes it after. A
 // session that exists is opened once: locate opens it for the workspace
 // the store's markers give (a stat per ancestor), and open hands that
-// controller on, where controller.Locate would open the session's index
-// once more only to read its workspace.
+// controller on, where Store.Resolve would open the session's index once
+// more only to read its workspace.
 type processSessions struct {
 	hd *Handler
 	c  *controller.Controller // opened by locate, for open
 }
 
 func (p *processSessions) locate(ctx context.Context, dir, session string) (controller.Location, error) {
-	if controller.OpenStore(p.hd.Store).HasSession(session) {
-		if near, err := controller.OpenStore(p.hd.Store).Locate(ctx, dir, ""); err == nil && near.Found {
+	st := controller.OpenStore(p.hd.Store)
+	if st.HasSession(session) {
+		// The workspace alone: with no session named Resolve reads no
+		// index (the workspace's last active session comes from a hint).
+		if near, err := st.Resolve(ctx, controller.ResolveOptions{Dir: dir, Create: true}); err == nil && near.Found {
 			c, err := p.openNow(ctx, near.Workspace, session)
 			if err == nil {
 				p.c = c
 				return controller.Location{Workspace: near.Workspace, Session: session, Found: true, OfSession: true}, nil
 			}
 			// Another workspace's session (an enclosing one), or a
-			// failure Locate and open report again.
+			// failure Resolve and open report again.
 		}
 	}
-	return controller.OpenStore(p.hd.Store).Locate(ctx, dir, session)
+	return st.Resolve(ctx, controller.ResolveOptions{Dir: dir, Session: session, Create: true})
 }
 
 func (p *processSessions) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {

@@ -66,7 +66,7 @@ func (a *app) claudeSession(ctx context.Context) error {
 	if a.workspace != "" {
 		return nil
 	}
-	if _, ok, err := controller.OpenStore(a.store).SessionWorkspace(ctx, id); err != nil || ok {
+	if loc, err := controller.OpenStore(a.store).Resolve(ctx, controller.ResolveOptions{Session: id, Create: true}); err != nil || loc.OfSession {
 		return err
 	}
 	proj := os.Getenv("CLAUDE_PROJECT_DIR")

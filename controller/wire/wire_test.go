@@ -160,7 +160,7 @@ func TestGolden(t *testing.T) {
 
 	store := controller.OpenStore(s.root)
 	defer store.Close()
-	s.golden("sessions", wire.NewSessions(must(store.Sessions(ctx))))
+	s.golden("sessions", wire.NewSessions(must(store.Sessions(ctx, ""))))
 }
 
 // TestNeverNull: documents built from empty controller values have [] for
