@@ -44,11 +44,11 @@ func (c *Controller) noteActive() {
 	}
 }
 
-// HasSession reports whether the store has had session id: registered, or
+// hasSession reports whether the store has had session id: registered, or
 // with an index file (see checkpoints.HasSession), readable or not. It may
 // be opened without creating it (its lost index is then an error). It
 // creates nothing: a store directory that does not exist has no sessions.
-func (s *Store) HasSession(id string) bool {
+func (s *Store) hasSession(id string) bool {
 	if _, err := os.Stat(s.dir); err != nil {
 		return false
 	}
@@ -82,7 +82,7 @@ func (s *Store) workspaceSessions(ctx context.Context, root string) ([]SessionIn
 // workspace has no session in the store. It only reads.
 func (s *Store) activeSession(ctx context.Context, root string) (string, error) {
 	if b, err := os.ReadFile(s.activePath(root)); err == nil {
-		if id := strings.TrimSpace(string(b)); ValidSession(id) && s.HasSession(id) {
+		if id := strings.TrimSpace(string(b)); ValidSession(id) && s.hasSession(id) {
 			return id, nil
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/retention"
 )
@@ -42,7 +43,7 @@ func TestAutoRetentionUsesTheClock(t *testing.T) {
 	}
 	st := controller.OpenStore(e.store)
 	defer st.Close()
-	if !st.HasSession(c.Session()) {
+	if has, _ := checkpoints.HasSession(e.store, c.Session()); !has {
 		t.Fatal("the daily sweep removed the session being opened")
 	}
 }

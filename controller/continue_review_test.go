@@ -249,7 +249,7 @@ func TestContinueOldLinkInAStoreWithoutRegistry(t *testing.T) {
 	if err != nil || !loc.Continued || loc.Session != S || loc.ContinuedAt != "a1" {
 		t.Errorf("Resolve(old-fork) = %+v, %v; want %s continued at a1", loc, err, S)
 	}
-	if st.HasSession("old-fork") {
+	if has, _ := checkpoints.HasSession(e.store, "old-fork"); has {
 		t.Error("the link directory was registered as a session")
 	}
 }

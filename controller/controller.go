@@ -121,7 +121,7 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 	if !checkpoints.ValidSession(o.Session) {
 		return nil, fmt.Errorf("controller: session %q: %w", o.Session, checkpoints.ErrBadSession)
 	}
-	if o.NoCreate && !s.HasSession(o.Session) {
+	if o.NoCreate && !s.hasSession(o.Session) {
 		ws.Close()
 		return nil, fmt.Errorf("controller: session %s: %w", o.Session, noSessionError{})
 	}

@@ -12,12 +12,10 @@ import (
 // ...).
 var (
 	// ErrNoTurn is wrapped when a rewind or diff names a turn that is not
-	// in the active history.
+	// in the active history. When a conversation rewind hid it (an undo
+	// of that rewind brings it back) the message says so instead: "hidden
+	// by a conversation rewind".
 	ErrNoTurn = errors.New("no such turn")
-	// ErrTurnHidden is wrapped, with ErrNoTurn, when the turn named is
-	// not in the active history because a conversation rewind hid it
-	// (an undo of that rewind brings it back).
-	ErrTurnHidden = errors.New("hidden by a conversation rewind")
 	// ErrWorkspaceMismatch is wrapped when a session is opened for a
 	// workspace other than the one it was created for.
 	ErrWorkspaceMismatch = errors.New("session belongs to another workspace")
@@ -75,8 +73,10 @@ type variant struct {
 func (v *variant) Error() string        { return v.msg }
 func (v *variant) Is(target error) bool { return target == v.of }
 
-// The variants of ErrConflict and ErrNothingToUndo.
+// The variants of ErrNoTurn, ErrConflict and ErrNothingToUndo.
 var (
+	// errTurnHidden: the turn named is hidden by a conversation rewind.
+	errTurnHidden = &variant{"hidden by a conversation rewind", ErrNoTurn}
 	// errUndoConflict: Undo would overwrite work done since the rewind it
 	// reverses.
 	errUndoConflict = &variant{"work was done since that rewind; undo would overwrite it (force to undo anyway)", ErrConflict}

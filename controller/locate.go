@@ -202,7 +202,7 @@ func (s *Store) sessionWorkspace(ctx context.Context, id string) (root string, o
 	if !checkpoints.ValidSession(id) {
 		return "", false, fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
 	}
-	if !s.HasSession(id) {
+	if !s.hasSession(id) {
 		return "", false, nil
 	}
 	idx, err := checkpoints.OpenSession(ctx, s.dir, id, false)

@@ -253,10 +253,10 @@ func (d *cliDriver) run(session string, out any, args ...string) error {
 		if !errors.As(err, &ee) || ee.ExitCode() != map[bool]int{false: 1, true: 2}[usage] || !strings.HasPrefix(msg, "ckpt: ") || strings.Contains(msg, "\n") {
 			return fmt.Errorf("ckpt %s: %v, stderr %q (want exit 1 and one line)", strings.Join(args, " "), err, msg)
 		}
-		if strings.Contains(msg, controller.ErrTurnHidden.Error()) {
+		if strings.Contains(msg, turnHiddenWords) {
 			// A hidden turn is no turn of the active history, said
 			// without "no such turn".
-			return fmt.Errorf("%s: %w: %w", msg, controller.ErrTurnHidden, controller.ErrNoTurn)
+			return fmt.Errorf("%s: %w", msg, controller.ErrNoTurn)
 		}
 		for _, r := range refusals {
 			if strings.Contains(msg, r.words) && r.is == nil {

@@ -762,6 +762,7 @@ const (
 	redoConflictWords  = "work was done since that undo"        // ErrConflict, by Redo
 	laterChangesWords  = "a later turn changed these files too" // Revert; force does not override it
 	nothingToRedoWords = "nothing to redo"                      // ErrNothingToUndo, by Redo
+	turnHiddenWords    = "hidden by a conversation rewind"      // ErrNoTurn, of a hidden turn
 )
 
 // errKind names the refusal a step ended with.

@@ -86,7 +86,7 @@ type Location struct {
 // Options.NoCreate unless o.Create).
 func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error) {
 	named := o.Session != ""
-	if named && !o.Create && !s.HasSession(o.Session) {
+	if named && !o.Create && !s.hasSession(o.Session) {
 		ids, err := s.sessionIDs(o.Session)
 		if err != nil {
 			return Location{}, err
@@ -111,7 +111,7 @@ func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error)
 		case ok:
 			loc.Workspace, loc.Found, loc.OfSession = root, true, true
 		}
-		if o.Create || ok || s.HasSession(loc.Session) {
+		if o.Create || ok || s.hasSession(loc.Session) {
 			return loc, nil
 		}
 		return loc, &SessionError{Location: loc, Store: s.dir, Named: true}
@@ -137,7 +137,7 @@ func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error)
 			loc.Session, loc.Picked = active, true
 		}
 	}
-	if o.Create || s.HasSession(loc.Session) {
+	if o.Create || s.hasSession(loc.Session) {
 		return loc, nil
 	}
 	ss, err := s.workspaceSessions(ctx, loc.Workspace)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -72,7 +73,7 @@ func TestResolve(t *testing.T) {
 	if want := "no session nosuch in store"; !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "work-9 (1 turns)") {
 		t.Errorf("missing session says %q", err)
 	}
-	if st.HasSession("nosuch") {
+	if has, _ := checkpoints.HasSession(store, "nosuch"); has {
 		t.Errorf("Resolve created the missing session")
 	}
 	loc, err = st.Resolve(ctx, controller.ResolveOptions{Session: "abc-2"})

@@ -27,8 +27,8 @@ func (c *Controller) SetMeta(ctx context.Context, key, value string) error {
 // its own small files there, beside the session's index, the file
 // index.db (which a server keeping the session open may stat to tell that
 // another process replaced it: Adopt, a fork into the id). Whether the
-// session exists is HasSession; Store.Open with Options.NoCreate opens it
-// to read its metadata and turns.
+// session exists, and its workspace, a store-wide Resolve says; Store.Open
+// with Options.NoCreate opens it to read its metadata and turns.
 func (s *Store) SessionDir(id string) string { return checkpoints.SessionDir(s.dir, id) }
 
 // hasIndex reports whether session id of the store has an index file.

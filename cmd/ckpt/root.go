@@ -236,7 +236,7 @@ func hint(err error) string {
 	switch {
 	case errors.Is(err, controller.ErrNoOpenTurn):
 		return " (open one with `ckpt turn PROMPT` first)"
-	case errors.Is(err, controller.ErrTurnHidden):
+	case errors.Is(err, controller.ErrNoTurn) && strings.Contains(err.Error(), "hidden by a conversation rewind"):
 		return "; `ckpt undo` brings it back"
 	case errors.Is(err, controller.ErrNoTurn):
 		return " (`ckpt list` shows the turns)"
