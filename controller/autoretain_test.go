@@ -113,3 +113,26 @@ func TestRetainDryRun(t *testing.T) {
 func keepTurns(n int, session string) controller.RetainOptions {
 	return controller.RetainOptions{KeepTurns: &n, MaxAge: "0", Session: session}
 }
+
+// TestRetainOptions: an override that does not parse fails naming its
+// config key, changing nothing; CollectOnly collects without the policy
+// (a zero Plan) and deletes what no session references.
+func TestRetainOptions(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	for _, p := range []string{"one", "two"} {
+		e.turn(p)
+		e.edit("f.txt", p)
+	}
+	st := e.c.Store()
+	if _, _, err := st.Retain(ctx, controller.RetainOptions{MaxAge: "soon", KeepTurns: new(int)}); err == nil || !strings.Contains(err.Error(), "max_age") {
+		t.Errorf("max age soon: %v; want an error naming max_age", err)
+	}
+	plan, rep, err := st.Retain(ctx, controller.RetainOptions{CollectOnly: true})
+	if err != nil || len(plan.Prunes()) != 0 || len(plan.Removes()) != 0 || rep.Live == 0 {
+		t.Errorf("collect only: plan %s, %+v, %v; want no plan and the live blobs kept", plan, rep, err)
+	}
+	if cps, _, err := e.c.Checkpoints(ctx, controller.ListOptions{NoFiles: true}); err != nil || len(cps) != 2 || cps[0].Pruned {
+		t.Errorf("turns after a failed retain and a collection: %+v, %v; want both, unpruned", cps, err)
+	}
+}

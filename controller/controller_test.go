@@ -288,7 +288,7 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 	e.edit("a.txt", "work done after the rewind")
 	_, err := e.c.Undo(ctx, controller.UndoOptions{})
 	if !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "a.txt") {
-		t.Fatalf("undo over later work: %v, want ErrUndoConflict naming a.txt", err)
+		t.Fatalf("undo over later work: %v, want ErrConflict naming a.txt", err)
 	}
 	e.want("a.txt", "work done after the rewind")
 	if _, err := e.c.Undo(ctx, controller.UndoOptions{Force: true}); err != nil {
@@ -302,7 +302,7 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 	}
 	e.turn("p1, resent")
 	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "p1, resent") {
-		t.Fatalf("undo hiding a newer turn: %v, want ErrUndoConflict naming the turn", err)
+		t.Fatalf("undo hiding a newer turn: %v, want ErrConflict naming the turn", err)
 	}
 }
 

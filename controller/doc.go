@@ -11,26 +11,30 @@
 // Event. Open is OpenStore and Store.Open in one, for a process with one
 // session (a CLI command).
 //
-// Embedding: package controller is all a front-end imports. Open a
+// Embedding: package controller is all a front-end imports to drive
+// sessions (package retention too, to name what the Store's retention
+// methods return). Open a
 // Controller with Options (workspace, and optionally session, Clock,
 // Logger, Scan); BeginTurn per user prompt; Capture each path before a
 // tool writes it (CaptureOptions: one path or many, into a step or not);
 // AppendMessage; Checkpoints (ListOptions: all, a page, or streamed),
 // Conversation and Diff to show; Rewind (to a Target: a turn, or a step of
 // it), Revert, Undo and Redo to act; History for every op. The few types
-// of the packages below that a front-end names (Scope, Step, Policy, ...)
-// and the sentinel errors it tests are re-exported here as aliases
-// (api.go); those it only receives (a Capture's results, a list's page
+// of the packages below that a front-end names (Scope, Step, ...) and the
+// sentinel errors it tests are re-exported here as aliases (api.go); those
+// it only receives (a Capture's results, a list's page
 // info, a scan's skipped entries) are used through the values returned. To follow a session, read LastSeq with the state
 // shown, then Watch from it: every change by any process (agent hooks run
 // in their own), in commit order, or a "resync" when it fell so far
 // behind that the bounded log lost what it missed; Subscribe gives this
 // Controller's own events synchronously. The Store does the work that
-// needs no workspace: settling the session a front-end serves (Resolve:
-// named, by a unique prefix, or the workspace's last active), finding a
-// directory's workspace and session (Locate, ActiveSession), listing
-// sessions, reading one (View), retention, gc and verify, and an agent's
-// forked conversations (Continue, Adopt). Package controller/httpapi serves a
+// needs no workspace: settling the workspace and session a front-end
+// serves, by one rule for all (Resolve: the workspace enclosing a
+// directory, as git finds its repository; the session named, by a unique
+// prefix, or the workspace's last active), listing sessions (Sessions: the
+// store's, or a workspace's), a workspace's scan-mode default
+// (WorkspaceScan), retention, gc and verify (Retain, RemoveSession,
+// Verify), and an agent's forked conversations (Continue, Adopt). Package controller/httpapi serves a
 // Controller over HTTP with the web page.
 //
 // Rewind semantics (docs/design.md):

@@ -21,7 +21,7 @@ import (
 //	                      "scan on" or "scan off" when the workspace has a
 //	                      scan-mode default (WorkspaceScan)
 //
-// where ID is WorkspaceSession(root). The markers let Locate find the
+// where ID is WorkspaceSession(root). The markers let Resolve find the
 // workspace enclosing a directory with one stat per ancestor, as git finds
 // its repository, without opening any session's index.
 const workspacesDir = checkpoints.WorkspacesDir

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
 )
 
 // TestResolve: one rule for every front-end. With no session named, a
@@ -83,5 +84,38 @@ func TestResolve(t *testing.T) {
 	loc, err = st.Resolve(ctx, controller.ResolveOptions{Session: "new-one", Create: true})
 	if err != nil || loc.Session != "new-one" || loc.Workspace != "" || loc.OfSession {
 		t.Errorf("store-wide, a session to record: %+v, %v; want no workspace", loc, err)
+	}
+}
+
+// TestResolveStoreWideLostIndex: a session whose index is lost resolves
+// store-wide without a workspace (a command on the store may remove it),
+// and fails with a *retention.NoIndexError, as Open would, for a
+// front-end that records.
+func TestResolveStoreWideLostIndex(t *testing.T) {
+	ctx := context.Background()
+	ws, store := t.TempDir(), t.TempDir()
+	c, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: "lost", Store: store, NoAutoRetention: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.BeginTurn(ctx, "p", controller.TurnOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	st := controller.OpenStore(store)
+	defer st.Close()
+	files, _ := filepath.Glob(filepath.Join(st.SessionDir("lost"), "index.db*"))
+	for _, f := range files {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loc, err := st.Resolve(ctx, controller.ResolveOptions{Session: "lost"})
+	if err != nil || loc.Session != "lost" || loc.Workspace != "" || loc.OfSession {
+		t.Errorf("store-wide, index lost: %+v, %v; want the session, without a workspace", loc, err)
+	}
+	var lost *retention.NoIndexError
+	if _, err := st.Resolve(ctx, controller.ResolveOptions{Session: "lost", Create: true}); !errors.As(err, &lost) {
+		t.Errorf("store-wide to record, index lost: %v; want a *retention.NoIndexError", err)
 	}
 }

@@ -122,3 +122,20 @@ func TestWorkspaceScanUnsetMarks(t *testing.T) {
 		t.Errorf("Resolve from a subdirectory: %+v, %v; want workspace %s found", loc, err, root)
 	}
 }
+
+// TestWorkspaceScanRefusesUnknownSetting: a setting that is neither on,
+// off nor none is an error, and marks nothing.
+func TestWorkspaceScanRefusesUnknownSetting(t *testing.T) {
+	store, ws := t.TempDir(), t.TempDir()
+	root, err := controller.WorkspaceRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := controller.OpenStore(store)
+	if _, err := st.WorkspaceScan(root, "maybe"); err == nil || !strings.Contains(err.Error(), `"maybe"`) {
+		t.Errorf("scan default maybe: %v; want an error naming it", err)
+	}
+	if marks, _ := filepath.Glob(filepath.Join(store, "workspaces", "*")); len(marks) != 0 {
+		t.Errorf("an unknown setting marked the workspace: %v", marks)
+	}
+}

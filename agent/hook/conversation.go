@@ -27,7 +27,7 @@ import (
 //	                      (adoptFork)
 //
 // A Claude conversation forked by a rewind records into the ckpt session it
-// continues: the controller keeps that (Store.Continue) and Locate resolves
+// continues: the controller keeps that (Store.Continue) and Resolve resolves
 // the fork's session id to that session (Location.Continued).
 
 // TurnPlace is what a Claude Code prompt event says about its turn.

@@ -245,7 +245,7 @@ func changed(name string, c agent.Change) File {
 // code rewind also undoes what the agent did through its shell. Not with
 // NoScan, nor with User (hooks for every project; scan mode is per
 // workspace). A workspace too big for the scan budget turns it off again
-// at its first prompt, with one warning (Store.SetWorkspaceScan). It
+// at its first prompt, with one warning (Store.WorkspaceScan). It
 // returns the scan mode after, and what to tell the user ("" when
 // nothing changed).
 func (o *Options) installScan() (scan, note string, err error) {
