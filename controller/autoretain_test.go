@@ -116,7 +116,7 @@ func keepTurns(n int, session string) controller.RetainOptions {
 
 // TestRetainOptions: an override that does not parse fails naming its
 // config key, changing nothing; CollectOnly collects without the policy
-// (a zero Plan) and deletes what no session references.
+// (a zero Plan), and refuses a dry run, which it has not.
 func TestRetainOptions(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -127,6 +127,9 @@ func TestRetainOptions(t *testing.T) {
 	st := e.c.Store()
 	if _, _, err := st.Retain(ctx, controller.RetainOptions{MaxAge: "soon", KeepTurns: new(int)}); err == nil || !strings.Contains(err.Error(), "max_age") {
 		t.Errorf("max age soon: %v; want an error naming max_age", err)
+	}
+	if _, _, err := st.Retain(ctx, controller.RetainOptions{CollectOnly: true, DryRun: true}); err == nil {
+		t.Error("a dry run of collection did not fail")
 	}
 	plan, rep, err := st.Retain(ctx, controller.RetainOptions{CollectOnly: true})
 	if err != nil || len(plan.Prunes()) != 0 || len(plan.Removes()) != 0 || rep.Live == 0 {

@@ -62,7 +62,8 @@ type RetainOptions struct {
 	Progress func(done int)
 	// DryRun only evaluates the policy on the store as it is now: Retain
 	// returns the Plan, changes nothing and collects nothing (a zero
-	// GCReport).
+	// GCReport). Collection has no dry run: with CollectOnly it is an
+	// error.
 	DryRun bool
 }
 
@@ -80,6 +81,9 @@ func (s *Store) Retain(ctx context.Context, o RetainOptions) (retention.Plan, re
 		return retention.Plan{}, retention.GCReport{}, err
 	}
 	p.Session = o.Session
+	if o.CollectOnly && o.DryRun {
+		return retention.Plan{}, retention.GCReport{}, errors.New("controller: collection has no dry run")
+	}
 	if o.CollectOnly {
 		rep, err := s.collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: o.AllowEmpty, Progress: o.Progress})
 		return retention.Plan{}, rep, err
@@ -149,8 +153,8 @@ type SessionInfo struct {
 	Turns     int // in the active history
 	// Bytes is what the blobs only this session references take in the
 	// store: what removing it would free. A fork shares its parent's
-	// blobs, so it holds little of its own. Sessions with a workspace
-	// leaves it and SharedBytes zero.
+	// blobs, so it holds little of its own. Sessions of one workspace
+	// leave it and SharedBytes zero.
 	Bytes int64
 	// SharedBytes is what the blobs it shares with other sessions take.
 	SharedBytes int64
