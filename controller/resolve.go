@@ -103,18 +103,7 @@ func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error)
 	case o.Workspace == "" && o.Dir == "" && !named:
 		return Location{}, errors.New("controller: Resolve needs a directory, a workspace or a session")
 	case o.Workspace == "" && o.Dir == "":
-		loc = Location{Session: o.Session}
-		root, ok, err := s.sessionWorkspace(ctx, loc.Session)
-		switch {
-		case err != nil && o.Create:
-			return Location{}, err
-		case ok:
-			loc.Workspace, loc.Found, loc.OfSession = root, true, true
-		}
-		if o.Create || ok || s.hasSession(loc.Session) {
-			return loc, nil
-		}
-		return loc, &SessionError{Location: loc, Store: s.dir, Named: true}
+		return s.storeWide(ctx, o.Session, o.Create)
 	case o.Workspace != "":
 		root, err := WorkspaceRoot(o.Workspace)
 		if err != nil {
@@ -145,6 +134,23 @@ func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error)
 		return Location{}, err
 	}
 	return loc, &SessionError{Location: loc, Store: s.dir, Named: named, Sessions: ss}
+}
+
+// storeWide is Resolve of session with neither a directory nor a
+// workspace.
+func (s *Store) storeWide(ctx context.Context, session string, create bool) (Location, error) {
+	loc := Location{Session: session}
+	root, ok, err := s.sessionWorkspace(ctx, session)
+	switch {
+	case err != nil && create:
+		return Location{}, err
+	case ok:
+		loc.Workspace, loc.Found, loc.OfSession = root, true, true
+	}
+	if create || ok || s.hasSession(session) {
+		return loc, nil
+	}
+	return loc, &SessionError{Location: loc, Store: s.dir, Named: true}
 }
 
 // SessionError is what Resolve fails with when the session it settled on
