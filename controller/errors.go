@@ -38,14 +38,14 @@ var (
 	// be overwritten and the message says which it is. Nothing is changed
 	// unless forced (what a forced op overwrites, Undo brings back).
 	ErrConflict = errors.New("files changed since the agent left them (force to overwrite; undo brings them back)")
-	// ErrNotInEffect is wrapped when UndoOptions.Op names an unfinished
-	// op, or, for Redo, an op whose effect is in effect.
+	// ErrNotInEffect is wrapped when Undo or Redo cannot reverse the op
+	// as asked, whatever the force: UndoOptions.Op names an unfinished
+	// op, or, for Redo, an op whose effect is in effect; or the op cannot
+	// be reversed exactly, said as "op cannot be reversed exactly" (it
+	// changed the conversation before such changes were recorded and is
+	// not the newest rewind, or showing its turns again would put two
+	// turns with one number in the active history).
 	ErrNotInEffect = errors.New("op is not in the state that allows it")
-	// ErrNotReversible is wrapped when an op cannot be reversed exactly: it
-	// changed the conversation before such changes were recorded and is not
-	// the newest rewind, or showing its turns again would put two turns with
-	// one number in the active history. Force does not override it.
-	ErrNotReversible = errors.New("op cannot be reversed exactly")
 	// ErrSessionExists is wrapped when a fork names a session that exists.
 	ErrSessionExists = checkpoints.ErrExists
 	// ErrScanRefused is wrapped when scan mode is asked for in a home
@@ -73,8 +73,11 @@ type variant struct {
 func (v *variant) Error() string        { return v.msg }
 func (v *variant) Is(target error) bool { return target == v.of }
 
-// The variants of ErrNoTurn, ErrConflict and ErrNothingToUndo.
+// The variants of ErrNoTurn, ErrConflict, ErrNothingToUndo and
+// ErrNotInEffect.
 var (
+	// errNotReversible: the op cannot be reversed exactly.
+	errNotReversible = &variant{"op cannot be reversed exactly", ErrNotInEffect}
 	// errTurnHidden: the turn named is hidden by a conversation rewind.
 	errTurnHidden = &variant{"hidden by a conversation rewind", ErrNoTurn}
 	// errUndoConflict: Undo would overwrite work done since the rewind it

@@ -55,7 +55,8 @@ import (
 // X's before state is left alone. Ops finished
 // before the index recorded conversation changes (migration 0005) that
 // changed the conversation can only be reversed as the newest rewind, the
-// way they always could (ErrNotReversible otherwise).
+// way they always could (ErrNotInEffect otherwise: "op cannot be reversed
+// exactly").
 
 // UndoOptions modify an Undo or a Redo.
 type UndoOptions struct {
@@ -399,7 +400,7 @@ func (c *Controller) reverse(ctx context.Context, o UndoOptions, redo bool) (Res
 
 // pickReversal returns the session's journal and, with its files, the op
 // an undo (redo: a redo) of op reverses (0: the default pick). It fails
-// with ErrNotReversible for an op that cannot be reversed.
+// with errNotReversible for an op that cannot be reversed.
 func (c *Controller) pickReversal(ctx context.Context, op int64, redo bool) (*journal, checkpoints.Entry, error) {
 	ops, err := c.idx.Journal(ctx, false)
 	if err != nil {
@@ -414,7 +415,7 @@ func (c *Controller) pickReversal(ctx context.Context, op int64, redo bool) (*jo
 		return nil, x, err
 	}
 	if !j.reversible(x) {
-		return nil, x, fmt.Errorf("op %d changed the conversation before ckpt recorded such changes; only the newest rewind of that time can be undone: %w", x.ID, ErrNotReversible)
+		return nil, x, fmt.Errorf("op %d changed the conversation before ckpt recorded such changes; only the newest rewind of that time can be undone: %w", x.ID, errNotReversible)
 	}
 	return j, x, nil
 }
@@ -463,7 +464,7 @@ func (c *Controller) planReversal(ctx context.Context, x checkpoints.Entry, dryR
 // it is: the turns opened since x, when x changed turns; and counts the
 // conversation rows reversing x would change. A row already at its state
 // before x needs nothing and is no conflict. It fails with
-// ErrNotReversible when the result would show two turns with one number.
+// errNotReversible when the result would show two turns with one number.
 func (c *Controller) convConflicts(ctx context.Context, j *journal, x checkpoints.Entry) (what []string, changes int, err error) {
 	if !j.touchesConversation(x) {
 		return nil, 0, nil
@@ -519,7 +520,7 @@ func (c *Controller) convConflicts(ctx context.Context, j *journal, x checkpoint
 		}
 		if shown[t.ID] {
 			if numbers[t.Number] {
-				return nil, 0, fmt.Errorf("op %d: turn %d would be in the active history twice; reverse the later op that opened or showed it first: %w", x.ID, t.Number, ErrNotReversible)
+				return nil, 0, fmt.Errorf("op %d: turn %d would be in the active history twice; reverse the later op that opened or showed it first: %w", x.ID, t.Number, errNotReversible)
 			}
 			numbers[t.Number] = true
 		}

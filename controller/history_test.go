@@ -436,8 +436,8 @@ func TestOpsFromBeforeTheConversationRecord(t *testing.T) {
 	if !h[0].CanUndo || h[1].CanUndo {
 		t.Errorf("can_undo of old ops: newest %v, older %v; want true, false", h[0].CanUndo, h[1].CanUndo)
 	}
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{Op: h[1].ID}); !errors.Is(err, controller.ErrNotReversible) {
-		t.Fatalf("undo --op of an older unrecorded conversation rewind: %v, want ErrNotReversible", err)
+	if _, err := e.c.Undo(ctx, controller.UndoOptions{Op: h[1].ID}); !errors.Is(err, controller.ErrNotInEffect) || !strings.Contains(err.Error(), "cannot be reversed exactly") {
+		t.Fatalf("undo --op of an older unrecorded conversation rewind: %v, want ErrNotInEffect, cannot be reversed exactly", err)
 	}
 	e.undo(controller.UndoOptions{})
 	e.wantState("after undo of the old rewind", mid)
@@ -450,8 +450,8 @@ func TestOpsFromBeforeTheConversationRecord(t *testing.T) {
 	// An undo finished before the record cannot be redone exactly.
 	e.undo(controller.UndoOptions{})
 	e.forgetConvRecords()
-	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrNotReversible) {
-		t.Fatalf("redo of an unrecorded undo: %v, want ErrNotReversible", err)
+	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); !errors.Is(err, controller.ErrNotInEffect) || !strings.Contains(err.Error(), "cannot be reversed exactly") {
+		t.Fatalf("redo of an unrecorded undo: %v, want ErrNotInEffect, cannot be reversed exactly", err)
 	}
 	e.wantState("after the refused redo", start)
 	for _, x := range e.history() {

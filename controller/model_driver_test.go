@@ -216,9 +216,9 @@ type refusal struct {
 // sentinel before the sentinel.
 var refusals = append([]refusal{
 	{undoConflictWords, controller.ErrConflict}, {redoConflictWords, controller.ErrConflict},
-	{laterChangesWords, nil}, {nothingToRedoWords, controller.ErrNothingToUndo},
+	{laterChangesWords, nil}, {nothingToRedoWords, controller.ErrNothingToUndo}, {notReversibleWords, controller.ErrNotInEffect},
 }, sentinelRefusals(
-	controller.ErrConflict, controller.ErrNoTurn, controller.ErrNoStep, controller.ErrStepScope, controller.ErrNotInEffect, controller.ErrNotReversible,
+	controller.ErrConflict, controller.ErrNoTurn, controller.ErrNoStep, controller.ErrStepScope, controller.ErrNotInEffect,
 	checkpoints.ErrPruned, checkpoints.ErrNothingToUndo, capture.ErrOutsideWorkspace, checkpoints.ErrNoOpenTurn,
 	capture.ErrSymlink, capture.ErrNotRegular,
 )...)

@@ -763,6 +763,7 @@ const (
 	laterChangesWords  = "a later turn changed these files too" // Revert; force does not override it
 	nothingToRedoWords = "nothing to redo"                      // ErrNothingToUndo, by Redo
 	turnHiddenWords    = "hidden by a conversation rewind"      // ErrNoTurn, of a hidden turn
+	notReversibleWords = "op cannot be reversed exactly"        // ErrNotInEffect, whatever the op's state
 )
 
 // errKind names the refusal a step ended with.
@@ -784,10 +785,10 @@ func errKind(err error) string {
 		return "no-turn"
 	case errors.Is(err, controller.ErrNothingToUndo) && strings.Contains(msg, nothingToRedoWords):
 		return "nothing-to-redo"
+	case errors.Is(err, controller.ErrNotInEffect) && strings.Contains(msg, notReversibleWords):
+		return "not-reversible"
 	case errors.Is(err, controller.ErrNotInEffect):
 		return "not-in-effect"
-	case errors.Is(err, controller.ErrNotReversible):
-		return "not-reversible"
 	case errors.Is(err, checkpoints.ErrPruned):
 		return "pruned"
 	case errors.Is(err, controller.ErrNoStep):

@@ -28,7 +28,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, controller.ErrConflict), errors.Is(err, controller.ErrBusy),
 		errors.Is(err, controller.ErrSessionExists), errors.Is(err, controller.ErrNothingToUndo),
-		errors.Is(err, controller.ErrNotInEffect), errors.Is(err, controller.ErrNotReversible):
+		errors.Is(err, controller.ErrNotInEffect):
 		code = http.StatusConflict
 	case errors.Is(err, controller.ErrBadSession), errors.Is(err, controller.ErrPruned),
 		errors.Is(err, controller.ErrStepScope):

@@ -192,7 +192,10 @@ func hint(err error) string {
 		return " (list_checkpoints shows the turns and their steps)"
 	case errors.Is(err, controller.ErrPruned):
 		return " (retention dropped its files; a conversation rewind still reaches it)"
-	case errors.Is(err, controller.ErrNothingToUndo), errors.Is(err, controller.ErrNotInEffect):
+	// An op that cannot be reversed exactly says itself what to reverse
+	// first.
+	case errors.Is(err, controller.ErrNothingToUndo),
+		errors.Is(err, controller.ErrNotInEffect) && !strings.Contains(err.Error(), "cannot be reversed exactly"):
 		return " (history lists every op)"
 	case errors.Is(err, controller.ErrBusy):
 		return " (try again when it ends)"
