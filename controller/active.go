@@ -44,11 +44,11 @@ func (c *Controller) noteActive() {
 	}
 }
 
-// HasSession reports whether the store has had session id: registered, or
+// hasSession reports whether the store has had session id: registered, or
 // with an index file (see checkpoints.HasSession), readable or not. It may
 // be opened without creating it (its lost index is then an error). It
 // creates nothing: a store directory that does not exist has no sessions.
-func (s *Store) HasSession(id string) bool {
+func (s *Store) hasSession(id string) bool {
 	if _, err := os.Stat(s.dir); err != nil {
 		return false
 	}
@@ -56,14 +56,9 @@ func (s *Store) HasSession(id string) bool {
 	return ok
 }
 
-// WorkspaceSessions lists the store's sessions created for the workspace
-// rooted at root (absolute, symlinks resolved), most recently used first,
-// for a front-end choosing or listing them: their ID, Workspace, Turns and
-// LastUse (zero for a session that never did anything), not their sizes.
-// It reads the store's catalog (see Store.Sessions); sessions whose index
-// cannot be read are left out. A store directory that does not exist has
-// none, and is not created.
-func (s *Store) WorkspaceSessions(ctx context.Context, root string) ([]SessionInfo, error) {
+// workspaceSessions lists the sessions of the workspace rooted at root
+// (Sessions with a workspace).
+func (s *Store) workspaceSessions(ctx context.Context, root string) ([]SessionInfo, error) {
 	if _, err := os.Stat(s.dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -74,24 +69,24 @@ func (s *Store) WorkspaceSessions(ctx context.Context, root string) ([]SessionIn
 	var out []SessionInfo
 	for _, sum := range ss {
 		if sum.Err == nil && sum.Workspace == root {
-			out = append(out, SessionInfo{ID: sum.ID, Workspace: sum.Workspace, Turns: sum.Active(), LastUse: sum.LastUse})
+			out = append(out, sessionInfo(sum))
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LastUse.After(out[j].LastUse) })
 	return out, nil
 }
 
-// ActiveSession returns the session of the workspace rooted at root that
+// activeSession returns the session of the workspace rooted at root that
 // was active last, agent's or person's: the one that last opened a turn
 // there, else the one whose last use is the latest. It is "" when the
 // workspace has no session in the store. It only reads.
-func (s *Store) ActiveSession(ctx context.Context, root string) (string, error) {
+func (s *Store) activeSession(ctx context.Context, root string) (string, error) {
 	if b, err := os.ReadFile(s.activePath(root)); err == nil {
-		if id := strings.TrimSpace(string(b)); ValidSession(id) && s.HasSession(id) {
+		if id := strings.TrimSpace(string(b)); ValidSession(id) && s.hasSession(id) {
 			return id, nil
 		}
 	}
-	ss, err := s.WorkspaceSessions(ctx, root)
+	ss, err := s.workspaceSessions(ctx, root)
 	if err != nil || len(ss) == 0 {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +13,11 @@ import (
 	"github.com/ckpt/ckpt/controller"
 )
 
-// TestActiveSession: the workspace's last active session is the one that
-// last opened a turn there; without the hint file (a store from before it)
-// it is the one last used; none for a workspace without sessions. Open
-// with NoCreate creates nothing for a session the store does not have.
+// TestActiveSession: with no session named, Resolve picks the workspace's
+// last active session, the one that last opened a turn there; without the
+// hint file (a store from before it) the one last used; none (the
+// default) for a workspace without sessions. Open with NoCreate creates
+// nothing for a session the store does not have.
 func TestActiveSession(t *testing.T) {
 	ctx := context.Background()
 	ws, store := t.TempDir(), filepath.Join(t.TempDir(), "store")
@@ -23,7 +25,21 @@ func TestActiveSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := controller.OpenStore(store).ActiveSession(ctx, root); s != "" || err != nil {
+	if err := os.Mkdir(filepath.Join(root, "elsewhere"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// active is the session Resolve picks in root, "" for the default.
+	active := func(root string) (string, error) {
+		loc, err := controller.OpenStore(store).Resolve(ctx, controller.ResolveOptions{Workspace: root, Create: true})
+		if !loc.Picked && loc.Session != controller.WorkspaceSession(root) {
+			return "", fmt.Errorf("neither picked nor the default: %+v", loc)
+		}
+		if !loc.Picked {
+			return "", err
+		}
+		return loc.Session, err
+	}
+	if s, err := active(root); s != "" || err != nil {
 		t.Fatalf("no store: %q, %v; want none", s, err)
 	}
 	if _, err := controller.Open(ctx, controller.Options{Workspace: ws, Session: "nosuch", Store: store, NoCreate: true}); !errors.Is(err, controller.ErrNotFound) || !strings.Contains(err.Error(), "no such session") {
@@ -46,7 +62,7 @@ func TestActiveSession(t *testing.T) {
 	}
 	turn("agent-b", t0.Add(2*time.Minute))
 	turn("agent-a", t0.Add(time.Minute)) // last to open a turn, with an older clock
-	if s, err := controller.OpenStore(store).ActiveSession(ctx, root); s != "agent-a" || err != nil {
+	if s, err := active(root); s != "agent-a" || err != nil {
 		t.Errorf("after agent-a's turn: %q, %v; want agent-a", s, err)
 	}
 	ents, err := filepath.Glob(filepath.Join(store, "workspaces", "*.active"))
@@ -56,10 +72,10 @@ func TestActiveSession(t *testing.T) {
 	if err := os.Remove(ents[0]); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := controller.OpenStore(store).ActiveSession(ctx, root); s != "agent-b" || err != nil {
+	if s, err := active(root); s != "agent-b" || err != nil {
 		t.Errorf("without the hint: %q, %v; want agent-b, last used", s, err)
 	}
-	if s, err := controller.OpenStore(store).ActiveSession(ctx, filepath.Join(root, "elsewhere")); s != "" || err != nil {
+	if s, err := active(filepath.Join(root, "elsewhere")); s != "" || err != nil {
 		t.Errorf("another workspace: %q, %v; want none", s, err)
 	}
 }

@@ -19,14 +19,14 @@ import (
 //
 //   - Continue records that an agent session id continues a session: a row
 //     of that session's index, which the store's catalog finds by id;
-//     Locate resolves id to the session (Location.Continued);
+//     Resolve resolves id to the session (Location.Continued);
 //   - Adopt replaces a session opened at an agent's first prompt by a fork
 //     of the session the conversation turns out to continue, once, under
 //     the session's rewind lock, while a row of its index (the front-end's
 //     pending prompt) says it may.
 
 // Continue records that the agent's session id, which has no index of its
-// own, continues session of the store: Locate resolves id to session from
+// own, continues session of the store: Resolve resolves id to session from
 // then on (Location.Continued), so every event of the agent's session is
 // recorded there. at is the agent's conversation entry the fork began
 // after and in the agent session whose transcript holds it ("" for

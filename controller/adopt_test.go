@@ -24,7 +24,7 @@ func removeCatalog(t *testing.T, store string) {
 }
 
 // TestContinueRecordedInIndex: an agent session that continues a session
-// is a row of that session's index, not a directory of the store: Locate
+// is a row of that session's index, not a directory of the store: Resolve
 // resolves it, even after the catalog is lost, listings never see it, and
 // an empty session forgets it.
 func TestContinueRecordedInIndex(t *testing.T) {
@@ -42,9 +42,9 @@ func TestContinueRecordedInIndex(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		loc, err := st.Locate(ctx, e.ws, F)
+		loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: F, Create: true})
 		if err != nil || loc.Session != S || !loc.Continued || loc.ContinuedAt != "a1" || loc.ContinuedIn != S || !loc.OfSession {
-			t.Errorf("%s: Locate(%s) = %+v, %v; want session %s continued at a1 in %s", when, F, loc, err, S, S)
+			t.Errorf("%s: Resolve(%s) = %+v, %v; want session %s continued at a1 in %s", when, F, loc, err, S, S)
 		}
 	}
 	check("recorded")
@@ -54,7 +54,7 @@ func TestContinueRecordedInIndex(t *testing.T) {
 	}
 	removeCatalog(t, e.store)
 	check("catalog lost")
-	infos, err := st.Sessions(ctx)
+	infos, err := st.Sessions(ctx, "")
 	if err != nil || len(infos) != 2 || infos[0].ID != S || infos[1].ID != "zz-fork" {
 		t.Errorf("Sessions = %+v, %v; want %s and its fork", infos, err, S)
 	}
@@ -68,8 +68,8 @@ func TestContinueRecordedInIndex(t *testing.T) {
 		if lost {
 			removeCatalog(t, e.store)
 		}
-		if loc, err := st.Locate(ctx, e.ws, F); err != nil || loc.Session != F || loc.Continued {
-			t.Errorf("forgotten (catalog lost: %v): Locate = %+v, %v; want %s itself", lost, loc, err, F)
+		if loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: F, Create: true}); err != nil || loc.Session != F || loc.Continued {
+			t.Errorf("forgotten (catalog lost: %v): Resolve = %+v, %v; want %s itself", lost, loc, err, F)
 		}
 	}
 }
@@ -100,16 +100,16 @@ func TestContinueReadsOldLinkFiles(t *testing.T) {
 	st := controller.OpenStore(e.store)
 	check := func(when string) {
 		t.Helper()
-		loc, err := st.Locate(ctx, e.ws, "old-fork")
+		loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: "old-fork", Create: true})
 		if err != nil || loc.Session != S || loc.ContinuedAt != "a1" || loc.ContinuedIn != "some-claude-session" {
-			t.Errorf("%s: Locate(old-fork) = %+v, %v", when, loc, err)
+			t.Errorf("%s: Resolve(old-fork) = %+v, %v", when, loc, err)
 		}
-		loc, err = st.Locate(ctx, e.ws, "old-fork-2")
+		loc, err = st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: "old-fork-2", Create: true})
 		if err != nil || loc.Session != S || loc.ContinuedAt != "" || loc.ContinuedIn != S {
-			t.Errorf("%s: Locate(old-fork-2) = %+v, %v", when, loc, err)
+			t.Errorf("%s: Resolve(old-fork-2) = %+v, %v", when, loc, err)
 		}
-		if loc, err := st.Locate(ctx, e.ws, "dangling"); err != nil || loc.Continued || loc.Session != "dangling" {
-			t.Errorf("%s: Locate(dangling) = %+v, %v; want itself", when, loc, err)
+		if loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: "dangling", Create: true}); err != nil || loc.Continued || loc.Session != "dangling" {
+			t.Errorf("%s: Resolve(dangling) = %+v, %v; want itself", when, loc, err)
 		}
 	}
 	check("link files")
@@ -187,13 +187,13 @@ func TestAdoptOnce(t *testing.T) {
 	if _, err := x.Meta(ctx, pendingKey); !errors.Is(err, controller.ErrNotFound) {
 		t.Errorf("pending row after the adoption: %v, want ErrNotFound", err)
 	}
-	infos, err := st.Sessions(ctx)
+	infos, err := st.Sessions(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, in := range infos {
-		if in.ID == "x" && (in.Parent == nil || in.Parent.Session != P || in.Parent.Turn != 1) {
-			t.Errorf("adopted session's parent %+v, want %s turn 1", in.Parent, P)
+		if in.ID == "x" && (in.Parent != P || in.ParentTurn != 1) {
+			t.Errorf("adopted session's parent %s turn %d, want %s turn 1", in.Parent, in.ParentTurn, P)
 		}
 	}
 }

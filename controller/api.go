@@ -4,7 +4,6 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
-	"github.com/ckpt/ckpt/retention"
 )
 
 // The types of the packages below that a front-end names, under the names
@@ -15,9 +14,6 @@ type (
 	// Scope says what a rewind restores: ScopeCode, ScopeConversation or
 	// ScopeBoth.
 	Scope = checkpoints.Scope
-	// ScanOptions tune scans (limits, budget, ignore rules); the zero
-	// value takes the defaults. See Options.Scan.
-	ScanOptions = capture.ScanOptions
 )
 
 // The scopes of a rewind.
@@ -40,7 +36,10 @@ var (
 	ErrNotFound = checkpoints.ErrNotFound
 	// ErrNoOpenTurn: Capture or AppendMessage with no open turn.
 	ErrNoOpenTurn = checkpoints.ErrNoOpenTurn
-	// ErrNothingToUndo: Undo with nothing left to undo.
+	// ErrNothingToUndo: Undo with nothing left to undo, or Redo with
+	// nothing to redo (nothing was undone, or a newer rewind ended the
+	// chain: Redo with RewindOptions.Op still reaches it); the message says
+	// which.
 	ErrNothingToUndo = checkpoints.ErrNothingToUndo
 	// ErrPruned: a code rewind or diff of a turn retention pruned.
 	ErrPruned = checkpoints.ErrPruned
@@ -54,24 +53,4 @@ var (
 	ErrVCSDir = capture.ErrVCSDir
 	// ErrBlobNotFound: stored content the store no longer has.
 	ErrBlobNotFound = cas.ErrNotFound
-	// ErrPinned: removing a session with pinned turns without force.
-	ErrPinned = retention.ErrPinned
-)
-
-// Store-wide types (see Store).
-type (
-	// Policy is a retention policy.
-	Policy = retention.Policy
-	// PolicyConfig is a policy as config.json (or flags) spell it.
-	PolicyConfig = retention.Config
-	// Plan is what a policy decides for the store.
-	Plan = retention.Plan
-	// GCReport is what a collection did.
-	GCReport = retention.GCReport
-	// CollectOptions modify Store.Collect.
-	CollectOptions = retention.CollectOptions
-	// Finding is one problem Store.Verify found with one blob.
-	Finding = retention.Finding
-	// NoIndexError names a session without a readable index.
-	NoIndexError = retention.NoIndexError
 )

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/retention"
 )
 
 // TestAutoRetentionUsesTheClock: the daily sweep at Open judges ages by
@@ -41,7 +43,7 @@ func TestAutoRetentionUsesTheClock(t *testing.T) {
 	}
 	st := controller.OpenStore(e.store)
 	defer st.Close()
-	if !st.HasSession(c.Session()) {
+	if has, _ := checkpoints.HasSession(e.store, c.Session()); !has {
 		t.Fatal("the daily sweep removed the session being opened")
 	}
 }
@@ -77,14 +79,16 @@ func TestRetainDryRun(t *testing.T) {
 		e.turn(p)
 		e.edit("f.txt", p)
 	}
-	p := controller.Policy{KeepTurns: 1, Session: e.c.Session()}
+	p := keepTurns(1, e.c.Session())
 	planned := func() int {
 		t.Helper()
-		plan, rep, err := e.c.Store().Retain(ctx, p, controller.RetainOptions{DryRun: true})
+		dry := p
+		dry.DryRun = true
+		plan, rep, err := e.c.Store().Retain(ctx, dry)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep != (controller.GCReport{}) {
+		if rep != (retention.GCReport{}) {
 			t.Errorf("dry run collected: %+v", rep)
 		}
 		return len(plan.Prunes()[e.c.Session()])
@@ -95,11 +99,43 @@ func TestRetainDryRun(t *testing.T) {
 	if n := planned(); n != 2 {
 		t.Errorf("second dry run plans %d prunes, want 2: the first changed the store", n)
 	}
-	plan, _, err := e.c.Store().Retain(ctx, p, controller.RetainOptions{})
+	plan, _, err := e.c.Store().Retain(ctx, p)
 	if err != nil || len(plan.Prunes()[e.c.Session()]) != 2 {
 		t.Fatalf("retain: %v, plan %s", err, plan)
 	}
 	if n := planned(); n != 0 {
 		t.Errorf("dry run after retain plans %d prunes, want 0", n)
+	}
+}
+
+// keepTurns is the policy that keeps session's newest n turns (every
+// session's, for ""), with no age limit, whatever the store's defaults.
+func keepTurns(n int, session string) controller.RetainOptions {
+	return controller.RetainOptions{KeepTurns: &n, MaxAge: "0", Session: session}
+}
+
+// TestRetainOptions: an override that does not parse fails naming its
+// config key, changing nothing; CollectOnly collects without the policy
+// (a zero Plan), and refuses a dry run, which it has not.
+func TestRetainOptions(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	for _, p := range []string{"one", "two"} {
+		e.turn(p)
+		e.edit("f.txt", p)
+	}
+	st := e.c.Store()
+	if _, _, err := st.Retain(ctx, controller.RetainOptions{MaxAge: "soon", KeepTurns: new(int)}); err == nil || !strings.Contains(err.Error(), "max_age") {
+		t.Errorf("max age soon: %v; want an error naming max_age", err)
+	}
+	if _, _, err := st.Retain(ctx, controller.RetainOptions{CollectOnly: true, DryRun: true}); err == nil {
+		t.Error("a dry run of collection did not fail")
+	}
+	plan, rep, err := st.Retain(ctx, controller.RetainOptions{CollectOnly: true})
+	if err != nil || len(plan.Prunes()) != 0 || len(plan.Removes()) != 0 || rep.Live == 0 {
+		t.Errorf("collect only: plan %s, %+v, %v; want no plan and the live blobs kept", plan, rep, err)
+	}
+	if cps, _, err := e.c.Checkpoints(ctx, controller.ListOptions{NoFiles: true}); err != nil || len(cps) != 2 || cps[0].Pruned {
+		t.Errorf("turns after a failed retain and a collection: %+v, %v; want both, unpruned", cps, err)
 	}
 }

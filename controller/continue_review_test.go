@@ -12,7 +12,6 @@ import (
 
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/retention"
 )
 
 // TestContinuationAfterAnUnreadableIndex: a catalog built while the index
@@ -44,15 +43,15 @@ func TestContinuationAfterAnUnreadableIndex(t *testing.T) {
 	if err := os.WriteFile(file, bad, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if loc, err := st.Locate(ctx, e.ws, F); err == nil && loc.Continued {
-		t.Errorf("Locate with the index unreadable = %+v; want it not continued (or an error)", loc)
+	if loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: F, Create: true}); err == nil && loc.Continued {
+		t.Errorf("Resolve with the index unreadable = %+v; want it not continued (or an error)", loc)
 	}
 	if err := os.WriteFile(file, good, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	loc, err := st.Locate(ctx, e.ws, F)
+	loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: F, Create: true})
 	if err != nil || !loc.Continued || loc.Session != S || loc.ContinuedAt != "a1" {
-		t.Errorf("Locate once the index reads again = %+v, %v; want %s continued at a1", loc, err, S)
+		t.Errorf("Resolve once the index reads again = %+v, %v; want %s continued at a1", loc, err, S)
 	}
 }
 
@@ -70,24 +69,24 @@ func TestContinuationOfARemovedSession(t *testing.T) {
 	if err := st.Continue(ctx, F, S, "a1", ""); err != nil {
 		t.Fatal(err)
 	}
-	if loc, err := st.Locate(ctx, e.ws, F); err != nil || !loc.Continued {
-		t.Fatalf("Locate = %+v, %v", loc, err)
+	if loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: F, Create: true}); err != nil || !loc.Continued {
+		t.Fatalf("Resolve = %+v, %v", loc, err)
 	}
 	e.c.Close()
 	e.c = nil
 	if _, _, err := st.RemoveSession(ctx, S, true, false); err != nil {
 		t.Fatal(err)
 	}
-	if loc, err := st.Locate(ctx, e.ws, F); err != nil || loc.Continued || loc.Session != F {
-		t.Errorf("Locate after removing %s = %+v, %v; want %s itself", S, loc, err, F)
+	if loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: F, Create: true}); err != nil || loc.Continued || loc.Session != F {
+		t.Errorf("Resolve after removing %s = %+v, %v; want %s itself", S, loc, err, F)
 	}
 	e.reopen() // the workspace's default session again, new
 	e.turn("new work")
 	if e.c.Session() != S {
 		t.Fatalf("recreated session %s, want %s", e.c.Session(), S)
 	}
-	if loc, err := st.Locate(ctx, e.ws, F); err != nil || loc.Continued || loc.Session != F {
-		t.Errorf("Locate after recreating %s = %+v, %v; want %s itself", S, loc, err, F)
+	if loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: F, Create: true}); err != nil || loc.Continued || loc.Session != F {
+		t.Errorf("Resolve after recreating %s = %+v, %v; want %s itself", S, loc, err, F)
 	}
 }
 
@@ -112,9 +111,9 @@ func TestContinuationOneAnswer(t *testing.T) {
 			if lost {
 				removeCatalog(t, e.store)
 			}
-			loc, err := st.Locate(ctx, e.ws, id)
+			loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: id, Create: true})
 			if err != nil || !loc.Continued || loc.Session != want {
-				t.Errorf("%s (catalog lost: %v): Locate(%s) = %+v, %v; want %s", when, lost, id, loc, err, want)
+				t.Errorf("%s (catalog lost: %v): Resolve(%s) = %+v, %v; want %s", when, lost, id, loc, err, want)
 			}
 		}
 	}
@@ -197,7 +196,7 @@ func TestAdoptWhileTheSessionIsOpen(t *testing.T) {
 
 // TestContinueNeverShadowsALostSession: an id the store has had a session
 // under, whose index is lost, is that session still: Continue refuses it,
-// and Locate does not send its events elsewhere.
+// and Resolve does not send its events elsewhere.
 func TestContinueNeverShadowsALostSession(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -218,8 +217,8 @@ func TestContinueNeverShadowsALostSession(t *testing.T) {
 	if err := st.Continue(ctx, "lost", S, "a1", ""); !errors.Is(err, controller.ErrSessionExists) {
 		t.Errorf("Continue of a session whose index is lost: %v, want ErrSessionExists", err)
 	}
-	if loc, err := st.Locate(ctx, e.ws, "lost"); err == nil && loc.Continued {
-		t.Errorf("Locate(lost) = %+v; want the lost session itself (or its error)", loc)
+	if loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: "lost", Create: true}); err == nil && loc.Continued {
+		t.Errorf("Resolve(lost) = %+v; want the lost session itself (or its error)", loc)
 	}
 }
 
@@ -246,11 +245,11 @@ func TestContinueOldLinkInAStoreWithoutRegistry(t *testing.T) {
 	}
 	removeCatalog(t, e.store)
 	st := controller.OpenStore(e.store)
-	loc, err := st.Locate(ctx, e.ws, "old-fork")
+	loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: "old-fork", Create: true})
 	if err != nil || !loc.Continued || loc.Session != S || loc.ContinuedAt != "a1" {
-		t.Errorf("Locate(old-fork) = %+v, %v; want %s continued at a1", loc, err, S)
+		t.Errorf("Resolve(old-fork) = %+v, %v; want %s continued at a1", loc, err, S)
 	}
-	if st.HasSession("old-fork") {
+	if has, _ := checkpoints.HasSession(e.store, "old-fork"); has {
 		t.Error("the link directory was registered as a session")
 	}
 }
@@ -284,8 +283,8 @@ func TestContinueConcurrentWithCatalogLoss(t *testing.T) {
 					os.Remove(filepath.Join(e.store, "catalog.db"+suffix))
 				}
 			}
-			if _, err := st.Locate(ctx, e.ws, ids[(i+1)%len(ids)]); err != nil {
-				t.Errorf("Locate: %v", err)
+			if _, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: ids[(i+1)%len(ids)], Create: true}); err != nil {
+				t.Errorf("Resolve: %v", err)
 			}
 		}()
 	}
@@ -300,9 +299,9 @@ func TestContinueConcurrentWithCatalogLoss(t *testing.T) {
 			removeCatalog(t, e.store)
 		}
 		for _, id := range ids {
-			loc, err := st.Locate(ctx, e.ws, id)
+			loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: id, Create: true})
 			if err != nil || !loc.Continued || loc.Session != S || loc.ContinuedAt != "a"+id {
-				t.Errorf("catalog lost %v: Locate(%s) = %+v, %v", lost, id, loc, err)
+				t.Errorf("catalog lost %v: Resolve(%s) = %+v, %v", lost, id, loc, err)
 			}
 		}
 	}
@@ -329,9 +328,9 @@ func TestContinueCorruptCatalog(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.store, "catalog.db"), garbage, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	loc, err := st.Locate(ctx, e.ws, "f")
+	loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: "f", Create: true})
 	if err == nil && (!loc.Continued || loc.Session != S) {
-		t.Errorf("Locate(f) with a corrupt catalog = %+v; want %s (or an error)", loc, S)
+		t.Errorf("Resolve(f) with a corrupt catalog = %+v; want %s (or an error)", loc, S)
 	}
 }
 
@@ -357,7 +356,7 @@ func TestForkAtTipOfRewoundSessionOutlivesItsSource(t *testing.T) {
 	if _, _, err := st.RemoveSession(ctx, S, true, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Collect(ctx, retention.CollectOptions{AllowEmpty: true}); err != nil {
+	if _, _, err := st.Retain(ctx, controller.RetainOptions{CollectOnly: true, AllowEmpty: true}); err != nil {
 		t.Fatal(err)
 	}
 	f := e.open("cut")
@@ -378,7 +377,7 @@ func TestForkAtTipOfRewoundSessionOutlivesItsSource(t *testing.T) {
 // TestContinueWithADamagedCatalog: a catalog whose first page reads but
 // whose other pages are damaged (a disk error, a file deleted while in
 // use) opens, but cannot be written. It is a cache: Continue still
-// records, and Locate resolves.
+// records, and Resolve resolves.
 func TestContinueWithADamagedCatalog(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -388,7 +387,7 @@ func TestContinueWithADamagedCatalog(t *testing.T) {
 	if err := st.Continue(ctx, "f0", S, "a0", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Locate(ctx, e.ws, "f0"); err != nil {
+	if _, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: "f0", Create: true}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(e.store, "catalog.db")
@@ -411,8 +410,8 @@ func TestContinueWithADamagedCatalog(t *testing.T) {
 		if err := st.Continue(ctx, id, S, "a1", ""); err != nil {
 			t.Errorf("Continue(%s) with a damaged catalog: %v", id, err)
 		}
-		if loc, err := st.Locate(ctx, e.ws, id); err != nil || !loc.Continued || loc.Session != S {
-			t.Errorf("Locate(%s) = %+v, %v; want %s", id, loc, err, S)
+		if loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: id, Create: true}); err != nil || !loc.Continued || loc.Session != S {
+			t.Errorf("Resolve(%s) = %+v, %v; want %s", id, loc, err, S)
 		}
 	}
 }
@@ -427,8 +426,8 @@ func TestContinueOldLinkWrittenAfterTheBuild(t *testing.T) {
 	threeTurns(e)
 	S := e.c.Session()
 	st := controller.OpenStore(e.store)
-	if loc, err := st.Locate(ctx, e.ws, "late-fork"); err != nil || loc.Continued {
-		t.Fatalf("Locate before the link = %+v, %v", loc, err)
+	if loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: "late-fork", Create: true}); err != nil || loc.Continued {
+		t.Fatalf("Resolve before the link = %+v, %v", loc, err)
 	}
 	dir := filepath.Join(e.store, "sessions", "late-fork")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -437,8 +436,8 @@ func TestContinueOldLinkWrittenAfterTheBuild(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "claude-continues"), []byte(S+"\na1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	loc, err := st.Locate(ctx, e.ws, "late-fork")
+	loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: e.ws, Session: "late-fork", Create: true})
 	if err != nil || !loc.Continued || loc.Session != S || loc.ContinuedAt != "a1" {
-		t.Errorf("Locate(late-fork) = %+v, %v; want %s continued at a1", loc, err, S)
+		t.Errorf("Resolve(late-fork) = %+v, %v; want %s continued at a1", loc, err, S)
 	}
 }

@@ -35,7 +35,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Scan tunes scan mode's scans (limits, budget, ignore rules); the
 	// zero value takes the defaults.
-	Scan ScanOptions
+	Scan capture.ScanOptions
 	// ChangeLogKeep is how many of the newest changes this Controller
 	// leaves in the session's change log when it trims it (Watch); zero
 	// means checkpoints.DefaultChangeLogKeep.
@@ -75,7 +75,7 @@ type Controller struct {
 	lock    *flock.Flock
 	held    bool // the opener holds lock (Options.lockHeld)
 	noAuto  bool
-	scan    ScanOptions
+	scan    capture.ScanOptions
 	now     func() time.Time
 	log     *slog.Logger
 	// recovered says what Open did about an op a crash left unfinished.
@@ -106,7 +106,7 @@ func Open(ctx context.Context, o Options) (*Controller, error) {
 // Controller opened from s shares its blob store. A rewind or undo that a
 // crash left unfinished is completed before Open returns. A session the
 // store has had (see checkpoints.OpenSession) whose index is missing or
-// empty fails with a *NoIndexError (retention.ErrNoIndex). Options.Store
+// empty fails with a *retention.NoIndexError (retention.ErrNoIndex). Options.Store
 // may be left empty: the session is s's (another directory is an error).
 func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 	if o.Store != "" && o.Store != s.dir {
@@ -126,7 +126,7 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 	if !checkpoints.ValidSession(o.Session) {
 		return nil, fmt.Errorf("controller: session %q: %w", o.Session, checkpoints.ErrBadSession)
 	}
-	if o.NoCreate && !s.HasSession(o.Session) {
+	if o.NoCreate && !s.hasSession(o.Session) {
 		ws.Close()
 		return nil, fmt.Errorf("controller: session %s: %w", o.Session, noSessionError{})
 	}
@@ -148,7 +148,7 @@ func (s *Store) Open(ctx context.Context, o Options) (*Controller, error) {
 		iopts = append(iopts, checkpoints.WithChangeLogKeep(o.ChangeLogKeep))
 	}
 	// A session the store has had and whose index is lost is an error
-	// (a *NoIndexError), never a new empty session in its place.
+	// (a *retention.NoIndexError), never a new empty session in its place.
 	idx, err := checkpoints.OpenSession(ctx, o.Store, o.Session, true, iopts...)
 	if err != nil {
 		s.release(false)

@@ -267,8 +267,8 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 	e.turn("p1")
 	e.edit("a.txt", "work done after the rewind")
 	_, err := e.c.Undo(ctx, controller.RewindOptions{})
-	if !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "a.txt") {
-		t.Fatalf("undo over later work: %v, want ErrUndoConflict naming a.txt", err)
+	if !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "a.txt") {
+		t.Fatalf("undo over later work: %v, want ErrConflict naming a.txt", err)
 	}
 	e.want("a.txt", "work done after the rewind")
 	if _, err := e.c.Undo(ctx, controller.RewindOptions{Force: true}); err != nil {
@@ -281,8 +281,8 @@ func TestUndoRefusesToOverwriteLaterWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.turn("p1, resent")
-	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "p1, resent") {
-		t.Fatalf("undo hiding a newer turn: %v, want ErrUndoConflict naming the turn", err)
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "p1, resent") {
+		t.Fatalf("undo hiding a newer turn: %v, want ErrConflict naming the turn", err)
 	}
 }
 

@@ -11,7 +11,9 @@
 // process made it, as an Event (Watch). Open is OpenStore and Store.Open in one, for a process with one
 // session (a CLI command).
 //
-// Embedding: package controller is all a front-end imports. Open a
+// Embedding: package controller is all a front-end imports to drive
+// sessions (package retention too, to name what the Store's retention
+// methods return). Open a
 // Controller with Options (workspace, and optionally session, Clock,
 // Logger, Scan); BeginTurn per user prompt; Capture each path before a
 // tool writes it (CaptureOptions: one path or many, into a step or not);
@@ -20,20 +22,22 @@
 // and Diff to show; Rewind (to a Target: a turn, or a step of it; or, with
 // RewindOptions.Revert, one turn's own changes), Undo and Redo to act;
 // History for every op; Meta and SetMeta for the session's settings (scan
-// mode, a front-end's own keys). The few types
-// of the packages below that a front-end names (Scope, Step, Policy, ...)
-// and the sentinel errors it tests are re-exported here as aliases
-// (api.go); those it only receives (a Capture's results, a list's page
-// info, a scan's skipped entries, a history entry's file states) are used
-// through the values returned. To follow a session, Watch it from now
-// (WatchOptions.After -1): its first event, a "resync", is when to read
-// the state shown; then come every change by any process (agent hooks run
-// in their own), in commit order, and a "resync" again when it fell so far
-// behind that the bounded log lost what it missed. The Store does the work that
-// needs no workspace: settling the session a front-end serves (Resolve:
-// named, by a unique prefix, or the workspace's last active), finding a
-// directory's workspace and session (Locate, ActiveSession), listing
-// sessions, reading one (View), retention, gc and verify, and an agent's
+// mode, a front-end's own keys). The few types of the packages below that
+// a front-end names (Scope, Step, ...) and the sentinel errors it tests
+// are re-exported here as aliases (api.go); those it only receives (a
+// Capture's results, a list's page info, a scan's skipped entries, a
+// history entry's file states) are used through the values returned. To
+// follow a session, Watch it from now (WatchOptions.After -1): its first
+// event, a "resync", is when to read the state shown; then come every
+// change by any process (agent hooks run in their own), in commit order,
+// and a "resync" again when it fell so far behind that the bounded log
+// lost what it missed. The Store does the work that needs no workspace:
+// settling the workspace and session a front-end serves, by one rule for
+// all (Resolve: the workspace enclosing a directory, as git finds its
+// repository; the session named, by a unique prefix, or the workspace's
+// last active), listing sessions (Sessions: the store's, or a
+// workspace's), a workspace's scan-mode default (WorkspaceScan),
+// retention, gc and verify (Retain, RemoveSession, Verify), and an agent's
 // forked conversations (Continue, Adopt). Package controller/httpapi serves a
 // Controller over HTTP with the web page.
 //
@@ -81,7 +85,7 @@
 // skipped, and only when the ignore files then and now agree, so "absent"
 // cannot be "ignored then"). While a scanned turn is open every change is
 // taken to be the agent's (its shell's): such changes are never conflicts.
-// Undo refuses (ErrUndoConflict) to overwrite work done since the rewind
+// Undo refuses (ErrConflict) to overwrite work done since the rewind
 // unless forced; it puts back what ckpt knew before the rewind too, so a
 // hand edit it brings back is still a conflict for the next rewind.
 //

@@ -166,11 +166,12 @@ func ExampleStore_Open() {
 		c.Capture(ctx, controller.CaptureOptions{Paths: []string{"notes.txt"}})
 	}
 
-	// Which session of the first project did something last?
-	active, _ := st.ActiveSession(ctx, roots[0])
-	fmt.Println("active in the first project:", active)
+	// Which session of the first project did something last? Resolve,
+	// with none named, picks it (and says it did: not the default).
+	loc, _ := st.Resolve(ctx, controller.ResolveOptions{Workspace: roots[0]})
+	fmt.Println("active in the first project:", loc.Session, loc.Picked)
 	// The store's sessions, from any directory: no workspace needed.
-	infos, err := st.Sessions(ctx)
+	infos, err := st.Sessions(ctx, "")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -179,14 +180,14 @@ func ExampleStore_Open() {
 			fmt.Println(s.ID == "agent-1", s.Turns)
 		}
 	}
-	// A directory below a project finds that project's default session.
+	// A directory below a project finds that project and its session.
 	sub := filepath.Join(roots[1], "src")
 	os.Mkdir(sub, 0o755)
-	loc, _ := st.Locate(ctx, sub, "")
+	loc, _ = st.Resolve(ctx, controller.ResolveOptions{Dir: sub})
 	fmt.Println(loc.Found, loc.Workspace == roots[1], loc.Session == other.Session())
 
 	// Output:
-	// active in the first project: agent-1
+	// active in the first project: agent-1 true
 	// true 2
 	// false 1
 	// true true true

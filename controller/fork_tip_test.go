@@ -10,20 +10,21 @@ import (
 	"github.com/ckpt/ckpt/controller"
 )
 
-// parentOf is the parent the store's session list gives session id.
-func parentOf(t *testing.T, c *controller.Controller, id string) *controller.Parent {
+// parentOf is the parent, and the turn forked before, the store's session
+// list gives session id.
+func parentOf(t *testing.T, c *controller.Controller, id string) (string, int) {
 	t.Helper()
-	infos, err := c.Store().Sessions(context.Background())
+	infos, err := c.Store().Sessions(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, i := range infos {
 		if i.ID == id {
-			return i.Parent
+			return i.Parent, i.ParentTurn
 		}
 	}
 	t.Fatalf("no session %s in %+v", id, infos)
-	return nil
+	return "", 0
 }
 
 // TestForkAfterTheLastTurn: a fork at the number the next turn would get
@@ -51,8 +52,8 @@ func TestForkAfterTheLastTurn(t *testing.T) {
 	if got := snapshot(t, e.c); !reflect.DeepEqual(got, before) {
 		t.Errorf("original changed by the fork")
 	}
-	if p := parentOf(t, e.c, "tip"); p == nil || *p != (controller.Parent{Session: e.session(), Turn: 3}) {
-		t.Errorf("fork's parent = %+v, want %s turn 3", p, e.session())
+	if p, turn := parentOf(t, e.c, "tip"); p != e.session() || turn != 3 {
+		t.Errorf("fork's parent = %s turn %d, want %s turn 3", p, turn, e.session())
 	}
 	f := e.open("tip")
 	if got := snapshot(t, f); !reflect.DeepEqual(got, before) {
@@ -105,8 +106,8 @@ func TestForkOfASessionWithoutTurns(t *testing.T) {
 	if _, err := e.c.Fork(ctx, 0, controller.ForkOptions{To: "empty"}); err != nil {
 		t.Fatal(err)
 	}
-	if p := parentOf(t, e.c, "empty"); p == nil || *p != (controller.Parent{Session: e.session(), Turn: 0}) {
-		t.Errorf("fork's parent = %+v, want %s turn 0", p, e.session())
+	if p, turn := parentOf(t, e.c, "empty"); p != e.session() || turn != 0 {
+		t.Errorf("fork's parent = %s turn %d, want %s turn 0", p, turn, e.session())
 	}
 	if got := snapshot(t, e.open("empty")); len(got.list) != 0 || len(got.log) != 0 {
 		t.Errorf("fork of an empty session holds %+v", got)

@@ -49,13 +49,14 @@ import (
 // Refusals: reversing X overwrites X's paths, which must still be as X
 // left them, and hides the turns opened since X when X changed turns. When
 // a path changed since (an edit, a hand edit, a later op) or turns were
-// opened since, Undo and Redo refuse naming them (ErrUndoConflict,
-// ErrRedoConflict), unless forced; the forced op records what it overwrites
+// opened since, Undo and Redo refuse naming them (ErrConflict), unless
+// forced; the forced op records what it overwrites
 // as its own before state. A path or conversation row that already holds
 // X's before state is left alone. Ops finished
 // before the index recorded conversation changes (migration 0005) that
 // changed the conversation can only be reversed as the newest rewind, the
-// way they always could (ErrNotReversible otherwise).
+// way they always could (ErrNotInEffect otherwise: "op cannot be reversed
+// exactly").
 
 // HistoryEntry is one op of the journal as History reports it.
 type HistoryEntry struct {
@@ -220,7 +221,7 @@ func (j *journal) reversible(e checkpoints.Entry) bool {
 // and mode they had just before it (hand edits included), and its
 // conversation change is reverted. It fails with an error wrapping
 // ErrNothingToUndo when there is nothing to undo, and with one
-// wrapping ErrUndoConflict (naming what would be lost) when work was done
+// wrapping ErrConflict (naming what would be lost) when work was done
 // since, unless o.Force. With o.DryRun it reports the plan and its
 // conflicts and changes nothing.
 func (c *Controller) Undo(ctx context.Context, o RewindOptions) (Result, error) {
@@ -231,8 +232,8 @@ func (c *Controller) Undo(ctx context.Context, o RewindOptions) (Result, error) 
 // it: every path and conversation row that undo changed gets back exactly
 // what the undo replaced, including what a forced undo overwrote. o.Op
 // names another undone op. It fails with an error wrapping
-// ErrNothingToRedo when there is nothing to redo, and with one wrapping
-// ErrRedoConflict when work was done since the undo, unless o.Force (what
+// ErrNothingToUndo ("nothing to redo") when there is nothing to redo, and
+// with one wrapping ErrConflict when work was done since the undo, unless o.Force (what
 // a forced redo overwrites is kept: Undo brings it back). o.DryRun as in
 // Undo.
 func (c *Controller) Redo(ctx context.Context, o RewindOptions) (Result, error) {
@@ -246,7 +247,7 @@ func (j *journal) pick(id int64, redo bool) (checkpoints.Entry, error) {
 			if e, ok := j.nextRedo(); ok {
 				return e, nil
 			}
-			return checkpoints.Entry{}, ErrNothingToRedo
+			return checkpoints.Entry{}, errNothingToRedo
 		}
 		if e, ok := j.nextUndo(); ok {
 			return e, nil
@@ -326,9 +327,9 @@ func (c *Controller) reverse(ctx context.Context, o RewindOptions, redo bool) (R
 			return nil
 		}
 		if len(res.Conflicts) > 0 && !o.Force && !o.DryRun {
-			sentinel := ErrUndoConflict
+			sentinel := errUndoConflict
 			if reapplies {
-				sentinel = ErrRedoConflict
+				sentinel = errRedoConflict
 			}
 			return fmt.Errorf("%w: %s", sentinel, quote.List(res.Conflicts))
 		}
@@ -352,7 +353,7 @@ func (c *Controller) reverse(ctx context.Context, o RewindOptions, redo bool) (R
 
 // pickReversal returns the session's journal and, with its files, the op
 // an undo (redo: a redo) of op reverses (0: the default pick). It fails
-// with ErrNotReversible for an op that cannot be reversed.
+// with errNotReversible for an op that cannot be reversed.
 func (c *Controller) pickReversal(ctx context.Context, op int64, redo bool) (*journal, checkpoints.Entry, error) {
 	ops, err := c.idx.Journal(ctx, false)
 	if err != nil {
@@ -367,7 +368,7 @@ func (c *Controller) pickReversal(ctx context.Context, op int64, redo bool) (*jo
 		return nil, x, err
 	}
 	if !j.reversible(x) {
-		return nil, x, fmt.Errorf("op %d changed the conversation before ckpt recorded such changes; only the newest rewind of that time can be undone: %w", x.ID, ErrNotReversible)
+		return nil, x, fmt.Errorf("op %d changed the conversation before ckpt recorded such changes; only the newest rewind of that time can be undone: %w", x.ID, errNotReversible)
 	}
 	return j, x, nil
 }
@@ -416,7 +417,7 @@ func (c *Controller) planReversal(ctx context.Context, x checkpoints.Entry, dryR
 // it is: the turns opened since x, when x changed turns; and counts the
 // conversation rows reversing x would change. A row already at its state
 // before x needs nothing and is no conflict. It fails with
-// ErrNotReversible when the result would show two turns with one number.
+// errNotReversible when the result would show two turns with one number.
 func (c *Controller) convConflicts(ctx context.Context, j *journal, x checkpoints.Entry) (what []string, changes int, err error) {
 	if !j.touchesConversation(x) {
 		return nil, 0, nil
@@ -472,7 +473,7 @@ func (c *Controller) convConflicts(ctx context.Context, j *journal, x checkpoint
 		}
 		if shown[t.ID] {
 			if numbers[t.Number] {
-				return nil, 0, fmt.Errorf("op %d: turn %d would be in the active history twice; reverse the later op that opened or showed it first: %w", x.ID, t.Number, ErrNotReversible)
+				return nil, 0, fmt.Errorf("op %d: turn %d would be in the active history twice; reverse the later op that opened or showed it first: %w", x.ID, t.Number, errNotReversible)
 			}
 			numbers[t.Number] = true
 		}

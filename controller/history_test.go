@@ -117,8 +117,8 @@ func TestUndoDryRunChangesNothing(t *testing.T) {
 	}
 	// The real undo still refuses the hand edit, and does the planned
 	// thing when forced.
-	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrUndoConflict) {
-		t.Fatalf("undo over a hand edit: %v, want ErrUndoConflict", err)
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "since that rewind") {
+		t.Fatalf("undo over a hand edit: %v, want ErrConflict, since that rewind", err)
 	}
 	e.undo(controller.RewindOptions{Force: true})
 	e.want("a.txt", "a3")
@@ -168,8 +168,8 @@ func TestRedoRestoresTheRewoundStateExactly(t *testing.T) {
 			e.wantState("after undoing the redo", start)
 			e.redo(controller.RewindOptions{})
 			e.wantState("after the second redo", rewound)
-			if _, err := e.c.Redo(context.Background(), controller.RewindOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
-				t.Errorf("redo with nothing undone: %v, want ErrNothingToRedo", err)
+			if _, err := e.c.Redo(context.Background(), controller.RewindOptions{}); !errors.Is(err, controller.ErrNothingToUndo) || !strings.Contains(err.Error(), "nothing to redo") {
+				t.Errorf("redo with nothing undone: %v, want ErrNothingToUndo, nothing to redo", err)
 			}
 		})
 	}
@@ -191,8 +191,8 @@ func TestForcedUndoThenRedoReturnsTheHandEdits(t *testing.T) {
 	handMade := e.state()
 
 	_, err := e.c.Undo(ctx, controller.RewindOptions{})
-	if !errors.Is(err, controller.ErrUndoConflict) || !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "new.txt") {
-		t.Fatalf("undo over hand edits: %v, want ErrUndoConflict naming both", err)
+	if !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "new.txt") || !strings.Contains(err.Error(), "since that rewind") {
+		t.Fatalf("undo over hand edits: %v, want ErrConflict, since that rewind naming both", err)
 	}
 	e.undo(controller.RewindOptions{Force: true})
 	e.want("a.txt", "v1")
@@ -206,8 +206,8 @@ func TestForcedUndoThenRedoReturnsTheHandEdits(t *testing.T) {
 	e.undo(controller.RewindOptions{})
 	e.write("a.txt", "second hand edit")
 	secondHand := e.state()
-	if _, err := e.c.Redo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "a.txt") {
-		t.Fatalf("redo over a hand edit: %v, want ErrRedoConflict naming a.txt", err)
+	if _, err := e.c.Redo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "a.txt") || !strings.Contains(err.Error(), "since that undo") {
+		t.Fatalf("redo over a hand edit: %v, want ErrConflict, since that undo naming a.txt", err)
 	}
 	e.redo(controller.RewindOptions{Force: true})
 	e.wantState("after forced redo", handMade)
@@ -232,8 +232,8 @@ func TestRedoOfConversationRewind(t *testing.T) {
 	e.message("user", "new message")
 	withNew := e.state()
 	_, err := e.c.Redo(ctx, controller.RewindOptions{})
-	if !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "a new fourth turn") {
-		t.Fatalf("redo hiding a newer turn: %v, want ErrRedoConflict naming it", err)
+	if !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "a new fourth turn") || !strings.Contains(err.Error(), "since that undo") {
+		t.Fatalf("redo hiding a newer turn: %v, want ErrConflict, since that undo naming it", err)
 	}
 	e.wantState("after the refused redo", withNew)
 	e.redo(controller.RewindOptions{Force: true})
@@ -300,16 +300,16 @@ func TestUndoRedoWalks(t *testing.T) {
 			t.Fatalf("at %d: next undo/redo marks %v", at, next)
 		}
 	}
-	if _, err := e.c.Redo(context.Background(), controller.RewindOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
-		t.Errorf("redo at the end: %v, want ErrNothingToRedo", err)
+	if _, err := e.c.Redo(context.Background(), controller.RewindOptions{}); !errors.Is(err, controller.ErrNothingToUndo) || !strings.Contains(err.Error(), "nothing to redo") {
+		t.Errorf("redo at the end: %v, want ErrNothingToUndo, nothing to redo", err)
 	}
 	// A new rewind ends the redo chain; the undone ops stay in the
 	// history and --op re-applies one of them.
 	e.undo(controller.RewindOptions{})
 	e.undo(controller.RewindOptions{}) // at 1
 	e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{})
-	if _, err := e.c.Redo(context.Background(), controller.RewindOptions{}); !errors.Is(err, controller.ErrNothingToRedo) {
-		t.Errorf("redo after a new rewind: %v, want ErrNothingToRedo", err)
+	if _, err := e.c.Redo(context.Background(), controller.RewindOptions{}); !errors.Is(err, controller.ErrNothingToUndo) || !strings.Contains(err.Error(), "nothing to redo") {
+		t.Errorf("redo after a new rewind: %v, want ErrNothingToUndo, nothing to redo", err)
 	}
 	e.undo(controller.RewindOptions{})
 	e.wantState("after undoing the new rewind", s[1])
@@ -436,8 +436,8 @@ func TestOpsFromBeforeTheConversationRecord(t *testing.T) {
 	if !h[0].CanUndo || h[1].CanUndo {
 		t.Errorf("can_undo of old ops: newest %v, older %v; want true, false", h[0].CanUndo, h[1].CanUndo)
 	}
-	if _, err := e.c.Undo(ctx, controller.RewindOptions{Op: h[1].ID}); !errors.Is(err, controller.ErrNotReversible) {
-		t.Fatalf("undo --op of an older unrecorded conversation rewind: %v, want ErrNotReversible", err)
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{Op: h[1].ID}); !errors.Is(err, controller.ErrNotInEffect) || !strings.Contains(err.Error(), "cannot be reversed exactly") {
+		t.Fatalf("undo --op of an older unrecorded conversation rewind: %v, want ErrNotInEffect, cannot be reversed exactly", err)
 	}
 	e.undo(controller.RewindOptions{})
 	e.wantState("after undo of the old rewind", mid)
@@ -450,8 +450,8 @@ func TestOpsFromBeforeTheConversationRecord(t *testing.T) {
 	// An undo finished before the record cannot be redone exactly.
 	e.undo(controller.RewindOptions{})
 	e.forgetConvRecords()
-	if _, err := e.c.Redo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrNotReversible) {
-		t.Fatalf("redo of an unrecorded undo: %v, want ErrNotReversible", err)
+	if _, err := e.c.Redo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrNotInEffect) || !strings.Contains(err.Error(), "cannot be reversed exactly") {
+		t.Fatalf("redo of an unrecorded undo: %v, want ErrNotInEffect, cannot be reversed exactly", err)
 	}
 	e.wantState("after the refused redo", start)
 	for _, x := range e.history() {
@@ -470,8 +470,8 @@ func TestForcedRedoOutOfOrderInTheConversation(t *testing.T) {
 	threeTurns(e)
 	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{})
 	e.turn("1b")
-	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrUndoConflict) {
-		t.Fatalf("undo hiding turn 1b: %v, want ErrUndoConflict", err)
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "since that rewind") {
+		t.Fatalf("undo hiding turn 1b: %v, want ErrConflict, since that rewind", err)
 	}
 	e.undo(controller.RewindOptions{Force: true}) // hides 1b, shows 1 and 2
 	first := e.history()[1].ID                    // the first rewind
@@ -487,8 +487,8 @@ func TestForcedRedoOutOfOrderInTheConversation(t *testing.T) {
 	before := prompts()
 	// Re-applying the first rewind now would hide 1c, opened since.
 	_, err := e.c.Redo(ctx, controller.RewindOptions{Op: first})
-	if !errors.Is(err, controller.ErrRedoConflict) || !strings.Contains(err.Error(), "1c") {
-		t.Fatalf("redo --op over a newer turn: %v, want ErrRedoConflict naming 1c", err)
+	if !errors.Is(err, controller.ErrConflict) || !strings.Contains(err.Error(), "1c") || !strings.Contains(err.Error(), "since that undo") {
+		t.Fatalf("redo --op over a newer turn: %v, want ErrConflict, since that undo naming 1c", err)
 	}
 	if got := prompts(); !reflect.DeepEqual(got, before) {
 		t.Fatalf("refused redo changed turns: %v, want %v", got, before)

@@ -8,10 +8,14 @@ import (
 
 // TestFrontEndsImportOnlyController: the CLI, the HTTP API and the MCP
 // server are front-ends like any embedder's, so package controller must be
-// all they need. None of their files, tests included, imports a package below it;
-// nor do the CLI's own packages (the picker, the demo, its wording).
+// all they need to drive sessions. None of their files, tests included,
+// imports a package below it; nor do the CLI's own packages (the picker,
+// the demo, its wording). The one exception is package retention, the
+// store-wide peer API whose results (a retention plan, a collection's or a
+// verification's report, what Store.Open fails with for a lost index) the
+// Store's retention methods return as they are, without aliases.
 func TestFrontEndsImportOnlyController(t *testing.T) {
-	below := []string{"capture", "cas", "checkpoints", "retention", "migrations"}
+	below := []string{"capture", "cas", "checkpoints", "migrations"}
 	for _, dir := range []string{"../cmd", "httpapi", "mcpserver", "acpproxy", "wire", "../internal/picker", "../internal/demo", "../internal/msg"} {
 		eachImport(t, dir, true, func(file, path string) {
 			for _, b := range below {

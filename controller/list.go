@@ -228,7 +228,7 @@ func (c *Controller) Turn(ctx context.Context, n int) (Checkpoint, error) {
 }
 
 // noTurn is the error for turn n, which is not in the active history:
-// ErrNoTurn, and ErrTurnHidden as well when a turn numbered n is hidden.
+// ErrNoTurn, said as errTurnHidden when a turn numbered n is hidden.
 func (c *Controller) noTurn(ctx context.Context, n int) error {
 	turns, err := c.idx.TurnRecords(ctx)
 	if err != nil {
@@ -236,15 +236,8 @@ func (c *Controller) noTurn(ctx context.Context, n int) error {
 	}
 	for _, t := range turns {
 		if t.Number == n && t.Hidden {
-			return hiddenTurn{}
+			return errTurnHidden
 		}
 	}
 	return ErrNoTurn
 }
-
-// hiddenTurn is ErrTurnHidden that is also ErrNoTurn.
-type hiddenTurn struct{}
-
-func (hiddenTurn) Error() string { return ErrTurnHidden.Error() }
-
-func (hiddenTurn) Is(target error) bool { return target == ErrTurnHidden || target == ErrNoTurn }

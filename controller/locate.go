@@ -19,9 +19,9 @@ import (
 //
 //	STORE/workspaces/ID   the workspace's root path, one line; then
 //	                      "scan on" or "scan off" when the workspace has a
-//	                      scan-mode default (SetWorkspaceScan)
+//	                      scan-mode default (WorkspaceScan)
 //
-// where ID is WorkspaceSession(root). The markers let Locate find the
+// where ID is WorkspaceSession(root). The markers let Resolve find the
 // workspace enclosing a directory with one stat per ancestor, as git finds
 // its repository, without opening any session's index.
 const workspacesDir = checkpoints.WorkspacesDir
@@ -65,31 +65,9 @@ func WorkspaceRoot(dir string) (string, error) {
 	return ws.Root(), nil
 }
 
-// Location is where a command runs: its workspace root and session.
-type Location struct {
-	Workspace string // absolute, symlinks resolved
-	Session   string
-	// Found says the workspace was found as an enclosing directory that
-	// has a session in the store (or as the named session's workspace),
-	// rather than taken as dir itself.
-	Found bool
-	// OfSession says the workspace is the one the named session, which
-	// exists, was created for.
-	OfSession bool
-	// Continued says the session named is an agent session that
-	// continues Session (Store.Continue): ContinuedAt is the agent's
-	// conversation entry its fork began after ("" when unknown), and
-	// ContinuedIn the agent session whose transcript holds it.
-	Continued                bool
-	ContinuedAt, ContinuedIn string
-	// Picked says Resolve chose the workspace's most recently active
-	// session, which is neither named nor its default: a front-end says
-	// which session it uses.
-	Picked bool
-}
-
-// Locate decides the workspace and session for a command started in dir
-// with the session named session (empty for the workspace's default):
+// locate decides the workspace and session for a command started in dir
+// with the session named session (empty for the workspace's default), for
+// Resolve:
 //   - a named session that exists keeps the workspace it was created for
 //     when dir is inside it;
 //   - otherwise the workspace is the nearest directory enclosing dir
@@ -100,10 +78,9 @@ type Location struct {
 //   - a named session that is an agent session continuing another
 //     (Store.Continue) is that other session (Location.Continued).
 //
-// Locate only reads (but for recording, once, what an older ckpt kept as
-// link files: see Store.Continue). An explicit workspace (a flag, $CKPT_WORKSPACE) skips
-// it: call WorkspaceSession for the default session instead.
-func (s *Store) Locate(ctx context.Context, dir, session string) (Location, error) {
+// It only reads (but for recording, once, what an older ckpt kept as
+// link files: see Store.Continue).
+func (s *Store) locate(ctx context.Context, dir, session string) (Location, error) {
 	ws, err := capture.NewWorkspace(dir)
 	if err != nil {
 		return Location{}, err
@@ -117,7 +94,7 @@ func (s *Store) Locate(ctx context.Context, dir, session string) (Location, erro
 		loc.Session, loc.Continued, loc.ContinuedAt, loc.ContinuedIn = co.Session, true, co.At, co.In
 	}
 	if session != "" {
-		root, ok, err := s.SessionWorkspace(ctx, session)
+		root, ok, err := s.sessionWorkspace(ctx, session)
 		if err != nil {
 			return Location{}, err
 		}
@@ -162,48 +139,54 @@ func (s *Store) readMarker(root string) (scan string, ok bool) {
 	return scan, true
 }
 
-// SetWorkspaceScan sets the scan-mode default of the workspace rooted at
-// root (absolute, symlinks resolved, as WorkspaceRoot gives it) to on:
-// every session of the workspace whose own setting was never made
-// (SetMeta "scan") takes it, sessions of any agent, new ones included. With set
-// false it removes the default instead, if there is one (on is not read):
-// the sessions go back to their own settings (off when never set). Either
-// way root is then a workspace of the store, as its first session makes
-// it: Locate finds it from any directory below it (what `ckpt install
-// --no-scan` asks, so that an agent's hook from a subdirectory records
-// into the workspace's session). It mirrors WorkspaceScan. Turning it on
-// fails wrapping ErrScanRefused for a home directory or a filesystem root.
-func (s *Store) SetWorkspaceScan(root string, on, set bool) error {
-	if !set {
-		if _, set := s.WorkspaceScan(root); !set {
-			return s.markWorkspace(root)
+// WorkspaceScan reads and sets the scan-mode default of the workspace
+// rooted at root (absolute, symlinks resolved, as WorkspaceRoot gives it):
+// the setting every session of the workspace whose own was never made
+// (Controller.SetMeta "scan") takes, sessions of any agent, new ones included.
+// It returns the default as it was before the call: "on", "off", or ""
+// when there was none.
+//
+// to says what to do: "" only reads (which cannot fail: a marker that
+// cannot be read is no default); "on" or "off" sets the default;
+// "none" removes it, if there is one, and the sessions go back to their
+// own settings (off when never set). Unless it only reads, root is then a
+// workspace of the store, as its first session makes it: Resolve finds it
+// from any directory below it (what `ckpt install --no-scan` asks, so that
+// an agent's hook from a subdirectory records into the workspace's
+// session). Turning it on fails wrapping ErrScanRefused for a home
+// directory or a filesystem root.
+func (s *Store) WorkspaceScan(root, to string) (was string, err error) {
+	v, ok := s.readMarker(root)
+	if v != "on" && v != "off" || !ok {
+		v = ""
+	}
+	switch to {
+	case "":
+		return v, nil
+	case "none":
+		if v == "" {
+			return v, s.markWorkspace(root)
 		}
 		if err := atomicfile.WriteFile(filepath.Join(s.dir, workspacesDir, WorkspaceSession(root)), []byte(root+"\n"), 0o600); err != nil {
-			return fmt.Errorf("controller: workspace marker: %w", err)
+			return v, fmt.Errorf("controller: workspace marker: %w", err)
 		}
-		return nil
-	}
-	if on {
+		return v, nil
+	case "on":
 		if err := scanAllowedAt(root); err != nil {
-			return err
+			return v, err
 		}
+	case "off":
+	default:
+		return v, fmt.Errorf("controller: workspace scan mode %q: want on, off or none", to)
 	}
 	dir := filepath.Join(s.dir, workspacesDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("controller: workspace marker: %w", err)
+		return v, fmt.Errorf("controller: workspace marker: %w", err)
 	}
-	v := map[bool]string{true: "on", false: "off"}[on]
-	if err := atomicfile.WriteFile(filepath.Join(dir, WorkspaceSession(root)), []byte(root+"\nscan "+v+"\n"), 0o600); err != nil {
-		return fmt.Errorf("controller: workspace marker: %w", err)
+	if err := atomicfile.WriteFile(filepath.Join(dir, WorkspaceSession(root)), []byte(root+"\nscan "+to+"\n"), 0o600); err != nil {
+		return v, fmt.Errorf("controller: workspace marker: %w", err)
 	}
-	return nil
-}
-
-// WorkspaceScan reports the scan-mode default of the workspace rooted at
-// root; set is false when it has none.
-func (s *Store) WorkspaceScan(root string) (on, set bool) {
-	v, ok := s.readMarker(root)
-	return v == "on", ok && (v == "on" || v == "off")
+	return v, nil
 }
 
 // within reports whether p is root or below it.
@@ -212,14 +195,14 @@ func within(root, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
-// SessionWorkspace returns the workspace root session id was created for;
+// sessionWorkspace returns the workspace root session id was created for;
 // ok is false when the store has no such session. A session the store has
-// had whose index is lost is an error (a *NoIndexError).
-func (s *Store) SessionWorkspace(ctx context.Context, id string) (root string, ok bool, err error) {
+// had whose index is lost is an error (a *retention.NoIndexError).
+func (s *Store) sessionWorkspace(ctx context.Context, id string) (root string, ok bool, err error) {
 	if !checkpoints.ValidSession(id) {
 		return "", false, fmt.Errorf("controller: session %q: %w", id, checkpoints.ErrBadSession)
 	}
-	if !s.HasSession(id) {
+	if !s.hasSession(id) {
 		return "", false, nil
 	}
 	idx, err := checkpoints.OpenSession(ctx, s.dir, id, false)
@@ -238,7 +221,7 @@ func (s *Store) SessionWorkspace(ctx context.Context, id string) (root string, o
 }
 
 // markWorkspace records root as a workspace of the store, once, as its
-// first session does: Locate then finds it from any directory below it.
+// first session does: Resolve then finds it from any directory below it.
 func (s *Store) markWorkspace(root string) error {
 	if s.known(root) {
 		return nil

@@ -21,7 +21,6 @@ import (
 	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/retention"
 )
 
 // driver runs the model test's steps against the product.
@@ -63,7 +62,7 @@ type apiDriver struct {
 	ws, store, sessID string
 	c                 *controller.Controller
 	step              *controller.Step // the last step opened: captures go into it (CaptureIn)
-	scan              controller.ScanOptions
+	scan              capture.ScanOptions
 }
 
 func newAPIDriver(t testing.TB, ws, store string) *apiDriver {
@@ -175,12 +174,12 @@ func (d *apiDriver) Pin(n int) error { return d.c.Pin(d.ctx, n, true, "") }
 func (d *apiDriver) Status() ([]controller.Change, error) { return d.c.Status(d.ctx) }
 
 func (d *apiDriver) Prune(keep int) error {
-	_, _, err := controller.StoreOf(d.c).Retain(d.ctx, retention.Policy{KeepTurns: keep, Session: d.c.Session()}, controller.RetainOptions{})
+	_, _, err := controller.StoreOf(d.c).Retain(d.ctx, keepTurns(keep, d.c.Session()))
 	return err
 }
 
 func (d *apiDriver) GC() error {
-	_, err := controller.StoreOf(d.c).Collect(d.ctx, retention.CollectOptions{})
+	_, _, err := controller.StoreOf(d.c).Retain(d.ctx, controller.RetainOptions{CollectOnly: true})
 	return err
 }
 
@@ -206,13 +205,32 @@ func newCLIDriver(t testing.TB, bin, ws, store string) *cliDriver {
 	return &cliDriver{t: t, bin: bin, ws: ws, store: store, sessID: "model"}
 }
 
-// sentinels are the refusals the model tells apart, matched in the
-// binary's one-line stderr message by their text.
-var sentinels = []error{
-	controller.ErrUndoConflict, controller.ErrRedoConflict, controller.ErrConflict, controller.ErrLaterChanges,
-	controller.ErrNoTurn, controller.ErrNoStep, controller.ErrStepScope, controller.ErrNothingToRedo, controller.ErrNotInEffect, controller.ErrNotReversible,
+// A refusal the model tells apart: matched in the binary's one-line
+// stderr message by its words, and the sentinel it is (nil: none, errKind
+// reads the words).
+type refusal struct {
+	words string
+	is    error
+}
+
+// refusals are the refusals the model tells apart, the variants of a
+// sentinel before the sentinel.
+var refusals = append([]refusal{
+	{undoConflictWords, controller.ErrConflict}, {redoConflictWords, controller.ErrConflict},
+	{laterChangesWords, nil}, {nothingToRedoWords, controller.ErrNothingToUndo}, {notReversibleWords, controller.ErrNotInEffect},
+}, sentinelRefusals(
+	controller.ErrConflict, controller.ErrNoTurn, controller.ErrNoStep, controller.ErrStepScope, controller.ErrNotInEffect,
 	checkpoints.ErrPruned, checkpoints.ErrNothingToUndo, capture.ErrOutsideWorkspace, checkpoints.ErrNoOpenTurn,
 	capture.ErrSymlink, capture.ErrNotRegular,
+)...)
+
+// sentinelRefusals are the refusals the sentinels' own words name.
+func sentinelRefusals(errs ...error) []refusal {
+	out := make([]refusal, len(errs))
+	for i, e := range errs {
+		out[i] = refusal{e.Error(), e}
+	}
+	return out
 }
 
 // run runs ckpt with args in the workspace; the JSON on stdout goes into
@@ -236,14 +254,17 @@ func (d *cliDriver) run(session string, out any, args ...string) error {
 		if !errors.As(err, &ee) || ee.ExitCode() != map[bool]int{false: 1, true: 2}[usage] || !strings.HasPrefix(msg, "ckpt: ") || strings.Contains(msg, "\n") {
 			return fmt.Errorf("ckpt %s: %v, stderr %q (want exit 1 and one line)", strings.Join(args, " "), err, msg)
 		}
-		if strings.Contains(msg, controller.ErrTurnHidden.Error()) {
+		if strings.Contains(msg, turnHiddenWords) {
 			// A hidden turn is no turn of the active history, said
 			// without "no such turn".
-			return fmt.Errorf("%s: %w: %w", msg, controller.ErrTurnHidden, controller.ErrNoTurn)
+			return fmt.Errorf("%s: %w", msg, controller.ErrNoTurn)
 		}
-		for _, s := range sentinels {
-			if strings.Contains(msg, s.Error()) {
-				return fmt.Errorf("%s: %w", msg, s)
+		for _, r := range refusals {
+			if strings.Contains(msg, r.words) && r.is == nil {
+				return errors.New(msg)
+			}
+			if strings.Contains(msg, r.words) {
+				return fmt.Errorf("%s: %w", msg, r.is)
 			}
 		}
 		if strings.Contains(msg, "left as they are (see skipped)") && out != nil {

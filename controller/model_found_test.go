@@ -14,9 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
-	"github.com/ckpt/ckpt/retention"
 )
 
 func (e *env) scanTurn(prompt string) {
@@ -199,7 +199,7 @@ func TestModelFoundPruneLeavingNothingReferenced(t *testing.T) {
 	e.turn("t0")
 	e.edit(".gitignore", "")
 	e.turn("t1")
-	plan, rep, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}, controller.RetainOptions{})
+	plan, rep, err := controller.StoreOf(e.c).Retain(ctx, keepTurns(1, e.c.Session()))
 	if err != nil {
 		t.Fatalf("retain: %v", err)
 	}
@@ -226,7 +226,7 @@ func TestModelFoundPruneKeepsTheOpenTurnAfterAConversationRewind(t *testing.T) {
 	e.turn("t2")
 	e.rewind(2, checkpoints.ScopeConversation, controller.RewindOptions{}) // t2 hidden: t1 is open
 	e.edit("a", "a1")
-	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}, controller.RetainOptions{}); err != nil {
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, keepTurns(1, e.c.Session())); err != nil {
 		t.Fatalf("retain: %v", err)
 	}
 	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 1}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
@@ -273,7 +273,7 @@ func TestModelFoundPruneKeepsTheOpenTurnBeforeAHiddenPin(t *testing.T) {
 	}
 	e.rewind(1, checkpoints.ScopeConversation, controller.RewindOptions{}) // t1, t2 hidden: t0 is open
 	e.edit("a", "a1")
-	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}, controller.RetainOptions{}); err != nil {
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, keepTurns(1, e.c.Session())); err != nil {
 		t.Fatalf("retain: %v", err)
 	}
 	if _, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
@@ -292,12 +292,12 @@ func TestModelFoundGCWithSessionsReferencingNothing(t *testing.T) {
 	e.write("a", "a0")
 	e.scanTurn("t0")
 	e.turn("t1")
-	if _, _, err := controller.StoreOf(e.c).Retain(ctx, retention.Policy{KeepTurns: 1, Session: e.c.Session()}, controller.RetainOptions{}); err != nil {
+	if _, _, err := controller.StoreOf(e.c).Retain(ctx, keepTurns(1, e.c.Session())); err != nil {
 		t.Fatalf("retain: %v", err)
 	}
 	e.rm("a")
 	e.scanTurn("t2")
-	rep, err := controller.StoreOf(e.c).Collect(ctx, retention.CollectOptions{})
+	_, rep, err := controller.StoreOf(e.c).Retain(ctx, controller.RetainOptions{CollectOnly: true})
 	if err != nil {
 		t.Fatalf("gc: %v", err)
 	}
@@ -390,7 +390,7 @@ func TestConversationRewindKeepsTheAgentsLaterEdits(t *testing.T) {
 func TestModelFoundOnlyUnderAnOversizedFile(t *testing.T) {
 	e := newEnv(t)
 	e.c.Close()
-	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{MaxFileSize: 6}})
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store, Scan: capture.ScanOptions{MaxFileSize: 6}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestModelFoundOnlyUnderAnOversizedFile(t *testing.T) {
 func TestModelFoundOversizedRulesProveNothing(t *testing.T) {
 	e := newEnv(t)
 	e.c.Close()
-	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{MaxFileSize: 8}})
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store, Scan: capture.ScanOptions{MaxFileSize: 8}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -755,27 +755,40 @@ func (m *model) write(pl mplan) {
 	}
 }
 
+// The refusals that share a sentinel, told apart by their words, as
+// people read them.
+const (
+	undoConflictWords  = "work was done since that rewind"      // ErrConflict, by Undo
+	redoConflictWords  = "work was done since that undo"        // ErrConflict, by Redo
+	laterChangesWords  = "a later turn changed these files too" // Revert; force does not override it
+	nothingToRedoWords = "nothing to redo"                      // ErrNothingToUndo, by Redo
+	turnHiddenWords    = "hidden by a conversation rewind"      // ErrNoTurn, of a hidden turn
+	notReversibleWords = "op cannot be reversed exactly"        // ErrNotInEffect, whatever the op's state
+)
+
 // errKind names the refusal a step ended with.
 func errKind(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return ""
+	}
+	msg := err.Error()
+	switch {
+	case errors.Is(err, controller.ErrConflict) && strings.Contains(msg, undoConflictWords):
+		return "undo-conflict"
+	case errors.Is(err, controller.ErrConflict) && strings.Contains(msg, redoConflictWords):
+		return "redo-conflict"
 	case errors.Is(err, controller.ErrConflict):
 		return "conflict"
-	case errors.Is(err, controller.ErrUndoConflict):
-		return "undo-conflict"
-	case errors.Is(err, controller.ErrLaterChanges):
+	case strings.Contains(msg, laterChangesWords):
 		return "later-changes"
 	case errors.Is(err, controller.ErrNoTurn):
 		return "no-turn"
-	case errors.Is(err, controller.ErrRedoConflict):
-		return "redo-conflict"
-	case errors.Is(err, controller.ErrNothingToRedo):
+	case errors.Is(err, controller.ErrNothingToUndo) && strings.Contains(msg, nothingToRedoWords):
 		return "nothing-to-redo"
+	case errors.Is(err, controller.ErrNotInEffect) && strings.Contains(msg, notReversibleWords):
+		return "not-reversible"
 	case errors.Is(err, controller.ErrNotInEffect):
 		return "not-in-effect"
-	case errors.Is(err, controller.ErrNotReversible):
-		return "not-reversible"
 	case errors.Is(err, checkpoints.ErrPruned):
 		return "pruned"
 	case errors.Is(err, controller.ErrNoStep):

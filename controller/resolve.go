@@ -14,10 +14,11 @@ import (
 type ResolveOptions struct {
 	// Dir is the directory the front-end runs in: the workspace is the
 	// nearest enclosing directory that is a session's workspace in the
-	// store, else Dir itself (see Locate). Ignored when Workspace is set.
+	// store, else Dir itself (see Resolve). Ignored when Workspace is set.
 	// With neither Dir nor Workspace, Resolve settles a named session
 	// store-wide (for a command on the store, such as removing a
-	// session): the Location's Workspace is empty.
+	// session): the Location's Workspace is the one the session was
+	// created for, when it exists.
 	Dir string
 	// Workspace is a workspace given explicitly (a flag, a variable, a
 	// folder a person chose): it is used as given, not searched upward.
@@ -33,21 +34,59 @@ type ResolveOptions struct {
 	Create bool
 }
 
-// Resolve settles the session a front-end serves, by one rule for every
-// front-end: a named session is that session, or the one whose id starts
-// with the name (unless o.Create); with none named, the workspace's most
-// recently active session (ActiveSession), agent's or person's, else its
-// default one (WorkspaceSession), and Location.Picked says when it is
-// neither named nor the default, for the front-end to say which it uses.
+// Location is where a command runs: its workspace root and session.
+type Location struct {
+	Workspace string // absolute, symlinks resolved
+	Session   string
+	// Found says the workspace was found as an enclosing directory that
+	// has a session in the store (or as the named session's workspace),
+	// rather than taken as the directory itself.
+	Found bool
+	// OfSession says the workspace is the one the named session, which
+	// exists, was created for.
+	OfSession bool
+	// Continued says the session named is an agent session that
+	// continues Session (Store.Continue): ContinuedAt is the agent's
+	// conversation entry its fork began after ("" when unknown), and
+	// ContinuedIn the agent session whose transcript holds it.
+	Continued                bool
+	ContinuedAt, ContinuedIn string
+	// Picked says Resolve chose the workspace's most recently active
+	// session, which is neither named nor its default: a front-end says
+	// which session it uses.
+	Picked bool
+}
+
+// Resolve settles the workspace and the session a front-end serves, by
+// one rule for every front-end (the CLI, agent hooks, a server):
+//   - a named session is that session, or the one whose id starts with
+//     the name (unless o.Create); one that is an agent session continuing
+//     another (Store.Continue) is that other session (Location.Continued);
+//   - an explicit o.Workspace is used as given; else a named session that
+//     exists keeps the workspace it was created for when o.Dir is inside
+//     it; else the workspace is the nearest directory enclosing o.Dir
+//     (o.Dir included) that is the workspace of a session in the store,
+//     as git finds its repository (Location.Found), else o.Dir itself;
+//   - with no session named, the session is the workspace's most recently
+//     active one, agent's or person's (the one that last opened a turn
+//     there, else the one last used), else its default one
+//     (WorkspaceSession), and Location.Picked says when it is neither
+//     named nor the default, for the front-end to say which it uses;
+//   - with neither o.Dir nor o.Workspace, a named session is settled
+//     store-wide, with the workspace it was created for when it exists
+//     (Location.OfSession). Its index is read for that: one that cannot
+//     be read fails (as Open would) with o.Create, and leaves the
+//     Workspace empty without it (a command on the store may remove it).
 //
 // Unless o.Create, the session must exist: Resolve fails with a
 // *SessionError listing the workspace's sessions when it does not, and
-// with one listing the matches for a prefix of several ids. It only
-// reads; Open the Location's session next (with Options.NoCreate unless
-// o.Create).
+// with one listing the matches for a prefix of several ids. It only reads
+// (but for recording, once, what an older ckpt kept as link files: see
+// Store.Continue); Open the Location's session next (with
+// Options.NoCreate unless o.Create).
 func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error) {
 	named := o.Session != ""
-	if named && !o.Create && !s.HasSession(o.Session) {
+	if named && !o.Create && !s.hasSession(o.Session) {
 		ids, err := s.sessionIDs(o.Session)
 		if err != nil {
 			return Location{}, err
@@ -64,11 +103,7 @@ func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error)
 	case o.Workspace == "" && o.Dir == "" && !named:
 		return Location{}, errors.New("controller: Resolve needs a directory, a workspace or a session")
 	case o.Workspace == "" && o.Dir == "":
-		loc = Location{Session: o.Session}
-		if o.Create || s.HasSession(loc.Session) {
-			return loc, nil
-		}
-		return loc, &SessionError{Location: loc, Store: s.dir, Named: true}
+		return s.storeWide(ctx, o.Session, o.Create)
 	case o.Workspace != "":
 		root, err := WorkspaceRoot(o.Workspace)
 		if err != nil {
@@ -77,13 +112,13 @@ func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error)
 		loc = Location{Workspace: root, Session: o.Session}
 	default:
 		var err error
-		if loc, err = s.Locate(ctx, o.Dir, o.Session); err != nil {
+		if loc, err = s.locate(ctx, o.Dir, o.Session); err != nil {
 			return Location{}, err
 		}
 	}
 	if !named {
 		loc.Session = WorkspaceSession(loc.Workspace)
-		active, err := s.ActiveSession(ctx, loc.Workspace)
+		active, err := s.activeSession(ctx, loc.Workspace)
 		if err != nil {
 			return Location{}, err
 		}
@@ -91,14 +126,31 @@ func (s *Store) Resolve(ctx context.Context, o ResolveOptions) (Location, error)
 			loc.Session, loc.Picked = active, true
 		}
 	}
-	if o.Create || s.HasSession(loc.Session) {
+	if o.Create || s.hasSession(loc.Session) {
 		return loc, nil
 	}
-	ss, err := s.WorkspaceSessions(ctx, loc.Workspace)
+	ss, err := s.workspaceSessions(ctx, loc.Workspace)
 	if err != nil {
 		return Location{}, err
 	}
 	return loc, &SessionError{Location: loc, Store: s.dir, Named: named, Sessions: ss}
+}
+
+// storeWide is Resolve of session with neither a directory nor a
+// workspace.
+func (s *Store) storeWide(ctx context.Context, session string, create bool) (Location, error) {
+	loc := Location{Session: session}
+	root, ok, err := s.sessionWorkspace(ctx, session)
+	switch {
+	case err != nil && create:
+		return Location{}, err
+	case ok:
+		loc.Workspace, loc.Found, loc.OfSession = root, true, true
+	}
+	if create || ok || s.hasSession(session) {
+		return loc, nil
+	}
+	return loc, &SessionError{Location: loc, Store: s.dir, Named: true}
 }
 
 // SessionError is what Resolve fails with when the session it settled on

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
+	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/internal/atomicfile"
 	"github.com/ckpt/ckpt/retention"
 	"github.com/gofrs/flock"
@@ -23,44 +24,86 @@ const (
 	quotaLimit = 30 * time.Second // enforcing a quota that is exceeded
 )
 
-// Policy returns the store's retention policy (config.json, or defaults)
+// policy returns the store's retention policy (config.json, or defaults)
 // and whether automatic retention is on.
-func (s *Store) Policy() (Policy, bool, error) { return retention.LoadConfig(s.dir) }
+func (s *Store) policy() (retention.Policy, bool, error) { return retention.LoadConfig(s.dir) }
 
 // plan evaluates the policy on the store as it is now, changing nothing.
-func (s *Store) plan(ctx context.Context, p Policy) (Plan, error) {
+func (s *Store) plan(ctx context.Context, p retention.Policy) (retention.Plan, error) {
 	blobs, err := s.disk(ctx, false)
 	if err != nil {
-		return Plan{}, err
+		return retention.Plan{}, err
 	}
 	return retention.PlanFor(ctx, s.dir, blobs, p, s.now())
 }
 
-// RetainOptions modify Retain.
+// RetainOptions say how Retain applies the store's retention policy: the
+// one its config.json sets (package retention's defaults without one),
+// with the fields set here on top.
 type RetainOptions struct {
+	// MaxAge, KeepTurns, MaxBytes and Grace override the store's policy
+	// as config.json spells them ("30d", "500MB", "0" for no limit);
+	// those left empty (nil) keep it. A value that does not parse is an
+	// error naming the config key.
+	MaxAge, MaxBytes, Grace string
+	KeepTurns               *int
+	// Session, when set, limits pruning to that session's turns: no other
+	// session's turn is pruned and no session is removed.
+	Session string
+	// CollectOnly skips the policy's pruning and removals: Retain only
+	// collects the blobs no session references (sparing those younger
+	// than the policy's Grace), and returns a zero Plan.
+	CollectOnly bool
+	// AllowEmpty lets collection delete every blob when the store has no
+	// session left (CollectOnly; a policy's own removals allow it anyway).
+	AllowEmpty bool
 	// Progress, if set, is called with the count of blobs collection has
 	// scanned, for a progress display.
 	Progress func(done int)
 	// DryRun only evaluates the policy on the store as it is now: Retain
 	// returns the Plan, changes nothing and collects nothing (a zero
-	// GCReport).
+	// GCReport). Collection has no dry run: with CollectOnly it is an
+	// error.
 	DryRun bool
 }
 
-// Retain applies the policy now: prunes and removes what it says across
-// all sessions, then collects unreferenced blobs. Under a quota, what
-// pruning frees is an estimate (retention.PlanFor); when the store is
-// still over it after collection, Retain plans again on the compacted
-// store and prunes more, a few rounds at most. The Plan returned covers
-// every round.
-func (s *Store) Retain(ctx context.Context, p Policy, o RetainOptions) (Plan, GCReport, error) {
+// Retain applies the store's retention policy (with o's overrides) now:
+// it prunes and removes what the policy says across all sessions, then
+// collects the blobs no session references any more (see retention.Collect:
+// one whose index cannot be read stops it). With o.CollectOnly it only
+// collects; with o.DryRun it only says what the policy would do.
+func (s *Store) Retain(ctx context.Context, o RetainOptions) (retention.Plan, retention.GCReport, error) {
+	p, _, err := s.policy()
+	if err != nil {
+		return retention.Plan{}, retention.GCReport{}, err
+	}
+	if p, err = (retention.Config{MaxAge: o.MaxAge, KeepTurns: o.KeepTurns, MaxBytes: o.MaxBytes, Grace: o.Grace}).Apply(p); err != nil {
+		return retention.Plan{}, retention.GCReport{}, err
+	}
+	p.Session = o.Session
+	if o.CollectOnly && o.DryRun {
+		return retention.Plan{}, retention.GCReport{}, errors.New("controller: collection has no dry run")
+	}
+	if o.CollectOnly {
+		rep, err := s.collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: o.AllowEmpty, Progress: o.Progress})
+		return retention.Plan{}, rep, err
+	}
+	return s.retain(ctx, p, o.DryRun, o.Progress)
+}
+
+// retain applies policy p: Retain's work once the policy is settled, and
+// automatic retention's. Under a quota, what pruning frees is an estimate
+// (retention.PlanFor); when the store is still over it after collection,
+// retain plans again on the compacted store and prunes more, a few rounds
+// at most. The Plan returned covers every round.
+func (s *Store) retain(ctx context.Context, p retention.Policy, dryRun bool, progress func(int)) (retention.Plan, retention.GCReport, error) {
 	plan, err := s.plan(ctx, p)
-	if err != nil || o.DryRun {
+	if err != nil || dryRun {
 		return plan, retention.GCReport{}, err
 	}
 	var rep retention.GCReport
 	for round := 1; ; round++ {
-		r, err := s.applyPlan(ctx, p, plan, o)
+		r, err := s.applyPlan(ctx, p, plan, progress)
 		rep = addReports(rep, r, round == 1)
 		if err != nil || p.MaxBytes <= 0 {
 			return plan, rep, err
@@ -87,19 +130,19 @@ func (s *Store) Retain(ctx context.Context, p Policy, o RetainOptions) (Plan, GC
 const quotaRounds = 4
 
 // applyPlan carries out one plan and collects what it left unreferenced.
-func (s *Store) applyPlan(ctx context.Context, p Policy, plan Plan, o RetainOptions) (retention.GCReport, error) {
+func (s *Store) applyPlan(ctx context.Context, p retention.Policy, plan retention.Plan, progress func(int)) (retention.GCReport, error) {
 	if err := retention.Apply(ctx, s.dir, plan); err != nil {
 		return retention.GCReport{}, err
 	}
 	// Removing the last session, or pruning the last turns that held
 	// snapshots, on purpose may leave nothing referenced: the sessions
 	// were read, so an empty live set is what the plan meant.
-	return s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0, Progress: o.Progress})
+	return s.collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: len(plan.Removes()) > 0 || len(plan.Prunes()) > 0, Progress: progress})
 }
 
 // mergePlans is what two rounds of Retain decided: the first's prunes and
 // removals, then the second's decisions on what the first kept.
-func mergePlans(first, next Plan) Plan {
+func mergePlans(first, next retention.Plan) retention.Plan {
 	out := next
 	out.StoreBytes = first.StoreBytes
 	out.FreedBytes = first.FreedBytes + next.FreedBytes
@@ -132,17 +175,17 @@ func addReports(sum, r retention.GCReport, first bool) retention.GCReport {
 	return sum
 }
 
-// Collect deletes every blob no session references (see retention.Collect).
-func (s *Store) Collect(ctx context.Context, o CollectOptions) (GCReport, error) {
+// collect deletes every blob no session references (see retention.Collect).
+func (s *Store) collect(ctx context.Context, o retention.CollectOptions) (retention.GCReport, error) {
 	blobs, err := s.disk(ctx, false)
 	if err != nil {
-		return GCReport{}, err
+		return retention.GCReport{}, err
 	}
 	return retention.Collect(ctx, s.dir, blobs, o)
 }
 
 // Verify checks every referenced blob (see retention.Verify).
-func (s *Store) Verify(ctx context.Context, repair bool, before func(Finding), progress func(done, total int)) (retention.VerifyReport, error) {
+func (s *Store) Verify(ctx context.Context, repair bool, before func(retention.Finding), progress func(done, total int)) (retention.VerifyReport, error) {
 	blobs, err := s.disk(ctx, false)
 	if err != nil {
 		return retention.VerifyReport{}, err
@@ -156,55 +199,71 @@ func (s *Store) Verify(ctx context.Context, repair bool, before func(Finding), p
 // (see retention.RemoveSession for the errors); with dryRun it changes
 // nothing and says what it would remove. The GCReport is zero when nothing
 // was removed.
-func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool) (retention.Removal, GCReport, error) {
+func (s *Store) RemoveSession(ctx context.Context, id string, force, dryRun bool) (retention.Removal, retention.GCReport, error) {
 	r, err := retention.RemoveSession(ctx, s.dir, id, force, dryRun)
 	if err != nil || !r.Removed {
 		return r, retention.GCReport{}, err
 	}
-	p, _, err := s.Policy()
+	p, _, err := s.policy()
 	if err != nil {
 		return r, retention.GCReport{}, err
 	}
 	// Removing the last session on purpose may leave nothing referenced.
-	rep, err := s.Collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: true})
+	rep, err := s.collect(ctx, retention.CollectOptions{Grace: p.Grace, AllowEmpty: true})
 	return r, rep, err
 }
 
 // SessionInfo describes one session of the store.
 type SessionInfo struct {
-	ID        string `json:"id"`
-	Workspace string `json:"workspace"`
-	Turns     int    `json:"turns"` // in the active history
+	ID        string
+	Workspace string
+	Turns     int // in the active history
 	// Bytes is what the blobs only this session references take in the
 	// store: what removing it would free. A fork shares its parent's
-	// blobs, so it holds little of its own.
-	Bytes int64 `json:"bytes"`
+	// blobs, so it holds little of its own. Sessions of one workspace
+	// leave it and SharedBytes zero.
+	Bytes int64
 	// SharedBytes is what the blobs it shares with other sessions take.
-	SharedBytes int64     `json:"shared_bytes"`
-	LastUse     time.Time `json:"last_use"`
-	// Parent is where this session was forked from (its parent in the
-	// session tree): null for a session that is not a fork. The parent
-	// may have been removed since.
-	Parent *Parent `json:"parent"`
+	SharedBytes int64
+	LastUse     time.Time
+	// Parent is the session this one was forked from (its parent in the
+	// session tree), "" for a session that is not a fork, and ParentTurn
+	// the turn it was forked before. The parent may have been removed
+	// since.
+	Parent     string
+	ParentTurn int
 	// Error says why the session's index could not be read; the other
 	// fields but ID are then zero. Empty when it was read.
-	Error string `json:"error,omitempty"`
+	Error string
 }
 
-// Parent is the session a fork was made from and the turn it was forked
-// before.
-type Parent struct {
-	Session string `json:"session"`
-	Turn    int    `json:"turn"`
+// sessionInfo is what the catalog's summary of a readable session says.
+func sessionInfo(sum checkpoints.Summary) SessionInfo {
+	return SessionInfo{ID: sum.ID, Workspace: sum.Workspace, Turns: sum.Active(), LastUse: sum.LastUse, Parent: sum.Origin.Session, ParentTurn: sum.Origin.Turn}
 }
 
-// Sessions lists the store's sessions, sorted by id. A session whose index
-// cannot be read (missing, empty, corrupt) is listed with its Error and
-// does not hide the others; its blobs count as nobody's, so the sizes of
-// the others may count as their own what it also references. What each
-// index holds comes from the store's catalog (see checkpoints.Catalog),
-// which opens only the indexes that changed since it last read them.
-func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
+// Sessions lists the store's sessions.
+//
+// With workspace "" it lists every one, sorted by id, with what each holds
+// in the blob store (Bytes, SharedBytes). A session whose index cannot be
+// read (missing, empty, corrupt) is listed with its Error and does not
+// hide the others; its blobs count as nobody's, so the sizes of the others
+// may count as their own what it also references.
+//
+// With a workspace root (absolute, symlinks resolved, as WorkspaceRoot
+// gives it) it lists the sessions created for that workspace, most
+// recently used first, for a front-end choosing among them: their sizes
+// are not computed (no blob is read), and sessions whose index cannot be
+// read are left out. A store directory that does not exist then has none,
+// and is not created.
+//
+// What each index holds comes from the store's catalog (see
+// checkpoints.Catalog), which opens only the indexes that changed since it
+// last read them.
+func (s *Store) Sessions(ctx context.Context, workspace string) ([]SessionInfo, error) {
+	if workspace != "" {
+		return s.workspaceSessions(ctx, workspace)
+	}
 	blobs, err := s.disk(ctx, false)
 	if err != nil {
 		return nil, err
@@ -227,11 +286,7 @@ func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
 		for _, b := range sum.Refs {
 			holders[b]++
 		}
-		info := SessionInfo{ID: sum.ID, Workspace: sum.Workspace, Turns: sum.Active(), LastUse: sum.LastUse}
-		if sum.Origin.Session != "" {
-			info.Parent = &Parent{Session: sum.Origin.Session, Turn: sum.Origin.Turn}
-		}
-		out = append(out, info)
+		out = append(out, sessionInfo(sum))
 	}
 	for n, sum := range ss {
 		for _, b := range sum.Refs {
@@ -249,7 +304,7 @@ func (s *Store) Sessions(ctx context.Context) ([]SessionInfo, error) {
 // running it, within a small time budget. Its errors are not the caller's:
 // they go to the logger, and the next run, or `ckpt gc`, reports them.
 func (s *Store) autoRetain(ctx context.Context, inUse string) {
-	p, auto, err := s.Policy()
+	p, auto, err := s.policy()
 	if err != nil {
 		s.log.Warn("controller: automatic retention: read policy", "store", s.dir, "err", err)
 		return
@@ -268,7 +323,7 @@ func (s *Store) autoRetain(ctx context.Context, inUse string) {
 // quota on disk (every file of the store, as du counts it). One walk of the
 // store directory: a few milliseconds for thousands of sessions.
 func (s *Store) enforceQuota(ctx context.Context, inUse string) {
-	p, auto, err := s.Policy()
+	p, auto, err := s.policy()
 	if err != nil {
 		s.log.Warn("controller: quota: read policy", "store", s.dir, "err", err)
 		return
@@ -324,7 +379,7 @@ func (s *Store) retainOnce(ctx context.Context, p retention.Policy, budget time.
 	defer lock.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	_, _, err := s.Retain(ctx, p, RetainOptions{})
+	_, _, err := s.retain(ctx, p, false, nil)
 	if err != nil {
 		s.log.Warn("controller: automatic retention", "store", s.dir, "err", err)
 	}

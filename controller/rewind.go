@@ -22,7 +22,7 @@ type RewindOptions struct {
 	DryRun bool
 	// Force lets the op overwrite work done since: files someone else
 	// changed since the agent left them (ErrConflict), or, for an undo or
-	// redo, since the op it reverses (ErrUndoConflict, ErrRedoConflict).
+	// redo, since the op it reverses (ErrConflict too).
 	// What it overwrites is kept as the new op's before state, so undoing
 	// the new op brings it back.
 	Force bool
@@ -32,7 +32,7 @@ type RewindOptions struct {
 	// Revert makes a Rewind to a turn's start undo that turn's changes
 	// only: every file the turn captured (or, in a scanned turn, its shell
 	// changed) goes back to its state when the turn began, while later
-	// turns' changes to other files stay. It refuses (ErrLaterChanges,
+	// turns' changes to other files stay. It refuses (force does not override it,
 	// naming them) when a later turn changed one of the same files. Code
 	// only: the scope must be ScopeCode, the target a turn, not a step.
 	Revert bool
@@ -328,7 +328,7 @@ func conflicts(lastKnown func() (map[string]checkpoints.Known, error), files []c
 // revertTargets returns the turn's own changes at its start: its captures,
 // and for a scanned turn the files its manifest and the one that recorded
 // its end disagree on (a shell's changes; for the open turn, the files a
-// scan finds changed now). It fails with ErrLaterChanges when a later
+// scan finds changed now). It fails with errLaterChanges when a later
 // turn captured one of them, or a file a shell changed is no longer as
 // the turn left it.
 func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoint) (map[string]checkpoints.State, []Skip, error) {
@@ -364,7 +364,7 @@ func (c *Controller) revertTargets(ctx context.Context, cp checkpoints.Checkpoin
 	}
 	if len(later) > 0 {
 		sort.Strings(later)
-		return nil, nil, fmt.Errorf("%w: %s", ErrLaterChanges, strings.Join(later, ", "))
+		return nil, nil, fmt.Errorf("%w: %s", errLaterChanges, strings.Join(later, ", "))
 	}
 	return targets, nil, nil
 }

@@ -35,13 +35,13 @@ func (c *Controller) setScan(ctx context.Context, value string) error {
 }
 
 // scanSetting says whether the session is in scan mode: its own setting,
-// else its workspace's default (SetWorkspaceScan), else off; inherited
+// else its workspace's default (Store.WorkspaceScan), else off; inherited
 // says the workspace's default decided.
 func (c *Controller) scanSetting(ctx context.Context) (on, inherited bool, err error) {
 	v, err := c.idx.Meta(ctx, scanKey)
 	if errors.Is(err, checkpoints.ErrNotFound) {
-		on, set := c.st.WorkspaceScan(c.ws.Root())
-		return on, set, nil
+		def, err := c.st.WorkspaceScan(c.ws.Root(), "")
+		return def == "on", def != "", err
 	}
 	return v == "on", false, err
 }
@@ -96,7 +96,7 @@ func (c *Controller) scanForTurn(ctx context.Context, progress, found func(files
 	res, err := c.cap.Scan(ctx, so, sc, batch.Put)
 	if errors.Is(err, capture.ErrScanBudget) {
 		if inherited {
-			if serr := c.st.SetWorkspaceScan(c.ws.Root(), false, true); serr == nil {
+			if _, serr := c.st.WorkspaceScan(c.ws.Root(), "off"); serr == nil {
 				return nil, err.Error() + "; the workspace is too big to scan at every prompt, so its scan mode is now off: edit-tool captures only (`ckpt scan on` scans this session anyway)", nil
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/checkpoints"
 	"github.com/ckpt/ckpt/controller"
 )
@@ -33,7 +34,7 @@ func TestScanOverBudgetWarnsAndCaptureStillWorks(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		e.write(string(rune('a'+i))+"/f.txt", "x")
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{Budget: time.Nanosecond}})
+	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Scan: capture.ScanOptions{Budget: time.Nanosecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

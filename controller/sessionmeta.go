@@ -18,7 +18,7 @@ const scanKey = "scan"
 
 // Meta returns the session's value for key, or ErrNotFound. Key "scan"
 // is the session's scan mode, "on" or "off" (never ErrNotFound): the
-// session's own setting, else its workspace's default (SetWorkspaceScan),
+// session's own setting, else its workspace's default (Store.WorkspaceScan),
 // else "off".
 func (c *Controller) Meta(ctx context.Context, key string) (string, error) {
 	if key == scanKey {
@@ -46,7 +46,8 @@ func (c *Controller) SetMeta(ctx context.Context, key, value string) error {
 // its own small files there, beside the session's index, the file
 // index.db (which a server keeping the session open may stat to tell that
 // another process replaced it: Adopt, a fork into the id). Whether the
-// session exists is HasSession.
+// session exists, and its workspace, a store-wide Resolve says; Store.Open
+// with Options.NoCreate opens it to read its metadata and turns.
 func (s *Store) SessionDir(id string) string { return checkpoints.SessionDir(s.dir, id) }
 
 // hasIndex reports whether session id of the store has an index file.
@@ -56,44 +57,4 @@ func (s *Store) hasIndex(id string) bool {
 	}
 	_, err := os.Stat(filepath.Join(checkpoints.SessionDir(s.dir, id), checkpoints.FileName))
 	return err == nil
-}
-
-// SessionView reads a session's index without its workspace or a
-// controller: its metadata and turns, for a front-end looking across the
-// store's sessions.
-type SessionView struct{ x *checkpoints.Index }
-
-// View opens session id of the store for reading. It does not create a
-// session: one the store never had is ErrNotFound, and one whose index is
-// lost a *NoIndexError.
-func (s *Store) View(ctx context.Context, id string) (*SessionView, error) {
-	if ok, err := checkpoints.HasSession(s.dir, id); err != nil {
-		return nil, err
-	} else if !ok {
-		return nil, checkpoints.ErrNotFound
-	}
-	x, err := checkpoints.OpenSession(ctx, s.dir, id, false)
-	if err != nil {
-		return nil, err
-	}
-	return &SessionView{x: x}, nil
-}
-
-// Close closes the view.
-func (v *SessionView) Close() error { return v.x.Close() }
-
-// Meta returns the session's value for key, or ErrNotFound.
-func (v *SessionView) Meta(ctx context.Context, key string) (string, error) {
-	return v.x.Meta(ctx, key)
-}
-
-// Turns lists the turns of the active history, oldest first, without
-// their files.
-func (v *SessionView) Turns(ctx context.Context) ([]Checkpoint, error) {
-	cps, err := v.x.Checkpoints(ctx)
-	out := make([]Checkpoint, len(cps))
-	for i, cp := range cps {
-		out[i] = Checkpoint{Checkpoint: cp}
-	}
-	return out, err
 }

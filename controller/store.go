@@ -12,9 +12,10 @@ import (
 )
 
 // Store is a store directory: the root object of the API. Sessions are
-// opened from it (Open), read without a workspace (View), found (Resolve,
-// Locate, ActiveSession, WorkspaceSessions), listed (Sessions) and kept within a retention policy (Retain, Collect, Verify). It is safe
-// for concurrent use.
+// opened from it (Open), found (Resolve), listed (Sessions) and kept within
+// a retention policy (Retain, RemoveSession, Verify); it keeps each
+// workspace's scan-mode default (WorkspaceScan) and what an agent's forked
+// conversations continue (Continue, Adopt). It is safe for concurrent use.
 //
 // OpenStore touches nothing on disk: the blob store (STORE/blobs) is
 // opened when something first needs it, once, and every Controller opened

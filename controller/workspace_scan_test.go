@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/capture"
 	"github.com/ckpt/ckpt/controller"
 )
 
@@ -19,10 +20,10 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	root := e.c.WorkspaceRoot()
-	if on, set := controller.OpenStore(e.store).WorkspaceScan(root); on || set {
-		t.Fatalf("fresh workspace: scan default on=%v set=%v, want none", on, set)
+	if def, err := controller.OpenStore(e.store).WorkspaceScan(root, ""); def != "" || err != nil {
+		t.Fatalf("fresh workspace: scan default %q, %v; want none", def, err)
 	}
-	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); err != nil {
+	if _, err := controller.OpenStore(e.store).WorkspaceScan(root, "on"); err != nil {
 		t.Fatal(err)
 	}
 	if on, err := e.c.Meta(ctx, "scan"); err != nil || on != "on" {
@@ -46,13 +47,13 @@ func TestWorkspaceScanDefault(t *testing.T) {
 	if on, _ := other.Meta(ctx, "scan"); on != "off" {
 		t.Error("a session's own scan off lost to the workspace default")
 	}
-	loc, err := controller.OpenStore(e.store).Locate(ctx, e.ws+"/", "")
+	loc, err := controller.OpenStore(e.store).Resolve(ctx, controller.ResolveOptions{Dir: e.ws + "/", Create: true})
 	if err != nil || loc.Workspace != root || !loc.Found {
-		t.Errorf("Locate after the scan line was written: %+v, %v; want the workspace found", loc, err)
+		t.Errorf("Resolve after the scan line was written: %+v, %v; want the workspace found", loc, err)
 	}
 
 	t.Setenv("HOME", root)
-	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); !errors.Is(err, controller.ErrScanRefused) {
+	if _, err := controller.OpenStore(e.store).WorkspaceScan(root, "on"); !errors.Is(err, controller.ErrScanRefused) {
 		t.Errorf("scan default on in $HOME: %v, want ErrScanRefused", err)
 	}
 }
@@ -67,10 +68,10 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 		e.write(string(rune('a'+i))+"/f.txt", "x")
 	}
 	root := e.c.WorkspaceRoot()
-	if err := controller.OpenStore(e.store).SetWorkspaceScan(root, true, true); err != nil {
+	if _, err := controller.OpenStore(e.store).WorkspaceScan(root, "on"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Scan: controller.ScanOptions{Budget: time.Nanosecond}})
+	c, err := controller.Open(ctx, controller.Options{Workspace: e.ws, Store: e.store, Scan: capture.ScanOptions{Budget: time.Nanosecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +83,8 @@ func TestWorkspaceScanOverBudgetFallsBack(t *testing.T) {
 	if res.Scanned || !strings.Contains(res.Warning, "scan mode is now off") {
 		t.Errorf("over budget: scanned=%v warning=%q; want no manifest and the fallback said", res.Scanned, res.Warning)
 	}
-	if on, set := controller.OpenStore(e.store).WorkspaceScan(root); on || !set {
-		t.Errorf("workspace default after the fallback: on=%v set=%v, want off", on, set)
+	if def, err := controller.OpenStore(e.store).WorkspaceScan(root, ""); def != "off" || err != nil {
+		t.Errorf("workspace default after the fallback: %q, %v; want off", def, err)
 	}
 	res, err = c.BeginTurn(ctx, "next", controller.TurnOptions{})
 	if err != nil || res.Warning != "" || res.Scanned {
@@ -110,14 +111,31 @@ func TestWorkspaceScanUnsetMarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := controller.OpenStore(store)
-	if err := st.SetWorkspaceScan(root, false, false); err != nil {
+	if _, err := st.WorkspaceScan(root, "none"); err != nil {
 		t.Fatal(err)
 	}
-	if on, set := st.WorkspaceScan(root); on || set {
-		t.Errorf("scan default on=%v set=%v, want none", on, set)
+	if def, err := st.WorkspaceScan(root, ""); def != "" || err != nil {
+		t.Errorf("scan default %q, %v; want none", def, err)
 	}
-	loc, err := st.Locate(ctx, sub, "")
+	loc, err := st.Resolve(ctx, controller.ResolveOptions{Dir: sub, Create: true})
 	if err != nil || loc.Workspace != root || !loc.Found {
-		t.Errorf("Locate from a subdirectory: %+v, %v; want workspace %s found", loc, err, root)
+		t.Errorf("Resolve from a subdirectory: %+v, %v; want workspace %s found", loc, err, root)
+	}
+}
+
+// TestWorkspaceScanRefusesUnknownSetting: a setting that is neither on,
+// off nor none is an error, and marks nothing.
+func TestWorkspaceScanRefusesUnknownSetting(t *testing.T) {
+	store, ws := t.TempDir(), t.TempDir()
+	root, err := controller.WorkspaceRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := controller.OpenStore(store)
+	if _, err := st.WorkspaceScan(root, "maybe"); err == nil || !strings.Contains(err.Error(), `"maybe"`) {
+		t.Errorf("scan default maybe: %v; want an error naming it", err)
+	}
+	if marks, _ := filepath.Glob(filepath.Join(store, "workspaces", "*")); len(marks) != 0 {
+		t.Errorf("an unknown setting marked the workspace: %v", marks)
 	}
 }

@@ -162,7 +162,7 @@ func BenchmarkGC100k(b *testing.B) {
 			resetPeakRSS()
 			base, cpu0 := rssKiB("VmRSS"), selfCPU()
 			b.StartTimer()
-			rep, err := st.Collect(ctx, retention.CollectOptions{})
+			_, rep, err := st.Retain(ctx, controller.RetainOptions{CollectOnly: true})
 			b.StopTimer()
 			cpu += selfCPU() - cpu0
 			if err != nil {

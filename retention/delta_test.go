@@ -69,7 +69,7 @@ func TestGCKeepsDeltaBases(t *testing.T) {
 	f := deltaFixture(t, vs)
 	f.turn("after") // kept too: one more turn to keep
 	st := f.storeAPI()
-	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 2}, controller.RetainOptions{})
+	plan, rep, err := st.Retain(ctx, keepTurns(2, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func TestGCKeepsBlobSharedByPrunedAndLiveTurn(t *testing.T) {
 	f.edit("a.txt", "Z")
 
 	st := f.storeAPI()
-	plan, rep, err := st.Retain(ctx, retention.Policy{KeepTurns: 1}, controller.RetainOptions{})
+	plan, rep, err := st.Retain(ctx, keepTurns(1, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +156,8 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := f.storeAPI()
-	for _, p := range []retention.Policy{{KeepTurns: 1}, {MaxAge: 1}, {MaxBytes: 1}} {
-		plan, _, err := st.Retain(ctx, p, controller.RetainOptions{})
+	for _, p := range []controller.RetainOptions{keepTurns(1, ""), {MaxAge: "1ns"}, {MaxAge: "0", MaxBytes: "1"}} {
+		plan, _, err := st.Retain(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestPinnedAndUndoRecordsSurvivePruning(t *testing.T) {
 	if err := f.c.Pin(ctx, 0, false, ""); err != nil {
 		t.Fatal(err)
 	}
-	plan, _, err := st.Retain(ctx, retention.Policy{KeepTurns: 1}, controller.RetainOptions{})
+	plan, _, err := st.Retain(ctx, keepTurns(1, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestGCRefusesEmptyOrUnreadableLiveSet(t *testing.T) {
 		}
 	}
 	// No session at all: an empty live set deletes nothing.
-	if _, err := s.Collect(ctx, retention.CollectOptions{}); !errors.Is(err, retention.ErrEmptyLiveSet) {
+	if _, _, err := s.Retain(ctx, controller.RetainOptions{CollectOnly: true}); !errors.Is(err, retention.ErrEmptyLiveSet) {
 		t.Fatalf("collect with no sessions: %v, want ErrEmptyLiveSet", err)
 	}
 	// A session whose index cannot be read: nothing deleted either.
@@ -213,14 +213,14 @@ func TestGCRefusesEmptyOrUnreadableLiveSet(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bad, checkpoints.FileName), []byte("this is not a database, it is garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Collect(ctx, retention.CollectOptions{}); err == nil {
+	if _, _, err := s.Retain(ctx, controller.RetainOptions{CollectOnly: true}); err == nil {
 		t.Fatal("collect succeeded with an unreadable session index")
 	}
 	if !has(t, blobs, "one") || !has(t, blobs, "two") {
 		t.Fatal("a collection that could not read every session deleted blobs")
 	}
 	os.RemoveAll(bad)
-	rep, err := s.Collect(ctx, retention.CollectOptions{})
+	_, rep, err := s.Retain(ctx, controller.RetainOptions{CollectOnly: true})
 	if err != nil || rep.Deleted != 2 {
 		t.Fatalf("collect = %+v, %v; want the two unreferenced blobs deleted", rep, err)
 	}
@@ -265,7 +265,7 @@ func TestLostIndexOfStoreWithoutRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer blobs.Close()
-	if _, err := s.Collect(ctx, retention.CollectOptions{AllowEmpty: true}); !errors.Is(err, retention.ErrNoIndex) {
+	if _, _, err := s.Retain(ctx, controller.RetainOptions{CollectOnly: true, AllowEmpty: true}); !errors.Is(err, retention.ErrNoIndex) {
 		t.Fatalf("collect with a lost session: %v, want ErrNoIndex", err)
 	}
 	if !has(t, blobs, "kept") {
@@ -284,4 +284,10 @@ func TestLostIndexOfStoreWithoutRegistry(t *testing.T) {
 	if has(t, blobs, "kept") {
 		t.Fatal("the removed session's blob is still stored")
 	}
+}
+
+// keepTurns is the policy that keeps session's newest n turns (every
+// session's, for ""), with no age limit, whatever the store's defaults.
+func keepTurns(n int, session string) controller.RetainOptions {
+	return controller.RetainOptions{KeepTurns: &n, MaxAge: "0", Session: session}
 }

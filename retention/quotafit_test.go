@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestQuotaKeepsWhatFits(t *testing.T) {
 	const turns = 1000
 	c := smallEdits(t, store, turns)
 	// A gc with nothing to collect compacts blobs.db.
-	if _, err := c.Store().Collect(ctx, retention.CollectOptions{}); err != nil {
+	if _, _, err := c.Store().Retain(ctx, controller.RetainOptions{CollectOnly: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
@@ -77,7 +78,7 @@ func TestQuotaKeepsWhatFits(t *testing.T) {
 	quota := before.Total * 3 / 4
 	st := controller.OpenStore(store)
 	defer st.Close()
-	plan, _, err := st.Retain(ctx, retention.Policy{MaxBytes: quota}, controller.RetainOptions{})
+	plan, _, err := st.Retain(ctx, controller.RetainOptions{MaxBytes: strconv.FormatInt(quota, 10)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestQuotaDoesNotPruneForTheWAL(t *testing.T) {
 		t.Skipf("blobs.db-wal is %d of the store's %d bytes: no WAL to test with", wal.Size(), before.Total)
 	}
 	quota := before.Total / 2
-	plan, _, err := c.Store().Retain(ctx, retention.Policy{MaxBytes: quota}, controller.RetainOptions{})
+	plan, _, err := c.Store().Retain(ctx, controller.RetainOptions{MaxBytes: strconv.FormatInt(quota, 10)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ import (
 //	                      (adoptFork)
 //
 // A Claude conversation forked by a rewind records into the ckpt session it
-// continues: the controller keeps that (Store.Continue) and Locate resolves
+// continues: the controller keeps that (Store.Continue) and Resolve resolves
 // the fork's session id to that session (Location.Continued).
 
 // TurnPlace is what a Claude Code prompt event says about its turn.
@@ -110,7 +110,9 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 	if at == "" {
 		return "", 0, false
 	}
-	ss, err := controller.OpenStore(store).WorkspaceSessions(ctx, root)
+	st := controller.OpenStore(store)
+	defer st.Close()
+	ss, err := st.Sessions(ctx, root)
 	if err != nil {
 		return "", 0, false
 	}
@@ -118,7 +120,7 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 		if s.ID == self {
 			continue
 		}
-		turn, ok := turnAt(ctx, store, s.ID, root, at)
+		turn, ok := turnAt(ctx, st, s.ID, root, at)
 		if ok {
 			return s.ID, turn, true
 		}
@@ -126,15 +128,15 @@ func findClaudeParent(ctx context.Context, store, self, root, at string) (string
 	return "", 0, false
 }
 
-func turnAt(ctx context.Context, store, id, root, at string) (int, bool) {
-	x, err := controller.OpenStore(store).View(ctx, id)
+// turnAt returns the turn of session id, of workspace root, whose prompt
+// followed transcript entry at, as the session's hooks recorded it.
+func turnAt(ctx context.Context, st *controller.Store, id, root, at string) (int, bool) {
+	// Open fails for a session of another workspace (or none).
+	x, err := st.Open(ctx, controller.Options{Workspace: root, Session: id, NoCreate: true, NoAutoRetention: true})
 	if err != nil {
 		return 0, false
 	}
 	defer x.Close()
-	if ws, err := x.Meta(ctx, "workspace"); err != nil || ws != root {
-		return 0, false
-	}
 	v, err := x.Meta(ctx, "claude.at."+at)
 	if err != nil {
 		return 0, false
@@ -143,7 +145,7 @@ func turnAt(ctx context.Context, store, id, root, at string) (int, bool) {
 	if err != nil {
 		return 0, false
 	}
-	cps, err := x.Turns(ctx)
+	cps, _, err := x.Checkpoints(ctx, controller.ListOptions{NoFiles: true})
 	if err != nil {
 		return 0, false
 	}

@@ -86,7 +86,8 @@ func (hd *Handler) sync() {
 // event (processSessions, a `ckpt hook` process), or one a resident server
 // keeps open across events (Server, in server.go).
 type sessions interface {
-	// locate is controller.Locate, or a faster answer from what is open.
+	// locate is Store.Resolve for a hook (which records), or a faster
+	// answer from what is open.
 	locate(ctx context.Context, dir, session string) (controller.Location, error)
 	// open returns session's controller for workspace ws; release hands
 	// it back.
@@ -97,28 +98,30 @@ type sessions interface {
 }
 
 // processSessions opens a controller per event and closes it after. A
-// session that exists is opened once: locate opens it for the workspace
-// the store's markers give (a stat per ancestor), and open hands that
-// controller on, where controller.Locate would open the session's index
-// once more only to read its workspace.
+// session that exists is opened once: locate opens it (creating nothing)
+// for the workspace the store's markers give (a stat per ancestor), and
+// open hands that controller on, where Store.Resolve would open the
+// session's index once more only to read its workspace.
 type processSessions struct {
 	hd *Handler
 	c  *controller.Controller // opened by locate, for open
 }
 
 func (p *processSessions) locate(ctx context.Context, dir, session string) (controller.Location, error) {
-	if controller.OpenStore(p.hd.Store).HasSession(session) {
-		if near, err := controller.OpenStore(p.hd.Store).Locate(ctx, dir, ""); err == nil && near.Found {
-			c, err := p.openNow(ctx, near.Workspace, session)
-			if err == nil {
-				p.c = c
-				return controller.Location{Workspace: near.Workspace, Session: session, Found: true, OfSession: true}, nil
-			}
-			// Another workspace's session (an enclosing one), or a
-			// failure Locate and open report again.
+	st := controller.OpenStore(p.hd.Store)
+	// The workspace alone: with no session named Resolve reads no index
+	// (the workspace's last active session comes from a hint).
+	if near, err := st.Resolve(ctx, controller.ResolveOptions{Dir: dir, Create: true}); err == nil && near.Found {
+		c, err := p.openNow(ctx, near.Workspace, session, false)
+		if err == nil {
+			p.c = c
+			return controller.Location{Workspace: near.Workspace, Session: session, Found: true, OfSession: true}, nil
 		}
+		// A session the store does not have (new, or an agent session
+		// that continues another), another workspace's session (an
+		// enclosing one), or a failure Resolve and open report again.
 	}
-	return controller.OpenStore(p.hd.Store).Locate(ctx, dir, session)
+	return st.Resolve(ctx, controller.ResolveOptions{Dir: dir, Session: session, Create: true})
 }
 
 func (p *processSessions) open(ctx context.Context, ws, session string) (*controller.Controller, func(), error) {
@@ -129,15 +132,17 @@ func (p *processSessions) open(ctx context.Context, ws, session string) (*contro
 			c.Close()
 		}
 		var err error
-		if c, err = p.openNow(ctx, ws, session); err != nil {
+		if c, err = p.openNow(ctx, ws, session, true); err != nil {
 			return nil, nil, err
 		}
 	}
 	return c, func() { c.Close() }, nil
 }
 
-func (p *processSessions) openNow(ctx context.Context, ws, session string) (*controller.Controller, error) {
-	return controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.hd.Store, ExitAfterClose: p.hd.ExitAfterClose,
+// openNow opens session in workspace ws; unless create, only a session
+// the store has.
+func (p *processSessions) openNow(ctx context.Context, ws, session string, create bool) (*controller.Controller, error) {
+	return controller.Open(ctx, controller.Options{Workspace: ws, Session: session, Store: p.hd.Store, NoCreate: !create, ExitAfterClose: p.hd.ExitAfterClose,
 		Recovered: func(what string) { p.hd.say("ckpt: %s", what) }})
 }
 

@@ -27,7 +27,10 @@ func MCPSession(ctx context.Context, store, dir string, getenv func(string) stri
 		if dir == "" {
 			return id, "", true, nil
 		}
-		if _, known, err := controller.OpenStore(store).SessionWorkspace(ctx, id); err != nil || known {
+		st := controller.OpenStore(store)
+		loc, err := st.Resolve(ctx, controller.ResolveOptions{Session: id, Create: true})
+		st.Close()
+		if err != nil || loc.OfSession {
 			return id, "", true, err
 		}
 		if proj := es.ProjectDir(getenv); proj != "" && es.Workspace(dir, proj) == proj {

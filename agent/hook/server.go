@@ -581,7 +581,7 @@ func hookHostAllowed(r *http.Request) bool {
 }
 
 // locate answers from an open session when dir is inside its workspace,
-// else as Store.Locate does.
+// else as Store.Resolve does for a hook (which records).
 func (s *Server) locate(ctx context.Context, dir, session string) (controller.Location, error) {
 	s.mu.Lock()
 	for k, e := range s.kept {
@@ -591,7 +591,7 @@ func (s *Server) locate(ctx context.Context, dir, session string) (controller.Lo
 		}
 	}
 	s.mu.Unlock()
-	return s.st.Locate(ctx, dir, session)
+	return s.st.Resolve(ctx, controller.ResolveOptions{Dir: dir, Session: session, Create: true})
 }
 
 // open returns the session's kept controller, opening it on first use or

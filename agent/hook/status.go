@@ -85,13 +85,14 @@ func (hd *Handler) sessionStatus(ctx context.Context, session string, in statusI
 	if err != nil {
 		return "ckpt: status unavailable"
 	}
-	root, ok, err := hd.store().SessionWorkspace(ctx, loc.Session)
+	own, err := hd.store().Resolve(ctx, controller.ResolveOptions{Session: loc.Session, Create: true})
 	if err != nil {
 		return "ckpt: status unavailable"
 	}
-	if !ok {
+	if !own.OfSession {
 		return "ckpt: no checkpoints yet"
 	}
+	root := own.Workspace
 	session = loc.Session
 	c, err := controller.Open(ctx, controller.Options{Workspace: root, Session: session, Store: hd.Store, NoAutoRetention: true, ExitAfterClose: hd.ExitAfterClose})
 	if err != nil {

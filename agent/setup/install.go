@@ -245,7 +245,7 @@ func changed(name string, c agent.Change) File {
 // code rewind also undoes what the agent did through its shell. Not with
 // NoScan, nor with User (hooks for every project; scan mode is per
 // workspace). A workspace too big for the scan budget turns it off again
-// at its first prompt, with one warning (Store.SetWorkspaceScan). It
+// at its first prompt, with one warning (Store.WorkspaceScan). It
 // returns the scan mode after, and what to tell the user ("" when
 // nothing changed).
 func (o *Options) installScan() (scan, note string, err error) {
@@ -260,17 +260,20 @@ func (o *Options) installScan() (scan, note string, err error) {
 	if o.NoScan {
 		// The workspace is known all the same (no scan default set):
 		// hooks from an agent started below it record into its session.
-		return "off", "", st.SetWorkspaceScan(root, false, false)
+		_, err := st.WorkspaceScan(root, "none")
+		return "off", "", err
 	}
-	on, set := st.WorkspaceScan(root)
-	if on && set {
+	before, err := st.WorkspaceScan(root, "")
+	if err != nil {
+		return "", "", err
+	}
+	if before == "on" {
 		return "on", "", nil
 	}
-	before := "unset"
-	if set {
-		before = "off"
+	if before == "" {
+		before = "unset"
 	}
-	err = st.SetWorkspaceScan(root, true, true)
+	_, err = st.WorkspaceScan(root, "on")
 	if errors.Is(err, controller.ErrScanRefused) {
 		return "refused", fmt.Sprintf("scan mode stays off: %s is a home directory or a filesystem root; edit-tool captures only", root), nil
 	}
@@ -333,10 +336,14 @@ func (o *Options) restoreScan() (string, error) {
 		return "", err
 	}
 	st := controller.OpenStore(o.Store)
-	if on, set := st.WorkspaceScan(root); !on || !set {
-		return "", nil // changed since: left as it is
+	if now, err := st.WorkspaceScan(root, ""); err != nil || now != "on" {
+		return "", err // changed since: left as it is
 	}
-	if err := st.SetWorkspaceScan(root, false, before == "off"); err != nil {
+	to := "none"
+	if before == "off" {
+		to = "off"
+	}
+	if _, err := st.WorkspaceScan(root, to); err != nil {
 		return "", err
 	}
 	return before, nil

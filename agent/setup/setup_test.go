@@ -50,8 +50,8 @@ func TestInstallUninstallReport(t *testing.T) {
 	if got := Installed(ws); !slices.Equal(got, []string{"claude", "codex"}) {
 		t.Errorf("Installed = %q", got)
 	}
-	if on, set := controller.OpenStore(o.Store).WorkspaceScan(ws); !on || !set {
-		t.Errorf("scan mode on %v, set %v after install", on, set)
+	if def, err := controller.OpenStore(o.Store).WorkspaceScan(ws, ""); def != "on" || err != nil {
+		t.Errorf("scan mode default %q (%v) after install, want on", def, err)
 	}
 
 	// Again: nothing changes, and no note.
@@ -75,7 +75,7 @@ func TestInstallUninstallReport(t *testing.T) {
 	if entries, _ := os.ReadDir(ws); len(entries) != 0 {
 		t.Errorf("left in the workspace: %v", entries)
 	}
-	if on, _ := controller.OpenStore(o.Store).WorkspaceScan(ws); on {
+	if def, _ := controller.OpenStore(o.Store).WorkspaceScan(ws, ""); def == "on" {
 		t.Error("scan mode still on after uninstall")
 	}
 }

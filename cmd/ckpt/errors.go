@@ -7,6 +7,7 @@ import (
 
 	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/msg"
+	"github.com/ckpt/ckpt/retention"
 	"github.com/spf13/cobra"
 )
 
@@ -73,7 +74,7 @@ func hint(err error) string {
 	switch {
 	case errors.Is(err, controller.ErrNoOpenTurn):
 		return " (open one with `ckpt turn PROMPT` first)"
-	case errors.Is(err, controller.ErrTurnHidden):
+	case errors.Is(err, controller.ErrNoTurn) && strings.Contains(err.Error(), "hidden by a conversation rewind"):
 		return "; `ckpt undo` brings it back"
 	case errors.Is(err, controller.ErrNoTurn):
 		return " (`ckpt list` shows the turns)"
@@ -135,11 +136,11 @@ func (h hinted) Unwrap() error { return h.err }
 // storeHint adds what to do to the store errors people can act on: the
 // libraries say what happened, the CLI which command helps.
 func storeHint(err error) error {
-	var noIndex *controller.NoIndexError
+	var noIndex *retention.NoIndexError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, controller.ErrPinned):
+	case errors.Is(err, retention.ErrPinned):
 		return hinted{err, "unpin them, or use --force"}
 	case errors.As(err, &noIndex):
 		return hinted{err, "restore it, or remove the session with `ckpt sessions rm " + noIndex.Session + " --force`"}

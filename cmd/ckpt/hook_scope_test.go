@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -146,7 +147,7 @@ func TestHookServeUserTokenScope(t *testing.T) {
 		if code, body := r.post("/hook/claude", tok, event(name, cwd, "UserPromptSubmit", map[string]any{"prompt": "p"})); code != http.StatusOK {
 			t.Errorf("prompt in ~/%s: %d %q, want 200", dir, code, body)
 		}
-		if !controller.OpenStore(r.store).HasSession(name) {
+		if !hasSession(t, r.store, name) {
 			t.Errorf("prompt in ~/%s recorded no session", dir)
 		}
 	}
@@ -163,7 +164,7 @@ func TestHookServeUserTokenScope(t *testing.T) {
 		if code, body := r.post("/hook/claude", tok, ev); code != http.StatusForbidden {
 			t.Errorf("%s (cwd %s): %d %q, want 403", name, ev["cwd"], code, body)
 		}
-		if controller.OpenStore(r.store).HasSession(name) {
+		if hasSession(t, r.store, name) {
 			t.Errorf("%s: a session was recorded through the --user token", name)
 		}
 	}
@@ -228,4 +229,15 @@ func TestInstallConcurrent(t *testing.T) {
 	if lost > 0 {
 		t.Logf("%d of %d concurrent installs lost their token", lost, n)
 	}
+}
+
+// hasSession reports whether store has session id (with its workspace),
+// as a store-wide Store.Resolve finds it.
+func hasSession(t *testing.T, store, id string) bool {
+	t.Helper()
+	loc, err := controller.OpenStore(store).Resolve(context.Background(), controller.ResolveOptions{Session: id, Create: true})
+	if err != nil {
+		t.Fatalf("session %s: %v", id, err)
+	}
+	return loc.OfSession
 }

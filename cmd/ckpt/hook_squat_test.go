@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/ckpt/ckpt/agent/hook"
-	"github.com/ckpt/ckpt/controller"
 )
 
 // squatEnv names the address TestHookSquatterProcess listens on when the
@@ -284,7 +283,7 @@ func TestHookTokenScope(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"out", "out2", "root"} {
-		if controller.OpenStore(r.store).HasSession(s) {
+		if hasSession(t, r.store, s) {
 			t.Errorf("session %s was created through a token of another workspace", s)
 		}
 	}
@@ -347,7 +346,7 @@ func TestHookTokenScope(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"web1", "web2"} {
-		if controller.OpenStore(r.store).HasSession(s) {
+		if hasSession(t, r.store, s) {
 			t.Errorf("the web token created session %s", s)
 		}
 	}

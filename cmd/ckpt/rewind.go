@@ -225,7 +225,7 @@ func resultJSON(res controller.Result) rewindJSON { return rewindJSON{Result: wi
 // stdout (as the HTTP API's 409 does); the error, which names them, still
 // exits 1.
 func (a *app) refused(res controller.Result, err error) error {
-	if !errors.Is(err, controller.ErrConflict) && !errors.Is(err, controller.ErrUndoConflict) && !errors.Is(err, controller.ErrRedoConflict) {
+	if !errors.Is(err, controller.ErrConflict) {
 		return err
 	}
 	if a.json {

@@ -30,7 +30,8 @@ func newScanCmd(a *app) *cobra.Command {
 			switch {
 			case errors.As(err, new(noSessionYet)):
 				// No session yet: the turns to come take the workspace's.
-				on, _ = controller.OpenStore(a.store).WorkspaceScan(a.workspace)
+				def, _ := controller.OpenStore(a.store).WorkspaceScan(a.workspace, "") // reading cannot fail
+				on = def == "on"
 			case err != nil:
 				return err
 			default:

@@ -69,7 +69,7 @@ func TestServeTakesHookEvents(t *testing.T) {
 	if _, have := files(testToken); have["hooked.txt"] {
 		t.Error("an event with the web token was recorded")
 	}
-	if controller.OpenStore(s.store).HasSession("elsewhere") {
+	if hasSession(t, s.store, "elsewhere") {
 		t.Error("an event with the web token created a session")
 	}
 

@@ -10,6 +10,7 @@ import (
 	"github.com/ckpt/ckpt/controller/wire"
 	"github.com/ckpt/ckpt/internal/progress"
 	"github.com/ckpt/ckpt/internal/units"
+	"github.com/ckpt/ckpt/retention"
 	"github.com/spf13/cobra"
 )
 
@@ -56,18 +57,14 @@ func (pf *policyFlags) check() error {
 	return nil
 }
 
-// policy is the store's policy with the flags given on top.
-func (pf *policyFlags) policy(s *controller.Store) (controller.Policy, error) {
-	changed := pf.cmd.Flags().Changed
-	p, _, err := s.Policy()
-	if err != nil {
-		return p, err
+// options are the flags given, as Store.Retain's overrides of the store's
+// policy.
+func (pf *policyFlags) options() controller.RetainOptions {
+	o := controller.RetainOptions{MaxAge: pf.maxAge, MaxBytes: pf.maxBytes, Grace: pf.grace}
+	if pf.cmd.Flags().Changed("keep") {
+		o.KeepTurns = &pf.keep
 	}
-	c := controller.PolicyConfig{MaxAge: pf.maxAge, MaxBytes: pf.maxBytes, Grace: pf.grace}
-	if changed("keep") {
-		c.KeepTurns = &pf.keep
-	}
-	return c.Apply(p)
+	return o
 }
 
 func newPruneCmd(a *app) *cobra.Command {
@@ -83,24 +80,24 @@ func newPruneCmd(a *app) *cobra.Command {
 			ctx := cmd.Context()
 			s := a.openStore()
 			defer s.Close()
-			p, err := pf.policy(s)
-			if err != nil {
-				return err
-			}
+			o := pf.options()
 			if cmd.Flags().Changed("session") || os.Getenv("CKPT_SESSION") != "" {
-				if p.Session, err = a.storeSession(ctx, a.session); err != nil {
+				var err error
+				if o.Session, err = a.storeSession(ctx, a.session); err != nil {
 					return err
 				}
 			}
 			if dryRun {
-				plan, _, err := s.Retain(ctx, p, controller.RetainOptions{DryRun: true})
+				o.DryRun = true
+				plan, _, err := s.Retain(ctx, o)
 				if err != nil {
 					return err
 				}
 				return a.printPlan(plan, nil)
 			}
 			bar := a.progress("collecting blobs", -1)
-			plan, rep, err := s.Retain(ctx, p, controller.RetainOptions{Progress: bar.Count()})
+			o.Progress = bar.Count()
+			plan, rep, err := s.Retain(ctx, o)
 			bar.Done()
 			if err != nil {
 				return err
@@ -159,7 +156,7 @@ func newSessionsRmCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func (a *app) printPlan(plan controller.Plan, rep *controller.GCReport) error {
+func (a *app) printPlan(plan retention.Plan, rep *retention.GCReport) error {
 	if a.json {
 		return a.printJSON(map[string]any{"dry_run": rep == nil, "plan": plan, "gc": rep})
 	}
@@ -179,13 +176,12 @@ func newGCCmd(a *app) *cobra.Command {
 			ctx := cmd.Context()
 			s := a.openStore()
 			defer s.Close()
-			p, err := pf.policy(s)
-			if err != nil {
-				return err
-			}
+			o := pf.options()
+			o.CollectOnly, o.AllowEmpty = true, allowEmpty
 			start := time.Now()
 			bar := a.progress("scanning blobs", -1)
-			rep, err := s.Collect(ctx, controller.CollectOptions{Grace: p.Grace, AllowEmpty: allowEmpty, Progress: bar.Count()})
+			o.Progress = bar.Count()
+			_, rep, err := s.Retain(ctx, o)
 			bar.Done()
 			if err != nil {
 				return err
@@ -218,7 +214,7 @@ func newVerifyCmd(a *app) *cobra.Command {
 			s := a.openStore()
 			defer s.Close()
 			var bar *progress.Bar
-			before := func(f controller.Finding) {
+			before := func(f retention.Finding) {
 				bar.Clear()
 				f.WriteLost(a.stderr)
 			}
@@ -270,7 +266,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 			}
 			s := a.openStore()
 			defer s.Close()
-			infos, err := s.Sessions(ctx)
+			infos, err := s.Sessions(ctx, "")
 			if err != nil {
 				return err
 			}

@@ -268,10 +268,10 @@ func reverseText(ctx context.Context, c *controller.Controller, redo, force bool
 		res, err = c.Undo(ctx, o)
 	}
 	switch {
-	case errors.Is(err, controller.ErrUndoConflict), errors.Is(err, controller.ErrRedoConflict):
+	case errors.Is(err, controller.ErrConflict):
 		return fmt.Sprintf("Refused: work was done since (%s), and nothing was changed. /%s force overwrites it (/%s then brings it back).",
 			quote.List(res.Conflicts), verb, other)
-	case errors.Is(err, controller.ErrNothingToUndo), errors.Is(err, controller.ErrNothingToRedo):
+	case errors.Is(err, controller.ErrNothingToUndo):
 		return fmt.Sprintf("Nothing to %s.", verb)
 	case err != nil:
 		return fmt.Sprintf("/%s failed: %s", verb, oneLine(err))

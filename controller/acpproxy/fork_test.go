@@ -60,15 +60,15 @@ func TestProxyForkIsACkptFork(t *testing.T) {
 
 	st := controller.OpenStore(store)
 	defer st.Close()
-	infos, err := st.Sessions(context.Background())
+	infos, err := st.Sessions(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	parents := map[string]string{}
 	for _, i := range infos {
 		parents[i.ID] = "-"
-		if i.Parent != nil {
-			parents[i.ID] = fmt.Sprintf("%s turn %d", i.Parent.Session, i.Parent.Turn)
+		if i.Parent != "" {
+			parents[i.ID] = fmt.Sprintf("%s turn %d", i.Parent, i.ParentTurn)
 		}
 	}
 	want := map[string]string{acpproxy.SessionID(sid): "-", fork: acpproxy.SessionID(sid) + " turn 2", "fork-2": "-"}
@@ -107,15 +107,15 @@ func TestProxyForkOfAnEarlierConnectionsSession(t *testing.T) {
 
 	st := controller.OpenStore(store)
 	defer st.Close()
-	infos, err := st.Sessions(context.Background())
+	infos, err := st.Sessions(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
 	for _, i := range infos {
 		got[i.ID] = i.Workspace
-		if i.Parent != nil {
-			got[i.ID] += fmt.Sprintf(" from %s turn %d", i.Parent.Session, i.Parent.Turn)
+		if i.Parent != "" {
+			got[i.ID] += fmt.Sprintf(" from %s turn %d", i.Parent, i.ParentTurn)
 		}
 	}
 	otherRoot, err := filepath.EvalSymlinks(other)
@@ -144,7 +144,7 @@ func TestProxySessionInASubdirectory(t *testing.T) {
 	}
 	st := controller.OpenStore(store)
 	defer st.Close()
-	if err := st.SetWorkspaceScan(ws, false, false); err != nil { // what install does with --no-scan
+	if _, err := st.WorkspaceScan(ws, "none"); err != nil { // what install does with --no-scan
 		t.Fatal(err)
 	}
 	c := proxied(t, store, true)
@@ -155,9 +155,9 @@ func TestProxySessionInASubdirectory(t *testing.T) {
 		t.Fatalf("session/new answer: %s", resp)
 	}
 	c.Prompt("sess/1", "write note.txt=from the subdirectory")
-	root, ok, err := st.SessionWorkspace(context.Background(), acpproxy.SessionID("sess/1"))
-	if err != nil || !ok || root != ws {
-		t.Fatalf("the session's workspace is %q (%v %v), want %q", root, ok, err, ws)
+	loc, err := st.Resolve(context.Background(), controller.ResolveOptions{Session: acpproxy.SessionID("sess/1")})
+	if err != nil || !loc.OfSession || loc.Workspace != ws {
+		t.Fatalf("the session's workspace is %+v (%v), want %q", loc, err, ws)
 	}
 	_, said := c.Prompt("sess/1", "/rewind 0")
 	if _, err := os.Stat(filepath.Join(sub, "note.txt")); !os.IsNotExist(err) {

@@ -295,12 +295,12 @@ func (p *Proxy) attach(ctx context.Context, id, cwd string) *session {
 // session's own when it exists and cwd is inside it, else the nearest
 // directory enclosing cwd that the store knows as a workspace (an agent
 // an editor starts in a subdirectory records into the project's session),
-// else cwd (Store.Locate).
+// else cwd (Store.Resolve).
 func (p *Proxy) workspace(ctx context.Context, cwd, id string) string {
 	if p.o.Store == nil {
 		return cwd
 	}
-	loc, err := p.o.Store.Locate(ctx, cwd, SessionID(id))
+	loc, err := p.o.Store.Resolve(ctx, controller.ResolveOptions{Dir: cwd, Session: SessionID(id), Create: true})
 	if err != nil {
 		return cwd // Open says what is wrong
 	}
@@ -315,9 +315,9 @@ func (p *Proxy) workspace(ctx context.Context, cwd, id string) string {
 // recorded as a new session, and says so.
 func (p *Proxy) fork(ctx context.Context, from, id, cwd string) {
 	src := p.session(from)
-	if src == nil && p.o.Store != nil && p.o.Store.HasSession(SessionID(from)) {
-		if root, ok, err := p.o.Store.SessionWorkspace(ctx, SessionID(from)); err == nil && ok {
-			src = p.attach(ctx, from, root)
+	if src == nil && p.o.Store != nil {
+		if loc, err := p.o.Store.Resolve(ctx, controller.ResolveOptions{Session: SessionID(from), Create: true}); err == nil && loc.OfSession {
+			src = p.attach(ctx, from, loc.Workspace)
 		}
 	}
 	if src == nil {

@@ -26,10 +26,9 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, controller.ErrNoTurn), errors.Is(err, controller.ErrNotFound), errors.Is(err, controller.ErrNoStep):
 		code = http.StatusNotFound
-	case errors.Is(err, controller.ErrConflict), errors.Is(err, controller.ErrUndoConflict), errors.Is(err, controller.ErrBusy),
+	case errors.Is(err, controller.ErrConflict), errors.Is(err, controller.ErrBusy),
 		errors.Is(err, controller.ErrSessionExists), errors.Is(err, controller.ErrNothingToUndo),
-		errors.Is(err, controller.ErrRedoConflict), errors.Is(err, controller.ErrNothingToRedo), errors.Is(err, controller.ErrNotInEffect),
-		errors.Is(err, controller.ErrNotReversible):
+		errors.Is(err, controller.ErrNotInEffect):
 		code = http.StatusConflict
 	case errors.Is(err, controller.ErrBadSession), errors.Is(err, controller.ErrPruned),
 		errors.Is(err, controller.ErrStepScope):
@@ -102,7 +101,7 @@ func (h *handler) sessions(w http.ResponseWriter, r *http.Request) {
 		h.error(w, http.StatusNotFound, "listing sessions is not enabled on this server")
 		return
 	}
-	out, err := h.c.Store().Sessions(r.Context())
+	out, err := h.c.Store().Sessions(r.Context(), "")
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -242,7 +241,7 @@ func (h *handler) reverse(w http.ResponseWriter, r *http.Request, redo bool) {
 		res, err = h.c.Undo(r.Context(), o)
 	}
 	if err != nil {
-		if errors.Is(err, controller.ErrUndoConflict) || errors.Is(err, controller.ErrRedoConflict) {
+		if errors.Is(err, controller.ErrConflict) {
 			h.writeJSON(w, http.StatusConflict, map[string]any{"error": message(err), "result": wire.NewResult(res)})
 			return
 		}

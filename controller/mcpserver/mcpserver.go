@@ -146,8 +146,12 @@ func turnMin(s *jsonschema.Schema) { s.Properties["turn"].Minimum = jsonschema.P
 func opMin(s *jsonschema.Schema)   { s.Properties["op"].Minimum = jsonschema.Ptr(0.0) }
 
 // refused wraps the error of a call refused on conflicts: the tool error
-// then still carries the structured result naming them.
-type refused struct{ err error }
+// then still carries the structured result naming them, and hint says how
+// to call again to overwrite them.
+type refused struct {
+	err  error
+	hint string
+}
 
 func (r refused) Error() string { return r.err.Error() }
 func (r refused) Unwrap() error { return r.err }
@@ -175,22 +179,23 @@ func add[In, Out any](srv *mcp.Server, s *server, t *mcp.Tool, h func(context.Co
 // message is err on one line, without package prefixes, with what to call
 // about it.
 func message(err error) string {
+	if r := (refused{}); errors.As(err, &r) {
+		return msg.OneLine(err) + r.hint
+	}
 	return msg.OneLine(err) + hint(err)
 }
 
 // hint says which tool or argument helps with err.
 func hint(err error) string {
 	switch {
-	case errors.Is(err, controller.ErrConflict):
-		return " — call rewind again with force: true to overwrite them"
-	case errors.Is(err, controller.ErrUndoConflict), errors.Is(err, controller.ErrRedoConflict):
-		return " — call again with force: true to overwrite that work (history lists every op)"
 	case errors.Is(err, controller.ErrNoTurn), errors.Is(err, controller.ErrNoStep):
 		return " (list_checkpoints shows the turns and their steps)"
 	case errors.Is(err, controller.ErrPruned):
 		return " (retention dropped its files; a conversation rewind still reaches it)"
-	case errors.Is(err, controller.ErrNothingToUndo), errors.Is(err, controller.ErrNothingToRedo),
-		errors.Is(err, controller.ErrNotInEffect):
+	// An op that cannot be reversed exactly says itself what to reverse
+	// first.
+	case errors.Is(err, controller.ErrNothingToUndo),
+		errors.Is(err, controller.ErrNotInEffect) && !strings.Contains(err.Error(), "cannot be reversed exactly"):
 		return " (history lists every op)"
 	case errors.Is(err, controller.ErrBusy):
 		return " (try again when it ends)"
@@ -358,7 +363,7 @@ func (s *server) rewind(ctx context.Context, in RewindInput) (Result, error) {
 		if errors.Is(err, controller.ErrConflict) {
 			out.Turn, out.Step, out.Scope = in.Turn, in.Step, string(sc)
 			out.Summary = fmt.Sprintf("refused: %d file(s) changed since the agent left them; nothing changed", len(out.Conflicts))
-			return out, refused{err}
+			return out, refused{err, " — call rewind again with force: true to overwrite them"}
 		}
 		return Result{}, err
 	}
@@ -408,9 +413,9 @@ func (s *server) reverse(ctx context.Context, in UndoInput, redo bool) (Result, 
 	}
 	out := result(res)
 	if err != nil {
-		if errors.Is(err, controller.ErrUndoConflict) || errors.Is(err, controller.ErrRedoConflict) {
+		if errors.Is(err, controller.ErrConflict) {
 			out.Summary = fmt.Sprintf("refused: work was done since (%s); nothing changed", quote.List(out.Conflicts))
-			return out, refused{err}
+			return out, refused{err, " — call again with force: true to overwrite that work (history lists every op)"}
 		}
 		return Result{}, err
 	}

@@ -16,7 +16,7 @@ func TestNewSessionTree(t *testing.T) {
 	fork := func(id, parent string, turn int) controller.SessionInfo {
 		i := controller.SessionInfo{ID: id}
 		if parent != "" {
-			i.Parent = &controller.Parent{Session: parent, Turn: turn}
+			i.Parent, i.ParentTurn = parent, turn
 		}
 		return i
 	}
@@ -51,7 +51,7 @@ func TestEachLine(t *testing.T) {
 	fork := func(id, parent string, turn int) controller.SessionInfo {
 		i := controller.SessionInfo{ID: id}
 		if parent != "" {
-			i.Parent = &controller.Parent{Session: parent, Turn: turn}
+			i.Parent, i.ParentTurn = parent, turn
 		}
 		return i
 	}

@@ -514,8 +514,8 @@ type Parent struct {
 // NewSession is the session i.
 func NewSession(i controller.SessionInfo) Session {
 	out := Session{ID: i.ID, Workspace: i.Workspace, Turns: i.Turns, Bytes: i.Bytes, SharedBytes: i.SharedBytes, LastUse: i.LastUse, Error: i.Error}
-	if i.Parent != nil {
-		out.Parent = &Parent{Session: i.Parent.Session, Turn: i.Parent.Turn}
+	if i.Parent != "" {
+		out.Parent = &Parent{Session: i.Parent, Turn: i.ParentTurn}
 	}
 	return out
 }
@@ -548,8 +548,8 @@ func NewSessionTree(infos []controller.SessionInfo) []*SessionNode {
 	}
 	forks := map[string][]*SessionNode{} // by parent, in id order
 	for _, i := range infos {
-		if i.Parent != nil {
-			forks[i.Parent.Session] = append(forks[i.Parent.Session], nodes[i.ID])
+		if i.Parent != "" {
+			forks[i.Parent] = append(forks[i.Parent], nodes[i.ID])
 		}
 	}
 	roots := []*SessionNode{}

@@ -224,7 +224,7 @@ func TestGolden(t *testing.T) {
 
 	store := controller.OpenStore(s.root)
 	defer store.Close()
-	sessions := must(store.Sessions(ctx))
+	sessions := must(store.Sessions(ctx, ""))
 	s.golden("sessions", wire.NewSessions(sessions))
 	s.goldenText("sessions", text(func(out, msgs io.Writer) { must(0, wire.WriteSessions(out, msgs, sessions, false)) }))
 	s.goldenText("sessions_tree", text(func(out, msgs io.Writer) { must(0, wire.WriteSessions(out, msgs, sessions, true)) }))
