@@ -33,10 +33,11 @@ func (x *Index) EachCheckpoint(ctx context.Context, since int, fn func(cp Checkp
 			}
 		}
 		// The snapshots first, by turn id: far fewer rows than turns, and
-		// read in the table's own order (CROSS JOIN keeps snaps the outer
-		// loop), where number order would search snaps once per turn.
+		// read in the order of snaps' (turn_id, path) index (CROSS JOIN
+		// keeps snaps the outer loop), where number order would search
+		// snaps once per turn.
 		files := map[int64][]FileSnap{}
-		rows, err := tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM snaps s CROSS JOIN turns t ON t.id = s.turn_id
+		rows, err := tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM named_snaps s CROSS JOIN turns t ON t.id = s.turn_id
 			WHERE t.hidden_by IS NULL AND t.number >= ? ORDER BY s.turn_id, s.path`, since)
 		if err != nil {
 			return err
