@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
@@ -278,6 +279,15 @@ func snapFrom(path string, blob []byte, mode uint32, size int64, dirs string, en
 	return f, nil
 }
 
+// sortByPath puts a turn's snapshots in path order. The lists of many
+// turns read snapshots in the table's own (clock) order, each row's path
+// looked up by its number, and sort each turn's few here: cheaper than
+// SQLite walking the (turn_id, path_id) index, reading each row by its
+// rowid and sorting every turn's rows by their text.
+func sortByPath(files []FileSnap) {
+	slices.SortFunc(files, func(a, b FileSnap) int { return strings.Compare(a.Path, b.Path) })
+}
+
 func snapsOf(ctx context.Context, tx *sql.Tx, turnID int64) ([]FileSnap, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+snapCols+` FROM named_snaps WHERE turn_id = ? ORDER BY path`, turnID)
 	if err != nil {
@@ -482,7 +492,7 @@ func (x *Index) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 			return err
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM named_snaps s JOIN turns t ON t.id = s.turn_id
-			WHERE t.hidden_by IS NULL ORDER BY s.turn_id, s.path`)
+			WHERE t.hidden_by IS NULL`)
 		if err != nil {
 			return err
 		}
@@ -501,6 +511,9 @@ func (x *Index) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: list: %w", err)
+	}
+	for i := range out {
+		sortByPath(out[i].Files)
 	}
 	return out, nil
 }
