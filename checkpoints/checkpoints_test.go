@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -280,5 +281,66 @@ func BenchmarkList10000(b *testing.B) {
 		if err != nil || len(cps) != 10000 {
 			b.Fatalf("%d, %v", len(cps), err)
 		}
+	}
+}
+
+// Every list gives each turn's snapshots in path order, whatever order
+// they were captured in.
+func TestListsSortSnapshotsByPath(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	x := open(t, t.TempDir())
+	captured := [][]string{{"c.go", "a.go", "b/x.go", "B.go"}, {"z", "m", "a.go"}}
+	for i, paths := range captured {
+		cp, err := x.BeginTurn(ctx, fmt.Sprint("turn ", i), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths { // one capture each, in this order
+			if _, err := x.AddSnaps(ctx, cp.ID, []checkpoints.FileSnap{{Path: p, Content: id(p)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := []string{"B.go a.go b/x.go c.go", "a.go m z"}
+	check := func(how string, cps []checkpoints.Checkpoint, want []string) {
+		t.Helper()
+		if len(cps) != len(want) {
+			t.Fatalf("%s: %d turns, want %d", how, len(cps), len(want))
+		}
+		for i, cp := range cps {
+			var got []string
+			for _, f := range cp.Files {
+				got = append(got, f.Path)
+			}
+			if g := strings.Join(got, " "); g != want[i] {
+				t.Errorf("%s: turn %d files %q, want %q", how, cp.Turn, g, want[i])
+			}
+		}
+	}
+	cps, err := x.Checkpoints(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Checkpoints", cps, want)
+	cps, _, err = x.CheckpointsPage(ctx, checkpoints.Page{Since: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("CheckpointsPage", cps, want)
+	cps = nil
+	if _, err := x.EachCheckpoint(ctx, 0, func(cp checkpoints.Checkpoint, _ bool) error {
+		cps = append(cps, cp)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check("EachCheckpoint", cps, want)
+	for i := range want {
+		cp, err := x.Turn(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("Turn", []checkpoints.Checkpoint{cp}, want[i:i+1])
 	}
 }

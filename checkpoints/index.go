@@ -34,7 +34,7 @@ type Index struct {
 	now func() time.Time
 	// stmts are the capture hot path's statements, prepared on first
 	// use (prepare), not at Open: most commands never capture.
-	stmts  struct{ capturing, addSnap, tickN *sql.Stmt }
+	stmts  struct{ capturing, addPath, addSnap, tickN *sql.Stmt }
 	prepMu sync.Mutex
 	keep   int64 // changes the change log keeps (WithChangeLogKeep)
 }
@@ -46,9 +46,9 @@ type Option func(*Index)
 func WithClock(now func() time.Time) Option { return func(x *Index) { x.now = now } }
 
 // PageSize is the page size of a new index. Every table and index of the
-// schema takes at least one page, 26 in all, and the schema's text about
-// 15 more, so an index of one turn and one capture is 42 pages: 168 KiB at
-// SQLite's default 4 KiB, 21 KiB at 512 bytes. Every Claude Code session is a ckpt session, so a user
+// schema takes at least one page, 28 in all, and the schema's text about
+// 16 more, so an index of one turn and one capture is 45 pages: 180 KiB at
+// SQLite's default 4 KiB, 22.5 KiB at 512 bytes. Every Claude Code session is a ckpt session, so a user
 // collects thousands of small ones; the cost is more overflow pages for
 // long prompts and messages (see bench/README.md for list and capture
 // timings at this size). An existing index keeps the size it has.
@@ -113,14 +113,14 @@ func (x *Index) prepare(ctx context.Context) error {
 	if x.stmts.tickN != nil {
 		return nil
 	}
-	var capturing, addSnap, tickN *sql.Stmt
+	var capturing, addPath, addSnap, tickN *sql.Stmt
 	for _, p := range []struct {
 		dst   **sql.Stmt
 		query string
-	}{{&capturing, capturingSQL}, {&addSnap, addSnapSQL}, {&tickN, tickNSQL}} {
+	}{{&capturing, capturingSQL}, {&addPath, addPathSQL}, {&addSnap, addSnapSQL}, {&tickN, tickNSQL}} {
 		var err error
 		if *p.dst, err = x.db.PrepareContext(ctx, p.query); err != nil {
-			for _, st := range []*sql.Stmt{capturing, addSnap} {
+			for _, st := range []*sql.Stmt{capturing, addPath, addSnap} {
 				if st != nil {
 					st.Close()
 				}
@@ -128,7 +128,7 @@ func (x *Index) prepare(ctx context.Context) error {
 			return fmt.Errorf("checkpoints: prepare: %w", err)
 		}
 	}
-	x.stmts.capturing, x.stmts.addSnap, x.stmts.tickN = capturing, addSnap, tickN
+	x.stmts.capturing, x.stmts.addPath, x.stmts.addSnap, x.stmts.tickN = capturing, addPath, addSnap, tickN
 	return nil
 }
 

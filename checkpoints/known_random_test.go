@@ -208,8 +208,11 @@ func rawSnap(t *testing.T, x *Index, r *rand.Rand, turn int64, path string, st S
 	if end == 1 {
 		blob = st.Content[:]
 	}
-	if _, err := x.db.Exec(`INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode, size, end_state, end_blob, end_mode)
-		VALUES (?, ?, ?, NULL, 0, 0, ?, ?, ?)`, turn, path, seq, end, blob, uint32(st.Mode)); err != nil {
+	if _, err := x.db.Exec(`INSERT OR IGNORE INTO paths (path) VALUES (?)`, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.db.Exec(`INSERT OR IGNORE INTO snaps (turn_id, path_id, seq, blob, mode, size, end_state, end_blob, end_mode)
+		VALUES (?, (SELECT id FROM paths WHERE path = ?), ?, NULL, 0, 0, ?, ?, ?)`, turn, path, seq, end, blob, uint32(st.Mode)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -114,7 +114,7 @@ func (h *refHistory) loadPath(ctx context.Context, tx *sql.Tx, path string) erro
 		if h.snapsQ, err = tx.PrepareContext(ctx, `SELECT s.seq, s.end_state, s.end_blob, s.end_mode,
 		coalesce((SELECT min(t.seq) FROM turns t WHERE t.seq > s.seq AND t.hidden_by IS NULL), 0),
 		coalesce((SELECT min(t.seq) FROM turns t WHERE t.seq > s.seq), 0)
-		FROM snaps s WHERE s.path = ?`); err != nil {
+		FROM named_snaps s WHERE s.path = ?`); err != nil {
 			return err
 		}
 		if h.filesQ, err = tx.PrepareContext(ctx, `SELECT op_id, seq, after_blob, after_mode FROM op_files WHERE path = ?`); err != nil {

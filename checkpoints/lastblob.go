@@ -35,4 +35,4 @@ func (x *Index) LastBlob(ctx context.Context, path string) (cas.ID, bool, error)
 // (or no row) when there is none. capturingSQL asks it too, so a capture
 // has its delta base from the query it makes anyway.
 const lastBlobSQL = `SELECT CASE WHEN length(end_blob) = 32 THEN end_blob ELSE blob END
-	FROM snaps WHERE path = ?1 ORDER BY seq DESC LIMIT 1`
+	FROM named_snaps WHERE path = ?1 ORDER BY seq DESC LIMIT 1`

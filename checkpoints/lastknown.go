@@ -44,7 +44,7 @@ type Known struct{ State State }
 //
 // Its cost per path is a few index seeks whatever the history's length:
 // one query per round reads, for every path, only the latest capture
-// before the round's limit (snaps_path_seq), the turns around it (turns'
+// before the round's limit (snaps_path), the turns around it (turns'
 // unique seq) and the latest op file that counts (op_files_path_seq,
 // walked back past op files of planned ops and of undone rewinds only).
 // A path whose latest event is an undo goes to a next round, limited to
@@ -183,7 +183,7 @@ const knownSQL = `
 WITH p AS (
 	SELECT key AS i, CAST(unhex(value) AS TEXT) AS path FROM json_each(?1)
 ), s AS MATERIALIZED (
-	SELECT i, path, (SELECT max(seq) FROM snaps WHERE path = p.path AND seq < ?2) AS sm FROM p
+	SELECT i, path, (SELECT max(seq) FROM named_snaps WHERE path = p.path AND seq < ?2) AS sm FROM p
 ), t AS MATERIALIZED (
 	SELECT i, path, sm,
 		(SELECT min(seq) FROM turns WHERE seq > s.sm AND hidden_by IS NULL) AS e,
@@ -192,7 +192,7 @@ WITH p AS (
 	FROM s
 ), c AS MATERIALIZED (
 	SELECT i, sm, e, er,
-		(SELECT seq FROM snaps WHERE path = t.path AND seq > coalesce(t.tp, ?4) AND seq <= t.sm AND end_state != 0
+		(SELECT seq FROM named_snaps WHERE path = t.path AND seq > coalesce(t.tp, ?4) AND seq <= t.sm AND end_state != 0
 			ORDER BY seq LIMIT 1) AS cs,
 		(SELECT seq FROM op_files WHERE path = t.path AND seq < ?2 AND seq > coalesce(t.e, ?4)
 			AND op_id IN (SELECT value FROM json_each(?3)) ORDER BY seq DESC LIMIT 1) AS fs

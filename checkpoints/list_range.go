@@ -75,8 +75,8 @@ func (x *Index) CheckpointsPage(ctx context.Context, p Page) ([]Checkpoint, Page
 		for i, cp := range out {
 			byID[cp.ID] = i
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM turns t JOIN snaps s ON s.turn_id = t.id
-			WHERE t.hidden_by IS NULL AND t.number BETWEEN ? AND ? ORDER BY s.turn_id, s.path`, out[0].Turn, out[len(out)-1].Turn)
+		rows, err = tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM turns t JOIN named_snaps s ON s.turn_id = t.id
+			WHERE t.hidden_by IS NULL AND t.number BETWEEN ? AND ?`, out[0].Turn, out[len(out)-1].Turn)
 		if err != nil {
 			return err
 		}
@@ -95,6 +95,9 @@ func (x *Index) CheckpointsPage(ctx context.Context, p Page) ([]Checkpoint, Page
 	})
 	if err != nil {
 		return nil, PageInfo{}, fmt.Errorf("checkpoints: list: %w", err)
+	}
+	for i := range out {
+		sortByPath(out[i].Files)
 	}
 	return out, info, nil
 }

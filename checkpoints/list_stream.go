@@ -32,12 +32,13 @@ func (x *Index) EachCheckpoint(ctx context.Context, since int, fn func(cp Checkp
 				return err
 			}
 		}
-		// The snapshots first, by turn id: far fewer rows than turns, and
-		// read in the table's own order (CROSS JOIN keeps snaps the outer
-		// loop), where number order would search snaps once per turn.
+		// The snapshots first: far fewer rows than turns, and read in the
+		// table's own order (CROSS JOIN keeps snaps the outer loop), where
+		// number order would search snaps once per turn; each turn's are
+		// put in path order as it is sent.
 		files := map[int64][]FileSnap{}
-		rows, err := tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM snaps s CROSS JOIN turns t ON t.id = s.turn_id
-			WHERE t.hidden_by IS NULL AND t.number >= ? ORDER BY s.turn_id, s.path`, since)
+		rows, err := tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM named_snaps s CROSS JOIN turns t ON t.id = s.turn_id
+			WHERE t.hidden_by IS NULL AND t.number >= ?`, since)
 		if err != nil {
 			return err
 		}
@@ -65,6 +66,7 @@ func (x *Index) EachCheckpoint(ctx context.Context, since int, fn func(cp Checkp
 				return err
 			}
 			cp.Files = files[cp.ID]
+			sortByPath(cp.Files)
 			delete(files, cp.ID)
 			if counted {
 				info.Total++

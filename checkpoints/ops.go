@@ -44,7 +44,7 @@ func (x *Index) EarliestEvents(ctx context.Context, seq int64) (map[string]Event
 		// The manifests' entries: chain starts at each scanned turn's seq.
 		rows, err := tx.QueryContext(ctx, fmt.Sprintf(manifestChainSQL, `SELECT seq, manifest_id, 0 FROM turns WHERE manifest_id IS NOT NULL AND seq >= ?1`)+`
 			SELECT path, blob, mode, size, dirs, lost, min(seq) FROM (
-			SELECT path, seq, blob, mode, size, dirs, lost FROM snaps WHERE seq > ?1
+			SELECT path, seq, blob, mode, size, dirs, lost FROM named_snaps WHERE seq > ?1
 			UNION ALL
 			SELECT path, seq, blob, mode, size, dirs, lost FROM step_snaps WHERE seq > ?1
 			UNION ALL
@@ -342,7 +342,7 @@ func (x *Index) ChangedAfter(ctx context.Context, seq int64, paths []string) ([]
 	var out []string
 	for _, p := range paths {
 		var n int
-		err := x.db.QueryRowContext(ctx, `SELECT count(*) FROM snaps s JOIN turns t ON t.id = s.turn_id
+		err := x.db.QueryRowContext(ctx, `SELECT count(*) FROM named_snaps s JOIN turns t ON t.id = s.turn_id
 			WHERE s.path = ? AND t.seq > ?`, p, seq).Scan(&n)
 		if err != nil {
 			return nil, fmt.Errorf("checkpoints: changed after: %w", err)

@@ -152,8 +152,8 @@ func (x *Index) Refs(ctx context.Context, fn func(Ref) error) error {
 		// A manifest's rows are referenced by the first turn whose
 		// manifest is it or a delta built on it.
 		rows, err := tx.QueryContext(ctx, fmt.Sprintf(manifestChainSQL, `SELECT number, manifest_id, 0 FROM turns WHERE manifest_id IS NOT NULL`)+`
-			SELECT s.blob, 'snapshot', t.number, s.path, s.lost FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.blob IS NOT NULL
-			UNION ALL SELECT s.end_blob, 'end', t.number, s.path, 0 FROM snaps s JOIN turns t ON t.id = s.turn_id WHERE s.end_blob IS NOT NULL
+			SELECT s.blob, 'snapshot', t.number, s.path, s.lost FROM named_snaps s JOIN turns t ON t.id = s.turn_id WHERE s.blob IS NOT NULL
+			UNION ALL SELECT s.end_blob, 'end', t.number, s.path, 0 FROM named_snaps s JOIN turns t ON t.id = s.turn_id WHERE s.end_blob IS NOT NULL
 			UNION ALL SELECT s.blob, 'snapshot', t.number, s.path, s.lost FROM step_snaps s JOIN turns t ON t.id = s.turn_id WHERE s.blob IS NOT NULL
 			UNION ALL SELECT f.before_blob, 'undo', o.turn, f.path, f.lost FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.before_blob IS NOT NULL
 			UNION ALL SELECT f.after_blob, 'undo', o.turn, f.path, 0 FROM op_files f JOIN ops o ON o.id = f.op_id WHERE f.after_blob IS NOT NULL

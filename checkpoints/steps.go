@@ -153,7 +153,7 @@ func stepsOf(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]Step
 	}
 	// The files: per turn for a few turns, else in one pass over the
 	// active turns (list --steps of a long session).
-	const filesSQL = `SELECT s.turn_id, s.step, s.path, s.blob, s.mode, s.size, s.dirs FROM snaps s %[1]s s.step > 0
+	const filesSQL = `SELECT s.turn_id, s.step, s.path, s.blob, s.mode, s.size, s.dirs FROM named_snaps s %[1]s s.step > 0
 		UNION ALL SELECT s.turn_id, s.step, s.path, s.blob, s.mode, s.size, s.dirs FROM step_snaps s %[1]s 1`
 	var queries [][]any
 	if len(turns) <= 8 {

@@ -1,11 +1,14 @@
 package checkpoints
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ckpt/ckpt/cas"
@@ -130,21 +133,55 @@ func (x *Index) beginTurn(ctx context.Context, prompt string, seen *Seen, ends [
 	return cp, nil
 }
 
+// setEnds records the end states of turn turnID's snapshots that have
+// none yet. The rows are updated in clock order (the order they were
+// appended in): each grows by its end state, and growing a table's rows
+// left to right keeps its pages full, where another order splits pages
+// and leaves them partly empty (~15% more bytes for snaps).
 func setEnds(ctx context.Context, tx *sql.Tx, turnID int64, ends []PathEnd) error {
 	if len(ends) == 0 {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, `UPDATE snaps SET end_state = ?, end_blob = ?, end_mode = ? WHERE turn_id = ? AND path = ? AND end_state = 0`)
+	rows, err := tx.QueryContext(ctx, `SELECT path, seq FROM named_snaps WHERE turn_id = ? AND end_state = 0`, turnID)
+	if err != nil {
+		return err
+	}
+	seqs := map[string]int64{}
+	for rows.Next() {
+		var path string
+		var seq int64
+		if err := rows.Scan(&path, &seq); err != nil {
+			rows.Close()
+			return err
+		}
+		seqs[path] = seq
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	type end struct {
+		seq int64
+		PathEnd
+	}
+	todo := make([]end, 0, len(seqs))
+	for _, e := range ends {
+		if seq, ok := seqs[e.Path]; ok {
+			todo = append(todo, end{seq, e})
+			delete(seqs, e.Path) // the first end given for a path counts
+		}
+	}
+	slices.SortFunc(todo, func(a, b end) int { return cmp.Compare(a.seq, b.seq) })
+	st, err := tx.PrepareContext(ctx, `UPDATE snaps SET end_state = ?, end_blob = ?, end_mode = ? WHERE seq = ? AND end_state = 0`)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	for _, e := range ends {
+	for _, e := range todo {
 		state := 2
 		if e.State.Exists() {
 			state = 1
 		}
-		if _, err := st.ExecContext(ctx, state, blobArg(e.State.Content), uint32(e.State.Mode), turnID, e.Path); err != nil {
+		if _, err := st.ExecContext(ctx, state, blobArg(e.State.Content), uint32(e.State.Mode), e.seq); err != nil {
 			return err
 		}
 	}
@@ -242,8 +279,17 @@ func snapFrom(path string, blob []byte, mode uint32, size int64, dirs string, en
 	return f, nil
 }
 
+// sortByPath puts a turn's snapshots in path order. The lists of many
+// turns read snapshots in the table's own (clock) order, each row's path
+// looked up by its number, and sort each turn's few here: cheaper than
+// SQLite walking the (turn_id, path_id) index, reading each row by its
+// rowid and sorting every turn's rows by their text.
+func sortByPath(files []FileSnap) {
+	slices.SortFunc(files, func(a, b FileSnap) int { return strings.Compare(a.Path, b.Path) })
+}
+
 func snapsOf(ctx context.Context, tx *sql.Tx, turnID int64) ([]FileSnap, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+snapCols+` FROM snaps WHERE turn_id = ? ORDER BY path`, turnID)
+	rows, err := tx.QueryContext(ctx, `SELECT `+snapCols+` FROM named_snaps WHERE turn_id = ? ORDER BY path`, turnID)
 	if err != nil {
 		return nil, err
 	}
@@ -342,11 +388,11 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 // ?3 when ?2 is the open turn's id, else the open turn's latest step. Its
 // last column is lastBlobSQL's answer for the path.
 const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned, t.scanned,
-	s.path, s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode, s.step, t.cur,
+	(SELECT path FROM paths WHERE id = s.path_id), s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode, s.step, t.cur,
 	EXISTS (SELECT 1 FROM step_snaps x WHERE x.turn_id = t.id AND x.step = t.cur AND x.path = ?1),
 	(` + lastBlobSQL + `)
 	FROM (SELECT u.*, CASE WHEN u.id = ?2 THEN ?3 ELSE (SELECT coalesce(max(number), 0) FROM steps WHERE turn_id = u.id) END AS cur
-		FROM (` + openTurnSQL + `) u) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path = ?1`
+		FROM (` + openTurnSQL + `) u) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path_id = (SELECT id FROM paths WHERE path = ?1)`
 
 // AddSnap records f as the state of f.Path at the start of turn turnID,
 // unless the turn already has one for that path (the first capture wins).
@@ -362,7 +408,7 @@ func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, er
 		if err != nil {
 			return err
 		}
-		ok, err := addSnap(ctx, tx, tx.StmtContext(ctx, x.stmts.addSnap), turnID, seq, f)
+		ok, err := addSnap(ctx, tx, tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap), turnID, seq, f)
 		if err != nil || ok {
 			added = ok
 			return err
@@ -384,19 +430,26 @@ func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, er
 	return added, nil
 }
 
-const addSnapSQL = `INSERT OR IGNORE INTO snaps (turn_id, path, seq, blob, mode, size, dirs, step)
-	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?1 AND hidden_by IS NULL)`
+const addSnapSQL = `INSERT OR IGNORE INTO snaps (turn_id, path_id, seq, blob, mode, size, dirs, step)
+	SELECT ?1, (SELECT id FROM paths WHERE path = ?2), ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?1 AND hidden_by IS NULL)`
+
+// addPathSQL numbers a path (a row of paths) before a snapshot names it.
+const addPathSQL = `INSERT OR IGNORE INTO paths (path) VALUES (?)`
 
 // addStepSnapSQL records a path's first touch in a step of a turn that
 // captured it in another step already.
 const addStepSnapSQL = `INSERT OR IGNORE INTO step_snaps (turn_id, path, seq, blob, mode, size, dirs, step)
-	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM snaps WHERE turn_id = ?1 AND path = ?2 AND step != ?8)
+	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM snaps WHERE turn_id = ?1 AND path_id = (SELECT id FROM paths WHERE path = ?2) AND step != ?8)
 	AND EXISTS (SELECT 1 FROM turns WHERE id = ?1 AND hidden_by IS NULL)`
 
 // addSnap records f at clock value seq: as the turn's first capture of
 // f.Path, or else as the first touch of it in step f.Step when the turn's
 // first capture was in another step. It reports whether a row was added.
-func addSnap(ctx context.Context, tx *sql.Tx, first *sql.Stmt, turnID, seq int64, f FileSnap) (bool, error) {
+// path and first are addPathSQL and addSnapSQL.
+func addSnap(ctx context.Context, tx *sql.Tx, path, first *sql.Stmt, turnID, seq int64, f FileSnap) (bool, error) {
+	if _, err := path.ExecContext(ctx, f.Path); err != nil {
+		return false, err
+	}
 	args := []any{turnID, f.Path, seq, blobArg(f.Content), uint32(f.Mode), f.Size, joinDirs(f.Dirs), f.Step}
 	res, err := first.ExecContext(ctx, args...)
 	if err != nil {
@@ -438,8 +491,8 @@ func (x *Index) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 		if err := rows.Close(); err != nil {
 			return err
 		}
-		rows, err = tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM snaps s JOIN turns t ON t.id = s.turn_id
-			WHERE t.hidden_by IS NULL ORDER BY s.turn_id, s.path`)
+		rows, err = tx.QueryContext(ctx, `SELECT `+snapCols+`, s.turn_id FROM named_snaps s JOIN turns t ON t.id = s.turn_id
+			WHERE t.hidden_by IS NULL`)
 		if err != nil {
 			return err
 		}
@@ -458,6 +511,9 @@ func (x *Index) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: list: %w", err)
+	}
+	for i := range out {
+		sortByPath(out[i].Files)
 	}
 	return out, nil
 }

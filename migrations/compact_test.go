@@ -125,7 +125,11 @@ func TestCompactKeepsEveryRow(t *testing.T) {
 	for _, tb := range kept {
 		w := want[tb]
 		slices.Sort(w)
-		if got := dump(t, db, tb); !slices.Equal(got, w) {
+		read := tb
+		if tb == "snaps" { // snaps names paths by number since migration 10
+			read = "named_snaps"
+		}
+		if got := dump(t, db, read); !slices.Equal(got, w) {
 			t.Errorf("%s after the migration:\n%s\nwant:\n%s", tb, strings.Join(got, "\n"), strings.Join(w, "\n"))
 		}
 	}
@@ -183,7 +187,7 @@ func TestCompactKeepsEveryRow(t *testing.T) {
 		t.Errorf("last change %d %s %d; want %d turn_opened 2", lastChange, kind, turn, len(before["changes"])+1)
 	}
 	// Foreign keys are enforced again.
-	if _, err := db.Exec(`INSERT INTO snaps (turn_id, path, seq, mode, size) VALUES (99, 'z', 22, 0, 0)`); err == nil {
+	if _, err := db.Exec(`INSERT INTO snaps (turn_id, path_id, seq, mode, size) VALUES (99, 1, 22, 0, 0)`); err == nil {
 		t.Error("a snapshot of a missing turn was accepted")
 	}
 }
@@ -270,7 +274,7 @@ func TestCompactConcurrentApply(t *testing.T) {
 	if got := dump(t, db, "turns"); !slices.Equal(got, want) {
 		t.Errorf("turns after concurrent upgrades:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := versions(t, db); !strings.HasSuffix(got, "9 0009_compact.sql") || strings.Count(got, "0009") != 1 {
+	if got := versions(t, db); !strings.Contains(got, "; 9 0009_compact.sql") || strings.Count(got, "0009") != 1 {
 		t.Errorf("recorded versions %q", got)
 	}
 }
