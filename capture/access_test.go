@@ -43,16 +43,18 @@ var allowedAccess = map[string]struct {
 	// slash, never "." or "..") with O_NOFOLLOW, so none leads out.
 	"capture/listdir_linux.go:*": {[]string{"unix.Openat", "unix.Fstat", "unix.Getdents",
 		"unix.Close", "unix.FcntlInt", "os.NewFile"}, "descriptor-relative calls on names a listing returned, following nothing"},
-	"capture/lstatat_linux64.go:lstatAt":    {[]string{"unix.Syscall6"}, "fstatat of a listed name from its directory's descriptor, following nothing (listdir_linux.go)"},
-	"capture/lstatat_linuxother.go:lstatAt": {[]string{"unix.Fstatat"}, "fstatat of a listed name from its directory's descriptor, following nothing (listdir_linux.go)"},
-	"controller/fork.go:*":                  {[]string{"os.Stat", "os.Remove", "os.RemoveAll"}, "session directories in the store"},
-	"controller/retention.go:*":             {[]string{"os.Stat", "os.Chtimes", "os.WriteFile", "os.ReadFile", "os.Remove"}, "the store's session index, retention stamp and quota marker"},
-	"controller/locate.go:*":                {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},
-	"controller/active.go:*":                {[]string{"os.ReadFile", "os.Stat"}, "the store's active-session hints beside the workspace markers, and whether the store exists"},
-	"controller/scan.go:scanAllowedAt":      {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
-	"controller/storeperm.go:*":             {[]string{"os.Stat"}, "the store root's mode"},
-	"controller/sessionmeta.go:*":           {[]string{"os.Stat"}, "a session index in the store: whether it exists"},
-	"controller/adopt.go:*":                 {[]string{"os.Stat", "os.Remove"}, "whether the store exists, and discarding a session index in it for an adoption's fork"},
+	"capture/lstatat_linux64.go:lstatAt":           {[]string{"unix.Syscall6"}, "fstatat of a listed name from its directory's descriptor, following nothing (listdir_linux.go)"},
+	"capture/lstatat_linuxother.go:lstatAt":        {[]string{"unix.Fstatat"}, "fstatat of a listed name from its directory's descriptor, following nothing (listdir_linux.go)"},
+	"controller/fork.go:*":                         {[]string{"os.Stat", "os.Remove", "os.RemoveAll"}, "session directories in the store"},
+	"controller/retention.go:*":                    {[]string{"os.Stat", "os.Chtimes", "os.WriteFile", "os.ReadFile", "os.Remove"}, "the store's session index, retention stamp and quota marker"},
+	"controller/locate.go:*":                       {[]string{"os.ReadFile", "os.Stat", "os.MkdirAll", "os.CreateTemp", "os.Rename", "os.Remove"}, "the store's workspace markers and session indexes"},
+	"controller/active.go:*":                       {[]string{"os.ReadFile", "os.Stat"}, "the store's active-session hints beside the workspace markers, and whether the store exists"},
+	"controller/scan.go:scanAllowedAt":             {[]string{"filepath.EvalSymlinks"}, "resolves the home directory to compare it with the root"},
+	"controller/storeperm.go:*":                    {[]string{"os.Stat"}, "the store root's mode"},
+	"controller/controller.go:Store.Open":          {[]string{"os.Stat"}, "the session index's identity when opened, in the store"},
+	"controller/controller.go:Controller.Replaced": {[]string{"os.Stat"}, "whether the session index in the store is still the one opened"},
+	"controller/sessionmeta.go:*":                  {[]string{"os.Stat"}, "a session index in the store: whether it exists"},
+	"controller/adopt.go:*":                        {[]string{"os.Stat", "os.Remove"}, "whether the store exists, and discarding a session index in it for an adoption's fork"},
 }
 
 // pathCall is a call to the file system by path found in a source file.
