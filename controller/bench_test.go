@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,13 @@ func benchRewind1000(b *testing.B, old bool) {
 		}
 		b.StartTimer()
 		start, cpu := time.Now(), processCPU(b)
-		res, err := e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
+		var res controller.Result
+		var err error
+		// Labelled, with the goroutines it starts, for a CPU profile of
+		// the rewind alone: go tool pprof -tagfocus op=rewind.
+		pprof.Do(ctx, pprof.Labels("op", "rewind"), func(ctx context.Context) {
+			res, err = e.c.Rewind(ctx, controller.Target{Turn: 0}, checkpoints.ScopeCode, controller.RewindOptions{})
+		})
 		ckptTotal += time.Since(start)
 		ckptCPU += processCPU(b) - cpu
 		b.StopTimer()
