@@ -241,7 +241,11 @@ func (d *Disk) prepare(ctx context.Context, r io.Reader) (p pending, stored bool
 		}
 		full, p.enc = f, enc
 	}
-	if full == nil {
+	switch {
+	case full != nil:
+	case rarelyRead(ctx) && len(head) <= blockMax:
+		p.enc = encRaw // not compressed: see ReadRarely
+	default:
 		full, p.enc = d.codec.encode(head)
 	}
 	if p.data = full; p.enc == encRaw {

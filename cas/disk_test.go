@@ -489,3 +489,64 @@ func TestDiskPageSize(t *testing.T) {
 		t.Errorf("store made with 512-byte pages: page_size %d after use, want 512", got)
 	}
 }
+
+// Content put with the ReadRarely hint (a rewind's copies of the files it
+// replaces) is stored raw up to one zstd block and compressed above it,
+// alone or in a batch; it reads back verified, and damage to its raw
+// bytes is corruption, never an absent blob.
+func TestReadRarelyStoresRaw(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := openDisk(t, dir)
+	defer d.Close()
+	rarely := cas.ReadRarely(ctx)
+	small, batched, big := castest.Bytes(11, 8<<10), castest.Bytes(12, 128<<10), castest.Bytes(13, 128<<10+1)
+	put := func(ctx context.Context, b []byte) cas.ID {
+		id, _, err := d.Put(ctx, bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	batch := d.NewBatch()
+	bid, _, err := batch.Put(rarely, bytes.NewReader(batched))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		id      cas.ID
+		content []byte
+		raw     bool
+	}{
+		{"8 KiB", put(rarely, small), small, true},
+		{"one block, in a batch", bid, batched, true},
+		{"over one block", put(rarely, big), big, false},
+		{"8 KiB without the hint", put(ctx, castest.Bytes(14, 8<<10)), castest.Bytes(14, 8<<10), false},
+	} {
+		info, err := d.Stat(ctx, tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw := info.Stored == info.Size; raw != tt.raw {
+			t.Errorf("%s: stored %d bytes of %d (raw %v, want %v)", tt.name, info.Stored, info.Size, raw, tt.raw)
+		}
+		castest.Check(t, d, tt.id, tt.content)
+	}
+	db := rawDB(t, dir)
+	var data []byte
+	if err := db.QueryRow(`SELECT data FROM blobs WHERE id = ?`, cas.Sum(small)).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x10
+	if _, err := db.Exec(`UPDATE blobs SET data = ? WHERE id = ?`, data, cas.Sum(small)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Get(ctx, cas.Sum(small)); !errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
+		t.Errorf("Get of a damaged raw copy: %v, want ErrCorrupt", err)
+	}
+}
