@@ -75,8 +75,8 @@ func (c *Controller) planUncommitted(ctx context.Context, targets map[string]che
 		hasErr error
 	}
 	cur := make([]found, len(paths))
-	// The current bytes stored here are read again only by an undo: small
-	// files are stored raw, not compressed (cas.ReadRarely).
+	// The current bytes stored here are read again only by an undo: they
+	// are compressed at zstd's fastest level (cas.ReadRarely).
 	rarely := cas.ReadRarely(ctx)
 	parallel(len(paths), func(i int) {
 		cur[i].cur, cur[i].seen, cur[i].err = c.cap.StateSeen(rarely, paths[i], put)
