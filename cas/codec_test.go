@@ -10,7 +10,7 @@ import (
 // keep a borrower waiting while all are lent.
 func TestBlockEncodersLIFOBounded(t *testing.T) {
 	t.Parallel()
-	b := newBlockEncoders(2)
+	b := newBlockEncoders(2, level)
 	defer b.close()
 	e1, e2 := b.get(), b.get()
 	if e1 == e2 {
@@ -56,7 +56,7 @@ func TestCodecBlockConcurrent(t *testing.T) {
 		go func() {
 			src := bytes.Repeat([]byte{byte('a' + g), 'x', 'y', 'z', '\n'}, 2000)
 			for range 20 {
-				z, enc := c.encode(src)
+				z, enc := c.encode(src, g%2 == 1) // odd ones at ReadRarely's level
 				if enc != encZstd {
 					done <- fmt.Errorf("goroutine %d: encoding %d, want zstd", g, enc)
 					return

@@ -225,7 +225,7 @@ func (d *Disk) delta(ctx context.Context, hint ID, b []byte) (p pending, full []
 	// must beat the whole frame by a quarter, or a read would pay the
 	// chain's decodes for little.
 	if len(z) > len(b)/16 {
-		full, fullEnc = d.codec.encode(b)
+		full, fullEnc = d.codec.encode(b, false)
 		if len(z) > len(full)-len(full)/4 {
 			return p, full, fullEnc, false
 		}

@@ -242,7 +242,7 @@ func (d *Disk) prepare(ctx context.Context, r io.Reader) (p pending, stored bool
 		full, p.enc = f, enc
 	}
 	if full == nil {
-		full, p.enc = d.codec.encode(head)
+		full, p.enc = d.codec.encode(head, rarelyRead(ctx))
 	}
 	if p.data = full; p.enc == encRaw {
 		p.data = append([]byte{}, head...) // head goes back to the pool; an empty blob's data must not be nil either

@@ -489,3 +489,83 @@ func TestDiskPageSize(t *testing.T) {
 		t.Errorf("store made with 512-byte pages: page_size %d after use, want 512", got)
 	}
 }
+
+// Content put with the ReadRarely hint (a rewind's copies of the files it
+// replaces) is compressed at zstd's fastest level up to one block, alone
+// or in a batch, and as usual above it; it reads back verified, and
+// damage to its bytes is corruption, never an absent blob.
+func TestReadRarelyCompressesFast(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	d := openDisk(t, dir)
+	defer d.Close()
+	frame := func(level zstd.EncoderLevel, b []byte) int64 {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
+			zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(128<<10), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		return int64(len(e.EncodeAll(b, nil)))
+	}
+	rarely := cas.ReadRarely(ctx)
+	small, batched, big, plain := castest.Bytes(11, 8<<10), castest.Bytes(12, 128<<10), castest.Bytes(13, 128<<10+1), castest.Bytes(14, 8<<10)
+	put := func(ctx context.Context, b []byte) cas.ID {
+		id, _, err := d.Put(ctx, bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	batch := d.NewBatch()
+	bid, _, err := batch.Put(rarely, bytes.NewReader(batched))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		id      cas.ID
+		content []byte
+		level   zstd.EncoderLevel
+	}{
+		{"8 KiB", put(rarely, small), small, zstd.SpeedFastest},
+		{"one block, in a batch", bid, batched, zstd.SpeedFastest},
+		{"8 KiB without the hint", put(ctx, plain), plain, zstd.SpeedDefault},
+	} {
+		info, err := d.Stat(ctx, tt.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, def := frame(zstd.SpeedFastest, tt.content), frame(zstd.SpeedDefault, tt.content)
+		if fast == def {
+			t.Fatalf("%s: the levels give frames of one size (%d bytes): the test cannot tell them apart", tt.name, fast)
+		}
+		if want := map[zstd.EncoderLevel]int64{zstd.SpeedFastest: fast, zstd.SpeedDefault: def}[tt.level]; info.Stored != want {
+			t.Errorf("%s: stored in %d bytes; %s gives %d, %s %d", tt.name, info.Stored, zstd.SpeedFastest, fast, zstd.SpeedDefault, def)
+		}
+		castest.Check(t, d, tt.id, tt.content)
+	}
+	// Over one block the hint changes nothing: the stream is compressed as
+	// any other.
+	bigID := put(rarely, big)
+	if info, err := d.Stat(ctx, bigID); err != nil || info.Stored >= info.Size {
+		t.Errorf("over one block: %+v, %v; want compressed", info, err)
+	}
+	castest.Check(t, d, bigID, big)
+	db := rawDB(t, dir)
+	var data []byte
+	if err := db.QueryRow(`SELECT data FROM blobs WHERE id = ?`, cas.Sum(small)).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x10
+	if _, err := db.Exec(`UPDATE blobs SET data = ? WHERE id = ?`, data, cas.Sum(small)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Get(ctx, cas.Sum(small)); !errors.Is(err, cas.ErrCorrupt) || errors.Is(err, cas.ErrNotFound) {
+		t.Errorf("Get of a damaged copy: %v, want ErrCorrupt", err)
+	}
+}

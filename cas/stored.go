@@ -84,7 +84,7 @@ func (d *Disk) openDeltaStored(ctx context.Context, s Stored) (Stored, io.ReadCl
 	if int64(len(b)) != s.Size || Sum(b) != s.ID {
 		return s, nil, fmt.Errorf("cas: open stored %s: content does not match its id: %w", s.ID.Short(), ErrCorrupt)
 	}
-	z, enc := d.codec.encode(b)
+	z, enc := d.codec.encode(b, false)
 	s.Enc, s.Stored = enc, int64(len(z))
 	return s, io.NopCloser(bytes.NewReader(z)), nil
 }
