@@ -61,11 +61,11 @@ func TestRewindUndoCopyCompressedFast(t *testing.T) {
 	if got := stored(controller.BlobsOf(e.c), id); got != fast {
 		t.Errorf("the undo copy is stored in %d bytes; with the hint %d, as a capture %d", got, fast, captured)
 	}
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.go", after)
-	if _, err := e.c.Redo(ctx, controller.UndoOptions{}); err != nil {
+	if _, err := e.c.Redo(ctx, controller.RewindOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.want("a.go", before)
@@ -85,7 +85,7 @@ func TestRewindUndoCopyCompressedFast(t *testing.T) {
 	if _, err := db.Exec(`UPDATE blobs SET data = ?2 WHERE substr(id, 1, 8) = substr(?1, 1, 8) AND id = ?1`, id, data); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.Undo(ctx, controller.UndoOptions{}); !errors.Is(err, cas.ErrCorrupt) {
+	if _, err := e.c.Undo(ctx, controller.RewindOptions{}); !errors.Is(err, cas.ErrCorrupt) {
 		t.Errorf("undo from a damaged copy: %v, want ErrCorrupt", err)
 	}
 	e.want("a.go", before)
