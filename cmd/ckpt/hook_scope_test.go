@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -229,15 +228,4 @@ func TestInstallConcurrent(t *testing.T) {
 	if lost > 0 {
 		t.Logf("%d of %d concurrent installs lost their token", lost, n)
 	}
-}
-
-// hasSession reports whether store has session id (with its workspace),
-// as a store-wide Store.Resolve finds it.
-func hasSession(t *testing.T, store, id string) bool {
-	t.Helper()
-	loc, err := controller.OpenStore(store).Resolve(context.Background(), controller.ResolveOptions{Session: id, Create: true})
-	if err != nil {
-		t.Fatalf("session %s: %v", id, err)
-	}
-	return loc.OfSession
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -87,4 +88,15 @@ func TestServeTakesHookEvents(t *testing.T) {
 	if code, _ := files(hookToken); code != http.StatusUnauthorized {
 		t.Errorf("GET /api/checkpoints with the hook token: %d, want 401", code)
 	}
+}
+
+// hasSession reports whether store has session id (with its workspace),
+// as a store-wide Store.Resolve finds it.
+func hasSession(t *testing.T, store, id string) bool {
+	t.Helper()
+	loc, err := controller.OpenStore(store).Resolve(context.Background(), controller.ResolveOptions{Session: id, Create: true})
+	if err != nil {
+		t.Fatalf("session %s: %v", id, err)
+	}
+	return loc.OfSession
 }
