@@ -95,7 +95,8 @@ func (s *Store) Retain(ctx context.Context, o RetainOptions) (retention.Plan, re
 // automatic retention's. Under a quota, what pruning frees is an estimate
 // (retention.PlanFor); when the store is still over it after collection,
 // retain plans again on the compacted store and prunes more, a few rounds
-// at most. The Plan returned covers every round.
+// at most, each aiming lower by what the last left the store over. The
+// Plan returned covers every round.
 func (s *Store) retain(ctx context.Context, p retention.Policy, dryRun bool, progress func(int)) (retention.Plan, retention.GCReport, error) {
 	plan, err := s.plan(ctx, p)
 	if err != nil || dryRun {
@@ -117,6 +118,9 @@ func (s *Store) retain(ctx context.Context, p retention.Policy, dryRun bool, pro
 		if !plan.OverQuota || round == quotaRounds {
 			return plan, rep, nil
 		}
+		// The estimate fell short by what the store is still over: the
+		// next round aims that much lower.
+		p.Reserve += u.Total - p.MaxBytes
 		next, err := s.plan(ctx, p)
 		if err != nil || len(next.Removes()) == 0 && len(next.Prunes()) == 0 {
 			return plan, rep, err

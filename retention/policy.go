@@ -24,6 +24,10 @@ type Policy struct {
 	// Controller opening it): it is never removed whole, however long it
 	// was unused, though its old turns are pruned as any session's.
 	InUse string
+	// Reserve is bytes the quota's plan leaves free below MaxBytes: what
+	// an earlier round's estimate of the bytes pruning frees fell short by
+	// (controller.Store.Retain plans again when the store is still over).
+	Reserve int64
 }
 
 // DefaultPolicy keeps 30 days, with no count limit and no quota.
@@ -137,7 +141,7 @@ func evaluate(p Policy, now time.Time, sessions []Session, blobs map[cas.ID]int6
 	}
 	// Quota: prune the oldest kept turns of the whole store until what
 	// stays referenced fits.
-	if p.MaxBytes > 0 && ev.live() > p.MaxBytes {
+	if p.MaxBytes > 0 && ev.live() > p.MaxBytes-p.Reserve {
 		ev.enforceQuota()
 	}
 	for _, ds := range ev.decisions {
@@ -298,12 +302,12 @@ func (ev *evaluation) enforceQuota() {
 	})
 	used := ev.live()
 	for _, c := range cands {
-		if used <= ev.p.MaxBytes {
+		if used <= ev.p.MaxBytes-ev.p.Reserve {
 			break
 		}
 		used = ev.pruneThrough(c, used)
 	}
-	ev.plan.OverQuota = used > ev.p.MaxBytes
+	ev.plan.OverQuota = used > ev.p.MaxBytes-ev.p.Reserve
 }
 
 // pruneThrough prunes the kept turns of c's session up to c's turn, and
