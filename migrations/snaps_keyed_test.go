@@ -2,6 +2,7 @@ package migrations_test
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"strings"
 	"testing"
@@ -17,16 +18,7 @@ import (
 func TestSnapsKeyedKeepsEveryRow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openFK(t)
-	if err := migrations.ApplyUpTo(ctx, db, migrations.Index, 8); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(v8Rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := migrations.ApplyUpTo(ctx, db, migrations.Index, 9); err != nil {
-		t.Fatal(err)
-	}
+	db := indexAt9(t)
 	tabs := []string{"snaps", "changes", "turns", "step_snaps"}
 	before := map[string][]string{}
 	for _, tb := range tabs {
@@ -121,16 +113,7 @@ func TestSnapsKeyedKeepsEveryRow(t *testing.T) {
 func TestSnapsKeyedFailureLeavesVersion9(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openFK(t)
-	if err := migrations.ApplyUpTo(ctx, db, migrations.Index, 8); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(v8Rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := migrations.ApplyUpTo(ctx, db, migrations.Index, 9); err != nil {
-		t.Fatal(err)
-	}
+	db := indexAt9(t)
 	if _, err := db.Exec(`INSERT INTO snaps (turn_id, path, seq, mode, size) VALUES (3, 'bad', 'not a number', 0, 0)`); err != nil {
 		t.Fatal(err)
 	}
@@ -165,4 +148,21 @@ func TestSnapsKeyedFailureLeavesVersion9(t *testing.T) {
 	if v, err := migrations.Version(ctx, db); err != nil || v != 10 {
 		t.Errorf("version %d, %v; want 10", v, err)
 	}
+}
+
+// indexAt9 is an index migrated to version 9 with v8Rows in every table.
+func indexAt9(t *testing.T) *sql.DB {
+	t.Helper()
+	ctx := context.Background()
+	db := openFK(t)
+	if err := migrations.ApplyUpTo(ctx, db, migrations.Index, 8); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(v8Rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := migrations.ApplyUpTo(ctx, db, migrations.Index, 9); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
