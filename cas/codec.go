@@ -49,7 +49,9 @@ const (
 // codec compresses and decompresses blobs. Content of one block
 // (blockMax), encoded without history by EncodeAll, borrows an encoder
 // from blocks; the shared dec serves whole-buffer DecodeAll, which is safe
-// for concurrent use. Larger content goes through a streaming zstd
+// for concurrent use. dec is made on first use (sharedDecoder): a capture
+// process never decodes a whole blob, and a decoder's buffers are page
+// faults a short-lived process need not take. Larger content goes through a streaming zstd
 // Encoder, which serves one stream at a time and carries window-sized
 // buffers that are costly to allocate per blob, so streams borrow one from
 // a sync.Pool, which also lets the GC drop idle ones.
@@ -57,6 +59,7 @@ type codec struct {
 	blocks blockEncoders
 	// fastBlocks serve content read rarely (ReadRarely): SpeedFastest.
 	fastBlocks blockEncoders
+	decOnce    sync.Once
 	dec        *zstd.Decoder
 	encs       sync.Pool
 	bigEncs    sync.Pool
@@ -67,15 +70,8 @@ type codec struct {
 	deltaDecs sync.Pool
 }
 
-func newCodec() (*codec, error) {
-	// WithDecodeAllCapLimit makes DecodeAll stop at cap(dst), which decode
-	// sets from the recorded size: a bomb fails after one block.
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxWindow(maxWindow),
-		zstd.WithDecoderMaxMemory(maxWindow), zstd.WithDecodeAllCapLimit(true))
-	if err != nil {
-		return nil, err
-	}
-	c := &codec{dec: dec, blocks: newBlockEncoders(runtime.GOMAXPROCS(0), level),
+func newCodec() *codec {
+	c := &codec{blocks: newBlockEncoders(runtime.GOMAXPROCS(0), level),
 		fastBlocks: newBlockEncoders(runtime.GOMAXPROCS(0), zstd.SpeedFastest)}
 	// Concurrency 1: synchronous, no goroutines to leak from pooled objects.
 	c.encs.New = func() any {
@@ -125,13 +121,32 @@ func newCodec() (*codec, error) {
 		}
 		return d
 	}
-	return c, nil
+	return c
 }
 
 func (c *codec) close() {
 	c.blocks.close()
 	c.fastBlocks.close()
-	c.dec.Close()
+	c.decOnce.Do(func() {}) // none is made after this
+	if c.dec != nil {
+		c.dec.Close()
+	}
+}
+
+// sharedDecoder returns dec, making it on first use; nil once the codec
+// is closed without having made one.
+func (c *codec) sharedDecoder() *zstd.Decoder {
+	c.decOnce.Do(func() {
+		// WithDecodeAllCapLimit makes DecodeAll stop at cap(dst), which
+		// decode sets from the recorded size: a bomb fails after one block.
+		d, err := zstd.NewReader(nil, zstd.WithDecoderMaxWindow(maxWindow),
+			zstd.WithDecoderMaxMemory(maxWindow), zstd.WithDecodeAllCapLimit(true))
+		if err != nil {
+			panic(err) // the options are constant
+		}
+		c.dec = d
+	})
+	return c.dec
 }
 
 // blockEncoders lends encoders for content of at most one block, which
@@ -273,7 +288,11 @@ var scratches = sync.Pool{New: func() any { return new([]byte) }}
 // decode decompresses a whole zstd blob recorded as size bytes. It decodes
 // at most size+1 bytes, so a longer blob is caught by the verifier.
 func (c *codec) decode(z []byte, size int64) ([]byte, error) {
-	return c.dec.DecodeAll(z, make([]byte, 0, size+1))
+	dec := c.sharedDecoder()
+	if dec == nil {
+		return nil, ErrClosed
+	}
+	return dec.DecodeAll(z, make([]byte, 0, size+1))
 }
 
 // encoder returns a pooled streaming encoder writing to w: the big one for

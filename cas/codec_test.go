@@ -2,6 +2,7 @@ package cas
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 )
@@ -46,10 +47,7 @@ func TestBlockEncodersLIFOBounded(t *testing.T) {
 // goroutines at once.
 func TestCodecBlockConcurrent(t *testing.T) {
 	t.Parallel()
-	c, err := newCodec()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCodec()
 	defer c.close()
 	done := make(chan error, 8)
 	for g := range 8 {
@@ -74,5 +72,42 @@ func TestCodecBlockConcurrent(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// The shared whole-blob decoder is made on first use: encoding (all a
+// capture does) leaves it unmade, a decode makes it once, and a codec
+// closed before any decode refuses one instead of making it then.
+func TestCodecDecoderOnFirstUse(t *testing.T) {
+	t.Parallel()
+	c := newCodec()
+	plain := bytes.Repeat([]byte("package x // some source\n"), 400)
+	z, enc := c.encode(plain, false)
+	if enc != encZstd {
+		t.Fatalf("encoding %d, want zstd", enc)
+	}
+	if c.dec != nil {
+		t.Fatal("encoding made the decoder")
+	}
+	got, err := c.decode(z, int64(len(plain)))
+	if err != nil || !bytes.Equal(got, plain) {
+		t.Fatalf("decode: %v (equal %v)", err, bytes.Equal(got, plain))
+	}
+	d := c.dec
+	if d == nil {
+		t.Fatal("decode left no decoder")
+	}
+	if _, err := c.decode(z, int64(len(plain))); err != nil || c.dec != d {
+		t.Fatalf("second decode: %v (same decoder %v)", err, c.dec == d)
+	}
+	c.close()
+
+	unused := newCodec()
+	unused.close()
+	if _, err := unused.decode(z, int64(len(plain))); !errors.Is(err, ErrClosed) {
+		t.Fatalf("decode after close: %v, want ErrClosed", err)
+	}
+	if unused.dec != nil {
+		t.Fatal("decode after close made a decoder")
 	}
 }

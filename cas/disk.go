@@ -135,9 +135,7 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 	d.openStmt = lazyStmt{db: d.db, query: `SELECT size, enc, data IS NULL, data FROM blobs WHERE ` + byID}
 	d.addStmt = lazyStmt{db: d.db, query: addSQL}
 	d.chainStmt = lazyStmt{db: d.db, query: chainSQL}
-	if d.codec, err = newCodec(); err != nil {
-		return nil, err
-	}
+	d.codec = newCodec()
 	if err := cleanTemp(filepath.Join(dir, "tmp")); err != nil {
 		return nil, err
 	}
