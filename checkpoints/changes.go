@@ -89,6 +89,9 @@ func (x *Index) ChangesAfter(ctx context.Context, after int64, limit int) ([]Cha
 	return out, nil
 }
 
+// changesSpanSQL reads the change log's lowest and highest ids.
+const changesSpanSQL = `SELECT (SELECT min(id) FROM changes), (SELECT max(id) FROM changes)`
+
 // trimChanges bounds the change log to about the newest x.keep changes,
 // in tx. The change log gains a row per capture, message and turn, and
 // nothing reads old rows but a follower that fell behind, so without a
@@ -99,11 +102,17 @@ func (x *Index) ChangesAfter(ctx context.Context, after int64, limit int) ([]Cha
 // rather than a few rows every time. The newest row that falls out of the
 // bound is kept as a ChangeTrimmed marker and those before it are deleted:
 // a follower still behind the marker reads it first and knows it has
-// missed changes, whatever gaps the IDs have.
-func (x *Index) trimChanges(ctx context.Context, tx *sql.Tx) error {
+// missed changes, whatever gaps the IDs have. span, when not nil, is
+// changesSpanSQL prepared (BeginStep's).
+func (x *Index) trimChanges(ctx context.Context, tx *sql.Tx, span *sql.Stmt) error {
+	var row *sql.Row
+	if span != nil {
+		row = span.QueryRowContext(ctx)
+	} else {
+		row = tx.QueryRowContext(ctx, changesSpanSQL)
+	}
 	var lo, hi sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT min(id) FROM changes), (SELECT max(id) FROM changes)`).
-		Scan(&lo, &hi); err != nil {
+	if err := row.Scan(&lo, &hi); err != nil {
 		return fmt.Errorf("trim changes: %w", err)
 	}
 	if !hi.Valid || hi.Int64-lo.Int64 < x.keep+max(x.keep/4, 1) {

@@ -36,16 +36,19 @@ var ErrNoStep = errors.New("no such step in that turn")
 // fails with an error wrapping ErrNoOpenTurn.
 func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opened bool, err error) {
 	now := x.now()
+	if err := x.prepareStep(ctx); err != nil {
+		return Step{}, false, err
+	}
+	ps := &x.stepStmts
 	err = x.write(ctx, func(tx *sql.Tx) error {
-		cp, err := openTurn(ctx, tx)
+		cp, err := openTurnOf(tx.StmtContext(ctx, ps.openTurn).QueryRowContext(ctx))
 		if err != nil {
 			return err
 		}
 		st = Step{TurnID: cp.ID, Turn: cp.Turn}
 		if key != "" {
 			var t int64
-			err := tx.QueryRowContext(ctx, `SELECT number, seq, tool, time FROM steps WHERE turn_id = ? AND key = ?`, cp.ID, key).
-				Scan(&st.Number, &st.Seq, &st.Tool, &t)
+			err := tx.StmtContext(ctx, ps.byKey).QueryRowContext(ctx, cp.ID, key).Scan(&st.Number, &st.Seq, &st.Tool, &t)
 			if err == nil {
 				st.Key, st.Time = key, time.Unix(0, t)
 				return nil
@@ -54,25 +57,32 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 				return err
 			}
 		}
-		seq, err := tick(ctx, tx)
-		if err != nil {
+		var seq int64
+		if err := tx.StmtContext(ctx, ps.tick).QueryRowContext(ctx, 1).Scan(&seq); err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = ?`, cp.ID).Scan(&st.Number); err != nil {
+		if err := tx.StmtContext(ctx, ps.next).QueryRowContext(ctx, cp.ID).Scan(&st.Number); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO steps (turn_id, number, seq, key, tool, time) VALUES (?, ?, ?, ?, ?, ?)`,
-			cp.ID, st.Number, seq, key, tool, now.UnixNano()); err != nil {
+		if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, cp.ID, st.Number, seq, key, tool, now.UnixNano()); err != nil {
 			return err
 		}
 		st.Seq, st.Key, st.Tool, st.Time, opened = seq, key, tool, time.Unix(0, now.UnixNano()), true
-		return x.trimChanges(ctx, tx)
+		return x.trimChanges(ctx, tx, tx.StmtContext(ctx, ps.changesSpan))
 	})
 	if err != nil {
 		return Step{}, false, fmt.Errorf("checkpoints: begin step: %w", err)
 	}
 	return st, opened, nil
 }
+
+// BeginStep's statements, prepared once (prepareStep): a step is opened
+// per tool call, and parsing them cost more than running them.
+const (
+	stepByKeySQL  = `SELECT number, seq, tool, time FROM steps WHERE turn_id = ? AND key = ?`
+	nextStepSQL   = `SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = ?`
+	insertStepSQL = `INSERT INTO steps (turn_id, number, seq, key, tool, time) VALUES (?, ?, ?, ?, ?, ?)`
+)
 
 // StepOf returns step n of the active turn numbered turn, with its files.
 // It fails with an error wrapping ErrNotFound when there is no such turn,

@@ -119,7 +119,7 @@ func (x *Index) beginTurn(ctx context.Context, prompt string, seen *Seen, ends [
 			return err
 		}
 		cp = Checkpoint{Turn: n, Time: time.Unix(0, now.UnixNano()), Prompt: prompt, ID: id, Seq: seq, Scanned: manifest != nil}
-		if err := x.trimChanges(ctx, tx); err != nil {
+		if err := x.trimChanges(ctx, tx, nil); err != nil {
 			return err
 		}
 		if manifest != nil {
@@ -224,7 +224,12 @@ func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
 const openTurnSQL = `SELECT id, seq, number, prompt, time, pinned, label, pruned, manifest_id IS NOT NULL AS scanned FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`
 
 func openTurn(ctx context.Context, tx *sql.Tx) (Checkpoint, error) {
-	cp, err := scanTurn(tx.QueryRowContext(ctx, openTurnSQL))
+	return openTurnOf(tx.QueryRowContext(ctx, openTurnSQL))
+}
+
+// openTurnOf reads the open turn from openTurnSQL's row.
+func openTurnOf(row *sql.Row) (Checkpoint, error) {
+	cp, err := scanTurn(row)
 	if err == sql.ErrNoRows {
 		return Checkpoint{}, ErrNoOpenTurn
 	}
