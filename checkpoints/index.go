@@ -37,7 +37,7 @@ type Index struct {
 	stmts struct{ capturing, addPath, addSnap, tickN *sql.Stmt }
 	// stepStmts are BeginStep's, prepared on its first use
 	// (prepareStep): a resident hook server opens a step per tool call.
-	stepStmts struct{ openTurn, byKey, tick, next, insert, changesSpan *sql.Stmt }
+	stepStmts struct{ at, tick, insert, changesSpan *sql.Stmt }
 	prepMu    sync.Mutex
 	keep      int64 // changes the change log keeps (WithChangeLogKeep)
 }
@@ -117,9 +117,8 @@ func (x *Index) prepare(ctx context.Context) error {
 
 // prepareStep is prepare for BeginStep's statements.
 func (x *Index) prepareStep(ctx context.Context) error {
-	return x.prepareAll(ctx, []prepared{{&x.stepStmts.openTurn, openTurnSQL}, {&x.stepStmts.byKey, stepByKeySQL},
-		{&x.stepStmts.tick, tickNSQL}, {&x.stepStmts.next, nextStepSQL}, {&x.stepStmts.insert, insertStepSQL},
-		{&x.stepStmts.changesSpan, changesSpanSQL}})
+	return x.prepareAll(ctx, []prepared{{&x.stepStmts.at, stepAtSQL}, {&x.stepStmts.tick, stepTickSQL},
+		{&x.stepStmts.insert, insertStepSQL}, {&x.stepStmts.changesSpan, changesSpanSQL}})
 }
 
 // prepared is a statement to prepare (prepareAll) and where it goes.

@@ -41,33 +41,37 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 	}
 	ps := &x.stepStmts
 	err = x.write(ctx, func(tx *sql.Tx) error {
-		cp, err := openTurnOf(tx.StmtContext(ctx, ps.openTurn).QueryRowContext(ctx))
+		var turnID sql.NullInt64
+		var turn, next int
+		var clock int64
+		var number, seq, t sql.NullInt64
+		var was sql.NullString
+		err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock)
+		if err == sql.ErrNoRows {
+			return ErrNoOpenTurn
+		}
 		if err != nil {
 			return err
 		}
-		st = Step{TurnID: cp.ID, Turn: cp.Turn}
-		if key != "" {
-			var t int64
-			err := tx.StmtContext(ctx, ps.byKey).QueryRowContext(ctx, cp.ID, key).Scan(&st.Number, &st.Seq, &st.Tool, &t)
-			if err == nil {
-				st.Key, st.Time = key, time.Unix(0, t)
-				return nil
-			}
-			if err != sql.ErrNoRows {
-				return err
-			}
+		st = Step{TurnID: turnID.Int64, Turn: turn}
+		if number.Valid {
+			st.Number, st.Seq, st.Key, st.Tool, st.Time = int(number.Int64), seq.Int64, key, was.String, time.Unix(0, t.Int64)
+			return nil
 		}
-		var seq int64
-		if err := tx.StmtContext(ctx, ps.tick).QueryRowContext(ctx, 1).Scan(&seq); err != nil {
+		// The clock's next value: read above under this transaction's
+		// write lock, so no other writer can have taken it.
+		st.Seq, st.Number = clock+1, next
+		res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq)
+		if err != nil {
 			return err
 		}
-		if err := tx.StmtContext(ctx, ps.next).QueryRowContext(ctx, cp.ID).Scan(&st.Number); err != nil {
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
+		}
+		if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
 			return err
 		}
-		if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, cp.ID, st.Number, seq, key, tool, now.UnixNano()); err != nil {
-			return err
-		}
-		st.Seq, st.Key, st.Tool, st.Time, opened = seq, key, tool, time.Unix(0, now.UnixNano()), true
+		st.Key, st.Tool, st.Time, opened = key, tool, time.Unix(0, now.UnixNano()), true
 		return x.trimChanges(ctx, tx, tx.StmtContext(ctx, ps.changesSpan))
 	})
 	if err != nil {
@@ -77,10 +81,17 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 }
 
 // BeginStep's statements, prepared once (prepareStep): a step is opened
-// per tool call, and parsing them cost more than running them.
+// per tool call, and parsing them cost more than running them. The open
+// turn, its step with the key (none for an empty key), the next step's
+// number and the clock are read by one statement: within a transaction
+// every statement that returns rows costs database/sql a goroutine, and
+// the two writes return none.
 const (
-	stepByKeySQL  = `SELECT number, seq, tool, time FROM steps WHERE turn_id = ? AND key = ?`
-	nextStepSQL   = `SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = ?`
+	stepAtSQL = `SELECT t.id, t.number, s.number, s.seq, s.tool, s.time,
+	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock')
+	FROM (SELECT id, number FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1) t
+	LEFT JOIN steps s ON s.turn_id = t.id AND s.key = ?1 AND ?1 <> ''`
+	stepTickSQL   = `UPDATE meta SET value = ?1 WHERE key = 'clock' AND value = ?1 - 1`
 	insertStepSQL = `INSERT INTO steps (turn_id, number, seq, key, tool, time) VALUES (?, ?, ?, ?, ?, ?)`
 )
 

@@ -224,12 +224,7 @@ func (x *Index) Turn(ctx context.Context, n int) (Checkpoint, error) {
 const openTurnSQL = `SELECT id, seq, number, prompt, time, pinned, label, pruned, manifest_id IS NOT NULL AS scanned FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1`
 
 func openTurn(ctx context.Context, tx *sql.Tx) (Checkpoint, error) {
-	return openTurnOf(tx.QueryRowContext(ctx, openTurnSQL))
-}
-
-// openTurnOf reads the open turn from openTurnSQL's row.
-func openTurnOf(row *sql.Row) (Checkpoint, error) {
-	cp, err := scanTurn(row)
+	cp, err := scanTurn(tx.QueryRowContext(ctx, openTurnSQL))
 	if err == sql.ErrNoRows {
 		return Checkpoint{}, ErrNoOpenTurn
 	}
