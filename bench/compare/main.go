@@ -81,7 +81,7 @@ func main() {
 	flag.BoolVar(&cfg.quick, "quick", false, "smaller trees and fewer repetitions (a few minutes)")
 	flag.IntVar(&cfg.reps, "reps", 0, "repetitions per figure (default 5, quick 3)")
 	flag.BoolVar(&cfg.markdown, "markdown", false, "print the table as Markdown (for docs/performance.md)")
-	flag.StringVar(&cfg.only, "only", "", "run only the groups whose name contains this (capture, scan, rewind, store, large, list, session)")
+	flag.StringVar(&cfg.only, "only", "", "run only the groups whose name contains this (capture, POSTed, scan, rewind, store, large, list, session)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory")
 	flag.StringVar(&cfg.readme, "readme", "", "also write the Markdown table into this file, between the lines "+beginMark+" and "+endMark)
 	flag.Parse()
@@ -130,7 +130,7 @@ func run() error {
 		fn   func() error
 	}{
 		{"capture", benchCapture},
-		{"capture", benchHookServer},
+		{"capture: POSTed to the hook server", benchHookServer},
 		{"scan", benchScan},
 		{"rewind", benchRewind},
 		{"store", benchStoreBytes},
