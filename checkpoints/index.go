@@ -34,7 +34,7 @@ type Index struct {
 	now func() time.Time
 	// stmts are the capture hot path's statements, prepared on first
 	// use (prepare), not at Open: most commands never capture.
-	stmts struct{ capturing, addPath, addSnap, tickN *sql.Stmt }
+	stmts struct{ capturing, addPath, addSnap, addStepSnap, tickN *sql.Stmt }
 	// stepStmts are BeginStep's, prepared on its first use
 	// (prepareStep): a resident hook server opens a step per tool call.
 	stepStmts struct{ at, tick, insert, changesSpan *sql.Stmt }
@@ -112,7 +112,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 // the next call tries again.
 func (x *Index) prepare(ctx context.Context) error {
 	return x.prepareAll(ctx, []prepared{{&x.stmts.capturing, capturingSQL}, {&x.stmts.addPath, addPathSQL},
-		{&x.stmts.addSnap, addSnapSQL}, {&x.stmts.tickN, tickNSQL}})
+		{&x.stmts.addSnap, addSnapSQL}, {&x.stmts.addStepSnap, addStepSnapSQL}, {&x.stmts.tickN, tickNSQL}})
 }
 
 // prepareStep is prepare for BeginStep's statements.
