@@ -37,7 +37,7 @@ type Index struct {
 	stmts struct{ capturing, addPath, addSnap, addStepSnap, tickN *sql.Stmt }
 	// stepStmts are BeginStep's, prepared on its first use
 	// (prepareStep): a resident hook server opens a step per tool call.
-	stepStmts struct{ at, tick, insert, changesSpan *sql.Stmt }
+	stepStmts struct{ at, tick, insert *sql.Stmt }
 	prepMu    sync.Mutex
 	keep      int64 // changes the change log keeps (WithChangeLogKeep)
 }
@@ -118,7 +118,7 @@ func (x *Index) prepare(ctx context.Context) error {
 // prepareStep is prepare for BeginStep's statements.
 func (x *Index) prepareStep(ctx context.Context) error {
 	return x.prepareAll(ctx, []prepared{{&x.stepStmts.at, stepAtSQL}, {&x.stepStmts.tick, stepTickSQL},
-		{&x.stepStmts.insert, insertStepSQL}, {&x.stepStmts.changesSpan, changesSpanSQL}})
+		{&x.stepStmts.insert, insertStepSQL}})
 }
 
 // prepared is a statement to prepare (prepareAll) and where it goes.

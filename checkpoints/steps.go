@@ -44,9 +44,9 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 		var turnID sql.NullInt64
 		var turn, next int
 		var clock int64
-		var number, seq, t sql.NullInt64
+		var number, seq, t, lo, hi sql.NullInt64
 		var was sql.NullString
-		err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock)
+		err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
 		if err == sql.ErrNoRows {
 			return ErrNoOpenTurn
 		}
@@ -72,7 +72,12 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 			return err
 		}
 		st.Key, st.Tool, st.Time, opened = key, tool, time.Unix(0, now.UnixNano()), true
-		return x.trimChanges(ctx, tx, tx.StmtContext(ctx, ps.changesSpan))
+		// The insert logged the step (trigger changes_step_opened): one
+		// row, numbered one past the log's highest (SQLite's rowid rule).
+		if hi.Valid {
+			hi.Int64++
+		}
+		return x.trimChanges(ctx, tx, lo, hi)
 	})
 	if err != nil {
 		return Step{}, false, fmt.Errorf("checkpoints: begin step: %w", err)
@@ -83,12 +88,13 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 // BeginStep's statements, prepared once (prepareStep): a step is opened
 // per tool call, and parsing them cost more than running them. The open
 // turn, its step with the key (none for an empty key), the next step's
-// number and the clock are read by one statement: within a transaction
-// every statement that returns rows costs database/sql a goroutine, and
-// the two writes return none.
+// number, the clock and the change log's span are read by one statement:
+// within a transaction every statement that returns rows costs
+// database/sql a goroutine, and the two writes return none.
 const (
 	stepAtSQL = `SELECT t.id, t.number, s.number, s.seq, s.tool, s.time,
-	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock')
+	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
+	(SELECT min(id) FROM changes), (SELECT max(id) FROM changes)
 	FROM (SELECT id, number FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1) t
 	LEFT JOIN steps s ON s.turn_id = t.id AND s.key = ?1 AND ?1 <> ''`
 	stepTickSQL   = `UPDATE meta SET value = ?1 WHERE key = 'clock' AND value = ?1 - 1`

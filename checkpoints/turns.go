@@ -119,7 +119,11 @@ func (x *Index) beginTurn(ctx context.Context, prompt string, seen *Seen, ends [
 			return err
 		}
 		cp = Checkpoint{Turn: n, Time: time.Unix(0, now.UnixNano()), Prompt: prompt, ID: id, Seq: seq, Scanned: manifest != nil}
-		if err := x.trimChanges(ctx, tx, nil); err != nil {
+		lo, hi, err := changesSpan(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("trim changes: %w", err)
+		}
+		if err := x.trimChanges(ctx, tx, lo, hi); err != nil {
 			return err
 		}
 		if manifest != nil {
