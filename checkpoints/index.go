@@ -38,8 +38,11 @@ type Index struct {
 	// stepStmts are BeginStep's, prepared on its first use
 	// (prepareStep): a resident hook server opens a step per tool call.
 	stepStmts struct{ at, tick, insert *sql.Stmt }
-	prepMu    sync.Mutex
-	keep      int64 // changes the change log keeps (WithChangeLogKeep)
+	// metaStmt is Meta's, prepared on its first use: a hook server reads
+	// a setting or two per tool call.
+	metaStmt *sql.Stmt
+	prepMu   sync.Mutex
+	keep     int64 // changes the change log keeps (WithChangeLogKeep)
 }
 
 // Option configures Open.
@@ -344,13 +347,18 @@ func notFound(err error) error {
 
 // Meta returns the value stored under key, or ErrNotFound.
 func (x *Index) Meta(ctx context.Context, key string) (string, error) {
+	if err := x.prepareAll(ctx, []prepared{{&x.metaStmt, metaSQL}}); err != nil {
+		return "", err
+	}
 	var v string
-	err := x.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := x.metaStmt.QueryRowContext(ctx, key).Scan(&v)
 	if err != nil {
 		return "", fmt.Errorf("checkpoints: meta %s: %w", key, notFound(err))
 	}
 	return v, nil
 }
+
+const metaSQL = `SELECT value FROM meta WHERE key = ?`
 
 // InitMeta stores value under key unless a value is there already, and
 // returns the value in force. A value already there costs one read, not a
@@ -361,7 +369,7 @@ func (x *Index) InitMeta(ctx context.Context, key, value string) (string, error)
 		return "", fmt.Errorf("checkpoints: meta %s: %w", key, errReservedKey)
 	}
 	var v string
-	err := x.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := x.db.QueryRowContext(ctx, metaSQL, key).Scan(&v)
 	if err == nil {
 		return v, nil
 	}
