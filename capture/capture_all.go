@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -104,7 +105,7 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 	// The blob commit (an fsync) runs while the rows are inserted; the
 	// index transaction commits only once the blobs are durable.
 	committed := make(chan error, 1)
-	go func() { committed <- batch.Commit(ctx) }()
+	goCommit(func() { committed <- batch.Commit(ctx) })
 	var blobErr error
 	var once sync.Once
 	blobs := func() error {
@@ -154,4 +155,38 @@ func each(n int, fn func(i int)) {
 		g.Go(func() error { fn(i); return nil })
 	}
 	g.Wait()
+}
+
+// commitWork hands a blob commit to a goroutine goCommit keeps.
+var commitWork = make(chan func())
+
+// committerIdle is how long a goroutine goCommit keeps waits for work.
+const committerIdle = time.Minute
+
+// goCommit runs fn on a goroutine of its own: one an earlier capture left
+// waiting, when one is, else a new one. A new goroutine grows its stack to
+// the depth of SQLite's calls on every capture, copying it each time it
+// doubles; a kept one has grown it already (a resident hook server
+// captures again and again). A goroutine with no work for committerIdle
+// ends.
+func goCommit(fn func()) {
+	select {
+	case commitWork <- fn:
+	default:
+		go committer(fn)
+	}
+}
+
+func committer(fn func()) {
+	idle := time.NewTimer(committerIdle)
+	defer idle.Stop()
+	for {
+		fn()
+		idle.Reset(committerIdle)
+		select {
+		case fn = <-commitWork:
+		case <-idle.C:
+			return
+		}
+	}
 }

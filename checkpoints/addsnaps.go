@@ -45,12 +45,12 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 		}
 		// Each insert checks that the turn is active (not hidden by a
 		// rewind since the caller read it).
-		path, stmt := tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap)
+		path, first, later := tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap), tx.StmtContext(ctx, x.stmts.addStepSnap)
 		some := false
 		for i, f := range snaps {
 			seq := last - int64(len(snaps)-1-i)
 			var err error
-			if added[i], err = addSnap(ctx, tx, path, stmt, turnID, seq, f); err != nil {
+			if added[i], err = addSnap(ctx, path, first, later, turnID, seq, f); err != nil {
 				return fmt.Errorf("%s: %w", f.Path, err)
 			}
 			some = some || added[i]

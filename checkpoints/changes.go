@@ -89,9 +89,17 @@ func (x *Index) ChangesAfter(ctx context.Context, after int64, limit int) ([]Cha
 	return out, nil
 }
 
+// changesSpan reads the change log's lowest and highest ids in tx (both
+// invalid when it is empty), for trimChanges.
+func changesSpan(ctx context.Context, tx *sql.Tx) (lo, hi sql.NullInt64, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT (SELECT min(id) FROM changes), (SELECT max(id) FROM changes)`).Scan(&lo, &hi)
+	return lo, hi, err
+}
+
 // trimChanges bounds the change log to about the newest x.keep changes,
-// in tx. The change log gains a row per capture, message and turn, and
-// nothing reads old rows but a follower that fell behind, so without a
+// in tx, given its lowest and highest ids as they stand now (lo, hi:
+// changesSpan). The change log gains a row per capture, message and turn,
+// and nothing reads old rows but a follower that fell behind, so without a
 // bound it would grow for as long as the session lives. It runs in the
 // write transactions that open turns and steps, never in a capture's, and
 // only acts once a quarter of x.keep more rows have come (two lookups of
@@ -100,12 +108,7 @@ func (x *Index) ChangesAfter(ctx context.Context, after int64, limit int) ([]Cha
 // bound is kept as a ChangeTrimmed marker and those before it are deleted:
 // a follower still behind the marker reads it first and knows it has
 // missed changes, whatever gaps the IDs have.
-func (x *Index) trimChanges(ctx context.Context, tx *sql.Tx) error {
-	var lo, hi sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT (SELECT min(id) FROM changes), (SELECT max(id) FROM changes)`).
-		Scan(&lo, &hi); err != nil {
-		return fmt.Errorf("trim changes: %w", err)
-	}
+func (x *Index) trimChanges(ctx context.Context, tx *sql.Tx, lo, hi sql.NullInt64) error {
 	if !hi.Valid || hi.Int64-lo.Int64 < x.keep+max(x.keep/4, 1) {
 		return nil
 	}

@@ -11,7 +11,8 @@ import (
 // TestChangeLogTrimmedBySteps: opening steps, like opening turns, keeps the
 // change log bounded, so a turn of many tool calls does not grow it
 // without end; what is left starts with the trim marker and ends with the
-// newest change.
+// newest change. The bound holds after every step, counting the step's
+// own change (BeginStep reads the log's span before its insert logs it).
 func TestChangeLogTrimmedBySteps(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -27,6 +28,13 @@ func TestChangeLogTrimmedBySteps(t *testing.T) {
 	for i := range 50 {
 		if _, _, err := x.BeginStep(ctx, fmt.Sprint("call-", i), "Edit"); err != nil {
 			t.Fatal(err)
+		}
+		chs, err := x.ChangesAfter(ctx, 0, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(chs) > keep+keep/4 {
+			t.Fatalf("after step %d the change log holds %d rows; want at most %d", i+1, len(chs), keep+keep/4)
 		}
 	}
 	chs, err := x.ChangesAfter(ctx, 0, 1000)

@@ -34,9 +34,15 @@ type Index struct {
 	now func() time.Time
 	// stmts are the capture hot path's statements, prepared on first
 	// use (prepare), not at Open: most commands never capture.
-	stmts  struct{ capturing, addPath, addSnap, tickN *sql.Stmt }
-	prepMu sync.Mutex
-	keep   int64 // changes the change log keeps (WithChangeLogKeep)
+	stmts struct{ capturing, addPath, addSnap, addStepSnap, tickN *sql.Stmt }
+	// stepStmts are BeginStep's, prepared on its first use
+	// (prepareStep): a resident hook server opens a step per tool call.
+	stepStmts struct{ at, tick, insert *sql.Stmt }
+	// metaStmt is Meta's, prepared on its first use: a hook server reads
+	// a setting or two per tool call.
+	metaStmt *sql.Stmt
+	prepMu   sync.Mutex
+	keep     int64 // changes the change log keeps (WithChangeLogKeep)
 }
 
 // Option configures Open.
@@ -108,27 +114,43 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 // (its pragmas, its own parse of the schema). A failure is returned and
 // the next call tries again.
 func (x *Index) prepare(ctx context.Context) error {
+	return x.prepareAll(ctx, []prepared{{&x.stmts.capturing, capturingSQL}, {&x.stmts.addPath, addPathSQL},
+		{&x.stmts.addSnap, addSnapSQL}, {&x.stmts.addStepSnap, addStepSnapSQL}, {&x.stmts.tickN, tickNSQL}})
+}
+
+// prepareStep is prepare for BeginStep's statements.
+func (x *Index) prepareStep(ctx context.Context) error {
+	return x.prepareAll(ctx, []prepared{{&x.stepStmts.at, stepAtSQL}, {&x.stepStmts.tick, stepTickSQL},
+		{&x.stepStmts.insert, insertStepSQL}})
+}
+
+// prepared is a statement to prepare (prepareAll) and where it goes.
+type prepared struct {
+	dst   **sql.Stmt
+	query string
+}
+
+// prepareAll prepares the statements of one group, all or none, unless
+// it has.
+func (x *Index) prepareAll(ctx context.Context, group []prepared) error {
 	x.prepMu.Lock()
 	defer x.prepMu.Unlock()
-	if x.stmts.tickN != nil {
+	if *group[0].dst != nil {
 		return nil
 	}
-	var capturing, addPath, addSnap, tickN *sql.Stmt
-	for _, p := range []struct {
-		dst   **sql.Stmt
-		query string
-	}{{&capturing, capturingSQL}, {&addPath, addPathSQL}, {&addSnap, addSnapSQL}, {&tickN, tickNSQL}} {
+	stmts := make([]*sql.Stmt, len(group))
+	for i, p := range group {
 		var err error
-		if *p.dst, err = x.db.PrepareContext(ctx, p.query); err != nil {
-			for _, st := range []*sql.Stmt{capturing, addPath, addSnap} {
-				if st != nil {
-					st.Close()
-				}
+		if stmts[i], err = x.db.PrepareContext(ctx, p.query); err != nil {
+			for _, st := range stmts[:i] {
+				st.Close()
 			}
 			return fmt.Errorf("checkpoints: prepare: %w", err)
 		}
 	}
-	x.stmts.capturing, x.stmts.addPath, x.stmts.addSnap, x.stmts.tickN = capturing, addPath, addSnap, tickN
+	for i, p := range group {
+		*p.dst = stmts[i]
+	}
 	return nil
 }
 
@@ -325,13 +347,18 @@ func notFound(err error) error {
 
 // Meta returns the value stored under key, or ErrNotFound.
 func (x *Index) Meta(ctx context.Context, key string) (string, error) {
+	if err := x.prepareAll(ctx, []prepared{{&x.metaStmt, metaSQL}}); err != nil {
+		return "", err
+	}
 	var v string
-	err := x.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := x.metaStmt.QueryRowContext(ctx, key).Scan(&v)
 	if err != nil {
 		return "", fmt.Errorf("checkpoints: meta %s: %w", key, notFound(err))
 	}
 	return v, nil
 }
+
+const metaSQL = `SELECT value FROM meta WHERE key = ?`
 
 // InitMeta stores value under key unless a value is there already, and
 // returns the value in force. A value already there costs one read, not a
@@ -342,7 +369,7 @@ func (x *Index) InitMeta(ctx context.Context, key, value string) (string, error)
 		return "", fmt.Errorf("checkpoints: meta %s: %w", key, errReservedKey)
 	}
 	var v string
-	err := x.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	err := x.db.QueryRowContext(ctx, metaSQL, key).Scan(&v)
 	if err == nil {
 		return v, nil
 	}

@@ -36,43 +36,70 @@ var ErrNoStep = errors.New("no such step in that turn")
 // fails with an error wrapping ErrNoOpenTurn.
 func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opened bool, err error) {
 	now := x.now()
+	if err := x.prepareStep(ctx); err != nil {
+		return Step{}, false, err
+	}
+	ps := &x.stepStmts
 	err = x.write(ctx, func(tx *sql.Tx) error {
-		cp, err := openTurn(ctx, tx)
+		var turnID sql.NullInt64
+		var turn, next int
+		var clock int64
+		var number, seq, t, lo, hi sql.NullInt64
+		var was sql.NullString
+		err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
+		if err == sql.ErrNoRows {
+			return ErrNoOpenTurn
+		}
 		if err != nil {
 			return err
 		}
-		st = Step{TurnID: cp.ID, Turn: cp.Turn}
-		if key != "" {
-			var t int64
-			err := tx.QueryRowContext(ctx, `SELECT number, seq, tool, time FROM steps WHERE turn_id = ? AND key = ?`, cp.ID, key).
-				Scan(&st.Number, &st.Seq, &st.Tool, &t)
-			if err == nil {
-				st.Key, st.Time = key, time.Unix(0, t)
-				return nil
-			}
-			if err != sql.ErrNoRows {
-				return err
-			}
+		st = Step{TurnID: turnID.Int64, Turn: turn}
+		if number.Valid {
+			st.Number, st.Seq, st.Key, st.Tool, st.Time = int(number.Int64), seq.Int64, key, was.String, time.Unix(0, t.Int64)
+			return nil
 		}
-		seq, err := tick(ctx, tx)
+		// The clock's next value: read above under this transaction's
+		// write lock, so no other writer can have taken it.
+		st.Seq, st.Number = clock+1, next
+		res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq)
 		if err != nil {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = ?`, cp.ID).Scan(&st.Number); err != nil {
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
+		}
+		if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO steps (turn_id, number, seq, key, tool, time) VALUES (?, ?, ?, ?, ?, ?)`,
-			cp.ID, st.Number, seq, key, tool, now.UnixNano()); err != nil {
-			return err
+		st.Key, st.Tool, st.Time, opened = key, tool, time.Unix(0, now.UnixNano()), true
+		// The insert logged the step (trigger changes_step_opened): one
+		// row, numbered one past the log's highest (SQLite's rowid rule).
+		if hi.Valid {
+			hi.Int64++
 		}
-		st.Seq, st.Key, st.Tool, st.Time, opened = seq, key, tool, time.Unix(0, now.UnixNano()), true
-		return x.trimChanges(ctx, tx)
+		return x.trimChanges(ctx, tx, lo, hi)
 	})
 	if err != nil {
 		return Step{}, false, fmt.Errorf("checkpoints: begin step: %w", err)
 	}
 	return st, opened, nil
 }
+
+// BeginStep's statements, prepared once (prepareStep): a step is opened
+// per tool call, and parsing them cost more than running them. The open
+// turn, its step with the key (none for an empty key), the next step's
+// number, the clock and the change log's span are read by one statement:
+// within a transaction every statement that returns rows costs
+// database/sql a goroutine, and the two writes return none.
+const (
+	stepAtSQL = `SELECT t.id, t.number, s.number, s.seq, s.tool, s.time,
+	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
+	(SELECT min(id) FROM changes), (SELECT max(id) FROM changes)
+	FROM (SELECT id, number FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1) t
+	LEFT JOIN steps s ON s.turn_id = t.id AND s.key = ?1 AND ?1 <> ''`
+	stepTickSQL   = `UPDATE meta SET value = ?1 WHERE key = 'clock' AND value = ?1 - 1`
+	insertStepSQL = `INSERT INTO steps (turn_id, number, seq, key, tool, time) VALUES (?, ?, ?, ?, ?, ?)`
+)
 
 // StepOf returns step n of the active turn numbered turn, with its files.
 // It fails with an error wrapping ErrNotFound when there is no such turn,

@@ -2,7 +2,9 @@ package checkpoints_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/ckpt/ckpt/cas"
@@ -175,5 +177,66 @@ func TestStepsOfManyTurns(t *testing.T) {
 		if st.Turn != i/2 || st.Number != i%2+1 || len(st.Files) != 1 || st.Files[0].Path != "f" || st.Files[0].Step != st.Number {
 			t.Fatalf("step %d: %+v", i, st)
 		}
+	}
+}
+
+// TestBeginStepAcrossHandles: two handles on one index (the hook server's
+// kept controller and a `ckpt hook` process) open steps in turn, each
+// with its statements prepared once: each sees the steps and clock the
+// other committed, a key opened by one is found by the other, and a
+// schema change made meanwhile by a third connection (a newer ckpt's
+// migration) does not stop them.
+func TestBeginStepAcrossHandles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := open(t, dir), open(t, dir)
+	if _, err := a.BeginTurn(ctx, "t0", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var last int64
+	step := func(x *checkpoints.Index, key string, wantNumber int, wantOpened bool) checkpoints.Step {
+		t.Helper()
+		st, opened, err := x.BeginStep(ctx, key, "Edit")
+		if err != nil || st.Number != wantNumber || opened != wantOpened {
+			t.Fatalf("BeginStep(%q): %+v opened %v, %v; want step %d opened %v", key, st, opened, err, wantNumber, wantOpened)
+		}
+		if opened {
+			if st.Seq <= last {
+				t.Fatalf("BeginStep(%q): seq %d after %d", key, st.Seq, last)
+			}
+			last = st.Seq
+		}
+		return st
+	}
+	s1 := step(a, "toolu_1", 1, true)
+	if again := step(b, "toolu_1", 1, false); again.Seq != s1.Seq || again.Tool != "Edit" || !again.Time.Equal(s1.Time) {
+		t.Fatalf("the other handle's step 1 by its key: %+v, want %+v", again, s1)
+	}
+	step(b, "", 2, true)
+	step(a, "toolu_3", 3, true)
+
+	raw, err := sql.Open("sqlite", checkpoints.DSN(filepath.Join(dir, checkpoints.FileName)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []string{`CREATE TABLE scratch (x)`, `DROP TABLE scratch`} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(b, "toolu_4", 4, true)
+	step(a, "toolu_4", 4, false)
+	step(a, "toolu_1", 1, false)
+	if _, err := b.AddSnaps(ctx, s1.TurnID, []checkpoints.FileSnap{{Path: "a", Content: id("a0"), Step: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	step(a, "toolu_5", 5, true)
+	if _, err := a.BeginTurn(ctx, "t1", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := step(b, "toolu_1", 1, true); st.Turn != 1 {
+		t.Fatalf("a key of the turn before opens a step of the new turn: %+v", st)
 	}
 }

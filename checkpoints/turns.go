@@ -119,7 +119,11 @@ func (x *Index) beginTurn(ctx context.Context, prompt string, seen *Seen, ends [
 			return err
 		}
 		cp = Checkpoint{Turn: n, Time: time.Unix(0, now.UnixNano()), Prompt: prompt, ID: id, Seq: seq, Scanned: manifest != nil}
-		if err := x.trimChanges(ctx, tx); err != nil {
+		lo, hi, err := changesSpan(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("trim changes: %w", err)
+		}
+		if err := x.trimChanges(ctx, tx, lo, hi); err != nil {
 			return err
 		}
 		if manifest != nil {
@@ -408,7 +412,7 @@ func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, er
 		if err != nil {
 			return err
 		}
-		ok, err := addSnap(ctx, tx, tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap), turnID, seq, f)
+		ok, err := addSnap(ctx, tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap), tx.StmtContext(ctx, x.stmts.addStepSnap), turnID, seq, f)
 		if err != nil || ok {
 			added = ok
 			return err
@@ -445,8 +449,9 @@ const addStepSnapSQL = `INSERT OR IGNORE INTO step_snaps (turn_id, path, seq, bl
 // addSnap records f at clock value seq: as the turn's first capture of
 // f.Path, or else as the first touch of it in step f.Step when the turn's
 // first capture was in another step. It reports whether a row was added.
-// path and first are addPathSQL and addSnapSQL.
-func addSnap(ctx context.Context, tx *sql.Tx, path, first *sql.Stmt, turnID, seq int64, f FileSnap) (bool, error) {
+// path, first and later are addPathSQL, addSnapSQL and addStepSnapSQL,
+// prepared (a file edited again in a turn takes the later one every time).
+func addSnap(ctx context.Context, path, first, later *sql.Stmt, turnID, seq int64, f FileSnap) (bool, error) {
 	if _, err := path.ExecContext(ctx, f.Path); err != nil {
 		return false, err
 	}
@@ -461,7 +466,7 @@ func addSnap(ctx context.Context, tx *sql.Tx, path, first *sql.Stmt, turnID, seq
 	if f.Step == 0 {
 		return false, nil // step 0 is every turn's first: snaps has it
 	}
-	if res, err = tx.ExecContext(ctx, addStepSnapSQL, args...); err != nil {
+	if res, err = later.ExecContext(ctx, args...); err != nil {
 		return false, err
 	}
 	n, err := res.RowsAffected()

@@ -167,7 +167,8 @@ func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data [
 	if f != nil {
 		return f
 	}
-	if f := hd.inScope(o, &plan.Event); f != nil {
+	covered, f := hd.inScope(o, &plan.Event)
+	if f != nil {
 		return f
 	}
 	if plan.Sync {
@@ -178,7 +179,7 @@ func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data [
 	}
 	ev := plan.Event
 	conv, _ := ag.(agent.Conversation)
-	e := hookEvent{plan: plan, conv: conv, session: ev.SessionID, blocking: o.Strict && ev.HookEventName == "PreToolUse"}
+	e := hookEvent{plan: plan, conv: conv, session: ev.SessionID, blocking: o.Strict && ev.HookEventName == "PreToolUse", covered: covered}
 	if ev.HookEventName == "UserPromptSubmit" {
 		defer func() { hd.promptFailed(ag, &e, fail) }()
 	}
@@ -229,19 +230,21 @@ func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data [
 // the install its token is of: an event from outside does nothing at all,
 // not even the end-of-answer sync. A transcript_path is kept only where
 // Claude Code keeps the transcripts of this install's projects: any other
-// file is not read.
-func (hd *Handler) inScope(o Options, ev *agent.Event) *agent.Failure {
+// file is not read. It returns the root of the event's cwd it checked
+// ("" without a scope).
+func (hd *Handler) inScope(o Options, ev *agent.Event) (string, *agent.Failure) {
 	if o.Scope == nil {
-		return nil
+		return "", nil
 	}
-	if root, err := controller.WorkspaceRoot(ev.Cwd); err != nil || !o.Scope.Covers(root) {
-		return outOfScope(ev.Cwd, o.Scope)
+	root, err := controller.WorkspaceRoot(ev.Cwd)
+	if err != nil || !o.Scope.Covers(root) {
+		return "", outOfScope(ev.Cwd, o.Scope)
 	}
-	if ev.TranscriptPath != "" && !claudeTranscriptOf(ev.TranscriptPath, ev.Cwd, *o.Scope) {
+	if ev.TranscriptPath != "" && !claudeTranscriptOf(ev.TranscriptPath, ev.Cwd, root, *o.Scope) {
 		hd.say("ckpt: hook: warning: transcript_path %s is not a Claude Code transcript of a project this hook token was installed for; not read", quote.Path(ev.TranscriptPath))
 		ev.TranscriptPath = ""
 	}
-	return nil
+	return root, nil
 }
 
 // hookEvent is one decoded event as handleHook carries it through its
@@ -255,6 +258,9 @@ type hookEvent struct {
 	// Location.Continued).
 	session, forkedAt, forkedIn string
 	blocking                    bool
+	// covered is the root of the event's cwd that inScope found the
+	// token covers ("" for a command hook).
+	covered string
 	// ct is the prompt's place in the agent's conversation.
 	ct TurnPlace
 }
@@ -312,9 +318,10 @@ func (hd *Handler) hookWorkspace(ctx context.Context, o Options, e *hookEvent, s
 			ws = p
 		}
 	}
-	if o.Scope != nil {
+	if o.Scope != nil && ws != e.covered {
 		// Over HTTP: nothing outside the token's install, not even a
-		// session created there (nor a fork, below).
+		// session created there (nor a fork, below). A workspace that is
+		// the root inScope resolved and checked is not resolved again.
 		if root, err := controller.WorkspaceRoot(ws); err != nil || !o.Scope.Covers(root) {
 			return "", loc, outOfScope(ws, o.Scope)
 		}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ckpt/ckpt/agent"
-	"github.com/ckpt/ckpt/controller"
 	"github.com/ckpt/ckpt/internal/quote"
 )
 
@@ -27,8 +26,9 @@ func outOfScope(dir string, tok *Token) *agent.Failure {
 // letter or a digit made '-'; a long one cut at 200 and given a suffix).
 // The hook server reads no other transcript_path (only Claude Code's
 // events carry one): a token of one workspace does not make it read a
-// file elsewhere.
-func claudeTranscriptOf(path, cwd string, tok Token) bool {
+// file elsewhere. root is cwd's workspace root (controller.WorkspaceRoot),
+// which the caller has resolved already.
+func claudeTranscriptOf(path, cwd, root string, tok Token) bool {
 	conf := os.Getenv("CLAUDE_CONFIG_DIR")
 	if conf == "" {
 		home, err := os.UserHomeDir()
@@ -48,12 +48,7 @@ func claudeTranscriptOf(path, cwd string, tok Token) bool {
 	if rest == "" {
 		return false
 	}
-	var dirs []string
-	if root, err := controller.WorkspaceRoot(cwd); err == nil {
-		dirs = append(dirs, root)
-	}
-	dirs = append(dirs, filepath.Clean(cwd))
-	for _, d := range dirs {
+	for _, d := range []string{root, filepath.Clean(cwd)} {
 		for ; tok.Covers(d); d = filepath.Dir(d) {
 			enc := claudeProjectName(d)
 			if name == enc || (len(enc) > 200 && strings.HasPrefix(name, enc[:200]+"-")) {

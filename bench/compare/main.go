@@ -81,7 +81,7 @@ func main() {
 	flag.BoolVar(&cfg.quick, "quick", false, "smaller trees and fewer repetitions (a few minutes)")
 	flag.IntVar(&cfg.reps, "reps", 0, "repetitions per figure (default 5, quick 3)")
 	flag.BoolVar(&cfg.markdown, "markdown", false, "print the table as Markdown (for docs/performance.md)")
-	flag.StringVar(&cfg.only, "only", "", "run only the groups whose name contains this (capture, scan, rewind, store, large, list, session)")
+	flag.StringVar(&cfg.only, "only", "", "run only the groups whose name contains this (capture, POSTed, scan, rewind, store, large, list, session)")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the temporary directory")
 	flag.StringVar(&cfg.readme, "readme", "", "also write the Markdown table into this file, between the lines "+beginMark+" and "+endMark)
 	flag.Parse()
@@ -130,7 +130,7 @@ func run() error {
 		fn   func() error
 	}{
 		{"capture", benchCapture},
-		{"capture", benchHookServer},
+		{"capture: POSTed to the hook server", benchHookServer},
 		{"scan", benchScan},
 		{"rewind", benchRewind},
 		{"store", benchStoreBytes},
@@ -562,7 +562,9 @@ func benchCapture() error {
 // benchHookServer: a Claude Code PreToolUse event for a new 8 KiB file,
 // POSTed over loopback (keep-alive, as an agent's HTTP client does) to a
 // running `ckpt serve --hooks`, against `git hash-object -w` of a file
-// the same size.
+// the same size. The events carry a transcript_path where Claude Code
+// keeps the project's transcripts, as Claude Code's do (the server checks
+// it and looks for a fork to adopt on every tool call).
 func benchHookServer() error {
 	return guard(func() {
 		rng := rand.New(rand.NewPCG(5, 6))
@@ -576,8 +578,24 @@ func benchHookServer() error {
 		}
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
+		// Claude Code's configuration directory, where the transcript
+		// of the session is: the server inherits it from the install.
+		conf := filepath.Join(tmp, "hook1.claude")
+		real, err := filepath.EvalSymlinks(ws)
+		if err != nil {
+			panic(benchErr{err})
+		}
+		transcript := filepath.Join(conf, "projects", strings.Map(func(r rune) rune {
+			if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+				return r
+			}
+			return '-'
+		}, real), "bench-http.jsonl")
+		os.MkdirAll(filepath.Dir(transcript), 0o700)
+		os.WriteFile(transcript, nil, 0o600)
 		// The install configures the store's hook server and starts it.
-		must(ck(ws, st, "install", "claude", "--http", "--no-scan", "--port", strconv.Itoa(port)))
+		must(exe(ws, append(ckEnv, "CLAUDE_CONFIG_DIR="+conf), ckpt, "--workspace", ws, "--store", st,
+			"install", "claude", "--http", "--no-scan", "--port", strconv.Itoa(port)))
 		// This install's token: the only one in the store.
 		var hs struct {
 			Addr   string
@@ -633,7 +651,7 @@ func benchHookServer() error {
 			}
 		}()
 		ev := func(name string, extra map[string]any) map[string]any {
-			m := map[string]any{"session_id": "bench-http", "cwd": ws, "hook_event_name": name, "transcript_path": ""}
+			m := map[string]any{"session_id": "bench-http", "cwd": ws, "hook_event_name": name, "transcript_path": transcript}
 			for k, v := range extra {
 				m[k] = v
 			}
