@@ -374,18 +374,32 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		var heal *sql.Stmt
 		for _, p := range ps {
 			var base any // NULL unless a delta
+			depth := int64(p.depth)
 			if p.enc == encDelta {
 				// The base was durable before the delta was encoded; a
 				// delete since (no Hold was taken) must fail the commit
-				// rather than leave a delta without its base.
+				// rather than leave a delta without its base. A Repack
+				// since may have moved the base to another depth (its
+				// plain bytes, all the delta needs, are the same): the
+				// depth is taken from the base's row as it is now, and
+				// a chain that would outgrow maxDepth fails the commit
+				// rather than be written unreadable.
 				var k int64
-				err := tx.QueryRowContext(ctx, `SELECT k FROM blobs WHERE `+byID, p.base).Scan(&k)
+				var enc int
+				err := tx.QueryRowContext(ctx, `SELECT k, enc, depth FROM blobs WHERE `+byID, p.base).Scan(&k, &enc, &depth)
 				if errors.Is(err, sql.ErrNoRows) {
 					return fmt.Errorf("blob %s: its delta base %s was deleted meanwhile", p.id.Short(), p.base.Short())
 				}
 				if err != nil {
 					return err
 				}
+				if enc != encDelta {
+					depth = 0
+				}
+				if depth >= maxDepth {
+					return fmt.Errorf("blob %s: its delta base %s was re-encoded meanwhile, %d deep", p.id.Short(), p.base.Short(), depth)
+				}
+				depth++
 				base = k
 			}
 			if p.heal {
@@ -396,7 +410,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 					}
 					defer heal.Close()
 				}
-				res, err := heal.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, base, created, p.data)
+				res, err := heal.ExecContext(ctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data)
 				if err != nil {
 					return err
 				}
@@ -405,7 +419,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 				}
 				// The broken row was deleted meanwhile: insert.
 			}
-			if _, err := insert.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, base, created, p.data); err != nil {
+			if _, err := insert.ExecContext(ctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data); err != nil {
 				return err
 			}
 		}
