@@ -143,6 +143,9 @@ func (d *Disk) Repack(ctx context.Context) (RepackStats, error) {
 		if nodes == nil || !d.repackEncode(encs[0], encs[1], nodes) {
 			continue
 		}
+		for _, n := range nodes {
+			n.plain, n.data = nil, nil // a batch keeps only the new frames
+		}
 		batch = append(batch, nodes)
 		for _, n := range nodes {
 			batchBytes += len(n.ndata)
