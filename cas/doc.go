@@ -84,6 +84,55 @@
 //   - OpenStored hands a delta out re-encoded as a self-contained frame, so
 //     a remote's packs never depend on bases in other packs.
 //
+// # Repacking
+//
+// Put makes forward deltas: each new version against the one before, so a
+// path's oldest version is whole and a read of its newest decodes the
+// longest chain. Repack (retention's collection runs it before it marks
+// and sweeps) rewrites a chain the way git gc packs: the newest version
+// (the row with the highest key; keys are never reused) whole, and every
+// other row a delta against its neighbour one step nearer the newest,
+// walking out along the chain's links (a breadth-first walk of the links
+// taken both ways, so a chain that forked at depth 16 stays one chain), a
+// row maxDepth steps out whole again. A version that removes a line from
+// the next is a delta of a few dozen bytes where the one that added it
+// was ~140, and the newest version, the one rewinds and new deltas read,
+// decodes with no chain at all. Frames are made at SpeedBetterCompression
+// (whole) and SpeedDefault (deltas), which Put cannot afford per capture.
+// Only chains whose newest row is a delta are read; in them, a delta
+// whose base stays is kept as it is (its depth updated), so a collection
+// re-encodes about two rows per path changed since the last one.
+//
+// Safety:
+//
+//   - A chain is read and decoded whole first, each row hashed against its
+//     id; one with a corrupt, missing or non-inline row, a cycle or more
+//     than 64 MiB of plain bytes is left as it is (damage is verify's to
+//     report, and stays ErrCorrupt).
+//   - Every new frame is decoded, against its new base's plain bytes, and
+//     hashed against the row's id before its transaction commits. Rows
+//     keep their key, id, size and created time; only stored, enc,
+//     depth, base and data change.
+//   - The rows of a chain change in one transaction, which first checks
+//     that none of them changed since they were read and that no row
+//     outside the chain names one of them as base; otherwise the chain is
+//     skipped. A reader's chain query sees the chain either before or
+//     after. The new bases form a tree rooted at whole rows, so no cycle
+//     and no chain deeper than maxDepth can be written.
+//   - Commits take the collector lock (a Put holding the store is never
+//     between encoding a delta and recording it); a Put that holds
+//     nothing records its delta at its base's depth as it is at commit,
+//     and fails rather than write a chain deeper than maxDepth.
+//   - A crash or error before a commit leaves that batch's chains as they
+//     were; batches already committed are complete (the next repack
+//     skips their chains).
+//
+// Rows rewritten in place leave their pages part-empty, which freeing
+// pages does not give back: a repack that rewrote rows holding an eighth
+// of blobs.db's size VACUUMs it (keys, hence bases, are kept), if blobs.db
+// is at most 256 MiB (VACUUM holds the write lock while it copies; the
+// collector lock keeps captures waiting rather than timing out).
+//
 // # Durability
 //
 // When Put or Batch.Commit returns, the blob is durable. Inline bytes are in
