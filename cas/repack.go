@@ -84,109 +84,125 @@ func (n *repackNode) changed() bool {
 // A chain with a corrupt or unreadable row is left untouched: Repack
 // never writes over damage, which verify reports.
 func (d *Disk) Repack(ctx context.Context) (RepackStats, error) {
-	var st RepackStats
 	if d.closed.Load() {
-		return st, fmt.Errorf("cas: repack: %w", ErrClosed)
+		return RepackStats{}, fmt.Errorf("cas: repack: %w", ErrClosed)
 	}
-	chains, err := d.repackChains(ctx)
+	r := &repacker{d: d}
+	err := r.run(ctx)
+	if err == nil && r.moved > 0 {
+		err = r.vacuum(ctx)
+	}
 	if err != nil {
-		return st, fmt.Errorf("cas: repack: %w", err)
+		return r.st, fmt.Errorf("cas: repack: %w", err)
 	}
-	// Two encoders: delta frames set a dictionary, whole frames have none.
-	var encs [2]*zstd.Encoder
-	for i := range encs {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel([2]zstd.EncoderLevel{repackLevel, repackDeltaLevel}[i]), zstd.WithEncoderCRC(false),
-			zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(inlineMax), zstd.WithLowerEncoderMem(true))
-		if err != nil {
-			return st, fmt.Errorf("cas: repack: %w", err)
-		}
-		defer e.Close()
-		encs[i] = e
+	return r.st, nil
+}
+
+// repacker is one Repack's state.
+type repacker struct {
+	d *Disk
+	// enc makes whole frames, denc delta frames (each sets a dictionary).
+	enc, denc  *zstd.Encoder
+	batch      [][]*repackNode
+	batchBytes int
+	moved      int64 // bytes of rows rewritten, before and after
+	st         RepackStats
+}
+
+func (r *repacker) run(ctx context.Context) error {
+	chains, err := r.d.repackChains(ctx)
+	if err != nil || len(chains) == 0 {
+		return err
 	}
-	var batch [][]*repackNode
-	var batchBytes int
-	var moved int64 // bytes of rows rewritten, before and after
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	for _, e := range []**zstd.Encoder{&r.enc, &r.denc} {
+		level := repackLevel
+		if e == &r.denc {
+			level = repackDeltaLevel
 		}
-		// Under the collector lock: no Put that holds the store is
-		// between encoding a delta against one of these rows and
-		// recording it.
-		release, err := d.gc.exclusive()
-		if err != nil {
+		if *e, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderCRC(false),
+			zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(inlineMax), zstd.WithLowerEncoderMem(true)); err != nil {
 			return err
 		}
-		chains, rows, saved, err := d.repackCommit(ctx, batch)
-		release()
-		st.Chains += chains
-		st.Blobs += rows
-		st.Saved += saved
-		for _, c := range batch {
-			for _, n := range c {
-				if n.changed() {
-					moved += n.stored + int64(len(n.ndata))
-				}
-			}
-		}
-		batch, batchBytes = batch[:0], 0
-		return err
+		defer (*e).Close()
 	}
 	for _, keys := range chains {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return err
 		}
-		nodes, err := d.repackLoad(ctx, keys)
+		nodes, err := r.d.repackLoad(ctx, keys)
 		if err != nil {
-			return st, fmt.Errorf("cas: repack: %w", err)
+			return err
 		}
-		if nodes == nil || !d.repackEncode(encs[0], encs[1], nodes) {
+		if nodes == nil || !r.d.repackEncode(r.enc, r.denc, nodes) {
 			continue
 		}
 		for _, n := range nodes {
 			n.plain, n.data = nil, nil // a batch keeps only the new frames
+			r.batchBytes += len(n.ndata)
 		}
-		batch = append(batch, nodes)
-		for _, n := range nodes {
-			batchBytes += len(n.ndata)
-		}
-		if batchBytes >= repackTxBytes {
-			if err := flush(); err != nil {
-				return st, fmt.Errorf("cas: repack: %w", err)
+		r.batch = append(r.batch, nodes)
+		if r.batchBytes >= repackTxBytes {
+			if err := r.flush(ctx); err != nil {
+				return err
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return st, fmt.Errorf("cas: repack: %w", err)
+	return r.flush(ctx)
+}
+
+// flush commits the batch, under the collector lock: no Put that holds the
+// store is between encoding a delta against one of its rows and recording
+// it.
+func (r *repacker) flush(ctx context.Context) error {
+	if len(r.batch) == 0 {
+		return nil
 	}
-	if moved == 0 {
-		return st, nil
-	}
-	// Rows rewritten in place leave their pages partly empty (a whole
-	// version turned into a delta of a few dozen bytes frees most of its
-	// page, which no later row fills); free pages alone would not give
-	// that back. When the rewrite touched an eighth of the database,
-	// VACUUM packs the rows again (keys, hence bases, are kept). It
-	// holds SQLite's write lock throughout, so only a database small
-	// enough to copy well within a writer's busy timeout is vacuumed;
-	// captures wait on the collector lock meanwhile.
-	var live int64
-	if err := d.db.QueryRowContext(ctx, `SELECT (SELECT page_count FROM pragma_page_count) * (SELECT page_size FROM pragma_page_size)`).Scan(&live); err != nil {
-		return st, fmt.Errorf("cas: repack: %w", err)
-	}
-	if moved*8 < live || live > repackMaxVacuum {
-		return st, nil
-	}
-	release, err := d.gc.exclusive()
+	release, err := r.d.gc.exclusive()
 	if err != nil {
-		return st, fmt.Errorf("cas: repack: %w", err)
+		return err
+	}
+	chains, rows, saved, err := r.d.repackCommit(ctx, r.batch)
+	release()
+	r.st.Chains += chains
+	r.st.Blobs += rows
+	r.st.Saved += saved
+	for _, c := range r.batch {
+		for _, n := range c {
+			if n.changed() {
+				r.moved += n.stored + int64(len(n.ndata))
+			}
+		}
+	}
+	r.batch, r.batchBytes = r.batch[:0], 0
+	return err
+}
+
+// vacuum gives back the slack rewritten rows leave. Rows rewritten in
+// place leave their pages partly empty (a whole version turned into a
+// delta of a few dozen bytes frees most of its page, which no later row
+// fills); free pages alone would not give that back. When the rewrite
+// touched an eighth of the database, VACUUM packs the rows again (keys,
+// hence bases, are kept). It holds SQLite's write lock throughout, so only
+// a database small enough to copy well within a writer's busy timeout is
+// vacuumed; captures wait on the collector lock meanwhile.
+func (r *repacker) vacuum(ctx context.Context) error {
+	var live int64
+	if err := r.d.db.QueryRowContext(ctx, `SELECT (SELECT page_count FROM pragma_page_count) * (SELECT page_size FROM pragma_page_size)`).Scan(&live); err != nil {
+		return err
+	}
+	if r.moved*8 < live || live > repackMaxVacuum {
+		return nil
+	}
+	release, err := r.d.gc.exclusive()
+	if err != nil {
+		return err
 	}
 	defer release()
-	if err := d.vacuum(ctx); err != nil {
-		return st, fmt.Errorf("cas: repack: %w", err)
+	if err := r.d.vacuum(ctx); err != nil {
+		return err
 	}
-	st.Vacuumed = true
-	return st, nil
+	r.st.Vacuumed = true
+	return nil
 }
 
 // vacuum rewrites blobs.db compactly (SQLite's VACUUM: a copy of the live
@@ -286,14 +302,24 @@ func (d *Disk) repackLoad(ctx context.Context, keys []int64) ([]*repackNode, err
 	if len(byKey) != len(keys) || total > repackMaxPlain {
 		return nil, nil
 	}
-	// Decode roots first, then each delta once its base is decoded.
 	nodes := make([]*repackNode, 0, len(keys))
 	for _, k := range keys {
 		nodes = append(nodes, byKey[k])
 	}
+	if !d.repackDecode(nodes, byKey) {
+		return nil, nil
+	}
+	return nodes, nil
+}
+
+// repackDecode decodes a chain's rows, roots first and then each delta once
+// its base is decoded, and hashes each against its id. It reports false
+// on damage (verify's to report, not ours to rewrite), a cycle, or a base
+// outside the chain.
+func (d *Disk) repackDecode(nodes []*repackNode, byKey map[int64]*repackNode) bool {
 	for done, progress := 0, true; done < len(nodes); {
 		if !progress {
-			return nil, nil // a cycle, or a base outside the chain
+			return false
 		}
 		progress = false
 		for _, n := range nodes {
@@ -302,25 +328,20 @@ func (d *Disk) repackLoad(ctx context.Context, keys []int64) ([]*repackNode, err
 			}
 			var b []byte
 			var err error
-			switch n.enc {
-			case encRaw:
+			switch base := byKey[n.base]; {
+			case n.enc == encRaw:
 				b = n.data
-			case encZstd:
+			case n.enc == encZstd:
 				b, err = d.codec.decode(n.data, n.size)
-			case encDelta:
-				base := byKey[n.base]
-				if base == nil {
-					return nil, nil
-				}
-				if base.plain == nil {
-					continue
-				}
-				b, err = d.codec.decodeDelta(base.plain, n.data, n.size)
+			case n.enc != encDelta || base == nil:
+				return false
+			case base.plain == nil:
+				continue
 			default:
-				return nil, nil
+				b, err = d.codec.decodeDelta(base.plain, n.data, n.size)
 			}
 			if err != nil || int64(len(b)) != n.size || Sum(b) != n.id {
-				return nil, nil // damage: verify's to report, not ours to rewrite
+				return false
 			}
 			if b == nil {
 				b = []byte{}
@@ -330,7 +351,7 @@ func (d *Disk) repackLoad(ctx context.Context, keys []int64) ([]*repackNode, err
 			progress = true
 		}
 	}
-	return nodes, nil
+	return true
 }
 
 // repackEncode plans the new encoding of a chain loaded by repackLoad: the
@@ -340,16 +361,22 @@ func (d *Disk) repackLoad(ctx context.Context, keys []int64) ([]*repackNode, err
 // not pay (Put's rule). Each new frame is decoded back and checked
 // against its id. It reports whether the plan stores fewer bytes.
 func (d *Disk) repackEncode(enc, denc *zstd.Encoder, nodes []*repackNode) bool {
-	adj := map[int64][]*repackNode{}
 	byKey := map[int64]*repackNode{}
-	newest := nodes[0]
 	for _, n := range nodes {
 		byKey[n.k] = n
+	}
+	return repackPlan(enc, denc, nodes, byKey) && d.repackCheck(nodes, byKey)
+}
+
+// repackPlan sets each row's new encoding (see repackEncode). It reports
+// false when the links do not reach every row.
+func repackPlan(enc, denc *zstd.Encoder, nodes []*repackNode, byKey map[int64]*repackNode) bool {
+	adj := map[int64][]*repackNode{}
+	newest := nodes[0]
+	for _, n := range nodes {
 		if n.k > newest.k {
 			newest = n
 		}
-	}
-	for _, n := range nodes {
 		if n.base > 0 {
 			b := byKey[n.base]
 			adj[n.k] = append(adj[n.k], b)
@@ -371,42 +398,46 @@ func (d *Disk) repackEncode(enc, denc *zstd.Encoder, nodes []*repackNode) bool {
 	}
 	whole(newest)
 	seen := map[int64]bool{newest.k: true}
-	queue := []*repackNode{newest}
-	var before, after int64
-	for len(queue) > 0 {
+	for queue := []*repackNode{newest}; len(queue) > 0; queue = queue[1:] {
 		from := queue[0]
-		queue = queue[1:]
 		for _, n := range adj[from.k] {
 			if seen[n.k] {
 				continue
 			}
 			seen[n.k] = true
 			queue = append(queue, n)
-			if n.base == from.k && from.ndepth < maxDepth {
+			switch {
+			case from.ndepth >= maxDepth || len(from.plain) < minCompress || len(n.plain) < minCompress:
+				whole(n)
+			case n.base == from.k:
 				// A delta against the same base already: kept, at its
 				// new depth. Only rows whose base changes are encoded.
 				n.nbase, n.ndepth, n.ndata, n.nenc = from.k, from.ndepth+1, n.data, encDelta
-				continue
+			default:
+				n.nbase, n.ndepth, n.nenc = from.k, from.ndepth+1, encDelta
+				if denc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(dictID, from.plain)) != nil {
+					whole(n)
+					continue
+				}
+				n.ndata = bareFrame(denc.EncodeAll(n.plain, nil), len(n.plain))
+				// Put's rule: under 1/16 of the content, or a quarter
+				// smaller than the whole frame.
+				if z := n.ndata; len(z) > len(n.plain)/16 {
+					if whole(n); len(z) <= len(n.ndata)-len(n.ndata)/4 {
+						n.nbase, n.ndepth, n.ndata, n.nenc = from.k, from.ndepth+1, z, encDelta
+					}
+				}
 			}
-			whole(n)
-			if from.ndepth >= maxDepth || len(from.plain) < minCompress || len(n.plain) < minCompress {
-				continue
-			}
-			if err := denc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(dictID, from.plain)); err != nil {
-				continue
-			}
-			z := bareFrame(denc.EncodeAll(n.plain, nil), len(n.plain))
-			if len(z) > len(n.plain)/16 && len(z) > len(n.ndata)-len(n.ndata)/4 {
-				continue
-			}
-			n.nbase, n.ndepth, n.ndata, n.nenc = from.k, from.ndepth+1, z, encDelta
 		}
 	}
-	if len(seen) != len(nodes) {
-		return false
-	}
-	// Check every new frame: it must decode, against its new base's plain
-	// bytes, to exactly the bytes whose hash is the row's id.
+	return len(seen) == len(nodes)
+}
+
+// repackCheck decodes every planned frame, against its new base's plain
+// bytes, and checks it gives exactly the bytes whose hash is the row's id.
+// It reports whether all do and the plan stores fewer bytes.
+func (d *Disk) repackCheck(nodes []*repackNode, byKey map[int64]*repackNode) bool {
+	var before, after int64
 	for _, n := range nodes {
 		before += n.stored
 		after += int64(len(n.ndata))
