@@ -97,7 +97,7 @@
 // row maxDepth steps out whole again. A version that removes a line from
 // the next is a delta of a few dozen bytes where the one that added it
 // was ~140, and the newest version, the one rewinds and new deltas read,
-// decodes with no chain at all. Frames are made at SpeedBetterCompression
+// decodes with no chain at all. Frames are made at SpeedBestCompression
 // (whole) and SpeedDefault (deltas), which Put cannot afford per capture.
 // Only chains whose newest row is a delta are read; in them, a delta
 // whose base stays is kept as it is (its depth updated), so a collection
