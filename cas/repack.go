@@ -134,7 +134,10 @@ func (r *repacker) run(ctx context.Context) error {
 	}
 	for _, keys := range chains {
 		if err := ctx.Err(); err != nil {
-			return err
+			// Cut short (a time budget): what is encoded is committed,
+			// so a budget too small for the whole store still makes
+			// progress from one collection to the next.
+			return errors.Join(err, r.flush(context.WithoutCancel(ctx)))
 		}
 		nodes, err := r.d.repackLoad(ctx, keys)
 		if err != nil {

@@ -429,9 +429,18 @@ func Collect(ctx context.Context, store string, blobs *cas.Disk, o CollectOption
 	// old version that only kept a newer one readable is then a base of
 	// nothing, and the sweep below can delete it once no session names
 	// it. Repack takes the collector lock itself, around each commit.
-	rs, err := blobs.Repack(ctx)
+	// Under a time budget (automatic retention) it gets half of what is
+	// left, and stopping there is not a failure: what it re-encoded is
+	// committed, and the next collection goes on from there.
+	rctx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
+	rs, err := blobs.Repack(rctx)
 	rep.Repacked, rep.RepackSaved = rs.Blobs, rs.Saved
-	if err != nil {
+	if err != nil && (ctx.Err() != nil || rctx.Err() == nil) {
 		return rep, fmt.Errorf("retention: collect: nothing deleted: repacking failed: %w", err)
 	}
 	release, err := blobs.Collect(ctx)
