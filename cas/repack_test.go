@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/ckpt/ckpt/cas"
@@ -207,6 +208,56 @@ func TestRepackBetweenEncodeAndRecord(t *testing.T) {
 	}
 	if ok, err := d.Has(ctx, rootID); err != nil || ok {
 		t.Fatalf("Has of the refused delta = %v, %v", ok, err)
+	}
+	readAll(t, d, ids, vs)
+}
+
+// TestRepackConcurrentReaders: readers running while chains are rewritten
+// always get the right bytes, from the old form or the new.
+func TestRepackConcurrentReaders(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	d := openDisk(t, dir)
+	defer d.Close()
+	ctx := context.Background()
+	var ids []cas.ID
+	var vs [][]byte
+	for f := 0; f < 6; f++ {
+		fv := versions(10)
+		for i := range fv {
+			fv[i] = append([]byte{byte('a' + f)}, fv[i]...) // six different files
+		}
+		ids = append(ids, putChain(t, d, fv)...)
+		vs = append(vs, fv...)
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 2)
+	for r := 0; r < 2; r++ {
+		go func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				i := (n*7 + r) % len(ids)
+				if b, err := d.Get(ctx, ids[i]); err != nil || !bytes.Equal(b, vs[i]) {
+					errs <- fmt.Errorf("Get of version %d during the repack: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	st, err := d.Repack(ctx)
+	close(stop)
+	for r := 0; r < 2; r++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if err != nil || st.Chains != 6 {
+		t.Fatalf("Repack = %+v, %v; want 6 chains", st, err)
 	}
 	readAll(t, d, ids, vs)
 }
