@@ -178,8 +178,8 @@ func (r *repacker) flush(ctx context.Context) error {
 	r.st.Saved += saved
 	for _, c := range r.batch {
 		for _, n := range c {
-			if n.changed() {
-				r.moved += n.stored + int64(len(n.ndata))
+			if n.nenc != n.enc || n.nbase != n.base || int64(len(n.ndata)) != n.stored {
+				r.moved += n.stored + int64(len(n.ndata)) // not a depth alone: that leaves no slack
 			}
 		}
 	}
