@@ -249,10 +249,15 @@ func (c *codec) encodeDelta(dict, b []byte) []byte {
 	if err := e.ResetWithOptions(nil, zstd.WithEncoderDictRaw(dictID, dict)); err != nil {
 		panic(err) // only a dictionary over 2 GiB fails, and ours are at most inlineMax
 	}
-	z := e.EncodeAll(b, make([]byte, 0, len(b)/4+64))
+	return bareFrame(e.EncodeAll(b, make([]byte, 0, len(b)/4+64)), len(b))
+}
+
+// bareFrame returns the delta frame z of n plain bytes in the bare form when
+// its header is the one decodeDelta rebuilds, else a copy of z.
+func bareFrame(z []byte, n int) []byte {
 	var h zstd.Header
 	if err := h.Decode(z); err == nil && h.SingleSegment && h.DictionaryID == dictID && !h.HasCheckSum &&
-		h.HasFCS && h.FrameContentSize == uint64(len(b)) && h.HeaderSize > 0 && h.HeaderSize < len(z) {
+		h.HasFCS && h.FrameContentSize == uint64(n) && h.HeaderSize > 0 && h.HeaderSize < len(z) {
 		return append([]byte{bareDelta}, z[h.HeaderSize:]...)
 	}
 	return bytes.Clone(z) // z's spare capacity would stay pinned in a batch

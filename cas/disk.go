@@ -372,19 +372,13 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		var heal *sql.Stmt
 		for _, p := range ps {
 			var base any // NULL unless a delta
+			depth := int64(p.depth)
 			if p.enc == encDelta {
-				// The base was durable before the delta was encoded; a
-				// delete since (no Hold was taken) must fail the commit
-				// rather than leave a delta without its base.
-				var k int64
-				err := tx.QueryRowContext(ctx, `SELECT k FROM blobs WHERE `+byID, p.base).Scan(&k)
-				if errors.Is(err, sql.ErrNoRows) {
-					return fmt.Errorf("blob %s: its delta base %s was deleted meanwhile", p.id.Short(), p.base.Short())
-				}
+				k, d, err := deltaBase(ctx, tx, p)
 				if err != nil {
 					return err
 				}
-				base = k
+				base, depth = k, d
 			}
 			if p.heal {
 				if heal == nil {
@@ -394,7 +388,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 					}
 					defer heal.Close()
 				}
-				res, err := heal.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, base, created, p.data)
+				res, err := heal.ExecContext(ctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data)
 				if err != nil {
 					return err
 				}
@@ -403,7 +397,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 				}
 				// The broken row was deleted meanwhile: insert.
 			}
-			if _, err := insert.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, base, created, p.data); err != nil {
+			if _, err := insert.ExecContext(ctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data); err != nil {
 				return err
 			}
 		}
@@ -420,6 +414,31 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		}
 	}
 	return nil
+}
+
+// deltaBase returns the key of the delta p's base and the depth p's row
+// gets. The base was durable before the delta was encoded; a delete since
+// (no Hold was taken) must fail the commit rather than leave a delta
+// without its base. A Repack since may have moved the base to another
+// depth (its plain bytes, all the delta needs, are the same): the depth is
+// taken from the base's row as it is now, and a chain that would outgrow
+// maxDepth fails the commit rather than be written unreadable.
+func deltaBase(ctx context.Context, tx *sql.Tx, p pending) (k, depth int64, err error) {
+	var enc int
+	err = tx.QueryRowContext(ctx, `SELECT k, enc, depth FROM blobs WHERE `+byID, p.base).Scan(&k, &enc, &depth)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, fmt.Errorf("blob %s: its delta base %s was deleted meanwhile", p.id.Short(), p.base.Short())
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if enc != encDelta {
+		depth = 0
+	}
+	if depth >= maxDepth {
+		return 0, 0, fmt.Errorf("blob %s: its delta base %s was re-encoded meanwhile, %d deep", p.id.Short(), p.base.Short(), depth)
+	}
+	return k, depth + 1, nil
 }
 
 // moveFiles commits each pending temp file to its object path (over a

@@ -84,6 +84,55 @@
 //   - OpenStored hands a delta out re-encoded as a self-contained frame, so
 //     a remote's packs never depend on bases in other packs.
 //
+// # Repacking
+//
+// Put makes forward deltas: each new version against the one before, so a
+// path's oldest version is whole and a read of its newest decodes the
+// longest chain. Repack (retention's collection runs it before it marks
+// and sweeps) rewrites a chain the way git gc packs: the newest version
+// (the row with the highest key; keys are never reused) whole, and every
+// other row a delta against its neighbour one step nearer the newest,
+// walking out along the chain's links (a breadth-first walk of the links
+// taken both ways, so a chain that forked at depth 16 stays one chain), a
+// row maxDepth steps out whole again. A version that removes a line from
+// the next is a delta of a few dozen bytes where the one that added it
+// was ~140, and the newest version, the one rewinds and new deltas read,
+// decodes with no chain at all. Frames are made at SpeedBestCompression
+// (whole) and SpeedDefault (deltas), which Put cannot afford per capture.
+// Only chains whose newest row is a delta are read; in them, a delta
+// whose base stays is kept as it is (its depth updated), so a collection
+// re-encodes about two rows per path changed since the last one.
+//
+// Safety:
+//
+//   - A chain is read and decoded whole first, each row hashed against its
+//     id; one with a corrupt, missing or non-inline row, a cycle or more
+//     than 64 MiB of plain bytes is left as it is (damage is verify's to
+//     report, and stays ErrCorrupt).
+//   - Every new frame is decoded, against its new base's plain bytes, and
+//     hashed against the row's id before its transaction commits. Rows
+//     keep their key, id, size and created time; only stored, enc,
+//     depth, base and data change.
+//   - The rows of a chain change in one transaction, which first checks
+//     that none of them changed since they were read and that no row
+//     outside the chain names one of them as base; otherwise the chain is
+//     skipped. A reader's chain query sees the chain either before or
+//     after. The new bases form a tree rooted at whole rows, so no cycle
+//     and no chain deeper than maxDepth can be written.
+//   - Commits take the collector lock (a Put holding the store is never
+//     between encoding a delta and recording it); a Put that holds
+//     nothing records its delta at its base's depth as it is at commit,
+//     and fails rather than write a chain deeper than maxDepth.
+//   - A crash or error before a commit leaves that batch's chains as they
+//     were; batches already committed are complete (the next repack
+//     skips their chains).
+//
+// Rows rewritten in place leave their pages part-empty, which freeing
+// pages does not give back: a repack that rewrote rows holding an eighth
+// of blobs.db's size VACUUMs it (keys, hence bases, are kept), if blobs.db
+// is at most 256 MiB (VACUUM holds the write lock while it copies; the
+// collector lock keeps captures waiting rather than timing out).
+//
 // # Durability
 //
 // When Put or Batch.Commit returns, the blob is durable. Inline bytes are in
@@ -262,11 +311,33 @@
 // latest version 0.89-0.92 ms -> 0.88-1.07 ms, chains twice as deep but
 // read in one query and hashed once.
 //
-// Git's pack is smaller mostly for two reasons: it stores each file's newest
+// Repack, on the same figure (bench/compare.sh --reps 1 --only store, which
+// now runs ckpt gc before measuring as it runs git gc; load average 5-11):
+//
+//	                       blobs.db   frames                      gc CPU
+//	before (no repack)     5.45 MB    2.49 MB whole, 1.40 MB in   0.2 s
+//	                                  9,992 deltas of 140 B
+//	repacked               4.82 MB    3.07 MB whole (the newest   9-11 s (git gc
+//	                                  versions), 0.36 MB in       --aggressive:
+//	                                  9,992 deltas of 36 B        21-23 s)
+//
+// The blob store's frames are now git's pack's (3.43 MB against 3.40); a
+// Get of each file's newest version costs 120-185 µs of CPU where it cost
+// 446 (no chain to decode), of every version 316-328 µs for 344-374. Rows
+// rewritten in place had left blobs.db at 7.21 MB of part-empty pages
+// before the VACUUM. Deltas at SpeedBetterCompression would save 0.11 MB
+// more for ~8 s more CPU; whole frames at SpeedBetterCompression instead
+// of SpeedBestCompression 0.13 MB less for ~5 s less. gc's peak RSS is
+// ~82 MB (40 MB before).
+//
+// Git's pack was smaller for two reasons: it stores each file's newest
 // version whole and older ones as deltas against newer ones (a delta that
-// removes a line is ~36 bytes; one that adds it holds the line), and a pack
-// has no per-object b-tree. SpeedBetterCompression made deltas 12% smaller
-// but took ~5 ms each (its dictionary tables are rebuilt per delta).
+// removes a line is ~36 bytes; one that adds it holds the line), which
+// Repack now does too, and a pack has no per-object b-tree, which is
+// what is left: blobs.db around the frames is 1.39 MB, ~126 B a blob (a
+// pack index: 31 B an object). At Put, SpeedBetterCompression made
+// deltas 12% smaller but took ~5 ms each (its dictionary tables are
+// rebuilt per delta).
 //
 // Large files (128 MiB of Go source, whole ckpt capture process against
 // zstd -3 -T1, interleaved, load average 12-13): single SpeedDefault stream

@@ -176,6 +176,8 @@ func addReports(sum, r retention.GCReport, first bool) retention.GCReport {
 	sum.Deleted += r.Deleted
 	sum.FreedBytes += r.FreedBytes
 	sum.Spared += r.Spared
+	sum.Repacked += r.Repacked
+	sum.RepackSaved += r.RepackSaved
 	return sum
 }
 

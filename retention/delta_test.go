@@ -60,8 +60,9 @@ func deltaFixture(t *testing.T, vs []string) *fixture {
 }
 
 // TestGCKeepsDeltaBases: pruning the turns that name a chain's bases
-// leaves them in the store while a kept turn's blob is a delta against
-// them; verify calls them neither orphans nor losses.
+// never strands a kept turn's blob: the collection repacks the chain
+// first (the kept, newest version whole), so the pruned versions can go;
+// whatever stays reads back, and verify calls nothing an orphan or a loss.
 func TestGCKeepsDeltaBases(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -79,7 +80,13 @@ func TestGCKeepsDeltaBases(t *testing.T) {
 	blobs := f.blobs()
 	for i, v := range vs {
 		if !has(t, blobs, v) {
-			t.Errorf("version %d was deleted; the kept turn's version %d is a delta down to it (gc deleted %d)", i, len(vs)-1, rep.Deleted)
+			if i == len(vs)-1 {
+				t.Fatalf("the kept turn's version was deleted (gc deleted %d)", rep.Deleted)
+			}
+			continue
+		}
+		if b, err := blobs.Get(ctx, cas.Sum([]byte(v))); err != nil || string(b) != v {
+			t.Errorf("version %d, still stored, reads %v", i, err)
 		}
 	}
 	if _, err := f.c.Rewind(ctx, controller.Target{Turn: len(vs) - 1}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
@@ -125,4 +132,53 @@ func TestVerifyCorruptDeltaBase(t *testing.T) {
 			t.Errorf("version %d: finding %q, want corrupt (all: %v)", i, k, got)
 		}
 	}
+}
+
+// TestGCRepacksChains: a collection repacks the store's delta chains (the
+// newest version whole, older ones deltas against newer ones); every turn
+// still rewinds, verify finds nothing, and once pruning leaves the old
+// versions unreferenced the next collection deletes them, which forward
+// deltas (each old version a base of the next) did not allow.
+func TestGCRepacksChains(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	vs := sourceVersions(6)
+	f := deltaFixture(t, vs)
+	f.turn("after")
+	st := f.storeAPI()
+	_, rep, err := st.Retain(ctx, controller.RetainOptions{CollectOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Repacked < len(vs)-1 || rep.RepackSaved <= 0 {
+		t.Fatalf("gc report %+v, want the chain of %d versions repacked", rep, len(vs))
+	}
+	vr, err := st.Verify(ctx, false, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range vr.Findings {
+		t.Errorf("verify after repack found %s %s: %s", fd.Kind, fd.Blob.Short(), fd.Error)
+	}
+	blobs := f.blobs()
+	for i, v := range vs {
+		if b, err := blobs.Get(ctx, cas.Sum([]byte(v))); err != nil || string(b) != v {
+			t.Fatalf("version %d after repack: %v", i, err)
+		}
+	}
+	// Keep the last two turns: the versions of the turns before are
+	// pruned, and the collection deletes them, since no kept blob is a
+	// delta against them any more.
+	if _, _, err := st.Retain(ctx, keepTurns(2, "")); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vs[:len(vs)-1] {
+		if has(t, blobs, v) {
+			t.Errorf("version %d is still stored after its turns were pruned and collected", i)
+		}
+	}
+	if _, err := f.c.Rewind(ctx, controller.Target{Turn: len(vs) - 1}, checkpoints.ScopeCode, controller.RewindOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.want("a.go", vs[len(vs)-1])
 }

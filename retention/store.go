@@ -397,6 +397,10 @@ type GCReport struct {
 	Deleted    int   `json:"deleted"`     // swept
 	FreedBytes int64 `json:"freed_bytes"` // stored bytes swept
 	Spared     int   `json:"spared"`      // unreferenced but younger than the grace period
+	// Repacked counts the blobs re-encoded by the store's repack (cas.Disk.Repack)
+	// and RepackSaved the stored bytes that saved.
+	Repacked    int   `json:"repacked"`
+	RepackSaved int64 `json:"repack_saved_bytes"`
 }
 
 // ErrEmptyLiveSet is wrapped by Collect when the store holds blobs but no
@@ -420,6 +424,25 @@ type CollectOptions struct {
 func Collect(ctx context.Context, store string, blobs *cas.Disk, o CollectOptions) (GCReport, error) {
 	var rep GCReport
 	grace, progress := o.Grace, o.Progress
+	// First the store is packed as git gc packs it: each delta chain's
+	// newest version whole, older ones as deltas against newer ones. An
+	// old version that only kept a newer one readable is then a base of
+	// nothing, and the sweep below can delete it once no session names
+	// it. Repack takes the collector lock itself, around each commit.
+	// Under a time budget (automatic retention) it gets half of what is
+	// left, and stopping there is not a failure: what it re-encoded is
+	// committed, and the next collection goes on from there.
+	rctx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
+	rs, err := blobs.Repack(rctx)
+	rep.Repacked, rep.RepackSaved = rs.Blobs, rs.Saved
+	if err != nil && (ctx.Err() != nil || rctx.Err() == nil) {
+		return rep, fmt.Errorf("retention: collect: nothing deleted: repacking failed: %w", err)
+	}
 	release, err := blobs.Collect(ctx)
 	if err != nil {
 		return rep, err

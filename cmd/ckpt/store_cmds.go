@@ -191,6 +191,9 @@ func newGCCmd(a *app) *cobra.Command {
 			}
 			a.say("scanned %d blobs in %s: %d live, %d deleted (%s freed), %d spared by the grace period",
 				rep.Scanned, time.Since(start).Round(time.Millisecond), rep.Live, rep.Deleted, units.FormatBytes(rep.FreedBytes), rep.Spared)
+			if rep.Repacked > 0 {
+				a.say("repacked %d blobs (%s saved)", rep.Repacked, units.FormatBytes(rep.RepackSaved))
+			}
 			return nil
 		},
 	}
