@@ -32,3 +32,23 @@ func TestCheckPragmas(t *testing.T) {
 		})
 	}
 }
+
+// Every connection of an index keeps a page cache of cacheSize (256 KiB),
+// not SQLite's default 2 MiB: a first scan's save of the stat cache and
+// manifest spills its dirty pages to the WAL instead of holding them in C
+// memory until the commit.
+func TestIndexCacheSize(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	var n int64
+	if err := x.db.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != -256 {
+		t.Fatalf("cache_size = %d, want -256 (KiB)", n)
+	}
+}
