@@ -1,7 +1,6 @@
 package cas
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"runtime"
@@ -29,9 +28,9 @@ const (
 	// blockMax is zstd's largest block: content up to it is one block,
 	// encoded without history.
 	blockMax = 128 << 10
-	// streamWindow is the window of the streaming encoders, for content
-	// over blockMax and under bigBlob. Its history buffer is the window plus
-	// a block, per encoder in use (one per worker of a scan): 1 MiB stores
+	// streamWindow is the window of the streaming encoders, for file
+	// blobs (over inlineMax) under bigBlob. Its history buffer is the window
+	// plus a block, per encoder in use (one per worker of a scan): 1 MiB stores
 	// 0.1% more bytes than 4 MiB for the 1-8 MiB files of Go's source
 	// tree, and saves 3 MiB per encoder.
 	streamWindow = 1 << 20
@@ -46,12 +45,12 @@ const (
 	bigWindow = 512 << 10
 )
 
-// codec compresses and decompresses blobs. Content of one block
-// (blockMax), encoded without history by EncodeAll, borrows an encoder
-// from blocks; the shared dec serves whole-buffer DecodeAll, which is safe
-// for concurrent use. dec is made on first use (sharedDecoder): a capture
-// process never decodes a whole blob, and a decoder's buffers are page
-// faults a short-lived process need not take. Larger content goes through a streaming zstd
+// codec compresses and decompresses blobs. Content in memory (up to
+// inlineMax), encoded by EncodeAll, borrows an encoder from blocks; the
+// shared dec serves whole-buffer DecodeAll, which is safe for concurrent
+// use. dec is made on first use (sharedDecoder): a capture process never
+// decodes a whole blob, and a decoder's buffers are page faults a
+// short-lived process need not take. A file blob is streamed through a zstd
 // Encoder, which serves one stream at a time and carries window-sized
 // buffers that are costly to allocate per blob, so streams borrow one from
 // a sync.Pool, which also lets the GC drop idle ones.
@@ -149,9 +148,10 @@ func (c *codec) sharedDecoder() *zstd.Decoder {
 	return c.dec
 }
 
-// blockEncoders lends encoders for content of at most one block, which
-// zstd encodes without history: an encoder's window costs nothing, and its
-// state is only its match tables (1.3 MiB). At most max are made, and a
+// blockEncoders lends encoders for content in memory. Content of at most
+// one block zstd encodes without history: an encoder's window costs
+// nothing, and its state is only its match tables (1.3 MiB); longer
+// content adds a history of two blocks (256 KiB) the first time. At most max are made, and a
 // borrower waits while all are lent, as EncodeAll of one shared encoder
 // of that concurrency would. The last one returned is the next one lent,
 // so captures of one file after another find the tables used last still
@@ -233,29 +233,20 @@ func (c *codec) compress(b []byte, scratch *[]byte, fast bool) ([]byte, bool) {
 	if len(b) < minCompress {
 		return nil, false
 	}
-	var z []byte
-	if len(b) <= blockMax {
-		blocks := &c.blocks
-		if fast {
-			blocks = &c.fastBlocks
-		}
-		e := blocks.get()
-		z = e.EncodeAll(b, (*scratch)[:0])
-		blocks.put(e)
-	} else {
-		buf := bytes.NewBuffer((*scratch)[:0])
-		e := c.encoder(buf, false)
-		e.ResetContentSize(buf, int64(len(b)))
-		_, err := e.Write(b)
-		if err == nil {
-			err = e.Close()
-		}
-		c.putEncoder(e, false)
-		if err != nil {
-			return nil, false // a bytes.Buffer does not fail; raw is always right
-		}
-		z = buf.Bytes()
+	// Content in memory is at most inlineMax (plus the byte worth reads
+	// to see a file is longer): over a block, the block encoders encode
+	// it with a window of one block. A streaming encoder's window of
+	// streamWindow stores 0.5% fewer bytes for Go's source files of 128
+	// KiB to 1 MiB, but costs ~3 MiB per worker of a scan (its match
+	// tables and history) beside the block encoder the worker has too;
+	// the block encoder adds only a history of two blocks.
+	blocks := &c.blocks
+	if fast && len(b) <= blockMax {
+		blocks = &c.fastBlocks
 	}
+	e := blocks.get()
+	z := e.EncodeAll(b, (*scratch)[:0])
+	blocks.put(e)
 	*scratch = z
 	return z, len(z) <= len(b)-len(b)/32
 }

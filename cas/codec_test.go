@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // The block encoders lend the one returned last, make at most max, and
@@ -109,5 +111,46 @@ func TestCodecDecoderOnFirstUse(t *testing.T) {
 	}
 	if unused.dec != nil {
 		t.Fatal("decode after close made a decoder")
+	}
+}
+
+// Content in memory over one block (up to inlineMax, and the byte more
+// that worth sees of a longer file) is encoded by the block encoders with
+// a window of one block: no streaming encoder, whose 1 MiB window and
+// tables cost a scan ~3 MiB per worker, is made for it. It round-trips.
+func TestCodecInMemoryOverOneBlock(t *testing.T) {
+	t.Parallel()
+	c := newCodec()
+	defer c.close()
+	made := 0
+	mk := c.encs.New
+	c.encs.New = func() any { made++; return mk() }
+	var text bytes.Buffer
+	for i := 0; text.Len() <= inlineMax; i++ {
+		fmt.Fprintf(&text, "func f%d(x int) int { return x*%d + %d }\n", i, i%97, i%13)
+	}
+	for _, n := range []int{blockMax + 1, 300 << 10, inlineMax} {
+		src := text.Bytes()[:n]
+		z, enc := c.encode(src, false)
+		if enc != encZstd {
+			t.Fatalf("%d bytes: encoding %d, want zstd", n, enc)
+		}
+		var h zstd.Header
+		if err := h.Decode(z); err != nil {
+			t.Fatal(err)
+		}
+		if h.WindowSize > blockMax {
+			t.Errorf("%d bytes: frame window %d, want at most one block (%d)", n, h.WindowSize, blockMax)
+		}
+		out, err := c.decode(z, int64(n))
+		if err != nil || !bytes.Equal(out, src) {
+			t.Fatalf("%d bytes: round trip: %v", n, err)
+		}
+	}
+	if !c.worth(text.Bytes()[:inlineMax+1]) {
+		t.Error("worth: text not worth compressing")
+	}
+	if made != 0 {
+		t.Errorf("%d streaming encoders made for content in memory, want 0", made)
 	}
 }

@@ -32,3 +32,41 @@ func TestCheckPragmas(t *testing.T) {
 		})
 	}
 }
+
+// A scan's large writes (writeSpilling: the stat cache, a first scan's
+// manifest) run with a page cache of 256 KiB, so their dirty pages spill
+// to the WAL instead of staying in C memory until the commit; the
+// connection then goes back to the pool with SQLite's default cache, which
+// every other write (a capture of many paths) keeps.
+func TestWriteSpillingCacheSize(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	x.db.SetMaxOpenConns(1) // the connection writeSpilling used is the one read after
+	size := func(q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}) int64 {
+		var n int64
+		if err := q.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	def := size(x.db)
+	if def != -2000 {
+		t.Fatalf("cache_size of a pooled connection = %d, want SQLite's default -2000", def)
+	}
+	var in int64
+	if err := x.writeSpilling(ctx, func(tx *sql.Tx) error { in = size(tx); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if in != -256 {
+		t.Errorf("cache_size in writeSpilling's transaction = %d, want -256 (KiB)", in)
+	}
+	if got := size(x.db); got != def {
+		t.Errorf("cache_size after writeSpilling = %d, want %d again", got, def)
+	}
+}

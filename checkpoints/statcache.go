@@ -291,7 +291,7 @@ func (x *Index) SaveScanCache(ctx context.Context, old *ScanCache, byDir map[str
 	if err != nil {
 		return fmt.Errorf("checkpoints: stat cache: %w", err)
 	}
-	err = x.write(ctx, func(tx *sql.Tx) error {
+	err = x.writeSpilling(ctx, func(tx *sql.Tx) error {
 		var gen int64
 		var data []byte
 		err := tx.QueryRowContext(ctx, `SELECT data FROM statcache WHERE id = 1`).Scan(&data)

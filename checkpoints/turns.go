@@ -73,7 +73,11 @@ func (x *Index) BeginTurnAfter(ctx context.Context, prompt string, seen Seen, en
 func (x *Index) beginTurn(ctx context.Context, prompt string, seen *Seen, ends []PathEnd, manifest *Manifest) (Checkpoint, error) {
 	now := x.now()
 	var cp Checkpoint
-	err := x.write(ctx, func(tx *sql.Tx) error {
+	write := x.write
+	if manifest != nil && manifest.Since == nil {
+		write = x.writeSpilling // a whole manifest: a first scan's, thousands of pages
+	}
+	err := write(ctx, func(tx *sql.Tx) error {
 		prev, err := openTurn(ctx, tx)
 		switch {
 		case err == nil:

@@ -9,28 +9,28 @@ import (
 // A turn's first scan (no stat cache yet) runs with the Go heap's soft
 // limit lowered to scanMemoryBase plus scanMemoryPerFile for every file it
 // has found, where the process's limit is higher. A scan allocates a
-// compressed copy of every file it reads while its live heap is about 17
-// MiB (zstd's match tables, the rows a batch holds between commits) plus
-// ~130 bytes per file (a stat entry and its path; the manifest's entries,
-// 64 bytes more, are made at the end), so the heap grows to whatever the
-// collector allows: under the CLI's 48 MiB soft limit, 48 MiB, about two
-// thirds of the process's peak RSS on Go's source tree. With a limit of
-// 32 MiB that scan (11,400 files) peaked ~16 MiB lower for ~7% more CPU;
-// 24 MiB saved 4 MiB more for ~20-50% more CPU, since the collector then
-// runs almost without pause. The per-file share keeps a big tree's limit
-// above its live heap (at 100,000 files a fixed 32 MiB cost 20-35% more
-// CPU), and so does half again the live heap the collector last found.
-// Since a first scan keeps ~130 bytes a file (230 before), 128 bytes a
-// file over 30 MiB is enough: at 100,000 small files (42 MiB) the peak
-// was 6-7 MiB lower than with 384 over 28 (capped at 48 MiB) for no more
-// CPU, and Go's src (31.5 MiB) the same as before; 96 made the collector
-// run twice as often, and 28 MiB cost Go's src ~6% more CPU. Re-scans
-// keep the process's limit: they read few files, and hold the stat cache
-// and the previous manifest from the start (under this limit one of Go's
-// src after 100 edits took 15-100% more CPU).
+// compressed copy of every file it reads while its live heap is about 12
+// MiB (zstd's match tables, each worker's read buffer, the rows a batch
+// holds between commits) plus ~130 bytes per file (a stat entry and its
+// path; the manifest's entries, 64 bytes more, are made at the end), so
+// the heap grows to whatever the collector allows: under the CLI's 48 MiB
+// soft limit, 48 MiB, about two thirds of the process's peak RSS on Go's
+// source tree. The limit trades peak RSS for collections: on Go's src
+// (11,400 files), with content in memory encoded by the block encoders
+// (cas), 30 MiB ran 30 collections, 26 MiB 63 (the collector's CPU as
+// before that change, at 52), 24 MiB ~95 and 22 MiB ~150, each step
+// ~1-2 MiB lower; below that the collector runs almost without pause. The
+// per-file share keeps a big tree's limit above its live heap (at 100,000
+// files a fixed 32 MiB cost 20-35% more CPU, and 26 MiB plus 128 bytes a
+// file 50-70% more collections than 30 plus 128), and so does half again
+// the live heap the collector last found: 168 bytes a file over 26 MiB
+// gives 100,000 small files the 42 MiB they had. Re-scans keep the
+// process's limit: they read few files, and hold the stat cache and the
+// previous manifest from the start (under this limit one of Go's src
+// after 100 edits took 15-100% more CPU).
 const (
-	scanMemoryBase    = 30 << 20
-	scanMemoryPerFile = 128
+	scanMemoryBase    = 26 << 20
+	scanMemoryPerFile = 168
 )
 
 // scanGC counts the scans running in the process, and holds the limit the
