@@ -574,14 +574,10 @@ func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
 	if d.closed.Load() {
 		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), ErrClosed)
 	}
-	var (
-		size, enc int64
-		inFile    bool
-		data      []byte
-	)
+	var r blobRow
 	st, err := d.openStmt.get(ctx)
 	if err == nil {
-		err = st.QueryRowContext(ctx, id).Scan(&size, &enc, &inFile, &data)
+		err = st.QueryRowContext(ctx, id).Scan(&r.size, &r.enc, &r.inFile, &r.data)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), ErrNotFound)
@@ -589,6 +585,19 @@ func (d *Disk) open(ctx context.Context, op string, id ID) (*verifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cas: %s %s: %w", op, id.Short(), err)
 	}
+	return d.openRow(ctx, op, id, r)
+}
+
+// blobRow is what open reads of a blob's row.
+type blobRow struct {
+	size, enc int64
+	inFile    bool
+	data      []byte
+}
+
+// openRow returns the verifying reader of the blob id whose row is r.
+func (d *Disk) openRow(ctx context.Context, op string, id ID, r blobRow) (*verifier, error) {
+	size, enc, inFile, data := r.size, r.enc, r.inFile, r.data
 	switch {
 	case size < 0 || !inFile && size > inlineMax:
 		return newVerifier(id, 0, nil, nil, fmt.Errorf("impossible recorded size %d", size)), nil
@@ -674,51 +683,26 @@ func (d *Disk) Has(ctx context.Context, id ID) (bool, error) {
 
 // Missing returns those of ids that are not stored, each once, in the
 // order given: what many calls of Has would say, asked with one indexed
-// query for up to missingChunk of them (a rewind checks every target's
-// blob before it plans).
+// query for up to idsChunk of them (a rewind checks every target's blob
+// before it plans).
 func (d *Disk) Missing(ctx context.Context, ids []ID) ([]ID, error) {
 	if d.closed.Load() {
 		return nil, fmt.Errorf("cas: missing: %w", ErrClosed)
 	}
 	want := make(map[ID]bool, len(ids))
-	uniq := make([]ID, 0, len(ids))
 	for _, id := range ids {
-		if !want[id] {
-			want[id] = true
-			uniq = append(uniq, id)
-		}
+		want[id] = true
 	}
-	for len(uniq) > 0 {
-		chunk := uniq[:min(len(uniq), missingChunk)]
-		uniq = uniq[len(chunk):]
-		keys := make([]string, len(chunk))
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			keys[i] = "substr(?" + strconv.Itoa(i+1) + ", 1, 8)"
-			args[i] = id
+	err := d.eachRow(ctx, ids, `SELECT id FROM blobs WHERE `, "", nil, func(rows *sql.Rows) error {
+		var id ID
+		if err := rows.Scan(&id); err != nil {
+			return err
 		}
-		q := `SELECT id FROM blobs WHERE substr(id, 1, 8) IN (` + strings.Join(keys, ", ") + `) AND id IN (` +
-			strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ") + `)`
-		// The second list's placeholders are numbered on from the first's:
-		// bind the ids again.
-		rows, err := d.db.QueryContext(ctx, q, append(args, args...)...)
-		if err != nil {
-			return nil, fmt.Errorf("cas: missing: %w", err)
-		}
-		for rows.Next() {
-			var id ID
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("cas: missing: %w", err)
-			}
-			delete(want, id)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("cas: missing: %w", err)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("cas: missing: %w", err)
-		}
+		delete(want, id)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cas: missing: %w", err)
 	}
 	var out []ID
 	for _, id := range ids {
@@ -730,9 +714,109 @@ func (d *Disk) Missing(ctx context.Context, ids []ID) ([]ID, error) {
 	return out, nil
 }
 
-// missingChunk is how many ids one query of Missing asks about: each is
-// bound twice, far below SQLite's limit on parameters.
-const missingChunk = 500
+// A Prefetch holds the rows of blobs about to be read, looked up together:
+// opening one of them through it costs no query of its own. It holds only
+// blobs stored whole in the index with at most prefetchMax bytes (not
+// deltas, not files); Open reads any other as Disk.Open does. Content is
+// verified as Disk.Open's is.
+type Prefetch struct {
+	d    *Disk
+	rows map[ID]blobRow
+}
+
+// prefetchMax is the most stored bytes of one blob a Prefetch holds: a
+// rewind of 1,000 source files holds a few MiB of them at once.
+const prefetchMax = 64 << 10
+
+// Prefetch reads the rows of ids with one indexed query for up to idsChunk
+// of them. The caller bounds how many it asks for at once (each row held
+// is up to prefetchMax bytes).
+func (d *Disk) Prefetch(ctx context.Context, ids []ID) (*Prefetch, error) {
+	if d.closed.Load() {
+		return nil, fmt.Errorf("cas: prefetch: %w", ErrClosed)
+	}
+	p := &Prefetch{d: d, rows: make(map[ID]blobRow, len(ids))}
+	err := d.eachRow(ctx, ids, `SELECT id, size, enc, data IS NULL, data FROM blobs WHERE `,
+		` AND enc != 2 AND data IS NOT NULL AND length(data) <= ?`, []any{prefetchMax}, func(rows *sql.Rows) error {
+			var id ID
+			var r blobRow
+			if err := rows.Scan(&id, &r.size, &r.enc, &r.inFile, &r.data); err != nil {
+				return err
+			}
+			p.rows[id] = r
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("cas: prefetch: %w", err)
+	}
+	return p, nil
+}
+
+// Open is Disk.Open of a blob, from its prefetched row when it has one.
+func (p *Prefetch) Open(ctx context.Context, id ID) (io.ReadCloser, error) {
+	r, ok := p.rows[id]
+	if !ok {
+		return p.d.Open(ctx, id)
+	}
+	if p.d.closed.Load() {
+		return nil, fmt.Errorf("cas: open %s: %w", id.Short(), ErrClosed)
+	}
+	v, err := p.d.openRow(ctx, "open", id, r)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// eachRow runs the query head + (a condition matching the rows of ids) +
+// tail, for up to idsChunk ids at a time, and calls fn for each row.
+// tail's own placeholders are plain ?, bound to args.
+func (d *Disk) eachRow(ctx context.Context, ids []ID, head, tail string, args []any, fn func(*sql.Rows) error) error {
+	seen := make(map[ID]bool, len(ids))
+	uniq := make([]ID, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			uniq = append(uniq, id)
+		}
+	}
+	for len(uniq) > 0 {
+		chunk := uniq[:min(len(uniq), idsChunk)]
+		uniq = uniq[len(chunk):]
+		// Each id is bound twice: its prefix finds the rows through the
+		// index, the whole id picks among them (as byID does for one).
+		keys := make([]string, len(chunk))
+		whole := make([]string, len(chunk))
+		bind := make([]any, 0, 2*len(chunk)+len(args))
+		for i, id := range chunk {
+			keys[i] = "substr(?" + strconv.Itoa(i+1) + ", 1, 8)"
+			whole[i] = "?" + strconv.Itoa(i+1)
+			bind = append(bind, id)
+		}
+		// A plain ? after ?N takes the number N+1: tail's follow the ids.
+		q := head + `substr(id, 1, 8) IN (` + strings.Join(keys, ", ") + `) AND id IN (` + strings.Join(whole, ", ") + `)` + tail
+		rows, err := d.db.QueryContext(ctx, q, append(bind, args...)...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if err := fn(rows); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idsChunk is how many ids one query of Missing or Prefetch asks about.
+const idsChunk = 500
 
 // Stat implements Store. Stored counts the bytes of the compressed or raw
 // content, not SQLite's page overhead.
