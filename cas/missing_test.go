@@ -80,7 +80,7 @@ func TestPrefetch(t *testing.T) {
 		"held":    bytes.Repeat([]byte("held back: read by the prefetch's query\n"), 200),
 		"damaged": bytes.Repeat([]byte("damaged before the prefetch\n"), 200),
 		"big":     bytes.Repeat([]byte("over the inline bound "), 60<<10), // a file blob
-		"wide":    incompressible(200 << 10),                             // inline, over the prefetch bound
+		"wide":    incompressible(200 << 10),                              // inline, over the prefetch bound
 	}
 	ids := map[string]cas.ID{}
 	var all []cas.ID
