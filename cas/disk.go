@@ -12,8 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +66,10 @@ type Disk struct {
 	openStmt  lazyStmt // Open and Get ask it once per blob
 	addStmt   lazyStmt // record inserts every new blob's row with it
 	chainStmt lazyStmt // links reads a delta chain with it
-	codec     *codec
+	// missingStmt and prefetchStmt look many blobs up at once (Missing,
+	// Prefetch).
+	missingStmt, prefetchStmt lazyStmt
+	codec                     *codec
 	// lock is dir/lock. Holding objMu and an flock on lock serializes,
 	// across goroutines and processes, the moves of object files into
 	// objects/ with the deletes that remove them, so a Delete never
@@ -137,6 +138,9 @@ func openDisk(ctx context.Context, dir string) (_ *Disk, err error) {
 	d.openStmt = lazyStmt{db: d.db, query: `SELECT size, enc, data IS NULL, data FROM blobs WHERE ` + byID}
 	d.addStmt = lazyStmt{db: d.db, query: addSQL}
 	d.chainStmt = lazyStmt{db: d.db, query: chainSQL}
+	d.missingStmt = lazyStmt{db: d.db, query: idsSQL + `SELECT b.id ` + fromIDs}
+	d.prefetchStmt = lazyStmt{db: d.db, query: idsSQL + `SELECT b.id, b.size, b.enc, b.data IS NULL, b.data ` + fromIDs +
+		` WHERE b.enc != 2 AND b.data IS NOT NULL AND length(b.data) <= ?2`}
 	if d.codec, err = newCodec(); err != nil {
 		return nil, err
 	}
@@ -682,9 +686,8 @@ func (d *Disk) Has(ctx context.Context, id ID) (bool, error) {
 }
 
 // Missing returns those of ids that are not stored, each once, in the
-// order given: what many calls of Has would say, asked with one indexed
-// query for up to idsChunk of them (a rewind checks every target's blob
-// before it plans).
+// order given: what many calls of Has would say, asked with one prepared
+// query (a rewind checks every target's blob before it plans).
 func (d *Disk) Missing(ctx context.Context, ids []ID) ([]ID, error) {
 	if d.closed.Load() {
 		return nil, fmt.Errorf("cas: missing: %w", ErrClosed)
@@ -693,7 +696,7 @@ func (d *Disk) Missing(ctx context.Context, ids []ID) ([]ID, error) {
 	for _, id := range ids {
 		want[id] = true
 	}
-	err := d.eachRow(ctx, ids, `SELECT id FROM blobs WHERE `, "", nil, func(rows *sql.Rows) error {
+	err := eachRow(ctx, &d.missingStmt, ids, nil, func(rows *sql.Rows) error {
 		var id ID
 		if err := rows.Scan(&id); err != nil {
 			return err
@@ -728,24 +731,23 @@ type Prefetch struct {
 // rewind of 1,000 source files holds a few MiB of them at once.
 const prefetchMax = 64 << 10
 
-// Prefetch reads the rows of ids with one indexed query for up to idsChunk
-// of them. The caller bounds how many it asks for at once (each row held
-// is up to prefetchMax bytes).
+// Prefetch reads the rows of ids with one prepared query. The caller
+// bounds how many it asks for at once (each row held is up to
+// prefetchMax bytes).
 func (d *Disk) Prefetch(ctx context.Context, ids []ID) (*Prefetch, error) {
 	if d.closed.Load() {
 		return nil, fmt.Errorf("cas: prefetch: %w", ErrClosed)
 	}
 	p := &Prefetch{d: d, rows: make(map[ID]blobRow, len(ids))}
-	err := d.eachRow(ctx, ids, `SELECT id, size, enc, data IS NULL, data FROM blobs WHERE `,
-		` AND enc != 2 AND data IS NOT NULL AND length(data) <= ?`, []any{prefetchMax}, func(rows *sql.Rows) error {
-			var id ID
-			var r blobRow
-			if err := rows.Scan(&id, &r.size, &r.enc, &r.inFile, &r.data); err != nil {
-				return err
-			}
-			p.rows[id] = r
-			return nil
-		})
+	err := eachRow(ctx, &d.prefetchStmt, ids, []any{prefetchMax}, func(rows *sql.Rows) error {
+		var id ID
+		var r blobRow
+		if err := rows.Scan(&id, &r.size, &r.enc, &r.inFile, &r.data); err != nil {
+			return err
+		}
+		p.rows[id] = r
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cas: prefetch: %w", err)
 	}
@@ -768,55 +770,44 @@ func (p *Prefetch) Open(ctx context.Context, id ID) (io.ReadCloser, error) {
 	return v, nil
 }
 
-// eachRow runs the query head + (a condition matching the rows of ids) +
-// tail, for up to idsChunk ids at a time, and calls fn for each row.
-// tail's own placeholders are plain ?, bound to args.
-func (d *Disk) eachRow(ctx context.Context, ids []ID, head, tail string, args []any, fn func(*sql.Rows) error) error {
-	seen := make(map[ID]bool, len(ids))
-	uniq := make([]ID, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			uniq = append(uniq, id)
-		}
-	}
-	for len(uniq) > 0 {
-		chunk := uniq[:min(len(uniq), idsChunk)]
-		uniq = uniq[len(chunk):]
-		// Each id is bound twice: its prefix finds the rows through the
-		// index, the whole id picks among them (as byID does for one).
-		keys := make([]string, len(chunk))
-		whole := make([]string, len(chunk))
-		bind := make([]any, 0, 2*len(chunk)+len(args))
-		for i, id := range chunk {
-			keys[i] = "substr(?" + strconv.Itoa(i+1) + ", 1, 8)"
-			whole[i] = "?" + strconv.Itoa(i+1)
-			bind = append(bind, id)
-		}
-		// A plain ? after ?N takes the number N+1: tail's follow the ids.
-		q := head + `substr(id, 1, 8) IN (` + strings.Join(keys, ", ") + `) AND id IN (` + strings.Join(whole, ", ") + `)` + tail
-		rows, err := d.db.QueryContext(ctx, q, append(bind, args...)...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			if err := fn(rows); err != nil {
-				rows.Close()
-				return err
-			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// idsSQL and fromIDs make a query of the rows of many ids, bound as one
+// blob of their bytes (?1): idsSQL numbers the ids' offsets in it, and
+// fromIDs finds each one's row through the id prefix index, as byID does
+// for one id. One statement, prepared once, serves any number of ids.
+const (
+	idsSQL  = `WITH RECURSIVE want(at) AS (SELECT 1 UNION ALL SELECT at + 32 FROM want WHERE at + 32 <= length(?1)) `
+	fromIDs = `FROM want CROSS JOIN blobs b ON substr(b.id, 1, 8) = substr(?1, at, 8) AND b.id = substr(?1, at, 32)`
+)
 
-// idsChunk is how many ids one query of Missing or Prefetch asks about.
-const idsChunk = 500
+// eachRow runs st, a query of idsSQL and fromIDs, for ids (more arguments
+// from ?2 on) and calls fn for each row.
+func eachRow(ctx context.Context, st *lazyStmt, ids []ID, more []any, fn func(*sql.Rows) error) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	q, err := st.get(ctx)
+	if err != nil {
+		return err
+	}
+	all := make([]byte, 0, len(ids)*len(ID{}))
+	for _, id := range ids {
+		all = append(all, id[:]...)
+	}
+	rows, err := q.QueryContext(ctx, append([]any{all}, more...)...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			rows.Close()
+			return err
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	return rows.Err()
+}
 
 // Stat implements Store. Stored counts the bytes of the compressed or raw
 // content, not SQLite's page overhead.
@@ -941,7 +932,7 @@ func (d *Disk) release() error { return d.releaseAll(true) }
 // connections when closeDB is set.
 func (d *Disk) releaseAll(closeDB bool) error {
 	var err error
-	for _, st := range []*lazyStmt{&d.hasStmt, &d.checkStmt, &d.openStmt, &d.addStmt, &d.chainStmt} {
+	for _, st := range []*lazyStmt{&d.hasStmt, &d.checkStmt, &d.openStmt, &d.addStmt, &d.chainStmt, &d.missingStmt, &d.prefetchStmt} {
 		st.close()
 	}
 	if d.db != nil && closeDB {

@@ -12,7 +12,7 @@ import (
 	"github.com/ckpt/ckpt/cas"
 )
 
-// Missing answers, for more ids than one of its queries asks about, with
+// Missing answers, for 1,200 ids of one query, with
 // duplicates and a blob stored in a file, what Has answers for each.
 func TestMissing(t *testing.T) {
 	t.Parallel()
