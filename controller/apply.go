@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/ckpt/ckpt/capture"
+	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
 )
 
@@ -113,19 +114,34 @@ func (c *Controller) stageAll(ctx context.Context, op checkpoints.Op, tag string
 		}()
 	}
 	underFile := c.underFile()
-	parallel(len(op.Files), func(k int) {
-		i := order[k]
-		if !op.Files[i].After.Exists() {
-			return
+	// The blobs' rows are read stageChunk at a time, each chunk with one
+	// query (cas.Prefetch), instead of one query per file.
+	for lo := 0; lo < len(order); lo += stageChunk {
+		part := order[lo:min(len(order), lo+stageChunk)]
+		var ids []cas.ID
+		for _, i := range part {
+			if f := op.Files[i]; f.After.Exists() {
+				ids = append(ids, *f.After.Content)
+			}
 		}
-		if underFile(op.Files[i].Path) {
-			late[i] = true
-			return
+		pf, err := c.store.Prefetch(ctx, ids)
+		if err != nil {
+			pf = nil // each file's own Open reads its row, and says what fails
 		}
-		if staged[i], errs[i] = c.stage(ctx, op.Files[i], tag, barrier, false); errs[i] == nil && barrier == nil {
-			syncs <- i
-		}
-	})
+		parallel(len(part), func(k int) {
+			i := part[k]
+			if !op.Files[i].After.Exists() {
+				return
+			}
+			if underFile(op.Files[i].Path) {
+				late[i] = true
+				return
+			}
+			if staged[i], errs[i] = c.stage(ctx, op.Files[i], tag, barrier, false, pf); errs[i] == nil && barrier == nil {
+				syncs <- i
+			}
+		})
+	}
 	close(syncs)
 	synced.Wait()
 	for i, err := range errs {
@@ -220,7 +236,7 @@ func (c *Controller) replace(ctx context.Context, f checkpoints.OpFile, tag stri
 	if err := c.ws.MakeParents(f.Path); err != nil {
 		return err
 	}
-	s, err := c.stage(ctx, f, tag, nil, true)
+	s, err := c.stage(ctx, f, tag, nil, true, nil)
 	if err != nil {
 		return err
 	}
@@ -287,9 +303,14 @@ func firstOf(errs []error) error {
 func reason(err error) string { return strings.TrimPrefix(err.Error(), "capture: ") }
 
 // stage writes f's new content to a temp file next to it: synced (sync),
-// left for barrier's Sync, or else for capture.Workspace.SyncStaged.
-func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string, barrier *capture.Barrier, sync bool) (capture.Staged, error) {
-	r, err := c.store.Open(ctx, *f.After.Content)
+// left for barrier's Sync, or else for capture.Workspace.SyncStaged. The
+// content is read through pf when it is not nil.
+func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string, barrier *capture.Barrier, sync bool, pf *cas.Prefetch) (capture.Staged, error) {
+	open := c.store.Open
+	if pf != nil {
+		open = pf.Open
+	}
+	r, err := open(ctx, *f.After.Content)
 	if err != nil {
 		return capture.Staged{}, fmt.Errorf("%s: %w", f.Path, err)
 	}
@@ -309,6 +330,10 @@ func (c *Controller) stage(ctx context.Context, f checkpoints.OpFile, tag string
 // at a time and 0.05-0.07 s thirty-two at a time. Each worker holds one
 // open file, and the queue as many again.
 const syncWorkers = 32
+
+// stageChunk is how many files' blob rows are read with one query while
+// staging: the rows held at once are at most 64 KiB each.
+const stageChunk = 256
 
 // byDirTurns orders files so that consecutive ones are in different
 // directories where it can: one from each directory in turn. Creating or

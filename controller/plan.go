@@ -69,21 +69,21 @@ func (c *Controller) planUncommitted(ctx context.Context, targets map[string]che
 		cur  checkpoints.State
 		seen *checkpoints.StatEntry // the read that found cur, for apply's last look
 		err  error
-		// has says whether the target's blob is stored (looked up here,
-		// on the workers, since each lookup is a read transaction).
-		has    bool
-		hasErr error
 	}
 	cur := make([]found, len(paths))
+	// Whether each target's blob is stored is asked in one query, not one
+	// per file, while the workers read the files.
+	missing := c.missingTargets(ctx, paths, targets)
 	// The current bytes stored here are read again only by an undo: they
 	// are compressed at zstd's fastest level (cas.ReadRarely).
 	rarely := cas.ReadRarely(ctx)
 	parallel(len(paths), func(i int) {
 		cur[i].cur, cur[i].seen, cur[i].err = c.cap.StateSeen(rarely, paths[i], put)
-		if t := targets[paths[i]]; t.Exists() && !t.Lost {
-			cur[i].has, cur[i].hasErr = c.store.Has(ctx, *t.Content)
-		}
 	})
+	absent, err := missing()
+	if err != nil {
+		return fail(err)
+	}
 	deleted := map[string]bool{} // files the plan deletes
 	for i, p := range paths {
 		if t := targets[p]; cur[i].err == nil && cur[i].cur.Exists() && !t.Exists() && !t.Lost {
@@ -121,18 +121,42 @@ func (c *Controller) planUncommitted(ctx context.Context, targets map[string]che
 		if cur[i].cur.Equal(target) {
 			continue
 		}
-		if target.Exists() {
-			if err := cur[i].hasErr; err != nil {
-				return fail(err)
-			}
-			if !cur[i].has {
-				return fail(fmt.Errorf("%s: blob %s is missing from the store: %w", p, target.Content.Short(), cas.ErrNotFound))
-			}
+		if target.Exists() && absent[*target.Content] {
+			return fail(fmt.Errorf("%s: blob %s is missing from the store: %w", p, target.Content.Short(), cas.ErrNotFound))
 		}
 		files = append(files, checkpoints.OpFile{Path: p, Before: cur[i].cur, After: target, Seen: cur[i].seen})
 	}
 	files, skipped = underWrites(files, skipped)
 	return files, skipped, commit, nil
+}
+
+// missingTargets starts asking the store which of the blobs that the
+// targets of paths name (those not lost) it lacks; the function it
+// returns waits for the answer.
+func (c *Controller) missingTargets(ctx context.Context, paths []string, targets map[string]checkpoints.State) func() (map[cas.ID]bool, error) {
+	var ids []cas.ID
+	for _, p := range paths {
+		if t := targets[p]; t.Exists() && !t.Lost {
+			ids = append(ids, *t.Content)
+		}
+	}
+	var absent map[cas.ID]bool
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var missing []cas.ID
+		if missing, err = c.store.Missing(ctx, ids); err == nil {
+			absent = make(map[cas.ID]bool, len(missing))
+			for _, id := range missing {
+				absent[id] = true
+			}
+		}
+	}()
+	return func() (map[cas.ID]bool, error) {
+		<-done
+		return absent, err
+	}
 }
 
 // underWrites drops, as skipped, each file to write whose path the plan
