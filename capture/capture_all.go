@@ -50,10 +50,10 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 	defer release()
 	batch := c.store.NewBatch()
 	defer batch.Abort()
-	rels := make([]string, len(paths))
+	rels, errs := c.ws.RelAll(paths)
 	var todo []int // paths that resolved
-	for i, p := range paths {
-		if rels[i], errs[i] = c.ws.Rel(p); errs[i] == nil {
+	for i := range paths {
+		if errs[i] == nil {
 			todo = append(todo, i)
 		}
 	}

@@ -77,7 +77,30 @@ func (w *Workspace) Abs(rel string) string { return filepath.Join(w.root, filepa
 // the last element is not followed. It fails with ErrOutsideWorkspace or
 // ErrVCSDir (any element naming a VCS directory, in any case), or
 // ErrConfig (agent or ckpt configuration, see configPaths).
-func (w *Workspace) Rel(p string) (string, error) {
+func (w *Workspace) Rel(p string) (string, error) { return w.rel(p, nil) }
+
+// RelAll is Rel of each of ps, as of one moment: a directory several of
+// them name is resolved once, not once per path (a capture of 2,000 files
+// of Go's source names 110 directories). What it returns are names only;
+// every access through them walks its path again without following links.
+func (w *Workspace) RelAll(ps []string) ([]string, []error) {
+	rels, errs := make([]string, len(ps)), make([]error, len(ps))
+	dirs := map[string]resolved{}
+	for i, p := range ps {
+		rels[i], errs[i] = w.rel(p, dirs)
+	}
+	return rels, errs
+}
+
+// resolved is what resolveDir returned for a directory.
+type resolved struct {
+	real string
+	err  error
+}
+
+// rel is Rel, looking each directory up in dirs first and keeping what it
+// resolves there, when dirs is not nil.
+func (w *Workspace) rel(p string, dirs map[string]resolved) (string, error) {
 	if p == "" {
 		return "", fmt.Errorf("capture: empty path")
 	}
@@ -96,7 +119,14 @@ func (w *Workspace) Rel(p string) (string, error) {
 		return "", fmt.Errorf("capture: %s: %w", p, ErrNotRegular)
 	}
 	dir, base := path.Split(rel)
-	realDir, err := w.resolveDir(dir)
+	r, ok := dirs[dir]
+	if !ok {
+		r.real, r.err = w.resolveDir(dir)
+		if dirs != nil {
+			dirs[dir] = r
+		}
+	}
+	realDir, err := r.real, r.err
 	if err != nil {
 		return "", fmt.Errorf("capture: %s: %w", p, err)
 	}
