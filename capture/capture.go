@@ -20,9 +20,10 @@ type Capturer struct {
 	ws    *Workspace
 	idx   *checkpoints.Index
 	store cas.Store
-	// open opens a regular file for reading; a seam so tests can make a
-	// read fail as an unprivileged user would see it (tests run as root).
-	open func(rel string) (*os.File, fs.FileInfo, error)
+	// open opens a regular file for reading through an opener; a seam so
+	// tests can make a read fail as an unprivileged user would see it
+	// (tests run as root).
+	open func(o *opener, rel string) (*os.File, fs.FileInfo, error)
 
 	// rules keeps the .gitignore files scans parsed, by path, so an
 	// unchanged one is not read again by the next scan.
@@ -35,7 +36,7 @@ type Capturer struct {
 
 // New returns a Capturer for the workspace, session index and blob store.
 func New(ws *Workspace, idx *checkpoints.Index, store cas.Store) *Capturer {
-	return &Capturer{ws: ws, idx: idx, store: store, open: ws.OpenFile}
+	return &Capturer{ws: ws, idx: idx, store: store, open: (*opener).open}
 }
 
 // Result says what Capture did.
@@ -99,10 +100,17 @@ func (c *Capturer) StateWith(ctx context.Context, rel string, put PutFunc) (chec
 // from the path's stat alone, under the stat cache's racy rule, that the
 // file still holds the bytes read here, without reading them again.
 func (c *Capturer) StateSeen(ctx context.Context, rel string, put PutFunc) (checkpoints.State, *checkpoints.StatEntry, error) {
+	o := c.ws.opener()
+	defer o.close()
+	return c.stateSeen(ctx, o, rel, put)
+}
+
+// stateSeen is StateSeen opening rel through o.
+func (c *Capturer) stateSeen(ctx context.Context, o *opener, rel string, put PutFunc) (checkpoints.State, *checkpoints.StatEntry, error) {
 	at := time.Now().UnixNano() // before the stat: an earlier moment only makes the entry racy sooner
 	// Most paths are regular files: open first, and walk to the path a
 	// second time (Inspect) only to say why one cannot be opened.
-	f, fi, err := c.open(rel)
+	f, fi, err := c.open(o, rel)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, ErrSymlink) && !errors.Is(err, ErrNotRegular) && !errors.Is(err, ErrVCSDir) {
 			return checkpoints.State{}, nil, err

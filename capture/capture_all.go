@@ -76,7 +76,7 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 	}
 	turn := cgs[0].Turn
 	read := make([]bool, len(paths)) // a new state was read: to record
-	each(len(todo), func(k int) {
+	each(c.ws, len(todo), func(o *opener, k int) {
 		i, cg := todo[k], cgs[k]
 		res[i] = Result{Path: rels[i], Turn: turn.Turn, Step: cg.Step}
 		if !cg.Needed() {
@@ -85,7 +85,7 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 		}
 		// The last content the session recorded for the path, which the
 		// lookup read, is the blob store's hint for a delta.
-		st, err := c.StateWith(cas.WithBase(ctx, cg.Last), rels[i], batch.Put)
+		st, _, err := c.stateSeen(cas.WithBase(ctx, cg.Last), o, rels[i], batch.Put)
 		if err != nil {
 			errs[i] = err
 			return
@@ -143,17 +143,21 @@ func (c *Capturer) record(ctx context.Context, turnID int64, pending []int, res 
 }
 
 // each calls fn(0..n-1) on up to readers goroutines, the calling one among
-// them; one path is read on the calling goroutine. Each goroutine takes
+// them, each with an opener of ws of its own (consecutive paths of one
+// directory are opened through it); one path is read on the calling
+// goroutine. Each goroutine takes
 // the next index until none is left, rather than one goroutine per path:
 // a capture of 2,000 paths started and ended 2,000 goroutines, each
 // growing its stack again to the depth of zstd's and SQLite's calls (a
 // batch's early commit runs on the goroutine whose Put fills it), and
 // every exit sent the scheduler looking for work to steal.
-func each(n int, fn func(i int)) {
+func each(ws *Workspace, n int, fn func(o *opener, i int)) {
 	var next atomic.Int64
 	work := func() {
+		o := ws.opener()
+		defer o.close()
 		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-			fn(i)
+			fn(o, i)
 		}
 	}
 	var wg sync.WaitGroup

@@ -20,7 +20,7 @@ func TestCaptureAllUnreadablePathInBatch(t *testing.T) {
 	f.write(t, "a.txt", "a", 0o644)
 	f.write(t, "secret.txt", "s", 0o644)
 	f.write(t, "c.txt", "c", 0o644)
-	f.c.open = func(rel string) (*os.File, fs.FileInfo, error) {
+	f.c.open = func(_ *opener, rel string) (*os.File, fs.FileInfo, error) {
 		if rel == "secret.txt" {
 			return nil, nil, &fs.PathError{Op: "open", Path: rel, Err: fs.ErrPermission}
 		}
@@ -82,5 +82,35 @@ func TestCaptureAllBlobCommitFails(t *testing.T) {
 	}
 	if _, err := f.c.Capture(ctx, "a.txt"); !errors.Is(err, errCommit) {
 		t.Errorf("Capture with a failing blob commit = %v, want %v", err, errCommit)
+	}
+}
+
+// TestCaptureAllOpensEachDirectoryOnce: CaptureAll of many files in one
+// directory opens the directories on their way a bounded number of times
+// (Rel's walk once per directory, each reader's walk once), not once per
+// file for each walk: a capture of 2,000 files of Go's source made 6,446
+// openat and 16,885 newfstatat, five calls per directory level per file.
+// Run alone (not parallel): countOpens counts every directory opened.
+func TestCaptureAllOpensEachDirectoryOnce(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	const files = 40
+	var paths []string
+	for i := range files {
+		p := fmt.Sprintf("a/b/f%02d.go", i)
+		f.write(t, p, fmt.Sprintf("package b // %d\n", i), 0o644)
+		paths = append(paths, p)
+	}
+	var res []Result
+	var errs []error
+	n := countOpens(func() { res, errs = f.c.CaptureAll(ctx, paths) })
+	for i := range paths {
+		if errs[i] != nil || !res[i].Recorded || res[i].Snap.Content == nil {
+			t.Fatalf("CaptureAll(%s) = %+v, %v: want it recorded", paths[i], res[i], errs[i])
+		}
+	}
+	// Rel opens a (to look at b in it); each reader opens a and a/b.
+	if max := 1 + 2*readers; n > max {
+		t.Errorf("CaptureAll of %d files in a/b opened %d directories, want at most %d", files, n, max)
 	}
 }

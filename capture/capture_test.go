@@ -163,7 +163,7 @@ func TestUnreadableRecordsNothing(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	f.write(t, "secret.txt", "s", 0o644)
-	f.c.open = func(rel string) (*os.File, fs.FileInfo, error) {
+	f.c.open = func(_ *opener, rel string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, &fs.PathError{Op: "open", Path: rel, Err: fs.ErrPermission}
 	}
 	if _, err := f.c.Capture(ctx, "secret.txt"); !errors.Is(err, fs.ErrPermission) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -38,11 +39,11 @@ func deepTree(t *testing.T, f *fixture, depth int) string {
 
 // countOpens counts the directories fn opens below the root.
 func countOpens(fn func()) int {
-	n := 0
-	openedDir = func() { n++ }
+	var n atomic.Int64 // CaptureAll's readers open directories at once
+	openedDir = func() { n.Add(1) }
 	defer func() { openedDir = nil }()
 	fn()
-	return n
+	return int(n.Load())
 }
 
 // TestDeepPathWorkIsLinear: every operation a rewind makes on one path

@@ -325,18 +325,53 @@ func unsafeErr(rel string, e Entry) error {
 // must be the one Lstat saw: a symlink swapped in between fails with
 // ErrSymlink. A missing file fails with an error wrapping fs.ErrNotExist.
 func (w *Workspace) OpenFile(rel string) (*os.File, fs.FileInfo, error) {
+	o := w.opener()
+	defer o.close()
+	return o.open(rel)
+}
+
+// opener is OpenFile for files opened one after another: it keeps the
+// directory of the last file open, and opens the next file through it when
+// that file is in the same directory, instead of walking to it again from
+// the root (an Lstat, open, fstat, Stat of "." and close per level). The
+// directory was walked to without following a link when it was opened, as
+// OpenFile walks to it; files opened through it are as safe as files
+// OpenFile opens, whatever replaces its path meanwhile. One opener serves
+// one goroutine; close releases the directory.
+type opener struct {
+	w    *Workspace
+	path string // the directory d is; d is open when held
+	d    dir
+	held bool
+}
+
+func (w *Workspace) opener() *opener { return &opener{w: w} }
+
+func (o *opener) close() {
+	if o.held {
+		o.d.close()
+		o.held = false
+	}
+}
+
+// open is OpenFile through the directory kept, when rel is in it.
+func (o *opener) open(rel string) (*os.File, fs.FileInfo, error) {
 	if err := protect(rel); err != nil {
 		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
 	}
-	d, base, e, err := w.parent(rel, false)
-	if err != nil {
-		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
+	parent, base := path.Split(rel)
+	if !o.held || o.path != parent {
+		o.close()
+		d, _, e, err := o.w.parent(rel, false)
+		if err != nil {
+			return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
+		}
+		if e != nil {
+			return nil, nil, unsafeErr(rel, *e)
+		}
+		o.path, o.d, o.held = parent, d, true
 	}
-	if e != nil {
-		return nil, nil, unsafeErr(rel, *e)
-	}
-	defer d.close()
-	fi, err := d.r.Lstat(base)
+	fi, err := o.d.r.Lstat(base)
 	switch {
 	case err != nil:
 		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
@@ -345,7 +380,7 @@ func (w *Workspace) OpenFile(rel string) (*os.File, fs.FileInfo, error) {
 	case !fi.Mode().IsRegular():
 		return nil, nil, fmt.Errorf("capture: %s: %w", rel, ErrNotRegular)
 	}
-	f, ofi, err := openRegular(d.r, base, fi)
+	f, ofi, err := openRegular(o.d.r, base, fi)
 	if err != nil {
 		return nil, nil, fmt.Errorf("capture: %s: %w", rel, err)
 	}
