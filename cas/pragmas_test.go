@@ -34,3 +34,35 @@ func TestCheckPragmas(t *testing.T) {
 		})
 	}
 }
+
+// TestStatementJournalInMemory: every pooled connection of blobs.db keeps
+// temp data, statement journals among them, in memory (temp_store=2): a
+// batch's INSERT ... SELECT per row wrote each statement's journal pages
+// to a temp file once one had outgrown 64 KiB, two pwrite64 per file.
+func TestStatementJournalInMemory(t *testing.T) {
+	ctx := context.Background()
+	d, err := OpenDisk(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// Two connections at once: the setting is the DSN's, on each.
+	var conns []*sql.Conn
+	for range 2 {
+		c, err := d.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var store int
+		if err := c.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&store); err != nil {
+			t.Fatal(err)
+		}
+		if store != 2 {
+			t.Errorf("connection %d: temp_store = %d, want 2 (MEMORY)", i, store)
+		}
+	}
+}
