@@ -372,7 +372,11 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		if err != nil {
 			return err
 		}
-		_, err = add.ExecContext(ctx, p.id, p.size, p.stored, p.enc, p.depth, nil, created, p.data)
+		rctx, err := oneRow(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = add.ExecContext(rctx, p.id, p.size, p.stored, p.enc, p.depth, nil, created, p.data)
 		return err
 	}
 	// Prepared before the transaction begins: preparing while it holds the
@@ -389,6 +393,10 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 		insert := tx.StmtContext(ctx, add)
 		var heal *sql.Stmt
 		for _, p := range ps {
+			rctx, err := oneRow(ctx)
+			if err != nil {
+				return err
+			}
 			var base any // NULL unless a delta
 			depth := int64(p.depth)
 			if p.enc == encDelta {
@@ -406,7 +414,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 					}
 					defer heal.Close()
 				}
-				res, err := heal.ExecContext(ctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data)
+				res, err := heal.ExecContext(rctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data)
 				if err != nil {
 					return err
 				}
@@ -415,7 +423,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 				}
 				// The broken row was deleted meanwhile: insert.
 			}
-			if _, err := insert.ExecContext(ctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data); err != nil {
+			if _, err := insert.ExecContext(rctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data); err != nil {
 				return err
 			}
 		}
@@ -517,6 +525,20 @@ func (d *Disk) update(ctx context.Context, fn func(*sql.Tx) error) error {
 	return tx.Commit()
 }
 
+// oneRow returns ctx without its cancellation, for one statement on one
+// row by its key (microseconds), or ctx's error when it is done already.
+// The SQLite driver starts a goroutine per statement to watch a context
+// that can be cancelled (and database/sql one more per query's rows): the
+// CLI's context can (an interrupt), and a capture of 2,000 files started
+// some 4,000 of them for the blob store's check and insert of each row.
+// A cancellation is still seen between rows.
+func oneRow(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
+}
+
 // byID selects the row of the blob whose id is parameter ?1. blobs.db
 // indexes ids by their first 8 bytes (migrations/cas/0003_blob_keys.sql:
 // a quarter of a full id's index entry), so the condition names that
@@ -554,7 +576,11 @@ func (d *Disk) stored(ctx context.Context, id ID, size int64) (stored, broken bo
 	if err != nil {
 		return false, false, err
 	}
-	err = check.QueryRowContext(ctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen, &baseOK)
+	rctx, err := oneRow(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	err = check.QueryRowContext(rctx, id).Scan(&rsize, &rstored, &enc, &inFile, &dataLen, &baseOK)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, false, nil
 	}
