@@ -386,49 +386,7 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 	if err != nil {
 		return err
 	}
-	err = d.update(ctx, func(tx *sql.Tx) error {
-		// A new row never replaces one another Put recorded meanwhile; a
-		// healing row is written over the broken one in place, keeping its
-		// key, which deltas stored against it name.
-		insert := tx.StmtContext(ctx, add)
-		var heal *sql.Stmt
-		for _, p := range ps {
-			rctx, err := oneRow(ctx)
-			if err != nil {
-				return err
-			}
-			var base any // NULL unless a delta
-			depth := int64(p.depth)
-			if p.enc == encDelta {
-				k, d, err := deltaBase(ctx, tx, p)
-				if err != nil {
-					return err
-				}
-				base, depth = k, d
-			}
-			if p.heal {
-				if heal == nil {
-					var err error
-					if heal, err = tx.PrepareContext(ctx, healSQL); err != nil {
-						return err
-					}
-					defer heal.Close()
-				}
-				res, err := heal.ExecContext(rctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data)
-				if err != nil {
-					return err
-				}
-				if n, err := res.RowsAffected(); err != nil || n > 0 {
-					continue
-				}
-				// The broken row was deleted meanwhile: insert.
-			}
-			if _, err := insert.ExecContext(rctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = d.update(ctx, func(tx *sql.Tx) error { return insertRows(ctx, tx, add, ps, created) })
 	if err != nil {
 		return err
 	}
@@ -437,6 +395,50 @@ func (d *Disk) record(ctx context.Context, ps []pending) error {
 			// A broken row that claimed a file for inline-sized content
 			// may have left one; no Put of this id writes a file.
 			os.Remove(d.objectPath(p.id))
+		}
+	}
+	return nil
+}
+
+// insertRows inserts the rows of ps in tx, add being the prepared addSQL.
+// A new row never replaces one another Put recorded meanwhile; a healing
+// row is written over the broken one in place, keeping its key, which
+// deltas stored against it name.
+func insertRows(ctx context.Context, tx *sql.Tx, add *sql.Stmt, ps []pending, created int64) error {
+	insert := tx.StmtContext(ctx, add)
+	var heal *sql.Stmt
+	for _, p := range ps {
+		rctx, err := oneRow(ctx)
+		if err != nil {
+			return err
+		}
+		var base any // NULL unless a delta
+		depth := int64(p.depth)
+		if p.enc == encDelta {
+			k, d, err := deltaBase(ctx, tx, p)
+			if err != nil {
+				return err
+			}
+			base, depth = k, d
+		}
+		if p.heal {
+			if heal == nil {
+				if heal, err = tx.PrepareContext(ctx, healSQL); err != nil {
+					return err
+				}
+				defer heal.Close()
+			}
+			res, err := heal.ExecContext(rctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n > 0 {
+				continue
+			}
+			// The broken row was deleted meanwhile: insert.
+		}
+		if _, err := insert.ExecContext(rctx, p.id, p.size, p.stored, p.enc, depth, base, created, p.data); err != nil {
+			return err
 		}
 	}
 	return nil
