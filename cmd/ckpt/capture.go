@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -60,6 +61,11 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 	defer c.Close()
 	out := []captureJSON{}
 	failed := 0
+	// The lines go out together (a capture of 2,000 paths made 2,000 write
+	// calls), flushed before a failure is said on stderr so that the two
+	// keep their order.
+	lines := bufio.NewWriter(a.stdout)
+	defer lines.Flush()
 	// Every path in one durable step: one blob commit, one index commit
 	// (Controller.Capture).
 	abs := make([]string, 0, len(args))
@@ -91,7 +97,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 					if given := givenRel(c.WorkspaceRoot(), abs[k-1]); given != "" && given != res.Path {
 						note += " (the real path of " + quote.Path(given) + ", through a symlinked directory)"
 					}
-					fmt.Fprintf(a.stdout, "turn %s: %s %s%s\n", controller.Target{Turn: res.Turn, Step: res.Step}, state, quote.Path(res.Path), note)
+					fmt.Fprintf(lines, "turn %s: %s %s%s\n", controller.Target{Turn: res.Turn, Step: res.Step}, state, quote.Path(res.Path), note)
 				}
 				continue
 			}
@@ -100,6 +106,7 @@ func (a *app) runCapture(ctx context.Context, o captureOptions) error {
 			return err
 		}
 		failed++
+		lines.Flush()
 		a.say("ckpt: %s", msg.OneLine(err))
 	}
 	if a.json {
