@@ -35,9 +35,9 @@ type Index struct {
 	// stmts are the capture hot path's statements, prepared on first
 	// use (prepare), not at Open: most commands never capture.
 	stmts struct{ capturing, addPath, addSnap, addStepSnap, tickN *sql.Stmt }
-	// stepStmts are BeginStep's, prepared on its first use
-	// (prepareStep): a resident hook server opens a step per tool call.
-	stepStmts struct{ at, tick, insert *sql.Stmt }
+	// step is BeginStep's connection and statements, opened on its first
+	// use (writeStep): a resident hook server opens a step per tool call.
+	step stepConn
 	// metaStmt is Meta's, prepared on its first use: a hook server reads
 	// a setting or two per tool call.
 	metaStmt *sql.Stmt
@@ -118,12 +118,6 @@ func (x *Index) prepare(ctx context.Context) error {
 		{&x.stmts.addSnap, addSnapSQL}, {&x.stmts.addStepSnap, addStepSnapSQL}, {&x.stmts.tickN, tickNSQL}})
 }
 
-// prepareStep is prepare for BeginStep's statements.
-func (x *Index) prepareStep(ctx context.Context) error {
-	return x.prepareAll(ctx, []prepared{{&x.stepStmts.at, stepAtSQL}, {&x.stepStmts.tick, stepTickSQL},
-		{&x.stepStmts.insert, insertStepSQL}})
-}
-
 // prepared is a statement to prepare (prepareAll) and where it goes.
 type prepared struct {
 	dst   **sql.Stmt
@@ -138,10 +132,18 @@ func (x *Index) prepareAll(ctx context.Context, group []prepared) error {
 	if *group[0].dst != nil {
 		return nil
 	}
+	return prepareOn(ctx, x.db, group)
+}
+
+// prepareOn prepares the statements of group on db (the pool or one
+// connection), all or none.
+func prepareOn(ctx context.Context, db interface {
+	PrepareContext(context.Context, string) (*sql.Stmt, error)
+}, group []prepared) error {
 	stmts := make([]*sql.Stmt, len(group))
 	for i, p := range group {
 		var err error
-		if stmts[i], err = x.db.PrepareContext(ctx, p.query); err != nil {
+		if stmts[i], err = db.PrepareContext(ctx, p.query); err != nil {
 			for _, st := range stmts[:i] {
 				st.Close()
 			}
@@ -240,11 +242,88 @@ func checkPragmas(ctx context.Context, db *sql.DB) error {
 func (x *Index) Dir() string { return x.dir }
 
 // Close closes the database.
-func (x *Index) Close() error { return x.db.Close() }
+func (x *Index) Close() error {
+	x.step.mu.Lock()
+	x.step.close(false)
+	x.step.mu.Unlock()
+	return x.db.Close()
+}
 
 // write runs fn in one write transaction.
 func (x *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return inTx(ctx, x.db, nil, fn)
+}
+
+// stepConn is a connection of the pool kept for BeginStep, with its
+// statements prepared on it. A sql.Tx starts a goroutine when it begins
+// and another for every statement in it that returns rows, each waking
+// another thread; BEGIN IMMEDIATE and COMMIT run as statements on a
+// connection of its own start none when the caller's context has no Done
+// channel (the hook server's has none). The transaction is the one a
+// sql.Tx makes (the DSN's _txlock=immediate): same lock, same commit.
+type stepConn struct {
+	mu               sync.Mutex // held for a whole transaction
+	conn             *sql.Conn
+	at, tick, insert *sql.Stmt
+}
+
+// writeStep runs fn in one write transaction on x.step's connection,
+// opening it and preparing BeginStep's statements first unless done: on
+// any error the transaction is rolled back, and a connection whose
+// rollback fails is closed and opened again on the next call.
+func (x *Index) writeStep(ctx context.Context, fn func(s *stepConn) error) (err error) {
+	s := &x.step
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conn == nil {
+		conn, err := x.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		s.conn = conn
+		if err := prepareOn(ctx, conn, []prepared{{&s.at, stepAtSQL}, {&s.tick, stepTickSQL}, {&s.insert, insertStepSQL}}); err != nil {
+			s.close(false)
+			return err
+		}
+	}
+	if _, err := s.conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		s.close(true) // whether a transaction is open is not known
+		return err
+	}
+	committed := false
+	defer func() {
+		if committed {
+			return
+		}
+		if _, rerr := s.conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil {
+			s.close(true)
+		}
+	}()
+	if err := fn(s); err != nil {
+		return err
+	}
+	if _, err := s.conn.ExecContext(ctx, `COMMIT`); err != nil {
+		return err
+	}
+	committed = true
+	return nil
+}
+
+// close closes the statements and gives the connection back to the pool,
+// or has the pool close it (bad) when its state is not known. Hold s.mu.
+func (s *stepConn) close(bad bool) {
+	for _, st := range []*sql.Stmt{s.at, s.tick, s.insert} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	if s.conn != nil {
+		if bad {
+			s.conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		s.conn.Close()
+	}
+	s.conn, s.at, s.tick, s.insert = nil, nil, nil, nil
 }
 
 // writeDurable is write with synchronous=FULL for this one transaction:

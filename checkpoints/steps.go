@@ -36,17 +36,13 @@ var ErrNoStep = errors.New("no such step in that turn")
 // fails with an error wrapping ErrNoOpenTurn.
 func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opened bool, err error) {
 	now := x.now()
-	if err := x.prepareStep(ctx); err != nil {
-		return Step{}, false, err
-	}
-	ps := &x.stepStmts
-	err = x.write(ctx, func(tx *sql.Tx) error {
+	err = x.writeStep(ctx, func(ps *stepConn) error {
 		var turnID sql.NullInt64
 		var turn, next int
 		var clock int64
 		var number, seq, t, lo, hi sql.NullInt64
 		var was sql.NullString
-		err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
+		err := ps.at.QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
 		if err == sql.ErrNoRows {
 			return ErrNoOpenTurn
 		}
@@ -61,14 +57,14 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 		// The clock's next value: read above under this transaction's
 		// write lock, so no other writer can have taken it.
 		st.Seq, st.Number = clock+1, next
-		res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq)
+		res, err := ps.tick.ExecContext(ctx, st.Seq)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
 		}
-		if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
+		if _, err := ps.insert.ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
 			return err
 		}
 		st.Key, st.Tool, st.Time, opened = key, tool, time.Unix(0, now.UnixNano()), true
@@ -77,7 +73,7 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 		if hi.Valid {
 			hi.Int64++
 		}
-		return x.trimChanges(ctx, tx, lo, hi)
+		return x.trimChanges(ctx, ps.conn, lo, hi)
 	})
 	if err != nil {
 		return Step{}, false, fmt.Errorf("checkpoints: begin step: %w", err)
