@@ -34,10 +34,11 @@ type Index struct {
 	now func() time.Time
 	// stmts are the capture hot path's statements, prepared on first
 	// use (prepare), not at Open: most commands never capture.
-	stmts struct{ capturing, addPath, addSnap, addStepSnap, tickN *sql.Stmt }
-	// step is BeginStep's connection and statements, opened on its first
-	// use (writeStep): a resident hook server opens a step per tool call.
-	step stepConn
+	stmts struct{ capturing *sql.Stmt }
+	// own is the connection and statements of the writes a resident hook
+	// server makes per tool call (BeginStep, AddSnaps), opened on first
+	// use (writeOwn).
+	own ownConn
 	// metaStmt is Meta's, prepared on its first use: a hook server reads
 	// a setting or two per tool call.
 	metaStmt *sql.Stmt
@@ -108,14 +109,14 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 	return x, nil
 }
 
-// prepare prepares the capture hot path's statements unless it has. Call
-// it before beginning the transaction that uses them: preparing while a
+// prepare prepares the capture hot path's lookup unless it has. Call it
+// before beginning a transaction that uses it: preparing while a
 // transaction holds the pool's connection would open a second connection
 // (its pragmas, its own parse of the schema). A failure is returned and
-// the next call tries again.
+// the next call tries again. The capture's writes have their statements
+// on x.own's connection.
 func (x *Index) prepare(ctx context.Context) error {
-	return x.prepareAll(ctx, []prepared{{&x.stmts.capturing, capturingSQL}, {&x.stmts.addPath, addPathSQL},
-		{&x.stmts.addSnap, addSnapSQL}, {&x.stmts.addStepSnap, addStepSnapSQL}, {&x.stmts.tickN, tickNSQL}})
+	return x.prepareAll(ctx, []prepared{{&x.stmts.capturing, capturingSQL}})
 }
 
 // prepared is a statement to prepare (prepareAll) and where it goes.
@@ -243,9 +244,9 @@ func (x *Index) Dir() string { return x.dir }
 
 // Close closes the database.
 func (x *Index) Close() error {
-	x.step.mu.Lock()
-	x.step.close(false)
-	x.step.mu.Unlock()
+	x.own.mu.Lock()
+	x.own.close(false)
+	x.own.mu.Unlock()
 	return x.db.Close()
 }
 
@@ -254,40 +255,53 @@ func (x *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return inTx(ctx, x.db, nil, fn)
 }
 
-// stepConn is a connection of the pool kept for BeginStep, with its
-// statements prepared on it. A sql.Tx starts a goroutine when it begins
-// and another for every statement in it that returns rows, each waking
-// another thread; BEGIN IMMEDIATE and COMMIT run as statements on a
-// connection of its own start none when the caller's context has no Done
-// channel (the hook server's has none). The transaction is the one a
-// sql.Tx makes (the DSN's _txlock=immediate): same lock, same commit.
-type stepConn struct {
-	mu               sync.Mutex // held for a whole transaction
-	conn             *sql.Conn
-	at, tick, insert *sql.Stmt
+// ownConn is a connection of the pool kept for the writes a hook server
+// makes per tool call (BeginStep, AddSnaps), with their statements
+// prepared on it. A sql.Tx starts a goroutine when it begins and another
+// for every statement in it that returns rows, and the driver one for its
+// COMMIT (the Tx's context is cancellable), each waking another thread;
+// BEGIN IMMEDIATE and COMMIT run as statements on a connection of its own
+// start none when the caller's context has no Done channel (the hook
+// server's has none). The transaction is the one a sql.Tx makes (the
+// DSN's _txlock=immediate): same lock, same commit.
+type ownConn struct {
+	mu   sync.Mutex // held for a whole transaction
+	conn *sql.Conn
+	// BeginStep's (stepGroup) and the capture's (snapGroup), each group
+	// prepared on its first use.
+	at, tick, insert                     *sql.Stmt
+	tickN, addPath, addSnap, addStepSnap *sql.Stmt
 }
 
-// writeStep runs fn in one write transaction on x.step's connection,
-// opening it and preparing BeginStep's statements first unless done: on
-// any error the transaction is rolled back, and a connection whose
-// rollback fails is closed and opened again on the next call.
-func (x *Index) writeStep(ctx context.Context, fn func(s *stepConn) error) (err error) {
-	s := &x.step
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conn == nil {
-		conn, err := x.db.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		s.conn = conn
-		if err := prepareOn(ctx, conn, []prepared{{&s.at, stepAtSQL}, {&s.tick, stepTickSQL}, {&s.insert, insertStepSQL}}); err != nil {
-			s.close(false)
+// stepGroup and snapGroup are the statement groups of x.own.
+func (o *ownConn) stepGroup() []prepared {
+	return []prepared{{&o.at, stepAtSQL}, {&o.tick, stepTickSQL}, {&o.insert, insertStepSQL}}
+}
+
+func (o *ownConn) snapGroup() []prepared {
+	return []prepared{{&o.tickN, tickNSQL}, {&o.addPath, addPathSQL}, {&o.addSnap, addSnapSQL}, {&o.addStepSnap, addStepSnapSQL}}
+}
+
+// writeOwn runs fn in one write transaction on x.own's connection,
+// opening it and preparing group's statements first unless done: on any
+// error the transaction is rolled back, and a connection whose rollback
+// fails is closed and opened again on the next call.
+func (x *Index) writeOwn(ctx context.Context, group func(*ownConn) []prepared, fn func(o *ownConn) error) (err error) {
+	o := &x.own
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.conn == nil {
+		if o.conn, err = x.db.Conn(ctx); err != nil {
 			return err
 		}
 	}
-	if _, err := s.conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
-		s.close(true) // whether a transaction is open is not known
+	if g := group(o); *g[0].dst == nil {
+		if err := prepareOn(ctx, o.conn, g); err != nil {
+			return err
+		}
+	}
+	if _, err := o.conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		o.close(true) // whether a transaction is open is not known
 		return err
 	}
 	committed := false
@@ -295,14 +309,14 @@ func (x *Index) writeStep(ctx context.Context, fn func(s *stepConn) error) (err 
 		if committed {
 			return
 		}
-		if _, rerr := s.conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil {
-			s.close(true)
+		if _, rerr := o.conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil {
+			o.close(true)
 		}
 	}()
-	if err := fn(s); err != nil {
+	if err := fn(o); err != nil {
 		return err
 	}
-	if _, err := s.conn.ExecContext(ctx, `COMMIT`); err != nil {
+	if _, err := o.conn.ExecContext(ctx, `COMMIT`); err != nil {
 		return err
 	}
 	committed = true
@@ -310,20 +324,23 @@ func (x *Index) writeStep(ctx context.Context, fn func(s *stepConn) error) (err 
 }
 
 // close closes the statements and gives the connection back to the pool,
-// or has the pool close it (bad) when its state is not known. Hold s.mu.
-func (s *stepConn) close(bad bool) {
-	for _, st := range []*sql.Stmt{s.at, s.tick, s.insert} {
-		if st != nil {
-			st.Close()
+// or has the pool close it (bad) when its state is not known. Hold o.mu.
+func (o *ownConn) close(bad bool) {
+	for _, g := range [][]prepared{o.stepGroup(), o.snapGroup()} {
+		for _, p := range g {
+			if *p.dst != nil {
+				(*p.dst).Close()
+				*p.dst = nil
+			}
 		}
 	}
-	if s.conn != nil {
+	if o.conn != nil {
 		if bad {
-			s.conn.Raw(func(any) error { return driver.ErrBadConn })
+			o.conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
-		s.conn.Close()
+		o.conn.Close()
+		o.conn = nil
 	}
-	s.conn, s.at, s.tick, s.insert = nil, nil, nil, nil
 }
 
 // writeDurable is write with synchronous=FULL for this one transaction:

@@ -36,7 +36,7 @@ var ErrNoStep = errors.New("no such step in that turn")
 // fails with an error wrapping ErrNoOpenTurn.
 func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opened bool, err error) {
 	now := x.now()
-	err = x.writeStep(ctx, func(ps *stepConn) error {
+	err = x.writeOwn(ctx, (*ownConn).stepGroup, func(ps *ownConn) error {
 		var turnID sql.NullInt64
 		var turn, next int
 		var clock int64
@@ -81,7 +81,7 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 	return st, opened, nil
 }
 
-// BeginStep's statements, prepared once (prepareStep): a step is opened
+// BeginStep's statements, prepared once (ownConn.stepGroup): a step is opened
 // per tool call, and parsing them cost more than running them. The open
 // turn, its step with the key (none for an empty key), the next step's
 // number, the clock and the change log's span are read by one statement:

@@ -407,16 +407,13 @@ const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, 
 // It reports whether f was recorded. The turn must still be active:
 // capturing into a turn a rewind has hidden fails with ErrNoOpenTurn.
 func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, error) {
-	if err := x.prepare(ctx); err != nil {
-		return false, err
-	}
 	var added bool
-	err := x.write(ctx, func(tx *sql.Tx) error {
-		seq, err := tick(ctx, tx)
-		if err != nil {
+	err := x.writeOwn(ctx, (*ownConn).snapGroup, func(o *ownConn) error {
+		var seq int64
+		if err := o.tickN.QueryRowContext(ctx, 1).Scan(&seq); err != nil {
 			return err
 		}
-		ok, err := addSnap(ctx, tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap), tx.StmtContext(ctx, x.stmts.addStepSnap), turnID, seq, f)
+		ok, err := addSnap(ctx, o.addPath, o.addSnap, o.addStepSnap, turnID, seq, f)
 		if err != nil || ok {
 			added = ok
 			return err
@@ -424,7 +421,7 @@ func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, er
 		// Nothing inserted: the path was captured already, or the turn is
 		// gone from the active history.
 		var hidden sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
+		if err := o.conn.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
 			return notFound(err)
 		}
 		if hidden.Valid {
