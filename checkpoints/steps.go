@@ -81,12 +81,11 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 	return st, opened, nil
 }
 
-// BeginStep's statements, prepared once (ownConn.stepGroup): a step is opened
-// per tool call, and parsing them cost more than running them. The open
-// turn, its step with the key (none for an empty key), the next step's
-// number, the clock and the change log's span are read by one statement:
-// within a transaction every statement that returns rows costs
-// database/sql a goroutine, and the two writes return none.
+// BeginStep's statements, prepared once on the index's own connection
+// (ownConn.stepGroup): a step is opened per tool call, and parsing them
+// cost more than running them. The open turn, its step with the key (none
+// for an empty key), the next step's number, the clock and the change
+// log's span are read by one statement, where four ran before.
 const (
 	stepAtSQL = `SELECT t.id, t.number, s.number, s.seq, s.tool, s.time,
 	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
