@@ -35,15 +35,12 @@ type Index struct {
 	// stmts are the capture hot path's statements, prepared on first
 	// use (prepare), not at Open: most commands never capture.
 	stmts struct{ capturing *sql.Stmt }
-	// own is the connection and statements of the writes a resident hook
-	// server makes per tool call (BeginStep, AddSnaps), opened on first
-	// use (writeOwn).
-	own ownConn
-	// metaStmt is Meta's, prepared on its first use: a hook server reads
-	// a setting or two per tool call.
-	metaStmt *sql.Stmt
-	prepMu   sync.Mutex
-	keep     int64 // changes the change log keeps (WithChangeLogKeep)
+	// own is the connection and statements of what a resident hook
+	// server does per tool call (Meta, BeginStep, CapturingIn, AddSnaps),
+	// opened on first use (useOwn).
+	own    ownConn
+	prepMu sync.Mutex
+	keep   int64 // changes the change log keeps (WithChangeLogKeep)
 }
 
 // Option configures Open.
@@ -255,9 +252,11 @@ func (x *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return inTx(ctx, x.db, nil, fn)
 }
 
-// ownConn is a connection of the pool kept for the writes a hook server
-// makes per tool call (BeginStep, AddSnaps), with their statements
-// prepared on it. A sql.Tx starts a goroutine when it begins and another
+// ownConn is a connection of the pool kept for what a hook server does per
+// tool call (Meta, BeginStep, CapturingIn, AddSnaps), with their
+// statements prepared on it. One connection for all of them keeps its
+// page cache: SQLite drops a connection's cache when another connection
+// has written since its last transaction. A sql.Tx starts a goroutine when it begins and another
 // for every statement in it that returns rows, and the driver one for its
 // COMMIT (the Tx's context is cancellable), each waking another thread;
 // BEGIN IMMEDIATE and COMMIT run as statements on a connection of its own
@@ -265,13 +264,21 @@ func (x *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // server's has none). The transaction is the one a sql.Tx makes (the
 // DSN's _txlock=immediate): same lock, same commit.
 type ownConn struct {
-	mu   sync.Mutex // held for a whole transaction
+	mu   sync.Mutex // held for a whole use (useOwn), a transaction's too
 	conn *sql.Conn
-	// BeginStep's (stepGroup) and the capture's (snapGroup), each group
-	// prepared on its first use.
+	// BeginStep's (stepGroup), the capture's (snapGroup), its lookup's
+	// and Meta's, each group prepared on its first use.
 	at, tick, insert                     *sql.Stmt
 	tickN, addPath, addSnap, addStepSnap *sql.Stmt
+	capturing, meta                      *sql.Stmt
 }
+
+func (o *ownConn) capturingGroup() []prepared { return []prepared{{&o.capturing, capturingSQL}} }
+
+func (o *ownConn) metaGroup() []prepared { return []prepared{{&o.meta, metaSQL}} }
+
+// allGroups are every group of ownConn's statements.
+var allGroups = []func(*ownConn) []prepared{(*ownConn).stepGroup, (*ownConn).snapGroup, (*ownConn).capturingGroup, (*ownConn).metaGroup}
 
 // stepGroup and snapGroup are the statement groups of x.own.
 func (o *ownConn) stepGroup() []prepared {
@@ -282,11 +289,10 @@ func (o *ownConn) snapGroup() []prepared {
 	return []prepared{{&o.tickN, tickNSQL}, {&o.addPath, addPathSQL}, {&o.addSnap, addSnapSQL}, {&o.addStepSnap, addStepSnapSQL}}
 }
 
-// writeOwn runs fn in one write transaction on x.own's connection,
-// opening it and preparing group's statements first unless done: on any
-// error the transaction is rolled back, and a connection whose rollback
-// fails is closed and opened again on the next call.
-func (x *Index) writeOwn(ctx context.Context, group func(*ownConn) []prepared, fn func(o *ownConn) error) (err error) {
+// useOwn runs fn on x.own's connection, holding it, opening it and
+// preparing group's statements first unless done. Outside a transaction
+// (writeOwn) each statement fn runs is a snapshot of its own.
+func (x *Index) useOwn(ctx context.Context, group func(*ownConn) []prepared, fn func(o *ownConn) error) (err error) {
 	o := &x.own
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -300,6 +306,18 @@ func (x *Index) writeOwn(ctx context.Context, group func(*ownConn) []prepared, f
 			return err
 		}
 	}
+	return fn(o)
+}
+
+// writeOwn runs fn in one write transaction on x.own's connection
+// (useOwn): on any error the transaction is rolled back, and a connection
+// whose rollback fails is closed and opened again on the next call.
+func (x *Index) writeOwn(ctx context.Context, group func(*ownConn) []prepared, fn func(o *ownConn) error) error {
+	return x.useOwn(ctx, group, func(o *ownConn) error { return o.inTx(ctx, fn) })
+}
+
+// inTx is writeOwn's transaction. Hold o.mu.
+func (o *ownConn) inTx(ctx context.Context, fn func(o *ownConn) error) error {
 	if _, err := o.conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
 		o.close(true) // whether a transaction is open is not known
 		return err
@@ -326,8 +344,8 @@ func (x *Index) writeOwn(ctx context.Context, group func(*ownConn) []prepared, f
 // close closes the statements and gives the connection back to the pool,
 // or has the pool close it (bad) when its state is not known. Hold o.mu.
 func (o *ownConn) close(bad bool) {
-	for _, g := range [][]prepared{o.stepGroup(), o.snapGroup()} {
-		for _, p := range g {
+	for _, g := range allGroups {
+		for _, p := range g(o) {
 			if *p.dst != nil {
 				(*p.dst).Close()
 				*p.dst = nil
@@ -472,11 +490,8 @@ func notFound(err error) error {
 
 // Meta returns the value stored under key, or ErrNotFound.
 func (x *Index) Meta(ctx context.Context, key string) (string, error) {
-	if err := x.prepareAll(ctx, []prepared{{&x.metaStmt, metaSQL}}); err != nil {
-		return "", err
-	}
 	var v string
-	err := x.metaStmt.QueryRowContext(ctx, key).Scan(&v)
+	err := x.useOwn(ctx, (*ownConn).metaGroup, func(o *ownConn) error { return o.meta.QueryRowContext(ctx, key).Scan(&v) })
 	if err != nil {
 		return "", fmt.Errorf("checkpoints: meta %s: %w", key, notFound(err))
 	}

@@ -342,12 +342,12 @@ type Capturing struct {
 func (c Capturing) Needed() bool { return c.Snap == nil || (c.Snap.Step != c.Step && !c.InStep) }
 
 // CapturingIn is Capturing for a capture into the step ref names, in one
-// query.
-func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capturing, error) {
-	if err := x.prepare(ctx); err != nil {
-		return Capturing{}, err
-	}
-	c, err := scanCapturing(x.stmts.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step), path)
+// query, on the index's own connection (see ownConn).
+func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (c Capturing, err error) {
+	err = x.useOwn(ctx, (*ownConn).capturingGroup, func(o *ownConn) error {
+		c, err = scanCapturing(o.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step), path)
+		return err
+	})
 	if err != nil {
 		return Capturing{}, fmt.Errorf("checkpoints: %w", err)
 	}
