@@ -34,15 +34,18 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 		}
 		return added, nil
 	}
-	err := x.writeOwn(ctx, (*ownConn).snapGroup, func(o *ownConn) error {
+	if err := x.prepare(ctx); err != nil {
+		return nil, err
+	}
+	err := x.write(ctx, func(tx *sql.Tx) error {
 		// One clock step per snapshot, taken at once: seqs last-n+1..last.
 		var last int64
-		if err := o.tickN.QueryRowContext(ctx, len(snaps)).Scan(&last); err != nil {
+		if err := tx.StmtContext(ctx, x.stmts.tickN).QueryRowContext(ctx, len(snaps)).Scan(&last); err != nil {
 			return err
 		}
 		// Each insert checks that the turn is active (not hidden by a
 		// rewind since the caller read it).
-		path, first, later := o.addPath, o.addSnap, o.addStepSnap
+		path, first, later := tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap), tx.StmtContext(ctx, x.stmts.addStepSnap)
 		some := false
 		for i, f := range snaps {
 			seq := last - int64(len(snaps)-1-i)
@@ -56,7 +59,7 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 			// Nothing inserted: every path was captured already, or the
 			// turn is gone from the active history.
 			var hidden sql.NullInt64
-			if err := o.conn.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
 				return notFound(err)
 			}
 			if hidden.Valid {

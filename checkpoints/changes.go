@@ -108,10 +108,7 @@ func changesSpan(ctx context.Context, tx *sql.Tx) (lo, hi sql.NullInt64, err err
 // bound is kept as a ChangeTrimmed marker and those before it are deleted:
 // a follower still behind the marker reads it first and knows it has
 // missed changes, whatever gaps the IDs have.
-func (x *Index) trimChanges(ctx context.Context, tx interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-	ExecContext(context.Context, string, ...any) (sql.Result, error)
-}, lo, hi sql.NullInt64) error {
+func (x *Index) trimChanges(ctx context.Context, tx *sql.Tx, lo, hi sql.NullInt64) error {
 	if !hi.Valid || hi.Int64-lo.Int64 < x.keep+max(x.keep/4, 1) {
 		return nil
 	}

@@ -34,13 +34,15 @@ type Index struct {
 	now func() time.Time
 	// stmts are the capture hot path's statements, prepared on first
 	// use (prepare), not at Open: most commands never capture.
-	stmts struct{ capturing *sql.Stmt }
-	// own is the connection and statements of what a resident hook
-	// server does per tool call (Meta, BeginStep, CapturingIn, AddSnaps),
-	// opened on first use (useOwn).
-	own    ownConn
-	prepMu sync.Mutex
-	keep   int64 // changes the change log keeps (WithChangeLogKeep)
+	stmts struct{ capturing, addPath, addSnap, addStepSnap, tickN *sql.Stmt }
+	// stepStmts are BeginStep's, prepared on its first use
+	// (prepareStep): a resident hook server opens a step per tool call.
+	stepStmts struct{ at, tick, insert *sql.Stmt }
+	// metaStmt is Meta's, prepared on its first use: a hook server reads
+	// a setting or two per tool call.
+	metaStmt *sql.Stmt
+	prepMu   sync.Mutex
+	keep     int64 // changes the change log keeps (WithChangeLogKeep)
 }
 
 // Option configures Open.
@@ -106,14 +108,20 @@ func Open(ctx context.Context, dir string, opts ...Option) (*Index, error) {
 	return x, nil
 }
 
-// prepare prepares the capture hot path's lookup unless it has. Call it
-// before beginning a transaction that uses it: preparing while a
+// prepare prepares the capture hot path's statements unless it has. Call
+// it before beginning the transaction that uses them: preparing while a
 // transaction holds the pool's connection would open a second connection
 // (its pragmas, its own parse of the schema). A failure is returned and
-// the next call tries again. The capture's writes have their statements
-// on x.own's connection.
+// the next call tries again.
 func (x *Index) prepare(ctx context.Context) error {
-	return x.prepareAll(ctx, []prepared{{&x.stmts.capturing, capturingSQL}})
+	return x.prepareAll(ctx, []prepared{{&x.stmts.capturing, capturingSQL}, {&x.stmts.addPath, addPathSQL},
+		{&x.stmts.addSnap, addSnapSQL}, {&x.stmts.addStepSnap, addStepSnapSQL}, {&x.stmts.tickN, tickNSQL}})
+}
+
+// prepareStep is prepare for BeginStep's statements.
+func (x *Index) prepareStep(ctx context.Context) error {
+	return x.prepareAll(ctx, []prepared{{&x.stepStmts.at, stepAtSQL}, {&x.stepStmts.tick, stepTickSQL},
+		{&x.stepStmts.insert, insertStepSQL}})
 }
 
 // prepared is a statement to prepare (prepareAll) and where it goes.
@@ -130,18 +138,10 @@ func (x *Index) prepareAll(ctx context.Context, group []prepared) error {
 	if *group[0].dst != nil {
 		return nil
 	}
-	return prepareOn(ctx, x.db, group)
-}
-
-// prepareOn prepares the statements of group on db (the pool or one
-// connection), all or none.
-func prepareOn(ctx context.Context, db interface {
-	PrepareContext(context.Context, string) (*sql.Stmt, error)
-}, group []prepared) error {
 	stmts := make([]*sql.Stmt, len(group))
 	for i, p := range group {
 		var err error
-		if stmts[i], err = db.PrepareContext(ctx, p.query); err != nil {
+		if stmts[i], err = x.db.PrepareContext(ctx, p.query); err != nil {
 			for _, st := range stmts[:i] {
 				st.Close()
 			}
@@ -240,125 +240,11 @@ func checkPragmas(ctx context.Context, db *sql.DB) error {
 func (x *Index) Dir() string { return x.dir }
 
 // Close closes the database.
-func (x *Index) Close() error {
-	x.own.mu.Lock()
-	x.own.close(false)
-	x.own.mu.Unlock()
-	return x.db.Close()
-}
+func (x *Index) Close() error { return x.db.Close() }
 
 // write runs fn in one write transaction.
 func (x *Index) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return inTx(ctx, x.db, nil, fn)
-}
-
-// ownConn is a connection of the pool kept for what a hook server does per
-// tool call (Meta, BeginStep, CapturingIn, AddSnaps), with their
-// statements prepared on it. One connection for all of them keeps its
-// page cache: SQLite drops a connection's cache when another connection
-// has written since its last transaction. A sql.Tx starts a goroutine when it begins and another
-// for every statement in it that returns rows, and the driver one for its
-// COMMIT (the Tx's context is cancellable), each waking another thread;
-// BEGIN IMMEDIATE and COMMIT run as statements on a connection of its own
-// start none when the caller's context has no Done channel (the hook
-// server's has none). The transaction is the one a sql.Tx makes (the
-// DSN's _txlock=immediate): same lock, same commit.
-type ownConn struct {
-	mu   sync.Mutex // held for a whole use (useOwn), a transaction's too
-	conn *sql.Conn
-	// BeginStep's (stepGroup), the capture's (snapGroup), its lookup's
-	// and Meta's, each group prepared on its first use.
-	at, tick, insert                     *sql.Stmt
-	tickN, addPath, addSnap, addStepSnap *sql.Stmt
-	capturing, meta                      *sql.Stmt
-}
-
-func (o *ownConn) capturingGroup() []prepared { return []prepared{{&o.capturing, capturingSQL}} }
-
-func (o *ownConn) metaGroup() []prepared { return []prepared{{&o.meta, metaSQL}} }
-
-// allGroups are every group of ownConn's statements.
-var allGroups = []func(*ownConn) []prepared{(*ownConn).stepGroup, (*ownConn).snapGroup, (*ownConn).capturingGroup, (*ownConn).metaGroup}
-
-// stepGroup and snapGroup are the statement groups of x.own.
-func (o *ownConn) stepGroup() []prepared {
-	return []prepared{{&o.at, stepAtSQL}, {&o.tick, stepTickSQL}, {&o.insert, insertStepSQL}}
-}
-
-func (o *ownConn) snapGroup() []prepared {
-	return []prepared{{&o.tickN, tickNSQL}, {&o.addPath, addPathSQL}, {&o.addSnap, addSnapSQL}, {&o.addStepSnap, addStepSnapSQL}}
-}
-
-// useOwn runs fn on x.own's connection, holding it, opening it and
-// preparing group's statements first unless done. Outside a transaction
-// (writeOwn) each statement fn runs is a snapshot of its own.
-func (x *Index) useOwn(ctx context.Context, group func(*ownConn) []prepared, fn func(o *ownConn) error) (err error) {
-	o := &x.own
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.conn == nil {
-		if o.conn, err = x.db.Conn(ctx); err != nil {
-			return err
-		}
-	}
-	if g := group(o); *g[0].dst == nil {
-		if err := prepareOn(ctx, o.conn, g); err != nil {
-			return err
-		}
-	}
-	return fn(o)
-}
-
-// writeOwn runs fn in one write transaction on x.own's connection
-// (useOwn): on any error the transaction is rolled back, and a connection
-// whose rollback fails is closed and opened again on the next call.
-func (x *Index) writeOwn(ctx context.Context, group func(*ownConn) []prepared, fn func(o *ownConn) error) error {
-	return x.useOwn(ctx, group, func(o *ownConn) error { return o.inTx(ctx, fn) })
-}
-
-// inTx is writeOwn's transaction. Hold o.mu.
-func (o *ownConn) inTx(ctx context.Context, fn func(o *ownConn) error) error {
-	if _, err := o.conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
-		o.close(true) // whether a transaction is open is not known
-		return err
-	}
-	committed := false
-	defer func() {
-		if committed {
-			return
-		}
-		if _, rerr := o.conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`); rerr != nil {
-			o.close(true)
-		}
-	}()
-	if err := fn(o); err != nil {
-		return err
-	}
-	if _, err := o.conn.ExecContext(ctx, `COMMIT`); err != nil {
-		return err
-	}
-	committed = true
-	return nil
-}
-
-// close closes the statements and gives the connection back to the pool,
-// or has the pool close it (bad) when its state is not known. Hold o.mu.
-func (o *ownConn) close(bad bool) {
-	for _, g := range allGroups {
-		for _, p := range g(o) {
-			if *p.dst != nil {
-				(*p.dst).Close()
-				*p.dst = nil
-			}
-		}
-	}
-	if o.conn != nil {
-		if bad {
-			o.conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-		o.conn.Close()
-		o.conn = nil
-	}
 }
 
 // writeDurable is write with synchronous=FULL for this one transaction:
@@ -490,8 +376,11 @@ func notFound(err error) error {
 
 // Meta returns the value stored under key, or ErrNotFound.
 func (x *Index) Meta(ctx context.Context, key string) (string, error) {
+	if err := x.prepareAll(ctx, []prepared{{&x.metaStmt, metaSQL}}); err != nil {
+		return "", err
+	}
 	var v string
-	err := x.useOwn(ctx, (*ownConn).metaGroup, func(o *ownConn) error { return o.meta.QueryRowContext(ctx, key).Scan(&v) })
+	err := x.metaStmt.QueryRowContext(ctx, key).Scan(&v)
 	if err != nil {
 		return "", fmt.Errorf("checkpoints: meta %s: %w", key, notFound(err))
 	}

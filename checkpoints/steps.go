@@ -36,13 +36,17 @@ var ErrNoStep = errors.New("no such step in that turn")
 // fails with an error wrapping ErrNoOpenTurn.
 func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opened bool, err error) {
 	now := x.now()
-	err = x.writeOwn(ctx, (*ownConn).stepGroup, func(ps *ownConn) error {
+	if err := x.prepareStep(ctx); err != nil {
+		return Step{}, false, err
+	}
+	ps := &x.stepStmts
+	err = x.write(ctx, func(tx *sql.Tx) error {
 		var turnID sql.NullInt64
 		var turn, next int
 		var clock int64
 		var number, seq, t, lo, hi sql.NullInt64
 		var was sql.NullString
-		err := ps.at.QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
+		err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
 		if err == sql.ErrNoRows {
 			return ErrNoOpenTurn
 		}
@@ -57,14 +61,14 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 		// The clock's next value: read above under this transaction's
 		// write lock, so no other writer can have taken it.
 		st.Seq, st.Number = clock+1, next
-		res, err := ps.tick.ExecContext(ctx, st.Seq)
+		res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
 		}
-		if _, err := ps.insert.ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
+		if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
 			return err
 		}
 		st.Key, st.Tool, st.Time, opened = key, tool, time.Unix(0, now.UnixNano()), true
@@ -73,7 +77,7 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 		if hi.Valid {
 			hi.Int64++
 		}
-		return x.trimChanges(ctx, ps.conn, lo, hi)
+		return x.trimChanges(ctx, tx, lo, hi)
 	})
 	if err != nil {
 		return Step{}, false, fmt.Errorf("checkpoints: begin step: %w", err)
@@ -81,11 +85,12 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 	return st, opened, nil
 }
 
-// BeginStep's statements, prepared once on the index's own connection
-// (ownConn.stepGroup): a step is opened per tool call, and parsing them
-// cost more than running them. The open turn, its step with the key (none
-// for an empty key), the next step's number, the clock and the change
-// log's span are read by one statement, where four ran before.
+// BeginStep's statements, prepared once (prepareStep): a step is opened
+// per tool call, and parsing them cost more than running them. The open
+// turn, its step with the key (none for an empty key), the next step's
+// number, the clock and the change log's span are read by one statement:
+// within a transaction every statement that returns rows costs
+// database/sql a goroutine, and the two writes return none.
 const (
 	stepAtSQL = `SELECT t.id, t.number, s.number, s.seq, s.tool, s.time,
 	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),

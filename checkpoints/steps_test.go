@@ -4,13 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/ckpt/ckpt/cas"
 	"github.com/ckpt/ckpt/checkpoints"
@@ -243,89 +238,5 @@ func TestBeginStepAcrossHandles(t *testing.T) {
 	}
 	if st := step(b, "toolu_1", 1, true); st.Turn != 1 {
 		t.Fatalf("a key of the turn before opens a step of the new turn: %+v", st)
-	}
-}
-
-// TestBeginStepOwnConnection: BeginStep's and AddSnaps' transactions run
-// on a connection the index keeps for them. One that fails (no open turn;
-// a capture whose blobs did not become durable) is rolled back, so the
-// pool's writers are not kept waiting and nothing is recorded; steps
-// opened at once by many goroutines, beside captures, each take their own
-// number, and a key shared by them opens one step; Close closes that
-// connection too, so the last connection's close folds the WAL into the
-// index and removes it.
-func TestBeginStepOwnConnection(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	dir := t.TempDir()
-	x := open(t, dir)
-	if _, _, err := x.BeginStep(ctx, "toolu_0", "Edit"); !errors.Is(err, checkpoints.ErrNoOpenTurn) {
-		t.Fatalf("BeginStep with no turn: %v, want ErrNoOpenTurn", err)
-	}
-	// A transaction left open would hold the write lock for the whole
-	// busy timeout; the bound keeps the test from waiting that long.
-	bounded, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	tr, err := x.BeginTurn(bounded, "t0", nil, nil)
-	if err != nil {
-		t.Fatalf("BeginTurn after a failed BeginStep: %v", err)
-	}
-	notDurable := errors.New("blob not durable")
-	if _, err := x.AddSnapsAfter(ctx, tr.ID, []checkpoints.FileSnap{{Path: "lost", Content: id("lost")}}, func() error { return notDurable }); !errors.Is(err, notDurable) {
-		t.Fatalf("AddSnapsAfter whose blobs failed: %v", err)
-	}
-	if err := x.SetMeta(bounded, "after", "a failed capture"); err != nil {
-		t.Fatalf("a write after a failed capture: %v", err)
-	}
-	const n = 8
-	var wg sync.WaitGroup
-	steps, shared := make([]checkpoints.Step, n), make([]bool, n)
-	errs := make([]error, 3*n)
-	captured := make([][]bool, n)
-	for i := range n {
-		wg.Add(3)
-		go func() {
-			defer wg.Done()
-			captured[i], errs[2*n+i] = x.AddSnaps(ctx, tr.ID, []checkpoints.FileSnap{{Path: fmt.Sprint("f", i), Content: id(fmt.Sprint(i))}})
-		}()
-		go func() {
-			defer wg.Done()
-			steps[i], _, errs[i] = x.BeginStep(ctx, fmt.Sprint("toolu_", i+1), "Edit")
-		}()
-		go func() {
-			defer wg.Done()
-			_, shared[i], errs[n+i] = x.BeginStep(ctx, "toolu_shared", "Bash")
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	numbers, opened := map[int]bool{}, 0
-	for i := range n {
-		if !captured[i][0] {
-			t.Fatalf("capture %d not recorded", i)
-		}
-		numbers[steps[i].Number] = true
-		if shared[i] {
-			opened++
-		}
-	}
-	if len(numbers) != n || opened != 1 {
-		t.Fatalf("%d goroutines' keys took %d step numbers, and %d opened the shared key's step; want %d and 1", n, len(numbers), opened, n)
-	}
-	all, err := x.Steps(ctx)
-	if err != nil || len(all) != n+1 {
-		t.Fatalf("Steps: %d, %v; want %d", len(all), err, n+1)
-	}
-	cp, err := x.Turn(ctx, tr.Turn)
-	if err != nil || len(cp.Files) != n {
-		t.Fatalf("Turn: %d files, %v; want %d (the failed capture's none)", len(cp.Files), err, n)
-	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, checkpoints.FileName+"-wal")); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("the WAL after Close: %v, want it removed", err)
 	}
 }

@@ -342,12 +342,12 @@ type Capturing struct {
 func (c Capturing) Needed() bool { return c.Snap == nil || (c.Snap.Step != c.Step && !c.InStep) }
 
 // CapturingIn is Capturing for a capture into the step ref names, in one
-// query, on the index's own connection (see ownConn).
-func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (c Capturing, err error) {
-	err = x.useOwn(ctx, (*ownConn).capturingGroup, func(o *ownConn) error {
-		c, err = scanCapturing(o.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step), path)
-		return err
-	})
+// query.
+func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capturing, error) {
+	if err := x.prepare(ctx); err != nil {
+		return Capturing{}, err
+	}
+	c, err := scanCapturing(x.stmts.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step), path)
 	if err != nil {
 		return Capturing{}, fmt.Errorf("checkpoints: %w", err)
 	}
@@ -407,13 +407,16 @@ const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, 
 // It reports whether f was recorded. The turn must still be active:
 // capturing into a turn a rewind has hidden fails with ErrNoOpenTurn.
 func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, error) {
+	if err := x.prepare(ctx); err != nil {
+		return false, err
+	}
 	var added bool
-	err := x.writeOwn(ctx, (*ownConn).snapGroup, func(o *ownConn) error {
-		var seq int64
-		if err := o.tickN.QueryRowContext(ctx, 1).Scan(&seq); err != nil {
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		seq, err := tick(ctx, tx)
+		if err != nil {
 			return err
 		}
-		ok, err := addSnap(ctx, o.addPath, o.addSnap, o.addStepSnap, turnID, seq, f)
+		ok, err := addSnap(ctx, tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap), tx.StmtContext(ctx, x.stmts.addStepSnap), turnID, seq, f)
 		if err != nil || ok {
 			added = ok
 			return err
@@ -421,7 +424,7 @@ func (x *Index) AddSnap(ctx context.Context, turnID int64, f FileSnap) (bool, er
 		// Nothing inserted: the path was captured already, or the turn is
 		// gone from the active history.
 		var hidden sql.NullInt64
-		if err := o.conn.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
 			return notFound(err)
 		}
 		if hidden.Valid {
