@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/ckpt/ckpt/controller"
@@ -72,6 +73,9 @@ func BenchmarkServerPreToolUse(b *testing.B) {
 		return m
 	}
 	post(ev("UserPromptSubmit", map[string]any{"prompt": "bench"}))
+	created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(created)
+	was := created[0].Value.Uint64()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -87,6 +91,9 @@ func BenchmarkServerPreToolUse(b *testing.B) {
 		b.StartTimer()
 		post(e)
 	}
+	b.StopTimer()
+	metrics.Read(created)
+	b.ReportMetric(float64(created[0].Value.Uint64()-was)/float64(b.N), "goroutines/op")
 }
 
 // BenchmarkControllerCapture: Controller.Capture of a new 8 KiB file in
