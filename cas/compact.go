@@ -2,6 +2,7 @@ package cas
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,6 +33,12 @@ func (d *Disk) Compact(ctx context.Context) error {
 }
 
 func (d *Disk) compact(ctx context.Context) error {
+	return d.writeConn(ctx, func(conn *sql.Conn) error { return migrations.Vacuum(ctx, conn) })
+}
+
+// writeConn runs fn on a connection of its own while this process's
+// writers wait (wmu): compaction and a repack's VACUUM rewrite the file.
+func (d *Disk) writeConn(ctx context.Context, fn func(*sql.Conn) error) error {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
 	conn, err := d.db.Conn(ctx)
@@ -39,7 +46,7 @@ func (d *Disk) compact(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close()
-	return migrations.Vacuum(ctx, conn)
+	return fn(conn)
 }
 
 // Footprint is what blobs.db takes on disk beyond the blobs' own bytes.

@@ -218,17 +218,12 @@ func (r *repacker) vacuum(ctx context.Context) error {
 // vacuum rewrites blobs.db compactly (SQLite's VACUUM: a copy of the live
 // rows, committed as one write; readers go on meanwhile).
 func (d *Disk) vacuum(ctx context.Context) error {
-	d.wmu.Lock()
-	defer d.wmu.Unlock()
-	conn, err := d.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `VACUUM`); err != nil {
-		return fmt.Errorf("vacuum: %w", err)
-	}
-	return nil
+	return d.writeConn(ctx, func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, `VACUUM`); err != nil {
+			return fmt.Errorf("vacuum: %w", err)
+		}
+		return nil
+	})
 }
 
 // repackChains returns the keys of every delta chain (the rows linked by
