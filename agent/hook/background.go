@@ -63,7 +63,7 @@ func StartDetached(store, exe, lockName, logName string, args ...string) error {
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.ExtraFiles = []*os.File{held}
 	detach(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd); err != nil {
 		return err
 	}
 	return cmd.Process.Release()
