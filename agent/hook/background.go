@@ -33,7 +33,7 @@ const (
 // STORE) as a detached process holding the store's lock file lockName,
 // its output appended to logName in the store, unless the lock is held (a
 // process started this way still runs). It does not wait for the
-// process.
+// process. On Linux the process starts with detachedTimerSlack.
 func StartDetached(store, exe, lockName, logName string, args ...string) error {
 	if err := os.MkdirAll(store, 0o700); err != nil {
 		return err
@@ -63,7 +63,7 @@ func StartDetached(store, exe, lockName, logName string, args ...string) error {
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.ExtraFiles = []*os.File{held}
 	detach(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd); err != nil {
 		return err
 	}
 	return cmd.Process.Release()
