@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/loopback/loopbacktest"
 )
 
 // hookRig runs the real binary with a store of its own, a workspace, and
@@ -41,13 +41,9 @@ func newHookRig(t *testing.T, bin string) *hookRig {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.port = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	r.addr = "127.0.0.1:" + r.port
-	ln.Close()
+	// The server, started later by the binary, binds it.
+	r.addr = loopbacktest.Addr(t)
+	_, r.port, _ = net.SplitHostPort(r.addr)
 	t.Cleanup(r.stopServer)
 	return r
 }
@@ -301,14 +297,10 @@ func TestInstallClaudeHTTP(t *testing.T) {
 	// Another port: the server at the old one stops, one at the new one
 	// starts, and the hook posts there.
 	oldPid := r.waitServer()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newPort := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
 	oldAddr := r.addr
-	r.port, r.addr = newPort, "127.0.0.1:"+newPort
+	r.addr = loopbacktest.Addr(t)
+	_, r.port, _ = net.SplitHostPort(r.addr)
+	newPort := r.port
 	out, _ = r.ckpt("", "install", "claude", "--http", "--port", newPort, "--no-scan")
 	if !strings.Contains(out, "POST http://"+r.addr+"/hook/claude") {
 		t.Errorf("install --port %s said:\n%s", newPort, out)
