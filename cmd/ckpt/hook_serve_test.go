@@ -144,6 +144,35 @@ func (r *hookRig) stopServer() {
 	}
 }
 
+// serverExits says whether the hook server lets go of its lock (so has
+// exited) within two minutes. Uninstall stops it and waits a few seconds
+// at most for that: a loaded machine can outlast them, but a server that
+// was never stopped does not exit.
+func (r *hookRig) serverExits() bool {
+	for deadline := time.Now().Add(2 * time.Minute); hook.Running(r.store, hook.ServerLockFile); time.Sleep(25 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// stillListens says whether something still accepts connections at addr
+// two minutes on: a stopped server closes its port as it exits, which
+// install and uninstall wait for only a few seconds.
+func stillListens(addr string) bool {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(25 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			return true
+		}
+	}
+}
+
 // post sends one event to the hook server and returns the status and body.
 func (r *hookRig) post(path, token string, ev map[string]any, hdr ...string) (int, string) {
 	r.t.Helper()
@@ -308,8 +337,7 @@ func TestInstallClaudeHTTP(t *testing.T) {
 	if pid := r.waitServer(); pid == oldPid {
 		t.Errorf("the server at the new port is the old process %d", pid)
 	}
-	if c, err := net.DialTimeout("tcp", oldAddr, time.Second); err == nil {
-		c.Close()
+	if stillListens(oldAddr) {
 		t.Errorf("something still listens at the old address %s", oldAddr)
 	}
 	if h := settingsHooks(t, local); len(h["PreToolUse"]) != 1 || h["PreToolUse"][0].URL != "http://"+r.addr+"/hook/claude" {
@@ -329,11 +357,10 @@ func TestInstallClaudeHTTP(t *testing.T) {
 	if strings.Contains(out, "updated") || strings.Count(out, "removed "+local+"\n") != 1 {
 		t.Errorf("uninstall said:\n%s\nwant %s removed, once, and nothing updated", out, local)
 	}
-	if hook.Running(r.store, hook.ServerLockFile) {
+	if !r.serverExits() {
 		t.Error("the hook server still runs after the uninstall of the only install using it")
 	}
-	if c, err := net.DialTimeout("tcp", r.addr, time.Second); err == nil {
-		c.Close()
+	if stillListens(r.addr) {
 		t.Errorf("something still listens at %s after uninstall", r.addr)
 	}
 }

@@ -388,7 +388,7 @@ func TestHookTokenScope(t *testing.T) {
 	}
 	// The last install using the server goes: so does the server.
 	r.ckpt("", "--workspace", other, "uninstall", "claude")
-	if hook.Running(r.store, hook.ServerLockFile) {
+	if !r.serverExits() {
 		t.Error("the hook server still runs after the last --http install was uninstalled")
 	}
 }
