@@ -185,7 +185,7 @@ func (r *hookRig) post(path, token string, ev map[string]any, hdr ...string) (in
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 	if err != nil {
 		r.t.Fatalf("POST %s: %v", path, err)
 	}

@@ -330,7 +330,7 @@ func TestHookTokenScope(t *testing.T) {
 		body, _ := json.Marshal(ev)
 		req, _ := http.NewRequest(method, line.URL+path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+		resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
