@@ -121,7 +121,8 @@ func (s *Server) Config(t testing.TB, bucket, prefix string) s3.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A hang guard: versitygw answers slowly on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := b.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)
