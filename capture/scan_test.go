@@ -108,8 +108,15 @@ func TestScanStatCacheAndRacyRule(t *testing.T) {
 		t.Fatalf("a same-size edit with its mtime restored went unseen (read %d)", third.Read)
 	}
 	// A file modified just now is racy: its entry cannot vouch for it, so
-	// the next scan reads it again even if the stat looks the same.
+	// the next scan reads it again even if the stat looks the same. Its
+	// mtime is set an hour ahead: "just now" for as long as the test runs,
+	// where a loaded machine's pause of RacyWindow between the write and
+	// the scan's stat would otherwise age it into a vouching entry.
 	f.write(t, "fresh.txt", "x", 0o644)
+	ahead := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(f.root, "fresh.txt"), ahead, ahead); err != nil {
+		t.Fatal(err)
+	}
 	c3 := cacheOf(t, c2, third)
 	fourth := scanOnce(t, f, c3)
 	fifth := scanOnce(t, f, cacheOf(t, c3, fourth))

@@ -69,7 +69,9 @@ func TestRewindResumeClaudeOnATerminal(t *testing.T) {
 	if out, err := tmux("new-session", "-d", "-s", "rw", "-x", "160", "-y", "50", sh).CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	for end := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	// Minutes: a hang guard, not a deadline a loaded machine's tmux,
+	// ckpt and script could miss.
+	for end := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		if _, err := os.Stat(done); err == nil {
 			break
 		}

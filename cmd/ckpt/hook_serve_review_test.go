@@ -70,7 +70,7 @@ func (r *hookRig) hookRequest(method, path, host, token string, body []byte) (in
 	}
 	req.Host = host
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 	if err != nil {
 		r.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/controller"
+	"github.com/ckpt/ckpt/internal/loopback/loopbacktest"
 )
 
 // hookRig runs the real binary with a store of its own, a workspace, and
@@ -41,13 +41,9 @@ func newHookRig(t *testing.T, bin string) *hookRig {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.port = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	r.addr = "127.0.0.1:" + r.port
-	ln.Close()
+	// The server, started later by the binary, binds it.
+	r.addr = loopbacktest.Addr(t)
+	_, r.port, _ = net.SplitHostPort(r.addr)
 	t.Cleanup(r.stopServer)
 	return r
 }
@@ -148,6 +144,35 @@ func (r *hookRig) stopServer() {
 	}
 }
 
+// serverExits says whether the hook server lets go of its lock (so has
+// exited) within two minutes. Uninstall stops it and waits a few seconds
+// at most for that: a loaded machine can outlast them, but a server that
+// was never stopped does not exit.
+func (r *hookRig) serverExits() bool {
+	for deadline := time.Now().Add(2 * time.Minute); hook.Running(r.store, hook.ServerLockFile); time.Sleep(25 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// stillListens says whether something still accepts connections at addr
+// two minutes on: a stopped server closes its port as it exits, which
+// install and uninstall wait for only a few seconds.
+func stillListens(addr string) bool {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(25 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			return true
+		}
+	}
+}
+
 // post sends one event to the hook server and returns the status and body.
 func (r *hookRig) post(path, token string, ev map[string]any, hdr ...string) (int, string) {
 	r.t.Helper()
@@ -160,7 +185,7 @@ func (r *hookRig) post(path, token string, ev map[string]any, hdr ...string) (in
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 	if err != nil {
 		r.t.Fatalf("POST %s: %v", path, err)
 	}
@@ -301,14 +326,10 @@ func TestInstallClaudeHTTP(t *testing.T) {
 	// Another port: the server at the old one stops, one at the new one
 	// starts, and the hook posts there.
 	oldPid := r.waitServer()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newPort := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
 	oldAddr := r.addr
-	r.port, r.addr = newPort, "127.0.0.1:"+newPort
+	r.addr = loopbacktest.Addr(t)
+	_, r.port, _ = net.SplitHostPort(r.addr)
+	newPort := r.port
 	out, _ = r.ckpt("", "install", "claude", "--http", "--port", newPort, "--no-scan")
 	if !strings.Contains(out, "POST http://"+r.addr+"/hook/claude") {
 		t.Errorf("install --port %s said:\n%s", newPort, out)
@@ -316,8 +337,7 @@ func TestInstallClaudeHTTP(t *testing.T) {
 	if pid := r.waitServer(); pid == oldPid {
 		t.Errorf("the server at the new port is the old process %d", pid)
 	}
-	if c, err := net.DialTimeout("tcp", oldAddr, time.Second); err == nil {
-		c.Close()
+	if stillListens(oldAddr) {
 		t.Errorf("something still listens at the old address %s", oldAddr)
 	}
 	if h := settingsHooks(t, local); len(h["PreToolUse"]) != 1 || h["PreToolUse"][0].URL != "http://"+r.addr+"/hook/claude" {
@@ -337,11 +357,10 @@ func TestInstallClaudeHTTP(t *testing.T) {
 	if strings.Contains(out, "updated") || strings.Count(out, "removed "+local+"\n") != 1 {
 		t.Errorf("uninstall said:\n%s\nwant %s removed, once, and nothing updated", out, local)
 	}
-	if hook.Running(r.store, hook.ServerLockFile) {
+	if !r.serverExits() {
 		t.Error("the hook server still runs after the uninstall of the only install using it")
 	}
-	if c, err := net.DialTimeout("tcp", r.addr, time.Second); err == nil {
-		c.Close()
+	if stillListens(r.addr) {
 		t.Errorf("something still listens at %s after uninstall", r.addr)
 	}
 }

@@ -28,16 +28,17 @@ func runHookEvent(t *testing.T, cmd *exec.Cmd, dir string, ev map[string]any) st
 }
 
 // waitSynced waits until no background sync of store runs and its log
-// holds want, and returns the log.
+// holds want, and returns the log. It waits up to two minutes: a guard
+// against a hang, not a deadline for a detached ckpt process syncing with
+// a real S3 server on a loaded machine (600 polls were 30 s).
 func waitSynced(t *testing.T, store, want string) string {
 	t.Helper()
 	var log []byte
-	for try := 0; try < 600; try++ {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		log, _ = os.ReadFile(filepath.Join(store, hook.SyncLogFile))
 		if bytes.Contains(log, []byte(want)) && !hook.Running(store, hook.SyncLockFile) {
 			return string(log)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("no finished background sync with %q in %s:\n%s", want, hook.SyncLogFile, log)
 	return ""

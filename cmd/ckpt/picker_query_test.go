@@ -89,7 +89,7 @@ func TestNoTerminalQuery(t *testing.T) {
 				if err != nil {
 					t.Errorf("script: %v\n%q", err, out.String())
 				}
-			case <-time.After(30 * time.Second):
+			case <-time.After(screenWait):
 				_ = cmd.Process.Kill()
 				<-done
 				t.Fatalf("ckpt %s did not exit; it wrote %q", args, out.String())
@@ -113,7 +113,7 @@ func TestNoTerminalQuery(t *testing.T) {
 
 	t.Run("picker", func(t *testing.T) {
 		out, keys, wait := onTerminal(t, "rewind")
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(screenWait)
 		for !strings.Contains(out.String(), "Rewind to the start of which turn?") {
 			if time.Now().After(deadline) {
 				t.Fatalf("no first frame; ckpt wrote %q", out.String())

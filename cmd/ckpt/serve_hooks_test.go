@@ -30,7 +30,7 @@ func TestServeTakesHookEvents(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, s.url+"/hook/claude", strings.NewReader(ev))
 		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ckpt/ckpt/internal/loopback/loopbacktest"
 	"github.com/ckpt/ckpt/remote/backend/s3"
 )
 
@@ -61,29 +62,15 @@ func Start(t testing.TB) *Server {
 		t.Skip("versitygw not found: set $CKPT_VERSITYGW or run `GOBIN=$HOME/.cache/ckpt-ci/bin go install github.com/versity/versitygw/cmd/versitygw@v1.8.0` (.ci/run does)")
 	}
 	s := &Server{Dir: t.TempDir(), bin: bin}
-	if err := s.start(""); err != nil {
+	if err := s.start(loopbacktest.Addr(t)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Kill)
 	return s
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
+// start runs versitygw on addr and waits until it listens.
 func (s *Server) start(addr string) error {
-	var err error
-	if addr == "" {
-		if addr, err = freeAddr(); err != nil {
-			return err
-		}
-	}
 	s.Addr, s.URL = addr, "http://"+addr
 	s.cmd = exec.Command(s.bin, "--access", Access, "--secret", Secret, "--port", addr, "posix", s.Dir)
 	s.cmd.Stdout, s.cmd.Stderr = nil, nil
@@ -134,7 +121,8 @@ func (s *Server) Config(t testing.TB, bucket, prefix string) s3.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A hang guard: versitygw answers slowly on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := b.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)

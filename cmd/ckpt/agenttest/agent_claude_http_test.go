@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/ckpt/ckpt/agent/hook"
 	"github.com/ckpt/ckpt/cmd/ckpt/internal/harness"
 	"github.com/ckpt/ckpt/internal/fakemodel"
+	"github.com/ckpt/ckpt/internal/loopback/loopbacktest"
 )
 
 // TestClaudeCodeRealBinaryHTTP runs the real Claude Code against a
@@ -36,12 +36,8 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	home, store := t.TempDir(), t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
+	// The hook server, started later by the binary, binds it.
+	_, port, _ := net.SplitHostPort(loopbacktest.Addr(t))
 
 	const p1, p2 = "create the notes", "edit the notes"
 	srv, err := fakemodel.NewAnthropic(map[string][]fakemodel.Step{
@@ -82,14 +78,15 @@ func TestClaudeCodeRealBinaryHTTP(t *testing.T) {
 			syscall.Kill(who.Pid, syscall.SIGTERM)
 		}
 	}()
-	for try := 0; ; try++ {
+	// Up to two minutes: a safety net against a hang, not a deadline a
+	// loaded machine can miss (200 tries of a refused connection were 5 s).
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(25 * time.Millisecond) {
 		if _, st := hook.Probe(store, cfg, time.Second); st == hook.Up {
 			break
 		}
-		if try == 200 {
-			t.Fatal("the hook server did not start")
+		if time.Now().After(deadline) {
+			t.Fatal("the hook server did not start within two minutes")
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
 	settings, _ := os.ReadFile(filepath.Join(ws, ".claude", "settings.local.json"))
 	if !bytes.Contains(settings, []byte(`"type": "http"`)) {

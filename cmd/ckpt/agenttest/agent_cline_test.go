@@ -3,7 +3,6 @@ package agenttest_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -297,7 +296,7 @@ func newClineEnv(t *testing.T, cline, ws, home, store string, srv *fakemodel.Ser
 // for the answer. The CLI stops when the test ends.
 func clineACP(t *testing.T, cline string, env []string, dir string) func(string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := harness.SessionContext(t)
 	cmd := exec.CommandContext(ctx, cline, "-c", dir, "--auto-approve", "true", "--acp")
 	cmd.Dir = dir
 	cmd.Env = append(append([]string(nil), env...), "PWD="+dir)

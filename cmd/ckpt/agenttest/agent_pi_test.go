@@ -81,7 +81,7 @@ func newPiEnv(t *testing.T, ws, home, store string, srv *fakemodel.Server) *harn
 func startPi(t *testing.T, e *harness.Env, args ...string) *piRPC {
 	t.Helper()
 	argv := append(piCommand(t), append([]string{"--mode", "rpc", "--offline", "--approve", "--provider", "scripted", "--model", "gpt-4.1"}, args...)...)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := harness.SessionContext(t)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = e.WS
 	cmd.Env = append(append([]string(nil), e.Environ...), "PWD="+e.WS)

@@ -147,8 +147,7 @@ func TestAmpRealBinary(t *testing.T) {
 	amp := harness.AgentBin(t, "CKPT_AMP_BIN", "amp", "@ampcode/cli")
 	ws, home, store := harness.TestDirs(t)
 	e := &harness.Env{T: t, WS: ws, Store: store, Environ: harness.IsolatedEnv([]string{"AMP_"}, "HOME="+home, "CKPT_HOME="+store)}
-	ver, _, _ := e.Run(ws, nil, amp, "--version")
-	t.Logf("amp --version: %s", strings.TrimSpace(ver))
+	e.LogVersionIfFailed(amp)
 	e.Ckpt("install", "amp")
 	rel := filepath.Join(".amp", "plugins", "ckpt.ts")
 	out, errOut, err := e.Run(ws, nil, amp, "plugins", "exec", rel, "session.start", "--data", `{"thread":{"id":"T-1"}}`)

@@ -75,8 +75,7 @@ func TestCopilotRealBinary(t *testing.T) {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
 		}
 	}()
-	ver, _, _ := e.Run(ws, nil, copilot, "--version")
-	t.Logf("copilot --version: %s", strings.TrimSpace(ver))
+	e.LogVersionIfFailed(copilot)
 
 	e.Ckpt("install", "copilot")
 	hooks, err := os.ReadFile(filepath.Join(ws, ".github", "hooks", "ckpt.json"))

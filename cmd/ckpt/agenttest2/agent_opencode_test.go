@@ -78,8 +78,7 @@ func TestOpenCodeRealBinary(t *testing.T) {
 			t.Logf("model server log:\n%s", strings.Join(srv.Log(), "\n"))
 		}
 	}()
-	ver, _, _ := e.Run(ws, nil, opencode, "--version")
-	t.Logf("opencode --version: %s", strings.TrimSpace(ver))
+	e.LogVersionIfFailed(opencode)
 
 	e.Ckpt("install", "opencode")
 	plugin, err := os.ReadFile(filepath.Join(ws, ".opencode", "plugin", "ckpt.js"))

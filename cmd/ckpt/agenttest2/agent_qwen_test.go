@@ -156,8 +156,7 @@ func newQwenRun(t *testing.T) (qwen string, e *harness.Env) {
 		}
 	})
 	e = newQwenEnv(t, ws, home, store, srv)
-	ver, _, _ := e.Run(ws, nil, qwen, "--version")
-	t.Logf("qwen --version: %s", strings.TrimSpace(ver))
+	e.LogVersionIfFailed(qwen)
 	return qwen, e
 }
 

@@ -17,7 +17,7 @@ import (
 // opens a session in the workspace: the client and the session.
 func StartACP(t *testing.T, e *Env, auth string, agent ...string) (*acptest.Client, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := SessionContext(t)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, CkptBinary(t), append([]string{"acp", "--"}, agent...)...)
 	cmd.Dir = e.WS
@@ -88,4 +88,17 @@ func ACPPrompt(t *testing.T, c *acptest.Client, sid, p string) string {
 		t.Fatalf("prompt %q: %s (said %q)", p, resp, said)
 	}
 	return said
+}
+
+// SessionContext is the context of an agent process that lives through a
+// whole test (an ACP or RPC session, many prompts long): done a minute
+// before the test binary's deadline, so a hung agent is killed and the
+// test fails saying so, rather than the binary's timeout ending it with
+// the agent left running. No shorter: a fixed cap on a session's life
+// (it was 3 and 5 minutes) is a race with a loaded machine's pace.
+func SessionContext(t *testing.T) (context.Context, context.CancelFunc) {
+	if deadline, ok := t.Deadline(); ok {
+		return context.WithDeadline(context.Background(), deadline.Add(-time.Minute))
+	}
+	return context.WithCancel(context.Background())
 }

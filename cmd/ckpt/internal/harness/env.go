@@ -55,6 +55,18 @@ func (e *Env) Run(dir string, extraEnv []string, name string, args ...string) (s
 	return out.String(), errb.String(), err
 }
 
+// LogVersionIfFailed logs `agent --version` when the test ends failed.
+// .ci/run prints every agent's version once; a passing test spends no
+// agent start (seconds of CPU for some) on it.
+func (e *Env) LogVersionIfFailed(agent string) {
+	e.T.Cleanup(func() {
+		if e.T.Failed() {
+			ver, _, _ := e.Run(e.WS, nil, agent, "--version")
+			e.T.Logf("%s --version: %s", filepath.Base(agent), strings.TrimSpace(ver))
+		}
+	})
+}
+
 // Ckpt runs the ckpt binary in the workspace and fails the test on error.
 func (e *Env) Ckpt(args ...string) string {
 	e.T.Helper()

@@ -1,7 +1,8 @@
-// Package harness is what the real-agent test packages (cmd/ckpt/agenttest
-// and cmd/ckpt/agenttest2) share: the ckpt binary their TestMain builds,
-// an Env that runs a real agent CLI and ckpt in isolated directories, and
-// the checks of what ckpt recorded. It is imported by tests only.
+// Package harness is what the real-agent test packages (cmd/ckpt/agenttest,
+// cmd/ckpt/agenttest2 and cmd/ckpt/agenttest3) share: the ckpt binary
+// their TestMain builds, an Env that runs a real agent CLI and ckpt in
+// isolated directories, and the checks of what ckpt recorded. It is
+// imported by tests only.
 package harness
 
 import (

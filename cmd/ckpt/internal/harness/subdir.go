@@ -2,13 +2,30 @@ package harness
 
 import (
 	"encoding/json"
+	"os/exec"
 	"strings"
+	"testing"
 
 	"github.com/ckpt/ckpt/agent"
 )
 
 // SubdirPrompt is the prompt every agent gets in the subdirectory tests.
 const SubdirPrompt = "write the note"
+
+// SubdirDirs makes a test's workspace, home and store (TestDirs) and the
+// workspace's subdirectory "sub"; with git the workspace is also a git
+// repository's root (the test skips if git init fails).
+func SubdirDirs(t *testing.T, git bool) (ws, home, store, sub string) {
+	t.Helper()
+	ws, home, store = TestDirs(t)
+	sub = MkSub(t, ws)
+	if git {
+		if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+			t.Skipf("git init: %v %s", err, out)
+		}
+	}
+	return ws, home, store, sub
+}
 
 // SubdirSession is the session of e's store that recorded the note the
 // agent wrote in ws/sub: its id and workspace ("" when none did).

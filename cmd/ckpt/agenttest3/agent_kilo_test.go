@@ -1,4 +1,4 @@
-package agenttest2_test
+package agenttest3_test
 
 import (
 	"encoding/json"
@@ -57,8 +57,7 @@ func TestKiloRealBinary(t *testing.T) {
 
 	e := newKiloEnv(t, ws, home, store, srv)
 	defer e.KeepGit()()
-	ver, _, _ := e.Run(ws, nil, kilo, "--version")
-	t.Logf("kilo --version: %s", strings.TrimSpace(ver))
+	e.LogVersionIfFailed(kilo)
 
 	e.Ckpt("install", "kilo")
 	plugin, err := os.ReadFile(filepath.Join(ws, ".kilo", "plugin", "ckpt.js"))
