@@ -21,6 +21,12 @@ func strangerWarning(addr string) string {
 	return fmt.Sprintf("something that cannot prove it is this ckpt's hook server listens at %s (another program, or another user's); ckpt sent it nothing, but Claude Code's tool-call hooks post there: this prompt's turn records the whole workspace instead; stop that program, or choose another port: ckpt install claude --http --port N", addr)
 }
 
+// serverStartWait is how long EnsureServer waits for a server it started
+// to answer: a Go process's start on a loaded machine can take seconds,
+// and until it answers the prompt's turn falls back to the whole
+// workspace.
+const serverStartWait = 10 * time.Second
+
 // EnsureServer makes sure the store's hook server (if one is configured)
 // runs and proves it is this store's before the agent's tool calls post
 // to it: what the command hooks `ckpt install claude --http` keeps
@@ -60,12 +66,14 @@ func EnsureServer(store, exe, dir string) (problem string) {
 			return p
 		}
 		// The lock may have been held by a server shutting down, which
-		// started nothing: once it is free, start one (once more).
+		// started nothing: once it is free, start one (once more). Each
+		// start gets serverStartWait to answer.
 		restarted := false
-		for try := 0; try < 100 && st == Down; try++ {
+		started := time.Now()
+		for st == Down && time.Since(started) < serverStartWait {
 			time.Sleep(30 * time.Millisecond)
 			_, st = Probe(store, cfg, 500*time.Millisecond)
-			if st == Down && try >= 5 && !Running(store, ServerLockFile) {
+			if st == Down && time.Since(started) >= 150*time.Millisecond && !Running(store, ServerLockFile) {
 				if restarted {
 					break // it exited: its log says why
 				}
@@ -73,6 +81,7 @@ func EnsureServer(store, exe, dir string) (problem string) {
 				if p := start(); p != "" {
 					return p
 				}
+				started = time.Now()
 			}
 		}
 	}
