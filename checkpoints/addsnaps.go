@@ -3,6 +3,7 @@ package checkpoints
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
 
@@ -38,33 +39,8 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 		return nil, err
 	}
 	err := x.write(ctx, func(tx *sql.Tx) error {
-		// One clock step per snapshot, taken at once: seqs last-n+1..last.
-		var last int64
-		if err := tx.StmtContext(ctx, x.stmts.tickN).QueryRowContext(ctx, len(snaps)).Scan(&last); err != nil {
+		if err := x.addSnaps(ctx, tx, turnID, snaps, added); err != nil {
 			return err
-		}
-		// Each insert checks that the turn is active (not hidden by a
-		// rewind since the caller read it).
-		path, first, later := tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap), tx.StmtContext(ctx, x.stmts.addStepSnap)
-		some := false
-		for i, f := range snaps {
-			seq := last - int64(len(snaps)-1-i)
-			var err error
-			if added[i], err = addSnap(ctx, path, first, later, turnID, seq, f); err != nil {
-				return fmt.Errorf("%s: %w", f.Path, err)
-			}
-			some = some || added[i]
-		}
-		if !some {
-			// Nothing inserted: every path was captured already, or the
-			// turn is gone from the active history.
-			var hidden sql.NullInt64
-			if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
-				return notFound(err)
-			}
-			if hidden.Valid {
-				return ErrNoOpenTurn
-			}
 		}
 		if ready != nil {
 			return ready()
@@ -75,6 +51,91 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 		return nil, fmt.Errorf("checkpoints: add snaps: %w", err)
 	}
 	return added, nil
+}
+
+// ErrStepMoved is wrapped by AddStepSnapsAfter when the turn the caller
+// looked up is no longer the open one: it recorded nothing, and a capture
+// looks again.
+var ErrStepMoved = errors.New("a turn opened since the capture's lookup")
+
+// AddStepSnapsAfter is AddSnapsAfter into the step of the open turn with
+// key (as BeginStep opens it, with tool): the transaction opens the step
+// when the turn has none, then records snaps into it, each with Step set
+// to its number, so the step and the captures of its tool call commit at
+// once (see StepRef.Open). With no snaps it only opens the step. When
+// turnID, what the caller's lookup found, is no longer the open turn it
+// records nothing and fails with an error wrapping ErrStepMoved; with no
+// open turn, ErrNoOpenTurn.
+func (x *Index) AddStepSnapsAfter(ctx context.Context, turnID int64, key, tool string, snaps []FileSnap, ready func() error) (Step, []bool, error) {
+	now := x.now()
+	added := make([]bool, len(snaps))
+	if err := x.prepare(ctx); err != nil {
+		return Step{}, nil, err
+	}
+	if err := x.prepareStep(ctx); err != nil {
+		return Step{}, nil, err
+	}
+	var st Step
+	err := x.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		if st, _, err = x.beginStep(ctx, tx, key, tool, now); err != nil {
+			return err
+		}
+		if st.TurnID != turnID {
+			return ErrStepMoved
+		}
+		for i := range snaps {
+			snaps[i].Step = st.Number
+		}
+		if len(snaps) > 0 {
+			if err := x.addSnaps(ctx, tx, turnID, snaps, added); err != nil {
+				return err
+			}
+		}
+		if ready != nil {
+			return ready()
+		}
+		return nil
+	})
+	if err != nil {
+		return Step{}, nil, fmt.Errorf("checkpoints: add snaps: %w", err)
+	}
+	return st, added, nil
+}
+
+// addSnaps records snaps into turn turnID in tx (AddSnapsAfter's
+// statements, prepared), saying in added which it recorded. snaps is not
+// empty.
+func (x *Index) addSnaps(ctx context.Context, tx *sql.Tx, turnID int64, snaps []FileSnap, added []bool) error {
+	// One clock step per snapshot, taken at once: seqs last-n+1..last.
+	var last int64
+	if err := tx.StmtContext(ctx, x.stmts.tickN).QueryRowContext(ctx, len(snaps)).Scan(&last); err != nil {
+		return err
+	}
+	// Each insert checks that the turn is active (not hidden by a
+	// rewind since the caller read it).
+	path, first, later := tx.StmtContext(ctx, x.stmts.addPath), tx.StmtContext(ctx, x.stmts.addSnap), tx.StmtContext(ctx, x.stmts.addStepSnap)
+	some := false
+	for i, f := range snaps {
+		seq := last - int64(len(snaps)-1-i)
+		var err error
+		if added[i], err = addSnap(ctx, path, first, later, turnID, seq, f); err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		some = some || added[i]
+	}
+	if !some {
+		// Nothing inserted: every path was captured already, or the
+		// turn is gone from the active history.
+		var hidden sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT hidden_by FROM turns WHERE id = ?`, turnID).Scan(&hidden); err != nil {
+			return notFound(err)
+		}
+		if hidden.Valid {
+			return ErrNoOpenTurn
+		}
+	}
+	return nil
 }
 
 // tickNSQL advances the clock by n and returns its new value. Prepared
@@ -95,13 +156,14 @@ func (x *Index) CapturingAllIn(ctx context.Context, paths []string, ref StepRef)
 		return []Capturing{c}, nil
 	}
 	out := make([]Capturing, len(paths))
-	if err := x.prepare(ctx); err != nil {
+	lookup, args, err := x.capturingStmt(ctx, ref)
+	if err != nil {
 		return nil, err
 	}
-	err := x.read(ctx, func(tx *sql.Tx) error {
-		stmt := tx.StmtContext(ctx, x.stmts.capturing)
+	err = x.read(ctx, func(tx *sql.Tx) error {
+		stmt := tx.StmtContext(ctx, lookup)
 		for i, p := range paths {
-			c, err := scanCapturing(stmt.QueryRowContext(ctx, p, ref.TurnID, ref.Step), p)
+			c, err := scanCapturing(stmt.QueryRowContext(ctx, append([]any{p}, args...)...), p)
 			if err != nil {
 				return err
 			}

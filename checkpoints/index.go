@@ -38,6 +38,9 @@ type Index struct {
 	// stepStmts are BeginStep's, prepared on its first use
 	// (prepareStep): a resident hook server opens a step per tool call.
 	stepStmts struct{ at, tick, insert *sql.Stmt }
+	// capturingOpen is capturingOpenSQL, prepared on its first use: a
+	// hook's tool call opens its step with its captures.
+	capturingOpen *sql.Stmt
 	// metaStmt is Meta's, prepared on its first use: a hook server reads
 	// a setting or two per tool call.
 	metaStmt *sql.Stmt

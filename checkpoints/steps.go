@@ -39,50 +39,57 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 	if err := x.prepareStep(ctx); err != nil {
 		return Step{}, false, err
 	}
-	ps := &x.stepStmts
 	err = x.write(ctx, func(tx *sql.Tx) error {
-		var turnID sql.NullInt64
-		var turn, next int
-		var clock int64
-		var number, seq, t, lo, hi sql.NullInt64
-		var was sql.NullString
-		err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
-		if err == sql.ErrNoRows {
-			return ErrNoOpenTurn
-		}
-		if err != nil {
-			return err
-		}
-		st = Step{TurnID: turnID.Int64, Turn: turn}
-		if number.Valid {
-			st.Number, st.Seq, st.Key, st.Tool, st.Time = int(number.Int64), seq.Int64, key, was.String, time.Unix(0, t.Int64)
-			return nil
-		}
-		// The clock's next value: read above under this transaction's
-		// write lock, so no other writer can have taken it.
-		st.Seq, st.Number = clock+1, next
-		res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
-		}
-		if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
-			return err
-		}
-		st.Key, st.Tool, st.Time, opened = key, tool, time.Unix(0, now.UnixNano()), true
-		// The insert logged the step (trigger changes_step_opened): one
-		// row, numbered one past the log's highest (SQLite's rowid rule).
-		if hi.Valid {
-			hi.Int64++
-		}
-		return x.trimChanges(ctx, tx, lo, hi)
+		st, opened, err = x.beginStep(ctx, tx, key, tool, now)
+		return err
 	})
 	if err != nil {
 		return Step{}, false, fmt.Errorf("checkpoints: begin step: %w", err)
 	}
 	return st, opened, nil
+}
+
+// beginStep is BeginStep's work in tx, its statements prepared
+// (prepareStep), at time now.
+func (x *Index) beginStep(ctx context.Context, tx *sql.Tx, key, tool string, now time.Time) (Step, bool, error) {
+	ps := &x.stepStmts
+	var turnID sql.NullInt64
+	var turn, next int
+	var clock int64
+	var number, seq, t, lo, hi sql.NullInt64
+	var was sql.NullString
+	err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
+	if err == sql.ErrNoRows {
+		return Step{}, false, ErrNoOpenTurn
+	}
+	if err != nil {
+		return Step{}, false, err
+	}
+	st := Step{TurnID: turnID.Int64, Turn: turn}
+	if number.Valid {
+		st.Number, st.Seq, st.Key, st.Tool, st.Time = int(number.Int64), seq.Int64, key, was.String, time.Unix(0, t.Int64)
+		return st, false, nil
+	}
+	// The clock's next value: read above under this transaction's
+	// write lock, so no other writer can have taken it.
+	st.Seq, st.Number = clock+1, next
+	res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq)
+	if err != nil {
+		return Step{}, false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return Step{}, false, fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
+	}
+	if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
+		return Step{}, false, err
+	}
+	st.Key, st.Tool, st.Time = key, tool, time.Unix(0, now.UnixNano())
+	// The insert logged the step (trigger changes_step_opened): one
+	// row, numbered one past the log's highest (SQLite's rowid rule).
+	if hi.Valid {
+		hi.Int64++
+	}
+	return st, true, x.trimChanges(ctx, tx, lo, hi)
 }
 
 // BeginStep's statements, prepared once (prepareStep): a step is opened

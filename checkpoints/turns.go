@@ -316,9 +316,18 @@ func snapsOf(ctx context.Context, tx *sql.Tx, turnID int64) ([]FileSnap, error) 
 // StepRef names the step a capture goes into: step Step of the turn with
 // id TurnID. The zero StepRef, or one naming a turn that is no longer the
 // open one, means the open turn's latest step (0 when it has none).
+//
+// With Open set it names the step by its tool call instead: the open
+// turn's step with key Key (BeginStep's), which the capture's own
+// transaction opens when the turn has none (AddStepSnapsAfter), so a tool
+// call's step and its captures cost one index commit, not two.
 type StepRef struct {
 	TurnID int64
 	Step   int
+	// Open, Key and Tool: the step to open (see above), as BeginStep
+	// takes them; TurnID and Step are then unused.
+	Open      bool
+	Key, Tool string
 }
 
 // Capturing is what CapturingIn found: the open turn, its snapshot of the
@@ -344,10 +353,11 @@ func (c Capturing) Needed() bool { return c.Snap == nil || (c.Snap.Step != c.Ste
 // CapturingIn is Capturing for a capture into the step ref names, in one
 // query.
 func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capturing, error) {
-	if err := x.prepare(ctx); err != nil {
+	stmt, args, err := x.capturingStmt(ctx, ref)
+	if err != nil {
 		return Capturing{}, err
 	}
-	c, err := scanCapturing(x.stmts.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step), path)
+	c, err := scanCapturing(stmt.QueryRowContext(ctx, append([]any{path}, args...)...), path)
 	if err != nil {
 		return Capturing{}, fmt.Errorf("checkpoints: %w", err)
 	}
@@ -392,15 +402,43 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 	return c, nil
 }
 
+// capturingStmt returns the prepared lookup of a capture into ref and
+// its arguments after the path.
+func (x *Index) capturingStmt(ctx context.Context, ref StepRef) (*sql.Stmt, []any, error) {
+	if err := x.prepare(ctx); err != nil {
+		return nil, nil, err
+	}
+	if !ref.Open {
+		return x.stmts.capturing, []any{ref.TurnID, ref.Step}, nil
+	}
+	if err := x.prepareAll(ctx, []prepared{{&x.capturingOpen, capturingOpenSQL}}); err != nil {
+		return nil, nil, err
+	}
+	return x.capturingOpen, []any{ref.Key}, nil
+}
+
 // capturingSQL takes the path (?1) and a StepRef (?2, ?3). The step is
 // ?3 when ?2 is the open turn's id, else the open turn's latest step. Its
 // last column is lastBlobSQL's answer for the path.
-const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned, t.scanned,
+const capturingSQL = capturingCols + `CASE WHEN u.id = ?2 THEN ?3 ELSE (SELECT coalesce(max(number), 0) FROM steps WHERE turn_id = u.id) END` + capturingFrom
+
+// capturingOpenSQL is capturingSQL for a StepRef with Open set, whose key
+// is ?2: the step is the open turn's step with that key, or, when it has
+// none (AddStepSnapsAfter opens it), the number the next step takes.
+const capturingOpenSQL = capturingCols + `coalesce((SELECT number FROM steps WHERE turn_id = u.id AND key = ?2 AND ?2 <> ''),
+	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = u.id))` + capturingFrom
+
+// capturingCols and capturingFrom are the capturing lookups' text around
+// the expression of the step (cur) a capture goes into.
+const (
+	capturingCols = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned, t.scanned,
 	(SELECT path FROM paths WHERE id = s.path_id), s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode, s.step, t.cur,
 	EXISTS (SELECT 1 FROM step_snaps x WHERE x.turn_id = t.id AND x.step = t.cur AND x.path = ?1),
 	(` + lastBlobSQL + `)
-	FROM (SELECT u.*, CASE WHEN u.id = ?2 THEN ?3 ELSE (SELECT coalesce(max(number), 0) FROM steps WHERE turn_id = u.id) END AS cur
+	FROM (SELECT u.*, `
+	capturingFrom = ` AS cur
 		FROM (` + openTurnSQL + `) u) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path_id = (SELECT id FROM paths WHERE path = ?1)`
+)
 
 // AddSnap records f as the state of f.Path at the start of turn turnID,
 // unless the turn already has one for that path (the first capture wins).
