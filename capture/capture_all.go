@@ -159,7 +159,7 @@ func (c *Capturer) record(ctx context.Context, turnID int64, ref checkpoints.Ste
 	var err error
 	if ref.Open {
 		var st checkpoints.Step
-		if st, added, err = c.idx.AddStepSnapsAfter(ctx, turnID, ref.Key, ref.Tool, snaps, blobs); err == nil {
+		if st, added, err = c.idx.AddStepSnapsAfter(ctx, turnID, ref.Key, ref.Tool, res[pending[0]].Step, snaps, blobs); err == nil {
 			for i := range res {
 				res[i].Step, res[i].Snap.Step = st.Number, st.Number
 			}

@@ -62,11 +62,13 @@ var ErrStepMoved = errors.New("a turn opened since the capture's lookup")
 // key (as BeginStep opens it, with tool): the transaction opens the step
 // when the turn has none, then records snaps into it, each with Step set
 // to its number, so the step and the captures of its tool call commit at
-// once (see StepRef.Open). With no snaps it only opens the step. When
-// turnID, what the caller's lookup found, is no longer the open turn it
-// records nothing and fails with an error wrapping ErrStepMoved; with no
-// open turn, ErrNoOpenTurn.
-func (x *Index) AddStepSnapsAfter(ctx context.Context, turnID int64, key, tool string, snaps []FileSnap, ready func() error) (Step, []bool, error) {
+// once (see StepRef.Open). step is the step the caller's lookup found
+// (Capturing.Step): when it is still the number the next step takes, the
+// turn's steps are not searched for key again. With no snaps it only
+// opens the step. When turnID, what the lookup found, is no longer the
+// open turn it records nothing and fails with an error wrapping
+// ErrStepMoved; with no open turn, ErrNoOpenTurn.
+func (x *Index) AddStepSnapsAfter(ctx context.Context, turnID int64, key, tool string, step int, snaps []FileSnap, ready func() error) (Step, []bool, error) {
 	now := x.now()
 	added := make([]bool, len(snaps))
 	if err := x.prepare(ctx); err != nil {
@@ -78,7 +80,7 @@ func (x *Index) AddStepSnapsAfter(ctx context.Context, turnID int64, key, tool s
 	var st Step
 	err := x.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		if st, _, err = x.beginStep(ctx, tx, key, tool, now); err != nil {
+		if st, _, err = x.beginStep(ctx, tx, key, tool, now, step); err != nil {
 			return err
 		}
 		if st.TurnID != turnID {

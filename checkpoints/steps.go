@@ -40,7 +40,7 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 		return Step{}, false, err
 	}
 	err = x.write(ctx, func(tx *sql.Tx) error {
-		st, opened, err = x.beginStep(ctx, tx, key, tool, now)
+		st, opened, err = x.beginStep(ctx, tx, key, tool, now, 0)
 		return err
 	})
 	if err != nil {
@@ -50,15 +50,27 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 }
 
 // beginStep is BeginStep's work in tx, its statements prepared
-// (prepareStep), at time now.
-func (x *Index) beginStep(ctx context.Context, tx *sql.Tx, key, tool string, now time.Time) (Step, bool, error) {
+// (prepareStep), at time now. unseen, when not 0, is the number the next
+// step of the open turn took when the caller found no step with key in
+// it: while that is still the next number, no step was opened since, so
+// the turn's steps are not searched for the key again.
+func (x *Index) beginStep(ctx context.Context, tx *sql.Tx, key, tool string, now time.Time, unseen int) (Step, bool, error) {
 	ps := &x.stepStmts
 	var turnID sql.NullInt64
 	var turn, next int
 	var clock int64
 	var number, seq, t, lo, hi sql.NullInt64
 	var was sql.NullString
-	err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
+	at := func(q *sql.Stmt, args ...any) error {
+		return tx.StmtContext(ctx, q).QueryRowContext(ctx, args...).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
+	}
+	var err error
+	if key == "" || unseen != 0 {
+		err = at(ps.next)
+	}
+	if key != "" && (unseen == 0 || err == nil && next != unseen) {
+		err = at(ps.at, key)
+	}
 	if err == sql.ErrNoRows {
 		return Step{}, false, ErrNoOpenTurn
 	}
@@ -99,11 +111,14 @@ func (x *Index) beginStep(ctx context.Context, tx *sql.Tx, key, tool string, now
 // within a transaction every statement that returns rows costs
 // database/sql a goroutine, and the two writes return none.
 const (
-	stepAtSQL = `SELECT t.id, t.number, s.number, s.seq, s.tool, s.time,
-	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
-	(SELECT min(id) FROM changes), (SELECT max(id) FROM changes)
-	FROM (SELECT id, number FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1) t
+	stepAtSQL = `SELECT t.id, t.number, s.number, s.seq, s.tool, s.time, ` + stepNextCols + `
 	LEFT JOIN steps s ON s.turn_id = t.id AND s.key = ?1 AND ?1 <> ''`
+	// stepNextSQL is stepAtSQL for no key: it reads none of the turn's
+	// steps but its last.
+	stepNextSQL  = `SELECT t.id, t.number, NULL, NULL, NULL, NULL, ` + stepNextCols
+	stepNextCols = `(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
+	(SELECT min(id) FROM changes), (SELECT max(id) FROM changes)
+	FROM (SELECT id, number FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1) t`
 	stepTickSQL   = `UPDATE meta SET value = ?1 WHERE key = 'clock' AND value = ?1 - 1`
 	insertStepSQL = `INSERT INTO steps (turn_id, number, seq, key, tool, time) VALUES (?, ?, ?, ?, ?, ?)`
 )

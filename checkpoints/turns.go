@@ -437,7 +437,7 @@ const (
 	(` + lastBlobSQL + `)
 	FROM (SELECT u.*, `
 	capturingFrom = ` AS cur
-		FROM (` + openTurnSQL + `) u) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path_id = (SELECT id FROM paths WHERE path = ?1)`
+		FROM (` + openTurnSQL + `) u LIMIT 1) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path_id = (SELECT id FROM paths WHERE path = ?1)`
 )
 
 // AddSnap records f as the state of f.Path at the start of turn turnID,

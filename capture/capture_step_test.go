@@ -1,0 +1,106 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"testing"
+
+	"github.com/ckpt/ckpt/checkpoints"
+)
+
+// A capture with StepRef.Open opens the tool call's step and records its
+// paths into it; the same key lands in the same step; a tool call whose
+// paths are recorded already, or cannot be read, is still a step.
+func TestCaptureOpensStep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	f.write(t, "a.txt", "one", 0o644)
+	f.write(t, "b.txt", "two", 0o644)
+	call := func(key string, paths ...string) ([]Result, []error) {
+		return f.c.CaptureAllIn(ctx, checkpoints.StepRef{Open: true, Key: key, Tool: "Edit"}, paths)
+	}
+	res, errs := call("k1", "a.txt", "b.txt")
+	for i, err := range errs {
+		if err != nil || !res[i].Recorded || res[i].Step != 1 || res[i].Snap.Step != 1 {
+			t.Fatalf("k1 %s: %+v, %v; want recorded in step 1", res[i].Path, res[i], err)
+		}
+	}
+	f.write(t, "a.txt", "one, edited", 0o644)
+	if res, errs = call("k1", "a.txt"); errs[0] != nil || res[0].Recorded || res[0].Step != 1 {
+		t.Fatalf("k1 again: %+v, %v; want step 1, already recorded", res[0], errs[0])
+	}
+	if res, errs = call("k2", "a.txt"); errs[0] != nil || !res[0].Recorded || res[0].Step != 2 {
+		t.Fatalf("k2: %+v, %v; want recorded in step 2", res[0], errs[0])
+	}
+	// k3 touches a.txt first in its own step too; k4 reads nothing and
+	// is a step all the same.
+	if _, errs = call("k3", "a.txt"); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	f.write(t, "c.txt", "three", 0o644)
+	f.c.open = func(_ *opener, rel string) (*os.File, fs.FileInfo, error) {
+		return nil, nil, &fs.PathError{Op: "open", Path: rel, Err: fs.ErrPermission}
+	}
+	if _, errs = call("k4", "c.txt"); !errors.Is(errs[0], fs.ErrPermission) {
+		t.Fatalf("k4: %v, want the read's error", errs[0])
+	}
+	steps, err := f.idx.Steps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		key   string
+		files int
+	}{{"k1", 2}, {"k2", 1}, {"k3", 1}, {"k4", 0}}
+	if len(steps) != len(want) {
+		t.Fatalf("%d steps %+v, want %d", len(steps), steps, len(want))
+	}
+	for i, w := range want {
+		if steps[i].Key != w.key || steps[i].Number != i+1 || steps[i].Tool != "Edit" {
+			t.Errorf("step %d: %+v, want key %s", i+1, steps[i], w.key)
+		}
+	}
+	for i, w := range want {
+		if len(steps[i].Files) != w.files {
+			t.Errorf("step %d has %d files, want %d", i+1, len(steps[i].Files), w.files)
+		}
+	}
+}
+
+// A turn that opens between a capture's lookup and its index transaction
+// (a prompt while the tool call's file is read): the step and its captures
+// go into the turn open now, together, never the step into one turn and
+// the captures into another.
+func TestCaptureOpensStepTurnOpenedMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	f.write(t, "a.txt", "one", 0o644)
+	var next checkpoints.Checkpoint
+	f.c.open = func(o *opener, rel string) (*os.File, fs.FileInfo, error) {
+		if next.ID == 0 {
+			var err error
+			if next, err = f.idx.BeginTurn(ctx, "next prompt", nil, nil); err != nil {
+				t.Error(err)
+			}
+		}
+		return o.open(rel)
+	}
+	res, errs := f.c.CaptureAllIn(ctx, checkpoints.StepRef{Open: true, Key: "k1"}, []string{"a.txt"})
+	if errs[0] != nil || !res[0].Recorded || res[0].Turn != next.Turn || res[0].Step != 1 {
+		t.Fatalf("%+v, %v; want recorded in step 1 of turn %d", res[0], errs[0], next.Turn)
+	}
+	if n := len(f.snaps(t)); n != 0 {
+		t.Errorf("the first turn has %d snaps, want none", n)
+	}
+	steps, err := f.idx.Steps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 1 || steps[0].Turn != next.Turn || len(steps[0].Files) != 1 || steps[0].Files[0].Path != "a.txt" {
+		t.Errorf("steps %+v; want turn %d's step 1 with a.txt", steps, next.Turn)
+	}
+}
