@@ -39,7 +39,7 @@ func (x *Index) AddSnapsAfter(ctx context.Context, turnID int64, snaps []FileSna
 		return nil, err
 	}
 	err := x.write(ctx, func(tx *sql.Tx) error {
-		if err := x.addSnaps(ctx, tx, turnID, snaps, added); err != nil {
+		if err := x.addSnaps(ctx, tx, turnID, snaps, added, nil); err != nil {
 			return err
 		}
 		if ready != nil {
@@ -80,7 +80,8 @@ func (x *Index) AddStepSnapsAfter(ctx context.Context, turnID int64, key, tool s
 	var st Step
 	err := x.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		if st, _, err = x.beginStep(ctx, tx, key, tool, now, step); err != nil {
+		var clock int64
+		if st, _, clock, err = x.beginStep(ctx, tx, key, tool, now, step); err != nil {
 			return err
 		}
 		if st.TurnID != turnID {
@@ -90,7 +91,7 @@ func (x *Index) AddStepSnapsAfter(ctx context.Context, turnID int64, key, tool s
 			snaps[i].Step = st.Number
 		}
 		if len(snaps) > 0 {
-			if err := x.addSnaps(ctx, tx, turnID, snaps, added); err != nil {
+			if err := x.addSnaps(ctx, tx, turnID, snaps, added, &clock); err != nil {
 				return err
 			}
 		}
@@ -107,12 +108,26 @@ func (x *Index) AddStepSnapsAfter(ctx context.Context, turnID int64, key, tool s
 
 // addSnaps records snaps into turn turnID in tx (AddSnapsAfter's
 // statements, prepared), saying in added which it recorded. snaps is not
-// empty.
-func (x *Index) addSnaps(ctx context.Context, tx *sql.Tx, turnID int64, snaps []FileSnap, added []bool) error {
+// empty. clock, when not nil, is the clock's value the transaction read
+// (BeginStep's statements prepared): the clock is advanced from it by an
+// Exec, where tickNSQL's RETURNING is a query, and in a transaction every
+// query costs database/sql a goroutine.
+func (x *Index) addSnaps(ctx context.Context, tx *sql.Tx, turnID int64, snaps []FileSnap, added []bool, clock *int64) error {
 	// One clock step per snapshot, taken at once: seqs last-n+1..last.
 	var last int64
-	if err := tx.StmtContext(ctx, x.stmts.tickN).QueryRowContext(ctx, len(snaps)).Scan(&last); err != nil {
-		return err
+	if clock == nil {
+		if err := tx.StmtContext(ctx, x.stmts.tickN).QueryRowContext(ctx, len(snaps)).Scan(&last); err != nil {
+			return err
+		}
+	} else {
+		last = *clock + int64(len(snaps))
+		res, err := tx.StmtContext(ctx, x.stepStmts.tick).ExecContext(ctx, last, *clock)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("advance the clock to %d: %d rows, %v", last, n, err)
+		}
 	}
 	// Each insert checks that the turn is active (not hidden by a
 	// rewind since the caller read it).

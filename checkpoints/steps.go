@@ -40,7 +40,7 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 		return Step{}, false, err
 	}
 	err = x.write(ctx, func(tx *sql.Tx) error {
-		st, opened, err = x.beginStep(ctx, tx, key, tool, now, 0)
+		st, opened, _, err = x.beginStep(ctx, tx, key, tool, now, 0)
 		return err
 	})
 	if err != nil {
@@ -50,21 +50,20 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 }
 
 // beginStep is BeginStep's work in tx, its statements prepared
-// (prepareStep), at time now. unseen, when not 0, is the number the next
-// step of the open turn took when the caller found no step with key in
-// it: while that is still the next number, no step was opened since, so
-// the turn's steps are not searched for the key again.
-func (x *Index) beginStep(ctx context.Context, tx *sql.Tx, key, tool string, now time.Time, unseen int) (Step, bool, error) {
+// (prepareStep), at time now; clock is the clock's value after it.
+// unseen, when not 0, is the number the next step of the open turn took
+// when the caller found no step with key in it: while that is still the
+// next number, no step was opened since, so the turn's steps are not
+// searched for the key again.
+func (x *Index) beginStep(ctx context.Context, tx *sql.Tx, key, tool string, now time.Time, unseen int) (st Step, opened bool, clock int64, err error) {
 	ps := &x.stepStmts
 	var turnID sql.NullInt64
 	var turn, next int
-	var clock int64
 	var number, seq, t, lo, hi sql.NullInt64
 	var was sql.NullString
 	at := func(q *sql.Stmt, args ...any) error {
 		return tx.StmtContext(ctx, q).QueryRowContext(ctx, args...).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
 	}
-	var err error
 	if key == "" || unseen != 0 {
 		err = at(ps.next)
 	}
@@ -72,28 +71,28 @@ func (x *Index) beginStep(ctx context.Context, tx *sql.Tx, key, tool string, now
 		err = at(ps.at, key)
 	}
 	if err == sql.ErrNoRows {
-		return Step{}, false, ErrNoOpenTurn
+		return Step{}, false, 0, ErrNoOpenTurn
 	}
 	if err != nil {
-		return Step{}, false, err
+		return Step{}, false, 0, err
 	}
-	st := Step{TurnID: turnID.Int64, Turn: turn}
+	st = Step{TurnID: turnID.Int64, Turn: turn}
 	if number.Valid {
 		st.Number, st.Seq, st.Key, st.Tool, st.Time = int(number.Int64), seq.Int64, key, was.String, time.Unix(0, t.Int64)
-		return st, false, nil
+		return st, false, clock, nil
 	}
 	// The clock's next value: read above under this transaction's
 	// write lock, so no other writer can have taken it.
 	st.Seq, st.Number = clock+1, next
-	res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq)
+	res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq, clock)
 	if err != nil {
-		return Step{}, false, err
+		return Step{}, false, 0, err
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return Step{}, false, fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
+		return Step{}, false, 0, fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
 	}
 	if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
-		return Step{}, false, err
+		return Step{}, false, 0, err
 	}
 	st.Key, st.Tool, st.Time = key, tool, time.Unix(0, now.UnixNano())
 	// The insert logged the step (trigger changes_step_opened): one
@@ -101,7 +100,7 @@ func (x *Index) beginStep(ctx context.Context, tx *sql.Tx, key, tool string, now
 	if hi.Valid {
 		hi.Int64++
 	}
-	return st, true, x.trimChanges(ctx, tx, lo, hi)
+	return st, true, st.Seq, x.trimChanges(ctx, tx, lo, hi)
 }
 
 // BeginStep's statements, prepared once (prepareStep): a step is opened
@@ -119,7 +118,9 @@ const (
 	stepNextCols = `(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
 	(SELECT min(id) FROM changes), (SELECT max(id) FROM changes)
 	FROM (SELECT id, number FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1) t`
-	stepTickSQL   = `UPDATE meta SET value = ?1 WHERE key = 'clock' AND value = ?1 - 1`
+	// stepTickSQL advances the clock to ?1 from ?2, the value the
+	// transaction read: an Exec, where a RETURNING would cost a Query.
+	stepTickSQL   = `UPDATE meta SET value = ?1 WHERE key = 'clock' AND value = ?2`
 	insertStepSQL = `INSERT INTO steps (turn_id, number, seq, key, tool, time) VALUES (?, ?, ?, ?, ?, ?)`
 )
 
