@@ -140,17 +140,18 @@ func (c *Capturer) captureAll(ctx context.Context, ref checkpoints.StepRef, path
 		})
 		return blobErr
 	}
-	moved = c.record(ctx, turn.ID, ref, pending, res, errs, blobs)
+	moved = c.record(ctx, cgs[0], ref, pending, res, errs, blobs)
 	blobs() // the commit has returned before the hold is released
 	return res, errs, moved
 }
 
-// record records the snapshots of res[pending[k]] into turn turnID in one
-// transaction that commits only if blobs (the commit of the blobs they
-// name, which it waits for) succeeds, and says in res and errs what became
-// of each. With ref.Open the transaction opens the step too; moved says
-// it found a turn opened since the lookup (checkpoints.ErrStepMoved).
-func (c *Capturer) record(ctx context.Context, turnID int64, ref checkpoints.StepRef, pending []int, res []Result, errs []error, blobs func() error) (moved bool) {
+// record records the snapshots of res[pending[k]] into the turn of cg
+// (the lookup of the first path) in one transaction that commits only if
+// blobs (the commit of the blobs they name, which it waits for) succeeds,
+// and says in res and errs what became of each. With ref.Open the
+// transaction opens the step too; moved says it found a turn opened since
+// the lookup (checkpoints.ErrStepMoved).
+func (c *Capturer) record(ctx context.Context, cg checkpoints.Capturing, ref checkpoints.StepRef, pending []int, res []Result, errs []error, blobs func() error) (moved bool) {
 	snaps := make([]checkpoints.FileSnap, len(pending))
 	for k, i := range pending {
 		snaps[k] = res[i].Snap
@@ -159,13 +160,13 @@ func (c *Capturer) record(ctx context.Context, turnID int64, ref checkpoints.Ste
 	var err error
 	if ref.Open {
 		var st checkpoints.Step
-		if st, added, err = c.idx.AddStepSnapsAfter(ctx, turnID, ref.Key, ref.Tool, res[pending[0]].Step, snaps, blobs); err == nil {
+		if st, added, err = c.idx.AddStepSnapsAfter(ctx, cg, ref.Key, ref.Tool, snaps, blobs); err == nil {
 			for i := range res {
 				res[i].Step, res[i].Snap.Step = st.Number, st.Number
 			}
 		}
 	} else {
-		added, err = c.idx.AddSnapsAfter(ctx, turnID, snaps, blobs)
+		added, err = c.idx.AddSnapsAfter(ctx, cg.Turn.ID, snaps, blobs)
 	}
 	if err != nil {
 		for _, i := range pending {

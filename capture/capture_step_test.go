@@ -104,3 +104,34 @@ func TestCaptureOpensStepTurnOpenedMeanwhile(t *testing.T) {
 		t.Errorf("steps %+v; want turn %d's step 1 with a.txt", steps, next.Turn)
 	}
 }
+
+// Another hook of the same tool call opens its step between a capture's
+// lookup and its transaction: the capture lands in that step, and the
+// call has one step, not two with its key.
+func TestCaptureOpensStepOpenedMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	f.write(t, "a.txt", "one", 0o644)
+	opened := false
+	f.c.open = func(o *opener, rel string) (*os.File, fs.FileInfo, error) {
+		if !opened {
+			opened = true
+			if _, _, err := f.idx.BeginStep(ctx, "k1", "Edit"); err != nil {
+				t.Error(err)
+			}
+		}
+		return o.open(rel)
+	}
+	res, errs := f.c.CaptureAllIn(ctx, checkpoints.StepRef{Open: true, Key: "k1", Tool: "Edit"}, []string{"a.txt"})
+	if errs[0] != nil || !res[0].Recorded || res[0].Step != 1 {
+		t.Fatalf("%+v, %v; want recorded in step 1", res[0], errs[0])
+	}
+	steps, err := f.idx.Steps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 1 || steps[0].Key != "k1" || len(steps[0].Files) != 1 {
+		t.Errorf("steps %+v; want one, k1's, with a.txt", steps)
+	}
+}

@@ -115,13 +115,22 @@ const (
 	// stepNextSQL is stepAtSQL for no key: it reads none of the turn's
 	// steps but its last.
 	stepNextSQL  = `SELECT t.id, t.number, NULL, NULL, NULL, NULL, ` + stepNextCols
-	stepNextCols = `(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
-	(SELECT min(id) FROM changes), (SELECT max(id) FROM changes)
+	stepNextCols = stepSeenCols + `
 	FROM (SELECT id, number FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1) t`
+	// stepSeenCols are, for the turn t, the number its next step takes,
+	// the clock and the change log's span.
+	stepSeenCols = `(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
+	(SELECT min(id) FROM changes), (SELECT max(id) FROM changes)`
 	// stepTickSQL advances the clock to ?1 from ?2, the value the
 	// transaction read: an Exec, where a RETURNING would cost a Query.
 	stepTickSQL   = `UPDATE meta SET value = ?1 WHERE key = 'clock' AND value = ?2`
 	insertStepSQL = `INSERT INTO steps (turn_id, number, seq, key, tool, time) VALUES (?, ?, ?, ?, ?, ?)`
+	// insertSeenStepSQL is insertStepSQL for a step numbered from what a
+	// capture's lookup read (AddStepSnapsAfter): only while ?1 is still
+	// the open turn and ?2 its next step's number.
+	insertSeenStepSQL = `INSERT INTO steps (turn_id, number, seq, key, tool, time) SELECT ?1, ?2, ?3, ?4, ?5, ?6
+	WHERE ?1 = (SELECT id FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1)
+	AND ?2 = (SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = ?1)`
 )
 
 // StepOf returns step n of the active turn numbered turn, with its files.

@@ -342,6 +342,17 @@ type Capturing struct {
 	// statement: a capture hands it to the blob store as the base of a
 	// delta, with no query of its own. Zero when there is none.
 	Last cas.ID
+	// seen is what a lookup with StepRef.Open read for opening the step
+	// (AddStepSnapsAfter).
+	seen stepSeen
+}
+
+// stepSeen is the state of the index a step is opened from, as a capture's
+// lookup read it: the clock, the number the open turn's next step takes,
+// and the change log's span (stepNextSQL's columns).
+type stepSeen struct {
+	clock, next int64
+	lo, hi      sql.NullInt64
 }
 
 // Needed reports whether a capture has something to record: the turn has
@@ -357,15 +368,16 @@ func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capt
 	if err != nil {
 		return Capturing{}, err
 	}
-	c, err := scanCapturing(stmt.QueryRowContext(ctx, append([]any{path}, args...)...), path)
+	c, err := scanCapturing(stmt.QueryRowContext(ctx, append([]any{path}, args...)...), path, ref.Open)
 	if err != nil {
 		return Capturing{}, fmt.Errorf("checkpoints: %w", err)
 	}
 	return c, nil
 }
 
-// scanCapturing reads a row of capturingSQL for path.
-func scanCapturing(row *sql.Row, path string) (Capturing, error) {
+// scanCapturing reads a row of capturingSQL for path, or with open of
+// capturingOpenSQL.
+func scanCapturing(row *sql.Row, path string, open bool) (Capturing, error) {
 	var cp Checkpoint
 	var t int64
 	var sp sql.NullString
@@ -377,8 +389,13 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 	var cur int
 	var inStep bool
 	var last []byte
-	err := row.Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
-		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode, &snapStep, &cur, &inStep, &last)
+	var seen stepSeen
+	dst := []any{&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
+		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode, &snapStep, &cur, &inStep, &last}
+	if open {
+		dst = append(dst, &seen.next, &seen.clock, &seen.lo, &seen.hi)
+	}
+	err := row.Scan(dst...)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNoOpenTurn
 	}
@@ -386,7 +403,7 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 		return Capturing{}, err
 	}
 	cp.Time = time.Unix(0, t)
-	c := Capturing{Turn: cp, Step: cur, InStep: inStep}
+	c := Capturing{Turn: cp, Step: cur, InStep: inStep, seen: seen}
 	if len(last) == len(c.Last) {
 		copy(c.Last[:], last)
 	}
@@ -420,21 +437,24 @@ func (x *Index) capturingStmt(ctx context.Context, ref StepRef) (*sql.Stmt, []an
 // capturingSQL takes the path (?1) and a StepRef (?2, ?3). The step is
 // ?3 when ?2 is the open turn's id, else the open turn's latest step. Its
 // last column is lastBlobSQL's answer for the path.
-const capturingSQL = capturingCols + `CASE WHEN u.id = ?2 THEN ?3 ELSE (SELECT coalesce(max(number), 0) FROM steps WHERE turn_id = u.id) END` + capturingFrom
+const capturingSQL = capturingCols + capturingSub + `CASE WHEN u.id = ?2 THEN ?3 ELSE (SELECT coalesce(max(number), 0) FROM steps WHERE turn_id = u.id) END` + capturingFrom
 
 // capturingOpenSQL is capturingSQL for a StepRef with Open set, whose key
 // is ?2: the step is the open turn's step with that key, or, when it has
-// none (AddStepSnapsAfter opens it), the number the next step takes.
-const capturingOpenSQL = capturingCols + `coalesce((SELECT number FROM steps WHERE turn_id = u.id AND key = ?2 AND ?2 <> ''),
+// none (AddStepSnapsAfter opens it), the number the next step takes. Its
+// last columns are stepSeenCols.
+const capturingOpenSQL = capturingCols + `, ` + stepSeenCols + capturingSub + `coalesce((SELECT number FROM steps WHERE turn_id = u.id AND key = ?2 AND ?2 <> ''),
 	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = u.id))` + capturingFrom
 
-// capturingCols and capturingFrom are the capturing lookups' text around
-// the expression of the step (cur) a capture goes into.
+// capturingCols, capturingSub and capturingFrom are the capturing
+// lookups' text: their columns, and what comes before and after the
+// expression of the step (cur) a capture goes into.
 const (
 	capturingCols = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned, t.scanned,
 	(SELECT path FROM paths WHERE id = s.path_id), s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode, s.step, t.cur,
 	EXISTS (SELECT 1 FROM step_snaps x WHERE x.turn_id = t.id AND x.step = t.cur AND x.path = ?1),
-	(` + lastBlobSQL + `)
+	(` + lastBlobSQL + `)`
+	capturingSub = `
 	FROM (SELECT u.*, `
 	capturingFrom = ` AS cur
 		FROM (` + openTurnSQL + `) u LIMIT 1) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path_id = (SELECT id FROM paths WHERE path = ?1)`
