@@ -2,9 +2,13 @@ package capture
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/ckpt/ckpt/checkpoints"
@@ -133,5 +137,91 @@ func TestCaptureOpensStepOpenedMeanwhile(t *testing.T) {
 	}
 	if len(steps) != 1 || steps[0].Key != "k1" || len(steps[0].Files) != 1 {
 		t.Errorf("steps %+v; want one, k1's, with a.txt", steps)
+	}
+}
+
+// Parallel tool calls, and hooks of one call, capturing at once: each call
+// gets one step of its own, with its files, whichever transaction opens it.
+func TestCaptureOpensStepInParallel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	const calls, hooks = 6, 2
+	for i := range calls {
+		f.write(t, fmt.Sprintf("f%d.txt", i), fmt.Sprint("content ", i), 0o644)
+	}
+	var wg sync.WaitGroup
+	for i := range calls {
+		for range hooks {
+			wg.Go(func() {
+				ref := checkpoints.StepRef{Open: true, Key: fmt.Sprint("k", i), Tool: "Write"}
+				if _, errs := f.c.CaptureAllIn(ctx, ref, []string{fmt.Sprintf("f%d.txt", i)}); errs[0] != nil {
+					t.Error(errs[0])
+				}
+			})
+		}
+	}
+	wg.Wait()
+	steps, err := f.idx.Steps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != calls {
+		t.Fatalf("%d steps, want %d (one per call): %+v", len(steps), calls, steps)
+	}
+	seen := map[string]bool{}
+	for i, st := range steps {
+		if st.Number != i+1 || seen[st.Key] || len(st.Files) != 1 || st.Files[0].Path != "f"+st.Key[1:]+".txt" {
+			t.Errorf("step %d: %+v; want one step per key, with its own file", i+1, st)
+		}
+		seen[st.Key] = true
+	}
+}
+
+// Another capture commits between a capture's lookup and its transaction
+// (no step opened, the clock moved): the step opened then takes a clock
+// value after it, never one already taken, so the session's order of
+// events (a rewind to a step goes by it) stays true.
+func TestCaptureOpensStepClockMovedMeanwhile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	f.write(t, "a.txt", "one", 0o644)
+	f.write(t, "b.txt", "two", 0o644)
+	other := false
+	f.c.open = func(o *opener, rel string) (*os.File, fs.FileInfo, error) {
+		if rel == "a.txt" && !other {
+			other = true
+			if _, err := f.c.Capture(ctx, "b.txt"); err != nil {
+				t.Error(err)
+			}
+		}
+		return o.open(rel)
+	}
+	if _, errs := f.c.CaptureAllIn(ctx, checkpoints.StepRef{Open: true, Key: "k1"}, []string{"a.txt"}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	db, err := sql.Open("sqlite", filepath.Join(f.idx.Dir(), checkpoints.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var step, b int64
+	if err := db.QueryRowContext(ctx, `SELECT seq FROM steps WHERE key = 'k1'`).Scan(&step); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT seq FROM named_snaps WHERE path = 'b.txt'`).Scan(&b); err != nil {
+		t.Fatal(err)
+	}
+	if step <= b {
+		t.Errorf("step k1 opened at clock %d, not after b.txt's capture at %d", step, b)
+	}
+	var dup int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT seq FROM (SELECT seq FROM turns UNION ALL SELECT seq FROM steps
+		UNION ALL SELECT seq FROM snaps UNION ALL SELECT seq FROM step_snaps) GROUP BY seq HAVING count(*) > 1)`).Scan(&dup); err != nil {
+		t.Fatal(err)
+	}
+	if dup != 0 {
+		t.Errorf("%d clock values taken twice", dup)
 	}
 }
