@@ -2,6 +2,7 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -34,20 +35,41 @@ func (c *Capturer) CaptureAll(ctx context.Context, paths []string) ([]Result, []
 }
 
 // CaptureAllIn is CaptureAll into the step ref names (see CaptureIn).
+// With ref.Open it opens that step too, in the transaction that records
+// the snapshots (checkpoints.AddStepSnapsAfter), or by itself when there
+// is nothing to record; not when the lookup fails (no open turn).
 func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, paths []string) ([]Result, []error) {
-	res := make([]Result, len(paths))
-	errs := make([]error, len(paths))
 	if len(paths) == 0 {
-		return res, errs
+		return []Result{}, []error{}
 	}
 	release, err := c.store.Hold(ctx) // the new blobs until their rows commit
 	if err != nil {
+		errs := make([]error, len(paths))
 		for i := range errs {
 			errs[i] = err
 		}
-		return res, errs
+		return make([]Result, len(paths)), errs
 	}
 	defer release()
+	for try := 1; ; try++ {
+		// A turn opened between the lookup and the step's opening: the
+		// step goes into the turn open now, so look again.
+		res, errs, moved := c.captureAll(ctx, ref, paths)
+		if !moved || try == maxStepTries {
+			return res, errs
+		}
+	}
+}
+
+// maxStepTries bounds how often CaptureAllIn looks again because turns
+// kept opening while it captured.
+const maxStepTries = 3
+
+// captureAll is CaptureAllIn holding the blob store; moved says that a
+// step to open (ref.Open) found a turn opened since the lookup and
+// nothing was recorded.
+func (c *Capturer) captureAll(ctx context.Context, ref checkpoints.StepRef, paths []string) (res []Result, errs []error, moved bool) {
+	res = make([]Result, len(paths))
 	batch := c.store.NewBatch()
 	defer batch.Abort()
 	rels, errs := c.ws.RelAll(paths)
@@ -61,7 +83,8 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 	// once: every path of the call is recorded into the turn open when it
 	// began.
 	if len(todo) == 0 {
-		return res, errs
+		c.openStep(ctx, ref, errs)
+		return res, errs, false
 	}
 	q := make([]string, len(todo))
 	for k, i := range todo {
@@ -72,7 +95,7 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 		for _, i := range todo {
 			errs[i] = fmt.Errorf("capture: %s: %w", rels[i], err)
 		}
-		return res, errs
+		return res, errs, false
 	}
 	turn := cgs[0].Turn
 	read := make([]bool, len(paths)) // a new state was read: to record
@@ -100,7 +123,8 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 		}
 	}
 	if len(pending) == 0 {
-		return res, errs
+		c.openStep(ctx, ref, errs)
+		return res, errs, false
 	}
 	// The blob commit (an fsync) runs while the rows are inserted; the
 	// index transaction commits only once the blobs are durable.
@@ -116,29 +140,59 @@ func (c *Capturer) CaptureAllIn(ctx context.Context, ref checkpoints.StepRef, pa
 		})
 		return blobErr
 	}
-	c.record(ctx, turn.ID, pending, res, errs, blobs)
+	moved = c.record(ctx, cgs[0], ref, pending, res, errs, blobs)
 	blobs() // the commit has returned before the hold is released
-	return res, errs
+	return res, errs, moved
 }
 
-// record records the snapshots of res[pending[k]] into turn turnID in one
-// transaction that commits only if blobs (the commit of the blobs they
-// name, which it waits for) succeeds, and says in res and errs what became
-// of each.
-func (c *Capturer) record(ctx context.Context, turnID int64, pending []int, res []Result, errs []error, blobs func() error) {
+// record records the snapshots of res[pending[k]] into the turn of cg
+// (the lookup of the first path) in one transaction that commits only if
+// blobs (the commit of the blobs they name, which it waits for) succeeds,
+// and says in res and errs what became of each. With ref.Open the
+// transaction opens the step too; moved says it found a turn opened since
+// the lookup (checkpoints.ErrStepMoved).
+func (c *Capturer) record(ctx context.Context, cg checkpoints.Capturing, ref checkpoints.StepRef, pending []int, res []Result, errs []error, blobs func() error) (moved bool) {
 	snaps := make([]checkpoints.FileSnap, len(pending))
 	for k, i := range pending {
 		snaps[k] = res[i].Snap
 	}
-	added, err := c.idx.AddSnapsAfter(ctx, turnID, snaps, blobs)
+	var added []bool
+	var err error
+	if ref.Open {
+		var st checkpoints.Step
+		if st, added, err = c.idx.AddStepSnapsAfter(ctx, cg, ref.Key, ref.Tool, snaps, blobs); err == nil {
+			for i := range res {
+				res[i].Step, res[i].Snap.Step = st.Number, st.Number
+			}
+		}
+	} else {
+		added, err = c.idx.AddSnapsAfter(ctx, cg.Turn.ID, snaps, blobs)
+	}
 	if err != nil {
 		for _, i := range pending {
 			errs[i] = fmt.Errorf("capture: %s: %w", res[i].Path, err)
 		}
-		return
+		return errors.Is(err, checkpoints.ErrStepMoved)
 	}
 	for k, i := range pending {
 		res[i].Recorded = added[k]
+	}
+	return false
+}
+
+// openStep opens the step ref.Open names when a capture has nothing to
+// record: a tool call is a step even when its paths are recorded
+// already, or cannot be. A failure is each path's error that has none.
+func (c *Capturer) openStep(ctx context.Context, ref checkpoints.StepRef, errs []error) {
+	if !ref.Open {
+		return
+	}
+	if _, _, err := c.idx.BeginStep(ctx, ref.Key, ref.Tool); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = fmt.Errorf("capture: %w", err)
+			}
+		}
 	}
 }
 

@@ -37,7 +37,10 @@ type Index struct {
 	stmts struct{ capturing, addPath, addSnap, addStepSnap, tickN *sql.Stmt }
 	// stepStmts are BeginStep's, prepared on its first use
 	// (prepareStep): a resident hook server opens a step per tool call.
-	stepStmts struct{ at, tick, insert *sql.Stmt }
+	stepStmts struct{ at, next, tick, insert, seen *sql.Stmt }
+	// capturingOpen is capturingOpenSQL, prepared on its first use: a
+	// hook's tool call opens its step with its captures.
+	capturingOpen *sql.Stmt
 	// metaStmt is Meta's, prepared on its first use: a hook server reads
 	// a setting or two per tool call.
 	metaStmt *sql.Stmt
@@ -120,8 +123,8 @@ func (x *Index) prepare(ctx context.Context) error {
 
 // prepareStep is prepare for BeginStep's statements.
 func (x *Index) prepareStep(ctx context.Context) error {
-	return x.prepareAll(ctx, []prepared{{&x.stepStmts.at, stepAtSQL}, {&x.stepStmts.tick, stepTickSQL},
-		{&x.stepStmts.insert, insertStepSQL}})
+	return x.prepareAll(ctx, []prepared{{&x.stepStmts.at, stepAtSQL}, {&x.stepStmts.next, stepNextSQL}, {&x.stepStmts.tick, stepTickSQL},
+		{&x.stepStmts.insert, insertStepSQL}, {&x.stepStmts.seen, insertSeenStepSQL}})
 }
 
 // prepared is a statement to prepare (prepareAll) and where it goes.

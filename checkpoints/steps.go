@@ -39,50 +39,68 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 	if err := x.prepareStep(ctx); err != nil {
 		return Step{}, false, err
 	}
-	ps := &x.stepStmts
 	err = x.write(ctx, func(tx *sql.Tx) error {
-		var turnID sql.NullInt64
-		var turn, next int
-		var clock int64
-		var number, seq, t, lo, hi sql.NullInt64
-		var was sql.NullString
-		err := tx.StmtContext(ctx, ps.at).QueryRowContext(ctx, key).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
-		if err == sql.ErrNoRows {
-			return ErrNoOpenTurn
-		}
-		if err != nil {
-			return err
-		}
-		st = Step{TurnID: turnID.Int64, Turn: turn}
-		if number.Valid {
-			st.Number, st.Seq, st.Key, st.Tool, st.Time = int(number.Int64), seq.Int64, key, was.String, time.Unix(0, t.Int64)
-			return nil
-		}
-		// The clock's next value: read above under this transaction's
-		// write lock, so no other writer can have taken it.
-		st.Seq, st.Number = clock+1, next
-		res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
-		}
-		if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
-			return err
-		}
-		st.Key, st.Tool, st.Time, opened = key, tool, time.Unix(0, now.UnixNano()), true
-		// The insert logged the step (trigger changes_step_opened): one
-		// row, numbered one past the log's highest (SQLite's rowid rule).
-		if hi.Valid {
-			hi.Int64++
-		}
-		return x.trimChanges(ctx, tx, lo, hi)
+		st, opened, _, err = x.beginStep(ctx, tx, key, tool, now, 0)
+		return err
 	})
 	if err != nil {
 		return Step{}, false, fmt.Errorf("checkpoints: begin step: %w", err)
 	}
 	return st, opened, nil
+}
+
+// beginStep is BeginStep's work in tx, its statements prepared
+// (prepareStep), at time now; clock is the clock's value after it.
+// unseen, when not 0, is the number the next step of the open turn took
+// when the caller found no step with key in it: while that is still the
+// next number, no step was opened since, so the turn's steps are not
+// searched for the key again.
+func (x *Index) beginStep(ctx context.Context, tx *sql.Tx, key, tool string, now time.Time, unseen int) (st Step, opened bool, clock int64, err error) {
+	ps := &x.stepStmts
+	var turnID sql.NullInt64
+	var turn, next int
+	var number, seq, t, lo, hi sql.NullInt64
+	var was sql.NullString
+	at := func(q *sql.Stmt, args ...any) error {
+		return tx.StmtContext(ctx, q).QueryRowContext(ctx, args...).Scan(&turnID, &turn, &number, &seq, &was, &t, &next, &clock, &lo, &hi)
+	}
+	if key == "" || unseen != 0 {
+		err = at(ps.next)
+	}
+	if key != "" && (unseen == 0 || err == nil && next != unseen) {
+		err = at(ps.at, key)
+	}
+	if err == sql.ErrNoRows {
+		return Step{}, false, 0, ErrNoOpenTurn
+	}
+	if err != nil {
+		return Step{}, false, 0, err
+	}
+	st = Step{TurnID: turnID.Int64, Turn: turn}
+	if number.Valid {
+		st.Number, st.Seq, st.Key, st.Tool, st.Time = int(number.Int64), seq.Int64, key, was.String, time.Unix(0, t.Int64)
+		return st, false, clock, nil
+	}
+	// The clock's next value: read above under this transaction's
+	// write lock, so no other writer can have taken it.
+	st.Seq, st.Number = clock+1, next
+	res, err := tx.StmtContext(ctx, ps.tick).ExecContext(ctx, st.Seq, clock)
+	if err != nil {
+		return Step{}, false, 0, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return Step{}, false, 0, fmt.Errorf("advance the clock to %d: %d rows, %v", st.Seq, n, err)
+	}
+	if _, err := tx.StmtContext(ctx, ps.insert).ExecContext(ctx, st.TurnID, st.Number, st.Seq, key, tool, now.UnixNano()); err != nil {
+		return Step{}, false, 0, err
+	}
+	st.Key, st.Tool, st.Time = key, tool, time.Unix(0, now.UnixNano())
+	// The insert logged the step (trigger changes_step_opened): one
+	// row, numbered one past the log's highest (SQLite's rowid rule).
+	if hi.Valid {
+		hi.Int64++
+	}
+	return st, true, st.Seq, x.trimChanges(ctx, tx, lo, hi)
 }
 
 // BeginStep's statements, prepared once (prepareStep): a step is opened
@@ -92,13 +110,27 @@ func (x *Index) BeginStep(ctx context.Context, key, tool string) (st Step, opene
 // within a transaction every statement that returns rows costs
 // database/sql a goroutine, and the two writes return none.
 const (
-	stepAtSQL = `SELECT t.id, t.number, s.number, s.seq, s.tool, s.time,
-	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
-	(SELECT min(id) FROM changes), (SELECT max(id) FROM changes)
-	FROM (SELECT id, number FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1) t
+	stepAtSQL = `SELECT t.id, t.number, s.number, s.seq, s.tool, s.time, ` + stepNextCols + `
 	LEFT JOIN steps s ON s.turn_id = t.id AND s.key = ?1 AND ?1 <> ''`
-	stepTickSQL   = `UPDATE meta SET value = ?1 WHERE key = 'clock' AND value = ?1 - 1`
+	// stepNextSQL is stepAtSQL for no key: it reads none of the turn's
+	// steps but its last.
+	stepNextSQL  = `SELECT t.id, t.number, NULL, NULL, NULL, NULL, ` + stepNextCols
+	stepNextCols = stepSeenCols + `
+	FROM (SELECT id, number FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1) t`
+	// stepSeenCols are, for the turn t, the number its next step takes,
+	// the clock and the change log's span.
+	stepSeenCols = `(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = t.id), (SELECT value FROM meta WHERE key = 'clock'),
+	(SELECT min(id) FROM changes), (SELECT max(id) FROM changes)`
+	// stepTickSQL advances the clock to ?1 from ?2, the value the
+	// transaction read: an Exec, where a RETURNING would cost a Query.
+	stepTickSQL   = `UPDATE meta SET value = ?1 WHERE key = 'clock' AND value = ?2`
 	insertStepSQL = `INSERT INTO steps (turn_id, number, seq, key, tool, time) VALUES (?, ?, ?, ?, ?, ?)`
+	// insertSeenStepSQL is insertStepSQL for a step numbered from what a
+	// capture's lookup read (AddStepSnapsAfter): only while ?1 is still
+	// the open turn and ?2 its next step's number.
+	insertSeenStepSQL = `INSERT INTO steps (turn_id, number, seq, key, tool, time) SELECT ?1, ?2, ?3, ?4, ?5, ?6
+	WHERE ?1 = (SELECT id FROM turns WHERE hidden_by IS NULL ORDER BY number DESC LIMIT 1)
+	AND ?2 = (SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = ?1)`
 )
 
 // StepOf returns step n of the active turn numbered turn, with its files.

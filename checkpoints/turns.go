@@ -316,9 +316,18 @@ func snapsOf(ctx context.Context, tx *sql.Tx, turnID int64) ([]FileSnap, error) 
 // StepRef names the step a capture goes into: step Step of the turn with
 // id TurnID. The zero StepRef, or one naming a turn that is no longer the
 // open one, means the open turn's latest step (0 when it has none).
+//
+// With Open set it names the step by its tool call instead: the open
+// turn's step with key Key (BeginStep's), which the capture's own
+// transaction opens when the turn has none (AddStepSnapsAfter), so a tool
+// call's step and its captures cost one index commit, not two.
 type StepRef struct {
 	TurnID int64
 	Step   int
+	// Open, Key and Tool: the step to open (see above), as BeginStep
+	// takes them; TurnID and Step are then unused.
+	Open      bool
+	Key, Tool string
 }
 
 // Capturing is what CapturingIn found: the open turn, its snapshot of the
@@ -333,6 +342,17 @@ type Capturing struct {
 	// statement: a capture hands it to the blob store as the base of a
 	// delta, with no query of its own. Zero when there is none.
 	Last cas.ID
+	// seen is what a lookup with StepRef.Open read for opening the step
+	// (AddStepSnapsAfter).
+	seen stepSeen
+}
+
+// stepSeen is the state of the index a step is opened from, as a capture's
+// lookup read it: the clock, the number the open turn's next step takes,
+// and the change log's span (stepNextSQL's columns).
+type stepSeen struct {
+	clock, next int64
+	lo, hi      sql.NullInt64
 }
 
 // Needed reports whether a capture has something to record: the turn has
@@ -344,18 +364,20 @@ func (c Capturing) Needed() bool { return c.Snap == nil || (c.Snap.Step != c.Ste
 // CapturingIn is Capturing for a capture into the step ref names, in one
 // query.
 func (x *Index) CapturingIn(ctx context.Context, path string, ref StepRef) (Capturing, error) {
-	if err := x.prepare(ctx); err != nil {
+	stmt, args, err := x.capturingStmt(ctx, ref)
+	if err != nil {
 		return Capturing{}, err
 	}
-	c, err := scanCapturing(x.stmts.capturing.QueryRowContext(ctx, path, ref.TurnID, ref.Step), path)
+	c, err := scanCapturing(stmt.QueryRowContext(ctx, append([]any{path}, args...)...), path, ref.Open)
 	if err != nil {
 		return Capturing{}, fmt.Errorf("checkpoints: %w", err)
 	}
 	return c, nil
 }
 
-// scanCapturing reads a row of capturingSQL for path.
-func scanCapturing(row *sql.Row, path string) (Capturing, error) {
+// scanCapturing reads a row of capturingSQL for path, or with open of
+// capturingOpenSQL.
+func scanCapturing(row *sql.Row, path string, open bool) (Capturing, error) {
 	var cp Checkpoint
 	var t int64
 	var sp sql.NullString
@@ -367,8 +389,13 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 	var cur int
 	var inStep bool
 	var last []byte
-	err := row.Scan(&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
-		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode, &snapStep, &cur, &inStep, &last)
+	var seen stepSeen
+	dst := []any{&cp.ID, &cp.Seq, &cp.Turn, &cp.Prompt, &t, &cp.Pinned, &cp.Label, &cp.Pruned, &cp.Scanned,
+		&sp, &blob, &mode, &size, &dirs, &endState, &endBlob, &endMode, &snapStep, &cur, &inStep, &last}
+	if open {
+		dst = append(dst, &seen.next, &seen.clock, &seen.lo, &seen.hi)
+	}
+	err := row.Scan(dst...)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNoOpenTurn
 	}
@@ -376,7 +403,7 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 		return Capturing{}, err
 	}
 	cp.Time = time.Unix(0, t)
-	c := Capturing{Turn: cp, Step: cur, InStep: inStep}
+	c := Capturing{Turn: cp, Step: cur, InStep: inStep, seen: seen}
 	if len(last) == len(c.Last) {
 		copy(c.Last[:], last)
 	}
@@ -392,15 +419,46 @@ func scanCapturing(row *sql.Row, path string) (Capturing, error) {
 	return c, nil
 }
 
+// capturingStmt returns the prepared lookup of a capture into ref and
+// its arguments after the path.
+func (x *Index) capturingStmt(ctx context.Context, ref StepRef) (*sql.Stmt, []any, error) {
+	if err := x.prepare(ctx); err != nil {
+		return nil, nil, err
+	}
+	if !ref.Open {
+		return x.stmts.capturing, []any{ref.TurnID, ref.Step}, nil
+	}
+	if err := x.prepareAll(ctx, []prepared{{&x.capturingOpen, capturingOpenSQL}}); err != nil {
+		return nil, nil, err
+	}
+	return x.capturingOpen, []any{ref.Key}, nil
+}
+
 // capturingSQL takes the path (?1) and a StepRef (?2, ?3). The step is
 // ?3 when ?2 is the open turn's id, else the open turn's latest step. Its
 // last column is lastBlobSQL's answer for the path.
-const capturingSQL = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned, t.scanned,
+const capturingSQL = capturingCols + capturingSub + `CASE WHEN u.id = ?2 THEN ?3 ELSE (SELECT coalesce(max(number), 0) FROM steps WHERE turn_id = u.id) END` + capturingFrom
+
+// capturingOpenSQL is capturingSQL for a StepRef with Open set, whose key
+// is ?2: the step is the open turn's step with that key, or, when it has
+// none (AddStepSnapsAfter opens it), the number the next step takes. Its
+// last columns are stepSeenCols.
+const capturingOpenSQL = capturingCols + `, ` + stepSeenCols + capturingSub + `coalesce((SELECT number FROM steps WHERE turn_id = u.id AND key = ?2 AND ?2 <> ''),
+	(SELECT coalesce(max(number), 0) + 1 FROM steps WHERE turn_id = u.id))` + capturingFrom
+
+// capturingCols, capturingSub and capturingFrom are the capturing
+// lookups' text: their columns, and what comes before and after the
+// expression of the step (cur) a capture goes into.
+const (
+	capturingCols = `SELECT t.id, t.seq, t.number, t.prompt, t.time, t.pinned, t.label, t.pruned, t.scanned,
 	(SELECT path FROM paths WHERE id = s.path_id), s.blob, s.mode, s.size, s.dirs, s.end_state, s.end_blob, s.end_mode, s.step, t.cur,
 	EXISTS (SELECT 1 FROM step_snaps x WHERE x.turn_id = t.id AND x.step = t.cur AND x.path = ?1),
-	(` + lastBlobSQL + `)
-	FROM (SELECT u.*, CASE WHEN u.id = ?2 THEN ?3 ELSE (SELECT coalesce(max(number), 0) FROM steps WHERE turn_id = u.id) END AS cur
-		FROM (` + openTurnSQL + `) u) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path_id = (SELECT id FROM paths WHERE path = ?1)`
+	(` + lastBlobSQL + `)`
+	capturingSub = `
+	FROM (SELECT u.*, `
+	capturingFrom = ` AS cur
+		FROM (` + openTurnSQL + `) u LIMIT 1) t LEFT JOIN snaps s ON s.turn_id = t.id AND s.path_id = (SELECT id FROM paths WHERE path = ?1)`
+)
 
 // AddSnap records f as the state of f.Path at the start of turn turnID,
 // unless the turn already has one for that path (the first capture wins).

@@ -386,6 +386,12 @@ type CaptureOptions struct {
 	// the open turn's latest step). Nil: the open turn's latest step, if
 	// it has one.
 	Step *Step
+	// OpenStep, when set (and Step nil), is the step of a tool call to
+	// record into: the open turn's step with its key, which the capture
+	// opens (as BeginStep would) in the index transaction that records
+	// the paths, or by itself when it has nothing to record. A tool
+	// call's step and its captures then cost one index commit, not two.
+	OpenStep *StepOptions
 }
 
 // Capture records the current state of each of o.Paths into the open turn,
@@ -398,8 +404,11 @@ type CaptureOptions struct {
 // ErrNotRegular, or the read error of a file it cannot read; a failed path
 // records nothing and does not stop the others.
 func (c *Controller) Capture(ctx context.Context, o CaptureOptions) (res []capture.Result, errs []error) {
-	if o.Step != nil {
+	switch {
+	case o.Step != nil:
 		return c.cap.CaptureAllIn(ctx, checkpoints.StepRef{TurnID: o.Step.TurnID, Step: o.Step.Number}, o.Paths)
+	case o.OpenStep != nil:
+		return c.cap.CaptureAllIn(ctx, checkpoints.StepRef{Open: true, Key: o.OpenStep.Key, Tool: o.OpenStep.Tool}, o.Paths)
 	}
 	return c.cap.CaptureAll(ctx, o.Paths)
 }

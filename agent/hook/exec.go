@@ -22,18 +22,18 @@ type hookRun struct {
 	c       *controller.Controller
 	session string
 	strict  bool
-	step    *controller.Step // this tool call's step (beginStep), if one is open
 }
 
-// capture records the paths of one event into the open turn (into this
-// tool call's step when one is open) as one durable step (one blob commit,
-// one index commit: Controller.Capture), opening a turn first when
-// there is none, and returns what failed. A path the design refuses to
-// record (outside the workspace, inside .git) is skipped with a warning
-// and is never a failure.
-func (h hookRun) capture(ctx context.Context, paths []string) []string {
+// capture records the paths of one event into the open turn, in the step
+// of tool call step (opened by the capture's own index transaction:
+// CaptureOptions.OpenStep), as one durable step (one blob commit, one
+// index commit: Controller.Capture), opening a turn first when there is
+// none, and returns what failed. A path the design refuses to record
+// (outside the workspace, inside .git) is skipped with a warning and is
+// never a failure.
+func (h hookRun) capture(ctx context.Context, step controller.StepOptions, paths []string) []string {
 	captureAll := func(ps []string) []error {
-		_, errs := h.c.Capture(ctx, controller.CaptureOptions{Paths: ps, Step: h.step})
+		_, errs := h.c.Capture(ctx, controller.CaptureOptions{Paths: ps, OpenStep: &step})
 		return errs
 	}
 	errs := captureAll(paths)
@@ -74,26 +74,16 @@ func (h hookRun) capture(ctx context.Context, paths []string) []string {
 	return fails
 }
 
-// beginStep opens the step of one tool call in the open turn (key: the
-// agent's id of the call, so every hook of one call shares a step), and
-// opens a turn first when there is none and open is set. A step that
-// cannot be opened is a warning: the captures still land in the turn.
-func (h hookRun) beginStep(ctx context.Context, key, tool string, open bool) *controller.Step {
-	o := controller.StepOptions{Key: key, Tool: tool}
-	st, err := h.c.BeginStep(ctx, o)
-	if errors.Is(err, controller.ErrNoOpenTurn) && open {
-		if err = h.ensureTurn(ctx); err == nil {
-			st, err = h.c.BeginStep(ctx, o)
-		}
-	}
-	if errors.Is(err, controller.ErrNoOpenTurn) {
-		return nil
-	}
-	if err != nil {
+// beginStep opens the step of one tool call that names no path in the
+// open turn, if there is one (key: the agent's id of the call, so every
+// hook of one call shares a step). A step that cannot be opened is a
+// warning. A tool call that names paths opens its step with their
+// capture (capture).
+func (h hookRun) beginStep(ctx context.Context, key, tool string) {
+	_, err := h.c.BeginStep(ctx, controller.StepOptions{Key: key, Tool: tool})
+	if err != nil && !errors.Is(err, controller.ErrNoOpenTurn) {
 		h.hd.say("ckpt: hook: warning: step of %s: %s", tool, msg.OneLine(err))
-		return nil
 	}
-	return &st
 }
 
 // relabel gives the open turn, when it is still labelled from, the prompt

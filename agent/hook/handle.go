@@ -219,7 +219,7 @@ func (hd *Handler) handle(ctx context.Context, ag agent.Agent, o Options, data [
 			return f
 		}
 		f := h.ensureManifest(ctx)
-		h.beginStep(ctx, ev.ToolUseID, ev.ToolName, false) // each tool call is a step
+		h.beginStep(ctx, ev.ToolUseID, ev.ToolName) // each tool call is a step
 		return f
 	default:
 		return h.toolCall(ctx, plan)
@@ -420,7 +420,9 @@ func (h hookRun) toolCall(ctx context.Context, plan agent.Plan) *agent.Failure {
 			fails = append(fails, f.Msg)
 		}
 	}
-	h.step = h.beginStep(ctx, ev.ToolUseID, ev.ToolName, len(plan.Paths) > 0) // each tool call is a step
+	if len(plan.Paths) == 0 {
+		h.beginStep(ctx, ev.ToolUseID, ev.ToolName) // each tool call is a step
+	}
 	abs := make([]string, len(plan.Paths))
 	for i, p := range plan.Paths {
 		if !filepath.IsAbs(p) {
@@ -428,7 +430,9 @@ func (h hookRun) toolCall(ctx context.Context, plan agent.Plan) *agent.Failure {
 		}
 		abs[i] = p
 	}
-	if fails = append(fails, h.capture(ctx, abs)...); len(fails) > 0 {
+	// The step of the call is opened with the capture of its paths.
+	step := controller.StepOptions{Key: ev.ToolUseID, Tool: ev.ToolName}
+	if fails = append(fails, h.capture(ctx, step, abs)...); len(fails) > 0 {
 		return &agent.Failure{Msg: strings.Join(fails, "; "), Block: h.strict}
 	}
 	return nil
