@@ -491,3 +491,64 @@ func TestModelFoundUnreadableIgnoreFile(t *testing.T) {
 		t.Errorf("skipped %q, want %q", skipped, want)
 	}
 }
+
+// With the ignore file unreadable, a rewind skips what only a manifest
+// recorded; --only d/z reported the skip of d, a file a manifest recorded,
+// because d is a directory now (found by TestModel, seed
+// 1795851311881640234). That skip is of the file d alone: it holds no
+// paths, so d/z, of which ckpt has no record, is not recorded, as it is
+// without --only. Only a directory the scan now skips holds the paths
+// named under it, and no scan runs now.
+func TestModelFoundOnlyUnderADirectoryWithTheIgnoreFileUnreadable(t *testing.T) {
+	if rerunWithoutDAC(t) {
+		return
+	}
+	if !lockable() {
+		t.Skip("a file's mode does not keep this process from reading it")
+	}
+	e := newEnv(t)
+	e.write(".gitignore", "*.log\n")
+	e.turn("t0")
+	e.write("d", "d1") // a shell's: only the next manifest records it
+	e.scanTurn("t1")
+	e.rm("d")
+	e.write("d/x", "x1") // a shell's too: d is a directory now
+	if err := os.Chmod(filepath.Join(e.ws, ".gitignore"), 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(e.ws, ".gitignore"), 0o644) })
+
+	res := e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Only: []string{"d/z"}})
+	if len(res.Skipped) != 0 || !reflect.DeepEqual(res.NotRecorded, []string{"d/z"}) {
+		t.Errorf("--only d/z: skipped %+v, not recorded %q; want none, d/z", res.Skipped, res.NotRecorded)
+	}
+	res = e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Only: []string{"d"}})
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "d" || !strings.Contains(res.Skipped[0].Reason, ".gitignore is unreadable") {
+		t.Errorf("--only d: skipped %+v, want d for the unreadable ignore file", res.Skipped)
+	}
+	e.want("d/x", "x1")
+}
+
+// The other side of the rule above: a directory the scan now skips (over
+// the entry limit) and did not at the target holds the paths named under
+// it, as what was created there since is neither deleted nor restored.
+func TestOnlyUnderADirectoryTheScanSkipsNow(t *testing.T) {
+	e := newEnv(t)
+	e.c.Close()
+	c, err := controller.Open(context.Background(), controller.Options{Workspace: e.ws, Store: e.store, Scan: capture.ScanOptions{MaxDirEntries: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	e.c = c
+	e.write("d/a", "a0")
+	e.scanTurn("t0")
+	e.write("d/b", "b1")
+	e.write("d/c", "c1") // d holds 3 entries now, over the limit
+	e.scanTurn("t1")
+	res := e.rewind(0, checkpoints.ScopeCode, controller.RewindOptions{Only: []string{"d/c"}})
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "d" || len(res.NotRecorded) != 0 {
+		t.Errorf("--only d/c: skipped %+v, not recorded %q; want d, none", res.Skipped, res.NotRecorded)
+	}
+	e.want("d/c", "c1")
+}

@@ -49,6 +49,10 @@ type RewindOptions struct {
 type Skip struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// holds: the skip is of a directory the scan skips now, so it
+	// stands for every path under it too (RewindOptions.Only names
+	// them); any other skip is of its path alone.
+	holds bool
 }
 
 // Result says what a rewind or undo did (or, for a dry run, would do).
@@ -243,7 +247,9 @@ func (c *Controller) planCode(ctx context.Context, j rewindJob, cp checkpoints.C
 }
 
 // only keeps the targets named by paths (all of them when paths is empty),
-// and the skips of paths named or of directories holding one; it
+// and the skips of paths named or of directories the scan now skips
+// holding one (not a skip of a path recorded as a file that is a
+// directory now: that skip holds no paths); it
 // returns the named paths that are neither: ckpt has no record of them
 // from the target turn on.
 func (c *Controller) only(targets map[string]checkpoints.State, skips []Skip, paths []string) (map[string]checkpoints.State, []Skip, []string, error) {
@@ -263,7 +269,7 @@ func (c *Controller) only(targets map[string]checkpoints.State, skips []Skip, pa
 			continue
 		}
 		i := slices.IndexFunc(skips, func(sk Skip) bool {
-			return rel == sk.Path || strings.HasPrefix(rel, sk.Path+"/") && c.ws.IsDir(sk.Path)
+			return rel == sk.Path || sk.holds && strings.HasPrefix(rel, sk.Path+"/")
 		})
 		if i < 0 {
 			missing = append(missing, rel)

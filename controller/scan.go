@@ -295,10 +295,10 @@ func (c *Controller) overLimit(ctx context.Context, ev map[string]checkpoints.Ev
 			if p != sk.Path {
 				reason = fmt.Sprintf("in %s, %s: a scan rewind never touches it", sk.Path, sk.Reason)
 			}
-			out = append(out, Skip{Path: p, Reason: reason})
+			out = append(out, Skip{Path: p, Reason: reason, holds: dir && p == sk.Path})
 		}
 		if !reported && !underAny(sk.Path, skippedThen) {
-			out = append(out, Skip{Path: sk.Path, Reason: sk.Reason + ": skipped by the scan now and not at the target, so what was created there since is not deleted, nor anything in it restored"})
+			out = append(out, Skip{Path: sk.Path, Reason: sk.Reason + ": skipped by the scan now and not at the target, so what was created there since is not deleted, nor anything in it restored", holds: dir})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
